@@ -1,0 +1,49 @@
+/* gk_err.h: the project's one table of error codes.
+ *
+ * Every function that can fail returns 0 or one of these negative codes, the
+ * way libuv does. gk_strerror() turns a code into a short English phrase.
+ * A code names a kind of failure; the detail (file, offset, key) travels in
+ * the caller-supplied message buffer where a function takes one.
+ */
+#ifndef GK_ERR_H
+#define GK_ERR_H
+
+#define GK_ERRNO_MAP(X)                                                        \
+  X(EINVAL, -1, "invalid argument")                                            \
+  X(ENOMEM, -2, "out of memory")                                               \
+  X(EBUSY, -3, "not allowed while an event or sample is being delivered")      \
+  X(ENORUN, -4, "no run has been started")                                     \
+  X(ENOTKEPT, -5, "step hash is no longer kept")                               \
+  X(ERANGE, -6, "value out of range")                                          \
+  X(EPROTO, -7, "malformed message")                                           \
+  X(ETRUNC, -8, "input is truncated")                                          \
+  X(ECORRUPT, -9, "checksum mismatch: data is corrupt")                        \
+  X(EIO, -10, "input/output error")                                            \
+  X(EFULL, -11, "buffer or table is full")                                     \
+  X(EVERSION, -12, "unsupported version")                                      \
+  X(ENOTFOUND, -13, "not found")                                               \
+  X(EPARSE, -14, "parse error")                                                \
+  X(EMISMATCH, -15, "mismatch")                                                \
+  X(ESTATE, -16, "operation not valid in the current state")                   \
+  X(ETOOBIG, -17, "input exceeds the size limit")                              \
+  X(EAHEAD, -18, "step is too far ahead")                                      \
+  X(ESTALE, -19, "step is already confirmed or released")                      \
+  X(EPERM, -20, "not permitted")                                               \
+  X(EEXIST, -21, "already exists")                                             \
+  X(ECLOSED, -22, "closed")                                                    \
+  X(EINPUT, -23, "input source failed to produce the step's input")
+
+enum {
+#define GK__ERR_ENUM(name, code, msg) GK_##name = (code),
+  GK_ERRNO_MAP(GK__ERR_ENUM)
+#undef GK__ERR_ENUM
+};
+
+/* Returns a static string for a code from GK_ERRNO_MAP, "success" for 0, and
+ * "unknown error" for anything else. Never returns NULL. */
+const char *gk_strerror(int err);
+
+/* Returns the symbolic name ("GK_EINVAL") of a code, or "GK_UNKNOWN". */
+const char *gk_err_name(int err);
+
+#endif

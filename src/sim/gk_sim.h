@@ -1,0 +1,183 @@
+/* gk_sim.h: the simulation contract (the C form of GameSimulation).
+ *
+ * A genre exports one constant gk_sim descriptor. Everything the loop, the
+ * replay tool, the lockstep host and the server know about a game goes
+ * through it, so a genre can be run by a test, a tool or a server exactly
+ * the same way. The descriptor is versioned (`abi`) like ioquake3's game
+ * interface: a loader refuses a descriptor whose abi it does not know.
+ *
+ * Time: a genre counts steps. `step_seconds` is metadata for whoever drives
+ * the loop by wall-clock time; no simulation code reads it.
+ *
+ * Input: each step the genre receives one gk_step_input: the step index,
+ * which players are active, system flags, and `players` fixed-size input
+ * records packed back to back (`input_size` bytes each). An inactive
+ * player's record is all zero bytes ("neutral"), and every genre must treat
+ * an all-zero record as "no input".
+ *
+ * Config: a genre's config is a plain struct of `config_size` bytes, filled
+ * by `config_default` and then changed one key at a time through
+ * `config_set` with a gk_value, so that JSON (server configs, replay
+ * headers) can be mapped onto it outside the core, which links only libc.
+ * `config_each` enumerates every key with its current value, so a config
+ * can be written back out (replay headers) and read in again to the same
+ * struct.
+ *
+ * Ownership: the descriptor is static. A state is created by `create` and
+ * freed by `destroy`. Configs are owned by the caller; `create` copies what
+ * it needs and keeps no pointer into the config.
+ */
+#ifndef GK_SIM_H
+#define GK_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gk_err.h"
+#include "gk_state.h"
+
+#define GK_SIM_ABI 1
+#define GK_PLAYERS_MAX 16      /* active_mask is a uint32_t; 16 keeps headroom */
+#define GK_INPUT_SIZE_MAX 32   /* largest per-player input record, bytes */
+#define GK_ERRMSG_MAX 256      /* suggested size of error message buffers */
+
+/* A rational number of seconds, e.g. {1, 60}. */
+typedef struct gk_ratio {
+  uint32_t num;
+  uint32_t den;
+} gk_ratio;
+
+/* System flags carried in a step's merged input. */
+enum {
+  GK_STEP_MATCH_END = 1u << 0, /* the match ends after this step */
+};
+
+/* One step's merged input. `inputs` holds `players` records of the genre's
+ * `input_size` bytes; it is owned by the input source and valid until the
+ * source's end_step (or the next read). */
+typedef struct gk_step_input {
+  uint64_t step;        /* the step this input is for (0 = first step) */
+  uint32_t active_mask; /* bit i set: player i is in the match */
+  uint32_t flags;       /* GK_STEP_* */
+  uint32_t players;     /* number of records in `inputs` */
+  const uint8_t *inputs;
+} gk_step_input;
+
+/* A config value. Strings are NUL-terminated and owned by the caller for
+ * the duration of the call; `config_set` copies what it keeps. */
+typedef enum gk_value_type {
+  GK_VALUE_INT,
+  GK_VALUE_BOOL,
+  GK_VALUE_STRING
+} gk_value_type;
+
+typedef struct gk_value {
+  gk_value_type type;
+  int64_t i;       /* INT and BOOL (0/1) */
+  const char *s;   /* STRING */
+} gk_value;
+
+/* An event the genre reports (level_solved, enemy_killed, ...). `name` and
+ * field keys are static strings. Events are outputs: they are not part of
+ * the canonical state and never feed back into the simulation. */
+#define GK_EVENT_FIELDS_MAX 6
+typedef struct gk_event {
+  const char *name;
+  uint64_t step;   /* the step during which it happened */
+  int32_t player;  /* player slot, or -1 */
+  uint32_t nfields;
+  struct {
+    const char *key;
+    int64_t value;
+  } fields[GK_EVENT_FIELDS_MAX];
+} gk_event;
+
+typedef void (*gk_event_cb)(void *ctx, const gk_event *ev);
+typedef void (*gk_config_each_cb)(void *ctx, const char *key,
+                                  const gk_value *value);
+
+typedef struct gk_sim {
+  uint32_t abi;          /* GK_SIM_ABI */
+  const char *name;      /* must be non-NULL: "push-puzzle", "survivors" */
+  uint32_t version;      /* bump when hashes for the same inputs change */
+  gk_ratio step_seconds; /* e.g. {1, 60}; num and den must be non-zero */
+  uint32_t input_size;   /* bytes per player record, 1..GK_INPUT_SIZE_MAX */
+  uint32_t players_min;  /* 1.. */
+  uint32_t players_max;  /* ..GK_PLAYERS_MAX */
+
+  /* --- config --- */
+  size_t config_size;
+  /* Must be non-NULL. Fills a config struct with the defaults, which must
+   * make a playable run without any options. Allocates nothing. */
+  void (*config_default)(void *cfg);
+  /* Must be non-NULL. Sets one key. Unknown key, wrong type or a value out
+   * of range: returns GK_ENOTFOUND / GK_EINVAL / GK_ERANGE and writes a
+   * message naming the key and the reason into err (errlen bytes). */
+  int (*config_set)(void *cfg, const char *key, const gk_value *v, char *err,
+                    size_t errlen);
+  /* Must be non-NULL. Calls cb once per key, in a fixed order. */
+  void (*config_each)(const void *cfg, gk_config_each_cb cb, void *ctx);
+  /* May be NULL. Releases anything config_set allocated (e.g. strings). */
+  void (*config_free)(void *cfg);
+
+  /* --- run --- */
+  /* Must be non-NULL. Creates a run. Returns NULL and writes a message on a
+   * bad config or player count (or ENOMEM). */
+  void *(*create)(const void *cfg, uint64_t seed, uint32_t players, char *err,
+                  size_t errlen);
+  /* Must be non-NULL. Frees a state from create or read_state. NULL is ok. */
+  void (*destroy)(void *state);
+  /* Must be non-NULL. Advances one step. `in->players` equals the run's
+   * player count and `in->inputs` holds that many records. */
+  void (*step)(void *state, const gk_step_input *in);
+  /* May be NULL (no events). Delivers and forgets every event queued since
+   * the last drain, in the order they happened. */
+  void (*drain_events)(void *state, gk_event_cb cb, void *ctx);
+  /* True once the run has ended (game over). May be NULL (never ends). */
+  int (*is_over)(const void *state);
+
+  /* --- samples (the HUD) --- */
+  uint32_t every_ms; /* sample at least this often on now_ms; 0 = only on
+                        version movement */
+  /* May be NULL. A counter that moves whenever the HUD should refresh. */
+  uint64_t (*version)(const void *state);
+  /* Must be non-NULL. Writes the HUD sample as named fields. */
+  void (*write_sample)(const void *state, gk_writer *w);
+
+  /* --- canonical state --- */
+  /* Must be non-NULL. Writes everything that affects the future, in a fixed
+   * order, fixed width, little-endian. */
+  void (*write_state)(const void *state, gk_writer *w);
+  /* Must be non-NULL. Rebuilds a state from write_state's bytes, given the
+   * config the run was created with. Returns NULL and writes a message on
+   * bad bytes; must not trust any count or index it reads. */
+  void *(*read_state)(const void *cfg, gk_reader *r, char *err,
+                      size_t errlen);
+
+  /* --- built-in bot --- */
+  /* Size of a bot's state (plain data, <= 256). 0 if the genre has none. */
+  size_t bot_size;
+  /* May be NULL (iff bot_size is 0). Seeds one player's bot. */
+  void (*bot_init)(void *bot, const void *cfg, uint64_t seed,
+                   uint32_t player);
+  /* May be NULL (iff bot_size is 0). Produces the player's input record for
+   * the next step (input_size bytes). Called exactly once per step, in step
+   * order, so presses it makes reach exactly one step. */
+  void (*bot_next)(void *bot, uint8_t *record);
+} gk_sim;
+
+/* Checks a descriptor: abi, non-NULL members, sizes. Returns 0 or
+ * GK_EINVAL/GK_EVERSION and a message. */
+int gk_sim_check(const gk_sim *sim, char *err, size_t errlen);
+
+/* Hashes a state: XXH3-64 over exactly the bytes write_state produces. */
+uint64_t gk_sim_hash(const gk_sim *sim, const void *state, gk_hasher *h);
+
+/* snprintf into err if err is non-NULL and errlen > 0. Always returns code. */
+int gk_errf(char *err, size_t errlen, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+#endif

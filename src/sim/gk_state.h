@@ -1,0 +1,201 @@
+/* gk_state.h: canonical state writing and bounded reading.
+ *
+ * A genre describes its state by streaming fields, in a fixed order, into a
+ * gk_writer. Every field is fixed width and little-endian; nothing about the
+ * host (padding, pointers, endianness, hash-table order) leaks into the
+ * bytes. Three features share this one description:
+ *
+ *   - the per-step hash: a writer whose sink feeds XXH3-64 (gk_hasher);
+ *   - snapshots: a writer whose sink appends to memory (gk_buf_writer), read
+ *     back by the genre through a gk_reader;
+ *   - readable dumps and HUD samples: a writer with a `field` callback that
+ *     sees each field's name and value (and begin/end markers for nesting).
+ *
+ * Writers stage bytes in a caller-owned buffer and hand them to `flush` in
+ * chunks, so the hash path costs one bounds check and one store per field.
+ * Names and begin/end markers are free unless `field` is set.
+ *
+ * Reading goes through gk_reader, one bounded cursor in the style of
+ * cJSON's parse buffer: a read past the end returns 0 and sets `err` to
+ * GK_ETRUNC once; callers check `r->err` when they are done (or sooner).
+ */
+#ifndef GK_STATE_H
+#define GK_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum gk_field_kind {
+  GK_FIELD_U8,
+  GK_FIELD_U16,
+  GK_FIELD_U32,
+  GK_FIELD_U64,
+  GK_FIELD_I8,
+  GK_FIELD_I16,
+  GK_FIELD_I32,
+  GK_FIELD_I64,
+  GK_FIELD_BOOL,  /* one byte, 0 or 1 */
+  GK_FIELD_BYTES, /* raw bytes, written as is */
+  GK_FIELD_BEGIN, /* a named group starts (index >= 0 for list items); no bytes */
+  GK_FIELD_END    /* the innermost group ends; no bytes */
+} gk_field_kind;
+
+typedef struct gk_writer gk_writer;
+
+/* Receives staged bytes. Must be non-NULL unless `field` is set. */
+typedef void (*gk_writer_flush_cb)(gk_writer *w, const uint8_t *bytes,
+                                   size_t len);
+
+/* Receives every field as it is written, instead of the staging buffer.
+ * For integer kinds `value` holds the value (sign-extended for I kinds,
+ * reinterpret as int64_t); for BYTES, `bytes`/`len` hold them; for BEGIN,
+ * `value` is the list index or UINT64_MAX for a plain group. May be NULL. */
+typedef void (*gk_writer_field_cb)(gk_writer *w, gk_field_kind kind,
+                                   const char *name, uint64_t value,
+                                   const uint8_t *bytes, size_t len);
+
+struct gk_writer {
+  uint8_t *buf;  /* staging buffer, owned by whoever set the writer up */
+  size_t len;    /* bytes staged */
+  size_t cap;    /* capacity of buf; >= 8 unless `field` is set */
+  uint64_t total; /* bytes written so far (staged or flushed) */
+  gk_writer_flush_cb flush;
+  gk_writer_field_cb field;
+  int err;       /* first error a sink reported (e.g. GK_ENOMEM), else 0 */
+  void *data;    /* for the sink's use */
+};
+
+/* Hands staged bytes to `flush` and empties the stage. Call once when done. */
+void gk_writer_flush(gk_writer *w);
+
+/* Out-of-line slow paths; use the inline writers below. */
+void gk__writer_field(gk_writer *w, gk_field_kind kind, const char *name,
+                      uint64_t value, const uint8_t *bytes, size_t len);
+void gk__writer_bytes(gk_writer *w, const uint8_t *bytes, size_t len);
+
+static inline void gk__writer_le(gk_writer *w, gk_field_kind kind,
+                                 const char *name, uint64_t v, unsigned n) {
+  if (w->field != NULL) {
+    gk__writer_field(w, kind, name, v, NULL, 0);
+    return;
+  }
+  if (w->cap - w->len < 8)
+    gk_writer_flush(w);
+  uint8_t *p = w->buf + w->len;
+  for (unsigned i = 0; i < n; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+  w->len += n;
+  w->total += n;
+}
+
+static inline void gk_write_u8(gk_writer *w, const char *name, uint8_t v) {
+  gk__writer_le(w, GK_FIELD_U8, name, v, 1);
+}
+static inline void gk_write_u16(gk_writer *w, const char *name, uint16_t v) {
+  gk__writer_le(w, GK_FIELD_U16, name, v, 2);
+}
+static inline void gk_write_u32(gk_writer *w, const char *name, uint32_t v) {
+  gk__writer_le(w, GK_FIELD_U32, name, v, 4);
+}
+static inline void gk_write_u64(gk_writer *w, const char *name, uint64_t v) {
+  gk__writer_le(w, GK_FIELD_U64, name, v, 8);
+}
+static inline void gk_write_i8(gk_writer *w, const char *name, int8_t v) {
+  gk__writer_le(w, GK_FIELD_I8, name, (uint64_t)(int64_t)v, 1);
+}
+static inline void gk_write_i16(gk_writer *w, const char *name, int16_t v) {
+  gk__writer_le(w, GK_FIELD_I16, name, (uint64_t)(int64_t)v, 2);
+}
+static inline void gk_write_i32(gk_writer *w, const char *name, int32_t v) {
+  gk__writer_le(w, GK_FIELD_I32, name, (uint64_t)(int64_t)v, 4);
+}
+static inline void gk_write_i64(gk_writer *w, const char *name, int64_t v) {
+  gk__writer_le(w, GK_FIELD_I64, name, (uint64_t)v, 8);
+}
+static inline void gk_write_bool(gk_writer *w, const char *name, int v) {
+  gk__writer_le(w, GK_FIELD_BOOL, name, v ? 1u : 0u, 1);
+}
+/* Raw bytes (already canonical, e.g. a grid of u8 cells). */
+static inline void gk_write_bytes(gk_writer *w, const char *name,
+                                  const void *bytes, size_t len) {
+  if (w->field != NULL)
+    gk__writer_field(w, GK_FIELD_BYTES, name, len, (const uint8_t *)bytes,
+                     len);
+  else
+    gk__writer_bytes(w, (const uint8_t *)bytes, len);
+}
+/* Grouping for readable output; writes no bytes. `index` is a list index,
+ * or UINT64_MAX for a named group. */
+static inline void gk_write_begin(gk_writer *w, const char *name,
+                                  uint64_t index) {
+  if (w->field != NULL)
+    gk__writer_field(w, GK_FIELD_BEGIN, name, index, NULL, 0);
+}
+static inline void gk_write_end(gk_writer *w) {
+  if (w->field != NULL)
+    gk__writer_field(w, GK_FIELD_END, NULL, 0, NULL, 0);
+}
+
+/* A writer that feeds XXH3-64. The hasher owns its stage and XXH3 state;
+ * init allocates (so do it before a run starts), close frees. */
+typedef struct gk_hasher {
+  gk_writer w;      /* must be first: pass &h->w to write_state */
+  void *xxh;        /* XXH3_state_t, owned */
+  uint8_t stage[2048];
+} gk_hasher;
+
+int gk_hasher_init(gk_hasher *h);
+void gk_hasher_close(gk_hasher *h);
+/* Starts a new hash (seed 0). */
+void gk_hasher_reset(gk_hasher *h);
+/* Flushes and returns XXH3-64 over every byte written since reset. */
+uint64_t gk_hasher_digest(gk_hasher *h);
+/* XXH3-64 (seed 0) of a buffer; the same function the hasher computes. */
+uint64_t gk_hash_bytes(const void *bytes, size_t len);
+
+/* A writer that appends to a growing heap buffer. `bytes` is owned by the
+ * buf writer until gk_buf_writer_close, or taken with gk_buf_writer_take. */
+typedef struct gk_buf_writer {
+  gk_writer w;      /* must be first */
+  uint8_t *bytes;
+  size_t len;
+  size_t cap;
+  uint8_t stage[512];
+} gk_buf_writer;
+
+void gk_buf_writer_init(gk_buf_writer *b);
+void gk_buf_writer_close(gk_buf_writer *b);
+/* Flushes and returns the bytes (caller frees with free()); the writer is
+ * left empty. Returns NULL with *len 0 if nothing was written or on ENOMEM
+ * (then b->w.err is GK_ENOMEM). */
+uint8_t *gk_buf_writer_take(gk_buf_writer *b, size_t *len);
+
+/* One bounded cursor over bytes the caller owns. */
+typedef struct gk_reader {
+  const uint8_t *p;
+  size_t len;
+  size_t pos;
+  int err; /* 0, or GK_ETRUNC after the first read past the end, or a code a
+              genre set with gk_reader_fail */
+} gk_reader;
+
+void gk_reader_init(gk_reader *r, const void *bytes, size_t len);
+uint8_t gk_read_u8(gk_reader *r);
+uint16_t gk_read_u16(gk_reader *r);
+uint32_t gk_read_u32(gk_reader *r);
+uint64_t gk_read_u64(gk_reader *r);
+int8_t gk_read_i8(gk_reader *r);
+int16_t gk_read_i16(gk_reader *r);
+int32_t gk_read_i32(gk_reader *r);
+int64_t gk_read_i64(gk_reader *r);
+/* Reads 0 or 1; any other byte sets err to GK_ERANGE and returns 0. */
+int gk_read_bool(gk_reader *r);
+/* Copies len bytes to out (zero-fills out on failure). Returns 0 or err. */
+int gk_read_bytes(gk_reader *r, void *out, size_t len);
+/* Bytes left unread. */
+size_t gk_reader_left(const gk_reader *r);
+/* Records a semantic error (e.g. GK_ERANGE for a value no state can hold)
+ * if none is recorded yet. Returns r->err. */
+int gk_reader_fail(gk_reader *r, int err);
+
+#endif
