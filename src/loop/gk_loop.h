@@ -135,6 +135,7 @@ struct gk_loop {
   int delivering;
   uint64_t *ring;
   uint32_t ring_cap;
+  uint64_t ring_from;   /* first step whose hash this run computed */
   gk_hasher *hasher;
   int sampled;          /* a sample was taken in this run */
   uint64_t sample_ms;   /* now_ms of the last sample */
@@ -164,7 +165,8 @@ int gk_loop_adopt(gk_loop *loop, const gk_sim *sim, void *state,
 int gk_loop_stop(gk_loop *loop);
 
 /* Runs the step order. Returns the number of steps run (>= 0) or GK_EBUSY
- * (called from a listener) / GK_EINVAL (NULL input). Without a run, or
+ * (called from a listener) / GK_EINVAL (NULL input) / GK_ERANGE (a
+ * { steps } budget above INT_MAX, which the int result could not report). Without a run, or
  * while paused, runs no step and returns 0 (flush and sample still happen
  * while paused). */
 int gk_loop_frame(gk_loop *loop, gk_input *input, gk_budget budget,

@@ -139,8 +139,9 @@ typedef struct gk_sim {
   /* --- samples (the HUD) --- */
   uint32_t every_ms; /* sample at least this often on now_ms; 0 = only on
                         version movement */
-  /* May be NULL. A counter that moves whenever the HUD should refresh. */
-  uint64_t (*version)(const void *state);
+  /* May be NULL. A counter that moves whenever the HUD should refresh.
+   * (Named apart from `version`, the genre's version number.) */
+  uint64_t (*sample_version)(const void *state);
   /* Must be non-NULL. Writes the HUD sample as named fields. */
   void (*write_sample)(const void *state, gk_writer *w);
 

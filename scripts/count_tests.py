@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""Counts individual tests in meson test logs and prints "N passed, N failed".
+
+A TAP test (Criterion with --tap) counts each `ok` / `not ok` line, and any
+planned test that never reported (a crash) as failed. Any other test counts
+as one. Exits 1 if anything failed or no test ran.
+"""
+import json
+import re
+import sys
+
+passed = failed = 0
+for path in sys.argv[1:]:
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            rec = json.loads(line)
+            out = rec.get("stdout") or ""
+            if out.startswith("TAP version") or re.search(r"^1\.\.\d+", out, re.M):
+                ok = len(re.findall(r"^ok\b", out, re.M))
+                bad = len(re.findall(r"^not ok\b", out, re.M))
+                plan = re.search(r"^1\.\.(\d+)", out, re.M)
+                missing = max(0, int(plan.group(1)) - ok - bad) if plan else 0
+                bad += missing
+                if rec.get("result") not in ("OK", "EXPECTEDFAIL") and bad == 0:
+                    bad = 1
+                passed += ok
+                failed += bad
+            elif rec.get("result") == "SKIP":
+                continue
+            elif rec.get("result") in ("OK", "EXPECTEDFAIL"):
+                passed += 1
+            else:
+                failed += 1
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed or not passed else 0)

@@ -1,0 +1,19 @@
+#!/bin/sh
+# scripts/test.sh: installs what is missing (Debian 12), builds the project
+# twice (plain, and with AddressSanitizer + UndefinedBehaviorSanitizer),
+# runs every test suite in both builds, and ends with one line that counts
+# the individual tests: "N passed, N failed". Exits non-zero if any failed.
+set -eu
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+# shellcheck disable=SC2086
+gk_install $GK_PACKAGES
+gk_build build
+gk_build build-asan -Db_sanitize=address,undefined -Db_lundef=false
+status=0
+meson test -C build --print-errorlogs || status=1
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  meson test -C build-asan --print-errorlogs --timeout-multiplier 3 || status=1
+python3 scripts/count_tests.py build/meson-logs/testlog.json \
+  build-asan/meson-logs/testlog.json || status=1
+exit $status

@@ -1,0 +1,177 @@
+/* gk_net_peer.h: the peer engine, the client side of a lockstep match.
+ *
+ * A peer takes its match parameters from a MATCH_START (received, or given
+ * to gk_net_peer_start), runs its own gk_loop of the match over the
+ * confirmed merged inputs the host sends (CONFIRMED), and samples its local
+ * input source on its own schedule:
+ *
+ *   deadline(k) = t0 + k * step_ns   (uv_hrtime; a one-shot uv_timer is
+ *                                     re-armed for the next deadline each
+ *                                     time, so the schedule cannot drift)
+ *
+ * At each deadline it reads one record from the source, tags it for step
+ * first_step + k + input_delay, sends it (INPUT, unreliably, repeating
+ * every record the host has not acknowledged), calls the source's
+ * end_step, and after its last sample of that timer callback, end_frame
+ * (ADR-0004 as amended by ADR-0012). It never samples step s unless
+ * s < confirmed + input_delay + lead, so a stalled player stalls everyone;
+ * after such a wait the schedule restarts from the moment sampling may
+ * resume (a stall is not caught up in a burst). Deadlines missed for other
+ * reasons (a slow machine) are caught up, within the same bound.
+ *
+ * Confirmed steps are run at once, with `{ steps: ready }` budgets, and
+ * each step's hash is reported to the host (HASH, reliable, batched per
+ * timer tick and per received packet). The time from sampling a step's
+ * input to receiving that step confirmed is kept (confirm latency) for
+ * benchmarks and gk-bot.
+ *
+ * Room control: gk_net_peer_send_msg encodes and sends any message (create
+ * or join a room, start the match, remove a player, end the match);
+ * messages the peer does not handle itself reach the `message` callback.
+ */
+#ifndef GK_NET_PEER_H
+#define GK_NET_PEER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "gk_loop.h"
+#include "gk_net_inbuf.h"
+#include "gk_net_wire.h"
+#include "gk_sim.h"
+
+typedef struct gk_net_peer gk_net_peer;
+
+/* A gk_input over a genre's built-in bot (sim->bot_next): every read
+ * produces the next record for one player (players = 1). Plain data, no
+ * close needed. */
+typedef struct gk_net_bot_input {
+  gk_input base;                   /* must be first */
+  const gk_sim *sim;
+  uint8_t record[GK_INPUT_SIZE_MAX];
+  uint8_t bot[256];
+} gk_net_bot_input;
+
+/* GK_EINVAL if the genre has no bot (bot_size 0 or > 256). */
+int gk_net_bot_input_init(gk_net_bot_input *b, const gk_sim *sim,
+                          const void *cfg, uint64_t seed, uint32_t player);
+
+/* Applies a JSON object of genre options (`{"key": value, ...}`: integers,
+ * booleans, strings) to a config struct already filled with the defaults,
+ * one key at a time through sim->config_set. NULL or "" is no options.
+ * Returns 0, GK_EPARSE (not a JSON object) or config_set's code, with a
+ * message naming the key. Uses cJSON; not part of the core. */
+int gk_net_config_json(const gk_sim *sim, void *cfg, const char *json,
+                       char *err, size_t errlen);
+
+typedef struct gk_net_peer_callbacks {
+  void *ctx;
+  /* Must be non-NULL. Sends bytes to the host (valid for the call). */
+  int (*send)(void *ctx, const uint8_t *bytes, size_t len, int reliable);
+  /* May be NULL. The match started (the loop is running its first step
+   * soon). */
+  void (*started)(void *ctx, gk_net_peer *p);
+  /* May be NULL. After each step the peer's loop ran. */
+  void (*step)(void *ctx, gk_net_peer *p, const gk_step_input *in,
+               uint64_t hash);
+  /* May be NULL. Host notices. */
+  void (*stall)(void *ctx, gk_net_peer *p, const gk_wire_stall *st);
+  void (*desync)(void *ctx, gk_net_peer *p, const gk_wire_desync *d);
+  void (*removed)(void *ctx, gk_net_peer *p, uint32_t slot, uint64_t step);
+  /* May be NULL. The match is over for this peer: its loop ran the last
+   * step (`step`), or the host said so (MATCH_END; then `step` is the
+   * host's last step). Called once. */
+  void (*ended)(void *ctx, gk_net_peer *p, uint64_t step, int reason);
+  /* May be NULL. Any other message (ROOM_CREATED, JOINED, ERROR, ...). */
+  void (*message)(void *ctx, gk_net_peer *p, const gk_wire_msg *m);
+} gk_net_peer_callbacks;
+
+typedef struct gk_net_peer_options {
+  uv_loop_t *loop;          /* must be non-NULL */
+  /* The local input source, or NULL for the genre's bot seeded with
+   * bot_seed and the slot. Owned by the caller; must outlive the match. */
+  gk_input *source;
+  uint64_t bot_seed;
+  /* Genre lookup by name; NULL -> gk_genre_find. */
+  const gk_sim *(*find_genre)(void *ctx, const char *name);
+  void *find_ctx;
+  uint32_t window;          /* input buffer window; 0 -> default */
+  uint32_t latency_cap;     /* latency samples kept; 0 -> 65536 */
+  uint32_t hash_ring;       /* 0 -> default */
+} gk_net_peer_options;
+
+typedef struct gk_net_peer_stats {
+  uint64_t packets_in, packets_out;
+  uint64_t drop_malformed;   /* decode failed */
+  uint64_t drop_unexpected;  /* wrong shape or not valid now */
+  uint64_t confirmed_dup;    /* redundant confirmed steps */
+  uint64_t samples;          /* inputs sampled */
+  uint64_t waits;            /* timer ticks that could not sample (bound) */
+  uint64_t steps_run;
+} gk_net_peer_stats;
+
+struct gk_net_peer {
+  /* read-only for callers */
+  gk_net_peer_stats stats;
+  gk_wire_match_start match; /* the match parameters (valid once started) */
+  const gk_sim *sim;
+  gk_loop loop;              /* this peer's run of the match */
+  gk_inbuf inbuf;            /* confirmed merged inputs */
+  int started;
+  int ended;
+  int end_reason;
+  uint32_t *latency_us;      /* confirm latency samples, in order */
+  uint32_t nlatency;
+  /* private */
+  gk_net_peer_options opts;
+  gk_net_peer_callbacks cb;
+  gk_net_bot_input bot;
+  gk_input *source;
+  void *sim_cfg;
+  uint64_t step_ns;
+  uint64_t t0;               /* uv_hrtime of deadline 0 */
+  uint64_t k;                /* samples taken; the next is k */
+  uint64_t acked;            /* host holds my inputs < acked */
+  uint8_t *unacked;          /* ring of my records (window entries) */
+  uint64_t *sampled_ns;      /* ring: when each step's input was sampled */
+  uint64_t hash_from;        /* hashes reported below this step */
+  int blocked;
+  uv_timer_t timer;
+  int timer_open;
+  void (*close_cb)(gk_net_peer *p);
+  uint8_t buf[GK_WIRE_MAX];
+};
+
+/* Prepares a peer (no match yet). Returns 0 or GK_EINVAL/GK_ENOMEM. */
+int gk_net_peer_init(gk_net_peer *p, const gk_net_peer_options *opts,
+                     const gk_net_peer_callbacks *cb);
+
+/* One datagram from the host. MATCH_START starts the match; CONFIRMED feeds
+ * the loop; notices go to the callbacks. Returns 0 or why it was dropped
+ * (counted). */
+int gk_net_peer_receive(gk_net_peer *p, const uint8_t *bytes, size_t len);
+
+/* Starts the match described by `ms` (what MATCH_START does). Returns 0,
+ * GK_ESTATE (already started), GK_ENOTFOUND (unknown genre), GK_EINVAL,
+ * GK_EMISMATCH (players outside the genre's range), or a config error;
+ * message in err. */
+int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms,
+                      char *err, size_t errlen);
+
+/* Encodes and sends a message (reliability from the type table). */
+int gk_net_peer_send_msg(gk_net_peer *p, const gk_wire_msg *m);
+
+/* Stops sampling (the match is left as it is). */
+void gk_net_peer_stop(gk_net_peer *p);
+
+/* Frees everything; close_cb (may be NULL) runs once the timer handle is
+ * closed, after which `p` may be freed. */
+void gk_net_peer_close(gk_net_peer *p, void (*close_cb)(gk_net_peer *p));
+
+/* p-th percentile (0..100) of the latency samples in microseconds, by
+ * nearest rank over a sorted copy; 0 if there are none. Allocates. */
+uint32_t gk_net_peer_latency_pct(const gk_net_peer *p, uint32_t pct);
+
+#endif

@@ -1,0 +1,198 @@
+/* gk_net_session.h: the host session, relay and referee of one match.
+ *
+ * No sockets, no rooms, no clock: the owner (a test host, a server room)
+ * feeds it each received datagram with the sender's slot, calls tick(now)
+ * regularly (about once per step period), and carries the bytes it emits
+ * through the `send` callback. Slots are 0..players-1; the owner maps its
+ * connections to slots and checks nothing else: the session decodes,
+ * checks the message against the sender's slot, and counts every drop.
+ *
+ * What it does:
+ *   - puts every INPUT record in its gk_inbuf and confirms steps as soon as
+ *     every active player's input is in (on receive, so confirmation costs
+ *     no tick wait); the first input_delay steps are neutral;
+ *   - sends each player the confirmed merged inputs it has not acknowledged,
+ *     unreliably and repeated until acknowledged (CONFIRMED), at once when
+ *     a step is confirmed and again from tick while unacknowledged;
+ *   - runs its own gk_loop of the match over the confirmed steps, with
+ *     `{ steps: ready }` budgets, in tick;
+ *   - compares every HASH a player reports with its own hash of that step
+ *     (gk_loop_hash_at); reports held for steps it has not run yet are
+ *     kept, at most `pending_hashes` per player (further ones are counted
+ *     and dropped). The first difference per player is reported through
+ *     `desync` and a DESYNC notice to every player;
+ *   - stalls: when the next step has waited `stall_notice_ms` on some
+ *     players, it tells every player (STALL naming them) and calls `stall`;
+ *     with auto_remove_ms non-zero it removes them after that long;
+ *   - host actions: remove a player at a scheduled step (REMOVE_PLAYER
+ *     notice to all), end the match (MATCH_END at the next step; it is
+ *     confirmed with missing inputs neutral, so a stall cannot block it).
+ *     REMOVE_PLAYER and END_MATCH messages from the creator slot are
+ *     honoured; from any other slot they are dropped as GK_EPERM.
+ *   - the match ends after the step flagged GK_STEP_MATCH_END, or when the
+ *     genre's is_over becomes true (the session then schedules the end
+ *     itself), or when every player is removed.
+ */
+#ifndef GK_NET_SESSION_H
+#define GK_NET_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gk_loop.h"
+#include "gk_net_inbuf.h"
+#include "gk_net_wire.h"
+#include "gk_sim.h"
+
+typedef struct gk_net_session gk_net_session;
+
+typedef struct gk_net_desync {
+  uint64_t step;
+  uint32_t player;
+  uint64_t host_hash;
+  uint64_t peer_hash;
+} gk_net_desync;
+
+typedef struct gk_net_session_config {
+  const gk_sim *sim;        /* must be non-NULL */
+  const void *sim_config;   /* the genre's config struct; copied by create */
+  uint64_t seed;
+  uint32_t players;         /* 1..GK_PLAYERS_MAX, within the genre's range */
+  uint32_t active_mask;     /* 0 -> every slot below players */
+  uint64_t first_step;      /* usually 0 */
+  uint32_t input_delay;     /* steps; the first input_delay steps are neutral */
+  uint32_t lead;            /* steps a peer may sample past confirmed +
+                               input_delay (sent in MATCH_START) */
+  uint32_t creator;         /* slot whose actions are honoured */
+  uint32_t window;          /* input buffer window; 0 -> default */
+  uint32_t hash_ring;       /* loop hash ring; 0 -> default (>= window) */
+  uint32_t pending_hashes;  /* per player; 0 -> 256 */
+  uint64_t stall_notice_ms; /* 0 -> 1000 */
+  uint64_t auto_remove_ms;  /* 0 -> off (the creator decides) */
+  uint32_t late_slack_ms;   /* a step is late if confirmed later than
+                               start + (step - first + 1) * step period +
+                               this slack */
+} gk_net_session_config;
+
+typedef struct gk_net_session_callbacks {
+  void *ctx;
+  /* Must be non-NULL. Sends `len` bytes to `slot`. The bytes are valid for
+   * the call only. Returns 0 or a negative code (counted as a send drop). */
+  int (*send)(void *ctx, uint32_t slot, const uint8_t *bytes, size_t len,
+              int reliable);
+  /* May be NULL. Once per player, at the first step its hash differs. */
+  void (*desync)(void *ctx, const gk_net_desync *d);
+  /* May be NULL. Step `step` has waited `waited_ms` on `awaited`. */
+  void (*stall)(void *ctx, uint64_t step, uint32_t awaited,
+                uint64_t waited_ms);
+  /* May be NULL. After the host's loop ran `in->step` (for replays). */
+  void (*step)(void *ctx, const gk_step_input *in, uint64_t hash);
+  /* May be NULL. A removal was scheduled: `slot` is neutral from `step`. */
+  void (*removed)(void *ctx, uint32_t slot, uint64_t step);
+  /* May be NULL. The host's loop ran the last step (`step`) of the match;
+   * `reason` is a GK_WIRE_END_*. Called once. */
+  void (*ended)(void *ctx, uint64_t step, int reason);
+} gk_net_session_callbacks;
+
+typedef struct gk_net_session_stats {
+  uint64_t packets_in, bytes_in;
+  uint64_t packets_out, bytes_out;
+  uint64_t drop_malformed;   /* decode failed */
+  uint64_t drop_slot;        /* message names another slot / bad shape */
+  uint64_t drop_unexpected;  /* a type the session does not take */
+  uint64_t drop_perm;        /* action from a non-creator, removed player */
+  uint64_t drop_ahead;       /* input or hash too far ahead */
+  uint64_t drop_send;        /* send callback failed */
+  uint64_t inputs_stale;     /* records for confirmed steps (redundancy) */
+  uint64_t inputs_dup;       /* records already held (redundancy) */
+  uint64_t hashes_compared;
+  uint64_t hashes_dropped;   /* pending overflow, or no longer kept */
+  uint64_t desyncs;
+  uint64_t steps_confirmed;
+  uint64_t steps_late;
+  uint64_t steps_run;        /* by the host's own loop */
+  uint64_t stalls;           /* stall notices sent */
+} gk_net_session_stats;
+
+typedef struct gk__pending_hash {
+  uint64_t step;
+  uint64_t hash;
+} gk__pending_hash;
+
+typedef struct gk__session_player {
+  uint64_t acked;            /* the player holds confirmed steps < acked */
+  uint64_t sent_upto;        /* CONFIRMED sent up to (exclusive) */
+  uint64_t sent_ms;          /* last CONFIRMED send time */
+  uint64_t hashes_upto;      /* hash reports seen below this step */
+  gk__pending_hash *pending; /* ring of pending_hashes entries */
+  uint32_t npending;
+  uint32_t pend_head;
+  int desynced;
+} gk__session_player;
+
+typedef struct gk__session_input {
+  gk_input base;             /* must be first */
+  gk_net_session *s;
+  gk_step_input last;
+} gk__session_input;
+
+struct gk_net_session {
+  /* read-only for callers */
+  gk_net_session_config cfg;
+  gk_net_session_stats stats;
+  gk_loop loop;              /* the host's own run of the match */
+  gk_inbuf inbuf;
+  int ended;                 /* 1 once the last step ran */
+  int end_reason;
+  uint64_t end_step;
+  /* private */
+  gk_net_session_callbacks cb;
+  gk__session_input in;
+  gk__session_player pl[GK_PLAYERS_MAX];
+  uint64_t start_ms;
+  uint64_t frontier_since_ms; /* when step `confirmed` became the next */
+  uint64_t stall_step;        /* step last noticed as stalled, or UINT64_MAX */
+  uint64_t now_ms;
+  int end_scheduled;
+  uint8_t buf[GK_WIRE_MAX];
+  uint8_t pack[GK_WIRE_MAX];
+};
+
+/* Starts the host's run (gk_loop_start) and the input buffer. `now_ms` is
+ * the match start on the owner's clock (stall and late-step timing).
+ * Returns 0, GK_EINVAL (bad config; message in err), GK_ENOMEM, or the
+ * genre's create failure. On failure nothing needs closing. */
+int gk_net_session_init(gk_net_session *s, const gk_net_session_config *cfg,
+                        const gk_net_session_callbacks *cb, uint64_t now_ms,
+                        char *err, size_t errlen);
+void gk_net_session_close(gk_net_session *s);
+
+/* One datagram from `slot`. Returns 0 or the reason it was dropped (also
+ * counted in stats); a drop never changes the match. */
+int gk_net_session_receive(gk_net_session *s, uint32_t slot,
+                           const uint8_t *bytes, size_t len, uint64_t now_ms);
+/* The same for a message the owner decoded already (e.g. a server that
+ * routes room-control messages itself). */
+int gk_net_session_on_msg(gk_net_session *s, uint32_t slot,
+                          const gk_wire_msg *m, uint64_t now_ms);
+
+/* Confirms, (re)sends unacknowledged confirmed steps, steps the host's
+ * loop by the ready count, checks hashes and stalls. Returns the number of
+ * steps the host's loop ran, or a negative code from the loop. */
+int gk_net_session_tick(gk_net_session *s, uint64_t now_ms);
+
+/* Removes `slot` from step `step` on (GK_WIRE_STEP_ASAP: the next
+ * unconfirmed step); *at (may be NULL) gets the scheduled step. Tells
+ * every player. GK_ERANGE, GK_ESTALE, GK_EPERM (already inactive), ... */
+int gk_net_session_remove(gk_net_session *s, uint32_t slot, uint64_t step,
+                          uint64_t *at, uint64_t now_ms);
+/* The slot's connection is gone: remove it as soon as possible. */
+int gk_net_session_disconnect(gk_net_session *s, uint32_t slot,
+                              uint64_t now_ms);
+/* Ends the match at the next unconfirmed step (reason GK_WIRE_END_*). */
+int gk_net_session_end(gk_net_session *s, int reason, uint64_t now_ms);
+
+/* Steps confirmed (the next step to confirm). */
+uint64_t gk_net_session_confirmed(const gk_net_session *s);
+
+#endif

@@ -1,0 +1,107 @@
+/* gk_net_transport.h: ENet datagrams on a libuv loop.
+ *
+ * An ENet host whose UDP socket the uv loop polls (uv_poll on the ENet
+ * socket), a uv timer that services ENet regularly (pings, resends,
+ * timeouts), and a uv_prepare handle that flushes queued packets once per
+ * loop iteration, just before the loop blocks, so sends made anywhere in an
+ * iteration leave together and without waiting for the service timer.
+ *
+ * The same transport serves a server (bind an address, many peers) and a
+ * client (no bind, connect to one host). Peers are named by a small
+ * integer id (their index in the ENet host) that is valid from the
+ * `connect` callback (or gk_net_transport_connect) until the `disconnect`
+ * callback. Channel 0 is reliable; unreliable packets go on channel 1,
+ * unsequenced, so a late datagram is still delivered (the lockstep
+ * messages carry their own redundancy and tolerate reordering).
+ *
+ * Incoming packets larger than max_packet are dropped and counted before
+ * the receive callback ever sees them.
+ */
+#ifndef GK_NET_TRANSPORT_H
+#define GK_NET_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+typedef struct gk_net_transport gk_net_transport;
+
+typedef struct gk_net_transport_callbacks {
+  void *ctx;
+  /* Must be non-NULL. One datagram from `peer`; valid for the call only. */
+  void (*receive)(void *ctx, gk_net_transport *t, uint32_t peer,
+                  const uint8_t *bytes, size_t len);
+  /* May be NULL. A connection is up (incoming, or one this side made). */
+  void (*connect)(void *ctx, gk_net_transport *t, uint32_t peer);
+  /* May be NULL. A connection is gone (closed, refused or timed out). The
+   * id may be reused afterwards. */
+  void (*disconnect)(void *ctx, gk_net_transport *t, uint32_t peer);
+} gk_net_transport_callbacks;
+
+typedef struct gk_net_transport_options {
+  const char *bind_host;  /* "127.0.0.1" for a server; NULL for a client */
+  uint16_t port;          /* with bind_host: 0 -> an ephemeral port */
+  uint32_t max_peers;     /* 1..4095; 0 -> 1 */
+  uint32_t service_ms;    /* service timer period; 0 -> 10 */
+  uint32_t timeout_ms;    /* peer timeout (no ack for this long); 0 -> ENet's
+                             default (5..30 s) */
+  size_t max_packet;      /* incoming size limit; 0 -> GK_WIRE_MAX */
+} gk_net_transport_options;
+
+typedef struct gk_net_transport_stats {
+  uint64_t packets_in, bytes_in;
+  uint64_t packets_out, bytes_out;
+  uint64_t drop_oversize;  /* incoming packets over max_packet */
+  uint64_t drop_send;      /* sends refused (no such peer, ENet failure) */
+  uint64_t connects, disconnects;
+} gk_net_transport_stats;
+
+struct gk_net_transport {
+  /* read-only for callers */
+  gk_net_transport_stats stats;
+  uint16_t port;           /* the bound port (server), 0 for a client */
+  /* private */
+  uv_loop_t *loop;
+  void *host;              /* ENetHost */
+  gk_net_transport_callbacks cb;
+  gk_net_transport_options opts;
+  uv_poll_t poll;
+  uv_timer_t service;
+  uv_prepare_t flush;
+  int dirty;               /* packets queued since the last flush */
+  int handles;             /* handles still open (close is asynchronous) */
+  void (*close_cb)(gk_net_transport *t);
+};
+
+/* Creates the ENet host and starts the handles. Returns 0, GK_EINVAL,
+ * GK_EIO (bind failed, e.g. port in use) or GK_ENOMEM. */
+int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
+                          const gk_net_transport_options *opts,
+                          const gk_net_transport_callbacks *cb);
+
+/* Starts a connection to host:port; *peer gets its id. The `connect`
+ * callback follows when it is up, `disconnect` if it fails. */
+int gk_net_transport_connect(gk_net_transport *t, const char *host,
+                             uint16_t port, uint32_t *peer);
+
+/* Queues one datagram (copied). GK_ENOTFOUND for an id with no live
+ * connection, GK_ETOOBIG over GK_WIRE_MAX, GK_EIO if ENet refuses. */
+int gk_net_transport_send(gk_net_transport *t, uint32_t peer,
+                          const uint8_t *bytes, size_t len, int reliable);
+
+/* Closes one connection: gracefully (queued data first) or at once (no
+ * notice to the other side). The `disconnect` callback follows. */
+void gk_net_transport_disconnect(gk_net_transport *t, uint32_t peer,
+                                 int at_once);
+
+/* Round-trip time ENet measured to `peer`, in ms (0 if unknown). */
+uint32_t gk_net_transport_rtt(const gk_net_transport *t, uint32_t peer);
+
+/* Stops everything: every connection is dropped at once, the handles are
+ * closed, and close_cb (may be NULL) runs once they are; then the ENet host
+ * is destroyed and `t` may be freed. */
+void gk_net_transport_close(gk_net_transport *t,
+                            void (*close_cb)(gk_net_transport *t));
+
+#endif

@@ -1,0 +1,270 @@
+/* gk_net_wire.h: the wire codec, every message the lockstep protocol sends.
+ *
+ * Pure C over byte buffers: no ENet, no libuv, no allocation. ENet is only
+ * the datagram carrier; everything that crosses the network is one of the
+ * messages below, encoded by gk_wire_encode and decoded by gk_wire_decode.
+ *
+ * Decoding trusts nothing: the datagram must be at most GK_WIRE_MAX bytes,
+ * start with GK_WIRE_VERSION, name a type from GK_WIRE_MSG_MAP, and then
+ * contain exactly the fields of that type (no trailing bytes). Every count,
+ * size, slot, step range and string is checked against the limits below
+ * before anything is read past it. A failed decode returns GK_ETOOBIG,
+ * GK_EVERSION, GK_EPROTO, GK_ETRUNC or GK_ERANGE and leaves nothing
+ * half-filled that the caller could act on. Checks that need context (is
+ * this slot the sender's? does input_size match the genre?) belong to the
+ * receiver: the session and the peer do them.
+ *
+ * Byte layout. Every integer is little-endian, fixed width. Every message:
+ *
+ *   0        1        2
+ *   +--------+--------+----------- body (type specific) ---
+ *   | version|  type  |
+ *   +--------+--------+----------------------------------------
+ *
+ * str8  = len u8, then len bytes (no NUL on the wire)
+ * str16 = len u16, then len bytes
+ *
+ * Match messages (unreliable ones are marked ~: they repeat every item the
+ * other side has not acknowledged, so a lost datagram costs no resend wait):
+ *
+ * ~INPUT      peer -> host. Local inputs for steps first..first+count-1.
+ *   slot u8 | input_size u8 | ack u64 | first u64 | count u8 |
+ *   records: count * input_size bytes
+ *   `ack`: the peer holds every confirmed step < ack (releases the host's
+ *   copies). count may be 0 (a pure ack / keepalive).
+ * ~CONFIRMED  host -> peer. Confirmed merged inputs first..first+count-1.
+ *   players u8 | input_size u8 | ack u64 | first u64 | count u8 |
+ *   count * ( active_mask u32 | flags u32 | players * input_size bytes )
+ *   `ack`: the host holds every input of this peer for steps < ack.
+ *  HASH       peer -> host. State hashes after steps first..first+count-1.
+ *   first u64 | count u8 | count * hash u64
+ *  STALL      host -> peers. Step `step` waits on the players in `awaited`.
+ *   step u64 | awaited u32 | waited_ms u32
+ *  DESYNC     host -> peers. `player`'s hash after `step` differs.
+ *   step u64 | player u8 | host_hash u64 | peer_hash u64
+ *  MATCH_END  host -> peers. The match ended after step `step`.
+ *   step u64 | reason u8 (GK_WIRE_END_*)
+ *  REMOVE_PLAYER  creator -> host (an action: remove `slot` at step `step`,
+ *   or as soon as possible with GK_WIRE_STEP_ASAP), and host -> peers (a
+ *   notice: `slot` is neutral from `step` on).
+ *   slot u8 | step u64
+ *  END_MATCH  creator -> host (an action).  reason u8
+ *
+ * Room control (all reliable):
+ *  CREATE_ROOM   max_players u8 | input_delay u8 | genre str8 | config str16
+ *  ROOM_CREATED  code: GK_WIRE_CODE_LEN bytes of base32 text | slot u8
+ *  JOIN_ROOM     code: GK_WIRE_CODE_LEN bytes
+ *  JOINED        slot u8 | players u8 (players in the room so far)
+ *  START_MATCH   (no body; from the room's creator)
+ *  MATCH_START   seed u64 | players u8 | slot u8 (the receiver's) |
+ *                active_mask u32 | first_step u64 | input_delay u8 |
+ *                lead u8 | step_num u32 | step_den u32 | genre str8 |
+ *                config str16
+ *  SHUTDOWN      grace_ms u32 (the server is shutting down)
+ *  ERROR         code i16 (a GK_E* value) | text str8
+ */
+#ifndef GK_NET_WIRE_H
+#define GK_NET_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gk_sim.h"
+
+#define GK_WIRE_VERSION 1
+#define GK_WIRE_MAX 1200        /* hard limit of one encoded message, bytes */
+#define GK_WIRE_HEADER 2        /* version + type */
+#define GK_WIRE_STEPS_MAX 64    /* steps in one INPUT, CONFIRMED or HASH */
+#define GK_WIRE_GENRE_MAX 32    /* genre name, bytes: [a-z0-9_-] */
+#define GK_WIRE_CONFIG_MAX 768  /* genre config JSON text, bytes */
+#define GK_WIRE_TEXT_MAX 120    /* error text, printable ASCII */
+#define GK_WIRE_CODE_LEN 16     /* room code: base32 text [A-Z2-7] */
+#define GK_WIRE_STEP_ASAP UINT64_MAX /* REMOVE_PLAYER: the earliest step */
+#define GK_WIRE_STEP_LIMIT (UINT64_C(1) << 48) /* steps on the wire are below */
+
+/* The one table of message types: X(NAME, id, reliable). `reliable` says
+ * how the sender should send it: 1 on the reliable channel, 0 unreliably
+ * with redundancy. */
+#define GK_WIRE_MSG_MAP(X)                                                     \
+  X(INPUT, 1, 0)                                                               \
+  X(CONFIRMED, 2, 0)                                                           \
+  X(HASH, 3, 1)                                                                \
+  X(STALL, 4, 1)                                                               \
+  X(DESYNC, 5, 1)                                                              \
+  X(MATCH_END, 6, 1)                                                           \
+  X(REMOVE_PLAYER, 7, 1)                                                       \
+  X(END_MATCH, 8, 1)                                                           \
+  X(CREATE_ROOM, 16, 1)                                                        \
+  X(ROOM_CREATED, 17, 1)                                                       \
+  X(JOIN_ROOM, 18, 1)                                                          \
+  X(JOINED, 19, 1)                                                             \
+  X(START_MATCH, 20, 1)                                                        \
+  X(MATCH_START, 21, 1)                                                        \
+  X(SHUTDOWN, 22, 1)                                                           \
+  X(ERROR, 23, 1)
+
+typedef enum gk_wire_type {
+#define GK__WIRE_ENUM(name, id, rel) GK_MSG_##name = (id),
+  GK_WIRE_MSG_MAP(GK__WIRE_ENUM)
+#undef GK__WIRE_ENUM
+} gk_wire_type;
+
+/* Why a match ended (MATCH_END.reason, END_MATCH.reason). */
+enum {
+  GK_WIRE_END_GAME_OVER = 1, /* the genre said so */
+  GK_WIRE_END_HOST = 2,      /* the creator ended it */
+  GK_WIRE_END_ALL_LEFT = 3,  /* every player left */
+  GK_WIRE_END_SHUTDOWN = 4,  /* the server is shutting down */
+  GK_WIRE_END_DESYNC = 5,    /* desync policy "end" */
+  GK_WIRE_END_REMOVED = 6,   /* to a removed player: you are out */
+  GK_WIRE_END_REASON_MAX = 6
+};
+
+typedef struct gk_wire_input {
+  uint8_t slot;
+  uint8_t input_size;       /* 1..GK_INPUT_SIZE_MAX */
+  uint8_t count;            /* 0..GK_WIRE_STEPS_MAX */
+  uint64_t ack;
+  uint64_t first;           /* first + count <= GK_WIRE_STEP_LIMIT */
+  const uint8_t *records;   /* count * input_size bytes; points into the
+                               decoded datagram (or the caller's buffer for
+                               encode) */
+} gk_wire_input;
+
+/* One confirmed step on the wire: 8 + players * input_size bytes. */
+#define GK_WIRE_STEP_BYTES(players, input_size)                                \
+  (8u + (size_t)(players) * (size_t)(input_size))
+
+typedef struct gk_wire_confirmed {
+  uint8_t players;          /* 1..GK_PLAYERS_MAX */
+  uint8_t input_size;       /* 1..GK_INPUT_SIZE_MAX */
+  uint8_t count;            /* 0..GK_WIRE_STEPS_MAX, and the total fits */
+  uint64_t ack;
+  uint64_t first;
+  const uint8_t *steps;     /* count packed steps in wire layout (see
+                               gk_wire_step_pack / gk_wire_step_get) */
+} gk_wire_confirmed;
+
+typedef struct gk_wire_hash {
+  uint64_t first;
+  uint8_t count;            /* 1..GK_WIRE_STEPS_MAX */
+  uint64_t hashes[GK_WIRE_STEPS_MAX];
+} gk_wire_hash;
+
+typedef struct gk_wire_stall {
+  uint64_t step;
+  uint32_t awaited;         /* mask of awaited players, non-zero */
+  uint32_t waited_ms;
+} gk_wire_stall;
+
+typedef struct gk_wire_desync {
+  uint64_t step;
+  uint8_t player;
+  uint64_t host_hash;
+  uint64_t peer_hash;
+} gk_wire_desync;
+
+typedef struct gk_wire_match_end {
+  uint64_t step;
+  uint8_t reason;           /* GK_WIRE_END_* */
+} gk_wire_match_end;
+
+typedef struct gk_wire_remove {
+  uint8_t slot;
+  uint64_t step;            /* < GK_WIRE_STEP_LIMIT, or GK_WIRE_STEP_ASAP */
+} gk_wire_remove;
+
+typedef struct gk_wire_create_room {
+  uint8_t max_players;      /* 1..GK_PLAYERS_MAX */
+  uint8_t input_delay;
+  char genre[GK_WIRE_GENRE_MAX + 1];   /* NUL-terminated, non-empty */
+  char config[GK_WIRE_CONFIG_MAX + 1]; /* NUL-terminated JSON text (may be
+                                          empty: defaults) */
+} gk_wire_create_room;
+
+typedef struct gk_wire_room_code {
+  char code[GK_WIRE_CODE_LEN + 1]; /* NUL-terminated base32 text */
+  uint8_t slot;                    /* ROOM_CREATED only */
+} gk_wire_room_code;
+
+typedef struct gk_wire_joined {
+  uint8_t slot;
+  uint8_t players;
+} gk_wire_joined;
+
+typedef struct gk_wire_match_start {
+  uint64_t seed;
+  uint8_t players;          /* 1..GK_PLAYERS_MAX */
+  uint8_t slot;             /* < players */
+  uint32_t active_mask;     /* non-zero, only bits below players */
+  uint64_t first_step;      /* < GK_WIRE_STEP_LIMIT */
+  uint8_t input_delay;
+  uint8_t lead;
+  gk_ratio step_seconds;    /* num, den non-zero */
+  char genre[GK_WIRE_GENRE_MAX + 1];
+  char config[GK_WIRE_CONFIG_MAX + 1];
+} gk_wire_match_start;
+
+typedef struct gk_wire_error {
+  int16_t code;             /* a negative GK_E* code */
+  char text[GK_WIRE_TEXT_MAX + 1];
+} gk_wire_error;
+
+/* A decoded (or to-be-encoded) message. Which member is valid depends on
+ * `type`. START_MATCH has no body. */
+typedef struct gk_wire_msg {
+  gk_wire_type type;
+  union {
+    gk_wire_input input;
+    gk_wire_confirmed confirmed;
+    gk_wire_hash hash;
+    gk_wire_stall stall;
+    gk_wire_desync desync;
+    gk_wire_match_end match_end;
+    gk_wire_remove remove;
+    uint8_t end_reason;            /* END_MATCH */
+    gk_wire_create_room create_room;
+    gk_wire_room_code room;        /* ROOM_CREATED, JOIN_ROOM */
+    gk_wire_joined joined;
+    gk_wire_match_start match_start;
+    uint32_t shutdown_grace_ms;    /* SHUTDOWN */
+    gk_wire_error error;
+  } u;
+} gk_wire_msg;
+
+/* Encodes `m` into out (cap bytes) and stores the length in *len. Checks
+ * the same limits decode checks (so every encoded message decodes), and
+ * GK_ETOOBIG if the result would exceed GK_WIRE_MAX or cap. */
+int gk_wire_encode(const gk_wire_msg *m, uint8_t *out, size_t cap,
+                   size_t *len);
+
+/* Decodes one datagram. Pointers in *m (input records, confirmed steps)
+ * point into `bytes`, which must outlive their use; strings are copied. */
+int gk_wire_decode(const uint8_t *bytes, size_t len, gk_wire_msg *m);
+
+/* "INPUT", "CONFIRMED", ...; "UNKNOWN" for anything else. */
+const char *gk_wire_type_name(int type);
+/* 1 if the type is sent reliably (see GK_WIRE_MSG_MAP), 0 if not or unknown. */
+int gk_wire_type_reliable(int type);
+
+/* How many confirmed steps of this shape fit in one CONFIRMED message
+ * (at most GK_WIRE_STEPS_MAX). 0 if players or input_size is out of range. */
+uint32_t gk_wire_confirmed_fit(uint32_t players, uint32_t input_size);
+/* How many records fit in one INPUT message (at most GK_WIRE_STEPS_MAX). */
+uint32_t gk_wire_input_fit(uint32_t input_size);
+
+/* Packs one step (mask, flags, players * input_size record bytes) in wire
+ * layout at dst, which must hold GK_WIRE_STEP_BYTES(players, input_size). */
+void gk_wire_step_pack(uint8_t *dst, uint32_t active_mask, uint32_t flags,
+                       const uint8_t *records, uint32_t players,
+                       uint32_t input_size);
+/* Views step i (< c->count) of a decoded CONFIRMED as a gk_step_input
+ * (step = first + i; `inputs` points into the datagram). */
+void gk_wire_step_get(const gk_wire_confirmed *c, uint32_t i,
+                      gk_step_input *out);
+
+/* A room code is GK_WIRE_CODE_LEN characters of [A-Z2-7]. Returns 1 if
+ * `code` is one (NUL-terminated, exact length). */
+int gk_wire_code_valid(const char *code);
+
+#endif

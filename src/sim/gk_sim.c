@@ -1,0 +1,55 @@
+/* gk_sim.c: descriptor checks and the state hash. */
+#include "gk_sim.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+int gk_errf(char *err, size_t errlen, int code, const char *fmt, ...) {
+  if (err != NULL && errlen > 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
+int gk_sim_check(const gk_sim *sim, char *err, size_t errlen) {
+  if (sim == NULL)
+    return gk_errf(err, errlen, GK_EINVAL, "genre descriptor is NULL");
+  if (sim->abi != GK_SIM_ABI)
+    return gk_errf(err, errlen, GK_EVERSION,
+                   "genre descriptor abi %u, expected %u", (unsigned)sim->abi,
+                   (unsigned)GK_SIM_ABI);
+  const char *name = sim->name != NULL ? sim->name : "(unnamed)";
+  if (sim->name == NULL || sim->config_default == NULL ||
+      sim->config_set == NULL || sim->config_each == NULL ||
+      sim->create == NULL || sim->destroy == NULL || sim->step == NULL ||
+      sim->write_sample == NULL || sim->write_state == NULL ||
+      sim->read_state == NULL)
+    return gk_errf(err, errlen, GK_EINVAL,
+                   "genre %s: a must-be-non-NULL member is NULL", name);
+  if (sim->step_seconds.num == 0 || sim->step_seconds.den == 0)
+    return gk_errf(err, errlen, GK_EINVAL, "genre %s: step_seconds is zero",
+                   name);
+  if (sim->input_size == 0 || sim->input_size > GK_INPUT_SIZE_MAX)
+    return gk_errf(err, errlen, GK_EINVAL,
+                   "genre %s: input_size %u not in 1..%u", name,
+                   (unsigned)sim->input_size, (unsigned)GK_INPUT_SIZE_MAX);
+  if (sim->players_min == 0 || sim->players_min > sim->players_max ||
+      sim->players_max > GK_PLAYERS_MAX)
+    return gk_errf(err, errlen, GK_EINVAL, "genre %s: bad player range",
+                   name);
+  if ((sim->bot_size == 0) != (sim->bot_init == NULL) ||
+      (sim->bot_init == NULL) != (sim->bot_next == NULL) ||
+      sim->bot_size > 256)
+    return gk_errf(err, errlen, GK_EINVAL,
+                   "genre %s: bot_size/bot_init/bot_next disagree", name);
+  return 0;
+}
+
+uint64_t gk_sim_hash(const gk_sim *sim, const void *state, gk_hasher *h) {
+  gk_hasher_reset(h);
+  sim->write_state(state, &h->w);
+  return gk_hasher_digest(h);
+}
