@@ -507,7 +507,7 @@ static void *read_state(const void *cfgp, gk_reader *r, char *err,
   uint32_t boxes = 0, on_goals = 0;
   for (size_t i = 0; i < n; i++) {
     uint8_t v = run->cells[i];
-    if ((v & (uint8_t)~GK_PP_BOX) != lvl->cells[i])
+    if ((v & (uint8_t)~GK_PP_BOX) != (lvl->cells[i] & (uint8_t)~GK_PP_BOX))
       return read_fail(run, err, errlen, GK_ERANGE,
                        "cells differ from the configured level");
     if (v & GK_PP_BOX) {
