@@ -920,9 +920,9 @@ static int invalid(gk_replay_verdict *v, int code, uint64_t offset,
   return v->status;
 }
 
-int gk_replay_verify(const gk_replay *r, const gk_sim *sim,
-                     gk_replay_progress_cb progress, void *ctx,
-                     gk_replay_verdict *v) {
+int gk_replay_run(const gk_replay *r, const gk_sim *sim, uint64_t steps,
+                  gk_loop *loop, gk_replay_progress_cb progress, void *ctx,
+                  gk_replay_verdict *v) {
   memset(v, 0, sizeof *v);
   if (!r->header_ok)
     return invalid(v, r->damage.code ? r->damage.code : GK_EINVAL,
@@ -936,49 +936,41 @@ int gk_replay_verify(const gk_replay *r, const gk_sim *sim,
   if (sim != NULL && cfg == NULL)
     return invalid(v, GK_ENOMEM, 0, "out of memory", 0);
   int rc = gk_replay_prepare(r, sim, cfg, msg, sizeof msg);
-  if (rc != 0) {
-    if (sim != NULL && sim->config_free != NULL)
-      sim->config_free(cfg);
-    free(cfg);
-    return invalid(v, rc, 0, msg, 0);
-  }
-  gk_loop loop;
-  gk_loop_options opts = {GK_REPLAY_PROGRESS_STEPS};
-  rc = gk_loop_init(&loop, &opts);
   if (rc == 0) {
-    rc = gk_loop_start(&loop, sim, cfg, r->seed, r->players, msg, sizeof msg);
-    if (rc != 0)
-      gk_loop_close(&loop);
-  } else {
-    snprintf(msg, sizeof msg, "cannot start a loop: %s", gk_strerror(rc));
+    rc = gk_loop_start(loop, sim, cfg, r->seed, r->players, msg, sizeof msg);
+    if (rc != 0 && msg[0] == '\0')
+      snprintf(msg, sizeof msg, "cannot start the run: %s", gk_strerror(rc));
   }
-  if (sim->config_free != NULL)
+  if (sim != NULL && sim->config_free != NULL)
     sim->config_free(cfg);
   free(cfg);
   if (rc != 0)
     return invalid(v, rc, 0, msg, 0);
+  if (loop->ring_cap < GK_REPLAY_PROGRESS_STEPS)
+    return invalid(v, GK_EINVAL, 0, "the loop's hash ring is too small", 0);
 
+  if (steps > r->steps)
+    steps = r->steps;
   gk_replay_input in;
   gk_replay_input_init(&in, r);
   size_t hint = 0;
   uint64_t done = 0;
-  while (done < r->steps && v->status == GK_REPLAY_OK) {
-    uint64_t want = r->steps - done;
+  while (done < steps && v->status == GK_REPLAY_OK) {
+    uint64_t want = steps - done;
     if (want > GK_REPLAY_PROGRESS_STEPS)
       want = GK_REPLAY_PROGRESS_STEPS;
-    int ran = gk_loop_frame(&loop, &in.base, gk_budget_steps(want), 0);
+    int ran = gk_loop_frame(loop, &in.base, gk_budget_steps(want), 0);
     if (ran < 0 || (uint64_t)ran != want) {
+      int code = ran < 0 ? ran : loop->input_err;
       snprintf(msg, sizeof msg, "the loop stopped at step %" PRIu64 ": %s",
-               done + (ran > 0 ? (uint64_t)ran : 0),
-               gk_strerror(ran < 0 ? ran : loop.input_err));
-      invalid(v, ran < 0 ? ran : GK_EINPUT, 0, msg, done);
-      break;
+               done + (ran > 0 ? (uint64_t)ran : 0), gk_strerror(code));
+      return invalid(v, code ? code : GK_EINPUT, 0, msg, done);
     }
     for (uint64_t s = done; s < done + want; s++) {
       gk_replay_step rs;
       uint64_t actual = 0;
       gk_replay_step_at(r, s, &rs, &hint);
-      if (gk_loop_hash_at(&loop, s, &actual) != 0 || actual != rs.hash) {
+      if (gk_loop_hash_at(loop, s, &actual) != 0 || actual != rs.hash) {
         v->status = GK_REPLAY_MISMATCH;
         v->step = s;
         v->expected = rs.hash;
@@ -995,11 +987,22 @@ int gk_replay_verify(const gk_replay *r, const gk_sim *sim,
     if (progress != NULL && v->status == GK_REPLAY_OK)
       progress(ctx, done, r->steps);
   }
+  return v->status;
+}
+
+int gk_replay_verify(const gk_replay *r, const gk_sim *sim,
+                     gk_replay_progress_cb progress, void *ctx,
+                     gk_replay_verdict *v) {
+  memset(v, 0, sizeof *v);
+  gk_loop loop;
+  gk_loop_options opts = {GK_REPLAY_PROGRESS_STEPS};
+  int rc = gk_loop_init(&loop, &opts);
+  if (rc != 0)
+    return invalid(v, rc, 0, "cannot create a loop", 0);
+  gk_replay_run(r, sim, r->steps, &loop, progress, ctx, v);
   gk_loop_close(&loop);
   if (v->status == GK_REPLAY_OK && r->damage.code != 0)
     return invalid(v, r->damage.code, r->damage.offset, r->damage.what,
                    v->steps_checked);
-  if (v->status == GK_REPLAY_OK && progress != NULL && r->steps == 0)
-    progress(ctx, 0, 0);
   return v->status;
 }

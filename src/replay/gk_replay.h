@@ -241,6 +241,16 @@ typedef struct gk_replay_verdict {
 typedef void (*gk_replay_progress_cb)(void *ctx, uint64_t done,
                                       uint64_t total);
 
+/* Starts the replay's run on `loop` (initialized by the caller, with a
+ * hash ring of at least GK_REPLAY_PROGRESS_STEPS) and runs its first
+ * `steps` steps (at most r->steps) with gk_budget_steps budgets, comparing
+ * every hash. The loop keeps the run afterwards (for dumps and samples): on
+ * a mismatch it holds the state after the differing step. Damage after the
+ * readable steps is not judged here. Returns v->status. */
+int gk_replay_run(const gk_replay *r, const gk_sim *sim, uint64_t steps,
+                  gk_loop *loop, gk_replay_progress_cb progress, void *ctx,
+                  gk_replay_verdict *v);
+
 /* Runs the replay's readable steps through a fresh gk_loop and compares
  * every hash. `sim` NULL looks the genre up with gk_genre_find. A
  * mismatch in the readable steps wins over damage after them (status 1);
