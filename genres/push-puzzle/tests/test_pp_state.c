@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gk_genres.h"
 #include "gk_loop.h"
 #include "gk_push_puzzle.h"
 #include "pp_util.h"
@@ -15,8 +16,9 @@ static char err[GK_ERRMSG_MAX];
 static const char *coop_path =
     GK_SOURCE_ROOT "/tests/data/push-puzzle/coop/multiplayer0001.sok";
 
-Test(push_puzzle_state, the_descriptor_passes_the_contract_check) {
+Test(push_puzzle_state, the_descriptor_checks_and_is_registered) {
   cr_expect_eq(gk_sim_check(sim, err, sizeof err), 0, "%s", err);
+  cr_expect_eq(gk_genre_find("push-puzzle"), sim);
   cr_expect_eq(sim->input_size, GK_PP_INPUT_SIZE);
   cr_expect_leq(sim->bot_size, 256);
 }
