@@ -24,8 +24,8 @@
  *   - undo (a press) reverts the last turn taken in the run by anyone;
  *     restart (a press) resets the level. Per player, restart wins over
  *     undo, undo over a direction; several directions pressed at once: the
- *     lowest bit wins (left, up, right, down). Undo and restart end that
- *     player's hold.
+ *     lowest bit wins (left, up, right, down). Undo ends that player's
+ *     hold; restart ends every hold.
  *   - solved when every box is on a goal: event level_solved; with
  *     `advance` and a next level, that level starts in the same step (event
  *     level_started) and the remaining players' inputs for that step are
@@ -147,7 +147,8 @@ typedef struct gk_pp_set {
  * if that level has no title yet, else the next one.
  * Characters: # wall, @ pusher, + pusher on goal, $ box, * box on goal,
  * . goal, space - _ floor. Checked: unknown character, no pusher, more than
- * GK_PP_PUSHERS_MAX pushers, boxes != goals, no box, wider than max_width
+ * GK_PP_PUSHERS_MAX pushers, boxes != goals, no box, every box already on
+ * a goal, wider than max_width
  * or taller than max_height, an open edge (a pusher, box or goal connected
  * to the edge of the map), no level at all, more than GK_PP_LEVELS_MAX.
  * On error returns GK_EPARSE (or GK_ETOOBIG / GK_ENOMEM), leaves *set

@@ -96,7 +96,7 @@ typedef struct gk_inbuf {
   uint8_t *records;      /* window * players * input_size bytes */
   gk__inbuf_cmd cmds[GK_INBUF_CMDS_MAX];
   uint32_t ncmds;
-  int merged;            /* filled through put_merged */
+  int mode;              /* 0 unset, 1 per-player puts, 2 merged puts */
 } gk_inbuf;
 
 /* Allocates the window. GK_EINVAL on out-of-range options, GK_ENOMEM. */

@@ -156,7 +156,9 @@ typedef struct gk_sim {
                       size_t errlen);
 
   /* --- built-in bot --- */
-  /* Size of a bot's state (plain data, <= 256). 0 if the genre has none. */
+  /* Size of a bot's state (plain data, <= 256). 0 if the genre has none.
+   * Callers provide bot memory aligned for any type (malloc, or an array
+   * of uint64_t / max_align_t). */
   size_t bot_size;
   /* May be NULL (iff bot_size is 0). Seeds one player's bot. */
   void (*bot_init)(void *bot, const void *cfg, uint64_t seed,

@@ -1,0 +1,58 @@
+/* gk_pp_internal.h: what the push-puzzle sources share and nobody else uses.
+ *
+ * The rules live in one place (gk_pp_rules.c) over a gk__pp_board: a grid
+ * of GK_PP_* cell bits plus the pushers' cell indexes. The simulation and
+ * the strict LURD checker both move pushers through gk__pp_try_move, so a
+ * solution that checks also plays.
+ *
+ * Invariant every board keeps (established by the XSB parser, re-checked by
+ * read_state): pushers and boxes sit on cells that are neither WALL nor
+ * OUTSIDE, so all four neighbours of such a cell are inside the grid and
+ * the rules index them without bounds checks.
+ */
+#ifndef GK_PP_INTERNAL_H
+#define GK_PP_INTERNAL_H
+
+#include <stdint.h>
+
+#include "gk_push_puzzle.h"
+
+typedef struct gk__pp_board {
+  uint16_t width, height;
+  uint8_t *cells;                      /* width*height, not owned */
+  uint32_t npushers;
+  uint32_t pusher[GK_PP_PUSHERS_MAX];  /* cell index of each pusher */
+  uint32_t boxes;                      /* total boxes */
+  uint32_t on_goals;                   /* boxes on goals */
+} gk__pp_board;
+
+/* Outcome of one attempted move. */
+enum { GK__PP_BLOCKED = 0, GK__PP_MOVED = 1, GK__PP_PUSHED = 2 };
+
+/* Cell index offset of a direction (GK_PP_DIR_*) on a board. */
+static inline int32_t gk__pp_delta(const gk__pp_board *b, unsigned dir) {
+  switch (dir & 3u) {
+  case GK_PP_DIR_LEFT:
+    return -1;
+  case GK_PP_DIR_UP:
+    return -(int32_t)b->width;
+  case GK_PP_DIR_RIGHT:
+    return 1;
+  default:
+    return (int32_t)b->width;
+  }
+}
+
+/* Moves pusher p one cell in dir if the rules allow it. */
+int gk__pp_try_move(gk__pp_board *b, uint32_t p, unsigned dir);
+/* Reverts a move of pusher p in dir (pushed: a box came along). Returns 0,
+ * or GK_ERANGE if the board does not allow it (then nothing changes). */
+int gk__pp_unmove(gk__pp_board *b, uint32_t p, unsigned dir, int pushed);
+/* 1 if some pusher other than `except` stands on cell c. */
+int gk__pp_pusher_at(const gk__pp_board *b, uint32_t c, uint32_t except);
+/* Copies a parsed level onto a board whose cells hold width*height bytes,
+ * keeping only the first `players` pushers (the rest become floor). */
+void gk__pp_board_load(gk__pp_board *b, uint8_t *cells,
+                       const gk_pp_level *lvl, uint32_t players);
+
+#endif

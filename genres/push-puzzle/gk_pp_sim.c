@@ -1,0 +1,672 @@
+/* gk_pp_sim.c: the push-puzzle simulation behind gk_push_puzzle_sim.
+ *
+ * A run holds the parsed level set (from the config, immutable), the
+ * current board, the move counters, each player's hold-to-repeat counter
+ * and a bounded undo history. A step walks the players in slot order and
+ * gives each at most one turn (see gk_push_puzzle.h for the rules); every
+ * turn moves the HUD version.
+ *
+ * Undo history: one byte per turn, (player << 3) | (pushed << 2) | dir, in
+ * a ring of `undo_limit` bytes that drops the oldest turn when full. A move
+ * is its own record: undo walks the pusher back and, if it pushed, pulls
+ * the box along. The history is written oldest first, so the ring's
+ * position in memory never reaches the bytes.
+ *
+ * Canonical state, in this order (all little-endian):
+ *   u8 players, u32 level, u16 width, u16 height, width*height cell bytes
+ *   (GK_PP_* bits), u8 pushers, per pusher u16 x, u16 y, u32 moves,
+ *   u32 pushes, bool solved, per player u8 hold_dir (0 none, 1 + GK_PP_DIR)
+ *   and u8 hold_steps, u32 undo_len, undo_len history bytes.
+ * The level set itself comes from the config, which read_state is given.
+ * read_state checks every field against the set and replays the whole
+ * undo history backwards on a scratch board, so restored bytes can never
+ * break the board invariant the rules rely on.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gk_pp_internal.h"
+#include "gk_rng.h"
+
+#define PP_EVENTS_MAX 64
+#define PP_VERSION 1
+
+typedef struct pp_hold {
+  uint8_t dir;   /* 0 none, else 1 + GK_PP_DIR_* */
+  uint8_t steps; /* steps held since the press or the last repeat base */
+} pp_hold;
+
+typedef struct pp_run {
+  /* fixed for the run */
+  gk_pp_set set; /* owned */
+  uint32_t players;
+  int advance;
+  uint32_t undo_cap;
+  /* canonical */
+  uint32_t level;
+  gk__pp_board b;  /* b.cells points at `cells` */
+  uint8_t *cells;  /* owned; as big as the set's largest level */
+  uint32_t moves, pushes;
+  int solved;
+  pp_hold hold[GK_PLAYERS_MAX];
+  uint8_t *undo;   /* owned, undo_cap bytes (NULL when 0) */
+  uint32_t undo_head, undo_len;
+  /* outputs, not canonical */
+  uint64_t version;
+  uint64_t step;
+  gk_event ev[PP_EVENTS_MAX];
+  uint32_t nev;
+  uint32_t ev_dropped;
+} pp_run;
+
+/* --- config ---------------------------------------------------------------*/
+
+static void config_default(void *cfgp) {
+  gk_pp_config *c = cfgp;
+  c->levels = NULL;
+  c->level = 0;
+  c->advance = 1;
+  c->max_width = 64;
+  c->max_height = 64;
+  c->undo_limit = 1024;
+}
+
+static void config_free(void *cfgp) {
+  gk_pp_config *c = cfgp;
+  free(c->levels);
+  c->levels = NULL;
+}
+
+int gk_pp_config_copy(gk_pp_config *dst, const gk_pp_config *src) {
+  *dst = *src;
+  dst->levels = NULL;
+  if (src->levels != NULL) {
+    size_t n = strlen(src->levels);
+    dst->levels = malloc(n + 1);
+    if (dst->levels == NULL) {
+      config_default(dst);
+      return GK_ENOMEM;
+    }
+    memcpy(dst->levels, src->levels, n + 1);
+  }
+  return 0;
+}
+
+static int int_key(const char *key, const gk_value *v, int64_t lo, int64_t hi,
+                   int32_t *out, char *err, size_t errlen) {
+  if (v->type != GK_VALUE_INT)
+    return gk_errf(err, errlen, GK_EINVAL, "%s: expected an integer", key);
+  if (v->i < lo || v->i > hi)
+    return gk_errf(err, errlen, GK_ERANGE,
+                   "%s: %lld is out of range (%lld..%lld)", key,
+                   (long long)v->i, (long long)lo, (long long)hi);
+  *out = (int32_t)v->i;
+  return 0;
+}
+
+static int config_set(void *cfgp, const char *key, const gk_value *v,
+                      char *err, size_t errlen) {
+  gk_pp_config *c = cfgp;
+  if (key == NULL || v == NULL)
+    return gk_errf(err, errlen, GK_EINVAL, "no key or value given");
+  if (strcmp(key, "levels") == 0) {
+    if (v->type != GK_VALUE_STRING || v->s == NULL)
+      return gk_errf(err, errlen, GK_EINVAL, "levels: expected a string");
+    size_t n = strlen(v->s);
+    if (n == 0) {
+      free(c->levels);
+      c->levels = NULL;
+      return 0;
+    }
+    gk_pp_set set;
+    int rc = gk_pp_set_parse(&set, v->s, n, "levels", GK_PP_DIM_MAX,
+                             GK_PP_DIM_MAX, err, errlen);
+    if (rc != 0)
+      return rc;
+    gk_pp_set_close(&set);
+    char *copy = malloc(n + 1);
+    if (copy == NULL)
+      return gk_errf(err, errlen, GK_ENOMEM, "levels: out of memory");
+    memcpy(copy, v->s, n + 1);
+    free(c->levels);
+    c->levels = copy;
+    return 0;
+  }
+  if (strcmp(key, "level") == 0)
+    return int_key(key, v, 0, GK_PP_LEVELS_MAX - 1, &c->level, err, errlen);
+  if (strcmp(key, "advance") == 0) {
+    if (v->type != GK_VALUE_BOOL)
+      return gk_errf(err, errlen, GK_EINVAL, "advance: expected a bool");
+    c->advance = v->i != 0;
+    return 0;
+  }
+  if (strcmp(key, "max_width") == 0)
+    return int_key(key, v, 3, GK_PP_DIM_MAX, &c->max_width, err, errlen);
+  if (strcmp(key, "max_height") == 0)
+    return int_key(key, v, 3, GK_PP_DIM_MAX, &c->max_height, err, errlen);
+  if (strcmp(key, "undo_limit") == 0)
+    return int_key(key, v, 0, GK_PP_UNDO_MAX, &c->undo_limit, err, errlen);
+  return gk_errf(err, errlen, GK_ENOTFOUND, "%s: unknown key for push-puzzle",
+                 key);
+}
+
+static void config_each(const void *cfgp, gk_config_each_cb cb, void *ctx) {
+  const gk_pp_config *c = cfgp;
+  gk_value v;
+  memset(&v, 0, sizeof v);
+  v.type = GK_VALUE_STRING;
+  v.s = c->levels != NULL ? c->levels : "";
+  cb(ctx, "levels", &v);
+  v.s = NULL;
+  v.type = GK_VALUE_INT;
+  v.i = c->level;
+  cb(ctx, "level", &v);
+  v.type = GK_VALUE_BOOL;
+  v.i = c->advance != 0;
+  cb(ctx, "advance", &v);
+  v.type = GK_VALUE_INT;
+  v.i = c->max_width;
+  cb(ctx, "max_width", &v);
+  v.i = c->max_height;
+  cb(ctx, "max_height", &v);
+  v.i = c->undo_limit;
+  cb(ctx, "undo_limit", &v);
+}
+
+/* --- run ------------------------------------------------------------------*/
+
+static void emit(pp_run *run, const char *name, int32_t player, uint32_t n,
+                 const char *const *keys, const int64_t *values) {
+  if (run->nev >= PP_EVENTS_MAX) {
+    run->ev_dropped++;
+    return;
+  }
+  gk_event *e = &run->ev[run->nev++];
+  memset(e, 0, sizeof *e);
+  e->name = name;
+  e->step = run->step;
+  e->player = player;
+  e->nfields = n;
+  for (uint32_t i = 0; i < n; i++) {
+    e->fields[i].key = keys[i];
+    e->fields[i].value = values[i];
+  }
+}
+
+static void start_level(pp_run *run, uint32_t level) {
+  run->level = level;
+  gk__pp_board_load(&run->b, run->cells, &run->set.levels[level],
+                    run->players);
+  run->moves = 0;
+  run->pushes = 0;
+  run->solved = 0;
+  run->undo_head = 0;
+  run->undo_len = 0;
+  memset(run->hold, 0, sizeof run->hold);
+  run->version++;
+  static const char *const keys[] = {"level"};
+  int64_t values[] = {level};
+  emit(run, "level_started", -1, 1, keys, values);
+}
+
+/* Parses the config's level set and allocates a run around it (no level
+ * loaded yet). */
+static pp_run *run_new(const gk_pp_config *c, uint32_t players, char *err,
+                       size_t errlen) {
+  if (players < 1 || players > GK_PLAYERS_MAX) {
+    gk_errf(err, errlen, GK_ERANGE,
+            "push-puzzle: %u players is out of range (1..%u)",
+            (unsigned)players, (unsigned)GK_PLAYERS_MAX);
+    return NULL;
+  }
+  if (c->max_width < 3 || c->max_width > GK_PP_DIM_MAX ||
+      c->max_height < 3 || c->max_height > GK_PP_DIM_MAX ||
+      c->undo_limit < 0 || c->undo_limit > GK_PP_UNDO_MAX || c->level < 0) {
+    gk_errf(err, errlen, GK_ERANGE, "push-puzzle: config out of range");
+    return NULL;
+  }
+  pp_run *run = calloc(1, sizeof *run);
+  if (run == NULL) {
+    gk_errf(err, errlen, GK_ENOMEM, "push-puzzle: out of memory");
+    return NULL;
+  }
+  const char *text = c->levels != NULL ? c->levels : gk_pp_shipped_levels;
+  if (gk_pp_set_parse(&run->set, text, strlen(text), "levels",
+                      (uint32_t)c->max_width, (uint32_t)c->max_height, err,
+                      errlen) != 0) {
+    free(run);
+    return NULL;
+  }
+  if ((uint32_t)c->level >= run->set.count) {
+    gk_errf(err, errlen, GK_ERANGE,
+            "level: %d is past the last level (the set has %u)",
+            (int)c->level, (unsigned)run->set.count);
+    gk_pp_set_close(&run->set);
+    free(run);
+    return NULL;
+  }
+  size_t most = 1;
+  for (uint32_t i = 0; i < run->set.count; i++) {
+    size_t n = (size_t)run->set.levels[i].width * run->set.levels[i].height;
+    if (n > most)
+      most = n;
+  }
+  run->players = players;
+  run->advance = c->advance != 0;
+  run->undo_cap = (uint32_t)c->undo_limit;
+  run->cells = malloc(most);
+  run->undo = run->undo_cap ? malloc(run->undo_cap) : NULL;
+  if (run->cells == NULL || (run->undo_cap && run->undo == NULL)) {
+    gk_errf(err, errlen, GK_ENOMEM, "push-puzzle: out of memory");
+    free(run->cells);
+    free(run->undo);
+    gk_pp_set_close(&run->set);
+    free(run);
+    return NULL;
+  }
+  return run;
+}
+
+static void *create(const void *cfgp, uint64_t seed, uint32_t players,
+                    char *err, size_t errlen) {
+  (void)seed; /* the rules use no randomness */
+  const gk_pp_config *c = cfgp;
+  if (c == NULL) {
+    gk_errf(err, errlen, GK_EINVAL, "push-puzzle: no config given");
+    return NULL;
+  }
+  pp_run *run = run_new(c, players, err, errlen);
+  if (run == NULL)
+    return NULL;
+  start_level(run, (uint32_t)c->level);
+  return run;
+}
+
+static void destroy(void *state) {
+  pp_run *run = state;
+  if (run == NULL)
+    return;
+  gk_pp_set_close(&run->set);
+  free(run->cells);
+  free(run->undo);
+  free(run);
+}
+
+static void history_push(pp_run *run, uint8_t e) {
+  if (run->undo_cap == 0)
+    return;
+  if (run->undo_len < run->undo_cap) {
+    run->undo[(run->undo_head + run->undo_len) % run->undo_cap] = e;
+    run->undo_len++;
+  } else {
+    run->undo[run->undo_head] = e;
+    run->undo_head = (run->undo_head + 1) % run->undo_cap;
+  }
+}
+
+static void solved_now(pp_run *run, uint32_t player) {
+  static const char *const keys[] = {"moves", "pushes", "level"};
+  int64_t values[] = {run->moves, run->pushes, run->level};
+  emit(run, "level_solved", (int32_t)player, 3, keys, values);
+  if (run->advance && run->level + 1 < run->set.count)
+    start_level(run, run->level + 1);
+  else
+    run->solved = 1;
+}
+
+/* One turn of player p in dir. Returns 1 if the level got solved. */
+static int turn(pp_run *run, uint32_t p, unsigned dir) {
+  int r = gk__pp_try_move(&run->b, p, dir);
+  if (r == GK__PP_BLOCKED)
+    return 0;
+  run->moves++;
+  if (r == GK__PP_PUSHED)
+    run->pushes++;
+  history_push(run, (uint8_t)((p << 3) | (r == GK__PP_PUSHED ? 4u : 0u) |
+                              dir));
+  run->version++;
+  if (r == GK__PP_PUSHED && run->b.on_goals == run->b.boxes) {
+    solved_now(run, p);
+    return 1;
+  }
+  return 0;
+}
+
+static void undo_one(pp_run *run) {
+  if (run->undo_len == 0)
+    return;
+  uint32_t at = (run->undo_head + run->undo_len - 1) % run->undo_cap;
+  uint8_t e = run->undo[at];
+  int pushed = (e & 4u) != 0;
+  if (gk__pp_unmove(&run->b, e >> 3, e & 3u, pushed) != 0)
+    return; /* cannot happen for a history read_state accepted */
+  run->undo_len--;
+  run->moves--;
+  if (pushed)
+    run->pushes--;
+  run->version++;
+}
+
+static unsigned lowest_dir(unsigned bits) {
+  for (unsigned d = 0; d < 4; d++)
+    if (bits & (1u << d))
+      return d;
+  return 0;
+}
+
+static void step(void *state, const gk_step_input *in) {
+  pp_run *run = state;
+  run->step = in->step;
+  if (run->solved)
+    return;
+  uint32_t n = run->b.npushers;
+  if (n > in->players)
+    n = in->players;
+  for (uint32_t p = 0; p < n; p++) {
+    const uint8_t *rec = in->inputs + (size_t)p * GK_PP_INPUT_SIZE;
+    unsigned held = rec[0] & 0x0fu, press = rec[1];
+    pp_hold *h = &run->hold[p];
+    if (press & GK_PP_RESTART) { /* ends every hold: the level starts anew */
+      start_level(run, run->level);
+      continue;
+    }
+    if (press & GK_PP_UNDO) {
+      h->dir = 0;
+      h->steps = 0;
+      undo_one(run);
+      continue;
+    }
+    if (press & 0x0fu) {
+      unsigned d = lowest_dir(press);
+      h->dir = (uint8_t)(d + 1);
+      h->steps = 0;
+      if (turn(run, p, d))
+        return;
+      continue;
+    }
+    if (h->dir == 0)
+      continue;
+    if (!(held & (1u << (h->dir - 1)))) {
+      h->dir = 0;
+      h->steps = 0;
+      continue;
+    }
+    if (++h->steps >= GK_PP_REPEAT_FIRST) {
+      h->steps = GK_PP_REPEAT_FIRST - GK_PP_REPEAT_NEXT;
+      if (turn(run, p, (unsigned)(h->dir - 1)))
+        return;
+    }
+  }
+}
+
+static void drain_events(void *state, gk_event_cb cb, void *ctx) {
+  pp_run *run = state;
+  uint32_t n = run->nev;
+  run->nev = 0;
+  for (uint32_t i = 0; i < n; i++)
+    cb(ctx, &run->ev[i]);
+}
+
+static int is_over(const void *state) {
+  const pp_run *run = state;
+  return run->solved;
+}
+
+static uint64_t sample_version(const void *state) {
+  const pp_run *run = state;
+  return run->version;
+}
+
+static void write_sample(const void *state, gk_writer *w) {
+  const pp_run *run = state;
+  gk_write_u32(w, "level", run->level);
+  gk_write_u32(w, "moves", run->moves);
+  gk_write_u32(w, "pushes", run->pushes);
+  gk_write_u32(w, "boxes_on_goals", run->b.on_goals);
+  gk_write_u32(w, "boxes", run->b.boxes);
+  gk_write_bool(w, "solved", run->solved);
+}
+
+/* --- canonical state ------------------------------------------------------*/
+
+static void write_state(const void *state, gk_writer *w) {
+  const pp_run *run = state;
+  const gk__pp_board *b = &run->b;
+  gk_write_u8(w, "players", (uint8_t)run->players);
+  gk_write_u32(w, "level", run->level);
+  gk_write_u16(w, "width", b->width);
+  gk_write_u16(w, "height", b->height);
+  gk_write_bytes(w, "cells", b->cells, (size_t)b->width * b->height);
+  gk_write_u8(w, "pushers", (uint8_t)b->npushers);
+  for (uint32_t i = 0; i < b->npushers; i++) {
+    gk_write_begin(w, "pusher", i);
+    gk_write_u16(w, "x", (uint16_t)(b->pusher[i] % b->width));
+    gk_write_u16(w, "y", (uint16_t)(b->pusher[i] / b->width));
+    gk_write_end(w);
+  }
+  gk_write_u32(w, "moves", run->moves);
+  gk_write_u32(w, "pushes", run->pushes);
+  gk_write_bool(w, "solved", run->solved);
+  for (uint32_t i = 0; i < run->players; i++) {
+    gk_write_begin(w, "hold", i);
+    gk_write_u8(w, "dir", run->hold[i].dir);
+    gk_write_u8(w, "steps", run->hold[i].steps);
+    gk_write_end(w);
+  }
+  gk_write_u32(w, "undo_len", run->undo_len);
+  if (run->undo_len > 0) {
+    uint32_t first = run->undo_cap - run->undo_head;
+    if (first >= run->undo_len) {
+      gk_write_bytes(w, "undo", run->undo + run->undo_head, run->undo_len);
+    } else {
+      gk_write_bytes(w, "undo", run->undo + run->undo_head, first);
+      gk_write_bytes(w, "undo", run->undo, run->undo_len - first);
+    }
+  }
+}
+
+static void *read_fail(pp_run *run, char *err, size_t errlen, int code,
+                       const char *what) {
+  gk_errf(err, errlen, code, "push-puzzle state: %s", what);
+  destroy(run);
+  return NULL;
+}
+
+static void *read_state(const void *cfgp, gk_reader *r, char *err,
+                        size_t errlen) {
+  const gk_pp_config *c = cfgp;
+  if (c == NULL || r == NULL) {
+    gk_errf(err, errlen, GK_EINVAL, "push-puzzle state: no config or reader");
+    return NULL;
+  }
+  uint8_t players = gk_read_u8(r);
+  if (r->err != 0 || players < 1 || players > GK_PLAYERS_MAX) {
+    gk_errf(err, errlen, r->err ? r->err : GK_ERANGE,
+            "push-puzzle state: bad player count");
+    return NULL;
+  }
+  pp_run *run = run_new(c, players, err, errlen);
+  if (run == NULL)
+    return NULL;
+  uint32_t level = gk_read_u32(r);
+  uint16_t w = gk_read_u16(r), h = gk_read_u16(r);
+  if (r->err != 0)
+    return read_fail(run, err, errlen, r->err, "truncated header");
+  if (level >= run->set.count)
+    return read_fail(run, err, errlen, GK_ERANGE,
+                     "level is not in the configured set");
+  const gk_pp_level *lvl = &run->set.levels[level];
+  if (w != lvl->width || h != lvl->height)
+    return read_fail(run, err, errlen, GK_ERANGE,
+                     "size differs from the configured level");
+  gk__pp_board_load(&run->b, run->cells, lvl, players);
+  run->level = level;
+  size_t n = (size_t)w * h;
+  if (gk_read_bytes(r, run->cells, n) != 0)
+    return read_fail(run, err, errlen, r->err, "truncated cells");
+  uint32_t boxes = 0, on_goals = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint8_t v = run->cells[i];
+    if ((v & (uint8_t)~GK_PP_BOX) != lvl->cells[i])
+      return read_fail(run, err, errlen, GK_ERANGE,
+                       "cells differ from the configured level");
+    if (v & GK_PP_BOX) {
+      if (v & (GK_PP_WALL | GK_PP_OUTSIDE))
+        return read_fail(run, err, errlen, GK_ERANGE,
+                         "a box on a wall or outside");
+      boxes++;
+      on_goals += (v & GK_PP_GOAL) ? 1u : 0u;
+    }
+  }
+  if (boxes != lvl->boxes)
+    return read_fail(run, err, errlen, GK_ERANGE, "wrong number of boxes");
+  run->b.on_goals = on_goals;
+  uint8_t np = gk_read_u8(r);
+  if (r->err != 0 || np != run->b.npushers)
+    return read_fail(run, err, errlen, r->err ? r->err : GK_ERANGE,
+                     "wrong number of pushers");
+  for (uint32_t i = 0; i < np; i++) {
+    uint16_t x = gk_read_u16(r), y = gk_read_u16(r);
+    if (r->err != 0)
+      return read_fail(run, err, errlen, r->err, "truncated pushers");
+    if (x >= w || y >= h)
+      return read_fail(run, err, errlen, GK_ERANGE, "pusher off the map");
+    uint32_t cell = (uint32_t)y * w + x;
+    if (run->cells[cell] & (GK_PP_WALL | GK_PP_OUTSIDE | GK_PP_BOX))
+      return read_fail(run, err, errlen, GK_ERANGE,
+                       "pusher on a wall, a box or outside");
+    for (uint32_t j = 0; j < i; j++)
+      if (run->b.pusher[j] == cell)
+        return read_fail(run, err, errlen, GK_ERANGE,
+                         "two pushers on one cell");
+    run->b.pusher[i] = cell;
+  }
+  run->moves = gk_read_u32(r);
+  run->pushes = gk_read_u32(r);
+  run->solved = gk_read_bool(r);
+  if (r->err != 0)
+    return read_fail(run, err, errlen, r->err, "truncated counters");
+  if (run->solved != (on_goals == boxes))
+    return read_fail(run, err, errlen, GK_ERANGE,
+                     "solved flag disagrees with the boxes");
+  if (run->pushes > run->moves)
+    return read_fail(run, err, errlen, GK_ERANGE, "more pushes than moves");
+  for (uint32_t i = 0; i < players; i++) {
+    run->hold[i].dir = gk_read_u8(r);
+    run->hold[i].steps = gk_read_u8(r);
+    if (r->err != 0)
+      return read_fail(run, err, errlen, r->err, "truncated holds");
+    if (run->hold[i].dir > 4 || run->hold[i].steps >= GK_PP_REPEAT_FIRST ||
+        (run->hold[i].dir == 0 && run->hold[i].steps != 0))
+      return read_fail(run, err, errlen, GK_ERANGE, "bad hold counter");
+  }
+  uint32_t len = gk_read_u32(r);
+  if (r->err != 0)
+    return read_fail(run, err, errlen, r->err, "truncated undo length");
+  if (len > run->undo_cap || len > run->moves)
+    return read_fail(run, err, errlen, GK_ERANGE, "undo history too long");
+  if (len > 0 && gk_read_bytes(r, run->undo, len) != 0)
+    return read_fail(run, err, errlen, r->err, "truncated undo history");
+  if (gk_reader_left(r) != 0)
+    return read_fail(run, err, errlen, GK_EPROTO, "trailing bytes");
+  run->undo_head = 0;
+  run->undo_len = len;
+
+  /* Unwind the whole history on a scratch board: every entry must undo. */
+  uint8_t *scratch = malloc(n);
+  if (scratch == NULL)
+    return read_fail(run, err, errlen, GK_ENOMEM, "out of memory");
+  memcpy(scratch, run->cells, n);
+  gk__pp_board sb = run->b;
+  sb.cells = scratch;
+  uint32_t pushed = 0;
+  int bad = 0;
+  for (uint32_t i = len; i-- > 0;) {
+    uint8_t e = run->undo[i];
+    if ((e >> 3) >= np || gk__pp_unmove(&sb, e >> 3, e & 3u, (e & 4u) != 0)) {
+      bad = 1;
+      break;
+    }
+    pushed += (e & 4u) ? 1u : 0u;
+  }
+  free(scratch);
+  if (bad || pushed > run->pushes)
+    return read_fail(run, err, errlen, GK_ERANGE,
+                     "undo history does not fit the board");
+  return run;
+}
+
+/* --- bot ------------------------------------------------------------------*/
+
+typedef struct pp_bot {
+  gk_rng rng;
+  uint8_t held;      /* direction bit being held, 0 none */
+  uint8_t hold_left; /* steps the hold goes on */
+} pp_bot;
+
+static void bot_init(void *botp, const void *cfg, uint64_t seed,
+                     uint32_t player) {
+  (void)cfg;
+  pp_bot *bot = botp;
+  uint64_t x = seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(player + 1));
+  uint64_t a = gk_splitmix64(&x);
+  uint64_t b = gk_splitmix64(&x);
+  gk_rng_seed(&bot->rng, a, b);
+  bot->held = 0;
+  bot->hold_left = 0;
+}
+
+static void bot_next(void *botp, uint8_t *rec) {
+  pp_bot *bot = botp;
+  rec[0] = 0;
+  rec[1] = 0;
+  if (bot->hold_left > 0) {
+    bot->hold_left--;
+    rec[0] = bot->held;
+    if (bot->hold_left == 0)
+      bot->held = 0;
+    return;
+  }
+  uint32_t r = gk_rng_below(&bot->rng, 1000);
+  if (r < 2) {
+    rec[1] = GK_PP_RESTART;
+  } else if (r < 40) {
+    rec[1] = GK_PP_UNDO;
+  } else if (r < 500) {
+    uint8_t d = (uint8_t)(1u << gk_rng_below(&bot->rng, 4));
+    rec[0] = d;
+    rec[1] = d;
+    if (gk_rng_below(&bot->rng, 8) == 0) {
+      bot->held = d;
+      bot->hold_left = (uint8_t)gk_rng_range(&bot->rng, 1, 40);
+    }
+  }
+}
+
+const gk_sim gk_push_puzzle_sim = {
+    .abi = GK_SIM_ABI,
+    .name = "push-puzzle",
+    .version = PP_VERSION,
+    .step_seconds = {1, 60},
+    .input_size = GK_PP_INPUT_SIZE,
+    .players_min = 1,
+    .players_max = GK_PLAYERS_MAX,
+    .config_size = sizeof(gk_pp_config),
+    .config_default = config_default,
+    .config_set = config_set,
+    .config_each = config_each,
+    .config_free = config_free,
+    .create = create,
+    .destroy = destroy,
+    .step = step,
+    .drain_events = drain_events,
+    .is_over = is_over,
+    .every_ms = 0,
+    .sample_version = sample_version,
+    .write_sample = write_sample,
+    .write_state = write_state,
+    .read_state = read_state,
+    .bot_size = sizeof(pp_bot),
+    .bot_init = bot_init,
+    .bot_next = bot_next,
+};

@@ -1,0 +1,44 @@
+#!/bin/sh
+# scripts/fuzz.sh [SECONDS_PER_TARGET]: builds every libFuzzer target with
+# clang + ASan + UBSan (build-fuzz/) and runs each for a bounded time over a
+# scratch copy of its seed corpus. Fails on any finding; a finding's input is
+# kept in build-fuzz/findings/ (add it to fuzzing/corpus/<name>/ with the
+# fix, so it becomes a regression test).
+set -eu
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+# shellcheck disable=SC2086
+gk_install $GK_PACKAGES clang libclang-rt-14-dev
+secs=${1:-12}
+if [ ! -f build-fuzz/build.ninja ]; then
+  CC=clang meson setup build-fuzz -Dfuzz=true -Dwerror=false \
+    -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dc_args=-fsanitize=fuzzer-no-link
+fi
+meson compile -C build-fuzz
+mkdir -p build-fuzz/findings
+status=0
+ran=0
+for bin in build-fuzz/fuzzing/*_fuzzer; do
+  [ -x "$bin" ] || continue
+  name=$(basename "$bin" _fuzzer)
+  work=build-fuzz/corpus-$name
+  rm -rf "$work"
+  mkdir -p "$work"
+  cp fuzzing/corpus/"$name"/* "$work"/ 2>/dev/null || true
+  echo "fuzz $name for ${secs}s"
+  if ! UBSAN_OPTIONS=halt_on_error=1 "$bin" -max_total_time="$secs" \
+      -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+      -artifact_prefix=build-fuzz/findings/"$name"- "$work" \
+      > build-fuzz/"$name".log 2>&1; then
+    echo "FINDING in $name:"
+    tail -40 build-fuzz/"$name".log
+    status=1
+  else
+    grep -E "stat::number_of_executed_units|Done [0-9]+ runs" build-fuzz/"$name".log | tail -1
+  fi
+  ran=$((ran + 1))
+done
+[ "$ran" -gt 0 ] || { echo "no fuzz targets were built"; exit 1; }
+echo "fuzzed $ran targets"
+exit $status

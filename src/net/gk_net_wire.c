@@ -1,0 +1,741 @@
+/* gk_net_wire.c: encode and decode every lockstep message.
+ *
+ * Encoding writes through a small bounded cursor (put_*) that refuses to
+ * pass the end; decoding reads only through gk_reader, so a short datagram
+ * can only ever yield GK_ETRUNC. Each message body has one encoder and one
+ * decoder next to each other, in the order of GK_WIRE_MSG_MAP, and both
+ * call the same check_* functions so that whatever encodes also decodes.
+ */
+#include "gk_net_wire.h"
+
+#include <string.h>
+
+#include "gk_err.h"
+#include "gk_state.h"
+
+/* --- the type table ------------------------------------------------------ */
+
+const char *gk_wire_type_name(int type) {
+  switch (type) {
+#define GK__WIRE_NAME(name, id, rel)                                           \
+  case id:                                                                     \
+    return #name;
+    GK_WIRE_MSG_MAP(GK__WIRE_NAME)
+#undef GK__WIRE_NAME
+  default:
+    return "UNKNOWN";
+  }
+}
+
+int gk_wire_type_reliable(int type) {
+  switch (type) {
+#define GK__WIRE_REL(name, id, rel)                                            \
+  case id:                                                                     \
+    return rel;
+    GK_WIRE_MSG_MAP(GK__WIRE_REL)
+#undef GK__WIRE_REL
+  default:
+    return 0;
+  }
+}
+
+static int type_known(int type) {
+  return strcmp(gk_wire_type_name(type), "UNKNOWN") != 0;
+}
+
+/* --- shared checks ------------------------------------------------------- */
+
+static int check_input_size(uint32_t n) {
+  return n >= 1 && n <= GK_INPUT_SIZE_MAX ? 0 : GK_ERANGE;
+}
+
+static int check_players(uint32_t n) {
+  return n >= 1 && n <= GK_PLAYERS_MAX ? 0 : GK_ERANGE;
+}
+
+/* A step range first..first+count-1 must stay below GK_WIRE_STEP_LIMIT, so
+ * no receiver ever adds a wire value into an overflow. */
+static int check_range(uint64_t first, uint64_t count) {
+  return first < GK_WIRE_STEP_LIMIT && count <= GK_WIRE_STEP_LIMIT - first
+             ? 0
+             : GK_ERANGE;
+}
+
+static int check_mask(uint32_t mask, uint32_t players) {
+  uint32_t all = players >= 32 ? UINT32_MAX : (1u << players) - 1u;
+  return (mask & ~all) == 0 ? 0 : GK_EPROTO;
+}
+
+static int genre_char(int c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_';
+}
+
+static int code_char(int c) {
+  return (c >= 'A' && c <= 'Z') || (c >= '2' && c <= '7');
+}
+
+/* kind: 'g' genre name, 'j' JSON text (no NUL, no control bytes but
+ * whitespace), 't' printable ASCII text. */
+static int check_text(const char *s, size_t len, size_t max, int kind) {
+  if (len > max)
+    return GK_ETOOBIG;
+  if (kind == 'g' && len == 0)
+    return GK_EPROTO;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    int ok;
+    if (kind == 'g')
+      ok = genre_char(c);
+    else if (kind == 'j')
+      ok = c >= 0x20 || c == '\t' || c == '\n' || c == '\r';
+    else
+      ok = c >= 0x20 && c < 0x7f;
+    if (!ok)
+      return GK_EPROTO;
+  }
+  return 0;
+}
+
+int gk_wire_code_valid(const char *code) {
+  if (code == NULL)
+    return 0;
+  for (size_t i = 0; i < GK_WIRE_CODE_LEN; i++)
+    if (!code_char((unsigned char)code[i]))
+      return 0;
+  return code[GK_WIRE_CODE_LEN] == '\0';
+}
+
+static int check_confirmed_shape(uint32_t players, uint32_t input_size,
+                                 uint32_t count) {
+  int rc;
+  if ((rc = check_players(players)) != 0 ||
+      (rc = check_input_size(input_size)) != 0)
+    return rc;
+  if (count > gk_wire_confirmed_fit(players, input_size))
+    return GK_ETOOBIG;
+  return 0;
+}
+
+/* Fixed part of CONFIRMED / INPUT: header + 2 u8 + 2 u64 + count u8. */
+#define MATCH_FIXED (GK_WIRE_HEADER + 2u + 8u + 8u + 1u)
+
+uint32_t gk_wire_confirmed_fit(uint32_t players, uint32_t input_size) {
+  if (check_players(players) != 0 || check_input_size(input_size) != 0)
+    return 0;
+  size_t n = (GK_WIRE_MAX - MATCH_FIXED) / GK_WIRE_STEP_BYTES(players,
+                                                             input_size);
+  return n > GK_WIRE_STEPS_MAX ? GK_WIRE_STEPS_MAX : (uint32_t)n;
+}
+
+uint32_t gk_wire_input_fit(uint32_t input_size) {
+  if (check_input_size(input_size) != 0)
+    return 0;
+  size_t n = (GK_WIRE_MAX - MATCH_FIXED) / input_size;
+  return n > GK_WIRE_STEPS_MAX ? GK_WIRE_STEPS_MAX : (uint32_t)n;
+}
+
+static uint32_t le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+
+static void put_le32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+
+void gk_wire_step_pack(uint8_t *dst, uint32_t active_mask, uint32_t flags,
+                       const uint8_t *records, uint32_t players,
+                       uint32_t input_size) {
+  put_le32(dst, active_mask);
+  put_le32(dst + 4, flags);
+  memcpy(dst + 8, records, (size_t)players * input_size);
+}
+
+void gk_wire_step_get(const gk_wire_confirmed *c, uint32_t i,
+                      gk_step_input *out) {
+  const uint8_t *p = c->steps + (size_t)i * GK_WIRE_STEP_BYTES(c->players,
+                                                              c->input_size);
+  out->step = c->first + i;
+  out->active_mask = le32(p);
+  out->flags = le32(p + 4);
+  out->players = c->players;
+  out->inputs = p + 8;
+}
+
+/* --- encoding cursor ------------------------------------------------------ */
+
+typedef struct put_buf {
+  uint8_t *p;
+  size_t cap;
+  size_t len;
+  int err;
+} put_buf;
+
+static void put_bytes(put_buf *b, const void *src, size_t n) {
+  if (b->err != 0)
+    return;
+  if (n > b->cap - b->len) {
+    b->err = GK_ETOOBIG;
+    return;
+  }
+  if (n > 0)
+    memcpy(b->p + b->len, src, n);
+  b->len += n;
+}
+
+static void put_le(put_buf *b, uint64_t v, unsigned n) {
+  uint8_t tmp[8];
+  for (unsigned i = 0; i < n; i++)
+    tmp[i] = (uint8_t)(v >> (8 * i));
+  put_bytes(b, tmp, n);
+}
+
+static void put_str(put_buf *b, const char *s, size_t max, unsigned lenbytes,
+                    int kind) {
+  size_t n = strnlen(s, max + 1);
+  int rc = check_text(s, n, max, kind);
+  if (rc != 0) {
+    if (b->err == 0)
+      b->err = rc;
+    return;
+  }
+  put_le(b, n, lenbytes);
+  put_bytes(b, s, n);
+}
+
+/* --- decoding helpers ----------------------------------------------------- */
+
+/* Reads a length-prefixed string into out (max + 1 bytes), checked. */
+static int get_str(gk_reader *r, char *out, size_t max, unsigned lenbytes,
+                   int kind) {
+  size_t n = lenbytes == 1 ? gk_read_u8(r) : gk_read_u16(r);
+  out[0] = '\0';
+  if (r->err != 0)
+    return r->err;
+  if (n > max)
+    return GK_ETOOBIG;
+  if (n > gk_reader_left(r))
+    return GK_ETRUNC;
+  int rc = gk_read_bytes(r, out, n);
+  if (rc != 0)
+    return rc;
+  out[n] = '\0';
+  rc = check_text(out, n, max, kind);
+  if (rc != 0)
+    out[0] = '\0';
+  return rc;
+}
+
+/* Points *out at the next n bytes of the datagram (no copy). */
+static int get_span(gk_reader *r, size_t n, const uint8_t **out) {
+  if (r->err != 0)
+    return r->err;
+  if (n > gk_reader_left(r))
+    return GK_ETRUNC;
+  *out = r->p + r->pos;
+  r->pos += n;
+  return 0;
+}
+
+/* --- per message ---------------------------------------------------------- */
+
+static int enc_input(const gk_wire_input *m, put_buf *b) {
+  int rc;
+  if ((rc = check_input_size(m->input_size)) != 0)
+    return rc;
+  if (m->slot >= GK_PLAYERS_MAX)
+    return GK_ERANGE;
+  if (m->count > gk_wire_input_fit(m->input_size))
+    return GK_ETOOBIG;
+  if ((rc = check_range(m->first, m->count)) != 0 ||
+      (rc = check_range(m->ack, 0)) != 0)
+    return rc;
+  if (m->count > 0 && m->records == NULL)
+    return GK_EINVAL;
+  put_le(b, m->slot, 1);
+  put_le(b, m->input_size, 1);
+  put_le(b, m->ack, 8);
+  put_le(b, m->first, 8);
+  put_le(b, m->count, 1);
+  put_bytes(b, m->records, (size_t)m->count * m->input_size);
+  return b->err;
+}
+
+static int dec_input(gk_reader *r, gk_wire_input *m) {
+  int rc;
+  m->slot = gk_read_u8(r);
+  m->input_size = gk_read_u8(r);
+  m->ack = gk_read_u64(r);
+  m->first = gk_read_u64(r);
+  m->count = gk_read_u8(r);
+  m->records = NULL;
+  if (r->err != 0)
+    return r->err;
+  if (m->slot >= GK_PLAYERS_MAX)
+    return GK_ERANGE;
+  if ((rc = check_input_size(m->input_size)) != 0)
+    return rc;
+  if (m->count > gk_wire_input_fit(m->input_size))
+    return GK_ETOOBIG;
+  if ((rc = check_range(m->first, m->count)) != 0 ||
+      (rc = check_range(m->ack, 0)) != 0)
+    return rc;
+  return get_span(r, (size_t)m->count * m->input_size, &m->records);
+}
+
+/* Every step's mask must name only existing players and its flags only
+ * known bits. */
+static int check_steps(const gk_wire_confirmed *m) {
+  for (uint32_t i = 0; i < m->count; i++) {
+    gk_step_input s;
+    gk_wire_step_get(m, i, &s);
+    if (check_mask(s.active_mask, m->players) != 0 ||
+        (s.flags & ~(uint32_t)GK_STEP_MATCH_END) != 0)
+      return GK_EPROTO;
+  }
+  return 0;
+}
+
+static int enc_confirmed(const gk_wire_confirmed *m, put_buf *b) {
+  int rc;
+  if ((rc = check_confirmed_shape(m->players, m->input_size, m->count)) != 0)
+    return rc;
+  if ((rc = check_range(m->first, m->count)) != 0 ||
+      (rc = check_range(m->ack, 0)) != 0)
+    return rc;
+  if (m->count > 0 && m->steps == NULL)
+    return GK_EINVAL;
+  if ((rc = check_steps(m)) != 0)
+    return rc;
+  put_le(b, m->players, 1);
+  put_le(b, m->input_size, 1);
+  put_le(b, m->ack, 8);
+  put_le(b, m->first, 8);
+  put_le(b, m->count, 1);
+  put_bytes(b, m->steps,
+            m->count * GK_WIRE_STEP_BYTES(m->players, m->input_size));
+  return b->err;
+}
+
+static int dec_confirmed(gk_reader *r, gk_wire_confirmed *m) {
+  int rc;
+  m->players = gk_read_u8(r);
+  m->input_size = gk_read_u8(r);
+  m->ack = gk_read_u64(r);
+  m->first = gk_read_u64(r);
+  m->count = gk_read_u8(r);
+  m->steps = NULL;
+  if (r->err != 0)
+    return r->err;
+  if ((rc = check_confirmed_shape(m->players, m->input_size, m->count)) != 0)
+    return rc;
+  if ((rc = check_range(m->first, m->count)) != 0 ||
+      (rc = check_range(m->ack, 0)) != 0)
+    return rc;
+  rc = get_span(r, m->count * GK_WIRE_STEP_BYTES(m->players, m->input_size),
+                &m->steps);
+  if (rc != 0)
+    return rc;
+  return check_steps(m);
+}
+
+static int enc_hash(const gk_wire_hash *m, put_buf *b) {
+  int rc;
+  if (m->count < 1 || m->count > GK_WIRE_STEPS_MAX)
+    return GK_ERANGE;
+  if ((rc = check_range(m->first, m->count)) != 0)
+    return rc;
+  put_le(b, m->first, 8);
+  put_le(b, m->count, 1);
+  for (uint32_t i = 0; i < m->count; i++)
+    put_le(b, m->hashes[i], 8);
+  return b->err;
+}
+
+static int dec_hash(gk_reader *r, gk_wire_hash *m) {
+  int rc;
+  m->first = gk_read_u64(r);
+  m->count = gk_read_u8(r);
+  if (r->err != 0)
+    return r->err;
+  if (m->count < 1 || m->count > GK_WIRE_STEPS_MAX)
+    return GK_ERANGE;
+  if ((rc = check_range(m->first, m->count)) != 0)
+    return rc;
+  if ((size_t)m->count * 8u > gk_reader_left(r))
+    return GK_ETRUNC;
+  for (uint32_t i = 0; i < m->count; i++)
+    m->hashes[i] = gk_read_u64(r);
+  return r->err;
+}
+
+static int enc_stall(const gk_wire_stall *m, put_buf *b) {
+  if (check_range(m->step, 0) != 0 || m->awaited == 0 ||
+      check_mask(m->awaited, GK_PLAYERS_MAX) != 0)
+    return GK_ERANGE;
+  put_le(b, m->step, 8);
+  put_le(b, m->awaited, 4);
+  put_le(b, m->waited_ms, 4);
+  return b->err;
+}
+
+static int dec_stall(gk_reader *r, gk_wire_stall *m) {
+  m->step = gk_read_u64(r);
+  m->awaited = gk_read_u32(r);
+  m->waited_ms = gk_read_u32(r);
+  if (r->err != 0)
+    return r->err;
+  if (check_range(m->step, 0) != 0 || m->awaited == 0 ||
+      check_mask(m->awaited, GK_PLAYERS_MAX) != 0)
+    return GK_ERANGE;
+  return 0;
+}
+
+static int enc_desync(const gk_wire_desync *m, put_buf *b) {
+  if (check_range(m->step, 0) != 0 || m->player >= GK_PLAYERS_MAX)
+    return GK_ERANGE;
+  put_le(b, m->step, 8);
+  put_le(b, m->player, 1);
+  put_le(b, m->host_hash, 8);
+  put_le(b, m->peer_hash, 8);
+  return b->err;
+}
+
+static int dec_desync(gk_reader *r, gk_wire_desync *m) {
+  m->step = gk_read_u64(r);
+  m->player = gk_read_u8(r);
+  m->host_hash = gk_read_u64(r);
+  m->peer_hash = gk_read_u64(r);
+  if (r->err != 0)
+    return r->err;
+  if (check_range(m->step, 0) != 0 || m->player >= GK_PLAYERS_MAX)
+    return GK_ERANGE;
+  return 0;
+}
+
+static int check_reason(uint32_t reason) {
+  return reason >= 1 && reason <= GK_WIRE_END_REASON_MAX ? 0 : GK_ERANGE;
+}
+
+static int enc_match_end(const gk_wire_match_end *m, put_buf *b) {
+  if (check_range(m->step, 0) != 0 || check_reason(m->reason) != 0)
+    return GK_ERANGE;
+  put_le(b, m->step, 8);
+  put_le(b, m->reason, 1);
+  return b->err;
+}
+
+static int dec_match_end(gk_reader *r, gk_wire_match_end *m) {
+  m->step = gk_read_u64(r);
+  m->reason = gk_read_u8(r);
+  if (r->err != 0)
+    return r->err;
+  if (check_range(m->step, 0) != 0 || check_reason(m->reason) != 0)
+    return GK_ERANGE;
+  return 0;
+}
+
+static int check_remove(const gk_wire_remove *m) {
+  if (m->slot >= GK_PLAYERS_MAX)
+    return GK_ERANGE;
+  if (m->step != GK_WIRE_STEP_ASAP && check_range(m->step, 0) != 0)
+    return GK_ERANGE;
+  return 0;
+}
+
+static int enc_remove(const gk_wire_remove *m, put_buf *b) {
+  int rc = check_remove(m);
+  if (rc != 0)
+    return rc;
+  put_le(b, m->slot, 1);
+  put_le(b, m->step, 8);
+  return b->err;
+}
+
+static int dec_remove(gk_reader *r, gk_wire_remove *m) {
+  m->slot = gk_read_u8(r);
+  m->step = gk_read_u64(r);
+  if (r->err != 0)
+    return r->err;
+  return check_remove(m);
+}
+
+static int enc_create_room(const gk_wire_create_room *m, put_buf *b) {
+  if (check_players(m->max_players) != 0)
+    return GK_ERANGE;
+  put_le(b, m->max_players, 1);
+  put_le(b, m->input_delay, 1);
+  put_str(b, m->genre, GK_WIRE_GENRE_MAX, 1, 'g');
+  put_str(b, m->config, GK_WIRE_CONFIG_MAX, 2, 'j');
+  return b->err;
+}
+
+static int dec_create_room(gk_reader *r, gk_wire_create_room *m) {
+  int rc;
+  m->max_players = gk_read_u8(r);
+  m->input_delay = gk_read_u8(r);
+  if ((rc = get_str(r, m->genre, GK_WIRE_GENRE_MAX, 1, 'g')) != 0 ||
+      (rc = get_str(r, m->config, GK_WIRE_CONFIG_MAX, 2, 'j')) != 0)
+    return rc;
+  return check_players(m->max_players);
+}
+
+static int enc_code(const gk_wire_room_code *m, int with_slot, put_buf *b) {
+  if (!gk_wire_code_valid(m->code))
+    return GK_EPROTO;
+  if (with_slot && m->slot >= GK_PLAYERS_MAX)
+    return GK_ERANGE;
+  put_bytes(b, m->code, GK_WIRE_CODE_LEN);
+  if (with_slot)
+    put_le(b, m->slot, 1);
+  return b->err;
+}
+
+static int dec_code(gk_reader *r, gk_wire_room_code *m, int with_slot) {
+  int rc = gk_read_bytes(r, m->code, GK_WIRE_CODE_LEN);
+  m->code[GK_WIRE_CODE_LEN] = '\0';
+  m->slot = with_slot ? gk_read_u8(r) : 0;
+  if (rc != 0 || r->err != 0)
+    return r->err != 0 ? r->err : rc;
+  if (!gk_wire_code_valid(m->code)) {
+    m->code[0] = '\0';
+    return GK_EPROTO;
+  }
+  return m->slot < GK_PLAYERS_MAX ? 0 : GK_ERANGE;
+}
+
+static int check_joined(const gk_wire_joined *m) {
+  if (check_players(m->players) != 0 || m->slot >= GK_PLAYERS_MAX)
+    return GK_ERANGE;
+  return 0;
+}
+
+static int check_match_start(const gk_wire_match_start *m) {
+  if (check_players(m->players) != 0 || m->slot >= m->players)
+    return GK_ERANGE;
+  if (m->active_mask == 0 || check_mask(m->active_mask, m->players) != 0)
+    return GK_EPROTO;
+  if (check_range(m->first_step, 0) != 0)
+    return GK_ERANGE;
+  if (m->step_seconds.num == 0 || m->step_seconds.den == 0)
+    return GK_ERANGE;
+  return 0;
+}
+
+static int enc_match_start(const gk_wire_match_start *m, put_buf *b) {
+  int rc = check_match_start(m);
+  if (rc != 0)
+    return rc;
+  put_le(b, m->seed, 8);
+  put_le(b, m->players, 1);
+  put_le(b, m->slot, 1);
+  put_le(b, m->active_mask, 4);
+  put_le(b, m->first_step, 8);
+  put_le(b, m->input_delay, 1);
+  put_le(b, m->lead, 1);
+  put_le(b, m->step_seconds.num, 4);
+  put_le(b, m->step_seconds.den, 4);
+  put_str(b, m->genre, GK_WIRE_GENRE_MAX, 1, 'g');
+  put_str(b, m->config, GK_WIRE_CONFIG_MAX, 2, 'j');
+  return b->err;
+}
+
+static int dec_match_start(gk_reader *r, gk_wire_match_start *m) {
+  int rc;
+  m->seed = gk_read_u64(r);
+  m->players = gk_read_u8(r);
+  m->slot = gk_read_u8(r);
+  m->active_mask = gk_read_u32(r);
+  m->first_step = gk_read_u64(r);
+  m->input_delay = gk_read_u8(r);
+  m->lead = gk_read_u8(r);
+  m->step_seconds.num = gk_read_u32(r);
+  m->step_seconds.den = gk_read_u32(r);
+  if ((rc = get_str(r, m->genre, GK_WIRE_GENRE_MAX, 1, 'g')) != 0 ||
+      (rc = get_str(r, m->config, GK_WIRE_CONFIG_MAX, 2, 'j')) != 0)
+    return rc;
+  return check_match_start(m);
+}
+
+static int enc_error(const gk_wire_error *m, put_buf *b) {
+  if (m->code >= 0)
+    return GK_ERANGE;
+  put_le(b, (uint16_t)m->code, 2);
+  put_str(b, m->text, GK_WIRE_TEXT_MAX, 1, 't');
+  return b->err;
+}
+
+static int dec_error(gk_reader *r, gk_wire_error *m) {
+  m->code = gk_read_i16(r);
+  int rc = get_str(r, m->text, GK_WIRE_TEXT_MAX, 1, 't');
+  if (rc != 0)
+    return rc;
+  return m->code < 0 ? 0 : GK_ERANGE;
+}
+
+/* --- entry points ---------------------------------------------------------- */
+
+int gk_wire_encode(const gk_wire_msg *m, uint8_t *out, size_t cap,
+                   size_t *len) {
+  if (m == NULL || out == NULL || len == NULL)
+    return GK_EINVAL;
+  *len = 0;
+  if (!type_known((int)m->type))
+    return GK_EPROTO;
+  put_buf b = {out, cap < GK_WIRE_MAX ? cap : GK_WIRE_MAX, 0, 0};
+  put_le(&b, GK_WIRE_VERSION, 1);
+  put_le(&b, (uint64_t)m->type, 1);
+  int rc;
+  switch (m->type) {
+  case GK_MSG_INPUT:
+    rc = enc_input(&m->u.input, &b);
+    break;
+  case GK_MSG_CONFIRMED:
+    rc = enc_confirmed(&m->u.confirmed, &b);
+    break;
+  case GK_MSG_HASH:
+    rc = enc_hash(&m->u.hash, &b);
+    break;
+  case GK_MSG_STALL:
+    rc = enc_stall(&m->u.stall, &b);
+    break;
+  case GK_MSG_DESYNC:
+    rc = enc_desync(&m->u.desync, &b);
+    break;
+  case GK_MSG_MATCH_END:
+    rc = enc_match_end(&m->u.match_end, &b);
+    break;
+  case GK_MSG_REMOVE_PLAYER:
+    rc = enc_remove(&m->u.remove, &b);
+    break;
+  case GK_MSG_END_MATCH:
+    rc = check_reason(m->u.end_reason);
+    put_le(&b, m->u.end_reason, 1);
+    break;
+  case GK_MSG_CREATE_ROOM:
+    rc = enc_create_room(&m->u.create_room, &b);
+    break;
+  case GK_MSG_ROOM_CREATED:
+    rc = enc_code(&m->u.room, 1, &b);
+    break;
+  case GK_MSG_JOIN_ROOM:
+    rc = enc_code(&m->u.room, 0, &b);
+    break;
+  case GK_MSG_JOINED:
+    rc = check_joined(&m->u.joined);
+    put_le(&b, m->u.joined.slot, 1);
+    put_le(&b, m->u.joined.players, 1);
+    break;
+  case GK_MSG_START_MATCH:
+    rc = 0;
+    break;
+  case GK_MSG_MATCH_START:
+    rc = enc_match_start(&m->u.match_start, &b);
+    break;
+  case GK_MSG_SHUTDOWN:
+    rc = 0;
+    put_le(&b, m->u.shutdown_grace_ms, 4);
+    break;
+  case GK_MSG_ERROR:
+    rc = enc_error(&m->u.error, &b);
+    break;
+  default:
+    rc = GK_EPROTO;
+    break;
+  }
+  if (rc == 0)
+    rc = b.err;
+  if (rc != 0)
+    return rc;
+  *len = b.len;
+  return 0;
+}
+
+int gk_wire_decode(const uint8_t *bytes, size_t len, gk_wire_msg *m) {
+  if (m == NULL || (bytes == NULL && len > 0))
+    return GK_EINVAL;
+  memset(m, 0, sizeof *m);
+  if (len > GK_WIRE_MAX)
+    return GK_ETOOBIG;
+  gk_reader r;
+  gk_reader_init(&r, bytes, len);
+  uint8_t version = gk_read_u8(&r);
+  uint8_t type = gk_read_u8(&r);
+  if (r.err != 0)
+    return r.err;
+  if (version != GK_WIRE_VERSION)
+    return GK_EVERSION;
+  if (!type_known(type))
+    return GK_EPROTO;
+  m->type = (gk_wire_type)type;
+  int rc;
+  switch (m->type) {
+  case GK_MSG_INPUT:
+    rc = dec_input(&r, &m->u.input);
+    break;
+  case GK_MSG_CONFIRMED:
+    rc = dec_confirmed(&r, &m->u.confirmed);
+    break;
+  case GK_MSG_HASH:
+    rc = dec_hash(&r, &m->u.hash);
+    break;
+  case GK_MSG_STALL:
+    rc = dec_stall(&r, &m->u.stall);
+    break;
+  case GK_MSG_DESYNC:
+    rc = dec_desync(&r, &m->u.desync);
+    break;
+  case GK_MSG_MATCH_END:
+    rc = dec_match_end(&r, &m->u.match_end);
+    break;
+  case GK_MSG_REMOVE_PLAYER:
+    rc = dec_remove(&r, &m->u.remove);
+    break;
+  case GK_MSG_END_MATCH:
+    m->u.end_reason = gk_read_u8(&r);
+    rc = r.err != 0 ? r.err : check_reason(m->u.end_reason);
+    break;
+  case GK_MSG_CREATE_ROOM:
+    rc = dec_create_room(&r, &m->u.create_room);
+    break;
+  case GK_MSG_ROOM_CREATED:
+    rc = dec_code(&r, &m->u.room, 1);
+    break;
+  case GK_MSG_JOIN_ROOM:
+    rc = dec_code(&r, &m->u.room, 0);
+    break;
+  case GK_MSG_JOINED:
+    m->u.joined.slot = gk_read_u8(&r);
+    m->u.joined.players = gk_read_u8(&r);
+    rc = r.err != 0 ? r.err : check_joined(&m->u.joined);
+    break;
+  case GK_MSG_START_MATCH:
+    rc = 0;
+    break;
+  case GK_MSG_MATCH_START:
+    rc = dec_match_start(&r, &m->u.match_start);
+    break;
+  case GK_MSG_SHUTDOWN:
+    m->u.shutdown_grace_ms = gk_read_u32(&r);
+    rc = r.err;
+    break;
+  case GK_MSG_ERROR:
+    rc = dec_error(&r, &m->u.error);
+    break;
+  default:
+    rc = GK_EPROTO;
+    break;
+  }
+  if (rc == 0 && r.err != 0)
+    rc = r.err;
+  if (rc == 0 && gk_reader_left(&r) != 0)
+    rc = GK_EPROTO; /* trailing bytes */
+  if (rc != 0) {
+    gk_wire_type t = m->type;
+    memset(m, 0, sizeof *m);
+    m->type = t;
+  }
+  return rc;
+}

@@ -1,0 +1,433 @@
+/* test_wire.c: the wire codec. Every message round-trips, every proper
+ * prefix of every message is refused as truncated, every field check
+ * rejects its bad values, and random mutations of valid datagrams either
+ * fail to decode or decode to something that re-encodes to the very same
+ * bytes (so nothing is accepted that the codec could not have produced). */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "gk_err.h"
+#include "gk_net_wire.h"
+#include "gk_rng.h"
+
+static uint8_t records[64 * 4];
+static uint8_t steps[8 * GK_WIRE_STEP_BYTES(3, 4)];
+
+/* One valid message of every type, filled with distinctive values. */
+static int sample_msg(int i, gk_wire_msg *m) {
+  memset(m, 0, sizeof *m);
+  for (size_t k = 0; k < sizeof records; k++)
+    records[k] = (uint8_t)(k * 7 + 1);
+  switch (i) {
+  case 0:
+    m->type = GK_MSG_INPUT;
+    m->u.input = (gk_wire_input){.slot = 3, .input_size = 4, .count = 5,
+                                 .ack = 99, .first = 1000,
+                                 .records = records};
+    return 1;
+  case 1: {
+    m->type = GK_MSG_CONFIRMED;
+    for (uint32_t s = 0; s < 8; s++)
+      gk_wire_step_pack(steps + s * GK_WIRE_STEP_BYTES(3, 4),
+                        s == 7 ? 5u : 7u, s == 7 ? GK_STEP_MATCH_END : 0,
+                        records + s, 3, 4);
+    m->u.confirmed = (gk_wire_confirmed){.players = 3, .input_size = 4,
+                                         .count = 8, .ack = 17, .first = 12,
+                                         .steps = steps};
+    return 1;
+  }
+  case 2:
+    m->type = GK_MSG_HASH;
+    m->u.hash.first = 77;
+    m->u.hash.count = 3;
+    m->u.hash.hashes[0] = 0x0123456789abcdefull;
+    m->u.hash.hashes[1] = 1;
+    m->u.hash.hashes[2] = UINT64_MAX;
+    return 1;
+  case 3:
+    m->type = GK_MSG_STALL;
+    m->u.stall = (gk_wire_stall){.step = 42, .awaited = 0x5, .waited_ms = 1500};
+    return 1;
+  case 4:
+    m->type = GK_MSG_DESYNC;
+    m->u.desync = (gk_wire_desync){.step = 9, .player = 2, .host_hash = 5,
+                                   .peer_hash = 6};
+    return 1;
+  case 5:
+    m->type = GK_MSG_MATCH_END;
+    m->u.match_end = (gk_wire_match_end){.step = 3600,
+                                         .reason = GK_WIRE_END_HOST};
+    return 1;
+  case 6:
+    m->type = GK_MSG_REMOVE_PLAYER;
+    m->u.remove = (gk_wire_remove){.slot = 1, .step = GK_WIRE_STEP_ASAP};
+    return 1;
+  case 7:
+    m->type = GK_MSG_END_MATCH;
+    m->u.end_reason = GK_WIRE_END_HOST;
+    return 1;
+  case 8:
+    m->type = GK_MSG_CREATE_ROOM;
+    m->u.create_room.max_players = 4;
+    m->u.create_room.input_delay = 3;
+    strcpy(m->u.create_room.genre, "survivors");
+    strcpy(m->u.create_room.config, "{\"arena\": 3,\n \"name\": \"x\"}");
+    return 1;
+  case 9:
+    m->type = GK_MSG_ROOM_CREATED;
+    strcpy(m->u.room.code, "ABCDEFGHJKMNPQ27");
+    m->u.room.slot = 0;
+    return 1;
+  case 10:
+    m->type = GK_MSG_JOIN_ROOM;
+    strcpy(m->u.room.code, "ZZZZ234567ABCDEF");
+    return 1;
+  case 11:
+    m->type = GK_MSG_JOINED;
+    m->u.joined = (gk_wire_joined){.slot = 2, .players = 3};
+    return 1;
+  case 12:
+    m->type = GK_MSG_START_MATCH;
+    return 1;
+  case 13: {
+    m->type = GK_MSG_MATCH_START;
+    gk_wire_match_start *s = &m->u.match_start;
+    s->seed = 0xfeedfacecafebeefull;
+    s->players = 4;
+    s->slot = 3;
+    s->active_mask = 0xb;
+    s->first_step = 0;
+    s->input_delay = 2;
+    s->lead = 4;
+    s->step_seconds = (gk_ratio){1, 60};
+    strcpy(s->genre, "push-puzzle");
+    strcpy(s->config, "{}");
+    return 1;
+  }
+  case 14:
+    m->type = GK_MSG_SHUTDOWN;
+    m->u.shutdown_grace_ms = 5000;
+    return 1;
+  case 15:
+    m->type = GK_MSG_ERROR;
+    m->u.error.code = GK_ENOTFOUND;
+    strcpy(m->u.error.text, "no room with that code");
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static size_t encode_ok(const gk_wire_msg *m, uint8_t *buf) {
+  size_t len = 0;
+  int rc = gk_wire_encode(m, buf, GK_WIRE_MAX, &len);
+  cr_assert_eq(rc, 0, "encode %s: %s", gk_wire_type_name((int)m->type),
+               gk_strerror(rc));
+  cr_assert_gt(len, 1);
+  return len;
+}
+
+Test(wire_codec, every_message_type_round_trips_to_the_same_bytes) {
+  int seen[256] = {0};
+  for (int i = 0;; i++) {
+    gk_wire_msg m, d;
+    if (!sample_msg(i, &m))
+      break;
+    uint8_t a[GK_WIRE_MAX], b[GK_WIRE_MAX];
+    size_t la = encode_ok(&m, a);
+    cr_assert_eq(a[0], GK_WIRE_VERSION);
+    cr_assert_eq(a[1], (uint8_t)m.type);
+    cr_assert_eq(gk_wire_decode(a, la, &d), 0, "decode %s",
+                 gk_wire_type_name((int)m.type));
+    cr_assert_eq(d.type, m.type);
+    size_t lb = encode_ok(&d, b);
+    cr_assert_eq(la, lb);
+    cr_assert_arr_eq(a, b, la);
+    seen[m.type] = 1;
+  }
+#define GK__SEEN(name, id, rel) cr_assert(seen[id], "no sample for " #name);
+  GK_WIRE_MSG_MAP(GK__SEEN)
+#undef GK__SEEN
+}
+
+Test(wire_codec, decoded_fields_match_what_was_encoded) {
+  gk_wire_msg m, d;
+  uint8_t buf[GK_WIRE_MAX];
+  sample_msg(1, &m);
+  size_t len = encode_ok(&m, buf);
+  cr_assert_eq(gk_wire_decode(buf, len, &d), 0);
+  cr_assert_eq(d.u.confirmed.count, 8);
+  cr_assert_eq(d.u.confirmed.first, 12);
+  cr_assert_eq(d.u.confirmed.ack, 17);
+  gk_step_input s;
+  gk_wire_step_get(&d.u.confirmed, 7, &s);
+  cr_assert_eq(s.step, 19);
+  cr_assert_eq(s.active_mask, 5);
+  cr_assert_eq(s.flags, GK_STEP_MATCH_END);
+  cr_assert_eq(s.players, 3);
+  cr_assert_arr_eq(s.inputs, records + 7, 12);
+
+  sample_msg(13, &m);
+  len = encode_ok(&m, buf);
+  cr_assert_eq(gk_wire_decode(buf, len, &d), 0);
+  cr_assert_eq(d.u.match_start.seed, 0xfeedfacecafebeefull);
+  cr_assert_eq(d.u.match_start.slot, 3);
+  cr_assert_eq(d.u.match_start.step_seconds.den, 60);
+  cr_assert_str_eq(d.u.match_start.genre, "push-puzzle");
+  cr_assert_str_eq(d.u.match_start.config, "{}");
+
+  sample_msg(0, &m);
+  len = encode_ok(&m, buf);
+  cr_assert_eq(gk_wire_decode(buf, len, &d), 0);
+  cr_assert_eq(d.u.input.slot, 3);
+  cr_assert_arr_eq(d.u.input.records, records, 20);
+}
+
+Test(wire_codec, every_proper_prefix_of_every_message_is_truncated) {
+  for (int i = 0;; i++) {
+    gk_wire_msg m, d;
+    if (!sample_msg(i, &m))
+      break;
+    uint8_t buf[GK_WIRE_MAX];
+    size_t len = encode_ok(&m, buf);
+    for (size_t n = 0; n < len; n++)
+      cr_assert_eq(gk_wire_decode(buf, n, &d), GK_ETRUNC, "%s cut at %zu",
+                   gk_wire_type_name((int)m.type), n);
+  }
+}
+
+Test(wire_codec, trailing_bytes_are_refused) {
+  for (int i = 0;; i++) {
+    gk_wire_msg m, d;
+    if (!sample_msg(i, &m))
+      break;
+    uint8_t buf[GK_WIRE_MAX + 1];
+    size_t len = encode_ok(&m, buf);
+    buf[len] = 0;
+    cr_assert_eq(gk_wire_decode(buf, len + 1, &d), GK_EPROTO, "%s",
+                 gk_wire_type_name((int)m.type));
+  }
+}
+
+Test(wire_codec, oversized_wrong_version_and_unknown_types_are_refused) {
+  static uint8_t big[GK_WIRE_MAX + 1];
+  gk_wire_msg d;
+  big[0] = GK_WIRE_VERSION;
+  big[1] = GK_MSG_START_MATCH;
+  cr_assert_eq(gk_wire_decode(big, sizeof big, &d), GK_ETOOBIG);
+  uint8_t v[2] = {GK_WIRE_VERSION + 1, GK_MSG_START_MATCH};
+  cr_assert_eq(gk_wire_decode(v, 2, &d), GK_EVERSION);
+  uint8_t t[2] = {GK_WIRE_VERSION, 0};
+  int unknown = 0;
+  for (int type = 0; type < 256; type++) {
+    t[1] = (uint8_t)type;
+    if (strcmp(gk_wire_type_name(type), "UNKNOWN") == 0) {
+      cr_assert_eq(gk_wire_decode(t, 2, &d), GK_EPROTO, "type %d", type);
+      unknown++;
+    }
+  }
+  cr_assert_gt(unknown, 200);
+  cr_assert_eq(gk_wire_decode(NULL, 0, &d), GK_ETRUNC);
+  cr_assert_eq(gk_wire_decode(NULL, 3, &d), GK_EINVAL);
+}
+
+/* Encodes sample i, patches bytes at `off`, and expects `want`. */
+static void expect_patched(int i, size_t off, const uint8_t *patch, size_t n,
+                           int want) {
+  gk_wire_msg m, d;
+  cr_assert(sample_msg(i, &m));
+  uint8_t buf[GK_WIRE_MAX];
+  size_t len = encode_ok(&m, buf);
+  cr_assert_leq(off + n, len);
+  memcpy(buf + off, patch, n);
+  int rc = gk_wire_decode(buf, len, &d);
+  cr_assert_eq(rc, want, "%s patched at %zu: got %s, want %s",
+               gk_wire_type_name((int)m.type), off, gk_err_name(rc),
+               gk_err_name(want));
+}
+
+static void expect_u8(int i, size_t off, uint8_t v, int want) {
+  expect_patched(i, off, &v, 1, want);
+}
+
+static void expect_u64(int i, size_t off, uint64_t v, int want) {
+  uint8_t b[8];
+  for (int k = 0; k < 8; k++)
+    b[k] = (uint8_t)(v >> (8 * k));
+  expect_patched(i, off, b, 8, want);
+}
+
+static void expect_u32(int i, size_t off, uint32_t v, int want) {
+  uint8_t b[4];
+  for (int k = 0; k < 4; k++)
+    b[k] = (uint8_t)(v >> (8 * k));
+  expect_patched(i, off, b, 4, want);
+}
+
+Test(wire_codec, input_rejects_bad_slot_size_count_and_steps) {
+  /* INPUT: 2 slot | 3 input_size | 4 ack | 12 first | 20 count | 21.. */
+  expect_u8(0, 2, GK_PLAYERS_MAX, GK_ERANGE);
+  expect_u8(0, 3, 0, GK_ERANGE);
+  expect_u8(0, 3, GK_INPUT_SIZE_MAX + 1, GK_ERANGE);
+  expect_u8(0, 3, 5, GK_ETRUNC); /* 5 records of 5 bytes do not fit */
+  expect_u8(0, 20, 6, GK_ETRUNC);
+  expect_u8(0, 20, GK_WIRE_STEPS_MAX + 1, GK_ETOOBIG);
+  expect_u64(0, 4, GK_WIRE_STEP_LIMIT, GK_ERANGE);
+  expect_u64(0, 12, GK_WIRE_STEP_LIMIT - 2, GK_ERANGE);
+  expect_u64(0, 12, UINT64_MAX, GK_ERANGE);
+}
+
+Test(wire_codec, confirmed_rejects_bad_shape_masks_and_flags) {
+  /* CONFIRMED: 2 players | 3 input_size | 4 ack | 12 first | 20 count |
+   * 21 mask of step 0 | 25 flags of step 0 */
+  expect_u8(1, 2, 0, GK_ERANGE);
+  expect_u8(1, 2, GK_PLAYERS_MAX + 1, GK_ERANGE);
+  expect_u8(1, 3, 0, GK_ERANGE);
+  expect_u8(1, 20, 9, GK_ETRUNC);
+  expect_u8(1, 20, 200, GK_ETOOBIG);
+  expect_u32(1, 21, 0x8, GK_EPROTO); /* player 3 of 3 */
+  expect_u32(1, 25, 0x2, GK_EPROTO); /* unknown flag */
+  expect_u64(1, 12, GK_WIRE_STEP_LIMIT - 1, GK_ERANGE);
+  /* 16 players of 32 bytes: one step is 520 bytes, two fit. */
+  cr_assert_eq(gk_wire_confirmed_fit(16, 32), 2);
+  cr_assert_eq(gk_wire_confirmed_fit(0, 4), 0);
+  cr_assert_eq(gk_wire_input_fit(33), 0);
+}
+
+Test(wire_codec, notices_reject_out_of_range_values) {
+  /* HASH: 2 first | 10 count */
+  expect_u8(2, 10, 0, GK_ERANGE);
+  expect_u8(2, 10, GK_WIRE_STEPS_MAX + 1, GK_ERANGE);
+  expect_u8(2, 10, 4, GK_ETRUNC);
+  expect_u64(2, 2, GK_WIRE_STEP_LIMIT, GK_ERANGE);
+  /* STALL: 2 step | 10 awaited */
+  expect_u32(3, 10, 0, GK_ERANGE);
+  expect_u32(3, 10, 1u << GK_PLAYERS_MAX, GK_ERANGE);
+  expect_u64(3, 2, UINT64_MAX, GK_ERANGE);
+  /* DESYNC: 2 step | 10 player */
+  expect_u8(4, 10, GK_PLAYERS_MAX, GK_ERANGE);
+  /* MATCH_END: 2 step | 10 reason */
+  expect_u8(5, 10, 0, GK_ERANGE);
+  expect_u8(5, 10, GK_WIRE_END_REASON_MAX + 1, GK_ERANGE);
+  /* REMOVE_PLAYER: 2 slot | 3 step */
+  expect_u8(6, 2, GK_PLAYERS_MAX, GK_ERANGE);
+  expect_u64(6, 3, GK_WIRE_STEP_LIMIT, GK_ERANGE);
+  expect_u64(6, 3, 12, 0);
+  /* END_MATCH: 2 reason */
+  expect_u8(7, 2, 0, GK_ERANGE);
+  /* JOINED: 2 slot | 3 players */
+  expect_u8(11, 2, GK_PLAYERS_MAX, GK_ERANGE);
+  expect_u8(11, 3, 0, GK_ERANGE);
+  /* ERROR: 2 code */
+  expect_patched(15, 2, (const uint8_t[]){1, 0}, 2, GK_ERANGE);
+}
+
+Test(wire_codec, room_messages_reject_bad_strings_and_codes) {
+  /* CREATE_ROOM: 2 max_players | 3 delay | 4 genre len | 5 genre */
+  expect_u8(8, 2, 0, GK_ERANGE);
+  expect_u8(8, 2, GK_PLAYERS_MAX + 1, GK_ERANGE);
+  expect_u8(8, 4, 0, GK_EPROTO);                 /* empty genre */
+  expect_u8(8, 4, GK_WIRE_GENRE_MAX + 1, GK_ETOOBIG);
+  expect_u8(8, 5, 'S', GK_EPROTO);               /* upper case */
+  expect_u8(8, 5, 0, GK_EPROTO);                 /* NUL inside */
+  size_t cfg_len_at = 5 + strlen("survivors");
+  expect_patched(8, cfg_len_at, (const uint8_t[]){0x01, 0x03}, 2,
+                 GK_ETOOBIG);                    /* 769 bytes */
+  expect_u8(8, cfg_len_at + 2, 0x01, GK_EPROTO); /* control byte */
+  /* ROOM_CREATED / JOIN_ROOM: 2 code[16] (| 18 slot) */
+  expect_u8(9, 2, 'a', GK_EPROTO);
+  expect_u8(9, 17, '1', GK_EPROTO);
+  expect_u8(9, 18, GK_PLAYERS_MAX, GK_ERANGE);
+  expect_u8(10, 5, '0', GK_EPROTO);
+  expect_u8(10, 5, 0, GK_EPROTO);
+  /* ERROR text with a control byte: 2 code | 4 len | 5 text */
+  expect_u8(15, 6, '\n', GK_EPROTO);
+  expect_u8(15, 4, GK_WIRE_TEXT_MAX + 1, GK_ETOOBIG);
+}
+
+Test(wire_codec, match_start_rejects_inconsistent_parameters) {
+  /* 2 seed | 10 players | 11 slot | 12 mask | 16 first | 24 delay |
+   * 25 lead | 26 num | 30 den | 34 genre */
+  expect_u8(13, 10, 0, GK_ERANGE);
+  expect_u8(13, 10, GK_PLAYERS_MAX + 1, GK_ERANGE);
+  expect_u8(13, 11, 4, GK_ERANGE);
+  expect_u32(13, 12, 0, GK_EPROTO);
+  expect_u32(13, 12, 0x1f, GK_EPROTO);
+  expect_u64(13, 16, GK_WIRE_STEP_LIMIT, GK_ERANGE);
+  expect_u32(13, 26, 0, GK_ERANGE);
+  expect_u32(13, 30, 0, GK_ERANGE);
+  expect_u8(13, 35, '!', GK_EPROTO);
+}
+
+Test(wire_codec, encode_refuses_what_decode_would_refuse) {
+  gk_wire_msg m;
+  uint8_t buf[GK_WIRE_MAX];
+  size_t len = 123;
+  sample_msg(0, &m);
+  m.u.input.slot = GK_PLAYERS_MAX;
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), GK_ERANGE);
+  cr_assert_eq(len, 0);
+  sample_msg(8, &m);
+  strcpy(m.u.create_room.genre, "Bad Name");
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), GK_EPROTO);
+  sample_msg(9, &m);
+  strcpy(m.u.room.code, "short");
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), GK_EPROTO);
+  sample_msg(13, &m);
+  m.u.match_start.slot = 9;
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), GK_ERANGE);
+  sample_msg(1, &m);
+  cr_assert_eq(gk_wire_encode(&m, buf, 20, &len), GK_ETOOBIG);
+  m.type = (gk_wire_type)99;
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), GK_EPROTO);
+  sample_msg(2, &m);
+  m.u.hash.count = 0;
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), GK_ERANGE);
+  /* The largest CONFIRMED that fits is within GK_WIRE_MAX. */
+  static uint8_t big[GK_WIRE_MAX];
+  memset(big, 0, sizeof big);
+  m.type = GK_MSG_CONFIRMED;
+  m.u.confirmed = (gk_wire_confirmed){.players = 16, .input_size = 32,
+                                      .count = 2, .steps = big};
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), 0);
+  cr_assert_leq(len, GK_WIRE_MAX);
+  m.u.confirmed.count = 3;
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), GK_ETOOBIG);
+}
+
+Test(wire_codec, room_codes_are_sixteen_base32_characters) {
+  cr_assert(gk_wire_code_valid("ABCDEFGHIJKLMNOP"));
+  cr_assert(gk_wire_code_valid("2345672345672345"));
+  cr_assert_not(gk_wire_code_valid("ABCDEFGHIJKLMNO"));
+  cr_assert_not(gk_wire_code_valid("ABCDEFGHIJKLMNOPQ"));
+  cr_assert_not(gk_wire_code_valid("ABCDEFGHIJKLMNO1"));
+  cr_assert_not(gk_wire_code_valid(NULL));
+}
+
+Test(wire_codec, random_mutations_decode_only_to_canonical_messages) {
+  gk_rng rng;
+  gk_rng_seed(&rng, 20261130, 6);
+  uint64_t accepted = 0, refused = 0;
+  for (int round = 0; round < 20000; round++) {
+    gk_wire_msg m, d, d2;
+    sample_msg((int)gk_rng_below(&rng, 16), &m);
+    uint8_t buf[GK_WIRE_MAX], out[GK_WIRE_MAX];
+    size_t len = encode_ok(&m, buf);
+    uint32_t flips = 1 + gk_rng_below(&rng, 3);
+    for (uint32_t f = 0; f < flips; f++)
+      buf[gk_rng_below(&rng, (uint32_t)len)] = (uint8_t)gk_rng_next(&rng);
+    size_t cut = len - gk_rng_below(&rng, 2);
+    if (gk_wire_decode(buf, cut, &d) != 0) {
+      refused++;
+      continue;
+    }
+    accepted++;
+    size_t olen;
+    cr_assert_eq(gk_wire_encode(&d, out, sizeof out, &olen), 0);
+    cr_assert_eq(olen, cut);
+    cr_assert_arr_eq(out, buf, cut);
+    cr_assert_eq(gk_wire_decode(out, olen, &d2), 0);
+  }
+  cr_assert_gt(accepted, 1000);
+  cr_assert_gt(refused, 1000);
+}

@@ -1,0 +1,103 @@
+/* fixture.c: records tiny-genre replays the way the server will: a
+ * gk_loop steps the run and each step's merged input and hash go to a
+ * gk_replay_writer. */
+#include "fixture.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gk_loop.h"
+#include "gk_rng.h"
+#include "gk_replay.h"
+
+typedef struct rec_input {
+  gk_input base;
+  void *bots[4];
+  uint8_t bot_mem[4][256];
+  uint32_t players;
+  uint8_t records[4 * 2];
+} rec_input;
+
+static int rec_read(gk_input *base, uint64_t step, gk_step_input *out) {
+  rec_input *in = (rec_input *)base;
+  uint32_t mask = (in->players >= 32) ? UINT32_MAX : (1u << in->players) - 1;
+  if (in->players > 1 && step % 5 == 4)
+    mask &= ~2u;
+  for (uint32_t p = 0; p < in->players; p++) {
+    tiny_sim.bot_next(in->bot_mem[p], in->records + 2 * p);
+    if (!(mask & (1u << p)))
+      memset(in->records + 2 * p, 0, 2);
+  }
+  out->step = step;
+  out->active_mask = mask;
+  out->flags = 0;
+  out->players = in->players;
+  out->inputs = in->records;
+  return 0;
+}
+
+uint8_t *fixture_tiny_replay(uint32_t players, uint64_t steps,
+                             uint32_t block_steps, uint64_t seed,
+                             uint64_t tamper_step, size_t *len) {
+  tiny_cfg cfg;
+  tiny_sim.config_default(&cfg);
+  cfg.start = 11;
+  memcpy(cfg.label, "fixture", 8);
+  char err[GK_ERRMSG_MAX];
+  gk_loop loop;
+  cr_assert_eq(gk_loop_init(&loop, NULL), 0);
+  cr_assert_eq(gk_loop_start(&loop, &tiny_sim, &cfg, seed, players, err,
+                             sizeof err),
+               0, "%s", err);
+  rec_input in;
+  memset(&in, 0, sizeof in);
+  in.base.read = rec_read;
+  in.players = players;
+  uint64_t bs = seed;
+  for (uint32_t p = 0; p < players; p++)
+    tiny_sim.bot_init(in.bot_mem[p], &cfg, gk_splitmix64(&bs), p);
+
+  gk_replay_meta meta = {&tiny_sim, &cfg, seed, players, "test fixture"};
+  gk_replay_writer w;
+  cr_assert_eq(gk_replay_writer_open_mem(&w, &meta, err, sizeof err), 0,
+               "%s", err);
+  w.block_steps = block_steps;
+  for (uint64_t s = 0; s < steps; s++) {
+    cr_assert_eq(gk_loop_frame(&loop, &in.base, gk_budget_steps(1), 0), 1);
+    gk_step_input si;
+    /* the records the step just used are still in `in.records` */
+    si.step = s;
+    si.active_mask = (players > 1 && s % 5 == 4) ? ((1u << players) - 1) & ~2u
+                                                 : (1u << players) - 1;
+    si.flags = s + 1 == steps ? GK_STEP_MATCH_END : 0;
+    si.players = players;
+    uint8_t rec[8];
+    memcpy(rec, in.records, sizeof rec);
+    if (s == tamper_step)
+      rec[0] ^= 0x40; /* player 0 is always active */
+    si.inputs = rec;
+    cr_assert_eq(gk_replay_writer_append(&w, &si, loop.last_hash), 0);
+  }
+  cr_assert_eq(gk_replay_writer_finish(&w, err, sizeof err), 0, "%s", err);
+  uint8_t *bytes = gk_replay_writer_take(&w, len);
+  gk_replay_writer_abort(&w);
+  gk_loop_close(&loop);
+  cr_assert_not_null(bytes);
+  return bytes;
+}
+
+int fixture_write_file(const char *path, const void *bytes, size_t len) {
+  FILE *f = fopen(path, "wb");
+  if (f == NULL)
+    return -1;
+  size_t n = fwrite(bytes, 1, len, f);
+  return (fclose(f) == 0 && n == len) ? 0 : -1;
+}
+
+void fixture_tmpdir(char *out, size_t outlen) {
+  snprintf(out, outlen, "/tmp/gk-replay-test-XXXXXX");
+  cr_assert_not_null(mkdtemp(out));
+}

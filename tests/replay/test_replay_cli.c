@@ -1,0 +1,114 @@
+/* test_replay_cli.c: gk-replay's command line: usage errors, --help,
+ * missing and damaged files, exit codes, run in process and as the real
+ * binary. (Replays of the real genres are in test_replay_genres.c.) */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_run.h"
+#include "fixture.h"
+
+#define RUN(res, ...)                                                          \
+  do {                                                                         \
+    const char *const argv_[] = {__VA_ARGS__, NULL};                           \
+    cli_run((res), argv_);                                                     \
+  } while (0)
+
+Test(replay_cli, no_command_prints_usage_and_exits_2) {
+  cli_result r;
+  const char *const none[] = {NULL};
+  cli_run(&r, none);
+  cr_assert_eq(r.code, 2);
+  cr_assert(strstr(r.err, "usage: gk-replay") != NULL);
+}
+
+Test(replay_cli, every_command_has_help) {
+  const char *cmds[] = {"verify", "info", "dump", "record"};
+  for (size_t i = 0; i < 4; i++) {
+    cli_result r;
+    RUN(&r, cmds[i], "--help");
+    cr_assert_eq(r.code, 0, "%s --help", cmds[i]);
+    char want[64];
+    snprintf(want, sizeof want, "usage: gk-replay %s", cmds[i]);
+    cr_assert(strstr(r.out, want) != NULL, "%s", r.out);
+  }
+  cli_result r;
+  RUN(&r, "--help");
+  cr_assert_eq(r.code, 0);
+  cr_assert(strstr(r.out, "verify FILE...") != NULL);
+}
+
+Test(replay_cli, unknown_commands_and_options_are_named) {
+  cli_result r;
+  RUN(&r, "replay");
+  cr_assert_eq(r.code, 2);
+  cr_assert(strstr(r.err, "unknown command 'replay'") != NULL, "%s", r.err);
+  RUN(&r, "verify", "--fast", "x.gkr");
+  cr_assert_eq(r.code, 2);
+  cr_assert(strstr(r.err, "unknown option '--fast'") != NULL, "%s", r.err);
+  RUN(&r, "dump", "x.gkr", "--step");
+  cr_assert_eq(r.code, 2);
+  cr_assert(strstr(r.err, "--step needs a value") != NULL, "%s", r.err);
+  RUN(&r, "dump", "x.gkr", "--step", "-3");
+  cr_assert_eq(r.code, 2);
+  RUN(&r, "info", "a.gkr", "b.gkr");
+  cr_assert_eq(r.code, 2);
+  cr_assert(strstr(r.err, "unexpected argument 'b.gkr'") != NULL, "%s",
+            r.err);
+  RUN(&r, "verify");
+  cr_assert_eq(r.code, 2);
+  cr_assert(strstr(r.err, "no FILE") != NULL);
+  RUN(&r, "record", "--genre", "chess", "--out", "x.gkr");
+  cr_assert_eq(r.code, 2);
+  cr_assert(strstr(r.err, "unknown genre 'chess'") != NULL, "%s", r.err);
+}
+
+Test(replay_cli, a_missing_file_is_a_clear_error) {
+  cli_result r;
+  RUN(&r, "verify", "/nonexistent/match.gkr");
+  cr_assert_eq(r.code, 2);
+  cr_assert(strstr(r.out, "/nonexistent/match.gkr: INVALID") != NULL, "%s",
+            r.out);
+  cr_assert(strstr(r.out, "No such file") != NULL, "%s", r.out);
+  RUN(&r, "info", "/nonexistent/match.gkr");
+  cr_assert_eq(r.code, 2);
+  cr_assert(strstr(r.err, "not a valid replay") != NULL, "%s", r.err);
+  RUN(&r, "dump", "--step", "0", "/nonexistent/match.gkr");
+  cr_assert_eq(r.code, 2);
+}
+
+Test(replay_cli, a_replay_of_a_genre_not_in_this_build_is_refused) {
+  char dir[64], path[128];
+  fixture_tmpdir(dir, sizeof dir);
+  snprintf(path, sizeof path, "%s/tiny.gkr", dir);
+  size_t len;
+  uint8_t *bytes = fixture_tiny_replay(2, 10, 4, 1, UINT64_MAX, &len);
+  cr_assert_eq(fixture_write_file(path, bytes, len), 0);
+  cli_result r;
+  RUN(&r, "verify", "--json", path);
+  cr_assert_eq(r.code, 2);
+  cr_assert(strstr(r.out, "\"status\":\"invalid\"") != NULL, "%s", r.out);
+  cr_assert(strstr(r.out, "genre 'tiny' is not in this build") != NULL, "%s",
+            r.out);
+  unlink(path);
+  rmdir(dir);
+  free(bytes);
+}
+
+Test(replay_cli, the_binary_exits_2_on_bad_input_and_0_on_help) {
+  cli_result r;
+  const char *const help[] = {"verify", "--help", NULL};
+  cli_exec(&r, help);
+  cr_assert_eq(r.code, 0);
+  cr_assert(strstr(r.out, "usage: gk-replay verify") != NULL);
+  const char *const missing[] = {"verify", "/nonexistent/x.gkr", NULL};
+  cli_exec(&r, missing);
+  cr_assert_eq(r.code, 2);
+  cr_assert(strstr(r.out, "INVALID") != NULL);
+  const char *const bad[] = {"frobnicate", NULL};
+  cli_exec(&r, bad);
+  cr_assert_eq(r.code, 2);
+  cr_assert(strstr(r.err, "unknown command") != NULL);
+}

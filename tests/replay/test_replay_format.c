@@ -1,0 +1,372 @@
+/* test_replay_format.c: the .gkr writer, reader and verifier, over the tiny
+ * test genre: round trips, publication by rename, damage reports at every
+ * truncation offset and every single bit flip, and a changed input caught
+ * at exactly its step. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "gk_replay.h"
+
+#define NO_TAMPER UINT64_MAX
+
+static int exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+Test(replay_format, a_recorded_run_reads_back_with_its_header_and_steps) {
+  size_t len;
+  uint8_t *bytes = fixture_tiny_replay(3, 100, 16, 99, NO_TAMPER, &len);
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0, "%s",
+               r.damage.what);
+  cr_assert(r.header_ok && r.complete);
+  cr_assert_str_eq(r.genre, "tiny");
+  cr_assert_eq(r.genre_version, 3);
+  cr_assert_eq(r.seed, 99);
+  cr_assert_eq(r.players, 3);
+  cr_assert_eq(r.input_size, 2);
+  cr_assert_eq(r.step_seconds.num, 1);
+  cr_assert_eq(r.step_seconds.den, 60);
+  cr_assert_str_eq(r.origin, "test fixture");
+  cr_assert_eq(r.steps, 100);
+  cr_assert_eq(r.valid_end, len);
+  cr_assert_str_eq(
+      cJSON_GetObjectItemCaseSensitive(r.config, "label")->valuestring,
+      "fixture");
+  gk_replay_step s4, s5, last;
+  cr_assert_eq(gk_replay_step_at(&r, 4, &s4, NULL), 0);
+  cr_assert_eq(s4.active_mask, 5u, "player 1 sits out every 5th step");
+  cr_assert_eq(s4.inputs[2] | s4.inputs[3], 0);
+  cr_assert_eq(gk_replay_step_at(&r, 5, &s5, NULL), 0);
+  cr_assert_eq(s5.active_mask, 7u);
+  cr_assert_eq(gk_replay_step_at(&r, 99, &last, NULL), 0);
+  cr_assert_eq(last.flags, GK_STEP_MATCH_END);
+  cr_assert_eq(last.hash, r.final_hash);
+  cr_assert_eq(gk_replay_step_at(&r, 100, &last, NULL), GK_ERANGE);
+  gk_replay_close(&r);
+  free(bytes);
+}
+
+Test(replay_format, lookups_with_and_without_a_hint_agree_in_any_order) {
+  size_t len;
+  uint8_t *bytes = fixture_tiny_replay(2, 300, 7, 5, NO_TAMPER, &len);
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0);
+  size_t hint = 0;
+  for (uint64_t i = 0; i < 600; i++) {
+    uint64_t step = (i * 7919) % 300; /* jumps around */
+    gk_replay_step a, b;
+    cr_assert_eq(gk_replay_step_at(&r, step, &a, &hint), 0);
+    cr_assert_eq(gk_replay_step_at(&r, step, &b, NULL), 0);
+    cr_assert_eq(a.step, step);
+    cr_assert_eq(a.hash, b.hash);
+    cr_assert_eq(a.inputs, b.inputs);
+  }
+  gk_replay_close(&r);
+  free(bytes);
+}
+
+Test(replay_format, verify_passes_on_an_untouched_replay) {
+  size_t len;
+  uint8_t *bytes = fixture_tiny_replay(4, 5000, 256, 1, NO_TAMPER, &len);
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0);
+  gk_replay_verdict v;
+  cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v), GK_REPLAY_OK,
+               "%s", v.message);
+  cr_assert_eq(v.steps_checked, 5000);
+  gk_replay_close(&r);
+  free(bytes);
+}
+
+Test(replay_format, a_replay_without_steps_is_valid_and_verifies) {
+  size_t len;
+  uint8_t *bytes = fixture_tiny_replay(1, 0, 8, 1, NO_TAMPER, &len);
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0, "%s", r.damage.what);
+  cr_assert_eq(r.steps, 0);
+  cr_assert_eq(r.final_hash, 0);
+  gk_replay_verdict v;
+  cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v), GK_REPLAY_OK);
+  gk_replay_close(&r);
+  free(bytes);
+}
+
+Test(replay_format, a_changed_step_input_fails_verify_at_exactly_that_step) {
+  const uint64_t at[] = {0, 1, 37, 255, 256, 399};
+  for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+    size_t len;
+    uint8_t *bytes = fixture_tiny_replay(2, 400, 64, 3, at[i], &len);
+    gk_replay r;
+    cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0,
+                 "a consistent file whose input lies still reads");
+    gk_replay_verdict v;
+    cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v),
+                 GK_REPLAY_MISMATCH);
+    cr_assert_eq(v.step, at[i], "%s", v.message);
+    cr_assert_eq(v.steps_checked, at[i]);
+    gk_replay_step s;
+    gk_replay_step_at(&r, at[i], &s, NULL);
+    cr_assert_eq(v.expected, s.hash);
+    cr_assert_neq(v.actual, v.expected);
+    char want[64];
+    snprintf(want, sizeof want, "step %llu:", (unsigned long long)at[i]);
+    cr_assert(strstr(v.message, want) != NULL, "%s", v.message);
+    gk_replay_close(&r);
+    free(bytes);
+  }
+}
+
+/* Steps in the blocks that lie wholly before `cut`. */
+static uint64_t steps_before(const gk_replay *full, size_t cut) {
+  uint64_t n = 0;
+  for (size_t b = 0; b < full->nblocks; b++) {
+    size_t end = full->blocks[b].entries +
+                 (size_t)full->blocks[b].count * full->entry_size + 8;
+    if (end <= cut)
+      n = full->blocks[b].first + full->blocks[b].count;
+  }
+  return n;
+}
+
+Test(replay_format, truncation_at_every_offset_keeps_each_complete_block) {
+  size_t len;
+  uint8_t *bytes = fixture_tiny_replay(2, 24, 8, 9, NO_TAMPER, &len);
+  gk_replay full;
+  cr_assert_eq(gk_replay_open_bytes(&full, bytes, len), 0);
+  for (size_t cut = 0; cut < len; cut++) {
+    uint8_t *copy = malloc(cut ? cut : 1); /* exact size: ASan sees overreads */
+    memcpy(copy, bytes, cut);
+    gk_replay r;
+    int rc = gk_replay_open_bytes(&r, copy, cut);
+    cr_assert_eq(rc, GK_ETRUNC, "cut at %zu: %s (%s)", cut, r.damage.what,
+                 gk_err_name(rc));
+    cr_assert(r.damage.offset <= cut, "cut at %zu: offset %llu", cut,
+              (unsigned long long)r.damage.offset);
+    cr_assert(!r.complete);
+    cr_assert_eq(r.steps, steps_before(&full, cut), "cut at %zu", cut);
+    cr_assert(r.damage.what[0] != '\0');
+    gk_replay_verdict v;
+    cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v),
+                 GK_REPLAY_INVALID, "cut at %zu", cut);
+    cr_assert_eq(v.steps_checked, r.steps);
+    cr_assert(strstr(v.message, "offset ") != NULL);
+    gk_replay_close(&r);
+    free(copy);
+  }
+  gk_replay_close(&full);
+  free(bytes);
+}
+
+Test(replay_format, every_single_bit_flip_is_reported_as_damage) {
+  size_t len;
+  uint8_t *bytes = fixture_tiny_replay(2, 24, 8, 9, NO_TAMPER, &len);
+  uint8_t *copy = malloc(len);
+  for (size_t i = 0; i < len; i++) {
+    for (int bit = 0; bit < 8; bit++) {
+      memcpy(copy, bytes, len);
+      copy[i] ^= (uint8_t)(1u << bit);
+      gk_replay r;
+      int rc = gk_replay_open_bytes(&r, copy, len);
+      cr_assert(rc < 0, "flip at byte %zu bit %d went unnoticed", i, bit);
+      cr_assert(r.damage.offset <= i, "flip at %zu reported at %llu", i,
+                (unsigned long long)r.damage.offset);
+      gk_replay_verdict v;
+      int st = gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v);
+      cr_assert_eq(st, GK_REPLAY_INVALID, "flip at %zu.%d: %s", i, bit,
+                   v.message);
+      gk_replay_close(&r);
+    }
+  }
+  free(copy);
+  free(bytes);
+}
+
+Test(replay_format, a_corrupt_block_is_named_with_its_offset_and_checksums) {
+  size_t len;
+  uint8_t *bytes = fixture_tiny_replay(2, 24, 8, 9, NO_TAMPER, &len);
+  gk_replay full;
+  cr_assert_eq(gk_replay_open_bytes(&full, bytes, len), 0);
+  /* a byte inside the second steps block's entries */
+  size_t block2 = full.blocks[1].entries - 16 - 12;
+  bytes[full.blocks[1].entries + 3] ^= 0xff;
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), GK_ECORRUPT);
+  cr_assert_eq(r.damage.offset, block2);
+  cr_assert(strstr(r.damage.what, "steps block 2: expected checksum") != NULL,
+            "%s", r.damage.what);
+  cr_assert_eq(r.steps, 8, "the first steps block is still readable");
+  gk_replay_close(&r);
+  gk_replay_close(&full);
+  free(bytes);
+}
+
+Test(replay_format, bytes_after_the_footer_are_damage) {
+  size_t len;
+  uint8_t *bytes = fixture_tiny_replay(1, 3, 8, 9, NO_TAMPER, &len);
+  uint8_t *more = malloc(len + 1);
+  memcpy(more, bytes, len);
+  more[len] = 0;
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_bytes(&r, more, len + 1), GK_EPROTO);
+  cr_assert_eq(r.damage.offset, len);
+  cr_assert(strstr(r.damage.what, "end of the file") != NULL);
+  gk_replay_close(&r);
+  free(more);
+  free(bytes);
+}
+
+Test(replay_format, a_replay_of_another_genre_version_is_not_run) {
+  size_t len;
+  uint8_t *bytes = fixture_tiny_replay(1, 3, 8, 9, NO_TAMPER, &len);
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0);
+  gk_sim newer = tiny_sim;
+  newer.version = 4;
+  gk_replay_verdict v;
+  cr_assert_eq(gk_replay_verify(&r, &newer, NULL, NULL, &v),
+               GK_REPLAY_INVALID);
+  cr_assert_eq(v.code, GK_EVERSION);
+  cr_assert(strstr(v.message, "version 3") != NULL, "%s", v.message);
+  cr_assert_eq(gk_replay_verify(&r, NULL, NULL, NULL, &v), GK_REPLAY_INVALID,
+               "tiny is not in the registry");
+  cr_assert_eq(v.code, GK_ENOTFOUND);
+  gk_replay_close(&r);
+  free(bytes);
+}
+
+static void meta_for(gk_replay_meta *m, tiny_cfg *cfg, uint32_t players) {
+  tiny_sim.config_default(cfg);
+  m->sim = &tiny_sim;
+  m->cfg = cfg;
+  m->seed = 17;
+  m->players = players;
+  m->origin = NULL;
+}
+
+Test(replay_format, the_writer_publishes_the_file_only_when_it_finishes) {
+  char dir[64], path[128], tmp[136];
+  fixture_tmpdir(dir, sizeof dir);
+  snprintf(path, sizeof path, "%s/match.gkr", dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  tiny_cfg cfg;
+  gk_replay_meta m;
+  meta_for(&m, &cfg, 2);
+  char err[GK_ERRMSG_MAX] = "";
+  gk_replay_writer w;
+  cr_assert_eq(gk_replay_writer_open(&w, path, &m, err, sizeof err), 0, "%s",
+               err);
+  cr_assert(exists(tmp));
+  cr_assert(!exists(path));
+  uint8_t rec[4] = {1, 2, 3, 4};
+  gk_step_input in = {0, 3, 0, 2, rec};
+  for (uint64_t s = 0; s < 10; s++) {
+    in.step = s;
+    cr_assert_eq(gk_replay_writer_append(&w, &in, 1000 + s), 0);
+  }
+  cr_assert_eq(gk_replay_writer_flush(&w), 0);
+  cr_assert(!exists(path));
+  cr_assert_eq(gk_replay_writer_finish(&w, err, sizeof err), 0, "%s", err);
+  gk_replay_writer_abort(&w); /* harmless after finish */
+  cr_assert(exists(path));
+  cr_assert(!exists(tmp));
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_file(&r, path), 0, "%s", r.damage.what);
+  cr_assert_eq(r.steps, 10);
+  cr_assert_eq(r.final_hash, 1009);
+  cr_assert_null(r.origin);
+  gk_replay_close(&r);
+  unlink(path);
+  rmdir(dir);
+}
+
+Test(replay_format, a_crashed_recording_reads_up_to_its_last_complete_block) {
+  char dir[64], path[128], tmp[136];
+  fixture_tmpdir(dir, sizeof dir);
+  snprintf(path, sizeof path, "%s/crash.gkr", dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  tiny_cfg cfg;
+  gk_replay_meta m;
+  meta_for(&m, &cfg, 1);
+  char err[GK_ERRMSG_MAX] = "";
+  gk_replay_writer w;
+  cr_assert_eq(gk_replay_writer_open(&w, path, &m, err, sizeof err), 0);
+  w.block_steps = 4;
+  uint8_t rec[2] = {9, 9};
+  gk_step_input in = {0, 1, 0, 1, rec};
+  for (uint64_t s = 0; s < 10; s++) {
+    in.step = s;
+    cr_assert_eq(gk_replay_writer_append(&w, &in, s), 0);
+  }
+  /* the process "dies" here: 8 steps are in blocks, 2 are pending */
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_file(&r, tmp), GK_ETRUNC);
+  cr_assert_eq(r.steps, 8);
+  cr_assert_eq(r.damage.offset, r.valid_end, "damage starts where the "
+               "complete blocks end");
+  cr_assert(strstr(r.damage.what, "after 8 complete steps") != NULL, "%s",
+            r.damage.what);
+  gk_replay_close(&r);
+  gk_replay_writer_abort(&w);
+  cr_assert(!exists(tmp), "abort removes the .tmp file");
+  cr_assert(!exists(path));
+  rmdir(dir);
+}
+
+Test(replay_format, the_writer_refuses_bad_steps_and_names) {
+  tiny_cfg cfg;
+  gk_replay_meta m;
+  meta_for(&m, &cfg, 2);
+  char err[GK_ERRMSG_MAX] = "";
+  gk_replay_writer w;
+  cr_assert_eq(gk_replay_writer_open(&w, "/tmp/x.replay", &m, err, sizeof err),
+               GK_EINVAL);
+  cr_assert(strstr(err, ".gkr") != NULL, "%s", err);
+  gk_replay_writer_abort(&w);
+  m.players = 5;
+  cr_assert_eq(gk_replay_writer_open_mem(&w, &m, err, sizeof err), GK_EINVAL);
+  gk_replay_writer_abort(&w);
+  m.players = 2;
+  cr_assert_eq(gk_replay_writer_open_mem(&w, &m, err, sizeof err), 0);
+  uint8_t rec[4] = {1, 1, 0, 0};
+  uint8_t loud[4] = {1, 1, 5, 0};
+  gk_step_input ok = {0, 1, 0, 2, rec};
+  gk_step_input bad;
+  bad = ok;
+  bad.step = 1;
+  cr_assert_eq(gk_replay_writer_append(&w, &bad, 0), GK_EINVAL, "step gap");
+  bad = ok;
+  bad.active_mask = 4;
+  cr_assert_eq(gk_replay_writer_append(&w, &bad, 0), GK_EINVAL, "mask");
+  bad = ok;
+  bad.players = 3;
+  cr_assert_eq(gk_replay_writer_append(&w, &bad, 0), GK_EINVAL, "players");
+  bad = ok;
+  bad.flags = 0x80;
+  cr_assert_eq(gk_replay_writer_append(&w, &bad, 0), GK_EINVAL, "flags");
+  bad = ok;
+  bad.inputs = loud;
+  cr_assert_eq(gk_replay_writer_append(&w, &bad, 0), GK_EINVAL,
+               "an inactive player's record must be neutral");
+  cr_assert_eq(w.steps, 0);
+  cr_assert_eq(gk_replay_writer_append(&w, &ok, 0), 0);
+  cr_assert_eq(gk_replay_writer_finish(&w, err, sizeof err), 0);
+  cr_assert_eq(gk_replay_writer_append(&w, &ok, 0), GK_ESTATE);
+  gk_replay_writer_abort(&w);
+}
+
+Test(replay_format, missing_and_non_regular_files_are_clear_errors) {
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_file(&r, "/nonexistent/dir/x.gkr"),
+               GK_ENOTFOUND);
+  cr_assert(strstr(r.damage.what, "cannot open") != NULL);
+  gk_replay_close(&r);
+  cr_assert_eq(gk_replay_open_file(&r, "/tmp"), GK_EIO);
+  gk_replay_close(&r);
+}
