@@ -1,0 +1,335 @@
+/* gk_sv_state.c: canonical bytes, snapshots, the HUD sample and the bot.
+ *
+ * write_state streams every canonical field through gk_writer's inline
+ * writers in one fixed order: run header, the PRNG, every player slot, then
+ * the three entity lists (count first, then each live entity in index
+ * order). read_state reads exactly that back and checks every count against
+ * the config's caps, every kind and level against its table, and every
+ * position against the arena, so a hostile snapshot can neither index past
+ * an array nor move the grid lookup out of range.
+ */
+#include <string.h>
+
+#include "gk_sv_internal.h"
+
+#define STATE_MAGIC 0x31565347u /* "GSV1" */
+
+static void write_player(gk_writer *w, const gk_sv_player *p) {
+  gk_write_i32(w, "x", p->x);
+  gk_write_i32(w, "y", p->y);
+  gk_write_i32(w, "health", p->health);
+  gk_write_i32(w, "max_health", p->max_health);
+  gk_write_i32(w, "speed", p->speed);
+  gk_write_i32(w, "pickup", p->pickup);
+  gk_write_u32(w, "xp", p->xp);
+  gk_write_u32(w, "kills", p->kills);
+  gk_write_u16(w, "level", p->level);
+  gk_write_u16(w, "hurt_cd", p->hurt_cd);
+  gk_write_bool(w, "alive", p->alive);
+  gk_write_bool(w, "gone", p->gone);
+  for (int k = 0; k < GK_SV_WEAPONS; k++) {
+    gk_write_u8(w, "weapon_level", p->wlevel[k]);
+    gk_write_u16(w, "weapon_timer", p->wtimer[k]);
+  }
+  gk_write_u16(w, "orbit_angle", p->orbit_angle);
+  gk_write_u8(w, "ups_health", p->ups_health);
+  gk_write_u8(w, "ups_speed", p->ups_speed);
+  gk_write_u8(w, "ups_magnet", p->ups_magnet);
+  gk_write_bool(w, "pick_pending", p->pick_pending);
+  for (int k = 0; k < 3; k++)
+    gk_write_u8(w, "option", p->options[k]);
+  gk_write_u32(w, "pick_timer", p->pick_timer);
+}
+
+void gk__sv_write_state(const void *state, gk_writer *w) {
+  const gk_sv_state *s = state;
+  gk_write_u32(w, "magic", STATE_MAGIC);
+  gk_write_u8(w, "players", (uint8_t)s->players);
+  gk_write_u64(w, "step", s->step);
+  gk_write_u32(w, "play_steps", s->play_steps);
+  gk_write_bool(w, "paused", s->paused);
+  gk_write_bool(w, "over", s->over);
+  gk_write_u8(w, "over_reason", s->over_reason);
+  gk_write_u32(w, "wave", s->wave);
+  gk_write_u32(w, "spawn_timer", s->spawn_timer);
+  gk_write_u32(w, "kills", s->kills);
+  gk_write_u32(w, "next_enemy_id", s->next_enemy_id);
+  gk_rng_write(&s->rng, w);
+  for (uint32_t i = 0; i < s->players; i++) {
+    gk_write_begin(w, "players", i);
+    write_player(w, &s->p[i]);
+    gk_write_end(w);
+  }
+  gk_write_u32(w, "enemy_count", s->n_enemies);
+  for (uint32_t i = 0; i < s->n_enemies; i++) {
+    const gk_sv_enemy *e = &s->enemies[i];
+    gk_write_begin(w, "enemies", i);
+    gk_write_i32(w, "x", e->x);
+    gk_write_i32(w, "y", e->y);
+    gk_write_i32(w, "health", e->health);
+    gk_write_u32(w, "id", e->id);
+    gk_write_u8(w, "kind", e->kind);
+    gk_write_u8(w, "killer", e->killer);
+    gk_write_end(w);
+  }
+  gk_write_u32(w, "projectile_count", s->n_proj);
+  for (uint32_t i = 0; i < s->n_proj; i++) {
+    const gk_sv_proj *q = &s->proj[i];
+    gk_write_begin(w, "projectiles", i);
+    gk_write_i32(w, "x", q->x);
+    gk_write_i32(w, "y", q->y);
+    gk_write_i32(w, "vx", q->vx);
+    gk_write_i32(w, "vy", q->vy);
+    gk_write_i32(w, "damage", q->damage);
+    gk_write_u32(w, "last_hit", q->last_hit);
+    gk_write_u16(w, "life", q->life);
+    gk_write_u8(w, "pierce", q->pierce);
+    gk_write_u8(w, "owner", q->owner);
+    gk_write_end(w);
+  }
+  gk_write_u32(w, "gem_count", s->n_gems);
+  for (uint32_t i = 0; i < s->n_gems; i++) {
+    const gk_sv_gem *g = &s->gems[i];
+    gk_write_begin(w, "gems", i);
+    gk_write_i32(w, "x", g->x);
+    gk_write_i32(w, "y", g->y);
+    gk_write_u32(w, "value", g->value);
+    gk_write_end(w);
+  }
+}
+
+/* --- reading ------------------------------------------------------------ */
+
+typedef struct rd {
+  gk_reader *r;
+  const char *what; /* first field that failed a semantic check */
+} rd;
+
+static void bad(rd *d, const char *what) {
+  if (d->r->err == 0) {
+    d->what = what;
+    gk_reader_fail(d->r, GK_ERANGE);
+  }
+}
+
+/* A position must lie in [0, size] units (entities may touch the edge). */
+static gk_fx read_pos(rd *d, int32_t size, const char *what) {
+  gk_fx v = gk_read_i32(d->r);
+  if (v < 0 || v > gk_fx_from_int(size))
+    bad(d, what);
+  return v;
+}
+
+static void read_player(rd *d, const gk_sv_config *cfg, gk_sv_player *p) {
+  gk_reader *r = d->r;
+  p->x = read_pos(d, cfg->arena_width, "player x");
+  p->y = read_pos(d, cfg->arena_height, "player y");
+  p->health = gk_read_i32(r);
+  p->max_health = gk_read_i32(r);
+  if (p->max_health < 1 || p->health < 0 || p->health > p->max_health)
+    bad(d, "player health");
+  p->speed = gk_read_i32(r);
+  if (p->speed < 0 || p->speed > GK_FX_ONE * 16)
+    bad(d, "player speed");
+  p->pickup = gk_read_i32(r);
+  if (p->pickup < 0 || p->pickup > 4096)
+    bad(d, "player pickup");
+  p->xp = gk_read_u32(r);
+  p->kills = gk_read_u32(r);
+  p->level = gk_read_u16(r);
+  if (p->level < 1 || p->level > GK_SV_LEVEL_MAX)
+    bad(d, "player level");
+  p->hurt_cd = gk_read_u16(r);
+  p->alive = (uint8_t)gk_read_bool(r);
+  p->gone = (uint8_t)gk_read_bool(r);
+  for (int k = 0; k < GK_SV_WEAPONS; k++) {
+    p->wlevel[k] = gk_read_u8(r);
+    if (p->wlevel[k] > GK_SV_WEAPON_LEVEL_MAX)
+      bad(d, "weapon level");
+    p->wtimer[k] = gk_read_u16(r);
+  }
+  p->orbit_angle = gk_read_u16(r);
+  p->ups_health = gk_read_u8(r);
+  p->ups_speed = gk_read_u8(r);
+  p->ups_magnet = gk_read_u8(r);
+  if (p->ups_health > 5 || p->ups_speed > 5 || p->ups_magnet > 5)
+    bad(d, "upgrade count");
+  p->pick_pending = (uint8_t)gk_read_bool(r);
+  for (int k = 0; k < 3; k++) {
+    p->options[k] = gk_read_u8(r);
+    if (p->options[k] >= GK_SV_UP_COUNT)
+      bad(d, "upgrade option");
+  }
+  p->pick_timer = gk_read_u32(r);
+  if (p->pick_pending && p->pick_timer == 0)
+    bad(d, "pick timer");
+}
+
+static uint32_t read_count(rd *d, int32_t cap, const char *what) {
+  uint32_t n = gk_read_u32(d->r);
+  if (n > (uint32_t)cap) {
+    bad(d, what);
+    return 0;
+  }
+  return n;
+}
+
+void *gk__sv_read_state(const void *cfgp, gk_reader *r, char *err,
+                        size_t errlen) {
+  const gk_sv_config *cfg = cfgp;
+  if (r == NULL || gk__sv_config_check(cfg, err, errlen) != 0)
+    return NULL;
+  rd d = {r, NULL};
+  if (gk_read_u32(r) != STATE_MAGIC && r->err == 0)
+    bad(&d, "magic");
+  uint32_t players = gk_read_u8(r);
+  if (r->err == 0 && (players < 1 || players > GK_SV_PLAYERS_MAX))
+    bad(&d, "player count");
+  if (r->err != 0) {
+    gk_errf(err, errlen, r->err, "survivors: bad state at offset %lu: %s",
+            (unsigned long)r->pos, d.what ? d.what : "truncated");
+    return NULL;
+  }
+  gk_sv_state *s = gk__sv_alloc(cfg, players);
+  if (s == NULL) {
+    gk_errf(err, errlen, GK_ENOMEM, "survivors: out of memory");
+    return NULL;
+  }
+  s->step = gk_read_u64(r);
+  s->play_steps = gk_read_u32(r);
+  s->paused = (uint8_t)gk_read_bool(r);
+  s->over = (uint8_t)gk_read_bool(r);
+  s->over_reason = gk_read_u8(r);
+  if (s->over_reason > 2)
+    bad(&d, "over reason");
+  s->wave = gk_read_u32(r);
+  s->spawn_timer = gk_read_u32(r);
+  if (s->spawn_timer > 3600)
+    bad(&d, "spawn timer");
+  s->kills = gk_read_u32(r);
+  s->next_enemy_id = gk_read_u32(r);
+  if (s->next_enemy_id == 0)
+    bad(&d, "next enemy id");
+  gk_rng_read(&s->rng, r);
+  for (uint32_t i = 0; i < players && r->err == 0; i++)
+    read_player(&d, cfg, &s->p[i]);
+
+  s->n_enemies = read_count(&d, cfg->max_enemies, "enemy count");
+  for (uint32_t i = 0; i < s->n_enemies && r->err == 0; i++) {
+    gk_sv_enemy *e = &s->enemies[i];
+    e->x = read_pos(&d, cfg->arena_width, "enemy x");
+    e->y = read_pos(&d, cfg->arena_height, "enemy y");
+    e->health = gk_read_i32(r);
+    if (e->health <= 0)
+      bad(&d, "enemy health");
+    e->id = gk_read_u32(r);
+    e->kind = gk_read_u8(r);
+    if (e->kind >= GK_SV_KINDS)
+      bad(&d, "enemy kind");
+    e->killer = gk_read_u8(r);
+  }
+  s->n_proj = read_count(&d, cfg->max_projectiles, "projectile count");
+  for (uint32_t i = 0; i < s->n_proj && r->err == 0; i++) {
+    gk_sv_proj *q = &s->proj[i];
+    q->x = read_pos(&d, cfg->arena_width, "projectile x");
+    q->y = read_pos(&d, cfg->arena_height, "projectile y");
+    q->vx = gk_read_i32(r);
+    q->vy = gk_read_i32(r);
+    if (q->vx < -GK_FX_ONE * 64 || q->vx > GK_FX_ONE * 64 ||
+        q->vy < -GK_FX_ONE * 64 || q->vy > GK_FX_ONE * 64)
+      bad(&d, "projectile velocity");
+    q->damage = gk_read_i32(r);
+    q->last_hit = gk_read_u32(r);
+    q->life = gk_read_u16(r);
+    if (q->life == 0)
+      bad(&d, "projectile life");
+    q->pierce = gk_read_u8(r);
+    q->owner = gk_read_u8(r);
+    if (q->owner >= players)
+      bad(&d, "projectile owner");
+  }
+  s->n_gems = read_count(&d, cfg->max_gems, "gem count");
+  for (uint32_t i = 0; i < s->n_gems && r->err == 0; i++) {
+    s->gems[i].x = read_pos(&d, cfg->arena_width, "gem x");
+    s->gems[i].y = read_pos(&d, cfg->arena_height, "gem y");
+    s->gems[i].value = gk_read_u32(r);
+  }
+  if (r->err != 0) {
+    gk_errf(err, errlen, r->err, "survivors: bad state at offset %lu: %s",
+            (unsigned long)r->pos, d.what ? d.what : "truncated");
+    gk__sv_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+/* --- HUD sample --------------------------------------------------------- */
+
+void gk__sv_write_sample(const void *state, gk_writer *w) {
+  const gk_sv_state *s = state;
+  gk_write_u32(w, "elapsed_steps", s->play_steps);
+  gk_write_u32(w, "elapsed_ms", (uint32_t)((uint64_t)s->play_steps * 1000 / 60));
+  gk_write_u32(w, "wave", s->wave);
+  gk_write_u32(w, "kills", s->kills);
+  gk_write_u32(w, "enemies", s->n_enemies);
+  gk_write_bool(w, "paused", s->paused);
+  gk_write_bool(w, "over", s->over);
+  for (uint32_t i = 0; i < s->players; i++) {
+    const gk_sv_player *p = &s->p[i];
+    gk_write_begin(w, "players", i);
+    gk_write_i32(w, "health", p->health);
+    gk_write_i32(w, "max_health", p->max_health);
+    gk_write_u16(w, "level", p->level);
+    gk_write_u32(w, "experience", p->xp);
+    gk_write_u32(w, "experience_next", gk__sv_xp_next(p->level));
+    gk_write_bool(w, "alive", p->alive);
+    gk_write_end(w);
+  }
+}
+
+/* --- bot ---------------------------------------------------------------- */
+
+/* The bot cannot see the state: it steers in slowly turning arcs (which
+ * keeps it kiting rather than walking into a wall for long), sends a random
+ * pick now and then (so a pending pick is made some seconds late, and now
+ * and then times out), and very rarely pauses, unpausing a second or two
+ * later. */
+void gk__sv_bot_init(void *bot, const void *cfg, uint64_t seed,
+                     uint32_t player) {
+  gk_sv_bot *b = bot;
+  memset(b, 0, sizeof *b);
+  uint64_t x = seed ^ ((uint64_t)player << 32);
+  uint64_t a = gk_splitmix64(&x);
+  gk_rng_seed(&b->rng, a, gk_splitmix64(&x));
+  b->player = player;
+  b->angle = (uint16_t)gk_rng_next(&b->rng);
+}
+
+void gk__sv_bot_next(void *bot, uint8_t *record) {
+  gk_sv_bot *b = bot;
+  if (b->hold == 0) {
+    int32_t turn = gk_rng_range(&b->rng, 60, 140);
+    if (b->turn < 0 ? gk_rng_below(&b->rng, 4) != 0
+                    : gk_rng_below(&b->rng, 4) == 0)
+      turn = -turn;
+    b->turn = (int16_t)turn;
+    b->hold = (uint16_t)gk_rng_range(&b->rng, 60, 240);
+    b->magnitude = (uint8_t)gk_rng_range(&b->rng, 100, 127);
+  }
+  b->hold--;
+  b->angle = (uint16_t)(b->angle + b->turn);
+  int32_t mx = gk_fx_mul(gk_fx_cos(b->angle), gk_fx_from_int(b->magnitude));
+  int32_t my = gk_fx_mul(gk_fx_sin(b->angle), gk_fx_from_int(b->magnitude));
+  uint8_t buttons = 0, pick = 0;
+  if (b->unpause_in > 0) {
+    if (--b->unpause_in == 0)
+      buttons = GK_SV_BUTTON_PAUSE;
+  } else if (gk_rng_below(&b->rng, 6000) == 0) {
+    buttons = GK_SV_BUTTON_PAUSE;
+    b->unpause_in = (uint16_t)gk_rng_range(&b->rng, 30, 150);
+  }
+  if (gk_rng_below(&b->rng, 200) == 0)
+    pick = (uint8_t)(1 + gk_rng_below(&b->rng, 3));
+  gk_sv_input_pack(record, (int8_t)gk_fx_to_int(mx), (int8_t)gk_fx_to_int(my),
+                   buttons, pick);
+}
