@@ -72,6 +72,7 @@ typedef struct gk_net_fault {
   gk__fault_item *queue;   /* min-heap on due time */
   uint32_t nqueued;
   uint64_t seq;            /* ties in due time keep arrival order */
+  char *rbuf;              /* receive buffer shared by every socket */
   int handles;
   int closing;
   void (*close_cb)(struct gk_net_fault *f);

@@ -112,6 +112,12 @@ typedef struct gk_net_peer_stats {
   uint64_t steps_run;
 } gk_net_peer_stats;
 
+typedef struct gk__peer_input {
+  gk_input base;             /* must be first */
+  gk_net_peer *p;
+  gk_step_input last;
+} gk__peer_input;
+
 struct gk_net_peer {
   /* read-only for callers */
   gk_net_peer_stats stats;
@@ -137,7 +143,11 @@ struct gk_net_peer {
   uint8_t *unacked;          /* ring of my records (window entries) */
   uint64_t *sampled_ns;      /* ring: when each step's input was sampled */
   uint64_t hash_from;        /* hashes reported below this step */
-  int blocked;
+  int blocked;              /* sampling waits on the confirmed bound */
+  int stopped;
+  int end_notice;            /* MATCH_END received */
+  int end_notice_reason;
+  gk__peer_input in;
   uv_timer_t timer;
   int timer_open;
   void (*close_cb)(gk_net_peer *p);

@@ -69,6 +69,8 @@ typedef struct gk_net_session_config {
   uint32_t pending_hashes;  /* per player; 0 -> 256 */
   uint64_t stall_notice_ms; /* 0 -> 1000 */
   uint64_t auto_remove_ms;  /* 0 -> off (the creator decides) */
+  gk_ratio step_seconds;    /* the match's step period (what MATCH_START
+                               says); {0, 0} -> the genre's step_seconds */
   uint32_t late_slack_ms;   /* a step is late if confirmed later than
                                start + (step - first + 1) * step period +
                                this slack */
@@ -121,7 +123,8 @@ typedef struct gk__pending_hash {
 
 typedef struct gk__session_player {
   uint64_t acked;            /* the player holds confirmed steps < acked */
-  uint64_t sent_upto;        /* CONFIRMED sent up to (exclusive) */
+  uint64_t input_ack;        /* we hold its inputs < input_ack */
+  uint64_t input_ack_sent;   /* the input ack last sent to it */
   uint64_t sent_ms;          /* last CONFIRMED send time */
   uint64_t hashes_upto;      /* hash reports seen below this step */
   gk__pending_hash *pending; /* ring of pending_hashes entries */

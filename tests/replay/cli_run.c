@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +18,14 @@ static void slurp(FILE *f, char *buf, size_t cap) {
   fclose(f);
 }
 
+static void take(char *mem, size_t n, char *buf, size_t cap) {
+  if (n >= cap)
+    n = cap - 1;
+  memcpy(buf, mem != NULL ? mem : "", n);
+  buf[n] = '\0';
+  free(mem);
+}
+
 void cli_run(cli_result *res, const char *const *argv) {
   char *args[64];
   int argc = 0;
@@ -24,13 +33,16 @@ void cli_run(cli_result *res, const char *const *argv) {
   for (int i = 0; argv[i] != NULL && argc < 63; i++)
     args[argc++] = (char *)argv[i];
   args[argc] = NULL;
-  FILE *out = tmpfile();
-  FILE *err = tmpfile();
+  char *omem = NULL, *emem = NULL;
+  size_t olen = 0, elen = 0;
+  FILE *out = open_memstream(&omem, &olen);
+  FILE *err = open_memstream(&emem, &elen);
   cr_assert(out != NULL && err != NULL);
   res->code = gk_replay_cli(argc, args, out, err);
-  fflush(err);
-  slurp(out, res->out, sizeof res->out);
-  slurp(err, res->err, sizeof res->err);
+  fclose(out);
+  fclose(err);
+  take(omem, olen, res->out, sizeof res->out);
+  take(emem, elen, res->err, sizeof res->err);
 }
 
 void cli_exec(cli_result *res, const char *const *argv) {

@@ -90,6 +90,9 @@ uint8_t *fixture_tiny_replay(uint32_t players, uint64_t steps,
 }
 
 int fixture_write_file(const char *path, const void *bytes, size_t len) {
+  /* a new file each time: ext4 flushes a file truncated and rewritten in
+   * place on close (auto_da_alloc), which makes the exhaustive loops wait */
+  unlink(path);
   FILE *f = fopen(path, "wb");
   if (f == NULL)
     return -1;

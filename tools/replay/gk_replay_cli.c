@@ -945,7 +945,7 @@ static int record_push_puzzle(const gk_sim *sim, void *cfg,
   int rc = gk_pp_set_parse(&set, xsb, len, path, GK_PP_DIM_MAX, GK_PP_DIM_MAX,
                            msg, sizeof msg);
   if (rc == 0 && index > set.count) {
-    snprintf(msg, sizeof msg, "%s has %" PRIu32 " level(s), not %" PRIu64,
+    snprintf(msg, sizeof msg, "%.200s has %" PRIu32 " level(s), not %" PRIu64,
              path, set.count, index);
     rc = GK_ERANGE;
   }
@@ -1006,7 +1006,7 @@ static int record_push_puzzle(const gk_sim *sim, void *cfg,
                        sim->input_size);
   char origin[512];
   snprintf(origin, sizeof origin,
-           "gk-replay record --genre push-puzzle --level %s#%" PRIu64
+           "gk-replay record --genre push-puzzle --level %.300s#%" PRIu64
            " (%zu moves)",
            base_name(path), index, moves.count);
   rc = record_run(sim, cfg, seed, players, &script.base, moves.count,

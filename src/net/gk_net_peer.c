@@ -1,0 +1,507 @@
+/* gk_net_peer.c: the peer engine (see gk_net_peer.h).
+ *
+ * Two things drive a peer: its sampling timer and the host's datagrams.
+ *
+ * The timer owns the local schedule. Deadline k is t0 + k * step_ns on
+ * uv_hrtime; each callback samples every deadline that has passed (within
+ * the bound on how far past the confirmed step it may go), sends one INPUT
+ * with every record the host has not acknowledged, and re-arms a one-shot
+ * timer for the next deadline. While the bound holds it back, the timer
+ * still fires once per step period so acknowledgements and repeats keep
+ * flowing, and when sampling may resume the schedule restarts from then.
+ *
+ * Host datagrams feed the merged input buffer; every newly confirmed step
+ * is run at once over the buffer, its confirm latency noted if this peer
+ * sampled it, and its hash reported.
+ */
+#include "gk_net_peer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gk_err.h"
+#include "gk_genres.h"
+#include "gk_rng.h"
+
+/* --- the bot as an input source ------------------------------------------ */
+
+static int bot_read(gk_input *in, uint64_t step, gk_step_input *out) {
+  gk_net_bot_input *b = (gk_net_bot_input *)in;
+  b->sim->bot_next(b->bot, b->record);
+  out->step = step;
+  out->active_mask = 1;
+  out->flags = 0;
+  out->players = 1;
+  out->inputs = b->record;
+  return 0;
+}
+
+int gk_net_bot_input_init(gk_net_bot_input *b, const gk_sim *sim,
+                          const void *cfg, uint64_t seed, uint32_t player) {
+  if (b == NULL || sim == NULL || sim->bot_size == 0 ||
+      sim->bot_size > sizeof b->bot || sim->bot_init == NULL ||
+      sim->bot_next == NULL || sim->input_size > GK_INPUT_SIZE_MAX)
+    return GK_EINVAL;
+  memset(b, 0, sizeof *b);
+  b->base.read = bot_read;
+  b->sim = sim;
+  sim->bot_init(b->bot, cfg, seed, player);
+  return 0;
+}
+
+/* --- helpers --------------------------------------------------------------- */
+
+static int send_msg(gk_net_peer *p, const gk_wire_msg *m) {
+  size_t len;
+  int rc = gk_wire_encode(m, p->buf, sizeof p->buf, &len);
+  if (rc != 0)
+    return rc;
+  rc = p->cb.send(p->cb.ctx, p->buf, len, gk_wire_type_reliable((int)m->type));
+  if (rc == 0)
+    p->stats.packets_out++;
+  return rc;
+}
+
+int gk_net_peer_send_msg(gk_net_peer *p, const gk_wire_msg *m) {
+  return send_msg(p, m);
+}
+
+static uint64_t first_sampled(const gk_net_peer *p) {
+  return p->match.first_step + p->match.input_delay;
+}
+
+/* The step the next sample is for. */
+static uint64_t next_sample(const gk_net_peer *p) {
+  return first_sampled(p) + p->k;
+}
+
+static void finish(gk_net_peer *p, uint64_t step, int reason) {
+  if (p->ended)
+    return;
+  p->ended = 1;
+  p->end_reason = reason;
+  uv_timer_stop(&p->timer);
+  if (p->cb.ended != NULL)
+    p->cb.ended(p->cb.ctx, p, step, reason);
+}
+
+/* Sends every record the host has not acknowledged (the oldest first, as
+ * many as fit), with our acknowledgement of confirmed steps. */
+static void send_inputs(gk_net_peer *p) {
+  uint32_t isz = p->sim->input_size;
+  uint64_t from = p->acked > first_sampled(p) ? p->acked : first_sampled(p);
+  uint64_t to = next_sample(p);
+  uint64_t n = to > from ? to - from : 0;
+  uint32_t fit = gk_wire_input_fit(isz);
+  if (n > fit)
+    n = fit;
+  uint8_t records[GK_WIRE_MAX];
+  for (uint64_t i = 0; i < n; i++)
+    memcpy(records + i * isz,
+           p->unacked + ((from + i) % p->inbuf.window) * isz, isz);
+  gk_wire_msg m;
+  m.type = GK_MSG_INPUT;
+  m.u.input = (gk_wire_input){.slot = p->match.slot,
+                              .input_size = (uint8_t)isz,
+                              .count = (uint8_t)n,
+                              .ack = p->inbuf.confirmed,
+                              .first = from,
+                              .records = records};
+  send_msg(p, &m);
+}
+
+static void send_hashes(gk_net_peer *p) {
+  while (p->hash_from < p->loop.steps) {
+    gk_wire_msg m;
+    m.type = GK_MSG_HASH;
+    m.u.hash.first = p->hash_from;
+    uint64_t n = p->loop.steps - p->hash_from;
+    if (n > GK_WIRE_STEPS_MAX)
+      n = GK_WIRE_STEPS_MAX;
+    uint32_t got = 0;
+    for (; got < n; got++)
+      if (gk_loop_hash_at(&p->loop, p->hash_from + got,
+                          &m.u.hash.hashes[got]) != 0)
+        break;
+    if (got == 0) {
+      p->hash_from++; /* fell out of the ring: skip it */
+      continue;
+    }
+    m.u.hash.count = (uint8_t)got;
+    send_msg(p, &m);
+    p->hash_from += got;
+  }
+}
+
+/* May the peer sample step s? Not past confirmed + input_delay + lead,
+ * and never so far that its unacknowledged records overflow the window. */
+static int may_sample(const gk_net_peer *p, uint64_t s) {
+  if (s >= p->inbuf.confirmed + p->match.input_delay + p->match.lead)
+    return 0;
+  uint64_t from = p->acked > first_sampled(p) ? p->acked : first_sampled(p);
+  return s - from < p->inbuf.window / 2;
+}
+
+/* --- running confirmed steps ----------------------------------------------- */
+
+static int peer_read(gk_input *in, uint64_t step, gk_step_input *out) {
+  gk__peer_input *pi = (gk__peer_input *)in;
+  int rc = pi->p->inbuf.base.read(&pi->p->inbuf.base, step, out);
+  if (rc == 0)
+    pi->last = *out;
+  return rc;
+}
+
+static void peer_end_step(gk_input *in) {
+  gk__peer_input *pi = (gk__peer_input *)in;
+  gk_net_peer *p = pi->p;
+  p->stats.steps_run++;
+  if (p->cb.step != NULL)
+    p->cb.step(p->cb.ctx, p, &pi->last, p->loop.last_hash);
+}
+
+static void run_steps(gk_net_peer *p) {
+  uint64_t ready = gk_inbuf_ready(&p->inbuf);
+  if (ready > 0 && !p->ended) {
+    uint64_t now_ms = uv_hrtime() / 1000000u;
+    gk_loop_frame(&p->loop, &p->in.base, gk_budget_steps(ready), now_ms);
+  }
+  send_hashes(p);
+  if (p->inbuf.end_step != UINT64_MAX && p->loop.steps > p->inbuf.end_step &&
+      p->end_notice)
+    finish(p, p->inbuf.end_step, p->end_notice_reason);
+}
+
+static void on_timer(uv_timer_t *h);
+
+static void arm(gk_net_peer *p, uint64_t now) {
+  if (p->ended || p->stopped)
+    return;
+  uint64_t next = p->blocked ? now + p->step_ns : p->t0 + p->k * p->step_ns;
+  uint64_t ms = next > now ? (next - now + 999999u) / 1000000u : 0;
+  uv_timer_start(&p->timer, on_timer, ms, 0);
+}
+
+static void on_timer(uv_timer_t *h) {
+  gk_net_peer *p = h->data;
+  if (p->ended || p->stopped)
+    return;
+  uint64_t now = uv_hrtime();
+  int sampled = 0, was_blocked = p->blocked;
+  uint32_t isz = p->sim->input_size;
+  while (now >= p->t0 + p->k * p->step_ns) {
+    uint64_t s = next_sample(p);
+    if (!may_sample(p, s)) {
+      p->blocked = 1;
+      p->stats.waits++;
+      break;
+    }
+    if (p->blocked) {
+      /* The wait is over: the schedule restarts now, without a burst. */
+      p->blocked = 0;
+      p->t0 = now - p->k * p->step_ns;
+    }
+    gk_step_input in;
+    uint8_t *dst = p->unacked + (s % p->inbuf.window) * isz;
+    if (p->source->read(p->source, s, &in) == 0 && in.inputs != NULL &&
+        (in.players == 1 || in.players > p->match.slot))
+      memcpy(dst, in.inputs + (in.players == 1 ? 0 : p->match.slot * isz),
+             isz);
+    else
+      memset(dst, 0, isz);
+    p->sampled_ns[s % p->inbuf.window] = now;
+    p->k++;
+    p->stats.samples++;
+    sampled = 1;
+    if (p->source->end_step != NULL)
+      p->source->end_step(p->source);
+  }
+  if (sampled && p->source->end_frame != NULL)
+    p->source->end_frame(p->source);
+  if (sampled || p->blocked || was_blocked)
+    send_inputs(p);
+  arm(p, now);
+}
+
+/* --- receiving ------------------------------------------------------------- */
+
+static int on_confirmed(gk_net_peer *p, const gk_wire_confirmed *c) {
+  if (c->players != p->match.players || c->input_size != p->sim->input_size) {
+    p->stats.drop_unexpected++;
+    return GK_EPROTO;
+  }
+  if (c->ack > p->acked && c->ack <= next_sample(p))
+    p->acked = c->ack;
+  uint64_t before = p->inbuf.confirmed;
+  for (uint32_t i = 0; i < c->count; i++) {
+    gk_step_input in;
+    gk_wire_step_get(c, i, &in);
+    int rc = gk_inbuf_put_merged(&p->inbuf, &in);
+    if (rc == GK_EEXIST || rc == GK_ESTALE)
+      p->stats.confirmed_dup++;
+    else if (rc != 0)
+      p->stats.drop_unexpected++;
+  }
+  gk_inbuf_confirm(&p->inbuf);
+  uint64_t now = uv_hrtime();
+  for (uint64_t s = before; s < p->inbuf.confirmed; s++)
+    if (s >= first_sampled(p) && s < next_sample(p) &&
+        p->nlatency < p->opts.latency_cap) {
+      uint64_t us = (now - p->sampled_ns[s % p->inbuf.window]) / 1000u;
+      p->latency_us[p->nlatency++] = us > UINT32_MAX ? UINT32_MAX
+                                                     : (uint32_t)us;
+    }
+  run_steps(p);
+  if (p->inbuf.confirmed > before) {
+    if (p->blocked && may_sample(p, next_sample(p)))
+      uv_timer_start(&p->timer, on_timer, 0, 0); /* resume at once */
+    if (p->ended || p->stopped)
+      send_inputs(p); /* no timer: acknowledge from here */
+  }
+  return 0;
+}
+
+int gk_net_peer_receive(gk_net_peer *p, const uint8_t *bytes, size_t len) {
+  gk_wire_msg m;
+  p->stats.packets_in++;
+  int rc = gk_wire_decode(bytes, len, &m);
+  if (rc != 0) {
+    p->stats.drop_malformed++;
+    return rc;
+  }
+  if (m.type == GK_MSG_MATCH_START) {
+    char err[GK_ERRMSG_MAX];
+    rc = gk_net_peer_start(p, &m.u.match_start, err, sizeof err);
+    if (rc != 0)
+      p->stats.drop_unexpected++;
+    return rc;
+  }
+  int match_msg = m.type == GK_MSG_CONFIRMED || m.type == GK_MSG_STALL ||
+                  m.type == GK_MSG_DESYNC || m.type == GK_MSG_MATCH_END ||
+                  m.type == GK_MSG_REMOVE_PLAYER;
+  if (match_msg && !p->started) {
+    p->stats.drop_unexpected++;
+    return GK_ESTATE;
+  }
+  switch (m.type) {
+  case GK_MSG_CONFIRMED:
+    return on_confirmed(p, &m.u.confirmed);
+  case GK_MSG_STALL:
+    if (p->cb.stall != NULL)
+      p->cb.stall(p->cb.ctx, p, &m.u.stall);
+    return 0;
+  case GK_MSG_DESYNC:
+    if (p->cb.desync != NULL)
+      p->cb.desync(p->cb.ctx, p, &m.u.desync);
+    return 0;
+  case GK_MSG_REMOVE_PLAYER:
+    if (m.u.remove.slot >= p->match.players) {
+      p->stats.drop_unexpected++;
+      return GK_ERANGE;
+    }
+    if (p->cb.removed != NULL)
+      p->cb.removed(p->cb.ctx, p, m.u.remove.slot, m.u.remove.step);
+    if (m.u.remove.slot == p->match.slot)
+      finish(p, m.u.remove.step, GK_WIRE_END_REMOVED);
+    return 0;
+  case GK_MSG_MATCH_END:
+    p->end_notice = 1;
+    p->end_notice_reason = m.u.match_end.reason;
+    if (m.u.match_end.reason == GK_WIRE_END_REMOVED ||
+        m.u.match_end.reason == GK_WIRE_END_SHUTDOWN ||
+        (p->inbuf.end_step != UINT64_MAX &&
+         p->loop.steps > p->inbuf.end_step))
+      finish(p, m.u.match_end.step, m.u.match_end.reason);
+    return 0;
+  default:
+    if (p->cb.message != NULL)
+      p->cb.message(p->cb.ctx, p, &m);
+    return 0;
+  }
+}
+
+/* --- life cycle ------------------------------------------------------------ */
+
+int gk_net_peer_init(gk_net_peer *p, const gk_net_peer_options *opts,
+                     const gk_net_peer_callbacks *cb) {
+  if (p == NULL || opts == NULL || opts->loop == NULL || cb == NULL ||
+      cb->send == NULL)
+    return GK_EINVAL;
+  memset(p, 0, sizeof *p);
+  p->opts = *opts;
+  p->cb = *cb;
+  if (p->opts.latency_cap == 0)
+    p->opts.latency_cap = 65536;
+  if (p->opts.hash_ring == 0)
+    p->opts.hash_ring = 1024;
+  p->latency_us = malloc((size_t)p->opts.latency_cap * sizeof(uint32_t));
+  if (p->latency_us == NULL)
+    return GK_ENOMEM;
+  uv_timer_init(opts->loop, &p->timer);
+  p->timer.data = p;
+  p->timer_open = 1;
+  return 0;
+}
+
+static const gk_sim *default_find(void *ctx, const char *name) {
+  (void)ctx;
+  return gk_genre_find(name);
+}
+
+int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms,
+                      char *err, size_t errlen) {
+  if (p->started)
+    return gk_errf(err, errlen, GK_ESTATE, "peer: match already started");
+  if (ms->players < 1 || ms->players > GK_PLAYERS_MAX ||
+      ms->slot >= ms->players || ms->step_seconds.num == 0 ||
+      ms->step_seconds.den == 0 || ms->first_step != 0)
+    return gk_errf(err, errlen, GK_EINVAL,
+                   "peer: match start out of range (or not at step 0)");
+  const gk_sim *sim = p->opts.find_genre != NULL
+                          ? p->opts.find_genre(p->opts.find_ctx, ms->genre)
+                          : default_find(NULL, ms->genre);
+  if (sim == NULL)
+    return gk_errf(err, errlen, GK_ENOTFOUND, "peer: unknown genre \"%s\"",
+                   ms->genre);
+  if (ms->players < sim->players_min || ms->players > sim->players_max)
+    return gk_errf(err, errlen, GK_EMISMATCH,
+                   "peer: %u players, genre \"%s\" takes %u..%u",
+                   ms->players, sim->name, sim->players_min,
+                   sim->players_max);
+  int rc;
+  p->sim_cfg = calloc(1, sim->config_size > 0 ? sim->config_size : 1);
+  if (p->sim_cfg == NULL)
+    return gk_errf(err, errlen, GK_ENOMEM, "peer: out of memory");
+  sim->config_default(p->sim_cfg);
+  p->sim = sim;
+  if ((rc = gk_net_config_json(sim, p->sim_cfg, ms->config, err, errlen)) != 0)
+    goto fail;
+  uint32_t window = p->opts.window != 0 ? p->opts.window
+                                        : GK_INBUF_WINDOW_DEFAULT;
+  gk_inbuf_options o = {.players = ms->players,
+                        .input_size = sim->input_size,
+                        .active_mask = ms->active_mask,
+                        .first_step = ms->first_step,
+                        .window = window};
+  if ((rc = gk_inbuf_init(&p->inbuf, &o)) != 0) {
+    gk_errf(err, errlen, rc, "peer: input buffer: %s", gk_strerror(rc));
+    goto fail;
+  }
+  gk_loop_options lo = {.hash_ring = p->opts.hash_ring};
+  if ((rc = gk_loop_init(&p->loop, &lo)) != 0) {
+    gk_inbuf_close(&p->inbuf);
+    gk_errf(err, errlen, rc, "peer: loop: %s", gk_strerror(rc));
+    goto fail;
+  }
+  if ((rc = gk_loop_start(&p->loop, sim, p->sim_cfg, ms->seed, ms->players,
+                          err, errlen)) != 0)
+    goto fail_loop;
+  p->unacked = calloc(window, sim->input_size);
+  p->sampled_ns = calloc(window, sizeof(uint64_t));
+  if (p->unacked == NULL || p->sampled_ns == NULL) {
+    rc = gk_errf(err, errlen, GK_ENOMEM, "peer: out of memory");
+    goto fail_loop;
+  }
+  if (p->opts.source != NULL) {
+    p->source = p->opts.source;
+  } else {
+    uint64_t x = p->opts.bot_seed ^ ms->seed;
+    uint64_t seed = gk_splitmix64(&x) + ms->slot;
+    if ((rc = gk_net_bot_input_init(&p->bot, sim, p->sim_cfg, seed,
+                                    ms->slot)) != 0) {
+      gk_errf(err, errlen, rc, "peer: genre \"%s\" has no bot", sim->name);
+      goto fail_loop;
+    }
+    p->source = &p->bot.base;
+  }
+  p->match = *ms;
+  p->step_ns = (uint64_t)ms->step_seconds.num * 1000000000u /
+               ms->step_seconds.den;
+  if (p->step_ns == 0)
+    p->step_ns = 1;
+  p->in.base.read = peer_read;
+  p->in.base.end_step = peer_end_step;
+  p->in.p = p;
+  p->acked = ms->first_step;
+  p->hash_from = ms->first_step;
+  p->t0 = uv_hrtime();
+  p->k = 0;
+  p->started = 1;
+  if (p->cb.started != NULL)
+    p->cb.started(p->cb.ctx, p);
+  uv_timer_start(&p->timer, on_timer, 0, 0);
+  return 0;
+fail_loop:
+  gk_loop_close(&p->loop);
+  gk_inbuf_close(&p->inbuf);
+fail:
+  if (sim->config_free != NULL)
+    sim->config_free(p->sim_cfg);
+  free(p->sim_cfg);
+  free(p->unacked);
+  free(p->sampled_ns);
+  p->sim_cfg = NULL;
+  p->unacked = NULL;
+  p->sampled_ns = NULL;
+  p->sim = NULL;
+  return rc;
+}
+
+void gk_net_peer_stop(gk_net_peer *p) {
+  p->stopped = 1;
+  uv_timer_stop(&p->timer);
+}
+
+static void on_timer_closed(uv_handle_t *h) {
+  gk_net_peer *p = h->data;
+  if (p->started) {
+    gk_loop_close(&p->loop);
+    gk_inbuf_close(&p->inbuf);
+    if (p->sim->config_free != NULL)
+      p->sim->config_free(p->sim_cfg);
+  }
+  free(p->sim_cfg);
+  free(p->unacked);
+  free(p->sampled_ns);
+  free(p->latency_us);
+  p->sim_cfg = NULL;
+  p->unacked = NULL;
+  p->sampled_ns = NULL;
+  p->latency_us = NULL;
+  p->started = 0;
+  if (p->close_cb != NULL)
+    p->close_cb(p);
+}
+
+void gk_net_peer_close(gk_net_peer *p, void (*close_cb)(gk_net_peer *p)) {
+  if (!p->timer_open)
+    return;
+  p->timer_open = 0;
+  p->stopped = 1;
+  p->close_cb = close_cb;
+  uv_close((uv_handle_t *)&p->timer, on_timer_closed);
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+uint32_t gk_net_peer_latency_pct(const gk_net_peer *p, uint32_t pct) {
+  if (p->nlatency == 0)
+    return 0;
+  uint32_t *c = malloc((size_t)p->nlatency * sizeof *c);
+  if (c == NULL)
+    return 0;
+  memcpy(c, p->latency_us, (size_t)p->nlatency * sizeof *c);
+  qsort(c, p->nlatency, sizeof *c, cmp_u32);
+  if (pct > 100)
+    pct = 100;
+  /* nearest rank: ceil(pct/100 * n), at least 1 */
+  uint64_t rank = ((uint64_t)pct * p->nlatency + 99u) / 100u;
+  if (rank < 1)
+    rank = 1;
+  uint32_t v = c[rank - 1];
+  free(c);
+  return v;
+}

@@ -1,0 +1,239 @@
+/* gk_net_transport.c: an ENet host driven by a libuv loop.
+ *
+ * ENet normally wants enet_host_service called in a loop with a timeout.
+ * Here the uv loop does the waiting: a uv_poll on ENet's (non-blocking)
+ * UDP socket wakes us when datagrams arrive, and we then drain every ENet
+ * event with a zero timeout. A repeating service timer runs the same drain
+ * so ENet's own timers (pings, reliable resends, timeouts) keep going when
+ * nothing arrives, and a uv_prepare handle flushes whatever was queued
+ * during the loop iteration right before the loop blocks again.
+ *
+ * Closing is asynchronous like every uv handle: the ENet host is destroyed
+ * only once the three handles are closed, so no callback can see a freed
+ * host.
+ */
+#include "gk_net_transport.h"
+
+#include <enet/enet.h>
+#include <string.h>
+
+#include "gk_err.h"
+#include "gk_net_wire.h"
+
+static ENetHost *host_of(const gk_net_transport *t) {
+  return (ENetHost *)t->host;
+}
+
+static ENetPeer *peer_of(const gk_net_transport *t, uint32_t id) {
+  ENetHost *h = host_of(t);
+  if (h == NULL || id >= h->peerCount)
+    return NULL;
+  return &h->peers[id];
+}
+
+static uint32_t id_of(const gk_net_transport *t, const ENetPeer *p) {
+  return (uint32_t)(p - host_of(t)->peers);
+}
+
+static void set_timeout(gk_net_transport *t, ENetPeer *p) {
+  if (t->opts.timeout_ms != 0)
+    enet_peer_timeout(p, 0, t->opts.timeout_ms, t->opts.timeout_ms);
+}
+
+/* Drains every pending ENet event. Stops early once close has begun. */
+static void drain(gk_net_transport *t) {
+  ENetEvent ev;
+  while (t->close_cb == NULL && t->host != NULL &&
+         enet_host_service(host_of(t), &ev, 0) > 0) {
+    uint32_t id = id_of(t, ev.peer);
+    switch (ev.type) {
+    case ENET_EVENT_TYPE_CONNECT:
+      t->stats.connects++;
+      set_timeout(t, ev.peer);
+      if (t->cb.connect != NULL)
+        t->cb.connect(t->cb.ctx, t, id);
+      break;
+    case ENET_EVENT_TYPE_DISCONNECT:
+      t->stats.disconnects++;
+      if (t->cb.disconnect != NULL)
+        t->cb.disconnect(t->cb.ctx, t, id);
+      break;
+    case ENET_EVENT_TYPE_RECEIVE:
+      if (ev.packet->dataLength > t->opts.max_packet) {
+        t->stats.drop_oversize++;
+      } else {
+        t->stats.packets_in++;
+        t->stats.bytes_in += ev.packet->dataLength;
+        t->cb.receive(t->cb.ctx, t, id, ev.packet->data,
+                      ev.packet->dataLength);
+      }
+      enet_packet_destroy(ev.packet);
+      break;
+    default:
+      break;
+    }
+  }
+  t->dirty = 1; /* servicing may queue acknowledgements */
+}
+
+static void on_poll(uv_poll_t *h, int status, int events) {
+  (void)status;
+  (void)events;
+  drain((gk_net_transport *)h->data);
+}
+
+static void on_service(uv_timer_t *h) { drain((gk_net_transport *)h->data); }
+
+static void on_prepare(uv_prepare_t *h) {
+  gk_net_transport *t = h->data;
+  if (t->dirty && t->host != NULL && t->close_cb == NULL) {
+    enet_host_flush(host_of(t));
+    t->dirty = 0;
+  }
+}
+
+int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
+                          const gk_net_transport_options *opts,
+                          const gk_net_transport_callbacks *cb) {
+  if (t == NULL || loop == NULL || opts == NULL || cb == NULL ||
+      cb->receive == NULL)
+    return GK_EINVAL;
+  memset(t, 0, sizeof *t);
+  t->loop = loop;
+  t->cb = *cb;
+  t->opts = *opts;
+  if (t->opts.max_peers == 0)
+    t->opts.max_peers = 1;
+  if (t->opts.service_ms == 0)
+    t->opts.service_ms = 10;
+  if (t->opts.max_packet == 0)
+    t->opts.max_packet = GK_WIRE_MAX;
+  if (t->opts.max_peers > ENET_PROTOCOL_MAXIMUM_PEER_ID)
+    return GK_EINVAL;
+  if (enet_initialize() != 0)
+    return GK_EIO;
+  ENetAddress addr;
+  ENetHost *h;
+  if (opts->bind_host != NULL) {
+    if (enet_address_set_host_ip(&addr, opts->bind_host) != 0 &&
+        enet_address_set_host(&addr, opts->bind_host) != 0)
+      return GK_EINVAL;
+    addr.port = opts->port;
+    h = enet_host_create(&addr, t->opts.max_peers, 2, 0, 0);
+  } else {
+    h = enet_host_create(NULL, t->opts.max_peers, 2, 0, 0);
+  }
+  if (h == NULL)
+    return GK_EIO;
+  t->host = h;
+  t->port = opts->bind_host != NULL ? h->address.port : 0;
+  if (uv_poll_init_socket(loop, &t->poll, h->socket) != 0) {
+    enet_host_destroy(h);
+    t->host = NULL;
+    return GK_EIO;
+  }
+  uv_timer_init(loop, &t->service);
+  uv_prepare_init(loop, &t->flush);
+  t->poll.data = t->service.data = t->flush.data = t;
+  t->handles = 3;
+  uv_poll_start(&t->poll, UV_READABLE, on_poll);
+  uv_timer_start(&t->service, on_service, t->opts.service_ms,
+                 t->opts.service_ms);
+  uv_prepare_start(&t->flush, on_prepare);
+  return 0;
+}
+
+int gk_net_transport_connect(gk_net_transport *t, const char *host,
+                             uint16_t port, uint32_t *peer) {
+  if (t->host == NULL || t->close_cb != NULL || host == NULL)
+    return GK_ESTATE;
+  ENetAddress addr;
+  if (enet_address_set_host_ip(&addr, host) != 0 &&
+      enet_address_set_host(&addr, host) != 0)
+    return GK_EINVAL;
+  addr.port = port;
+  ENetPeer *p = enet_host_connect(host_of(t), &addr, 2, 0);
+  if (p == NULL)
+    return GK_EFULL;
+  set_timeout(t, p);
+  if (peer != NULL)
+    *peer = id_of(t, p);
+  t->dirty = 1;
+  return 0;
+}
+
+int gk_net_transport_send(gk_net_transport *t, uint32_t peer,
+                          const uint8_t *bytes, size_t len, int reliable) {
+  ENetPeer *p = peer_of(t, peer);
+  if (p == NULL || p->state != ENET_PEER_STATE_CONNECTED ||
+      t->close_cb != NULL) {
+    t->stats.drop_send++;
+    return GK_ENOTFOUND;
+  }
+  if (len > GK_WIRE_MAX) {
+    t->stats.drop_send++;
+    return GK_ETOOBIG;
+  }
+  ENetPacket *pkt = enet_packet_create(
+      bytes, len,
+      reliable ? ENET_PACKET_FLAG_RELIABLE : ENET_PACKET_FLAG_UNSEQUENCED);
+  if (pkt == NULL || enet_peer_send(p, reliable ? 0 : 1, pkt) < 0) {
+    if (pkt != NULL)
+      enet_packet_destroy(pkt);
+    t->stats.drop_send++;
+    return GK_EIO;
+  }
+  t->stats.packets_out++;
+  t->stats.bytes_out += len;
+  t->dirty = 1;
+  return 0;
+}
+
+void gk_net_transport_disconnect(gk_net_transport *t, uint32_t peer,
+                                 int at_once) {
+  ENetPeer *p = peer_of(t, peer);
+  if (p == NULL || p->state == ENET_PEER_STATE_DISCONNECTED)
+    return;
+  if (!at_once) {
+    enet_peer_disconnect(p, 0);
+    t->dirty = 1;
+    return;
+  }
+  /* enet_peer_disconnect_now raises no local event: report it here. */
+  enet_peer_disconnect_now(p, 0);
+  t->stats.disconnects++;
+  if (t->cb.disconnect != NULL)
+    t->cb.disconnect(t->cb.ctx, t, peer);
+}
+
+uint32_t gk_net_transport_rtt(const gk_net_transport *t, uint32_t peer) {
+  const ENetPeer *p = peer_of(t, peer);
+  return p != NULL ? p->roundTripTime : 0;
+}
+
+static void on_closed(uv_handle_t *h) {
+  gk_net_transport *t = h->data;
+  if (--t->handles > 0)
+    return;
+  if (t->host != NULL)
+    enet_host_destroy(host_of(t));
+  t->host = NULL;
+  if (t->close_cb != NULL)
+    t->close_cb(t);
+}
+
+static void no_close_cb(gk_net_transport *t) { (void)t; }
+
+void gk_net_transport_close(gk_net_transport *t,
+                            void (*close_cb)(gk_net_transport *t)) {
+  if (t->close_cb != NULL || t->handles == 0)
+    return;
+  ENetHost *h = host_of(t);
+  for (size_t i = 0; i < h->peerCount; i++)
+    if (h->peers[i].state != ENET_PEER_STATE_DISCONNECTED)
+      enet_peer_disconnect_now(&h->peers[i], 0);
+  t->close_cb = close_cb != NULL ? close_cb : no_close_cb;
+  uv_close((uv_handle_t *)&t->poll, on_closed);
+  uv_close((uv_handle_t *)&t->service, on_closed);
+  uv_close((uv_handle_t *)&t->flush, on_closed);
+}

@@ -1,0 +1,385 @@
+/* harness.c: see harness.h. */
+#include "harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gk_err.h"
+
+static uint64_t now_ms(void) { return uv_hrtime() / 1000000u; }
+
+static void fail(harness *h, const char *why) {
+  if (!h->failed)
+    snprintf(h->why, sizeof h->why, "%s", why);
+  h->failed = 1;
+}
+
+/* --- host side ------------------------------------------------------------ */
+
+static int host_send(void *ctx, uint32_t slot, const uint8_t *bytes,
+                     size_t len, int reliable) {
+  harness *h = ctx;
+  return gk_net_transport_send(&h->host, h->id_of_slot[slot], bytes, len,
+                               reliable);
+}
+
+static void host_step(void *ctx, const gk_step_input *in, uint64_t hash) {
+  harness *h = ctx;
+  if (in->step < h->cap)
+    h->host_hashes[in->step] = hash;
+}
+
+static void host_desync(void *ctx, const gk_net_desync *d) {
+  harness *h = ctx;
+  if (h->ndesyncs < GK_PLAYERS_MAX)
+    h->desyncs[h->ndesyncs++] = *d;
+}
+
+static void host_stall(void *ctx, uint64_t step, uint32_t awaited,
+                       uint64_t waited_ms) {
+  (void)step;
+  (void)waited_ms;
+  harness *h = ctx;
+  h->host_stalls++;
+  h->host_stall_awaited = awaited;
+}
+
+static void host_removed(void *ctx, uint32_t slot, uint64_t step) {
+  harness *h = ctx;
+  h->removed_slot = slot;
+  h->removed_step = step;
+  for (uint32_t i = 0; i < h->o.peers; i++)
+    if (h->p[i].peer.started && h->p[i].slot == slot)
+      h->p[i].removed = 1;
+}
+
+static void host_ended(void *ctx, uint64_t step, int reason) {
+  (void)step;
+  harness *h = ctx;
+  h->host_ended = 1;
+  h->host_end_reason = reason;
+}
+
+static void on_tick(uv_timer_t *t);
+
+static void arm_tick(harness *h) {
+  uint64_t now = uv_hrtime();
+  uint64_t next = h->t0 + h->k * h->step_ns;
+  uint64_t ms = next > now ? (next - now + 999999u) / 1000000u : 0;
+  uv_timer_start(&h->tick, on_tick, ms, 0);
+}
+
+static int all_done(const harness *h) {
+  if (!h->host_ended)
+    return 0;
+  for (uint32_t i = 0; i < h->o.peers; i++)
+    if (!h->p[i].ended && !h->p[i].removed)
+      return 0;
+  return 1;
+}
+
+static void on_tick(uv_timer_t *t) {
+  harness *h = t->data;
+  uint64_t now = uv_hrtime();
+  while (h->t0 + h->k * h->step_ns <= now)
+    h->k++;
+  if (gk_net_session_tick(&h->session, now_ms()) < 0)
+    fail(h, "session tick failed");
+  if (!h->end_requested && h->session.loop.steps >= h->o.steps) {
+    h->end_requested = 1;
+    gk_net_session_end(&h->session, GK_WIRE_END_HOST, now_ms());
+  }
+  if (h->o.cut_at_step != 0 && !h->cut_done &&
+      h->session.loop.steps >= h->o.cut_at_step) {
+    gk_net_fault_dir cut = {.loss_ppm = 1000000};
+    gk_net_fault_set(&h->p[h->o.cut_peer].fault, &cut, &cut);
+    h->cut_done = 1;
+  }
+  if (all_done(h) || h->failed) {
+    uv_stop(&h->loop);
+    return;
+  }
+  arm_tick(h);
+}
+
+static void start_match(harness *h) {
+  char err[GK_ERRMSG_MAX];
+  for (uint32_t slot = 0; slot < h->o.peers; slot++) {
+    gk_wire_msg m;
+    memset(&m, 0, sizeof m);
+    m.type = GK_MSG_MATCH_START;
+    gk_wire_match_start *ms = &m.u.match_start;
+    ms->seed = h->o.seed;
+    ms->players = (uint8_t)h->o.peers;
+    ms->slot = (uint8_t)slot;
+    ms->active_mask = (1u << h->o.peers) - 1u;
+    ms->input_delay = (uint8_t)h->o.input_delay;
+    ms->lead = (uint8_t)h->o.lead;
+    ms->step_seconds = h->o.step;
+    snprintf(ms->genre, sizeof ms->genre, "%s", h->o.sim->name);
+    snprintf(ms->config, sizeof ms->config, "%s",
+             h->o.config_json != NULL ? h->o.config_json : "");
+    uint8_t buf[GK_WIRE_MAX];
+    size_t len;
+    if (gk_wire_encode(&m, buf, sizeof buf, &len) != 0 ||
+        gk_net_transport_send(&h->host, h->id_of_slot[slot], buf, len, 1) !=
+            0) {
+      fail(h, "could not send MATCH_START");
+      return;
+    }
+  }
+  gk_net_session_config c = {.sim = h->o.sim,
+                             .sim_config = h->o.sim_cfg,
+                             .seed = h->o.seed,
+                             .players = h->o.peers,
+                             .input_delay = h->o.input_delay,
+                             .lead = h->o.lead,
+                             .creator = 0,
+                             .stall_notice_ms = h->o.stall_notice_ms,
+                             .step_seconds = h->o.step};
+  gk_net_session_callbacks cb = {.ctx = h,
+                                 .send = host_send,
+                                 .desync = host_desync,
+                                 .stall = host_stall,
+                                 .step = host_step,
+                                 .removed = host_removed,
+                                 .ended = host_ended};
+  if (gk_net_session_init(&h->session, &c, &cb, now_ms(), err, sizeof err) !=
+      0) {
+    fail(h, err);
+    return;
+  }
+  h->session_up = 1;
+  h->t0 = uv_hrtime();
+  h->k = 0;
+  arm_tick(h);
+}
+
+static void host_connect(void *ctx, gk_net_transport *t, uint32_t id) {
+  (void)t;
+  harness *h = ctx;
+  if (id >= 64 || h->nconnected >= h->o.peers || h->session_up) {
+    gk_net_transport_disconnect(&h->host, id, 1);
+    return;
+  }
+  h->slot_of_id[id] = h->nconnected;
+  h->id_of_slot[h->nconnected] = id;
+  if (++h->nconnected == h->o.peers)
+    start_match(h);
+}
+
+static void host_disconnect(void *ctx, gk_net_transport *t, uint32_t id) {
+  (void)t;
+  harness *h = ctx;
+  if (h->session_up && id < 64 && h->slot_of_id[id] < h->o.peers)
+    gk_net_session_disconnect(&h->session, h->slot_of_id[id], now_ms());
+}
+
+static void host_receive(void *ctx, gk_net_transport *t, uint32_t id,
+                         const uint8_t *bytes, size_t len) {
+  (void)t;
+  harness *h = ctx;
+  if (!h->session_up || id >= 64 || h->slot_of_id[id] >= h->o.peers)
+    return;
+  gk_net_session_receive(&h->session, h->slot_of_id[id], bytes, len,
+                         now_ms());
+}
+
+/* --- peer side -------------------------------------------------------------- */
+
+static int peer_send(void *ctx, const uint8_t *bytes, size_t len,
+                     int reliable) {
+  hpeer *p = ctx;
+  return gk_net_transport_send(&p->t, p->server_id, bytes, len, reliable);
+}
+
+static void peer_step(void *ctx, gk_net_peer *peer, const gk_step_input *in,
+                      uint64_t hash) {
+  (void)peer;
+  hpeer *p = ctx;
+  if (in->step < p->h->cap)
+    p->hashes[in->step] = hash;
+  if (in->step != p->nsteps)
+    p->order_errors++;
+  p->nsteps = in->step + 1;
+  p->step_calls++;
+}
+
+static void peer_started(void *ctx, gk_net_peer *peer) {
+  hpeer *p = ctx;
+  p->slot = peer->match.slot;
+}
+
+static void peer_stall(void *ctx, gk_net_peer *peer, const gk_wire_stall *st) {
+  hpeer *p = ctx;
+  p->stall_notices++;
+  p->stall_awaited = st->awaited;
+  p->stall_step = st->step;
+  p->steps_at_stall = peer->loop.steps;
+  if (p->h->o.creator_removes_stalled && peer->match.slot == 0) {
+    for (uint32_t s = 0; s < GK_PLAYERS_MAX; s++)
+      if (st->awaited >> s & 1u) {
+        gk_wire_msg m;
+        m.type = GK_MSG_REMOVE_PLAYER;
+        m.u.remove = (gk_wire_remove){(uint8_t)s, GK_WIRE_STEP_ASAP};
+        gk_net_peer_send_msg(peer, &m);
+      }
+  }
+}
+
+static void peer_desync(void *ctx, gk_net_peer *peer,
+                        const gk_wire_desync *d) {
+  (void)peer;
+  hpeer *p = ctx;
+  p->desync_notices++;
+  p->desync = *d;
+}
+
+static void peer_ended(void *ctx, gk_net_peer *peer, uint64_t step,
+                       int reason) {
+  (void)peer;
+  hpeer *p = ctx;
+  p->ended = 1;
+  p->end_step = step;
+  p->end_reason = reason;
+  if (all_done(p->h))
+    uv_stop(&p->h->loop);
+}
+
+static const gk_sim *find_genre(void *ctx, const char *name) {
+  hpeer *p = ctx;
+  const harness_opts *o = &p->h->o;
+  if (o->victim_sim != NULL && p->index == o->victim)
+    return strcmp(name, o->victim_sim->name) == 0 ? o->victim_sim : NULL;
+  return strcmp(name, o->sim->name) == 0 ? o->sim : NULL;
+}
+
+static void client_receive(void *ctx, gk_net_transport *t, uint32_t id,
+                           const uint8_t *bytes, size_t len) {
+  (void)t;
+  (void)id;
+  hpeer *p = ctx;
+  gk_net_peer_receive(&p->peer, bytes, len);
+}
+
+static void client_connect(void *ctx, gk_net_transport *t, uint32_t id) {
+  (void)t;
+  hpeer *p = ctx;
+  p->server_id = id;
+  p->connected = 1;
+}
+
+static void on_guard(uv_timer_t *t) {
+  harness *h = t->data;
+  h->timed_out = 1;
+  fail(h, "the run hit its wall-clock guard");
+  uv_stop(&h->loop);
+}
+
+static int setup_peer(harness *h, uint32_t i) {
+  hpeer *p = &h->p[i];
+  p->h = h;
+  p->index = i;
+  uint16_t port = h->host.port;
+  if (h->o.faults) {
+    gk_net_fault_options fo = {.target_host = "127.0.0.1",
+                               .target_port = h->host.port,
+                               .up = h->o.up,
+                               .down = h->o.down,
+                               .seed = h->o.seed * 31u + i};
+    if (gk_net_fault_init(&p->fault, &h->loop, &fo) != 0)
+      return -1;
+    p->faulty = 1;
+    port = p->fault.port;
+  }
+  gk_net_transport_options to = {.max_peers = 1, .service_ms = 5};
+  gk_net_transport_callbacks tc = {.ctx = p,
+                                   .receive = client_receive,
+                                   .connect = client_connect};
+  if (gk_net_transport_init(&p->t, &h->loop, &to, &tc) != 0)
+    return -1;
+  gk_net_peer_options po = {.loop = &h->loop,
+                            .bot_seed = 1000u + i,
+                            .find_genre = find_genre,
+                            .find_ctx = p};
+  gk_net_peer_callbacks pc = {.ctx = p,
+                              .send = peer_send,
+                              .started = peer_started,
+                              .step = peer_step,
+                              .stall = peer_stall,
+                              .desync = peer_desync,
+                              .ended = peer_ended};
+  if (gk_net_peer_init(&p->peer, &po, &pc) != 0)
+    return -1;
+  p->hashes = calloc(h->cap, sizeof(uint64_t));
+  if (p->hashes == NULL)
+    return -1;
+  return gk_net_transport_connect(&p->t, "127.0.0.1", port, &p->server_id);
+}
+
+int harness_run(harness *h, const harness_opts *o) {
+  memset(h, 0, sizeof *h);
+  h->o = *o;
+  if (o->peers < 1 || o->peers > HARNESS_PEERS_MAX)
+    return -1;
+  for (uint32_t i = 0; i < 64; i++)
+    h->slot_of_id[i] = UINT32_MAX;
+  h->cap = o->steps + 4096;
+  h->step_ns = (uint64_t)o->step.num * 1000000000u / o->step.den;
+  h->host_hashes = calloc(h->cap, sizeof(uint64_t));
+  if (h->host_hashes == NULL || uv_loop_init(&h->loop) != 0)
+    return -1;
+  gk_net_transport_options ho = {.bind_host = "127.0.0.1",
+                                 .max_peers = o->peers + 2,
+                                 .service_ms = 5,
+                                 .timeout_ms = 3000};
+  gk_net_transport_callbacks hc = {.ctx = h,
+                                   .receive = host_receive,
+                                   .connect = host_connect,
+                                   .disconnect = host_disconnect};
+  if (gk_net_transport_init(&h->host, &h->loop, &ho, &hc) != 0) {
+    fail(h, "host transport");
+  }
+  uv_timer_init(&h->loop, &h->tick);
+  uv_timer_init(&h->loop, &h->guard);
+  h->tick.data = h->guard.data = h;
+  uv_timer_start(&h->guard, on_guard, o->guard_ms, 0);
+  for (uint32_t i = 0; i < o->peers && !h->failed; i++)
+    if (setup_peer(h, i) != 0)
+      fail(h, "peer setup");
+  for (uint64_t iter = 0; iter < 100000000u && !h->failed && !all_done(h);
+       iter++)
+    uv_run(&h->loop, UV_RUN_ONCE);
+  /* Tear down: every handle is closed and the loop drained. */
+  uv_timer_stop(&h->guard);
+  uv_close((uv_handle_t *)&h->tick, NULL);
+  uv_close((uv_handle_t *)&h->guard, NULL);
+  for (uint32_t i = 0; i < o->peers; i++) {
+    hpeer *p = &h->p[i];
+    if (p->h == NULL)
+      continue;
+    gk_net_peer_close(&p->peer, NULL);
+    gk_net_transport_close(&p->t, NULL);
+    if (p->faulty)
+      gk_net_fault_close(&p->fault, NULL);
+  }
+  gk_net_transport_close(&h->host, NULL);
+  for (int i = 0; i < 1000 && uv_run(&h->loop, UV_RUN_NOWAIT) != 0; i++)
+    ;
+  uv_loop_close(&h->loop);
+  return h->failed ? -1 : 0;
+}
+
+void harness_free(harness *h) {
+  if (h->session_up)
+    gk_net_session_close(&h->session);
+  h->session_up = 0;
+  free(h->host_hashes);
+  for (uint32_t i = 0; i < HARNESS_PEERS_MAX; i++)
+    free(h->p[i].hashes);
+}
+
+uint32_t harness_slot(const harness *h, uint32_t peer) {
+  return h->p[peer].slot;
+}

@@ -1,0 +1,156 @@
+/* test_lockstep.c: a host and 2..4 peers in one process over ENet on
+ * 127.0.0.1, with the tests' tiny genre (tally). Every engine's hash must
+ * agree at every step; faults, a desync and a stall are made on purpose. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "harness.h"
+#include "tally.h"
+
+static harness h;
+
+static void fini(void) { harness_free(&h); }
+
+TestSuite(lockstep_tally, .fini = fini, .timeout = 110);
+
+static harness_opts base_opts(uint32_t peers, uint64_t steps) {
+  static tally_cfg cfg = {.start = 5};
+  harness_opts o = {.sim = &tally_sim,
+                    .sim_cfg = &cfg,
+                    .config_json = "{\"start\": 5}",
+                    .peers = peers,
+                    .steps = steps,
+                    .step = {1, 500},
+                    .input_delay = 2,
+                    .lead = 2,
+                    .seed = 42,
+                    .stall_notice_ms = 1000,
+                    .guard_ms = 90000};
+  return o;
+}
+
+/* Every listed peer ran every step the host ran, in order, with the same
+ * hash after each. */
+static void expect_agreement(uint32_t skip_peer) {
+  uint64_t steps = h.session.loop.steps;
+  cr_assert_gt(steps, 0);
+  cr_assert_eq(h.session.end_step + 1, steps, "the host ran past its end");
+  for (uint32_t i = 0; i < h.o.peers; i++) {
+    if (i == skip_peer)
+      continue;
+    hpeer *p = &h.p[i];
+    cr_assert(p->ended, "peer %u did not end", i);
+    cr_assert_eq(p->nsteps, steps, "peer %u ran %llu of %llu steps", i,
+                 (unsigned long long)p->nsteps, (unsigned long long)steps);
+    cr_assert_eq(p->step_calls, steps, "peer %u skipped steps", i);
+    cr_assert_eq(p->order_errors, 0);
+    for (uint64_t s = 0; s < steps; s++)
+      cr_assert_eq(p->hashes[s], h.host_hashes[s],
+                   "peer %u differs from the host at step %llu", i,
+                   (unsigned long long)s);
+  }
+}
+
+Test(lockstep_tally, four_peers_agree_with_the_host_at_every_step) {
+  harness_opts o = base_opts(4, 3600);
+  cr_assert_eq(harness_run(&h, &o), 0, "%s", h.why);
+  cr_assert_geq(h.session.loop.steps, 3600);
+  expect_agreement(UINT32_MAX);
+  cr_assert_eq(h.session.stats.desyncs, 0);
+  cr_assert_eq(h.ndesyncs, 0);
+  /* Every step's hash from every peer was compared, bar the last few. */
+  cr_assert_geq(h.session.stats.hashes_compared, 4 * 3500);
+  cr_assert_eq(h.session.stats.drop_malformed, 0);
+  cr_assert_eq(h.session.stats.drop_slot + h.session.stats.drop_perm, 0);
+  cr_assert_eq(h.session.stats.drop_ahead + h.session.stats.drop_send, 0);
+  cr_assert_eq(h.host_end_reason, GK_WIRE_END_HOST);
+}
+
+Test(lockstep_tally, three_peers_agree_under_loss_latency_jitter_and_dups) {
+  harness_opts o = base_opts(3, 3600);
+  o.faults = 1;
+  o.up = (gk_net_fault_dir){.loss_ppm = 50000, .dup_ppm = 10000,
+                            .latency_ms = 30, .jitter_ms = 10};
+  o.down = o.up;
+  o.input_delay = 3;
+  o.lead = 40; /* a 60 ms round trip is ~30 steps of 2 ms */
+  cr_assert_eq(harness_run(&h, &o), 0, "%s", h.why);
+  cr_assert_geq(h.session.loop.steps, 3600);
+  expect_agreement(UINT32_MAX);
+  cr_assert_eq(h.session.stats.desyncs, 0);
+  uint64_t lost = 0, dup = 0;
+  for (uint32_t i = 0; i < 3; i++) {
+    lost += h.p[i].fault.stats.lost;
+    dup += h.p[i].fault.stats.duplicated;
+  }
+  cr_assert_gt(lost, 100, "the relays lost only %llu datagrams",
+               (unsigned long long)lost);
+  cr_assert_gt(dup, 10);
+  /* Redundancy, not resends, carried the inputs through. */
+  cr_assert_gt(h.session.stats.inputs_dup + h.session.stats.inputs_stale, 0);
+}
+
+#define DESYNC_STEP 100
+
+static void step_twice_at_k(void *state, const gk_step_input *in) {
+  tally_sim.step(state, in);
+  if (in->step == DESYNC_STEP)
+    tally_sim.step(state, in);
+}
+
+Test(lockstep_tally, an_altered_peer_is_reported_at_the_step_it_diverged) {
+  gk_sim victim = tally_sim;
+  victim.step = step_twice_at_k;
+  harness_opts o = base_opts(2, 300);
+  o.step = (gk_ratio){1, 250};
+  o.victim_sim = &victim;
+  o.victim = 1;
+  cr_assert_eq(harness_run(&h, &o), 0, "%s", h.why);
+  uint32_t slot = harness_slot(&h, 1);
+  cr_assert_eq(h.ndesyncs, 1);
+  cr_assert_eq(h.desyncs[0].step, DESYNC_STEP);
+  cr_assert_eq(h.desyncs[0].player, slot);
+  cr_assert_neq(h.desyncs[0].host_hash, h.desyncs[0].peer_hash);
+  cr_assert_eq(h.desyncs[0].peer_hash, h.p[1].hashes[DESYNC_STEP]);
+  cr_assert_eq(h.desyncs[0].host_hash, h.host_hashes[DESYNC_STEP]);
+  cr_assert_eq(h.p[1].hashes[DESYNC_STEP - 1],
+               h.host_hashes[DESYNC_STEP - 1]);
+  /* Every player is told, naming the same player and step. */
+  for (uint32_t i = 0; i < 2; i++) {
+    cr_assert_eq(h.p[i].desync_notices, 1);
+    cr_assert_eq(h.p[i].desync.step, DESYNC_STEP);
+    cr_assert_eq(h.p[i].desync.player, slot);
+  }
+  /* The honest peer still agrees everywhere. */
+  expect_agreement(1);
+}
+
+Test(lockstep_tally, a_stalled_peer_stops_everyone_until_the_creator_removes_it) {
+  harness_opts o = base_opts(3, 600);
+  o.step = (gk_ratio){1, 250};
+  o.faults = 1; /* clean relays; one link is cut at step 200 */
+  o.cut_at_step = 200;
+  o.cut_peer = 2;
+  o.stall_notice_ms = 300;
+  o.creator_removes_stalled = 1;
+  cr_assert_eq(harness_run(&h, &o), 0, "%s", h.why);
+  uint32_t slot = harness_slot(&h, 2);
+  cr_assert_geq(h.host_stalls, 1);
+  cr_assert_eq(h.host_stall_awaited, 1u << slot);
+  for (uint32_t i = 0; i < 2; i++) {
+    cr_assert_geq(h.p[i].stall_notices, 1, "peer %u got no notice", i);
+    cr_assert_eq(h.p[i].stall_awaited, 1u << slot);
+    /* It had stopped: nothing past the awaited step ran. */
+    cr_assert_leq(h.p[i].steps_at_stall, h.p[i].stall_step);
+    cr_assert_geq(h.p[i].stall_step, 200);
+  }
+  cr_assert_eq(h.removed_slot, slot);
+  cr_assert_geq(h.removed_step, h.p[0].stall_step);
+  cr_assert_geq(h.session.loop.steps, 600);
+  expect_agreement(2);
+  /* From the removal on, the removed player is inactive and neutral. */
+  gk_step_input in;
+  cr_assert_eq(gk_inbuf_get(&h.session.inbuf, h.session.loop.steps - 1, &in),
+               0);
+  cr_assert_eq(in.active_mask & (1u << slot), 0);
+}
