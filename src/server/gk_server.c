@@ -42,10 +42,15 @@
 #define SWEEP_MS 1000u  /* lobby and idle-connection sweep period */
 #define LINGER_MS 150u  /* after the last room closes on shutdown, let the
                            final MATCH_END/SHUTDOWN packets leave */
+#define DRAIN_MS 1000u  /* longest a room stays after its match ended, to
+                           repeat the last confirmed steps until every
+                           player has acknowledged them */
 
 typedef enum room_state {
   ROOM_LOBBY = 1,
-  ROOM_PLAYING = 2
+  ROOM_PLAYING = 2,
+  ROOM_DRAINING = 3 /* the match ended; last confirmed steps still going
+                       out (see room_drained) */
 } room_state;
 
 typedef struct room {
@@ -73,10 +78,12 @@ typedef struct room {
   int end_pending;           /* the session's loop ran the last step */
   int end_reason;
   int desync_end;            /* policy "end" asked for the end */
+  /* draining */
+  uint64_t drain_until_ms;
+  uint64_t drain_ack[GK_PLAYERS_MAX]; /* player holds confirmed steps < */
   /* counters */
   uint64_t drops;
   uint64_t strikes;
-  uint64_t steps_late;
   uint64_t desyncs;
 } room;
 
@@ -229,9 +236,9 @@ static const char *end_reason_name(int reason) {
   }
 }
 
-/* The match is over (or is being cut short): finish the replay, log the
- * room's counters, free the room. */
-static void room_finalise(gk_server *s, room *r, int reason) {
+/* The match is over (or is being cut short): finish the replay and log
+ * the room's counters. The room itself stays (draining) until room_free. */
+static void room_end_match(gk_server *s, room *r, int reason) {
   uint64_t steps = r->session_open ? r->session.loop.steps : 0;
   uint64_t hash = r->session_open ? r->session.loop.last_hash : 0;
   if (r->replay_open) {
@@ -257,34 +264,69 @@ static void room_finalise(gk_server *s, room *r, int reason) {
       }
     }
   }
-  if (r->state == ROOM_PLAYING) {
-    s->stats.matches_ended++;
-    if (gk_log_begin(s->log, GK_LOG_INFO, "match_end", r->code)) {
-      const gk_net_session_stats *st = &r->session.stats;
-      gk_log_str(s->log, "reason", end_reason_name(reason));
-      gk_log_u64(s->log, "steps", steps);
-      gk_log_hex(s->log, "final_hash", hash);
-      gk_log_u64(s->log, "players", r->nslots);
-      gk_log_u64(s->log, "packets_in", st->packets_in);
-      gk_log_u64(s->log, "packets_out", st->packets_out);
-      gk_log_u64(s->log, "drop_malformed", st->drop_malformed);
-      gk_log_u64(s->log, "drop_slot", st->drop_slot);
-      gk_log_u64(s->log, "drop_unexpected", st->drop_unexpected);
-      gk_log_u64(s->log, "drop_perm", st->drop_perm);
-      gk_log_u64(s->log, "drop_ahead", st->drop_ahead);
-      gk_log_u64(s->log, "hashes_compared", st->hashes_compared);
-      gk_log_u64(s->log, "desyncs", st->desyncs);
-      gk_log_u64(s->log, "steps_confirmed", st->steps_confirmed);
-      gk_log_u64(s->log, "steps_late", r->steps_late);
-      gk_log_u64(s->log, "stalls", st->stalls);
-      gk_log_u64(s->log, "strikes", r->strikes);
-      gk_log_end(s->log);
-    }
-  } else {
+  if (r->state != ROOM_PLAYING) return;
+  const gk_net_session_stats *st = &r->session.stats;
+  s->stats.matches_ended++;
+  s->stats.steps_confirmed += st->steps_confirmed;
+  s->stats.steps_late += st->steps_late;
+  if (gk_log_begin(s->log, GK_LOG_INFO, "match_end", r->code)) {
+    gk_log_str(s->log, "reason", end_reason_name(reason));
+    gk_log_u64(s->log, "steps", steps);
+    gk_log_hex(s->log, "final_hash", hash);
+    gk_log_u64(s->log, "players", r->nslots);
+    gk_log_u64(s->log, "packets_in", st->packets_in);
+    gk_log_u64(s->log, "packets_out", st->packets_out);
+    gk_log_u64(s->log, "drop_malformed", st->drop_malformed);
+    gk_log_u64(s->log, "drop_slot", st->drop_slot);
+    gk_log_u64(s->log, "drop_unexpected", st->drop_unexpected);
+    gk_log_u64(s->log, "drop_perm", st->drop_perm);
+    gk_log_u64(s->log, "drop_ahead", st->drop_ahead);
+    gk_log_u64(s->log, "hashes_compared", st->hashes_compared);
+    gk_log_u64(s->log, "desyncs", st->desyncs);
+    gk_log_u64(s->log, "steps_confirmed", st->steps_confirmed);
+    gk_log_u64(s->log, "steps_late", st->steps_late);
+    gk_log_u64(s->log, "stalls", st->stalls);
+    gk_log_u64(s->log, "strikes", r->strikes);
+    gk_log_end(s->log);
+  }
+  r->state = ROOM_DRAINING;
+  r->drain_until_ms = now_ms(s) + DRAIN_MS;
+  for (uint32_t i = 0; i < r->nslots && i < GK_PLAYERS_MAX; i++)
+    r->drain_ack[i] = r->session.pl[i].acked;
+}
+
+/* Ends what is running and frees the room at once (shutdown, errors). */
+static void room_finalise(gk_server *s, room *r, int reason) {
+  if (r->state == ROOM_LOBBY)
     gk_log_msg(s->log, GK_LOG_INFO, "room_closed", r->code, "reason",
                end_reason_name(reason));
-  }
+  else
+    room_end_match(s, r, reason);
   room_free(s, r);
+}
+
+/* A draining room can go once every connected player acknowledged every
+ * confirmed step (or DRAIN_MS passed): the peers wait for the last step
+ * before they end, so the server repeats it (session ticks) until then. */
+static int room_drained(gk_server *s, room *r) {
+  if (now_ms(s) >= r->drain_until_ms) return 1;
+  uint64_t want = r->session.inbuf.confirmed;
+  for (uint32_t i = 0; i < r->nslots; i++)
+    if (r->conn[i] != NO_CONN && (r->session.cfg.active_mask >> i & 1u) &&
+        r->drain_ack[i] < want)
+      return 0;
+  return 1;
+}
+
+/* While draining, the session no longer takes INPUT, so the players'
+ * acknowledgements are read here. */
+static void drain_receive(room *r, uint32_t slot, const uint8_t *bytes,
+                          size_t len) {
+  gk_wire_msg m;
+  if (slot >= GK_PLAYERS_MAX || gk_wire_decode(bytes, len, &m) != 0 ||
+      m.type != GK_MSG_INPUT || m.u.input.slot != slot)
+    return;
+  if (m.u.input.ack > r->drain_ack[slot]) r->drain_ack[slot] = m.u.input.ack;
 }
 
 /* Session callbacks (ctx = room). */
@@ -356,21 +398,6 @@ static void session_ended(void *ctx, uint64_t step, int reason) {
   (void)step;
   r->end_pending = 1;
   r->end_reason = reason;
-}
-
-/* Counts newly confirmed steps that came later than the session's rule:
- * start + (step - first + 1) * step period + late_slack_ms. */
-static void check_late(gk_server *s, room *r) {
-  uint64_t c = gk_net_session_confirmed(&r->session);
-  if (c <= r->late_seen) return;
-  uint64_t now = uv_hrtime();
-  uint64_t slack = (uint64_t)s->cfg->late_slack_ms * 1000000u;
-  for (uint64_t st = r->late_seen; st < c; st++) {
-    uint64_t due = r->start_ns + (st + 1) * s->step_ns + slack;
-    if (now > due) r->steps_late++, s->stats.steps_late++;
-    s->stats.steps_confirmed++;
-  }
-  r->late_seen = c;
 }
 
 /* After any call into a session: act on what its callbacks flagged. */
@@ -446,12 +473,22 @@ out:
   return rc;
 }
 
+/* A connection whose match is over (its room draining) may go on to
+ * another room: it leaves the old one first. */
+static void leave_drained(gk_server *s, conn *c) {
+  room *r = c->room != NO_ROOM ? s->rooms[c->room] : NULL;
+  if (!r || r->state != ROOM_DRAINING) return;
+  if (c->slot < r->nslots) r->conn[c->slot] = NO_CONN;
+  c->room = NO_ROOM;
+}
+
 static void on_create(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   conn *c = &s->conns[peer];
   const gk_wire_create_room *cr = &m->u.create_room;
   char err[GK_SERVER_CONFIG_ERR_MAX];
   int rc = 0;
   err[0] = '\0';
+  leave_drained(s, c);
 
   if (s->shutting_down) {
     rc = gk_errf(err, sizeof(err), GK_ECLOSED, "server is shutting down");
@@ -565,6 +602,7 @@ static void on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   int rc = 0;
   const char *why = NULL;
   room *r = NULL;
+  leave_drained(s, c);
   if (s->shutting_down) {
     rc = GK_ECLOSED, why = "server is shutting down";
   } else if (c->room != NO_ROOM) {
@@ -652,6 +690,8 @@ static void on_start(gk_server *s, uint32_t peer) {
   sc.stall_notice_ms = s->cfg->stall_notice_ms;
   sc.auto_remove_ms = s->cfg->stall_auto_remove_ms;
   sc.late_slack_ms = s->cfg->late_slack_ms;
+  sc.step_seconds.num = 1;
+  sc.step_seconds.den = s->cfg->step_hz;
   gk_net_session_callbacks cb = {r,
                                  session_send,
                                  session_desync,
@@ -782,6 +822,10 @@ static void on_receive(void *ctx, gk_net_transport *t, uint32_t peer,
   int type = len >= GK_WIRE_HEADER ? bytes[1] : -1;
   room *r = c->room != NO_ROOM ? s->rooms[c->room] : NULL;
 
+  if (r && r->state == ROOM_DRAINING && is_match_type(type)) {
+    drain_receive(r, c->slot, bytes, len);
+    return;
+  }
   if (r && r->state == ROOM_PLAYING && is_match_type(type)) {
     if (r->end_pending) return; /* the match is over; stragglers */
     uint32_t ridx = r->index;
@@ -793,10 +837,7 @@ static void on_receive(void *ctx, gk_net_transport *t, uint32_t peer,
       /* may disconnect the peer; a playing room outlives that */
       if (is_offence(rc)) strike(s, peer, "match message refused", rc);
     }
-    if (!s->closing && s->rooms[ridx] == r) {
-      check_late(s, r);
-      room_after(s, r);
-    }
+    if (!s->closing && s->rooms[ridx] == r) room_after(s, r);
     return;
   }
 
@@ -819,15 +860,14 @@ static void on_receive(void *ctx, gk_net_transport *t, uint32_t peer,
     on_start(s, peer);
     break;
   case GK_MSG_END_MATCH:
-    if (r && r->state == ROOM_LOBBY) {
-      on_lobby_end(s, peer);
-      break;
-    }
-    /* fall through: no playing room */
   case GK_MSG_INPUT:
   case GK_MSG_HASH:
   case GK_MSG_REMOVE_PLAYER:
-    /* normal for a few packets after a match ended; not an offence */
+    if (m.type == GK_MSG_END_MATCH && r && r->state == ROOM_LOBBY) {
+      on_lobby_end(s, peer);
+      break;
+    }
+    /* no playing room: normal for a few packets after a match ended */
     s->stats.drop_no_room++;
     break;
   default:
@@ -879,6 +919,7 @@ static void on_disconnect(void *ctx, gk_net_transport *t, uint32_t peer) {
   }
   if (!r || slot >= r->nslots || r->conn[slot] != peer) return;
   r->conn[slot] = NO_CONN;
+  if (r->state == ROOM_DRAINING) return;
   if (r->state == ROOM_LOBBY) {
     if (slot == 0) {
       /* the creator left before the start: the room goes with it */
@@ -1033,6 +1074,11 @@ static void tick_rooms(gk_server *s) {
   s->stats.ticks++;
   for (uint32_t i = 0; i < s->cfg->max_rooms; i++) {
     room *r = s->rooms[i];
+    if (r && r->state == ROOM_DRAINING) {
+      gk_net_session_tick(&r->session, now); /* repeats unacknowledged */
+      if (room_drained(s, r)) room_free(s, r);
+      continue;
+    }
     if (!r || r->state != ROOM_PLAYING) continue;
     if (!r->end_pending) {
       int rc = gk_net_session_tick(&r->session, now);
@@ -1045,10 +1091,9 @@ static void tick_rooms(gk_server *s) {
         room_finalise(s, r, GK_WIRE_END_DESYNC);
         continue;
       }
-      check_late(s, r);
       room_after(s, r);
     }
-    if (r->end_pending) room_finalise(s, r, r->end_reason);
+    if (r->end_pending) room_end_match(s, r, r->end_reason);
   }
   maybe_done(s);
 }

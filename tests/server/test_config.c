@@ -59,12 +59,38 @@ Test(server_config, an_empty_object_gives_the_documented_defaults) {
   gk_server_config_free(&c);
 }
 
-Test(server_config, the_shipped_server_json_is_valid) {
+Test(server_config, the_shipped_server_json_and_genre_examples_are_valid) {
   gk_server_config c;
   char err[GK_SERVER_CONFIG_ERR_MAX];
   int rc = gk_server_config_load(&c, GK_SOURCE_ROOT "/configs/server.json",
                                  err, sizeof(err));
   cr_assert_eq(rc, 0, "%s", err);
+  /* each configs/genres/<name>.json is a valid options object for the
+   * genre of that name (checked for the genres this build has) */
+  int checked = 0;
+  for (uint32_t i = 0; i < c.ngenres; i++) {
+    const gk_sim *sim = c.genres[i].sim;
+    char path[512];
+    snprintf(path, sizeof(path), "%s/configs/genres/%s.json", GK_SOURCE_ROOT,
+             sim->name);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "no option example for %s", sim->name);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    cJSON *opts = cJSON_Parse(text);
+    cr_assert_not_null(opts, "%s: not JSON", path);
+    void *cfg = calloc(1, sim->config_size);
+    sim->config_default(cfg);
+    rc = gk_server_options_apply(sim, cfg, opts, path, err, sizeof(err));
+    cr_assert_eq(rc, 0, "%s", err);
+    if (sim->config_free) sim->config_free(cfg);
+    free(cfg);
+    cJSON_Delete(opts);
+    checked++;
+  }
+  cr_assert_gt(checked, 0);
   gk_server_config_free(&c);
 }
 
@@ -209,10 +235,11 @@ Test(server_config, listing_genres_offers_exactly_those) {
                  err, sizeof(err));
   cr_assert_eq(rc, 0, "%s", err);
   const gk_server_genre *sv = gk_server_config_genre(&c, "survivors");
-  const gk_server_genre *pp = gk_server_config_genre(&c, "push-puzzle");
   cr_assert(sv && sv->enabled && sv->max_players == 3);
-  cr_assert(pp && !pp->enabled);
   cr_assert(sv->options != NULL);
+  for (uint32_t i = 0; i < c.ngenres; i++)
+    if (&c.genres[i] != sv)
+      cr_assert(!c.genres[i].enabled, "%s", c.genres[i].sim->name);
   gk_server_config_free(&c);
 }
 

@@ -103,9 +103,11 @@ struct bot {
 
 /* --- helpers ---------------------------------------------------------------- */
 
-static void room_fail(bot_room *r, const char *fmt, const char *arg) {
+/* Records the room's first failure: `what` and an optional detail. */
+static void room_fail(bot_room *r, const char *what, const char *detail) {
   if (!r->failed) {
-    snprintf(r->error, sizeof(r->error), fmt, arg ? arg : "");
+    snprintf(r->error, sizeof(r->error), "%s%s%s", what, detail ? ": " : "",
+             detail ? detail : "");
     r->failed = 1;
   }
 }
@@ -197,11 +199,11 @@ static void peer_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
     p->joined = 1;
     break;
   case GK_MSG_ERROR:
-    room_fail(r, "server error: %s", m->u.error.text);
+    room_fail(r, "server error", m->u.error.text);
     room_check_done(r);
     return;
   case GK_MSG_SHUTDOWN:
-    room_fail(r, "%s", "the server is shutting down");
+    room_fail(r, "the server is shutting down", NULL);
     return;
   default:
     break;
@@ -258,7 +260,7 @@ static void tr_disconnect(void *ctx, gk_net_transport *t, uint32_t conn) {
   (void)conn;
   p->connected = 0;
   if (!p->ended && !p->b->finished) {
-    room_fail(p->room, "%s", "a player was disconnected");
+    room_fail(p->room, "a player was disconnected", NULL);
     room_check_done(p->room);
   }
 }
@@ -277,7 +279,7 @@ static void connect_peer(bot_peer *p) {
     rc = gk_net_transport_connect(&p->tr, b->host, b->port, &p->conn);
   }
   if (rc) {
-    room_fail(p->room, "cannot connect: %s", gk_strerror(rc));
+    room_fail(p->room, "cannot connect", gk_strerror(rc));
     room_check_done(p->room);
   }
 }
@@ -423,7 +425,7 @@ static void on_timeout(uv_timer_t *t) {
   bot *b = t->data;
   b->timed_out = 1;
   for (uint32_t i = 0; i < b->rooms; i++)
-    if (!b->room[i].done) room_fail(&b->room[i], "%s", "timed out");
+    if (!b->room[i].done) room_fail(&b->room[i], "timed out", NULL);
   finish(b);
 }
 
