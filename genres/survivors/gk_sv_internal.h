@@ -15,7 +15,8 @@
 #include "gk_rng.h"
 #include "gk_survivors.h"
 
-#define GK_SV_CELL_SHIFT 22 /* grid cells are 64 units: Q16.16 >> 22 */
+#define GK_SV_CELL_UNITS_SHIFT 5 /* grid cells are 32 units */
+#define GK_SV_CELL_SHIFT (GK_SV_CELL_UNITS_SHIFT + GK_FX_SHIFT)
 #define GK_SV_PLAYER_RADIUS 12
 #define GK_SV_PROJ_RADIUS 4
 #define GK_SV_ENEMY_RADIUS_MAX 20

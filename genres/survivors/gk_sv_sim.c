@@ -10,7 +10,7 @@
  *      projectiles fly and hit, the dead drop gems, gems are collected,
  *      level-ups open picks, and the end of the run is checked.
  *
- * Collision uses a uniform grid of 64-unit cells rebuilt by counting sort
+ * Collision uses a uniform grid of 32-unit cells rebuilt by counting sort
  * (stable, so each cell lists enemies in index order). Enemy movement is
  * computed from the positions at the start of the phase and applied after,
  * so no enemy sees another's half-updated position and the result does not
@@ -107,8 +107,8 @@ gk_sv_state *gk__sv_alloc(const gk_sv_config *cfg, uint32_t players) {
   s->cfg = *cfg;
   s->players = players;
   size_t ne = (size_t)cfg->max_enemies;
-  s->grid_w = ((uint32_t)cfg->arena_width >> 6) + 1;
-  s->grid_h = ((uint32_t)cfg->arena_height >> 6) + 1;
+  s->grid_w = ((uint32_t)cfg->arena_width >> GK_SV_CELL_UNITS_SHIFT) + 1;
+  s->grid_h = ((uint32_t)cfg->arena_height >> GK_SV_CELL_UNITS_SHIFT) + 1;
   s->enemies = calloc(ne, sizeof *s->enemies);
   s->proj = calloc((size_t)cfg->max_projectiles, sizeof *s->proj);
   s->gems = calloc((size_t)cfg->max_gems, sizeof *s->gems);
@@ -482,35 +482,53 @@ static void players_move(gk_sv_state *s, const gk_step_input *in) {
   }
 }
 
-typedef struct sep_ctx {
-  uint32_t self;
-  gk_fx x, y;
-  int32_t radius;
-  int64_t px, py;
-} sep_ctx;
-
-static int sep_visit(gk_sv_state *s, uint32_t j, void *ctxp) {
-  sep_ctx *c = ctxp;
-  if (j == c->self)
-    return 0;
-  const gk_sv_enemy *o = &s->enemies[j];
-  gk_fx rr = gk_fx_from_int(c->radius + gk__sv_kinds[o->kind].radius);
-  int64_t dx = (int64_t)c->x - o->x, dy = (int64_t)c->y - o->y;
-  if (dx >= rr || dx <= -rr || dy >= rr || dy <= -rr)
-    return 0;
-  uint64_t d2 = (uint64_t)(dx * dx + dy * dy);
-  if (d2 >= (uint64_t)sq64(rr))
-    return 0;
-  int64_t d = (int64_t)gk_isqrt64(d2); /* Q16.16 */
-  int64_t overlap = rr - d;
-  if (d == 0) {
-    /* Exactly on top of each other: the lower index steps left. */
-    c->px += (c->self < j ? -overlap : overlap) / 4;
-    return 0;
+/* The separation push on enemy i from every enemy it overlaps. A spring in
+ * squared distance, so no square root: each overlapping neighbour j pushes
+ * along (p_i - p_j) scaled by (rr^2 - d^2) / (2 rr^2), where rr is the sum
+ * of radii, computed in Q8 so every product fits in int64. Two enemies on
+ * the very same point part by index (the lower one steps left). This is
+ * the hot loop at scale, so it walks the grid cells itself. */
+static void separation(const gk_sv_state *s, uint32_t i, int64_t *pxo,
+                       int64_t *pyo) {
+  const gk_sv_enemy *e = &s->enemies[i];
+  int32_t ri = gk__sv_kinds[e->kind].radius;
+  gk_fx reach = gk_fx_from_int(ri + GK_SV_ENEMY_RADIUS_MAX);
+  uint32_t cx0 = cell_coord(e->x - reach, s->grid_w);
+  uint32_t cx1 = cell_coord(e->x + reach, s->grid_w);
+  uint32_t cy0 = cell_coord(e->y - reach, s->grid_h);
+  uint32_t cy1 = cell_coord(e->y + reach, s->grid_h);
+  int64_t px = 0, py = 0;
+  gk_fx ex = e->x, ey = e->y;
+  for (uint32_t cy = cy0; cy <= cy1; cy++) {
+    const uint32_t *row = s->cell_start + (size_t)cy * s->grid_w;
+    for (uint32_t k = row[cx0]; k < row[cx1 + 1]; k++) {
+      uint32_t j = s->cell_items[k];
+      const gk_sv_enemy *o = &s->enemies[j];
+      /* Positions lie in [0, 2^30], so differences fit in int32; the
+       * unsigned compare is |d| < rr in one branch. */
+      int32_t r16 = (ri + gk__sv_kinds[o->kind].radius) << GK_FX_SHIFT;
+      int32_t dx16 = ex - o->x, dy16 = ey - o->y;
+      if ((uint32_t)(dx16 + r16 - 1) >= (uint32_t)(2 * r16 - 1) ||
+          (uint32_t)(dy16 + r16 - 1) >= (uint32_t)(2 * r16 - 1) || j == i)
+        continue;
+      int64_t rr = r16 / 256; /* Q8 */
+      int64_t dx = dx16 / 256, dy = dy16 / 256;
+      int64_t f = rr * rr - (dx * dx + dy * dy);
+      if (f <= 0)
+        continue;
+      if (dx == 0 && dy == 0) {
+        px += (i < j ? -rr : rr) * 8192; /* rr / 8 in Q24 */
+        continue;
+      }
+      int64_t g = f * 65536 / (rr * rr * 2); /* Q16 fraction, <= 1/2 */
+      px += dx * g; /* Q24 */
+      py += dy * g;
+    }
   }
-  c->px += dx * overlap / d / 4;
-  c->py += dy * overlap / d / 4;
-  return 0;
+  px /= 256;
+  py /= 256;
+  *pxo = px < -SEP_PUSH_MAX ? -SEP_PUSH_MAX : px > SEP_PUSH_MAX ? SEP_PUSH_MAX : px;
+  *pyo = py < -SEP_PUSH_MAX ? -SEP_PUSH_MAX : py > SEP_PUSH_MAX ? SEP_PUSH_MAX : py;
 }
 
 /* Chase the nearest living player and keep apart from the neighbours, all
@@ -544,15 +562,10 @@ static void enemies_move(gk_sv_state *s) {
         vy = sp * bdy / d;
       }
     }
-    sep_ctx c = {i, e->x, e->y, k->radius, 0, 0};
-    grid_query(s, e->x, e->y, k->radius + GK_SV_ENEMY_RADIUS_MAX, sep_visit,
-               &c);
-    if (c.px > SEP_PUSH_MAX) c.px = SEP_PUSH_MAX;
-    if (c.px < -SEP_PUSH_MAX) c.px = -SEP_PUSH_MAX;
-    if (c.py > SEP_PUSH_MAX) c.py = SEP_PUSH_MAX;
-    if (c.py < -SEP_PUSH_MAX) c.py = -SEP_PUSH_MAX;
-    s->move_x[i] = (gk_fx)(vx + c.px);
-    s->move_y[i] = (gk_fx)(vy + c.py);
+    int64_t px, py;
+    separation(s, i, &px, &py);
+    s->move_x[i] = (gk_fx)(vx + px);
+    s->move_y[i] = (gk_fx)(vy + py);
   }
   for (uint32_t i = 0; i < s->n_enemies; i++) {
     gk_sv_enemy *e = &s->enemies[i];
@@ -936,7 +949,7 @@ uint64_t gk_sv_events_dropped(const void *state) {
 const gk_sim gk_survivors_sim = {
     .abi = GK_SIM_ABI,
     .name = "survivors",
-    .version = 1,
+    .version = 2,
     .step_seconds = {1, 60},
     .input_size = GK_SV_INPUT_SIZE,
     .players_min = 1,
