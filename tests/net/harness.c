@@ -357,6 +357,18 @@ int harness_run(harness *h, const harness_opts *o) {
   for (uint64_t iter = 0; iter < 100000000u && !h->failed && !all_done(h);
        iter++)
     uv_run(&h->loop, UV_RUN_ONCE);
+  for (uint32_t i = 0; i < o->peers; i++) {
+    hpeer *p = &h->p[i];
+    if (p->h == NULL || p->peer.nlatency == 0)
+      continue;
+    p->lat_us = malloc(p->peer.nlatency * sizeof(uint32_t));
+    if (p->lat_us != NULL) {
+      memcpy(p->lat_us, p->peer.latency_us,
+             p->peer.nlatency * sizeof(uint32_t));
+      p->nlat = p->peer.nlatency;
+    }
+    p->rtt_ms = gk_net_transport_rtt(&p->t, p->server_id);
+  }
   /* Tear down: every handle is closed and the loop drained. */
   uv_timer_stop(&h->guard);
   uv_close((uv_handle_t *)&h->tick, NULL);
@@ -382,8 +394,10 @@ void harness_free(harness *h) {
     gk_net_session_close(&h->session);
   h->session_up = 0;
   free(h->host_hashes);
-  for (uint32_t i = 0; i < HARNESS_PEERS_MAX; i++)
+  for (uint32_t i = 0; i < HARNESS_PEERS_MAX; i++) {
     free(h->p[i].hashes);
+    free(h->p[i].lat_us);
+  }
 }
 
 uint32_t harness_slot(const harness *h, uint32_t peer) {

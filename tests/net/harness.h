@@ -49,6 +49,9 @@ typedef struct hpeer {
   gk_wire_desync desync;
   uint64_t steps_at_stall; /* this peer's steps when the notice came */
   int removed;             /* this peer was removed (not expected to end) */
+  uint32_t *lat_us;        /* confirm latency samples, copied at the end */
+  uint32_t nlat;
+  uint32_t rtt_ms;         /* ENet's RTT estimate at the end */
 } hpeer;
 
 typedef struct harness_opts {
