@@ -507,7 +507,7 @@ static void *read_state(const void *cfgp, gk_reader *r, char *err,
   uint32_t boxes = 0, on_goals = 0;
   for (size_t i = 0; i < n; i++) {
     uint8_t v = run->cells[i];
-    if ((v & (uint8_t)~GK_PP_BOX) != lvl->cells[i])
+    if ((v & (uint8_t)~GK_PP_BOX) != (lvl->cells[i] & (uint8_t)~GK_PP_BOX))
       return read_fail(run, err, errlen, GK_ERANGE,
                        "cells differ from the configured level");
     if (v & GK_PP_BOX) {
@@ -598,8 +598,10 @@ static void *read_state(const void *cfgp, gk_reader *r, char *err,
 
 /* --- bot ------------------------------------------------------------------*/
 
+/* The bot's storage comes from the caller with no alignment promise, so
+ * it is bytes only; the PRNG is copied in and out. */
 typedef struct pp_bot {
-  gk_rng rng;
+  uint8_t rng[sizeof(gk_rng)];
   uint8_t held;      /* direction bit being held, 0 none */
   uint8_t hold_left; /* steps the hold goes on */
 } pp_bot;
@@ -611,7 +613,9 @@ static void bot_init(void *botp, const void *cfg, uint64_t seed,
   uint64_t x = seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(player + 1));
   uint64_t a = gk_splitmix64(&x);
   uint64_t b = gk_splitmix64(&x);
-  gk_rng_seed(&bot->rng, a, b);
+  gk_rng rng;
+  gk_rng_seed(&rng, a, b);
+  memcpy(bot->rng, &rng, sizeof rng);
   bot->held = 0;
   bot->hold_left = 0;
 }
@@ -627,20 +631,23 @@ static void bot_next(void *botp, uint8_t *rec) {
       bot->held = 0;
     return;
   }
-  uint32_t r = gk_rng_below(&bot->rng, 1000);
+  gk_rng rng;
+  memcpy(&rng, bot->rng, sizeof rng);
+  uint32_t r = gk_rng_below(&rng, 1000);
   if (r < 2) {
     rec[1] = GK_PP_RESTART;
   } else if (r < 40) {
     rec[1] = GK_PP_UNDO;
   } else if (r < 500) {
-    uint8_t d = (uint8_t)(1u << gk_rng_below(&bot->rng, 4));
+    uint8_t d = (uint8_t)(1u << gk_rng_below(&rng, 4));
     rec[0] = d;
     rec[1] = d;
-    if (gk_rng_below(&bot->rng, 8) == 0) {
+    if (gk_rng_below(&rng, 8) == 0) {
       bot->held = d;
-      bot->hold_left = (uint8_t)gk_rng_range(&bot->rng, 1, 40);
+      bot->hold_left = (uint8_t)gk_rng_range(&rng, 1, 40);
     }
   }
+  memcpy(bot->rng, &rng, sizeof rng);
 }
 
 const gk_sim gk_push_puzzle_sim = {

@@ -51,7 +51,7 @@ typedef struct gk_net_bot_input {
   gk_input base;                   /* must be first */
   const gk_sim *sim;
   uint8_t record[GK_INPUT_SIZE_MAX];
-  uint8_t bot[256];
+  max_align_t bot[256 / sizeof(max_align_t)]; /* aligned for any type */
 } gk_net_bot_input;
 
 /* GK_EINVAL if the genre has no bot (bot_size 0 or > 256). */

@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef enum gk_field_kind {
   GK_FIELD_U8,
@@ -73,18 +74,32 @@ void gk__writer_field(gk_writer *w, gk_field_kind kind, const char *name,
                       uint64_t value, const uint8_t *bytes, size_t len);
 void gk__writer_bytes(gk_writer *w, const uint8_t *bytes, size_t len);
 
+/* Stores the low n bytes of v little-endian at p. The writer guarantees 8
+ * free bytes, so little-endian hosts store all 8 in one unaligned move and
+ * the next field overwrites the excess. */
+static inline void gk__put_le(uint8_t *p, uint64_t v, unsigned n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  (void)n;
+  memcpy(p, &v, 8);
+#else
+  for (unsigned i = 0; i < n; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+#endif
+}
+
 static inline void gk__writer_le(gk_writer *w, gk_field_kind kind,
                                  const char *name, uint64_t v, unsigned n) {
   if (w->field != NULL) {
     gk__writer_field(w, kind, name, v, NULL, 0);
     return;
   }
-  if (w->cap - w->len < 8)
+  size_t len = w->len;
+  if (w->cap - len < 8) {
     gk_writer_flush(w);
-  uint8_t *p = w->buf + w->len;
-  for (unsigned i = 0; i < n; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-  w->len += n;
+    len = w->len;
+  }
+  gk__put_le(w->buf + len, v, n);
+  w->len = len + n;
   w->total += n;
 }
 

@@ -28,6 +28,12 @@ static void host_step(void *ctx, const gk_step_input *in, uint64_t hash) {
   harness *h = ctx;
   if (in->step < h->cap)
     h->host_hashes[in->step] = hash;
+  size_t n = (size_t)in->players * h->o.sim->input_size;
+  for (size_t i = 0; i < n; i++)
+    if (in->inputs[i] != 0) {
+      h->input_steps++;
+      break;
+    }
 }
 
 static void host_desync(void *ctx, const gk_net_desync *d) {

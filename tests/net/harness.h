@@ -84,6 +84,7 @@ struct harness {
   uv_timer_t tick;
   uint64_t t0, k, step_ns;
   uint64_t *host_hashes;
+  uint64_t input_steps;    /* host steps with some non-neutral record */
   uint64_t cap;            /* entries in every hashes array */
   int end_requested;
   int host_ended;

@@ -1,23 +1,46 @@
 /* test_lockstep.c: a host and 2..4 peers in one process over ENet on
- * 127.0.0.1, with the tests' tiny genre (tally). Every engine's hash must
- * agree at every step; faults, a desync and a stall are made on purpose. */
+ * 127.0.0.1. Every engine's hash must agree at every step; faults, a
+ * desync and a stall are made on purpose. Built twice: over the tests'
+ * tiny genre (tally) and, with -DLOCKSTEP_SURVIVORS, over survivors with
+ * its built-in bots. */
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <string.h>
 
+#include "gk_err.h"
 #include "harness.h"
+
+#ifdef LOCKSTEP_SURVIVORS
+#include "gk_genres.h"
+#define GENRE gk_survivors_sim
+#define SUITE lockstep_survivors
+/* Bots that cannot die, so the host decides when the match ends. */
+#define CONFIG_JSON "{\"player_health\": 1000000}"
+#else
 #include "tally.h"
+#define GENRE tally_sim
+#define SUITE lockstep_tally
+#define CONFIG_JSON "{\"start\": 5}"
+#endif
 
 static harness h;
 
 static void fini(void) { harness_free(&h); }
 
-TestSuite(lockstep_tally, .fini = fini, .timeout = 110);
+TestSuite(SUITE, .fini = fini, .timeout = 110);
+
+static max_align_t cfg_mem[4096 / sizeof(max_align_t)];
 
 static harness_opts base_opts(uint32_t peers, uint64_t steps) {
-  static tally_cfg cfg = {.start = 5};
-  harness_opts o = {.sim = &tally_sim,
-                    .sim_cfg = &cfg,
-                    .config_json = "{\"start\": 5}",
+  char err[GK_ERRMSG_MAX];
+  cr_assert_leq(GENRE.config_size, sizeof cfg_mem);
+  GENRE.config_default(cfg_mem);
+  cr_assert_eq(gk_net_config_json(&GENRE, cfg_mem, CONFIG_JSON, err,
+                                  sizeof err),
+               0, "%s", err);
+  harness_opts o = {.sim = &GENRE,
+                    .sim_cfg = cfg_mem,
+                    .config_json = CONFIG_JSON,
                     .peers = peers,
                     .steps = steps,
                     .step = {1, 500},
@@ -35,6 +58,12 @@ static void expect_agreement(uint32_t skip_peer) {
   uint64_t steps = h.session.loop.steps;
   cr_assert_gt(steps, 0);
   cr_assert_eq(h.session.end_step + 1, steps, "the host ran past its end");
+  /* The bots played: most steps carry input, and the state moves. */
+  cr_assert_gt(h.input_steps, steps / 2);
+  uint64_t moved = 0;
+  for (uint64_t s = 1; s < steps; s++)
+    moved += h.host_hashes[s] != h.host_hashes[s - 1];
+  cr_assert_gt(moved, steps / 2);
   for (uint32_t i = 0; i < h.o.peers; i++) {
     if (i == skip_peer)
       continue;
@@ -51,7 +80,7 @@ static void expect_agreement(uint32_t skip_peer) {
   }
 }
 
-Test(lockstep_tally, four_peers_agree_with_the_host_at_every_step) {
+Test(SUITE, four_peers_agree_with_the_host_at_every_step) {
   harness_opts o = base_opts(4, 3600);
   cr_assert_eq(harness_run(&h, &o), 0, "%s", h.why);
   cr_assert_geq(h.session.loop.steps, 3600);
@@ -66,7 +95,7 @@ Test(lockstep_tally, four_peers_agree_with_the_host_at_every_step) {
   cr_assert_eq(h.host_end_reason, GK_WIRE_END_HOST);
 }
 
-Test(lockstep_tally, three_peers_agree_under_loss_latency_jitter_and_dups) {
+Test(SUITE, three_peers_agree_under_loss_latency_jitter_and_dups) {
   harness_opts o = base_opts(3, 3600);
   o.faults = 1;
   o.up = (gk_net_fault_dir){.loss_ppm = 50000, .dup_ppm = 10000,
@@ -93,13 +122,13 @@ Test(lockstep_tally, three_peers_agree_under_loss_latency_jitter_and_dups) {
 #define DESYNC_STEP 100
 
 static void step_twice_at_k(void *state, const gk_step_input *in) {
-  tally_sim.step(state, in);
+  GENRE.step(state, in);
   if (in->step == DESYNC_STEP)
-    tally_sim.step(state, in);
+    GENRE.step(state, in);
 }
 
-Test(lockstep_tally, an_altered_peer_is_reported_at_the_step_it_diverged) {
-  gk_sim victim = tally_sim;
+Test(SUITE, an_altered_peer_is_reported_at_the_step_it_diverged) {
+  gk_sim victim = GENRE;
   victim.step = step_twice_at_k;
   harness_opts o = base_opts(2, 300);
   o.step = (gk_ratio){1, 250};
@@ -125,7 +154,7 @@ Test(lockstep_tally, an_altered_peer_is_reported_at_the_step_it_diverged) {
   expect_agreement(1);
 }
 
-Test(lockstep_tally, a_stalled_peer_stops_everyone_until_the_creator_removes_it) {
+Test(SUITE, a_stalled_peer_stops_everyone_until_the_creator_removes_it) {
   harness_opts o = base_opts(3, 600);
   o.step = (gk_ratio){1, 250};
   o.faults = 1; /* clean relays; one link is cut at step 200 */

@@ -255,8 +255,38 @@ typedef struct json_render {
 
 #define EXACT_MAX 9007199254740992.0 /* 2^53 */
 
+/* The key to use for `name` in obj, so that every key is unique: `name`
+ * if it is free, else "name#2", "name#3"... (a genre may write a count and
+ * a list under one name, or repeat a name). For a list item (`arr` non-NULL)
+ * an array already under one of those keys is reused and returned. NULL if
+ * none is free. */
+static const char *pick_key(cJSON *obj, const char *name, cJSON **arr,
+                            char *buf, size_t n) {
+  for (int k = 1; k <= 1000; k++) {
+    const char *key = name;
+    if (k > 1) {
+      snprintf(buf, n, "%s#%d", name, k);
+      key = buf;
+    }
+    cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (item == NULL) {
+      if (arr != NULL)
+        *arr = NULL;
+      return key;
+    }
+    if (arr != NULL && cJSON_IsArray(item)) {
+      *arr = item;
+      return key;
+    }
+  }
+  return NULL;
+}
+
 static void json_add(json_render *j, const char *name, cJSON *item) {
-  if (item == NULL || !cJSON_AddItemToObject(j->stack[j->depth], name, item)) {
+  char buf[160];
+  cJSON *obj = j->stack[j->depth];
+  name = pick_key(obj, name, NULL, buf, sizeof buf);
+  if (item == NULL || name == NULL || !cJSON_AddItemToObject(obj, name, item)) {
     cJSON_Delete(item);
     j->failed = 1;
   }
@@ -289,18 +319,21 @@ static void json_field(gk_writer *w, gk_field_kind kind, const char *name,
       j->skip++;
       return;
     }
+    char buf[160];
     if (value == UINT64_MAX) {
-      if (!cJSON_AddItemToObject(cur, name, obj)) {
+      const char *key = pick_key(cur, name, NULL, buf, sizeof buf);
+      if (key == NULL || !cJSON_AddItemToObject(cur, key, obj)) {
         cJSON_Delete(obj);
         j->failed = 1;
         j->skip++;
         return;
       }
     } else {
-      cJSON *arr = cJSON_GetObjectItemCaseSensitive(cur, name);
-      if (!cJSON_IsArray(arr)) {
-        arr = cJSON_CreateArray();
-        if (arr == NULL || !cJSON_AddItemToObject(cur, name, arr)) {
+      cJSON *arr = NULL;
+      const char *key = pick_key(cur, name, &arr, buf, sizeof buf);
+      if (arr == NULL) {
+        arr = key != NULL ? cJSON_CreateArray() : NULL;
+        if (arr == NULL || !cJSON_AddItemToObject(cur, key, arr)) {
           cJSON_Delete(arr);
           cJSON_Delete(obj);
           j->failed = 1;

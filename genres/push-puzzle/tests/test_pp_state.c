@@ -1,0 +1,429 @@
+/* push-puzzle state, config and bot: canonical write/read round trips,
+ * hostile snapshot bytes, config keys and their messages, and the
+ * deterministic built-in bot. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gk_genres.h"
+#include "gk_loop.h"
+#include "gk_push_puzzle.h"
+#include "pp_util.h"
+
+static const gk_sim *sim = &gk_push_puzzle_sim;
+static char err[GK_ERRMSG_MAX];
+
+static const char *coop_path =
+    GK_SOURCE_ROOT "/tests/data/push-puzzle/coop/multiplayer0001.sok";
+
+Test(push_puzzle_state, the_descriptor_checks_and_is_registered) {
+  cr_expect_eq(gk_sim_check(sim, err, sizeof err), 0, "%s", err);
+  cr_expect_eq(gk_genre_find("push-puzzle"), sim);
+  cr_expect_eq(sim->input_size, GK_PP_INPUT_SIZE);
+  cr_expect_leq(sim->bot_size, 256);
+}
+
+/* Bots for every player, stepping a harness; returns how many undo and
+ * restart presses were made. */
+typedef struct bots {
+  uint32_t players;
+  uint8_t bot[GK_PLAYERS_MAX][256];
+} bots;
+
+static void bots_init(bots *b, const gk_pp_config *cfg, uint32_t players,
+                      uint64_t seed) {
+  b->players = players;
+  for (uint32_t i = 0; i < players; i++)
+    sim->bot_init(b->bot[i], cfg, seed, i);
+}
+
+static void bots_next(bots *b, uint8_t *rec, uint32_t *undos) {
+  for (uint32_t i = 0; i < b->players; i++) {
+    sim->bot_next(b->bot[i], rec + i * GK_PP_INPUT_SIZE);
+    if (undos != NULL && (rec[i * GK_PP_INPUT_SIZE + 1] & GK_PP_UNDO))
+      (*undos)++;
+  }
+}
+
+static void start_with_limit(pp_harness *h, const char *levels,
+                             uint32_t players, int undo_limit) {
+  memset(h, 0, sizeof *h);
+  sim->config_default(&h->cfg);
+  gk_value lv = {GK_VALUE_STRING, 0, levels};
+  gk_value lim = {GK_VALUE_INT, undo_limit, NULL};
+  cr_assert_eq(sim->config_set(&h->cfg, "levels", &lv, err, sizeof err), 0,
+               "%s", err);
+  cr_assert_eq(sim->config_set(&h->cfg, "undo_limit", &lim, err, sizeof err),
+               0);
+  h->players = players;
+  h->state = sim->create(&h->cfg, 9, players, err, sizeof err);
+  cr_assert_not_null(h->state, "%s", err);
+}
+
+static uint64_t hash_of(const void *state) {
+  gk_hasher hs;
+  cr_assert_eq(gk_hasher_init(&hs), 0);
+  uint64_t v = gk_sim_hash(sim, state, &hs);
+  gk_hasher_close(&hs);
+  return v;
+}
+
+Test(push_puzzle_state, write_read_write_gives_the_same_bytes_and_future) {
+  char *coop = pp_read_file(coop_path, NULL);
+  pp_harness h;
+  /* a small undo ring so the history wraps and its head moves */
+  start_with_limit(&h, coop, 2, 7);
+  bots b;
+  bots_init(&b, &h.cfg, 2, 42);
+  uint8_t rec[2 * GK_PP_INPUT_SIZE];
+  uint32_t undos = 0;
+  for (int round = 0; round < 20; round++) {
+    for (int s = 0; s < 97; s++) {
+      bots_next(&b, rec, &undos);
+      pp_step(&h, rec);
+    }
+    size_t n1, n2;
+    uint8_t *bytes = pp_state_bytes(sim, h.state, &n1);
+    gk_reader r;
+    gk_reader_init(&r, bytes, n1);
+    void *copy = sim->read_state(&h.cfg, &r, err, sizeof err);
+    cr_assert_not_null(copy, "round %d: %s", round, err);
+    uint8_t *again = pp_state_bytes(sim, copy, &n2);
+    cr_assert_eq(n1, n2);
+    cr_assert_eq(memcmp(bytes, again, n1), 0, "round %d", round);
+    /* the restored run has the same future: step both with the same input */
+    bots fork = b;
+    pp_harness h2 = h;
+    h2.state = copy;
+    for (int s = 0; s < 50; s++) {
+      uint8_t r1[2 * GK_PP_INPUT_SIZE];
+      bots_next(&fork, r1, NULL);
+      gk_step_input in = {h.step + (uint64_t)s, 3, 0, 2, r1};
+      sim->step(copy, &in);
+    }
+    /* replay the same 50 inputs on a second restore of the original */
+    gk_reader_init(&r, bytes, n1);
+    void *copy2 = sim->read_state(&h.cfg, &r, err, sizeof err);
+    cr_assert_not_null(copy2);
+    fork = b;
+    for (int s = 0; s < 50; s++) {
+      uint8_t r1[2 * GK_PP_INPUT_SIZE];
+      bots_next(&fork, r1, NULL);
+      gk_step_input in = {h.step + (uint64_t)s, 3, 0, 2, r1};
+      sim->step(copy2, &in);
+    }
+    cr_expect_eq(hash_of(copy), hash_of(copy2));
+    (void)h2;
+    sim->destroy(copy);
+    sim->destroy(copy2);
+    free(bytes);
+    free(again);
+  }
+  cr_expect_gt(undos, 0);
+  pp_stop(&h);
+  free(coop);
+}
+
+Test(push_puzzle_state, a_restored_run_continues_exactly_like_the_original) {
+  char *coop = pp_read_file(coop_path, NULL);
+  pp_harness h;
+  start_with_limit(&h, coop, 2, 5);
+  bots b;
+  bots_init(&b, &h.cfg, 2, 7);
+  uint8_t rec[2 * GK_PP_INPUT_SIZE];
+  for (int s = 0; s < 300; s++) {
+    bots_next(&b, rec, NULL);
+    pp_step(&h, rec);
+  }
+  size_t n;
+  uint8_t *bytes = pp_state_bytes(sim, h.state, &n);
+  gk_reader r;
+  gk_reader_init(&r, bytes, n);
+  void *copy = sim->read_state(&h.cfg, &r, err, sizeof err);
+  cr_assert_not_null(copy, "%s", err);
+  for (int s = 0; s < 600; s++) {
+    bots_next(&b, rec, NULL);
+    gk_step_input in = {h.step, 3, 0, 2, rec};
+    sim->step(copy, &in);
+    pp_step(&h, rec);
+    cr_assert_eq(hash_of(copy), hash_of(h.state), "step %d", s);
+  }
+  sim->destroy(copy);
+  free(bytes);
+  pp_stop(&h);
+  free(coop);
+}
+
+Test(push_puzzle_state, every_truncation_of_a_snapshot_is_refused) {
+  pp_harness h;
+  start_with_limit(&h, "########\n#@ $  .#\n########\n", 1, 16);
+  pp_press(&h, 0, 0, GK_PP_RIGHT);
+  pp_press(&h, 0, 0, GK_PP_RIGHT);
+  size_t n;
+  uint8_t *bytes = pp_state_bytes(sim, h.state, &n);
+  for (size_t cut = 0; cut < n; cut++) {
+    gk_reader r;
+    gk_reader_init(&r, bytes, cut);
+    err[0] = '\0';
+    void *s = sim->read_state(&h.cfg, &r, err, sizeof err);
+    cr_expect_null(s, "accepted %zu of %zu bytes", cut, n);
+    cr_expect_neq(err[0], '\0');
+    sim->destroy(s);
+  }
+  /* and one trailing byte too many */
+  uint8_t *more = malloc(n + 1);
+  memcpy(more, bytes, n);
+  more[n] = 0;
+  gk_reader r;
+  gk_reader_init(&r, more, n + 1);
+  cr_expect_null(sim->read_state(&h.cfg, &r, err, sizeof err));
+  cr_expect_str_eq(err, "push-puzzle state: trailing bytes");
+  free(more);
+  free(bytes);
+  pp_stop(&h);
+}
+
+Test(push_puzzle_state, corrupted_snapshots_are_refused_or_canonical) {
+  char *coop = pp_read_file(coop_path, NULL);
+  pp_harness h;
+  start_with_limit(&h, coop, 2, 32);
+  bots b;
+  bots_init(&b, &h.cfg, 2, 5);
+  uint8_t rec[2 * GK_PP_INPUT_SIZE];
+  for (int s = 0; s < 400; s++) {
+    bots_next(&b, rec, NULL);
+    pp_step(&h, rec);
+  }
+  size_t n;
+  uint8_t *bytes = pp_state_bytes(sim, h.state, &n);
+  uint8_t *bad = malloc(n);
+  uint32_t refused = 0, accepted = 0;
+  static const uint8_t flips[] = {0x01, 0x02, 0x04, 0x08, 0x10, 0x80, 0xff};
+  for (size_t i = 0; i < n; i++) {
+    for (size_t f = 0; f < sizeof flips; f++) {
+      memcpy(bad, bytes, n);
+      bad[i] ^= flips[f];
+      gk_reader r;
+      gk_reader_init(&r, bad, n);
+      void *s = sim->read_state(&h.cfg, &r, err, sizeof err);
+      if (s == NULL) {
+        refused++;
+        continue;
+      }
+      accepted++;
+      /* whatever is accepted is canonical and plays without harm */
+      size_t m;
+      uint8_t *again = pp_state_bytes(sim, s, &m);
+      cr_assert_eq(m, n);
+      cr_assert_eq(memcmp(again, bad, n), 0, "byte %zu flip %x", i, flips[f]);
+      free(again);
+      bots fork = b;
+      for (int k = 0; k < 64; k++) {
+        uint8_t r1[2 * GK_PP_INPUT_SIZE];
+        bots_next(&fork, r1, NULL);
+        r1[1] |= GK_PP_UNDO; /* walk the history back */
+        gk_step_input in = {(uint64_t)k, 3, 0, 2, r1};
+        sim->step(s, &in);
+      }
+      sim->destroy(s);
+    }
+  }
+  cr_expect_gt(refused, 0);
+  free(bad);
+  free(bytes);
+  pp_stop(&h);
+  free(coop);
+}
+
+Test(push_puzzle_state, a_history_that_does_not_fit_the_board_is_refused) {
+  pp_harness h;
+  start_with_limit(&h, "########\n#@ $  .#\n########\n", 1, 16);
+  pp_press(&h, 0, 0, GK_PP_RIGHT);
+  size_t n;
+  uint8_t *bytes = pp_state_bytes(sim, h.state, &n);
+  /* the last byte is the one history entry: "moved right, no push";
+   * claim it pushed a box instead */
+  bytes[n - 1] |= 4;
+  gk_reader r;
+  gk_reader_init(&r, bytes, n);
+  cr_expect_null(sim->read_state(&h.cfg, &r, err, sizeof err));
+  cr_expect_str_eq(err, "push-puzzle state: undo history does not fit the "
+                        "board");
+  free(bytes);
+  pp_stop(&h);
+}
+
+/* --- config --------------------------------------------------------------*/
+
+typedef struct each_log {
+  uint32_t n;
+  const char *keys[8];
+  gk_value values[8];
+} each_log;
+
+static void each_cb(void *ctx, const char *key, const gk_value *v) {
+  each_log *l = ctx;
+  if (l->n < 8) {
+    l->keys[l->n] = key;
+    l->values[l->n] = *v;
+    l->n++;
+  }
+}
+
+Test(push_puzzle_config, defaults_enumerate_in_a_fixed_order) {
+  gk_pp_config c;
+  sim->config_default(&c);
+  each_log l = {0};
+  sim->config_each(&c, each_cb, &l);
+  cr_assert_eq(l.n, 6);
+  static const char *const want[] = {"levels",    "level",      "advance",
+                                     "max_width", "max_height", "undo_limit"};
+  for (uint32_t i = 0; i < 6; i++)
+    cr_expect_str_eq(l.keys[i], want[i]);
+  cr_expect_str_eq(l.values[0].s, "");
+  cr_expect_eq(l.values[1].i, 0);
+  cr_expect_eq(l.values[2].type, GK_VALUE_BOOL);
+  cr_expect_eq(l.values[2].i, 1);
+  cr_expect_eq(l.values[5].i, 1024);
+  sim->config_free(&c);
+}
+
+Test(push_puzzle_config, each_key_round_trips_through_config_each) {
+  gk_pp_config a, b;
+  sim->config_default(&a);
+  sim->config_default(&b);
+  gk_value v = {GK_VALUE_STRING, 0, "#####\n#@$.#\n#####\n\n#####\n#.$@#\n#####\n"};
+  cr_assert_eq(sim->config_set(&a, "levels", &v, err, sizeof err), 0);
+  gk_value one = {GK_VALUE_INT, 1, NULL};
+  gk_value no = {GK_VALUE_BOOL, 0, NULL};
+  gk_value nine = {GK_VALUE_INT, 9, NULL};
+  cr_assert_eq(sim->config_set(&a, "level", &one, err, sizeof err), 0);
+  cr_assert_eq(sim->config_set(&a, "advance", &no, err, sizeof err), 0);
+  cr_assert_eq(sim->config_set(&a, "max_width", &nine, err, sizeof err), 0);
+  cr_assert_eq(sim->config_set(&a, "undo_limit", &nine, err, sizeof err), 0);
+  each_log l = {0};
+  sim->config_each(&a, each_cb, &l);
+  for (uint32_t i = 0; i < l.n; i++)
+    cr_assert_eq(sim->config_set(&b, l.keys[i], &l.values[i], err, sizeof err),
+                 0, "%s", err);
+  cr_expect_str_eq(a.levels, b.levels);
+  cr_expect_eq(a.level, b.level);
+  cr_expect_eq(a.advance, b.advance);
+  cr_expect_eq(a.max_width, b.max_width);
+  cr_expect_eq(a.max_height, b.max_height);
+  cr_expect_eq(a.undo_limit, b.undo_limit);
+  gk_pp_config c;
+  cr_assert_eq(gk_pp_config_copy(&c, &a), 0);
+  cr_expect_neq(c.levels, a.levels);
+  cr_expect_str_eq(c.levels, a.levels);
+  void *run = sim->create(&c, 0, 1, err, sizeof err);
+  cr_assert_not_null(run, "%s", err);
+  cr_expect_eq(pp_sample(sim, run, "level"), 1);
+  sim->destroy(run);
+  sim->config_free(&a);
+  sim->config_free(&b);
+  sim->config_free(&c);
+}
+
+static void expect_set(const char *key, gk_value v, int code,
+                       const char *want) {
+  gk_pp_config c;
+  sim->config_default(&c);
+  err[0] = '\0';
+  cr_expect_eq(sim->config_set(&c, key, &v, err, sizeof err), code, "%s", key);
+  cr_expect_str_eq(err, want);
+  sim->config_free(&c);
+}
+
+Test(push_puzzle_config, bad_values_are_refused_with_the_key_named) {
+  gk_value s = {GK_VALUE_STRING, 0, "x"};
+  gk_value i = {GK_VALUE_INT, 2, NULL};
+  gk_value b = {GK_VALUE_BOOL, 1, NULL};
+  gk_value big = {GK_VALUE_INT, 300, NULL};
+  gk_value neg = {GK_VALUE_INT, -1, NULL};
+  gk_value badxsb = {GK_VALUE_STRING, 0, "#####\n#@$.#\n#?###\n"};
+  expect_set("speed", i, GK_ENOTFOUND, "speed: unknown key for push-puzzle");
+  expect_set("levels", i, GK_EINVAL, "levels: expected a string");
+  expect_set("levels", badxsb, GK_EPARSE, "levels:3:2: unknown character");
+  expect_set("level", s, GK_EINVAL, "level: expected an integer");
+  expect_set("level", neg, GK_ERANGE, "level: -1 is out of range (0..9999)");
+  expect_set("advance", i, GK_EINVAL, "advance: expected a bool");
+  expect_set("max_width", big, GK_ERANGE,
+             "max_width: 300 is out of range (3..255)");
+  expect_set("max_height", i, GK_ERANGE,
+             "max_height: 2 is out of range (3..255)");
+  expect_set("undo_limit", b, GK_EINVAL, "undo_limit: expected an integer");
+}
+
+Test(push_puzzle_config, create_refuses_a_bad_level_index_or_player_count) {
+  gk_pp_config c;
+  sim->config_default(&c);
+  gk_value far = {GK_VALUE_INT, 99, NULL};
+  cr_assert_eq(sim->config_set(&c, "level", &far, err, sizeof err), 0);
+  cr_expect_null(sim->create(&c, 0, 1, err, sizeof err));
+  cr_expect_str_eq(err, "level: 99 is past the last level (the set has 5)");
+  sim->config_free(&c);
+  sim->config_default(&c);
+  cr_expect_null(sim->create(&c, 0, 0, err, sizeof err));
+  cr_expect_null(sim->create(&c, 0, GK_PLAYERS_MAX + 1, err, sizeof err));
+  /* a set that fits 64 columns but not a smaller max_width */
+  gk_value nine = {GK_VALUE_INT, 4, NULL};
+  cr_assert_eq(sim->config_set(&c, "max_width", &nine, err, sizeof err), 0);
+  cr_expect_null(sim->create(&c, 0, 1, err, sizeof err));
+  cr_expect_not_null(strstr(err, "wider than the limit"), "%s", err);
+  sim->config_free(&c);
+}
+
+/* --- bot -----------------------------------------------------------------*/
+
+Test(push_puzzle_bot, a_seeded_bot_is_deterministic_and_varied) {
+  gk_pp_config c;
+  sim->config_default(&c);
+  uint8_t a[256], b[256], o[256];
+  sim->bot_init(a, &c, 11, 0);
+  sim->bot_init(b, &c, 11, 0);
+  sim->bot_init(o, &c, 11, 1);
+  uint32_t presses = 0, holds = 0, undos = 0, differ = 0;
+  for (int s = 0; s < 5000; s++) {
+    uint8_t ra[2], rb[2], ro[2];
+    sim->bot_next(a, ra);
+    sim->bot_next(b, rb);
+    sim->bot_next(o, ro);
+    cr_assert_eq(memcmp(ra, rb, 2), 0, "step %d", s);
+    differ += memcmp(ra, ro, 2) != 0;
+    presses += (ra[1] & 0x0f) != 0;
+    holds += ra[0] != 0 && ra[1] == 0;
+    undos += (ra[1] & GK_PP_UNDO) != 0;
+  }
+  cr_expect_gt(presses, 500);
+  cr_expect_gt(holds, 100);
+  cr_expect_gt(undos, 50);
+  cr_expect_gt(differ, 1000);
+  sim->config_free(&c);
+}
+
+Test(push_puzzle_bot, bots_play_a_room_with_no_options_through_gameloop) {
+  gk_pp_config c;
+  sim->config_default(&c);
+  uint64_t hashes[2];
+  for (int run = 0; run < 2; run++) {
+    gk_loop loop;
+    cr_assert_eq(gk_loop_init(&loop, NULL), 0);
+    cr_assert_eq(gk_loop_start(&loop, sim, &c, 5, 4, err, sizeof err), 0,
+                 "%s", err);
+    bots b;
+    bots_init(&b, &c, 4, 77);
+    uint8_t rec[4 * GK_PP_INPUT_SIZE];
+    gk_const_input in;
+    for (int s = 0; s < 3000; s++) {
+      bots_next(&b, rec, NULL);
+      cr_assert_eq(gk_const_input_init(&in, rec, 4, GK_PP_INPUT_SIZE), 0);
+      cr_assert_eq(gk_loop_frame(&loop, &in.base, gk_budget_steps(1), 0), 1);
+    }
+    cr_expect_gt(pp_sample(sim, gk_loop_state(&loop), "moves"), 0);
+    hashes[run] = loop.last_hash;
+    gk_loop_close(&loop);
+  }
+  cr_expect_eq(hashes[0], hashes[1]);
+  sim->config_free(&c);
+}

@@ -1,0 +1,318 @@
+/* test_session.c: the host session on its own, fed datagrams by hand (no
+ * sockets: the session has none). Hostile and misplaced messages are
+ * dropped, counted and change nothing; confirmation, hash checks, stall
+ * notices, removals and the match end behave as the header says. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "gk_err.h"
+#include "gk_net_session.h"
+#include "tally.h"
+
+#define SENT_MAX 512
+
+typedef struct sent {
+  uint32_t slot;
+  int reliable;
+  size_t len;
+  uint8_t bytes[GK_WIRE_MAX];
+} sent;
+
+typedef struct fixture {
+  gk_net_session s;
+  sent out[SENT_MAX];
+  uint32_t nout;
+  gk_net_desync desync;
+  int ndesync;
+  uint32_t stall_awaited;
+  int nstall;
+  int ended;
+  int end_reason;
+  uint64_t end_step;
+} fixture;
+
+static fixture fx;
+
+static int on_send(void *ctx, uint32_t slot, const uint8_t *bytes, size_t len,
+                   int reliable) {
+  fixture *f = ctx;
+  if (f->nout < SENT_MAX) {
+    sent *s = &f->out[f->nout++];
+    s->slot = slot;
+    s->reliable = reliable;
+    s->len = len;
+    memcpy(s->bytes, bytes, len);
+  }
+  return 0;
+}
+
+static void on_desync(void *ctx, const gk_net_desync *d) {
+  fixture *f = ctx;
+  f->desync = *d;
+  f->ndesync++;
+}
+
+static void on_stall(void *ctx, uint64_t step, uint32_t awaited,
+                     uint64_t waited_ms) {
+  (void)step;
+  (void)waited_ms;
+  fixture *f = ctx;
+  f->stall_awaited = awaited;
+  f->nstall++;
+}
+
+static void on_ended(void *ctx, uint64_t step, int reason) {
+  fixture *f = ctx;
+  f->ended++;
+  f->end_reason = reason;
+  f->end_step = step;
+}
+
+static void open_session(uint64_t auto_remove_ms) {
+  static const tally_cfg cfg = {0};
+  memset(&fx, 0, sizeof fx);
+  gk_net_session_config c = {.sim = &tally_sim,
+                             .sim_config = &cfg,
+                             .seed = 7,
+                             .players = 2,
+                             .input_delay = 1,
+                             .lead = 2,
+                             .creator = 0,
+                             .window = 64,
+                             .stall_notice_ms = 100,
+                             .auto_remove_ms = auto_remove_ms};
+  gk_net_session_callbacks cb = {.ctx = &fx,
+                                 .send = on_send,
+                                 .desync = on_desync,
+                                 .stall = on_stall,
+                                 .ended = on_ended};
+  char err[GK_ERRMSG_MAX];
+  cr_assert_eq(gk_net_session_init(&fx.s, &c, &cb, 1000, err, sizeof err), 0,
+               "%s", err);
+}
+
+static void fini(void) { gk_net_session_close(&fx.s); }
+
+TestSuite(session, .fini = fini);
+
+static int feed(uint32_t slot, const gk_wire_msg *m, uint64_t now) {
+  uint8_t buf[GK_WIRE_MAX];
+  size_t len;
+  cr_assert_eq(gk_wire_encode(m, buf, sizeof buf, &len), 0);
+  return gk_net_session_receive(&fx.s, slot, buf, len, now);
+}
+
+static int send_input(uint32_t from, uint32_t claimed, uint64_t first,
+                      uint8_t count, uint32_t value, uint64_t now) {
+  uint8_t recs[64 * 4];
+  for (uint32_t i = 0; i < count * 4u; i += 4) {
+    recs[i] = (uint8_t)value;
+    recs[i + 1] = recs[i + 2] = recs[i + 3] = 0;
+  }
+  gk_wire_msg m;
+  m.type = GK_MSG_INPUT;
+  m.u.input = (gk_wire_input){.slot = (uint8_t)claimed, .input_size = 4,
+                              .count = count, .ack = 0, .first = first,
+                              .records = recs};
+  return feed(from, &m, now);
+}
+
+/* The last message of `type` sent to `slot`, decoded. */
+static int last_sent(uint32_t slot, gk_wire_type type, gk_wire_msg *m) {
+  for (uint32_t i = fx.nout; i-- > 0;)
+    if (fx.out[i].slot == slot &&
+        gk_wire_decode(fx.out[i].bytes, fx.out[i].len, m) == 0 &&
+        m->type == type)
+      return 1;
+  return 0;
+}
+
+Test(session, inputs_from_both_players_confirm_and_are_broadcast) {
+  open_session(0);
+  cr_assert_eq(gk_net_session_confirmed(&fx.s), 1); /* the neutral step */
+  cr_assert_eq(send_input(0, 0, 1, 3, 10, 1001), 0);
+  cr_assert_eq(gk_net_session_confirmed(&fx.s), 1);
+  cr_assert_eq(send_input(1, 1, 1, 2, 20, 1002), 0);
+  cr_assert_eq(gk_net_session_confirmed(&fx.s), 3);
+  gk_wire_msg m;
+  cr_assert(last_sent(1, GK_MSG_CONFIRMED, &m));
+  cr_assert_eq(m.u.confirmed.first, 0);
+  cr_assert_eq(m.u.confirmed.count, 3);
+  cr_assert_eq(m.u.confirmed.ack, 3); /* player 1 sent steps 1..2 */
+  gk_step_input in;
+  gk_wire_step_get(&m.u.confirmed, 2, &in);
+  cr_assert_eq(in.inputs[0], 10);
+  cr_assert_eq(in.inputs[4], 20);
+  cr_assert_eq(gk_net_session_tick(&fx.s, 1003), 3);
+  cr_assert_eq(fx.s.loop.steps, 3);
+  /* Repeats of records already held are counted, not errors. */
+  cr_assert_eq(send_input(0, 0, 1, 3, 10, 1004), 0);
+  cr_assert_eq(fx.s.stats.inputs_stale, 2);
+  cr_assert_eq(fx.s.stats.inputs_dup, 1);
+}
+
+Test(session, misplaced_and_hostile_messages_are_dropped_and_counted) {
+  open_session(0);
+  /* Claims another player's slot. */
+  cr_assert_eq(send_input(1, 0, 1, 1, 9, 1001), GK_EPERM);
+  cr_assert_eq(fx.s.stats.drop_slot, 1);
+  /* A sender slot the match does not have. */
+  cr_assert_eq(send_input(5, 5, 1, 1, 9, 1001), GK_ERANGE);
+  /* Far in the future. */
+  cr_assert_eq(send_input(0, 0, 1000000, 1, 9, 1001), GK_EAHEAD);
+  cr_assert_eq(fx.s.stats.drop_ahead, 1);
+  /* Garbage, truncation, a wrong record size. */
+  uint8_t junk[7] = {1, 1, 0, 4, 0, 0, 0};
+  cr_assert_eq(gk_net_session_receive(&fx.s, 0, junk, sizeof junk, 1001),
+               GK_ETRUNC);
+  uint8_t rec[8] = {0};
+  gk_wire_msg m;
+  m.type = GK_MSG_INPUT;
+  m.u.input = (gk_wire_input){.slot = 0, .input_size = 8, .count = 1,
+                              .first = 1, .records = rec};
+  cr_assert_eq(feed(0, &m, 1001), GK_EPERM);
+  cr_assert_eq(fx.s.stats.drop_malformed, 1);
+  cr_assert_eq(fx.s.stats.drop_slot, 3);
+  /* Room control sent to a match session. */
+  m.type = GK_MSG_START_MATCH;
+  cr_assert_eq(feed(1, &m, 1001), GK_EPROTO);
+  cr_assert_eq(fx.s.stats.drop_unexpected, 1);
+  /* A hash for a step nobody could have run. */
+  m.type = GK_MSG_HASH;
+  m.u.hash.first = 5;
+  m.u.hash.count = 1;
+  m.u.hash.hashes[0] = 1;
+  cr_assert_eq(feed(1, &m, 1001), GK_EAHEAD);
+  /* Host actions from a player who is not the creator. */
+  m.type = GK_MSG_REMOVE_PLAYER;
+  m.u.remove = (gk_wire_remove){0, GK_WIRE_STEP_ASAP};
+  cr_assert_eq(feed(1, &m, 1001), GK_EPERM);
+  m.type = GK_MSG_END_MATCH;
+  m.u.end_reason = GK_WIRE_END_HOST;
+  cr_assert_eq(feed(1, &m, 1001), GK_EPERM);
+  cr_assert_eq(fx.s.stats.drop_perm, 2);
+  /* None of it moved the match. */
+  cr_assert_eq(gk_net_session_confirmed(&fx.s), 1);
+  cr_assert_eq(gk_net_session_tick(&fx.s, 1002), 1);
+  cr_assert_eq(fx.s.ended, 0);
+}
+
+Test(session, a_wrong_hash_is_reported_once_at_its_step_naming_the_player) {
+  open_session(0);
+  send_input(0, 0, 1, 4, 3, 1001);
+  send_input(1, 1, 1, 4, 4, 1001);
+  cr_assert_eq(gk_net_session_confirmed(&fx.s), 5);
+  /* Reports before the host ran the steps wait, then are compared. */
+  gk_wire_msg m;
+  m.type = GK_MSG_HASH;
+  m.u.hash.first = 0;
+  m.u.hash.count = 5;
+  cr_assert_eq(gk_net_session_tick(&fx.s, 1002), 5);
+  for (uint32_t i = 0; i < 5; i++)
+    cr_assert_eq(gk_loop_hash_at(&fx.s.loop, i, &m.u.hash.hashes[i]), 0);
+  cr_assert_eq(feed(0, &m, 1003), 0);
+  m.u.hash.hashes[3] ^= 1;
+  m.u.hash.hashes[4] ^= 1;
+  cr_assert_eq(feed(1, &m, 1003), 0);
+  cr_assert_eq(fx.ndesync, 1);
+  cr_assert_eq(fx.desync.step, 3);
+  cr_assert_eq(fx.desync.player, 1);
+  cr_assert_neq(fx.desync.host_hash, fx.desync.peer_hash);
+  cr_assert_eq(fx.s.stats.hashes_compared, 10);
+  gk_wire_msg d;
+  cr_assert(last_sent(0, GK_MSG_DESYNC, &d));
+  cr_assert_eq(d.u.desync.player, 1);
+  cr_assert(last_sent(1, GK_MSG_DESYNC, &d));
+}
+
+Test(session, a_stall_is_noticed_naming_the_player_and_the_creator_removes_it) {
+  open_session(0);
+  send_input(0, 0, 1, 3, 1, 1000);
+  send_input(1, 1, 1, 1, 1, 1000);
+  cr_assert_eq(gk_net_session_confirmed(&fx.s), 2);
+  gk_net_session_tick(&fx.s, 1050);
+  cr_assert_eq(fx.nstall, 0);
+  gk_net_session_tick(&fx.s, 1100);
+  cr_assert_eq(fx.nstall, 1);
+  cr_assert_eq(fx.stall_awaited, 0x2);
+  gk_wire_msg m;
+  cr_assert(last_sent(0, GK_MSG_STALL, &m));
+  cr_assert_eq(m.u.stall.step, 2);
+  cr_assert_eq(m.u.stall.awaited, 0x2);
+  gk_net_session_tick(&fx.s, 1200); /* noticed once per stalled step */
+  cr_assert_eq(fx.nstall, 1);
+  m.type = GK_MSG_REMOVE_PLAYER;
+  m.u.remove = (gk_wire_remove){1, GK_WIRE_STEP_ASAP};
+  cr_assert_eq(feed(0, &m, 1201), 0);
+  cr_assert_eq(gk_net_session_confirmed(&fx.s), 4);
+  cr_assert(last_sent(1, GK_MSG_REMOVE_PLAYER, &m));
+  cr_assert_eq(m.u.remove.step, 2);
+  /* The removed player's records are refused from then on. */
+  cr_assert_eq(send_input(1, 1, 2, 1, 1, 1202), GK_EPERM);
+  gk_step_input in;
+  cr_assert_eq(gk_inbuf_get(&fx.s.inbuf, 2, &in), 0);
+  cr_assert_eq(in.active_mask, 0x1);
+}
+
+Test(session, auto_removal_takes_a_stalled_player_out_when_configured) {
+  open_session(300);
+  send_input(0, 0, 1, 5, 1, 1000);
+  gk_net_session_tick(&fx.s, 1200);
+  cr_assert_eq(fx.nstall, 1);
+  cr_assert_eq(gk_net_session_confirmed(&fx.s), 1);
+  gk_net_session_tick(&fx.s, 1300);
+  cr_assert_eq(gk_net_session_confirmed(&fx.s), 6);
+}
+
+Test(session, the_creator_ends_the_match_even_while_a_player_stalls) {
+  open_session(0);
+  send_input(0, 0, 1, 2, 1, 1000);
+  gk_wire_msg m;
+  m.type = GK_MSG_END_MATCH;
+  m.u.end_reason = GK_WIRE_END_HOST;
+  cr_assert_eq(feed(0, &m, 1001), 0);
+  cr_assert_eq(gk_net_session_confirmed(&fx.s), 2);
+  cr_assert_eq(gk_net_session_end(&fx.s, GK_WIRE_END_HOST, 1001), GK_ESTATE);
+  gk_net_session_tick(&fx.s, 1002);
+  cr_assert_eq(fx.ended, 1);
+  cr_assert_eq(fx.end_step, 1);
+  cr_assert_eq(fx.end_reason, GK_WIRE_END_HOST);
+  cr_assert(last_sent(1, GK_MSG_MATCH_END, &m));
+  cr_assert_eq(m.u.match_end.step, 1);
+  gk_net_session_tick(&fx.s, 1003);
+  cr_assert_eq(fx.ended, 1);
+  cr_assert_eq(fx.s.loop.steps, 2);
+  cr_assert_eq(send_input(1, 1, 1, 1, 1, 1004), GK_ECLOSED);
+}
+
+Test(session, the_match_ends_when_every_player_has_left) {
+  open_session(0);
+  cr_assert_eq(gk_net_session_disconnect(&fx.s, 0, 1001), 0);
+  cr_assert_eq(gk_net_session_disconnect(&fx.s, 0, 1001), 0); /* no-op */
+  cr_assert_eq(gk_net_session_disconnect(&fx.s, 1, 1001), 0);
+  gk_net_session_tick(&fx.s, 1002);
+  gk_net_session_tick(&fx.s, 1003);
+  cr_assert_eq(fx.ended, 1);
+  cr_assert_eq(fx.end_reason, GK_WIRE_END_ALL_LEFT);
+}
+
+Test(session, bad_configs_are_refused_with_a_message) {
+  static const tally_cfg cfg = {0};
+  gk_net_session s;
+  gk_net_session_callbacks cb = {.ctx = &fx, .send = on_send};
+  char err[GK_ERRMSG_MAX] = "";
+  gk_net_session_config c = {.sim = &tally_sim, .sim_config = &cfg,
+                             .players = 0};
+  cr_assert_eq(gk_net_session_init(&s, &c, &cb, 0, err, sizeof err),
+               GK_EINVAL);
+  cr_assert_neq(strstr(err, "players"), NULL, "%s", err);
+  c.players = 2;
+  c.creator = 2;
+  cr_assert_eq(gk_net_session_init(&s, &c, &cb, 0, err, sizeof err),
+               GK_EINVAL);
+  c.creator = 0;
+  c.input_delay = 200; /* half the default window or more */
+  cr_assert_eq(gk_net_session_init(&s, &c, &cb, 0, err, sizeof err),
+               GK_EINVAL);
+  open_session(0); /* so fini has something to close */
+}
