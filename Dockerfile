@@ -1,0 +1,42 @@
+# gk-server image: multi-stage on debian:bookworm-slim.
+#   build:   the same commands as the README (scripts/lib.sh's package list,
+#            meson setup + compile), then the tests
+#   runtime: only the runtime libraries, a non-root user, tini as PID 1
+# Build and run:
+#   docker build -t gk-server .
+#   docker run --rm -p 7777:7777/udp gk-server
+FROM debian:bookworm-slim AS build
+WORKDIR /src
+COPY scripts/lib.sh scripts/lib.sh
+RUN . scripts/lib.sh && apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+      --no-install-recommends $GK_PACKAGES \
+ && rm -rf /var/lib/apt/lists/*
+COPY . .
+RUN . scripts/lib.sh && gk_build build --buildtype=release \
+ && meson test -C build --print-errorlogs
+
+FROM debian:bookworm-slim AS runtime
+RUN apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+      --no-install-recommends libuv1 libenet7 libcjson1 tini \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --create-home --home-dir /srv/gk --shell /usr/sbin/nologin gk
+COPY --from=build /src/build/src/server/gk-server /usr/local/bin/gk-server
+COPY --from=build /src/build/tools/bot/gk-bot /usr/local/bin/gk-bot
+COPY --from=build /src/build/tools/replay/gk-replay /usr/local/bin/gk-replay
+COPY configs/ /srv/gk/configs/
+RUN mkdir -p /srv/gk/replays && chown -R gk:gk /srv/gk
+USER gk
+WORKDIR /srv/gk
+VOLUME ["/srv/gk/replays"]
+EXPOSE 7777/udp
+# The config is re-checked, so a mounted config that went bad turns the
+# container unhealthy (the process itself is PID 1's only child: if it
+# exits, tini exits and the container stops).
+HEALTHCHECK --interval=30s --timeout=5s --start-period=5s --retries=3 \
+  CMD ["gk-server", "--check-config", "--config", "configs/server.json"]
+# tini forwards SIGTERM to gk-server, which ends matches, finalises the
+# replays and exits 0 within shutdown_grace_ms (keep docker stop -t above it)
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["gk-server", "--config", "configs/server.json"]

@@ -1,0 +1,112 @@
+/* gk_server.h: gk-server, many lockstep rooms on one libuv loop.
+ *
+ * One process, one uv loop, one ENet host (gk_net_transport), many rooms.
+ * A room is: a code, a genre, a genre config, a seed, a creator (the host
+ * player, slot 0), the connections in its slots, and once its match runs a
+ * gk_net_session (the relay and referee of the match) and a replay writer.
+ *
+ * Connections and routing. Every ENet connection has an entry in the
+ * connection table: the room it is in and its slot, or none. A datagram
+ * from a connection in a playing room whose type is a match message
+ * (INPUT, HASH, REMOVE_PLAYER, END_MATCH) goes to that room's session with
+ * the connection's slot, so a client can only ever speak for its own slot
+ * in its own room; everything else is decoded here as room control
+ * (CREATE_ROOM, JOIN_ROOM, START_MATCH, END_MATCH in a lobby). Bad input is
+ * dropped and counted per room and per server; each bad message (malformed,
+ * of a type no client sends, for another slot, from a non-creator, too far
+ * ahead, a wrong room code) is a strike, and a connection with
+ * `limits.strikes` strikes is disconnected at once.
+ *
+ * The step timer. One timer for all rooms. Its deadlines are t0 + k *
+ * step_ns on uv_hrtime (step_ns = 1e9 / step_hz), and it is re-armed as a
+ * one-shot for the next deadline every time, so it cannot drift: over ten
+ * minutes it ticks 60.00 times a second at 60 Hz. Each tick calls every
+ * playing room's gk_net_session_tick, which steps the room's GameLoop by
+ * the count of confirmed steps with a `{ steps }` budget. Catch-up rule: a
+ * tick steps everything that is ready, so deadlines that passed while the
+ * process could not run (stopped, swapped, a slow disk) are not replayed
+ * one by one: when the timer fires late, it runs one tick and moves k to
+ * the current deadline; the skipped deadlines are counted (ticks_missed)
+ * and, if more than `timing.catchup_ticks` were skipped at once, logged.
+ *
+ * Matches end when the genre says game over, the creator ends it, every
+ * player has left, the desync policy is "end", or the server shuts down.
+ * Then the replay is finalised (footer, fsync, rename to .gkr) into the
+ * replay folder, the room is freed, and its connections are free to create
+ * or join another room.
+ *
+ * Shutdown (SIGTERM/SIGINT or gk_server_shutdown): the server stops taking
+ * rooms, closes lobbies, tells every player (SHUTDOWN with the grace time)
+ * and ends every match at its next step; replays are finalised as the
+ * matches end. If matches are still running when the grace time is up,
+ * their replays are finalised as they stand (every appended step is whole)
+ * and the loop is stopped. A second signal does that at once.
+ */
+#ifndef GK_SERVER_H
+#define GK_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "gk_net_wire.h"
+#include "gk_server_config.h"
+#include "gk_server_log.h"
+
+typedef struct gk_server gk_server;
+
+/* Server-wide counters (per-room ones are logged when the room closes). */
+typedef struct gk_server_stats {
+  uint64_t connects, disconnects, kicked;
+  uint64_t rooms_created, rooms_closed;
+  uint64_t matches_started, matches_ended;
+  uint64_t replays_written, replays_failed;
+  uint64_t packets_in, bytes_in;
+  uint64_t drop_malformed;  /* not a valid message */
+  uint64_t drop_unexpected; /* valid, but not now / not from a client */
+  uint64_t drop_session;    /* dropped by a room's session */
+  uint64_t drop_no_room;    /* a match message from a connection in no
+                               playing room */
+  uint64_t refused;         /* create/join/start refused with an ERROR */
+  uint64_t strikes;
+  uint64_t ticks, ticks_missed;
+  uint64_t room_steps;      /* steps run by the rooms' own loops */
+  uint64_t steps_confirmed, steps_late;
+} gk_server_stats;
+
+/* Creates the server on `loop`: binds the ENet host, starts the step
+ * timer and (if handle_signals) SIGTERM/SIGINT handlers. `cfg` and `log`
+ * are owned by the caller and must outlive the server. On success *out is
+ * the new server; it frees itself once it has shut down and every handle
+ * is closed (uv_run then returns). Returns 0 or GK_EIO (bind failed),
+ * GK_ENOMEM, GK_EINVAL with a message. */
+int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
+                    gk_server_log *log, int handle_signals, gk_server **out,
+                    char *err, size_t errlen);
+
+/* Begins a graceful shutdown (what SIGTERM does). Idempotent; a second
+ * call (a second signal) finalises what is left at once. */
+void gk_server_shutdown(gk_server *s);
+
+/* The bound UDP port (the real one when the config said 0). */
+uint16_t gk_server_port(const gk_server *s);
+
+const gk_server_stats *gk_server_get_stats(const gk_server *s);
+
+/* Runs a server on a fresh loop until it has shut down. Returns the
+ * process exit status: 0 after a clean shutdown, 1 if it could not start
+ * (the reason is logged). */
+int gk_server_run(const gk_server_config *cfg, gk_server_log *log);
+
+/* --- helpers (gk_server_random.c) ---------------------------------------- */
+
+/* len bytes from the kernel CSPRNG (getrandom, else /dev/urandom).
+ * Returns 0 or GK_EIO. */
+int gk_server_random(void *buf, size_t len);
+
+/* A fresh room code: GK_WIRE_CODE_LEN base32 characters (80 random bits),
+ * NUL-terminated. Returns 0 or GK_EIO. */
+int gk_server_room_code(char out[GK_WIRE_CODE_LEN + 1]);
+
+#endif

@@ -1,0 +1,132 @@
+/* gk_server_config.h: gk-server's configuration, read strictly from JSON.
+ *
+ * The file is one JSON object (configs/server.json; every key is described
+ * in configs/README.md). Every key is optional and has a default, but what
+ * is present must be exactly right: an unknown key, a duplicate key, a
+ * wrong type or a value out of range stops start-up with a message that
+ * names the file, the key as a JSON path ("limits.rooms",
+ * "genres.survivors.options.max_enemies") and the reason:
+ *
+ *   configs/server.json: limits.rooms: must be an integer in 1..4096, got 0
+ *
+ * Genre options are checked the way a room will use them: the options
+ * object is applied to the genre's default config through the genre's own
+ * config_set (nested objects flatten into dotted keys, as in replay
+ * headers), so an option the genre does not know or refuses is reported
+ * with its path here, at start-up, not when the first room opens.
+ *
+ * Parsing is pure (bytes in, struct out: no sockets, no clock), so the
+ * same function backs the server, its tests and the config fuzzer. The
+ * struct owns heap strings and cJSON option objects: release it with
+ * gk_server_config_free.
+ */
+#ifndef GK_SERVER_CONFIG_H
+#define GK_SERVER_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "gk_server_log.h"
+#include "gk_sim.h"
+
+#define GK_SERVER_CONFIG_FILE_MAX (1u << 20) /* bytes of config JSON */
+#define GK_SERVER_GENRES_MAX 16
+#define GK_SERVER_ROOMS_MAX 4096
+#define GK_SERVER_PEERS_MAX 4095  /* ENet's own peer limit */
+#define GK_SERVER_PATH_MAX 1024
+#define GK_SERVER_CONFIG_ERR_MAX 512 /* suggested size of error buffers */
+
+typedef enum gk_desync_policy {
+  GK_DESYNC_REPORT = 0, /* log and notify the players; the match goes on */
+  GK_DESYNC_END = 1     /* end the match at the next step */
+} gk_desync_policy;
+
+/* One genre the server offers. */
+typedef struct gk_server_genre {
+  const gk_sim *sim;     /* from the registry; never NULL once parsed */
+  int enabled;           /* rooms may be created for it */
+  uint32_t max_players;  /* <= the genre's players_max and limits */
+  cJSON *options;        /* owned; server defaults applied before the
+                            client's options; NULL = genre defaults */
+} gk_server_genre;
+
+typedef struct gk_server_config {
+  /* listen */
+  char host[64];              /* "0.0.0.0", "127.0.0.1", "::" ... */
+  uint16_t port;              /* 0 = ephemeral (logged as the real port) */
+  gk_log_level log_level;
+  uint32_t step_hz;           /* match steps per second, 1..1000 */
+  /* limits */
+  uint32_t max_rooms;         /* rooms open at once (lobby + playing) */
+  uint32_t max_players;       /* per room, 1..GK_PLAYERS_MAX */
+  uint32_t max_peers;         /* ENet connections at once */
+  uint32_t max_packet;        /* incoming datagram bytes, 64..GK_WIRE_MAX */
+  uint32_t strikes;           /* bad messages before a disconnect */
+  uint32_t lobby_timeout_ms;  /* a room not started after this is closed;
+                                 0 = never */
+  /* lockstep */
+  uint32_t input_delay;       /* used when a client asks for 0 */
+  uint32_t input_delay_max;
+  uint32_t lead;
+  uint32_t window;            /* input buffer window (steps) */
+  uint32_t late_slack_ms;
+  /* stall */
+  uint64_t stall_notice_ms;
+  uint64_t stall_auto_remove_ms; /* 0 = off (the host decides) */
+  gk_desync_policy desync;
+  /* replays */
+  int replays_enabled;
+  char replay_dir[GK_SERVER_PATH_MAX];
+  /* shutdown and timing */
+  uint32_t shutdown_grace_ms;
+  uint32_t service_ms;        /* ENet service timer */
+  uint32_t peer_timeout_ms;   /* ENet peer timeout */
+  uint32_t catchup_ticks;     /* see gk_server.h: step timer */
+  /* genres */
+  gk_server_genre genres[GK_SERVER_GENRES_MAX];
+  uint32_t ngenres;
+} gk_server_config;
+
+/* Fills c with the defaults: every registered genre enabled with its
+ * default options. Owns nothing yet (free is still fine). */
+void gk_server_config_default(gk_server_config *c);
+
+/* Parses `len` bytes of JSON over the defaults. `file` names the source in
+ * messages (may be NULL: "config"). Returns 0, or GK_EPARSE (not JSON, or
+ * not an object), GK_ENOTFOUND (unknown key or genre), GK_EINVAL (wrong
+ * type, duplicate key), GK_ERANGE (out of range) or GK_ETOOBIG, with the
+ * message in err. On failure c is left at the defaults. */
+int gk_server_config_parse(gk_server_config *c, const char *json, size_t len,
+                           const char *file, char *err, size_t errlen);
+
+/* Reads the file (at most GK_SERVER_CONFIG_FILE_MAX bytes) and parses it.
+ * GK_ENOTFOUND / GK_EIO / GK_ETOOBIG if it cannot be read. */
+int gk_server_config_load(gk_server_config *c, const char *path, char *err,
+                          size_t errlen);
+
+void gk_server_config_free(gk_server_config *c);
+
+/* The entry for a genre name, or NULL if the server does not know it. */
+const gk_server_genre *gk_server_config_genre(const gk_server_config *c,
+                                              const char *name);
+
+/* Applies a JSON object of genre options to `cfg` (already filled by
+ * config_default or an earlier apply) through sim->config_set. Nested
+ * objects and arrays flatten into dotted keys. `path` prefixes keys in
+ * messages. Returns 0 or the genre's/this function's code with a message
+ * naming the key. */
+int gk_server_options_apply(const gk_sim *sim, void *cfg, const cJSON *obj,
+                            const char *path, char *err, size_t errlen);
+
+/* Builds a room's genre config: defaults, then the server's options for
+ * the genre, then the client's options (JSON object text of at most
+ * `len` bytes; empty = none). cfg holds sim->config_size bytes; on success
+ * the caller releases it with sim->config_free (if non-NULL); on failure
+ * it needs no release. */
+int gk_server_room_config(const gk_server_genre *g, void *cfg,
+                          const char *client_json, size_t len, char *err,
+                          size_t errlen);
+
+#endif

@@ -1,0 +1,217 @@
+/* e2e.c: spawning, waiting, log reading and replay checks for the
+ * end-to-end server tests (see e2e.h). */
+#define _XOPEN_SOURCE 700
+#include "e2e.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gk_replay.h"
+
+extern char **environ;
+
+void e2e_sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+void e2e_dir_make(e2e_dir *d) {
+  snprintf(d->path, sizeof(d->path), "/tmp/gk-e2e-XXXXXX");
+  cr_assert_not_null(mkdtemp(d->path), "mkdtemp: %s", strerror(errno));
+  snprintf(d->replays, sizeof(d->replays), "%s/replays", d->path);
+}
+
+static int rm_fn(const char *path, const struct stat *st, int flag,
+                 struct FTW *ftw) {
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  return remove(path);
+}
+
+void e2e_dir_remove(const e2e_dir *d) {
+  nftw(d->path, rm_fn, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void e2e_write(const e2e_dir *d, const char *name, const char *json,
+               char *out, size_t cap) {
+  snprintf(out, cap, "%s/%s", d->path, name);
+  FILE *f = fopen(out, "w");
+  cr_assert_not_null(f, "%s: %s", out, strerror(errno));
+  fputs(json, f);
+  fclose(f);
+}
+
+void e2e_spawn(e2e_proc *p, const e2e_dir *d, const char *tag,
+               char *const argv[]) {
+  memset(p, 0, sizeof(*p));
+  p->status = -1;
+  snprintf(p->out, sizeof(p->out), "%s/%s.out", d->path, tag);
+  snprintf(p->err, sizeof(p->err), "%s/%s.err", d->path, tag);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, p->out,
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, p->err,
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int rc = posix_spawn(&p->pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  cr_assert_eq(rc, 0, "spawn %s: %s", argv[0], strerror(rc));
+}
+
+int e2e_wait(e2e_proc *p, int ms) {
+  if (p->pid <= 0) return 1;
+  for (int waited = 0;; waited += 10) {
+    int st = 0;
+    pid_t r = waitpid(p->pid, &st, WNOHANG);
+    if (r == p->pid) {
+      p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      p->pid = 0;
+      return 1;
+    }
+    if (waited >= ms) return 0;
+    e2e_sleep_ms(10);
+  }
+}
+
+void e2e_kill(e2e_proc *p) {
+  if (p->pid <= 0) return;
+  kill(p->pid, SIGKILL);
+  e2e_wait(p, 5000);
+}
+
+/* Calls fn on every line of the file that parses as a JSON object. */
+static void each_line(const char *path, void (*fn)(void *, cJSON *),
+                      void *ctx) {
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  char line[8192];
+  while (fgets(line, sizeof(line), f)) {
+    cJSON *j = cJSON_Parse(line);
+    if (j && cJSON_IsObject(j)) fn(ctx, j);
+    cJSON_Delete(j);
+  }
+  fclose(f);
+}
+
+typedef struct find_ctx {
+  const char *event;
+  int count;
+  cJSON *last;
+} find_ctx;
+
+static void find_fn(void *ctx, cJSON *j) {
+  find_ctx *c = ctx;
+  const cJSON *ev = cJSON_GetObjectItem(j, "event");
+  if (cJSON_IsString(ev) && strcmp(ev->valuestring, c->event) == 0) {
+    c->count++;
+    cJSON_Delete(c->last);
+    c->last = cJSON_Duplicate(j, 1);
+  }
+}
+
+int e2e_count_events(const e2e_proc *server, const char *event) {
+  find_ctx c = {event, 0, NULL};
+  each_line(server->out, find_fn, &c);
+  cJSON_Delete(c.last);
+  return c.count;
+}
+
+cJSON *e2e_last_event(const e2e_proc *server, const char *event) {
+  find_ctx c = {event, 0, NULL};
+  each_line(server->out, find_fn, &c);
+  return c.last;
+}
+
+uint16_t e2e_server_port(const e2e_proc *server, int ms) {
+  for (int waited = 0; waited <= ms; waited += 10) {
+    cJSON *j = e2e_last_event(server, "listening");
+    if (j) {
+      const cJSON *port = cJSON_GetObjectItem(j, "port");
+      uint16_t p = cJSON_IsNumber(port) ? (uint16_t)port->valuedouble : 0;
+      cJSON_Delete(j);
+      return p;
+    }
+    e2e_sleep_ms(10);
+  }
+  return 0;
+}
+
+cJSON *e2e_read_json(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return NULL;
+  static char buf[1 << 20];
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return cJSON_Parse(buf);
+}
+
+static int run_cli_verify(const char *file) {
+  char *argv[] = {(char *)GK_REPLAY_BIN, (char *)"verify", (char *)file,
+                  NULL};
+  pid_t pid;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  cr_assert_eq(rc, 0, "spawn gk-replay: %s", strerror(rc));
+  int st = 0;
+  for (int waited = 0; waited < 60000; waited += 10) {
+    if (waitpid(pid, &st, WNOHANG) == pid)
+      return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    e2e_sleep_ms(10);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &st, 0);
+  return -1;
+}
+
+int e2e_verify_replays(const char *dir, char (*codes)[17], uint64_t *hashes,
+                       int cap) {
+  DIR *d = opendir(dir);
+  cr_assert_not_null(d, "%s: %s", dir, strerror(errno));
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (len > 8 && strcmp(e->d_name + len - 8, ".gkr.tmp") == 0)
+      cr_assert_fail("unfinished replay left behind: %s", e->d_name);
+    if (len < 4 || strcmp(e->d_name + len - 4, ".gkr") != 0) continue;
+    char path[600];
+    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+    gk_replay r;
+    int rc = gk_replay_open_file(&r, path);
+    cr_assert_eq(rc, 0, "%s: %s at %llu: %s", path, gk_err_name(rc),
+                 (unsigned long long)r.damage.offset, r.damage.what);
+    cr_assert(r.complete, "%s: not complete", path);
+    gk_replay_verdict v;
+    cr_assert_eq(gk_replay_verify(&r, NULL, NULL, NULL, &v), GK_REPLAY_OK,
+                 "%s: %s", path, v.message);
+    cr_assert_eq(v.steps_checked, r.steps);
+    cr_assert_eq(run_cli_verify(path), 0, "gk-replay verify %s", path);
+    if (n < cap) {
+      const char *o = r.origin ? strstr(r.origin, "room ") : NULL;
+      snprintf(codes[n], 17, "%s", o ? o + 5 : "");
+      hashes[n] = r.final_hash;
+    }
+    gk_replay_close(&r);
+    n++;
+  }
+  closedir(d);
+  return n;
+}

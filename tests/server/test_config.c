@@ -1,0 +1,406 @@
+/* test_config.c: gk-server's config reader, JSON-lines log and room codes.
+ *
+ * Config errors must name the file, the key (as a JSON path) and the
+ * reason; the shipped configs/server.json must be valid; log records must
+ * be one valid JSON object per line whatever the field values; room codes
+ * must be well-formed and not repeat.
+ */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "gk_err.h"
+#include "gk_genres.h"
+#include "gk_net_wire.h"
+#include "gk_server.h"
+#include "gk_server_config.h"
+#include "gk_server_log.h"
+
+static int parse(gk_server_config *c, const char *json, char *err,
+                 size_t errlen) {
+  return gk_server_config_parse(c, json, strlen(json), "test.json", err,
+                                errlen);
+}
+
+/* Parses `json`, expects failure with `code` and a message that contains
+ * every one of the NULL-terminated fragments. */
+static void expect_error(const char *json, int code, ...) {
+  gk_server_config c;
+  char err[GK_SERVER_CONFIG_ERR_MAX];
+  int rc = parse(&c, json, err, sizeof(err));
+  cr_assert_eq(rc, code, "%s -> %s (%s), want %s", json, gk_err_name(rc), err,
+               gk_err_name(code));
+  cr_assert(strncmp(err, "test.json: ", 11) == 0, "file not named: %s", err);
+  va_list ap;
+  va_start(ap, code);
+  for (const char *frag; (frag = va_arg(ap, const char *)) != NULL;)
+    cr_assert(strstr(err, frag), "'%s' not in message: %s", frag, err);
+  va_end(ap);
+  gk_server_config_free(&c);
+}
+
+Test(server_config, an_empty_object_gives_the_documented_defaults) {
+  gk_server_config c;
+  char err[256];
+  cr_assert_eq(parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(c.port, 7777);
+  cr_assert_eq(c.step_hz, 60);
+  cr_assert_eq(c.desync, GK_DESYNC_REPORT);
+  cr_assert_eq(c.stall_auto_remove_ms, 0);
+  cr_assert_eq(c.replays_enabled, 1);
+  cr_assert_str_eq(c.replay_dir, "replays");
+  uint32_t n = 0;
+  while (gk_genres[n]) n++;
+  cr_assert_eq(c.ngenres, n);
+  gk_server_config_free(&c);
+}
+
+Test(server_config, the_shipped_server_json_and_genre_examples_are_valid) {
+  gk_server_config c;
+  char err[GK_SERVER_CONFIG_ERR_MAX];
+  int rc = gk_server_config_load(&c, GK_SOURCE_ROOT "/configs/server.json",
+                                 err, sizeof(err));
+  cr_assert_eq(rc, 0, "%s", err);
+  /* each configs/genres/<name>.json is a valid options object for the
+   * genre of that name (checked for the genres this build has) */
+  int checked = 0;
+  for (uint32_t i = 0; i < c.ngenres; i++) {
+    const gk_sim *sim = c.genres[i].sim;
+    char path[512];
+    snprintf(path, sizeof(path), "%s/configs/genres/%s.json", GK_SOURCE_ROOT,
+             sim->name);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "no option example for %s", sim->name);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    cJSON *opts = cJSON_Parse(text);
+    cr_assert_not_null(opts, "%s: not JSON", path);
+    void *cfg = calloc(1, sim->config_size);
+    sim->config_default(cfg);
+    rc = gk_server_options_apply(sim, cfg, opts, path, err, sizeof(err));
+    cr_assert_eq(rc, 0, "%s", err);
+    if (sim->config_free) sim->config_free(cfg);
+    free(cfg);
+    cJSON_Delete(opts);
+    checked++;
+  }
+  cr_assert_gt(checked, 0);
+  gk_server_config_free(&c);
+}
+
+Test(server_config, every_key_is_read_into_the_struct) {
+  gk_server_config c;
+  char err[GK_SERVER_CONFIG_ERR_MAX];
+  const char *json =
+      "{\"listen\":{\"host\":\"127.0.0.1\",\"port\":0},\"log_level\":\"warn\","
+      "\"step_hz\":120,\"limits\":{\"rooms\":32,\"players_per_room\":4,"
+      "\"peers\":100,\"packet_bytes\":600,\"strikes\":3,"
+      "\"lobby_timeout_ms\":0},\"lockstep\":{\"input_delay\":2,"
+      "\"input_delay_max\":4,\"lead\":3,\"window\":128,\"late_slack_ms\":7},"
+      "\"stall\":{\"notice_ms\":250,\"auto_remove_ms\":5000},"
+      "\"desync\":\"end\",\"replays\":{\"enabled\":false,\"dir\":\"/tmp/r\"},"
+      "\"shutdown_grace_ms\":1500,\"timing\":{\"service_ms\":2,"
+      "\"peer_timeout_ms\":3000,\"catchup_ticks\":9}}";
+  cr_assert_eq(parse(&c, json, err, sizeof(err)), 0, "%s", err);
+  cr_assert_str_eq(c.host, "127.0.0.1");
+  cr_assert_eq(c.port, 0);
+  cr_assert_eq(c.log_level, GK_LOG_WARN);
+  cr_assert_eq(c.step_hz, 120);
+  cr_assert_eq(c.max_rooms, 32);
+  cr_assert_eq(c.max_players, 4);
+  cr_assert_eq(c.max_peers, 100);
+  cr_assert_eq(c.max_packet, 600);
+  cr_assert_eq(c.strikes, 3);
+  cr_assert_eq(c.lobby_timeout_ms, 0);
+  cr_assert_eq(c.input_delay, 2);
+  cr_assert_eq(c.input_delay_max, 4);
+  cr_assert_eq(c.lead, 3);
+  cr_assert_eq(c.window, 128);
+  cr_assert_eq(c.late_slack_ms, 7);
+  cr_assert_eq(c.stall_notice_ms, 250);
+  cr_assert_eq(c.stall_auto_remove_ms, 5000);
+  cr_assert_eq(c.desync, GK_DESYNC_END);
+  cr_assert_eq(c.replays_enabled, 0);
+  cr_assert_str_eq(c.replay_dir, "/tmp/r");
+  cr_assert_eq(c.shutdown_grace_ms, 1500);
+  cr_assert_eq(c.service_ms, 2);
+  cr_assert_eq(c.peer_timeout_ms, 3000);
+  cr_assert_eq(c.catchup_ticks, 9);
+  gk_server_config_free(&c);
+}
+
+Test(server_config, an_unknown_key_is_named_with_its_path) {
+  expect_error("{\"limits\":{\"romos\":3}}", GK_ENOTFOUND, "limits.romos",
+               "unknown key", NULL);
+  expect_error("{\"colour\":1}", GK_ENOTFOUND, "colour", NULL);
+}
+
+Test(server_config, a_wrong_type_is_named_with_its_path) {
+  expect_error("{\"limits\":{\"rooms\":\"many\"}}", GK_EINVAL, "limits.rooms",
+               "integer", "a string", NULL);
+  expect_error("{\"listen\":{\"port\":true}}", GK_EINVAL, "listen.port",
+               "a boolean", NULL);
+  expect_error("{\"replays\":{\"enabled\":1}}", GK_EINVAL, "replays.enabled",
+               "true or false", NULL);
+  expect_error("{\"stall\":[]}", GK_EINVAL, "stall", "an object", NULL);
+  expect_error("{\"desync\":3}", GK_EINVAL, "desync", "report", NULL);
+}
+
+Test(server_config, an_out_of_range_value_is_named_with_its_path) {
+  expect_error("{\"limits\":{\"rooms\":0}}", GK_ERANGE, "limits.rooms",
+               "1..4096", "got 0", NULL);
+  expect_error("{\"listen\":{\"port\":70000}}", GK_ERANGE, "listen.port",
+               NULL);
+  expect_error("{\"step_hz\":1.5}", GK_ERANGE, "step_hz", NULL);
+  expect_error("{\"step_hz\":-1}", GK_ERANGE, "step_hz", NULL);
+  expect_error("{\"step_hz\":1e300}", GK_ERANGE, "step_hz", NULL);
+  expect_error("{\"log_level\":\"loud\"}", GK_ERANGE, "log_level", NULL);
+  expect_error("{\"desync\":\"panic\"}", GK_ERANGE, "desync", NULL);
+  expect_error("{\"listen\":{\"host\":\"\"}}", GK_ERANGE, "listen.host",
+               NULL);
+}
+
+Test(server_config, keys_that_must_agree_are_checked_together) {
+  expect_error("{\"lockstep\":{\"input_delay\":9,\"input_delay_max\":4}}",
+               GK_ERANGE, "lockstep.input_delay", "input_delay_max", NULL);
+  expect_error("{\"lockstep\":{\"window\":64,\"input_delay_max\":40}}",
+               GK_ERANGE, "lockstep.window", NULL);
+}
+
+Test(server_config, a_duplicate_key_is_refused) {
+  expect_error("{\"step_hz\":60,\"step_hz\":61}", GK_EINVAL, "step_hz",
+               "duplicate", NULL);
+  expect_error("{\"limits\":{\"rooms\":1,\"rooms\":2}}", GK_EINVAL,
+               "limits.rooms", "duplicate", NULL);
+}
+
+Test(server_config, broken_json_is_reported_with_line_and_column) {
+  expect_error("{\n  \"step_hz\": 60,\n  oops\n}", GK_EPARSE, "line 3", NULL);
+  expect_error("[1,2]", GK_EPARSE, "JSON object", NULL);
+  expect_error("{} {}", GK_EPARSE, "after the JSON value", NULL);
+  expect_error("", GK_EPARSE, "invalid JSON", NULL);
+}
+
+Test(server_config, a_failed_parse_leaves_the_defaults) {
+  gk_server_config c;
+  char err[256];
+  cr_assert_neq(parse(&c, "{\"step_hz\":90,\"limits\":{\"rooms\":0}}", err,
+                      sizeof(err)), 0);
+  cr_assert_eq(c.step_hz, 60);
+  gk_server_config_free(&c);
+}
+
+Test(server_config, a_missing_file_is_named) {
+  gk_server_config c;
+  char err[GK_SERVER_CONFIG_ERR_MAX];
+  int rc = gk_server_config_load(&c, "/nonexistent/gk.json", err,
+                                 sizeof(err));
+  cr_assert_eq(rc, GK_ENOTFOUND);
+  cr_assert(strstr(err, "/nonexistent/gk.json"), "%s", err);
+  gk_server_config_free(&c);
+}
+
+Test(server_config, an_unknown_genre_is_named) {
+  expect_error("{\"genres\":{\"chess\":{}}}", GK_ENOTFOUND, "genres.chess",
+               "unknown genre", NULL);
+}
+
+Test(server_config, genre_options_are_checked_by_the_genre_with_their_path) {
+  expect_error("{\"genres\":{\"survivors\":{\"options\":{\"max_enemis\":3}}}}",
+               GK_ENOTFOUND, "genres.survivors.options.max_enemis", NULL);
+  expect_error(
+      "{\"genres\":{\"survivors\":{\"options\":{\"max_enemies\":0}}}}",
+      GK_ERANGE, "genres.survivors.options.max_enemies", NULL);
+  expect_error(
+      "{\"genres\":{\"survivors\":{\"options\":{\"spawning\":null}}}}",
+      GK_EINVAL, "genres.survivors.options.spawning", NULL);
+  expect_error("{\"genres\":{\"survivors\":{\"max_players\":99}}}",
+               GK_ERANGE, "genres.survivors.max_players", NULL);
+  expect_error("{\"genres\":{\"survivors\":{\"colour\":1}}}", GK_ENOTFOUND,
+               "genres.survivors.colour", NULL);
+}
+
+Test(server_config, listing_genres_offers_exactly_those) {
+  gk_server_config c;
+  char err[GK_SERVER_CONFIG_ERR_MAX];
+  int rc = parse(&c,
+                 "{\"genres\":{\"survivors\":{\"max_players\":3,\"options\":"
+                 "{\"duration_steps\":600}}}}",
+                 err, sizeof(err));
+  cr_assert_eq(rc, 0, "%s", err);
+  const gk_server_genre *sv = gk_server_config_genre(&c, "survivors");
+  cr_assert(sv && sv->enabled && sv->max_players == 3);
+  cr_assert(sv->options != NULL);
+  for (uint32_t i = 0; i < c.ngenres; i++)
+    if (&c.genres[i] != sv)
+      cr_assert(!c.genres[i].enabled, "%s", c.genres[i].sim->name);
+  gk_server_config_free(&c);
+}
+
+struct seen {
+  int64_t duration, enemies;
+};
+
+static void seen_cb(void *ctx, const char *key, const gk_value *v) {
+  struct seen *s = ctx;
+  if (strcmp(key, "duration_steps") == 0) s->duration = v->i;
+  if (strcmp(key, "max_enemies") == 0) s->enemies = v->i;
+}
+
+Test(server_config, a_room_config_takes_server_options_then_the_clients) {
+  gk_server_config c;
+  char err[GK_SERVER_CONFIG_ERR_MAX];
+  cr_assert_eq(parse(&c,
+                     "{\"genres\":{\"survivors\":{\"options\":"
+                     "{\"duration_steps\":600,\"max_enemies\":50}}}}",
+                     err, sizeof(err)), 0, "%s", err);
+  const gk_server_genre *g = gk_server_config_genre(&c, "survivors");
+  cr_assert(g);
+  void *cfg = calloc(1, g->sim->config_size);
+  const char *mine = "{\"max_enemies\":70}";
+  cr_assert_eq(gk_server_room_config(g, cfg, mine, strlen(mine), err,
+                                     sizeof(err)), 0, "%s", err);
+  struct seen seen = {-1, -1};
+  g->sim->config_each(cfg, seen_cb, &seen);
+  cr_assert_eq(seen.duration, 600);
+  cr_assert_eq(seen.enemies, 70);
+  if (g->sim->config_free) g->sim->config_free(cfg);
+
+  const char *bad = "{\"max_enemies\":0}";
+  cr_assert_eq(gk_server_room_config(g, cfg, bad, strlen(bad), err,
+                                     sizeof(err)), GK_ERANGE);
+  cr_assert(strstr(err, "options.max_enemies"), "%s", err);
+  const char *notobj = "[1]";
+  cr_assert_eq(gk_server_room_config(g, cfg, notobj, strlen(notobj), err,
+                                     sizeof(err)), GK_EPARSE);
+  free(cfg);
+  gk_server_config_free(&c);
+}
+
+/* --- log ----------------------------------------------------------------- */
+
+static char *capture(void (*fill)(gk_server_log *), size_t *len) {
+  char *buf = NULL;
+  FILE *f = open_memstream(&buf, len);
+  cr_assert(f);
+  gk_server_log lg;
+  gk_log_init(&lg, f, GK_LOG_DEBUG);
+  fill(&lg);
+  fclose(f);
+  return buf;
+}
+
+static void fill_plain(gk_server_log *lg) {
+  if (gk_log_begin(lg, GK_LOG_INFO, "listening", NULL)) {
+    gk_log_str(lg, "host", "127.0.0.1");
+    gk_log_u64(lg, "port", 7777);
+    gk_log_i64(lg, "neg", -5);
+    gk_log_hex(lg, "hash", 0x0123456789abcdefull);
+    gk_log_bool(lg, "ok", 1);
+    gk_log_err(lg, "code", GK_EPROTO);
+    gk_log_end(lg);
+  }
+  gk_log_msg(lg, GK_LOG_WARN, "desync", "ABCDEFGHIJKLMNOP", "why",
+             "quote\" backslash\\ tab\t nl\n bad\xff utf8\xc3\xa9 ctl\x01");
+}
+
+Test(server_log, each_record_is_one_json_object_per_line) {
+  size_t len = 0;
+  char *out = capture(fill_plain, &len);
+  char *save = NULL;
+  int lines = 0;
+  for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    cJSON *j = cJSON_Parse(l);
+    cr_assert(j, "not JSON: %s", l);
+    cr_assert(cJSON_IsString(cJSON_GetObjectItem(j, "time")));
+    cr_assert(cJSON_IsString(cJSON_GetObjectItem(j, "level")));
+    cr_assert(cJSON_IsString(cJSON_GetObjectItem(j, "event")));
+    cr_assert(cJSON_GetObjectItem(j, "room") != NULL);
+    if (lines == 0) {
+      cr_assert_eq(cJSON_GetObjectItem(j, "port")->valuedouble, 7777);
+      cr_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "room")));
+      cr_assert_str_eq(cJSON_GetObjectItem(j, "hash")->valuestring,
+                       "0123456789abcdef");
+      cr_assert_str_eq(cJSON_GetObjectItem(j, "code")->valuestring,
+                       "GK_EPROTO");
+    } else {
+      const char *why = cJSON_GetObjectItem(j, "why")->valuestring;
+      cr_assert(strstr(why, "quote\" backslash\\ tab\t nl\n bad? utf8\xc3\xa9"),
+                "%s", why);
+      cr_assert_str_eq(cJSON_GetObjectItem(j, "room")->valuestring,
+                       "ABCDEFGHIJKLMNOP");
+    }
+    cJSON_Delete(j);
+    lines++;
+  }
+  cr_assert_eq(lines, 2);
+  free(out);
+}
+
+static void fill_huge(gk_server_log *lg) {
+  char big[1500];
+  memset(big, 'x', sizeof(big) - 1);
+  big[sizeof(big) - 1] = '\0';
+  if (gk_log_begin(lg, GK_LOG_INFO, "big", NULL)) {
+    gk_log_str(lg, "a", big);
+    gk_log_str(lg, "b", big); /* does not fit */
+    gk_log_u64(lg, "c", 1);
+    gk_log_end(lg);
+  }
+}
+
+Test(server_log, a_record_too_long_is_cut_at_a_whole_field_and_says_so) {
+  size_t len = 0;
+  char *out = capture(fill_huge, &len);
+  cr_assert(len <= GK_LOG_LINE_MAX);
+  cr_assert_eq(out[len - 1], '\n');
+  cJSON *j = cJSON_Parse(out);
+  cr_assert(j, "not JSON: %s", out);
+  cr_assert(cJSON_IsString(cJSON_GetObjectItem(j, "a")));
+  cr_assert_null(cJSON_GetObjectItem(j, "b"));
+  cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "truncated")));
+  cJSON_Delete(j);
+  free(out);
+}
+
+static void fill_filtered(gk_server_log *lg) {
+  lg->level = GK_LOG_WARN;
+  cr_assert_eq(gk_log_begin(lg, GK_LOG_INFO, "quiet", NULL), 0);
+  gk_log_u64(lg, "x", 1);
+  gk_log_end(lg);
+}
+
+Test(server_log, records_below_the_level_are_not_written) {
+  size_t len = 0;
+  char *out = capture(fill_filtered, &len);
+  cr_assert_eq(len, 0);
+  free(out);
+}
+
+/* --- room codes ------------------------------------------------------------ */
+
+Test(server_codes, a_code_is_16_base32_characters_and_codes_do_not_repeat) {
+  enum { N = 2000 };
+  static char codes[N][GK_WIRE_CODE_LEN + 1];
+  unsigned hist[32] = {0};
+  for (int i = 0; i < N; i++) {
+    cr_assert_eq(gk_server_room_code(codes[i]), 0);
+    cr_assert_eq(strlen(codes[i]), GK_WIRE_CODE_LEN);
+    for (int k = 0; k < GK_WIRE_CODE_LEN; k++) {
+      const char *a = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+      const char *at = strchr(a, codes[i][k]);
+      cr_assert(at && *at, "%s", codes[i]);
+      hist[at - a]++;
+    }
+    for (int j = 0; j < i; j++) cr_assert_str_neq(codes[i], codes[j]);
+  }
+  /* 32000 symbols over 32 letters: every letter is used, none dominates */
+  for (int k = 0; k < 32; k++)
+    cr_assert(hist[k] > 700 && hist[k] < 1300, "letter %d: %u", k, hist[k]);
+}

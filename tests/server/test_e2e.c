@@ -1,0 +1,462 @@
+/* test_e2e.c: the real gk-server and gk-bot on 127.0.0.1.
+ *
+ * Each test writes a temporary config (port 0, a temporary replay folder,
+ * a raised step rate to keep runs short), spawns gk-server, reads its port
+ * from the "listening" log line, and drives it with gk-bot processes and,
+ * for bad input, raw ENet clients in this process. Every wait is bounded.
+ * Replays are checked with the library verifier and the gk-replay binary.
+ */
+#include <criterion/criterion.h>
+#include <enet/enet.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "e2e.h"
+#include "gk_err.h"
+#include "gk_net_wire.h"
+
+#define STEP_HZ "120"
+
+static const char *config_json(char *buf, size_t cap, const e2e_dir *d,
+                               const char *extra) {
+  snprintf(buf, cap,
+           "{\"listen\":{\"host\":\"127.0.0.1\",\"port\":0},"
+           "\"log_level\":\"info\",\"step_hz\":" STEP_HZ ","
+           "\"replays\":{\"dir\":\"%s\"},\"shutdown_grace_ms\":5000%s%s}",
+           d->replays, extra ? "," : "", extra ? extra : "");
+  return buf;
+}
+
+static void start_server(e2e_proc *srv, const e2e_dir *d, const char *extra,
+                         uint16_t *port) {
+  char json[2048], path[512];
+  e2e_write(d, "server.json", config_json(json, sizeof(json), d, extra), path,
+            sizeof(path));
+  char *argv[] = {(char *)GK_SERVER_BIN, (char *)"--config", path, NULL};
+  e2e_spawn(srv, d, "server", argv);
+  *port = e2e_server_port(srv, 10000);
+  cr_assert_neq(*port, 0, "the server did not log its port");
+}
+
+static void start_bot(e2e_proc *bot, const e2e_dir *d, const char *tag,
+                      uint16_t port, const char *rooms, const char *players,
+                      const char *steps) {
+  char server[64];
+  snprintf(server, sizeof(server), "127.0.0.1:%u", (unsigned)port);
+  char *argv[] = {(char *)GK_BOT_BIN, (char *)"--server", server,
+                  (char *)"--genre", (char *)"survivors",
+                  (char *)"--rooms", (char *)rooms,
+                  (char *)"--players", (char *)players,
+                  (char *)"--steps", (char *)steps,
+                  (char *)"--timeout", (char *)"60", NULL};
+  e2e_spawn(bot, d, tag, argv);
+}
+
+/* Checks a finished gk-bot: exit 0, every room completed, no desync, and
+ * records its room codes and final hashes. */
+static int check_bot(e2e_proc *bot, int rooms, char (*codes)[17],
+                     uint64_t *hashes) {
+  cr_assert(e2e_wait(bot, 60000), "gk-bot did not finish");
+  cJSON *sum = e2e_read_json(bot->out);
+  cr_assert_not_null(sum, "gk-bot printed no JSON summary (%s)", bot->out);
+  char *text = cJSON_PrintUnformatted(sum);
+  cr_assert_eq(bot->status, 0, "gk-bot exit %d: %s", bot->status, text);
+  cr_assert_eq(cJSON_GetObjectItem(sum, "rooms_completed")->valuedouble, rooms,
+               "%s", text);
+  cr_assert_eq(cJSON_GetObjectItem(sum, "desyncs")->valuedouble, 0, "%s",
+               text);
+  const cJSON *res = cJSON_GetObjectItem(sum, "room_results");
+  int n = 0;
+  for (const cJSON *r = res ? res->child : NULL; r; r = r->next, n++) {
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(r, "agree")), "%s", text);
+    snprintf(codes[n], 17, "%s",
+             cJSON_GetObjectItem(r, "code")->valuestring);
+    hashes[n] = strtoull(cJSON_GetObjectItem(r, "final_hash")->valuestring,
+                         NULL, 16);
+  }
+  cr_assert_eq(n, rooms);
+  cJSON_free(text);
+  cJSON_Delete(sum);
+  return n;
+}
+
+static void stop_server(e2e_proc *srv) {
+  cr_assert_gt(srv->pid, 0);
+  kill(srv->pid, SIGTERM);
+  int done = e2e_wait(srv, 15000);
+  if (!done) e2e_kill(srv);
+  cr_assert(done, "gk-server did not exit after SIGTERM");
+  cr_assert_eq(srv->status, 0, "gk-server exit status %d", srv->status);
+  cr_assert_eq(e2e_count_events(srv, "stopped"), 1);
+}
+
+static double stat_of(const e2e_proc *srv, const char *event,
+                      const char *key) {
+  cJSON *j = e2e_last_event(srv, event);
+  cr_assert_not_null(j, "no %s event", event);
+  const cJSON *v = cJSON_GetObjectItem(j, key);
+  cr_assert(cJSON_IsNumber(v), "%s.%s missing", event, key);
+  double d = v->valuedouble;
+  cJSON_Delete(j);
+  return d;
+}
+
+Test(server_e2e, twenty_rooms_of_two_to_four_bots_agree_and_every_replay_verifies) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  e2e_proc srv, bots[3];
+  uint16_t port;
+  start_server(&srv, &d, NULL, &port);
+  start_bot(&bots[0], &d, "bot2", port, "7", "2", "360");
+  start_bot(&bots[1], &d, "bot3", port, "7", "3", "360");
+  start_bot(&bots[2], &d, "bot4", port, "6", "4", "360");
+
+  char codes[20][17];
+  uint64_t hashes[20];
+  int n = 0;
+  n += check_bot(&bots[0], 7, codes + n, hashes + n);
+  n += check_bot(&bots[1], 7, codes + n, hashes + n);
+  n += check_bot(&bots[2], 6, codes + n, hashes + n);
+  cr_assert_eq(n, 20);
+  /* all twenty were open at once: every room started before any ended */
+  cr_assert_eq(e2e_count_events(&srv, "match_start"), 20);
+  stop_server(&srv);
+  cr_assert_eq(stat_of(&srv, "stopped", "replays_written"), 20);
+  cr_assert_eq(e2e_count_events(&srv, "desync"), 0);
+
+  char rcodes[32][17];
+  uint64_t rhashes[32];
+  int nr = e2e_verify_replays(d.replays, rcodes, rhashes, 32);
+  cr_assert_eq(nr, 20);
+  /* each replay's final hash is the one its bots ended with */
+  for (int i = 0; i < 20; i++) {
+    int found = 0;
+    for (int j = 0; j < nr; j++) {
+      if (strcmp(codes[i], rcodes[j]) == 0) {
+        found = 1;
+        cr_assert_eq(hashes[i], rhashes[j], "room %s", codes[i]);
+      }
+    }
+    cr_assert(found, "no replay for room %s", codes[i]);
+  }
+  e2e_dir_remove(&d);
+}
+
+Test(server_e2e, sigterm_during_play_leaves_complete_verifiable_replays) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  e2e_proc srv, bot;
+  uint16_t port;
+  start_server(&srv, &d, NULL, &port);
+  start_bot(&bot, &d, "bot", port, "4", "2", "1000000");
+  for (int waited = 0; e2e_count_events(&srv, "match_start") < 4;
+       waited += 20) {
+    cr_assert_lt(waited, 20000, "the matches did not start");
+    e2e_sleep_ms(20);
+  }
+  e2e_sleep_ms(600); /* let them play */
+  stop_server(&srv);
+  cr_assert_eq(stat_of(&srv, "stopped", "replays_written"), 4);
+  cr_assert_eq(e2e_count_events(&srv, "match_end"), 4);
+  cJSON *end = e2e_last_event(&srv, "match_end");
+  cr_assert_str_eq(cJSON_GetObjectItem(end, "reason")->valuestring,
+                   "shutdown");
+  cr_assert_gt(cJSON_GetObjectItem(end, "steps")->valuedouble, 10);
+  cJSON_Delete(end);
+  char codes[8][17];
+  uint64_t hashes[8];
+  cr_assert_eq(e2e_verify_replays(d.replays, codes, hashes, 8), 4);
+  /* the bots were told: their matches ended, they exit (not with 0, their
+   * 1000000 steps were not played) */
+  cr_assert(e2e_wait(&bot, 20000), "gk-bot did not notice the shutdown");
+  cr_assert_neq(bot.status, 0);
+  e2e_dir_remove(&d);
+}
+
+/* --- config errors through the binary -------------------------------------- */
+
+static int run_server_cfg(const e2e_dir *d, const char *json, char *err,
+                          size_t cap) {
+  char path[512];
+  e2e_write(d, "bad.json", json, path, sizeof(path));
+  e2e_proc p;
+  char *argv[] = {(char *)GK_SERVER_BIN, (char *)"--config", path, NULL};
+  e2e_spawn(&p, d, "bad", argv);
+  cr_assert(e2e_wait(&p, 10000));
+  FILE *f = fopen(p.err, "r");
+  size_t n = f ? fread(err, 1, cap - 1, f) : 0;
+  if (f) fclose(f);
+  err[n] = '\0';
+  return p.status;
+}
+
+Test(server_e2e, a_bad_config_stops_start_up_naming_file_key_and_reason) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  char err[1024];
+  cr_assert_eq(run_server_cfg(&d, "{\"limits\":{\"rooms\":0}}", err,
+                              sizeof(err)), 2);
+  cr_assert(strstr(err, "bad.json") && strstr(err, "limits.rooms") &&
+            strstr(err, "1..4096"), "%s", err);
+  cr_assert_eq(run_server_cfg(&d, "{\"stall\":{\"notice\":5}}", err,
+                              sizeof(err)), 2);
+  cr_assert(strstr(err, "stall.notice") && strstr(err, "unknown key"), "%s",
+            err);
+  cr_assert_eq(run_server_cfg(&d,
+                              "{\"genres\":{\"survivors\":{\"options\":"
+                              "{\"arena_width\":true}}}}",
+                              err, sizeof(err)), 2);
+  cr_assert(strstr(err, "genres.survivors.options.arena_width"), "%s", err);
+  e2e_dir_remove(&d);
+}
+
+Test(server_e2e, the_shipped_config_passes_check_config) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  e2e_proc p;
+  char *argv[] = {(char *)GK_SERVER_BIN, (char *)"--check-config",
+                  (char *)"--config",
+                  (char *)GK_SOURCE_ROOT "/configs/server.json", NULL};
+  e2e_spawn(&p, &d, "check", argv);
+  cr_assert(e2e_wait(&p, 10000));
+  cr_assert_eq(p.status, 0);
+  e2e_dir_remove(&d);
+}
+
+/* --- bad input while rooms play ---------------------------------------- */
+
+typedef struct raw {
+  ENetHost *h;
+  ENetPeer *p;
+  int connected, disconnected;
+  gk_wire_msg last[32]; /* last message of each type (by type id & 31) */
+  int seen[32];
+} raw;
+
+static void raw_pump(raw *c, int ms) {
+  ENetEvent ev;
+  for (int waited = 0; waited <= ms; waited += 5) {
+    while (enet_host_service(c->h, &ev, 5) > 0) {
+      if (ev.type == ENET_EVENT_TYPE_CONNECT) c->connected = 1;
+      if (ev.type == ENET_EVENT_TYPE_DISCONNECT) c->disconnected = 1;
+      if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
+        gk_wire_msg m;
+        if (gk_wire_decode(ev.packet->data, ev.packet->dataLength, &m) == 0 &&
+            (unsigned)m.type < 32) {
+          /* pointers into the packet are not kept: only scalar fields and
+           * copied strings are read later */
+          c->last[m.type] = m;
+          c->seen[m.type]++;
+        }
+        enet_packet_destroy(ev.packet);
+      }
+    }
+  }
+}
+
+static void raw_connect(raw *c, uint16_t port) {
+  memset(c, 0, sizeof(*c));
+  c->h = enet_host_create(NULL, 1, 2, 0, 0);
+  cr_assert_not_null(c->h);
+  ENetAddress a;
+  enet_address_set_host(&a, "127.0.0.1");
+  a.port = port;
+  c->p = enet_host_connect(c->h, &a, 2, 0);
+  cr_assert_not_null(c->p);
+  for (int i = 0; i < 200 && !c->connected; i++) raw_pump(c, 10);
+  cr_assert(c->connected, "raw client could not connect");
+}
+
+static void raw_send(raw *c, const void *bytes, size_t len, int reliable) {
+  ENetPacket *pk = enet_packet_create(
+      bytes, len, reliable ? ENET_PACKET_FLAG_RELIABLE
+                           : ENET_PACKET_FLAG_UNSEQUENCED);
+  enet_peer_send(c->p, reliable ? 0 : 1, pk);
+  enet_host_flush(c->h);
+}
+
+static void raw_send_msg(raw *c, const gk_wire_msg *m) {
+  uint8_t buf[GK_WIRE_MAX];
+  size_t len = 0;
+  cr_assert_eq(gk_wire_encode(m, buf, sizeof(buf), &len), 0);
+  raw_send(c, buf, len, 1);
+}
+
+static void raw_close(raw *c) {
+  if (c->h) enet_host_destroy(c->h);
+  c->h = NULL;
+}
+
+/* Waits until the raw client has seen a message of `type`. */
+static void raw_expect(raw *c, int type, int ms) {
+  for (int waited = 0; waited <= ms && !c->seen[type]; waited += 20)
+    raw_pump(c, 20);
+  cr_assert(c->seen[type], "no %s arrived", gk_wire_type_name(type));
+}
+
+static void send_input(raw *c, uint8_t slot, uint64_t first, uint8_t count) {
+  static const uint8_t records[GK_WIRE_STEPS_MAX * 4];
+  gk_wire_msg m;
+  memset(&m, 0, sizeof(m));
+  m.type = GK_MSG_INPUT;
+  m.u.input.slot = slot;
+  m.u.input.input_size = 4; /* survivors */
+  m.u.input.first = first;
+  m.u.input.count = count;
+  m.u.input.records = records;
+  raw_send_msg(c, &m);
+}
+
+Test(server_e2e, bad_input_is_dropped_and_counted_while_other_rooms_agree) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  e2e_proc srv, bot;
+  uint16_t port;
+  start_server(&srv, &d,
+               "\"limits\":{\"strikes\":4,\"peers\":48,"
+               "\"packet_bytes\":1200}",
+               &port);
+  start_bot(&bot, &d, "bot", port, "5", "2", "900");
+  for (int waited = 0; e2e_count_events(&srv, "match_start") < 5;
+       waited += 20) {
+    cr_assert_lt(waited, 20000, "the bot matches did not start");
+    e2e_sleep_ms(20);
+  }
+  cr_assert_eq(enet_initialize(), 0);
+
+  /* garbage, truncated, a wrong version, a type only servers send: the
+   * fourth strike disconnects the sender */
+  raw g;
+  raw_connect(&g, port);
+  static const uint8_t junk[] = {0xde, 0xad, 0xbe, 0xef, 0x00, 0x13};
+  static const uint8_t truncated[] = {GK_WIRE_VERSION, GK_MSG_INPUT, 0, 4};
+  static const uint8_t version[] = {99, GK_MSG_START_MATCH};
+  gk_wire_msg bogus;
+  memset(&bogus, 0, sizeof(bogus));
+  bogus.type = GK_MSG_STALL;
+  bogus.u.stall.step = 1;
+  bogus.u.stall.awaited = 1;
+  raw_send(&g, junk, sizeof(junk), 0);
+  raw_send(&g, truncated, sizeof(truncated), 0);
+  raw_send(&g, version, sizeof(version), 1);
+  raw_send_msg(&g, &bogus);
+  for (int i = 0; i < 150 && !g.disconnected; i++) raw_pump(&g, 20);
+  cr_assert(g.disconnected, "the offender was not disconnected");
+  raw_close(&g);
+
+  /* oversized: dropped by the transport before anything decodes it */
+  raw o;
+  raw_connect(&o, port);
+  static uint8_t big[3000];
+  big[0] = GK_WIRE_VERSION;
+  big[1] = GK_MSG_CREATE_ROOM;
+  raw_send(&o, big, sizeof(big), 1);
+  raw_pump(&o, 200);
+
+  /* joining a bot's room (another room) by its code: refused, the match
+   * has started; a guessed code: refused and a strike */
+  cJSON *ms = e2e_last_event(&srv, "match_start");
+  gk_wire_msg join;
+  memset(&join, 0, sizeof(join));
+  join.type = GK_MSG_JOIN_ROOM;
+  snprintf(join.u.room.code, sizeof(join.u.room.code), "%s",
+           cJSON_GetObjectItem(ms, "room")->valuestring);
+  cJSON_Delete(ms);
+  raw_send_msg(&o, &join);
+  raw_expect(&o, GK_MSG_ERROR, 3000);
+  cr_assert_eq(o.last[GK_MSG_ERROR].u.error.code, GK_ESTATE);
+  o.seen[GK_MSG_ERROR] = 0;
+  memcpy(join.u.room.code, "AAAAAAAAAAAAAAAA", GK_WIRE_CODE_LEN);
+  raw_send_msg(&o, &join);
+  raw_expect(&o, GK_MSG_ERROR, 3000);
+  cr_assert_eq(o.last[GK_MSG_ERROR].u.error.code, GK_ENOTFOUND);
+
+  /* a room of two raw clients: the joiner speaks for the creator's slot,
+   * for steps far ahead, and tries the creator's actions */
+  raw a, b;
+  raw_connect(&a, port);
+  raw_connect(&b, port);
+  gk_wire_msg cr;
+  memset(&cr, 0, sizeof(cr));
+  cr.type = GK_MSG_CREATE_ROOM;
+  cr.u.create_room.max_players = 2;
+  snprintf(cr.u.create_room.genre, sizeof(cr.u.create_room.genre),
+           "survivors");
+  raw_send_msg(&a, &cr);
+  raw_expect(&a, GK_MSG_ROOM_CREATED, 3000);
+  memset(&join, 0, sizeof(join));
+  join.type = GK_MSG_JOIN_ROOM;
+  memcpy(join.u.room.code, a.last[GK_MSG_ROOM_CREATED].u.room.code,
+         sizeof(join.u.room.code));
+  raw_send_msg(&b, &join);
+  raw_expect(&b, GK_MSG_JOINED, 3000);
+  cr_assert_eq(b.last[GK_MSG_JOINED].u.joined.slot, 1);
+  gk_wire_msg start;
+  memset(&start, 0, sizeof(start));
+  start.type = GK_MSG_START_MATCH;
+  raw_send_msg(&b, &start); /* not the creator: refused */
+  raw_expect(&b, GK_MSG_ERROR, 3000);
+  cr_assert_eq(b.last[GK_MSG_ERROR].u.error.code, GK_EPERM);
+  raw_send_msg(&a, &start);
+  raw_expect(&a, GK_MSG_MATCH_START, 3000);
+  raw_expect(&b, GK_MSG_MATCH_START, 3000);
+  send_input(&b, 0, 3, 1);                     /* the creator's slot */
+  send_input(&b, 1, UINT64_C(1) << 40, 1);     /* far in the future */
+  gk_wire_msg rm;
+  memset(&rm, 0, sizeof(rm));
+  rm.type = GK_MSG_REMOVE_PLAYER;
+  rm.u.remove.slot = 0;
+  rm.u.remove.step = GK_WIRE_STEP_ASAP;
+  raw_send_msg(&b, &rm);                       /* not the creator */
+  raw_pump(&b, 300);
+  raw_pump(&a, 50);
+
+  /* a connect flood: more connections than limits.peers leaves room for */
+  ENetHost *flood = enet_host_create(NULL, 64, 2, 0, 0);
+  cr_assert_not_null(flood);
+  ENetAddress addr;
+  enet_address_set_host(&addr, "127.0.0.1");
+  addr.port = port;
+  for (int i = 0; i < 64; i++) enet_host_connect(flood, &addr, 2, 0);
+  int up = 0;
+  ENetEvent ev;
+  for (int t = 0; t < 300; t++) /* bounded: 300 * 5 ms */
+    while (enet_host_service(flood, &ev, 5) > 0)
+      if (ev.type == ENET_EVENT_TYPE_CONNECT) up++;
+  cr_assert_lt(up, 64, "every flood connection was accepted");
+  enet_host_destroy(flood);
+
+  /* the bot rooms were not touched */
+  char codes[5][17];
+  uint64_t hashes[5];
+  check_bot(&bot, 5, codes, hashes);
+  raw_close(&a);
+  raw_close(&b);
+  raw_close(&o);
+  enet_deinitialize();
+  stop_server(&srv);
+
+  cr_assert_geq(stat_of(&srv, "stopped", "drop_malformed"), 3);
+  cr_assert_geq(stat_of(&srv, "stopped", "drop_unexpected"), 1);
+  cr_assert_geq(stat_of(&srv, "stopped", "drop_oversize"), 1);
+  cr_assert_geq(stat_of(&srv, "stopped", "kicked"), 1);
+  cr_assert_geq(stat_of(&srv, "stopped", "drop_session"), 3);
+  cr_assert_geq(stat_of(&srv, "stopped", "refused"), 3);
+  cr_assert_eq(e2e_count_events(&srv, "desync"), 0);
+  /* the raw room ended last (at shutdown) and its session counted each
+   * offence in its own counters */
+  cr_assert_eq(e2e_count_events(&srv, "match_end"), 6);
+  cJSON *me = e2e_last_event(&srv, "match_end");
+  cr_assert_str_eq(cJSON_GetObjectItem(me, "room")->valuestring,
+                   a.last[GK_MSG_ROOM_CREATED].u.room.code);
+  cr_assert_geq(cJSON_GetObjectItem(me, "drop_slot")->valuedouble, 1);
+  cr_assert_geq(cJSON_GetObjectItem(me, "drop_ahead")->valuedouble, 1);
+  cr_assert_geq(cJSON_GetObjectItem(me, "drop_perm")->valuedouble, 1);
+  cJSON_Delete(me);
+  char rcodes[8][17];
+  uint64_t rhashes[8];
+  cr_assert_eq(e2e_verify_replays(d.replays, rcodes, rhashes, 8), 6);
+  e2e_dir_remove(&d);
+}

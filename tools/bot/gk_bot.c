@@ -1,0 +1,630 @@
+/* gk_bot.c: gk-bot, many headless lockstep peers in one process.
+ *
+ *   gk-bot --server HOST:PORT --genre G --rooms R --players P --steps N
+ *          [--seed S] [--loss P] [--latency MS] [--options JSON]
+ *          [--input-delay D] [--timeout SEC]
+ *
+ * What a load test or a smoke test needs: R rooms of P bot players each,
+ * on one uv loop. Every player is a gk_net_peer with its own ENet client
+ * (gk_net_transport, so the server sees one address per player) and the
+ * genre's built-in bot as its input source. Per room: player 0 connects
+ * and creates the room; once the code is back the others connect and join
+ * it; when all have joined, player 0 starts the match; when player 0's loop
+ * has run N steps it ends the match (END_MATCH), so the server finalises
+ * the replay. With --loss/--latency every datagram goes through one
+ * gk_net_fault relay in front of the server (both directions).
+ *
+ * Hashes are compared twice: the server compares every peer's reported
+ * hash with its own and sends DESYNC notices (counted), and the players of
+ * a room, all in this process, are compared with each other step by step.
+ * Output: one JSON summary on stdout. Exit status: 0 if every room
+ * finished with no desync, 1 if any desync or disagreement, 2 for a usage
+ * error, 3 if a room failed (refused, disconnected, timed out).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <uv.h>
+
+#include "gk_err.h"
+#include "gk_genres.h"
+#include "gk_net_fault.h"
+#include "gk_net_peer.h"
+#include "gk_net_transport.h"
+#include "gk_net_wire.h"
+
+#define RING 4096 /* steps of hashes kept per room for cross-checks */
+
+typedef struct bot bot;
+typedef struct bot_room bot_room;
+
+typedef struct bot_peer {
+  bot *b;
+  bot_room *room;
+  uint32_t index;            /* in the room; 0 creates and hosts */
+  gk_net_transport tr;
+  int tr_open;
+  uint32_t conn;
+  int connected;
+  gk_net_peer peer;
+  int peer_open;
+  int joined;
+  int ended;
+  int end_reason;
+  uint64_t desyncs;          /* DESYNC notices about this peer */
+  uint64_t steps;
+  uint64_t last_hash;
+} bot_peer;
+
+typedef struct ring_entry {
+  uint64_t step;
+  uint64_t hash;
+  int set;
+} ring_entry;
+
+struct bot_room {
+  bot *b;
+  uint32_t index;
+  bot_peer *peers;
+  char code[GK_WIRE_CODE_LEN + 1];
+  int created, start_sent, end_sent, done, failed;
+  char error[160];
+  uint64_t mismatches;       /* players of this room that disagreed */
+  uint64_t first_mismatch;
+  ring_entry *ring;
+};
+
+struct bot {
+  uv_loop_t *loop;
+  const gk_sim *sim;
+  const char *host;
+  uint16_t port;             /* the server's, or the relay's */
+  uint32_t rooms, players;
+  uint64_t steps;
+  uint64_t seed;
+  uint32_t input_delay;
+  const char *options;
+  double loss;
+  uint32_t latency_ms;
+  uint32_t timeout_s;
+  bot_room *room;
+  gk_net_fault fault;
+  int fault_open;
+  uv_timer_t timeout;
+  uv_signal_t sigint;
+  int finished;
+  int timed_out;
+  uint32_t rooms_done;
+  int exit_status;
+};
+
+/* --- helpers ---------------------------------------------------------------- */
+
+/* Records the room's first failure: `what` and an optional detail. */
+static void room_fail(bot_room *r, const char *what, const char *detail) {
+  if (!r->failed) {
+    snprintf(r->error, sizeof(r->error), "%s%s%s", what, detail ? ": " : "",
+             detail ? detail : "");
+    r->failed = 1;
+  }
+}
+
+static void finish(bot *b);
+
+static void room_check_done(bot_room *r) {
+  if (r->done) return;
+  int all = 1;
+  for (uint32_t i = 0; i < r->b->players; i++)
+    if (!r->peers[i].ended) all = 0;
+  if (all || r->failed) {
+    r->done = 1;
+    r->b->rooms_done++;
+    if (r->b->rooms_done == r->b->rooms) finish(r->b);
+  }
+}
+
+/* --- peer callbacks --------------------------------------------------------- */
+
+static int peer_send(void *ctx, const uint8_t *bytes, size_t len,
+                     int reliable) {
+  bot_peer *p = ctx;
+  if (!p->connected) return GK_ENOTFOUND;
+  return gk_net_transport_send(&p->tr, p->conn, bytes, len, reliable);
+}
+
+static void peer_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
+                      uint64_t hash) {
+  bot_peer *p = ctx;
+  bot_room *r = p->room;
+  (void)np;
+  p->steps = in->step + 1;
+  p->last_hash = hash;
+  ring_entry *e = &r->ring[in->step % RING];
+  if (e->set && e->step == in->step) {
+    if (e->hash != hash) {
+      if (!r->mismatches) r->first_mismatch = in->step;
+      r->mismatches++;
+    }
+  } else if (!e->set || e->step < in->step) {
+    e->step = in->step;
+    e->hash = hash;
+    e->set = 1;
+  }
+  if (p->index == 0 && !r->end_sent && in->step + 1 >= r->b->steps) {
+    gk_wire_msg m;
+    memset(&m, 0, sizeof(m));
+    m.type = GK_MSG_END_MATCH;
+    m.u.end_reason = GK_WIRE_END_HOST;
+    if (gk_net_peer_send_msg(&p->peer, &m) == 0) r->end_sent = 1;
+  }
+}
+
+static void peer_desync(void *ctx, gk_net_peer *np, const gk_wire_desync *d) {
+  bot_peer *p = ctx;
+  (void)np;
+  if (d->player < p->b->players) p->room->peers[d->player].desyncs++;
+  else p->desyncs++;
+}
+
+static void peer_ended(void *ctx, gk_net_peer *np, uint64_t step,
+                       int reason) {
+  bot_peer *p = ctx;
+  (void)step;
+  p->ended = 1;
+  p->end_reason = reason;
+  p->steps = np->loop.steps;
+  p->last_hash = np->loop.last_hash;
+  gk_net_peer_stop(np);
+  room_check_done(p->room);
+}
+
+static void connect_peer(bot_peer *p);
+
+static void peer_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
+  bot_peer *p = ctx;
+  bot_room *r = p->room;
+  (void)np;
+  switch (m->type) {
+  case GK_MSG_ROOM_CREATED:
+    if (p->index != 0 || r->created) break;
+    memcpy(r->code, m->u.room.code, sizeof(r->code));
+    r->created = 1;
+    p->joined = 1;
+    for (uint32_t i = 1; i < p->b->players; i++) connect_peer(&r->peers[i]);
+    break;
+  case GK_MSG_JOINED:
+    p->joined = 1;
+    break;
+  case GK_MSG_ERROR:
+    room_fail(r, "server error", m->u.error.text);
+    room_check_done(r);
+    return;
+  case GK_MSG_SHUTDOWN:
+    room_fail(r, "the server is shutting down", NULL);
+    return;
+  default:
+    break;
+  }
+  /* everyone is in: the host starts the match */
+  if (r->created && !r->start_sent) {
+    int all = 1;
+    for (uint32_t i = 0; i < p->b->players; i++)
+      if (!r->peers[i].joined) all = 0;
+    if (all) {
+      gk_wire_msg s;
+      memset(&s, 0, sizeof(s));
+      s.type = GK_MSG_START_MATCH;
+      if (gk_net_peer_send_msg(&r->peers[0].peer, &s) == 0) r->start_sent = 1;
+    }
+  }
+}
+
+/* --- transport callbacks ---------------------------------------------------- */
+
+static void tr_receive(void *ctx, gk_net_transport *t, uint32_t conn,
+                       const uint8_t *bytes, size_t len) {
+  bot_peer *p = ctx;
+  (void)t;
+  (void)conn;
+  if (p->peer_open) gk_net_peer_receive(&p->peer, bytes, len);
+}
+
+static void tr_connect(void *ctx, gk_net_transport *t, uint32_t conn) {
+  bot_peer *p = ctx;
+  (void)t;
+  p->conn = conn;
+  p->connected = 1;
+  gk_wire_msg m;
+  memset(&m, 0, sizeof(m));
+  if (p->index == 0) {
+    m.type = GK_MSG_CREATE_ROOM;
+    m.u.create_room.max_players = (uint8_t)p->b->players;
+    m.u.create_room.input_delay = (uint8_t)p->b->input_delay;
+    snprintf(m.u.create_room.genre, sizeof(m.u.create_room.genre), "%s",
+             p->b->sim->name);
+    snprintf(m.u.create_room.config, sizeof(m.u.create_room.config), "%s",
+             p->b->options ? p->b->options : "");
+  } else {
+    m.type = GK_MSG_JOIN_ROOM;
+    memcpy(m.u.room.code, p->room->code, sizeof(m.u.room.code));
+  }
+  gk_net_peer_send_msg(&p->peer, &m);
+}
+
+static void tr_disconnect(void *ctx, gk_net_transport *t, uint32_t conn) {
+  bot_peer *p = ctx;
+  (void)t;
+  (void)conn;
+  p->connected = 0;
+  if (!p->ended && !p->b->finished) {
+    room_fail(p->room, "a player was disconnected", NULL);
+    room_check_done(p->room);
+  }
+}
+
+static void connect_peer(bot_peer *p) {
+  bot *b = p->b;
+  gk_net_transport_options to;
+  memset(&to, 0, sizeof(to));
+  to.max_peers = 1;
+  to.service_ms = 5;
+  to.timeout_ms = 10000;
+  gk_net_transport_callbacks tc = {p, tr_receive, tr_connect, tr_disconnect};
+  int rc = gk_net_transport_init(&p->tr, b->loop, &to, &tc);
+  if (rc == 0) {
+    p->tr_open = 1;
+    rc = gk_net_transport_connect(&p->tr, b->host, b->port, &p->conn);
+  }
+  if (rc) {
+    room_fail(p->room, "cannot connect", gk_strerror(rc));
+    room_check_done(p->room);
+  }
+}
+
+/* --- end ---------------------------------------------------------------- */
+
+static void on_closed_handle(uv_handle_t *h) { (void)h; }
+static void on_peer_closed(gk_net_peer *p) { (void)p; }
+static void on_tr_closed(gk_net_transport *t) { (void)t; }
+static void on_fault_closed(gk_net_fault *f) { (void)f; }
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int hex_str(char *out, size_t cap, uint64_t v) {
+  return snprintf(out, cap, "%016" PRIx64, v);
+}
+
+static const char *reason_name(int reason) {
+  switch (reason) {
+  case GK_WIRE_END_GAME_OVER: return "game_over";
+  case GK_WIRE_END_HOST: return "host";
+  case GK_WIRE_END_ALL_LEFT: return "all_left";
+  case GK_WIRE_END_SHUTDOWN: return "shutdown";
+  case GK_WIRE_END_DESYNC: return "desync";
+  case GK_WIRE_END_REMOVED: return "removed";
+  default: return "none";
+  }
+}
+
+/* Prints the summary and closes every handle (uv_run then returns). */
+static void finish(bot *b) {
+  if (b->finished) return;
+  b->finished = 1;
+
+  cJSON *out = cJSON_CreateObject();
+  cJSON_AddStringToObject(out, "genre", b->sim->name);
+  cJSON_AddNumberToObject(out, "rooms", b->rooms);
+  cJSON_AddNumberToObject(out, "players", b->players);
+  cJSON_AddNumberToObject(out, "steps_requested", (double)b->steps);
+  cJSON *rooms = cJSON_AddArrayToObject(out, "room_results");
+  uint64_t desyncs = 0, mismatches = 0, completed = 0, failed = 0;
+  uint64_t nlat = 0;
+  for (uint32_t i = 0; i < b->rooms; i++)
+    for (uint32_t j = 0; j < b->players; j++)
+      nlat += b->room[i].peers[j].peer_open ? b->room[i].peers[j].peer.nlatency
+                                            : 0;
+  uint32_t *lat = malloc((nlat ? nlat : 1) * sizeof(*lat));
+  uint64_t li = 0;
+  for (uint32_t i = 0; i < b->rooms; i++) {
+    bot_room *r = &b->room[i];
+    cJSON *ro = cJSON_CreateObject();
+    cJSON_AddStringToObject(ro, "code", r->created ? r->code : "");
+    int agree = 1, ended = 1;
+    uint64_t steps = r->peers[0].steps, hash = r->peers[0].last_hash;
+    cJSON *hashes = cJSON_CreateArray();
+    uint64_t room_desyncs = 0;
+    for (uint32_t j = 0; j < b->players; j++) {
+      bot_peer *p = &r->peers[j];
+      char h[20];
+      hex_str(h, sizeof(h), p->last_hash);
+      cJSON_AddItemToArray(hashes, cJSON_CreateString(h));
+      if (p->steps != steps || p->last_hash != hash) agree = 0;
+      if (!p->ended) ended = 0;
+      room_desyncs += p->desyncs;
+      if (lat && p->peer_open)
+        for (uint32_t k = 0; k < p->peer.nlatency; k++)
+          lat[li++] = p->peer.latency_us[k];
+    }
+    char h[20];
+    hex_str(h, sizeof(h), hash);
+    cJSON_AddNumberToObject(ro, "steps", (double)steps);
+    cJSON_AddStringToObject(ro, "final_hash", h);
+    cJSON_AddItemToObject(ro, "player_hashes", hashes);
+    cJSON_AddBoolToObject(ro, "agree", agree && !r->mismatches);
+    cJSON_AddNumberToObject(ro, "desyncs", (double)room_desyncs);
+    cJSON_AddNumberToObject(ro, "mismatches", (double)r->mismatches);
+    if (r->mismatches)
+      cJSON_AddNumberToObject(ro, "first_mismatch", (double)r->first_mismatch);
+    cJSON_AddStringToObject(ro, "end_reason",
+                            reason_name(r->peers[0].end_reason));
+    if (r->failed || !ended) {
+      cJSON_AddStringToObject(ro, "error",
+                              r->failed ? r->error : "did not finish");
+      failed++;
+    } else {
+      completed++;
+    }
+    desyncs += room_desyncs;
+    mismatches += r->mismatches + (agree ? 0 : 1);
+    cJSON_AddItemToArray(rooms, ro);
+  }
+  cJSON_AddNumberToObject(out, "rooms_completed", (double)completed);
+  cJSON_AddNumberToObject(out, "rooms_failed", (double)failed);
+  cJSON_AddNumberToObject(out, "desyncs", (double)(desyncs + mismatches));
+  cJSON_AddNumberToObject(out, "server_desyncs", (double)desyncs);
+  cJSON_AddNumberToObject(out, "peer_mismatches", (double)mismatches);
+  cJSON *cl = cJSON_AddObjectToObject(out, "confirm_latency_us");
+  if (lat && li) {
+    qsort(lat, li, sizeof(*lat), cmp_u32);
+    uint64_t r50 = (li * 50 + 99) / 100, r99 = (li * 99 + 99) / 100;
+    cJSON_AddNumberToObject(cl, "p50", lat[r50 ? r50 - 1 : 0]);
+    cJSON_AddNumberToObject(cl, "p99", lat[r99 ? r99 - 1 : 0]);
+    cJSON_AddNumberToObject(cl, "samples", (double)li);
+  } else {
+    cJSON_AddNullToObject(cl, "p50");
+    cJSON_AddNullToObject(cl, "p99");
+    cJSON_AddNumberToObject(cl, "samples", 0);
+  }
+  free(lat);
+  if (b->fault_open) {
+    cJSON *f = cJSON_AddObjectToObject(out, "faults");
+    cJSON_AddNumberToObject(f, "datagrams", (double)b->fault.stats.in);
+    cJSON_AddNumberToObject(f, "lost", (double)b->fault.stats.lost);
+  }
+  cJSON_AddBoolToObject(out, "timed_out", b->timed_out);
+  char *text = cJSON_PrintUnformatted(out);
+  if (text) {
+    printf("%s\n", text);
+    fflush(stdout);
+    cJSON_free(text);
+  }
+  cJSON_Delete(out);
+
+  b->exit_status = desyncs + mismatches ? 1 : failed ? 3 : 0;
+
+  uv_timer_stop(&b->timeout);
+  uv_close((uv_handle_t *)&b->timeout, on_closed_handle);
+  uv_close((uv_handle_t *)&b->sigint, on_closed_handle);
+  for (uint32_t i = 0; i < b->rooms; i++) {
+    for (uint32_t j = 0; j < b->players; j++) {
+      bot_peer *p = &b->room[i].peers[j];
+      if (p->peer_open) gk_net_peer_close(&p->peer, on_peer_closed);
+      if (p->tr_open) gk_net_transport_close(&p->tr, on_tr_closed);
+    }
+  }
+  if (b->fault_open) gk_net_fault_close(&b->fault, on_fault_closed);
+}
+
+static void on_timeout(uv_timer_t *t) {
+  bot *b = t->data;
+  b->timed_out = 1;
+  for (uint32_t i = 0; i < b->rooms; i++)
+    if (!b->room[i].done) room_fail(&b->room[i], "timed out", NULL);
+  finish(b);
+}
+
+static void on_sigint(uv_signal_t *h, int sig) {
+  (void)sig;
+  on_timeout((uv_timer_t *)&((bot *)h->data)->timeout);
+}
+
+/* --- command line ----------------------------------------------------------- */
+
+static void usage(FILE *f) {
+  fprintf(f,
+      "usage: gk-bot --server HOST:PORT --genre G --rooms R --players P\n"
+      "              --steps N [--seed S] [--loss P] [--latency MS]\n"
+      "              [--options JSON] [--input-delay D] [--timeout SEC]\n"
+      "\n"
+      "Plays R rooms of P bot players each against a gk-server, N steps\n"
+      "per match, then the host of each room ends its match. Prints one\n"
+      "JSON summary. Exit 0 if every room finished and every hash agreed,\n"
+      "1 on a desync, 2 on a usage error, 3 if a room failed.\n"
+      "\n"
+      "  --loss P        datagram loss each way, 0..1 (0.05 = 5%%)\n"
+      "  --latency MS    added delay each way\n"
+      "  --options JSON  genre options for every room (a JSON object)\n"
+      "  --input-delay D steps (0: the server's default)\n"
+      "  --timeout SEC   give up after this long (default 60 + N / 20)\n");
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out) {
+  char *end = NULL;
+  if (!s || !*s || *s == '-' || *s == '+') return -1;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (*end || v > max) return -1;
+  *out = v;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  bot b;
+  memset(&b, 0, sizeof(b));
+  const char *server = NULL, *genre = NULL;
+  uint64_t rooms = 0, players = 0, steps = 0, seed = 1, delay = 0;
+  uint64_t latency = 0, timeout = 0;
+  int have_rooms = 0, have_players = 0, have_steps = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return 0;
+    }
+    if (i + 1 >= argc || strncmp(a, "--", 2) != 0) {
+      fprintf(stderr, "gk-bot: %s: %s\n", a,
+              strncmp(a, "--", 2) ? "unexpected argument" : "needs a value");
+      usage(stderr);
+      return 2;
+    }
+    const char *v = argv[++i];
+    int bad = 0;
+    if (strcmp(a, "--server") == 0) server = v;
+    else if (strcmp(a, "--genre") == 0) genre = v;
+    else if (strcmp(a, "--rooms") == 0)
+      bad = parse_u64(v, 4096, &rooms), have_rooms = 1;
+    else if (strcmp(a, "--players") == 0)
+      bad = parse_u64(v, GK_PLAYERS_MAX, &players), have_players = 1;
+    else if (strcmp(a, "--steps") == 0)
+      bad = parse_u64(v, GK_WIRE_STEP_LIMIT - 1, &steps), have_steps = 1;
+    else if (strcmp(a, "--seed") == 0) bad = parse_u64(v, UINT64_MAX, &seed);
+    else if (strcmp(a, "--input-delay") == 0) bad = parse_u64(v, 60, &delay);
+    else if (strcmp(a, "--latency") == 0) bad = parse_u64(v, 10000, &latency);
+    else if (strcmp(a, "--timeout") == 0) bad = parse_u64(v, 86400, &timeout);
+    else if (strcmp(a, "--options") == 0) b.options = v;
+    else if (strcmp(a, "--loss") == 0) {
+      char *end = NULL;
+      b.loss = strtod(v, &end);
+      bad = *end || !(b.loss >= 0.0 && b.loss <= 1.0);
+    } else {
+      fprintf(stderr, "gk-bot: unknown option '%s'\n", a);
+      usage(stderr);
+      return 2;
+    }
+    if (bad) {
+      fprintf(stderr, "gk-bot: %s: bad value '%s'\n", a, v);
+      return 2;
+    }
+  }
+  if (!server || !genre || !have_rooms || !have_players || !have_steps ||
+      rooms == 0 || players == 0 || steps == 0) {
+    fprintf(stderr, "gk-bot: --server, --genre, --rooms, --players and "
+                    "--steps are required (and non-zero)\n");
+    usage(stderr);
+    return 2;
+  }
+  static char host[256];
+  const char *colon = strrchr(server, ':');
+  uint64_t port = 0;
+  if (!colon || colon == server || (size_t)(colon - server) >= sizeof(host) ||
+      parse_u64(colon + 1, 65535, &port) || port == 0) {
+    fprintf(stderr, "gk-bot: --server must be HOST:PORT, got '%s'\n", server);
+    return 2;
+  }
+  memcpy(host, server, (size_t)(colon - server));
+  host[colon - server] = '\0';
+  b.sim = gk_genre_find(genre);
+  if (!b.sim) {
+    fprintf(stderr, "gk-bot: unknown genre '%s'\n", genre);
+    return 2;
+  }
+  if (players < b.sim->players_min || players > b.sim->players_max) {
+    fprintf(stderr, "gk-bot: %s takes %u..%u players\n", genre,
+            b.sim->players_min, b.sim->players_max);
+    return 2;
+  }
+  if (b.options && strlen(b.options) > GK_WIRE_CONFIG_MAX) {
+    fprintf(stderr, "gk-bot: --options is longer than %d bytes\n",
+            GK_WIRE_CONFIG_MAX);
+    return 2;
+  }
+
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  b.loop = &loop;
+  b.host = host;
+  b.port = (uint16_t)port;
+  b.rooms = (uint32_t)rooms;
+  b.players = (uint32_t)players;
+  b.steps = steps;
+  b.seed = seed;
+  b.input_delay = (uint32_t)delay;
+  b.latency_ms = (uint32_t)latency;
+  b.timeout_s = timeout ? (uint32_t)timeout : (uint32_t)(60 + steps / 20);
+
+  if (b.loss > 0.0 || b.latency_ms > 0) {
+    gk_net_fault_options fo;
+    memset(&fo, 0, sizeof(fo));
+    fo.target_host = host;
+    fo.target_port = b.port;
+    fo.up.loss_ppm = fo.down.loss_ppm = (uint32_t)(b.loss * 1e6 + 0.5);
+    fo.up.latency_ms = fo.down.latency_ms = b.latency_ms;
+    fo.seed = seed;
+    fo.max_clients = b.rooms * b.players;
+    fo.max_queued = 65536;
+    int rc = gk_net_fault_init(&b.fault, &loop, &fo);
+    if (rc) {
+      fprintf(stderr, "gk-bot: fault relay: %s\n", gk_strerror(rc));
+      return 3;
+    }
+    b.fault_open = 1;
+    b.host = "127.0.0.1";
+    b.port = b.fault.port;
+  }
+
+  b.room = calloc(b.rooms, sizeof(*b.room));
+  if (!b.room) return 3;
+  for (uint32_t i = 0; i < b.rooms; i++) {
+    bot_room *r = &b.room[i];
+    r->b = &b;
+    r->index = i;
+    r->peers = calloc(b.players, sizeof(*r->peers));
+    r->ring = calloc(RING, sizeof(*r->ring));
+    if (!r->peers || !r->ring) return 3;
+    for (uint32_t j = 0; j < b.players; j++) {
+      bot_peer *p = &r->peers[j];
+      p->b = &b;
+      p->room = r;
+      p->index = j;
+      gk_net_peer_options po;
+      memset(&po, 0, sizeof(po));
+      po.loop = &loop;
+      po.bot_seed = seed + i;
+      gk_net_peer_callbacks pc;
+      memset(&pc, 0, sizeof(pc));
+      pc.ctx = p;
+      pc.send = peer_send;
+      pc.step = peer_step;
+      pc.desync = peer_desync;
+      pc.ended = peer_ended;
+      pc.message = peer_message;
+      int rc = gk_net_peer_init(&p->peer, &po, &pc);
+      if (rc) {
+        fprintf(stderr, "gk-bot: peer: %s\n", gk_strerror(rc));
+        return 3;
+      }
+      p->peer_open = 1;
+    }
+  }
+  uv_timer_init(&loop, &b.timeout);
+  b.timeout.data = &b;
+  uv_timer_start(&b.timeout, on_timeout, (uint64_t)b.timeout_s * 1000u, 0);
+  uv_signal_init(&loop, &b.sigint);
+  b.sigint.data = &b;
+  uv_signal_start(&b.sigint, on_sigint, SIGINT);
+  for (uint32_t i = 0; i < b.rooms; i++) connect_peer(&b.room[i].peers[0]);
+
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+  for (uint32_t i = 0; i < b.rooms; i++) {
+    free(b.room[i].peers);
+    free(b.room[i].ring);
+  }
+  free(b.room);
+  return b.exit_status;
+}
