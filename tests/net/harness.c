@@ -102,6 +102,14 @@ static void on_tick(uv_timer_t *t) {
     gk_net_fault_set(&h->p[h->o.cut_peer].fault, &cut, &cut);
     h->cut_done = 1;
   }
+  if (h->o.leave_at_step != 0 && !h->leave_done &&
+      h->session.loop.steps >= h->o.leave_at_step) {
+    hpeer *p = &h->p[h->o.leave_peer];
+    gk_net_peer_stop(&p->peer);
+    gk_net_transport_disconnect(&p->t, p->server_id, 0);
+    p->removed = 1; /* it left: not expected to end */
+    h->leave_done = 1;
+  }
   if (all_done(h) || h->failed) {
     uv_stop(&h->loop);
     return;
@@ -288,7 +296,19 @@ static int setup_peer(harness *h, uint32_t i) {
   p->h = h;
   p->index = i;
   uint16_t port = h->host.port;
-  if (h->o.faults) {
+  if (h->o.faults && h->o.shared_fault) {
+    if (!h->shared_up) {
+      gk_net_fault_options fo = {.target_host = "127.0.0.1",
+                                 .target_port = h->host.port,
+                                 .up = h->o.up,
+                                 .down = h->o.down,
+                                 .seed = h->o.seed};
+      if (gk_net_fault_init(&h->shared, &h->loop, &fo) != 0)
+        return -1;
+      h->shared_up = 1;
+    }
+    port = h->shared.port;
+  } else if (h->o.faults) {
     gk_net_fault_options fo = {.target_host = "127.0.0.1",
                                .target_port = h->host.port,
                                .up = h->o.up,
@@ -357,6 +377,18 @@ int harness_run(harness *h, const harness_opts *o) {
   for (uint64_t iter = 0; iter < 100000000u && !h->failed && !all_done(h);
        iter++)
     uv_run(&h->loop, UV_RUN_ONCE);
+  for (uint32_t i = 0; i < o->peers; i++) {
+    hpeer *p = &h->p[i];
+    if (p->h == NULL || p->peer.nlatency == 0)
+      continue;
+    p->lat_us = malloc(p->peer.nlatency * sizeof(uint32_t));
+    if (p->lat_us != NULL) {
+      memcpy(p->lat_us, p->peer.latency_us,
+             p->peer.nlatency * sizeof(uint32_t));
+      p->nlat = p->peer.nlatency;
+    }
+    p->rtt_ms = gk_net_transport_rtt(&p->t, p->server_id);
+  }
   /* Tear down: every handle is closed and the loop drained. */
   uv_timer_stop(&h->guard);
   uv_close((uv_handle_t *)&h->tick, NULL);
@@ -370,6 +402,8 @@ int harness_run(harness *h, const harness_opts *o) {
     if (p->faulty)
       gk_net_fault_close(&p->fault, NULL);
   }
+  if (h->shared_up)
+    gk_net_fault_close(&h->shared, NULL);
   gk_net_transport_close(&h->host, NULL);
   for (int i = 0; i < 1000 && uv_run(&h->loop, UV_RUN_NOWAIT) != 0; i++)
     ;
@@ -382,8 +416,10 @@ void harness_free(harness *h) {
     gk_net_session_close(&h->session);
   h->session_up = 0;
   free(h->host_hashes);
-  for (uint32_t i = 0; i < HARNESS_PEERS_MAX; i++)
+  for (uint32_t i = 0; i < HARNESS_PEERS_MAX; i++) {
     free(h->p[i].hashes);
+    free(h->p[i].lat_us);
+  }
 }
 
 uint32_t harness_slot(const harness *h, uint32_t peer) {

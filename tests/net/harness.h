@@ -49,6 +49,9 @@ typedef struct hpeer {
   gk_wire_desync desync;
   uint64_t steps_at_stall; /* this peer's steps when the notice came */
   int removed;             /* this peer was removed (not expected to end) */
+  uint32_t *lat_us;        /* confirm latency samples, copied at the end */
+  uint32_t nlat;
+  uint32_t rtt_ms;         /* ENet's RTT estimate at the end */
 } hpeer;
 
 typedef struct harness_opts {
@@ -62,6 +65,8 @@ typedef struct harness_opts {
   uint32_t lead;
   uint64_t seed;
   int faults;              /* put a relay in front of every peer */
+  int shared_fault;        /* with faults: one relay in front of the host
+                              that every peer goes through */
   gk_net_fault_dir up, down;
   uint64_t stall_notice_ms;
   const gk_sim *victim_sim; /* genre the victim peer runs, or NULL */
@@ -69,6 +74,8 @@ typedef struct harness_opts {
   int creator_removes_stalled; /* peer 0 removes whoever a STALL names */
   uint64_t cut_at_step;     /* if non-zero: at this host step, cut peer */
   uint32_t cut_peer;        /* ... this one's link (100% loss) */
+  uint64_t leave_at_step;   /* if non-zero: at this host step, peer ... */
+  uint32_t leave_peer;      /* ... this one disconnects (gracefully) */
   uint64_t guard_ms;        /* wall-clock bound of the whole run */
 } harness_opts;
 
@@ -96,6 +103,9 @@ struct harness {
   uint64_t removed_step;   /* where a removal was scheduled, else 0 */
   uint32_t removed_slot;
   int cut_done;
+  int leave_done;
+  gk_net_fault shared;     /* the host-wide relay (shared_fault) */
+  int shared_up;
   uv_timer_t guard;
   int timed_out;
   int failed;              /* set on a setup failure */

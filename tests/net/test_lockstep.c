@@ -101,6 +101,9 @@ Test(SUITE, three_peers_agree_under_loss_latency_jitter_and_dups) {
   o.up = (gk_net_fault_dir){.loss_ppm = 50000, .dup_ppm = 10000,
                             .latency_ms = 30, .jitter_ms = 10};
   o.down = o.up;
+#ifdef LOCKSTEP_SURVIVORS
+  o.shared_fault = 1; /* host-wide faults; tally uses one relay per peer */
+#endif
   o.input_delay = 3;
   o.lead = 40; /* a 60 ms round trip is ~30 steps of 2 ms */
   cr_assert_eq(harness_run(&h, &o), 0, "%s", h.why);
@@ -112,6 +115,8 @@ Test(SUITE, three_peers_agree_under_loss_latency_jitter_and_dups) {
     lost += h.p[i].fault.stats.lost;
     dup += h.p[i].fault.stats.duplicated;
   }
+  lost += h.shared.stats.lost;
+  dup += h.shared.stats.duplicated;
   cr_assert_gt(lost, 100, "the relays lost only %llu datagrams",
                (unsigned long long)lost);
   cr_assert_gt(dup, 10);
@@ -182,4 +187,22 @@ Test(SUITE, a_stalled_peer_stops_everyone_until_the_creator_removes_it) {
   cr_assert_eq(gk_inbuf_get(&h.session.inbuf, h.session.loop.steps - 1, &in),
                0);
   cr_assert_eq(in.active_mask & (1u << slot), 0);
+}
+
+Test(SUITE, a_peer_that_disconnects_is_removed_and_the_rest_finish) {
+  harness_opts o = base_opts(3, 500);
+  o.step = (gk_ratio){1, 250};
+  o.leave_at_step = 150;
+  o.leave_peer = 1;
+  cr_assert_eq(harness_run(&h, &o), 0, "%s", h.why);
+  uint32_t slot = harness_slot(&h, 1);
+  cr_assert_eq(h.removed_slot, slot);
+  cr_assert_geq(h.removed_step, 150);
+  cr_assert_eq(h.host_stalls, 0);
+  cr_assert_geq(h.session.loop.steps, 500);
+  expect_agreement(1);
+  /* It played until it left, in agreement with the host. */
+  cr_assert_geq(h.p[1].nsteps, 140);
+  for (uint64_t s = 0; s < h.p[1].nsteps; s++)
+    cr_assert_eq(h.p[1].hashes[s], h.host_hashes[s]);
 }

@@ -1,0 +1,226 @@
+/* test_peer.c: the peer engine on a uv loop, fed host messages by hand
+ * and with its sends captured (no sockets). Checks what it samples and
+ * sends, the bound on sampling ahead of confirmation, how it runs
+ * confirmed steps, and how it refuses bad match parameters and messages.
+ * Loops are bounded by a stop timer; only counts are asserted. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "gk_err.h"
+#include "gk_net_peer.h"
+#include "tally.h"
+
+#define SENT_MAX 2048
+
+typedef struct fixture {
+  uv_loop_t loop;
+  gk_net_peer p;
+  gk_wire_msg sent[SENT_MAX]; /* decoded; records copied below */
+  uint8_t bytes[SENT_MAX][GK_WIRE_MAX];
+  uint32_t nsent;
+  int ended;
+  int end_reason;
+  uint64_t end_step;
+  uint64_t steps;
+} fixture;
+
+static fixture *fx;
+
+static int on_send(void *ctx, const uint8_t *bytes, size_t len, int reliable) {
+  (void)reliable;
+  fixture *f = ctx;
+  if (f->nsent < SENT_MAX) {
+    memcpy(f->bytes[f->nsent], bytes, len);
+    cr_assert_eq(gk_wire_decode(f->bytes[f->nsent], len, &f->sent[f->nsent]),
+                 0);
+    f->nsent++;
+  }
+  return 0;
+}
+
+static void on_ended(void *ctx, gk_net_peer *p, uint64_t step, int reason) {
+  (void)p;
+  fixture *f = ctx;
+  f->ended++;
+  f->end_step = step;
+  f->end_reason = reason;
+}
+
+static void on_step(void *ctx, gk_net_peer *p, const gk_step_input *in,
+                    uint64_t hash) {
+  (void)p;
+  (void)hash;
+  fixture *f = ctx;
+  cr_assert_eq(in->step, f->steps);
+  f->steps++;
+}
+
+static const gk_sim *find(void *ctx, const char *name) {
+  (void)ctx;
+  return strcmp(name, "tally") == 0 ? &tally_sim : NULL;
+}
+
+static void setup(void) {
+  fx = calloc(1, sizeof *fx);
+  cr_assert_not_null(fx);
+  cr_assert_eq(uv_loop_init(&fx->loop), 0);
+  gk_net_peer_options o = {.loop = &fx->loop, .bot_seed = 3,
+                           .find_genre = find, .window = 64};
+  gk_net_peer_callbacks cb = {.ctx = fx, .send = on_send, .ended = on_ended,
+                              .step = on_step};
+  cr_assert_eq(gk_net_peer_init(&fx->p, &o, &cb), 0);
+}
+
+static void teardown(void) {
+  gk_net_peer_close(&fx->p, NULL);
+  uv_run(&fx->loop, UV_RUN_DEFAULT);
+  uv_loop_close(&fx->loop);
+  free(fx);
+}
+
+TestSuite(peer, .init = setup, .fini = teardown, .timeout = 60);
+
+static gk_wire_match_start match(void) {
+  gk_wire_match_start ms;
+  memset(&ms, 0, sizeof ms);
+  ms.seed = 9;
+  ms.players = 2;
+  ms.slot = 1;
+  ms.active_mask = 3;
+  ms.input_delay = 2;
+  ms.lead = 3;
+  ms.step_seconds = (gk_ratio){1, 500};
+  strcpy(ms.genre, "tally");
+  strcpy(ms.config, "{\"start\": 1}");
+  return ms;
+}
+
+static void on_stop(uv_timer_t *t) { uv_stop(t->loop); }
+
+/* Runs the loop for about `ms` milliseconds (bounded, never asserted). */
+static void run_for(uint64_t ms) {
+  uv_timer_t t;
+  uv_timer_init(&fx->loop, &t);
+  uv_timer_start(&t, on_stop, ms, 0);
+  uv_run(&fx->loop, UV_RUN_DEFAULT);
+  uv_close((uv_handle_t *)&t, NULL);
+  uv_run(&fx->loop, UV_RUN_NOWAIT);
+}
+
+static int feed(const gk_wire_msg *m) {
+  uint8_t buf[GK_WIRE_MAX];
+  size_t len;
+  cr_assert_eq(gk_wire_encode(m, buf, sizeof buf, &len), 0);
+  return gk_net_peer_receive(&fx->p, buf, len);
+}
+
+/* Confirms steps first..first+count-1 with both players' record = v. */
+static int confirm(uint64_t first, uint8_t count, uint32_t flags_last) {
+  static uint8_t steps[16 * GK_WIRE_STEP_BYTES(2, 4)];
+  uint8_t recs[8] = {1, 0, 0, 0, 2, 0, 0, 0};
+  for (uint32_t i = 0; i < count; i++)
+    gk_wire_step_pack(steps + i * GK_WIRE_STEP_BYTES(2, 4), 3,
+                      i + 1u == count ? flags_last : 0, recs, 2, 4);
+  gk_wire_msg m;
+  m.type = GK_MSG_CONFIRMED;
+  m.u.confirmed = (gk_wire_confirmed){.players = 2, .input_size = 4,
+                                      .count = count, .ack = 0,
+                                      .first = first, .steps = steps};
+  return feed(&m);
+}
+
+Test(peer, it_samples_no_further_than_the_lead_past_confirmation) {
+  gk_wire_msg m;
+  m.type = GK_MSG_MATCH_START;
+  m.u.match_start = match();
+  cr_assert_eq(feed(&m), 0);
+  cr_assert(fx->p.started);
+  run_for(150); /* ~75 step periods: far more than the bound allows */
+  cr_assert_eq(fx->p.stats.samples, 3); /* steps 2, 3, 4 = delay + lead */
+  cr_assert_gt(fx->p.stats.waits, 0);
+  /* Its INPUTs carry its slot and every unacknowledged record. */
+  const gk_wire_msg *last = NULL;
+  for (uint32_t i = 0; i < fx->nsent; i++)
+    if (fx->sent[i].type == GK_MSG_INPUT)
+      last = &fx->sent[i];
+  cr_assert_not_null(last);
+  cr_assert_eq(last->u.input.slot, 1);
+  cr_assert_eq(last->u.input.first, 2);
+  cr_assert_eq(last->u.input.count, 3);
+  /* Confirmation lets it go on, and the steps run at once. */
+  cr_assert_eq(confirm(0, 3, 0), 0);
+  cr_assert_eq(fx->steps, 3);
+  cr_assert_eq(fx->p.loop.steps, 3);
+  run_for(100);
+  cr_assert_eq(fx->p.stats.samples, 6);
+  cr_assert_eq(fx->p.nlatency, 1); /* step 2 was sampled here */
+  /* Hashes of the steps it ran were reported. */
+  uint64_t hashed = 0;
+  for (uint32_t i = 0; i < fx->nsent; i++)
+    if (fx->sent[i].type == GK_MSG_HASH)
+      hashed = fx->sent[i].u.hash.first + fx->sent[i].u.hash.count;
+  cr_assert_eq(hashed, 3);
+}
+
+Test(peer, it_ends_once_it_ran_the_last_step_and_heard_the_match_end) {
+  gk_wire_msg m;
+  m.type = GK_MSG_MATCH_START;
+  m.u.match_start = match();
+  cr_assert_eq(feed(&m), 0);
+  m.type = GK_MSG_MATCH_END;
+  m.u.match_end = (gk_wire_match_end){3, GK_WIRE_END_HOST};
+  cr_assert_eq(feed(&m), 0);
+  cr_assert_eq(fx->ended, 0); /* step 3 has not run here yet */
+  cr_assert_eq(confirm(0, 4, GK_STEP_MATCH_END), 0);
+  cr_assert_eq(fx->ended, 1);
+  cr_assert_eq(fx->end_step, 3);
+  cr_assert_eq(fx->end_reason, GK_WIRE_END_HOST);
+  /* Nothing past the end is taken. */
+  cr_assert_eq(confirm(4, 1, 0), 0);
+  cr_assert_eq(fx->p.loop.steps, 4);
+  cr_assert_eq(fx->ended, 1);
+}
+
+Test(peer, bad_match_parameters_and_messages_are_refused) {
+  char err[GK_ERRMSG_MAX] = "";
+  gk_wire_match_start ms = match();
+  strcpy(ms.genre, "chess");
+  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err),
+               GK_ENOTFOUND);
+  cr_assert_neq(strstr(err, "chess"), NULL, "%s", err);
+  ms = match();
+  strcpy(ms.config, "{\"speed\": 3}");
+  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err),
+               GK_ENOTFOUND);
+  cr_assert_neq(strstr(err, "speed"), NULL, "%s", err);
+  ms = match();
+  strcpy(ms.config, "{\"start\": 1.5}");
+  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), GK_EINVAL);
+  ms = match();
+  strcpy(ms.config, "[1]");
+  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), GK_EPARSE);
+  ms = match();
+  ms.players = 17;
+  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), GK_EINVAL);
+  cr_assert_not(fx->p.started);
+  /* Match messages before a match are dropped. */
+  cr_assert_eq(confirm(0, 1, 0), GK_ESTATE);
+  uint8_t junk[3] = {1, 2, 3};
+  cr_assert_eq(gk_net_peer_receive(&fx->p, junk, sizeof junk), GK_ETRUNC);
+  cr_assert_eq(fx->p.stats.drop_malformed, 1);
+  /* A good start, then a CONFIRMED of the wrong shape. */
+  ms = match();
+  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), 0, "%s",
+               err);
+  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), GK_ESTATE);
+  static uint8_t steps[GK_WIRE_STEP_BYTES(3, 4)];
+  gk_wire_msg m;
+  m.type = GK_MSG_CONFIRMED;
+  m.u.confirmed = (gk_wire_confirmed){.players = 3, .input_size = 4,
+                                      .count = 1, .steps = steps};
+  cr_assert_eq(feed(&m), GK_EPROTO);
+  /* Steps far past the window are not taken. */
+  cr_assert_eq(confirm(1000, 1, 0), 0);
+  cr_assert_eq(fx->p.inbuf.confirmed, 0);
+  cr_assert_geq(fx->p.stats.drop_unexpected, 2);
+}
