@@ -286,6 +286,7 @@ static void room_end_match(gk_server *s, room *r, int reason) {
     gk_log_u64(s->log, "steps_confirmed", st->steps_confirmed);
     gk_log_u64(s->log, "steps_late", st->steps_late);
     gk_log_u64(s->log, "stalls", st->stalls);
+    gk_log_u64(s->log, "drops", r->drops);
     gk_log_u64(s->log, "strikes", r->strikes);
     gk_log_end(s->log);
   }
@@ -981,6 +982,9 @@ static void close_all(gk_server *s) {
     gk_log_u64(s->log, "strikes", st->strikes);
     gk_log_u64(s->log, "ticks", st->ticks);
     gk_log_u64(s->log, "ticks_missed", st->ticks_missed);
+    /* deadlines / uptime is the step timer's rate: step_hz, no drift */
+    gk_log_u64(s->log, "deadlines", s->k);
+    gk_log_u64(s->log, "uptime_us", (uv_hrtime() - s->t0) / 1000u);
     gk_log_u64(s->log, "room_steps", st->room_steps);
     gk_log_u64(s->log, "steps_confirmed", st->steps_confirmed);
     gk_log_u64(s->log, "steps_late", st->steps_late);

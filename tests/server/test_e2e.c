@@ -460,3 +460,67 @@ Test(server_e2e, bad_input_is_dropped_and_counted_while_other_rooms_agree) {
   cr_assert_eq(e2e_verify_replays(d.replays, rcodes, rhashes, 8), 6);
   e2e_dir_remove(&d);
 }
+
+/* A one-player room of a raw client that never sends inputs and then
+ * reports a wrong hash: the stall notice names it, the desync is reported
+ * at that step, and with policy "end" the match ends and its replay is
+ * complete. */
+Test(server_e2e, a_stall_is_noticed_and_a_desync_ends_the_match_by_policy) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  e2e_proc srv;
+  uint16_t port;
+  start_server(&srv, &d, "\"desync\":\"end\",\"stall\":{\"notice_ms\":200}",
+               &port);
+  cr_assert_eq(enet_initialize(), 0);
+  raw a;
+  raw_connect(&a, port);
+  gk_wire_msg m;
+  memset(&m, 0, sizeof(m));
+  m.type = GK_MSG_CREATE_ROOM;
+  m.u.create_room.max_players = 1;
+  snprintf(m.u.create_room.genre, sizeof(m.u.create_room.genre),
+           "survivors");
+  raw_send_msg(&a, &m);
+  raw_expect(&a, GK_MSG_ROOM_CREATED, 3000);
+  memset(&m, 0, sizeof(m));
+  m.type = GK_MSG_START_MATCH;
+  raw_send_msg(&a, &m);
+  raw_expect(&a, GK_MSG_MATCH_START, 3000);
+  /* no inputs: the step after the neutral input-delay steps waits on us */
+  raw_expect(&a, GK_MSG_STALL, 5000);
+  cr_assert_eq(a.last[GK_MSG_STALL].u.stall.awaited, 1u);
+  uint64_t stalled = a.last[GK_MSG_STALL].u.stall.step;
+  cr_assert_gt(stalled, 0);
+  /* a wrong hash for step 0, which the server has run */
+  memset(&m, 0, sizeof(m));
+  m.type = GK_MSG_HASH;
+  m.u.hash.first = 0;
+  m.u.hash.count = 1;
+  m.u.hash.hashes[0] = 0x1234;
+  raw_send_msg(&a, &m);
+  raw_expect(&a, GK_MSG_DESYNC, 3000);
+  cr_assert_eq(a.last[GK_MSG_DESYNC].u.desync.step, 0);
+  cr_assert_eq(a.last[GK_MSG_DESYNC].u.desync.player, 0);
+  cr_assert_eq(a.last[GK_MSG_DESYNC].u.desync.peer_hash, 0x1234);
+  raw_expect(&a, GK_MSG_MATCH_END, 3000);
+  cr_assert_eq(a.last[GK_MSG_MATCH_END].u.match_end.reason,
+               GK_WIRE_END_DESYNC);
+  raw_close(&a);
+  enet_deinitialize();
+  stop_server(&srv);
+  cr_assert_geq(e2e_count_events(&srv, "stall"), 1);
+  cJSON *ds = e2e_last_event(&srv, "desync");
+  cr_assert_not_null(ds);
+  cr_assert_eq(cJSON_GetObjectItem(ds, "step")->valuedouble, 0);
+  cr_assert_str_eq(cJSON_GetObjectItem(ds, "peer_hash")->valuestring,
+                   "0000000000001234");
+  cJSON_Delete(ds);
+  cJSON *me = e2e_last_event(&srv, "match_end");
+  cr_assert_str_eq(cJSON_GetObjectItem(me, "reason")->valuestring, "desync");
+  cJSON_Delete(me);
+  char codes[2][17];
+  uint64_t hashes[2];
+  cr_assert_eq(e2e_verify_replays(d.replays, codes, hashes, 2), 1);
+  e2e_dir_remove(&d);
+}

@@ -353,10 +353,17 @@ static void finish(bot *b) {
     }
     char h[20];
     hex_str(h, sizeof(h), hash);
+    /* final hashes are comparable only when every player ran to the same
+     * end; a room cut short (timeout, disconnect) is a failure, not a
+     * desync. Step-by-step comparisons (r->mismatches) always count. */
+    int comparable = ended && !r->failed;
     cJSON_AddNumberToObject(ro, "steps", (double)steps);
     cJSON_AddStringToObject(ro, "final_hash", h);
     cJSON_AddItemToObject(ro, "player_hashes", hashes);
-    cJSON_AddBoolToObject(ro, "agree", agree && !r->mismatches);
+    if (comparable)
+      cJSON_AddBoolToObject(ro, "agree", agree && !r->mismatches);
+    else
+      cJSON_AddNullToObject(ro, "agree");
     cJSON_AddNumberToObject(ro, "desyncs", (double)room_desyncs);
     cJSON_AddNumberToObject(ro, "mismatches", (double)r->mismatches);
     if (r->mismatches)
@@ -371,7 +378,7 @@ static void finish(bot *b) {
       completed++;
     }
     desyncs += room_desyncs;
-    mismatches += r->mismatches + (agree ? 0 : 1);
+    mismatches += r->mismatches + (comparable && !agree ? 1 : 0);
     cJSON_AddItemToArray(rooms, ro);
   }
   cJSON_AddNumberToObject(out, "rooms_completed", (double)completed);

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""bench_server.py: gk-server capacity on loopback (a benchmark, not a test).
+
+For each room count R (2 players per room, 60 steps/s, survivors with the
+built-in bots) it starts a fresh gk-server on 127.0.0.1, plays N steps per
+room with gk-bot (split into processes of at most --rooms-per-bot rooms),
+stops the server with SIGTERM and reads:
+
+  server CPU      user + system seconds of the server process (wait4)
+  room-steps      steps run by the rooms' own loops ("stopped" log line)
+  packets         datagrams received + sent by the server
+  late share      steps confirmed later than start + (step + 1) * period +
+                  late_slack_ms (50 ms), over all steps confirmed
+  tick rate       step timer ticks per second of server wall time
+
+and prints a table: CPU per room-step and per packet, late share, confirm
+latency (p50/p99 over every bot peer), and the largest R with at most 1%
+late steps. A bare UDP send + receive loop (bench_udp) is measured in the
+same run, for the CPU-per-packet comparison.
+
+  bench_server.py --server build/src/server/gk-server \
+      --bot build/tools/bot/gk-bot --udp build/bench/bench_udp \
+      [--rooms 8,16,32,64,128] [--steps 600] [--rooms-per-bot 32]
+
+The machine's cores are shared by the server and the bots: the bots (one
+ENet host and one timer per player) cost more CPU than the server, so on a
+small machine the late share measures the whole setup, not the server
+alone. Bot CPU is reported too.
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def events(path):
+    out = []
+    with open(path) as f:
+        for line in f:
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+    return out
+
+
+def wait_port(path, proc, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise RuntimeError("gk-server exited: %s" % open(path).read())
+        for e in events(path):
+            if e.get("event") == "listening":
+                return e["port"]
+        time.sleep(0.02)
+    raise RuntimeError("gk-server did not log its port")
+
+
+def ts(e):
+    t = time.strptime(e["time"][:19], "%Y-%m-%dT%H:%M:%S")
+    return time.mktime(t) + int(e["time"][20:23]) / 1000.0
+
+
+def run_one(args, rooms, tmp, keep_log=False):
+    d = tempfile.mkdtemp(prefix="r%d-" % rooms, dir=tmp)
+    cfg = {
+        "listen": {"host": "127.0.0.1", "port": 0},
+        "log_level": "info",
+        "step_hz": 60,
+        # ENet scans its whole peer table on every service and flush: size
+        # it for the run, as an operator would
+        "limits": {"rooms": 4096, "peers": max(64, 2 * rooms + 16)},
+        "replays": {"enabled": True, "dir": os.path.join(d, "replays")},
+    }
+    cpath = os.path.join(d, "server.json")
+    with open(cpath, "w") as f:
+        json.dump(cfg, f)
+    log = os.path.join(d, "server.log")
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(log, "w") as lf:
+        srv = subprocess.Popen([args.server, "--config", cpath], stdout=lf,
+                               stderr=subprocess.STDOUT)
+    t0 = time.monotonic()
+    port = wait_port(log, srv)
+    bots = []
+    left = rooms
+    while left > 0:
+        n = min(left, args.rooms_per_bot)
+        left -= n
+        bots.append(subprocess.Popen(
+            [args.bot, "--server", "127.0.0.1:%d" % port, "--genre",
+             "survivors", "--rooms", str(n), "--players", "2", "--steps",
+             str(args.steps), "--timeout", str(60 + args.steps // 10)],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
+    summaries, bot_cpu = [], 0.0
+    for b in bots:
+        out, _ = b.communicate(timeout=120 + args.steps // 10)
+        try:
+            summaries.append(json.loads(out))
+        except ValueError:
+            summaries.append({})
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)  # the bots, reaped
+    bot_cpu = (ru.ru_utime + ru.ru_stime) - (ru0.ru_utime + ru0.ru_stime)
+    srv.send_signal(signal.SIGTERM)
+    _, status, sru = os.wait4(srv.pid, 0)
+    srv.returncode = status
+    wall = time.monotonic() - t0
+    evs = events(log)
+    stopped = [e for e in evs if e.get("event") == "stopped"]
+    server_desyncs = sum(1 for e in evs if e.get("event") == "desync")
+    st = stopped[-1] if stopped else {}
+    cpu = sru.ru_utime + sru.ru_stime
+    lat = []
+    for s in summaries:
+        cl = s.get("confirm_latency_us") or {}
+        if cl.get("p50") is not None:
+            lat.append((cl["p50"], cl["p99"], cl.get("samples", 0)))
+    completed = sum(s.get("rooms_completed", 0) for s in summaries)
+    desyncs = sum(s.get("desyncs", 0) for s in summaries)
+    steps = st.get("room_steps", 0)
+    packets = st.get("packets_in", 0) + st.get("packets_out", 0)
+    confirmed = st.get("steps_confirmed", 0) or 1
+    res = {
+        "rooms": rooms,
+        "completed": completed,
+        "desyncs": desyncs,
+        "server_desyncs": server_desyncs,
+        "server_cpu_s": round(cpu, 3),
+        "bot_cpu_s": round(bot_cpu, 3),
+        "wall_s": round(wall, 2),
+        "room_steps": steps,
+        "packets": packets,
+        "cpu_us_per_room_step": round(cpu * 1e6 / steps, 2) if steps else None,
+        "cpu_ns_per_packet": round(cpu * 1e9 / packets) if packets else None,
+        "late_share": st.get("steps_late", 0) / confirmed,
+        "tick_hz": round(st["ticks"] * 1e6 / st["uptime_us"], 3)
+        if st.get("uptime_us") else None,
+        "ticks_missed": st.get("ticks_missed"),
+        # weighted by samples: an approximation of the overall percentile
+        "confirm_p50_ms": round(sum(a * n for a, _, n in lat) /
+                                max(1, sum(n for *_, n in lat)) / 1000, 1)
+        if lat else None,
+        "confirm_p99_ms": round(max(b for _, b, _ in lat) / 1000, 1)
+        if lat else None,
+        "exit": status,
+        "uptime_s": st.get("uptime_us", 0) / 1e6,
+    }
+    # the rooms' own step rate: steps over match_start .. match_end
+    starts = {e["room"]: ts(e) for e in evs if e.get("event") == "match_start"}
+    ends = [e for e in evs if e.get("event") == "match_end"]
+    if ends and ends[0]["room"] in starts:
+        dt = ts(ends[0]) - starts[ends[0]["room"]]
+        res["match_steps"] = ends[0]["steps"]
+        res["match_steps_per_s"] = ends[0]["steps"] / dt if dt > 0 else 0
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--bot", required=True)
+    ap.add_argument("--udp", required=True)
+    ap.add_argument("--rooms", default="8,16,32,64,128")
+    ap.add_argument("--steps", type=int, default=600)
+    ap.add_argument("--rooms-per-bot", type=int, default=32)
+    ap.add_argument("--keep", action="store_true", help="keep the logs")
+    ap.add_argument("--drift-steps", type=int, default=3600,
+                    help="one long 2-room match for the step rate (0: skip)")
+    args = ap.parse_args()
+
+    udp = json.loads(subprocess.run([args.udp, "200000", "40"], check=True,
+                                    capture_output=True, text=True).stdout)
+    tmp = tempfile.mkdtemp(prefix="gk-bench-server-")
+    results = []
+    try:
+        for r in [int(x) for x in args.rooms.split(",")]:
+            res = run_one(args, r, tmp)
+            results.append(res)
+            print(json.dumps(res), file=sys.stderr, flush=True)
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    print("bare UDP send+receive on loopback: %d ns CPU per datagram "
+          "(%d datagrams of 40 bytes)" % (udp["cpu_ns_per_packet"],
+                                          udp["datagrams"]))
+    print()
+    print("| rooms (2p) | done | desyncs bot/server | server CPU s | bot CPU s "
+          "| CPU us/room-step | CPU ns/packet | x bare UDP | late % "
+          "| confirm p50/p99 ms | tick Hz |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    best = None
+    for r in results:
+        ratio = (r["cpu_ns_per_packet"] / udp["cpu_ns_per_packet"]
+                 if r["cpu_ns_per_packet"] else 0)
+        print("| %d | %d | %d/%d | %.2f | %.2f | %s | %s | %.1f | %.2f | %s/%s "
+              "| %s |" % (r["rooms"], r["completed"], r["desyncs"],
+                          r["server_desyncs"],
+                          r["server_cpu_s"], r["bot_cpu_s"],
+                          r["cpu_us_per_room_step"], r["cpu_ns_per_packet"],
+                          ratio, 100 * r["late_share"], r["confirm_p50_ms"],
+                          r["confirm_p99_ms"], r["tick_hz"]))
+        if r["late_share"] <= 0.01 and r["completed"] == r["rooms"]:
+            best = r["rooms"] if best is None else max(best, r["rooms"])
+    print()
+    print("largest room count with <= 1%% late steps: %s" % best)
+    if args.drift_steps:
+        tmp = tempfile.mkdtemp(prefix="gk-bench-drift-")
+        try:
+            a2 = argparse.Namespace(**vars(args))
+            a2.steps = args.drift_steps
+            r = run_one(a2, 2, tmp, keep_log=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        print("step timer over %.0f s: %.3f ticks/s (step_hz 60, %s "
+              "deadlines missed); match rate %.3f steps/s over %d steps"
+              % (r["uptime_s"], r["tick_hz"], r["ticks_missed"],
+                 r["match_steps_per_s"], r["match_steps"]))
+
+
+if __name__ == "__main__":
+    main()
