@@ -126,7 +126,10 @@ static void read_player(rd *d, const gk_sv_config *cfg, gk_sv_player *p) {
   p->y = read_pos(d, cfg->arena_height, "player y");
   p->health = gk_read_i32(r);
   p->max_health = gk_read_i32(r);
-  if (p->max_health < 1 || p->health < 0 || p->health > p->max_health)
+  /* The largest max_health a run can reach: the config's cap plus the five
+   * health upgrades. Bounding it keeps upgrade arithmetic from overflowing. */
+  if (p->max_health < 1 || p->max_health > 1000000 + 5 * 20 ||
+      p->health < 0 || p->health > p->max_health)
     bad(d, "player health");
   p->speed = gk_read_i32(r);
   if (p->speed < 0 || p->speed > GK_FX_ONE * 16)
@@ -142,6 +145,8 @@ static void read_player(rd *d, const gk_sv_config *cfg, gk_sv_player *p) {
   p->hurt_cd = gk_read_u16(r);
   p->alive = (uint8_t)gk_read_bool(r);
   p->gone = (uint8_t)gk_read_bool(r);
+  if (p->gone && p->alive)
+    bad(d, "player gone but alive");
   for (int k = 0; k < GK_SV_WEAPONS; k++) {
     p->wlevel[k] = gk_read_u8(r);
     if (p->wlevel[k] > GK_SV_WEAPON_LEVEL_MAX)
@@ -239,6 +244,8 @@ void *gk__sv_read_state(const void *cfgp, gk_reader *r, char *err,
         q->vy < -GK_FX_ONE * 64 || q->vy > GK_FX_ONE * 64)
       bad(&d, "projectile velocity");
     q->damage = gk_read_i32(r);
+    if (q->damage < 0 || q->damage > 1000000)
+      bad(&d, "projectile damage");
     q->last_hit = gk_read_u32(r);
     q->life = gk_read_u16(r);
     if (q->life == 0)

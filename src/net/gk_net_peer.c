@@ -134,9 +134,11 @@ static void send_hashes(gk_net_peer *p) {
 }
 
 /* May the peer sample step s? Not past confirmed + input_delay + lead,
- * and never so far that its unacknowledged records overflow the window. */
+ * and never so far that its rings of unacknowledged records and sample
+ * times (window entries) could wrap onto a step still in use. */
 static int may_sample(const gk_net_peer *p, uint64_t s) {
-  if (s >= p->inbuf.confirmed + p->match.input_delay + p->match.lead)
+  if (s >= p->inbuf.confirmed + p->match.input_delay + p->match.lead ||
+      s - p->inbuf.confirmed >= p->inbuf.window / 2)
     return 0;
   uint64_t from = p->acked > first_sampled(p) ? p->acked : first_sampled(p);
   return s - from < p->inbuf.window / 2;

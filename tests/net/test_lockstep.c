@@ -165,7 +165,7 @@ Test(SUITE, a_stalled_peer_stops_everyone_until_the_creator_removes_it) {
   o.faults = 1; /* clean relays; one link is cut at step 200 */
   o.cut_at_step = 200;
   o.cut_peer = 2;
-  o.stall_notice_ms = 300;
+  o.stall_notice_ms = 500;
   o.creator_removes_stalled = 1;
   cr_assert_eq(harness_run(&h, &o), 0, "%s", h.why);
   uint32_t slot = harness_slot(&h, 2);

@@ -621,3 +621,92 @@ Test(survivors_spawn, waves_start_on_schedule_and_the_enemy_cap_holds) {
   cr_assert_eq(s->n_enemies, 50);
   gk_survivors_sim.destroy(s);
 }
+
+/* --- the grid finds every neighbour ------------------------------------- */
+
+/* The same chase and separation as the genre, over all pairs: the grid may
+ * only change how neighbours are found, never which ones. */
+static void reference_move(const gk_sv_state *s, uint32_t i, gk_fx *nx,
+                           gk_fx *ny) {
+  const gk_sv_enemy *e = &s->enemies[i];
+  const gk_sv_kind_info *k = &gk__sv_kinds[e->kind];
+  int64_t best = INT64_MAX, bdx = 0, bdy = 0;
+  for (uint32_t pi = 0; pi < s->players; pi++) {
+    int64_t dx = (int64_t)s->p[pi].x - e->x, dy = (int64_t)s->p[pi].y - e->y;
+    if (s->p[pi].alive && dx * dx + dy * dy < best) {
+      best = dx * dx + dy * dy;
+      bdx = dx;
+      bdy = dy;
+    }
+  }
+  int64_t d = (int64_t)gk_isqrt64((uint64_t)best), vx = 0, vy = 0;
+  int64_t stop = FX(k->radius + GK_SV_PLAYER_RADIUS);
+  if (d > stop) {
+    int64_t sp = d - stop < k->speed ? d - stop : k->speed;
+    vx = sp * bdx / d;
+    vy = sp * bdy / d;
+  }
+  int64_t px = 0, py = 0;
+  for (uint32_t j = 0; j < s->n_enemies; j++) {
+    const gk_sv_enemy *o = &s->enemies[j];
+    int64_t rr = (int64_t)(k->radius + gk__sv_kinds[o->kind].radius) << 8;
+    int64_t dx = ((int64_t)e->x - o->x) / 256, dy = ((int64_t)e->y - o->y) / 256;
+    int64_t f = rr * rr - (dx * dx + dy * dy);
+    if (j == i || dx >= rr || dx <= -rr || dy >= rr || dy <= -rr || f <= 0)
+      continue;
+    if (dx == 0 && dy == 0) {
+      px += (i < j ? -rr : rr) * 8192;
+      continue;
+    }
+    px += dx * (f * 65536 / (rr * rr * 2));
+    py += dy * (f * 65536 / (rr * rr * 2));
+  }
+  px /= 256;
+  py /= 256;
+  gk_fx cap = GK_FX_ONE * 3 / 2;
+  px = px < -cap ? -cap : px > cap ? cap : px;
+  py = py < -cap ? -cap : py > cap ? cap : py;
+  gk_fx lo = FX(k->radius);
+  gk_fx hx = FX(s->cfg.arena_width - k->radius);
+  gk_fx hy = FX(s->cfg.arena_height - k->radius);
+  gk_fx x = (gk_fx)(e->x + vx + px), y = (gk_fx)(e->y + vy + py);
+  *nx = x < lo ? lo : x > hx ? hx : x;
+  *ny = y < lo ? lo : y > hy ? hy : y;
+}
+
+Test(survivors_enemies, grid_separation_matches_an_all_pairs_reference) {
+  gk_sv_config cfg;
+  sv_quiet_config(&cfg);
+  cfg.max_enemies = 1500;
+  gk_sv_state *s = sv_new(&cfg, 3);
+  gk_rng rng;
+  gk_rng_seed(&rng, 11, 3);
+  for (uint32_t i = 0; i < 3; i++)
+    disarm(s, i);
+  /* A dense crowd across cell borders and against the arena's edges, with
+   * some enemies on exactly the same point. */
+  for (int i = 0; i < 1500; i++) {
+    gk_fx x = (gk_fx)gk_rng_below(&rng, (uint32_t)FX(400));
+    gk_fx y = (gk_fx)gk_rng_below(&rng, (uint32_t)FX(300));
+    if (i % 50 == 1) {
+      x = s->enemies[i - 1].x;
+      y = s->enemies[i - 1].y;
+    }
+    cr_assert_geq(gk__sv_spawn_enemy(s, gk_rng_below(&rng, GK_SV_KINDS), x, y),
+                  0);
+  }
+  place_player(s, 0, 1500, 1500);
+  place_player(s, 1, 200, 150); /* inside the crowd */
+  place_player(s, 2, 1500, 100);
+  gk_fx want_x[1500], want_y[1500];
+  for (uint32_t i = 0; i < 1500; i++)
+    reference_move(s, i, &want_x[i], &want_y[i]);
+  s->p[1].hurt_cd = 1000; /* only the movement phase may change enemies */
+  sv_step_with(s, NULL, NULL);
+  cr_assert_eq(s->n_enemies, 1500);
+  for (uint32_t i = 0; i < 1500; i++) {
+    cr_assert_eq(s->enemies[i].x, want_x[i], "enemy %u x", i);
+    cr_assert_eq(s->enemies[i].y, want_y[i], "enemy %u y", i);
+  }
+  gk_survivors_sim.destroy(s);
+}

@@ -253,6 +253,13 @@ static void bad_x(gk_sv_state *s) { s->enemies[0].x = FX(5000); }
 static void bad_players(gk_sv_state *s) { s->players = 9; }
 static void bad_level(gk_sv_state *s) { s->p[1].wlevel[2] = 9; }
 static void bad_option(gk_sv_state *s) { s->p[0].options[1] = 200; }
+static void gone_alive(gk_sv_state *s) { s->p[1].gone = 1; }
+static void bad_damage(gk_sv_state *s) {
+  gk_sv_proj q = {FX(5), FX(5), 0, 0, -5, 0, 3, 0, 0};
+  s->proj[0] = q;
+  s->n_proj = 1;
+}
+static void bad_health(gk_sv_state *s) { s->p[0].health = 101; }
 
 Test(survivors_snapshot, out_of_range_fields_are_refused_with_their_name) {
   expect_refused(bad_kind, "enemy kind");
@@ -260,6 +267,9 @@ Test(survivors_snapshot, out_of_range_fields_are_refused_with_their_name) {
   expect_refused(bad_level, "weapon level");
   expect_refused(bad_option, "upgrade option");
   expect_refused(bad_players, "player count");
+  expect_refused(gone_alive, "player gone but alive");
+  expect_refused(bad_damage, "projectile damage");
+  expect_refused(bad_health, "player health");
 }
 
 Test(survivors_snapshot, an_enemy_count_beyond_the_cap_is_refused) {
