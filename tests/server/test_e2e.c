@@ -524,3 +524,79 @@ Test(server_e2e, a_stall_is_noticed_and_a_desync_ends_the_match_by_policy) {
   cr_assert_eq(e2e_verify_replays(d.replays, codes, hashes, 2), 1);
   e2e_dir_remove(&d);
 }
+
+/* CREATE_ROOM, then the ERROR (or ROOM_CREATED) it gets. */
+static gk_wire_msg create_room(raw *c, const char *genre, int max_players,
+                               int delay, const char *options) {
+  gk_wire_msg m;
+  memset(&m, 0, sizeof(m));
+  m.type = GK_MSG_CREATE_ROOM;
+  m.u.create_room.max_players = (uint8_t)max_players;
+  m.u.create_room.input_delay = (uint8_t)delay;
+  snprintf(m.u.create_room.genre, sizeof(m.u.create_room.genre), "%s", genre);
+  snprintf(m.u.create_room.config, sizeof(m.u.create_room.config), "%s",
+           options);
+  c->seen[GK_MSG_ERROR] = c->seen[GK_MSG_ROOM_CREATED] = 0;
+  raw_send_msg(c, &m);
+  for (int waited = 0; waited < 3000 && !c->seen[GK_MSG_ERROR] &&
+                       !c->seen[GK_MSG_ROOM_CREATED];
+       waited += 20)
+    raw_pump(c, 20);
+  cr_assert(c->seen[GK_MSG_ERROR] || c->seen[GK_MSG_ROOM_CREATED],
+            "no answer to CREATE_ROOM");
+  return c->seen[GK_MSG_ERROR] ? c->last[GK_MSG_ERROR]
+                               : c->last[GK_MSG_ROOM_CREATED];
+}
+
+Test(server_e2e, room_requests_outside_the_limits_are_refused_with_a_reason) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  e2e_proc srv;
+  uint16_t port;
+  start_server(&srv, &d,
+               "\"limits\":{\"rooms\":1,\"players_per_room\":2,"
+               "\"lobby_timeout_ms\":1000},"
+               "\"lockstep\":{\"input_delay\":2,\"input_delay_max\":5}",
+               &port);
+  cr_assert_eq(enet_initialize(), 0);
+  raw a, b;
+  raw_connect(&a, port);
+  raw_connect(&b, port);
+  gk_wire_msg r = create_room(&a, "chess", 2, 0, "");
+  cr_assert_eq(r.type, GK_MSG_ERROR);
+  cr_assert_eq(r.u.error.code, GK_ENOTFOUND);
+  r = create_room(&a, "survivors", 3, 0, "");
+  cr_assert_eq(r.u.error.code, GK_ERANGE, "%s", r.u.error.text);
+  cr_assert(strstr(r.u.error.text, "max_players"), "%s", r.u.error.text);
+  r = create_room(&a, "survivors", 2, 9, "");
+  cr_assert_eq(r.u.error.code, GK_ERANGE);
+  cr_assert(strstr(r.u.error.text, "input_delay"), "%s", r.u.error.text);
+  r = create_room(&a, "survivors", 2, 0, "{\"max_enemies\":0}");
+  cr_assert_eq(r.u.error.code, GK_ERANGE);
+  cr_assert(strstr(r.u.error.text, "options.max_enemies"), "%s",
+            r.u.error.text);
+  r = create_room(&a, "survivors", 2, 0, "{\"max_enemies\":");
+  cr_assert_eq(r.u.error.code, GK_EPARSE);
+  r = create_room(&a, "survivors", 2, 0, "{\"max_enemies\":50}");
+  cr_assert_eq(r.type, GK_MSG_ROOM_CREATED);
+  r = create_room(&b, "survivors", 2, 0, "");
+  cr_assert_eq(r.u.error.code, GK_EFULL, "%s", r.u.error.text);
+  /* nobody starts it: the lobby times out and says so */
+  a.seen[GK_MSG_ERROR] = 0;
+  raw_expect(&a, GK_MSG_ERROR, 4000);
+  cr_assert_eq(a.last[GK_MSG_ERROR].u.error.code, GK_ECLOSED);
+  cr_assert(strstr(a.last[GK_MSG_ERROR].u.error.text, "timed out"));
+  /* the slot is free again */
+  r = create_room(&a, "survivors", 2, 0, "");
+  cr_assert_eq(r.type, GK_MSG_ROOM_CREATED);
+  /* b sat in no room longer than the lobby timeout: disconnected */
+  for (int i = 0; i < 150 && !b.disconnected; i++) raw_pump(&b, 20);
+  cr_assert(b.disconnected, "an idle connection was kept");
+  raw_close(&a);
+  raw_close(&b);
+  enet_deinitialize();
+  stop_server(&srv);
+  cr_assert_geq(stat_of(&srv, "stopped", "refused"), 6);
+  cr_assert_eq(e2e_count_events(&srv, "room_created"), 2);
+  e2e_dir_remove(&d);
+}
