@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 # shellcheck disable=SC2086
 gk_install $GK_PACKAGES
 gk_build build
-gk_build build-asan -Db_sanitize=address,undefined -Db_lundef=false
+gk_build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+  -Dc_args=-fno-sanitize-recover=all
 status=0
 meson test -C build --print-errorlogs || status=1
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

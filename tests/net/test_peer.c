@@ -224,3 +224,86 @@ Test(peer, bad_match_parameters_and_messages_are_refused) {
   cr_assert_eq(fx->p.inbuf.confirmed, 0);
   cr_assert_geq(fx->p.stats.drop_unexpected, 2);
 }
+
+/* A source that logs the calls the peer makes: r(ead), e(nd_step),
+ * f(end_frame), and the step each read was for. */
+typedef struct log_source {
+  gk_input base;
+  char log[4096];
+  size_t len;
+  uint64_t steps[1024];
+  uint32_t reads;
+  uint8_t record[4];
+} log_source;
+
+static void log_put(log_source *s, char c) {
+  if (s->len + 1 < sizeof s->log)
+    s->log[s->len++] = c;
+}
+
+static int log_read(gk_input *in, uint64_t step, gk_step_input *out) {
+  log_source *s = (log_source *)in;
+  log_put(s, 'r');
+  if (s->reads < 1024)
+    s->steps[s->reads] = step;
+  s->reads++;
+  s->record[0] = (uint8_t)s->reads;
+  out->step = step;
+  out->active_mask = 1;
+  out->flags = 0;
+  out->players = 1;
+  out->inputs = s->record;
+  return 0;
+}
+
+static void log_end_step(gk_input *in) { log_put((log_source *)in, 'e'); }
+static void log_end_frame(gk_input *in) { log_put((log_source *)in, 'f'); }
+
+Test(peer, each_sample_is_read_then_ended_and_each_tick_ends_a_frame) {
+  static log_source src;
+  memset(&src, 0, sizeof src);
+  src.base.read = log_read;
+  src.base.end_step = log_end_step;
+  src.base.end_frame = log_end_frame;
+  /* A peer of its own with the logging source. */
+  gk_net_peer_close(&fx->p, NULL);
+  uv_run(&fx->loop, UV_RUN_DEFAULT);
+  gk_net_peer_options o = {.loop = &fx->loop, .source = &src.base,
+                           .find_genre = find, .window = 64};
+  gk_net_peer_callbacks cb = {.ctx = fx, .send = on_send};
+  cr_assert_eq(gk_net_peer_init(&fx->p, &o, &cb), 0);
+  char err[GK_ERRMSG_MAX];
+  gk_wire_match_start ms = match();
+  ms.lead = 40;
+  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), 0, "%s",
+               err);
+  run_for(60);
+  cr_assert_geq(src.reads, 2);
+  cr_assert_eq(src.reads, fx->p.stats.samples);
+  for (uint32_t i = 0; i < src.reads && i < 1024; i++)
+    cr_assert_eq(src.steps[i], 2 + i, "read %u was for step %llu", i,
+                 (unsigned long long)src.steps[i]);
+  src.log[src.len] = '\0';
+  /* r e (r e)* f, repeated: every read is followed by its end_step, and
+   * end_frame closes each tick that sampled. */
+  cr_assert_eq(src.log[0], 'r');
+  cr_assert_eq(src.log[src.len - 1], 'f', "%s", src.log);
+  for (size_t i = 0; i + 1 < src.len; i++) {
+    if (src.log[i] == 'r')
+      cr_assert_eq(src.log[i + 1], 'e', "%s", src.log);
+    if (src.log[i] == 'e')
+      cr_assert(src.log[i + 1] == 'r' || src.log[i + 1] == 'f', "%s",
+                src.log);
+    if (src.log[i] == 'f')
+      cr_assert_eq(src.log[i + 1], 'r', "%s", src.log);
+  }
+  /* The records sent are the ones the source produced, in order. */
+  const gk_wire_msg *last = NULL;
+  for (uint32_t i = 0; i < fx->nsent; i++)
+    if (fx->sent[i].type == GK_MSG_INPUT && fx->sent[i].u.input.count > 0)
+      last = &fx->sent[i];
+  cr_assert_not_null(last);
+  cr_assert_eq(last->u.input.first, 2);
+  for (uint32_t i = 0; i < last->u.input.count; i++)
+    cr_assert_eq(last->u.input.records[4 * i], (uint8_t)(i + 1));
+}
