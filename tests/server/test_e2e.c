@@ -600,3 +600,67 @@ Test(server_e2e, room_requests_outside_the_limits_are_refused_with_a_reason) {
   cr_assert_eq(e2e_count_events(&srv, "room_created"), 2);
   e2e_dir_remove(&d);
 }
+
+Test(server_e2e, bots_over_a_lossy_slow_link_still_agree) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  e2e_proc srv, bot;
+  uint16_t port;
+  start_server(&srv, &d, NULL, &port);
+  char server[64];
+  snprintf(server, sizeof(server), "127.0.0.1:%u", (unsigned)port);
+  char *argv[] = {(char *)GK_BOT_BIN, (char *)"--server", server,
+                  (char *)"--genre", (char *)"survivors",
+                  (char *)"--rooms", (char *)"2",
+                  (char *)"--players", (char *)"3",
+                  (char *)"--steps", (char *)"360",
+                  (char *)"--loss", (char *)"0.05",
+                  (char *)"--latency", (char *)"30",
+                  (char *)"--timeout", (char *)"60", NULL};
+  e2e_spawn(&bot, &d, "bot", argv);
+  char codes[2][17];
+  uint64_t hashes[2];
+  check_bot(&bot, 2, codes, hashes);
+  cJSON *sum = e2e_read_json(bot.out);
+  const cJSON *f = cJSON_GetObjectItem(sum, "faults");
+  cr_assert(cJSON_IsObject(f), "no fault relay in the summary");
+  cr_assert_gt(cJSON_GetObjectItem(f, "lost")->valuedouble, 0);
+  /* 30 ms each way: no input can be confirmed in less than a round trip */
+  const cJSON *cl = cJSON_GetObjectItem(sum, "confirm_latency_us");
+  cr_assert_geq(cJSON_GetObjectItem(cl, "p50")->valuedouble, 60000);
+  cJSON_Delete(sum);
+  stop_server(&srv);
+  char rcodes[4][17];
+  uint64_t rhashes[4];
+  cr_assert_eq(e2e_verify_replays(d.replays, rcodes, rhashes, 4), 2);
+  e2e_dir_remove(&d);
+}
+
+Test(server_e2e, a_second_signal_finalises_at_once_and_still_exits_0) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  e2e_proc srv, bot;
+  uint16_t port;
+  start_server(&srv, &d, NULL, &port);
+  start_bot(&bot, &d, "bot", port, "2", "2", "1000000");
+  for (int waited = 0; e2e_count_events(&srv, "match_start") < 2;
+       waited += 20) {
+    cr_assert_lt(waited, 20000, "the matches did not start");
+    e2e_sleep_ms(20);
+  }
+  e2e_sleep_ms(300);
+  kill(srv.pid, SIGSTOP); /* both signals arrive together */
+  kill(srv.pid, SIGTERM);
+  kill(srv.pid, SIGINT);
+  kill(srv.pid, SIGCONT);
+  cr_assert(e2e_wait(&srv, 10000), "gk-server did not exit");
+  cr_assert_eq(srv.status, 0);
+  cr_assert_eq(e2e_count_events(&srv, "shutdown_forced"), 1);
+  cr_assert_eq(stat_of(&srv, "stopped", "replays_written"), 2);
+  char codes[4][17];
+  uint64_t hashes[4];
+  cr_assert_eq(e2e_verify_replays(d.replays, codes, hashes, 4), 2);
+  cr_assert(e2e_wait(&bot, 20000) || (e2e_kill(&bot), 0),
+            "gk-bot did not stop");
+  e2e_dir_remove(&d);
+}
