@@ -3,11 +3,16 @@
 
 A TAP test (Criterion with --tap) counts each `ok` / `not ok` line, and any
 planned test that never reported (a crash) as failed. Any other test counts
-as one. Exits 1 if anything failed or no test ran.
+as one. A sanitizer report anywhere in a test's output (a leak found at a
+forked test's exit, which Criterion itself does not see) counts as one more
+failure. Exits 1 if anything failed or no test ran.
 """
 import json
 import re
 import sys
+
+SANITIZER_REPORTS = ("ERROR: LeakSanitizer", "ERROR: AddressSanitizer",
+                     "runtime error:")
 
 passed = failed = 0
 for path in sys.argv[1:]:
@@ -31,5 +36,11 @@ for path in sys.argv[1:]:
                 passed += 1
             else:
                 failed += 1
+            text = out + (rec.get("stderr") or "")
+            for pat in SANITIZER_REPORTS:
+                if pat in text:
+                    print(f"sanitizer report in '{rec.get('name')}': {pat}")
+                    failed += 1
+                    break
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed or not passed else 0)

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""bench_table.py LOG_DIR: one table from the benchmark logs scripts/bench.sh
+wrote (one file per benchmark). Every figure is the benchmark's own median
+(or percentile) from this one run; ratios are taken within the run."""
+import os
+import re
+import sys
+
+d = sys.argv[1]
+rows = []
+
+
+def log(name):
+    p = os.path.join(d, name + ".txt")
+    return open(p, encoding="utf-8").read() if os.path.exists(p) else ""
+
+
+def add(area, figure, value):
+    rows.append((area, figure, value))
+
+
+t = log("push-puzzle")
+m = re.search(r"median of \d+ passes: (\d+) steps/s, ([\d.]+) ns/step", t)
+if m:
+    add("push-puzzle step (90 solutions, hash every step)", "steps/s",
+        m.group(1))
+    add("push-puzzle step (90 solutions, hash every step)", "ns/step",
+        m.group(2))
+
+t = log("survivors")
+for key, label in (("step", "step alone"), ("step \\+ hash", "step + hash")):
+    m = re.search(r"^\s*" + key + r"\s+(\d+) ns/step", t, re.M)
+    if m:
+        add("survivors, 2,000 enemies + 1,000 projectiles", label + " ns/step",
+            m.group(1))
+m = re.search(r"hash alone\s+(\d+) ns", t)
+if m:
+    add("survivors, 2,000 enemies + 1,000 projectiles", "hash alone ns",
+        m.group(1))
+m = re.search(r"state size\s+(\d+) bytes", t)
+if m:
+    add("survivors, 2,000 enemies + 1,000 projectiles", "state bytes",
+        m.group(1))
+
+t = log("hash")
+for line in t.splitlines()[1:]:
+    f = line.split()
+    if len(f) == 6:
+        add("hash vs memcpy (" + f[0] + ", " + f[1] + " B state)",
+            "hash / xxh3 only / memcpy ns", f"{f[2]} / {f[3]} / {f[4]}")
+        add("hash vs memcpy (" + f[0] + ", " + f[1] + " B state)",
+            "hash / memcpy", f[5])
+
+t = log("replay")
+for m in re.finditer(r"^(.+?)\s+verify\s+(\d+) steps\s+median\s+[\d.]+ ms\s+(\d+) steps/s",
+                     t, re.M):
+    add("gk-replay verify: " + m.group(1).strip(), "steps/s", m.group(3))
+for m in re.finditer(r"^(.+?)\s+verify/bare ([\d.]+)\s+hashed/bare ([\d.]+)\s+verify/hashed ([\d.]+)",
+                     t, re.M):
+    add("gk-replay verify: " + m.group(1).strip(),
+        "verify/bare, hashed/bare, verify/hashed",
+        f"{m.group(2)}, {m.group(3)}, {m.group(4)}")
+
+t = log("net")
+for m in re.finditer(r"^(clean|loss 5%)\s+samples\s+(\d+)\s+p50\s+([\d.]+) ms\s+p99\s+([\d.]+) ms.*?budget.*?([\d.]+) ms\s+over budget\s+([\d.]+%)",
+                     t, re.M):
+    add("confirm latency, loopback, " + m.group(1),
+        "p50 / p99 ms (budget delay x step + RTT)",
+        f"{m.group(3)} / {m.group(4)} ({m.group(5)}), over budget {m.group(6)}")
+
+t = log("server")
+for line in t.splitlines():
+    if line.startswith("| ") or line.startswith("SUMMARY"):
+        add("server capacity", "", line.strip())
+
+if not rows:
+    print("no benchmark figures found in " + d)
+    sys.exit(1)
+w1 = max(len(r[0]) for r in rows)
+w2 = max(len(r[1]) for r in rows)
+print(f"{'benchmark':<{w1}}  {'figure':<{w2}}  value")
+print(f"{'-' * w1}  {'-' * w2}  -----")
+for a, f, v in rows:
+    print(f"{a:<{w1}}  {f:<{w2}}  {v}")
