@@ -411,7 +411,8 @@ uint8_t *gk_replay_writer_take(gk_replay_writer *w, size_t *len) {
 }
 
 void gk_replay_writer_abort(gk_replay_writer *w) {
-  if (w->open && !w->memory && w->tmp_path != NULL) {
+  /* tmp_path lives from the .tmp file's creation until finish or abort */
+  if (!w->memory && w->tmp_path != NULL) {
     if (w->fd >= 0)
       close(w->fd);
     w->fd = -1;
@@ -508,6 +509,14 @@ static int parse_header(gk_replay *r, const uint8_t *text, size_t len,
     return damage(r, GK_EPARSE, off, "expected header JSON, parse error");
   }
   r->header = h;
+  while (end != NULL && end < (const char *)text + len &&
+         (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+    end++;
+  if (end != (const char *)text + len)
+    return damage(r, GK_EPARSE,
+                  offset + (uint64_t)(end != NULL ? end - (const char *)text
+                                                  : 0),
+                  "expected the end of the header JSON");
   if (!cJSON_IsObject(h))
     return damage(r, GK_EPARSE, offset, "expected a header JSON object");
   uint32_t format = 0;
@@ -897,9 +906,13 @@ int gk_replay_prepare(const gk_replay *r, const gk_sim *sim, void *cfg,
                       char *err, size_t errlen) {
   if (!r->header_ok)
     return gk_errf(err, errlen, GK_EINVAL, "replay has no valid header");
-  if (sim == NULL || strcmp(sim->name, r->genre) != 0)
+  if (sim == NULL)
     return gk_errf(err, errlen, GK_ENOTFOUND,
                    "genre '%s' is not in this build", r->genre);
+  if (strcmp(sim->name, r->genre) != 0)
+    return gk_errf(err, errlen, GK_EMISMATCH,
+                   "the replay is for genre '%s', not '%s'", r->genre,
+                   sim->name);
   if (sim->version != r->genre_version)
     return gk_errf(err, errlen, GK_EVERSION,
                    "recorded with %s version %" PRIu32

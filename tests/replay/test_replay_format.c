@@ -370,3 +370,55 @@ Test(replay_format, missing_and_non_regular_files_are_clear_errors) {
   cr_assert_eq(gk_replay_open_file(&r, "/tmp"), GK_EIO);
   gk_replay_close(&r);
 }
+
+static void each_huge(const void *cfg, gk_config_each_cb cb, void *ctx) {
+  gk_value v = {GK_VALUE_INT, INT64_MAX, NULL};
+  cb(ctx, "start", &v);
+}
+
+Test(replay_format, a_header_that_cannot_be_written_leaves_no_file) {
+  char dir[64], path[128], tmp[136];
+  fixture_tmpdir(dir, sizeof dir);
+  snprintf(path, sizeof path, "%s/huge.gkr", dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  gk_sim odd = tiny_sim;
+  odd.config_each = each_huge; /* 2^63-1 has no exact JSON number */
+  tiny_cfg cfg;
+  gk_replay_meta m = {&odd, &cfg, 1, 1, NULL};
+  tiny_sim.config_default(&cfg);
+  char err[GK_ERRMSG_MAX] = "";
+  gk_replay_writer w;
+  cr_assert_neq(gk_replay_writer_open(&w, path, &m, err, sizeof err), 0);
+  cr_assert(strstr(err, "config") != NULL, "%s", err);
+  gk_replay_writer_abort(&w);
+  cr_assert(!exists(tmp), "the .tmp file is removed");
+  cr_assert(!exists(path));
+  rmdir(dir);
+}
+
+Test(replay_format, header_json_with_trailing_bytes_is_damage) {
+  size_t len;
+  uint8_t *bytes = fixture_tiny_replay(1, 2, 8, 1, NO_TAMPER, &len);
+  /* rebuild the file with "x" after the header JSON, checksums redone */
+  uint32_t plen = (uint32_t)bytes[24] | (uint32_t)bytes[25] << 8 |
+                  (uint32_t)bytes[26] << 16 | (uint32_t)bytes[27] << 24;
+  size_t hend = 16 + 12 + plen; /* end of the header payload */
+  uint8_t *b = malloc(len + 1);
+  memcpy(b, bytes, hend);
+  b[hend] = 'x';
+  memcpy(b + hend + 1, bytes + hend, len - hend);
+  plen++;
+  for (int i = 0; i < 4; i++)
+    b[24 + i] = (uint8_t)(plen >> (8 * i));
+  uint64_t h = gk_hash_bytes(b + 16, 12 + plen);
+  for (int i = 0; i < 8; i++)
+    b[16 + 12 + plen + (size_t)i] = (uint8_t)(h >> (8 * i));
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_bytes(&r, b, len + 1), GK_EPARSE, "%s",
+               r.damage.what);
+  cr_assert_eq(r.damage.offset, hend);
+  cr_assert(strstr(r.damage.what, "end of the header JSON") != NULL);
+  gk_replay_close(&r);
+  free(b);
+  free(bytes);
+}

@@ -4,8 +4,13 @@
  * fails at exactly that step, truncation at every offset and every single
  * bit flip give exit 2 or 1 with a message, and all 90 xsokoban levels
  * recorded from their published solutions verify and report solved. */
+#define _DEFAULT_SOURCE /* openpty */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pty.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -152,7 +157,88 @@ Test(replay_genres, a_survivors_dump_is_json_with_unique_keys) {
   cr_assert_eq(r.code, 0);
   cr_assert(strstr(r.out, "state after step 100") != NULL);
 }
+
+/* Runs the binary with stderr on a pseudo-terminal; returns what it wrote
+ * there (bounded) and its exit code. */
+static int exec_on_pty(const char *const *argv, char *buf, size_t cap) {
+  int master, slave;
+  cr_assert_eq(openpty(&master, &slave, NULL, NULL, NULL), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  cr_assert(pid >= 0);
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(slave, 2);
+    close(master);
+    execv(GK_REPLAY_BIN, (char *const *)argv);
+    _exit(127);
+  }
+  close(slave);
+  size_t n = 0;
+  for (int i = 0; i < 100000 && n + 1 < cap; i++) {
+    ssize_t got = read(master, buf + n, cap - 1 - n);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      break; /* EIO once the child closed the terminal */
+    n += (size_t)got;
+  }
+  buf[n] = '\0';
+  close(master);
+  int status = 0;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  cr_assert(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+Test(replay_genres, long_runs_show_progress_only_on_a_terminal) {
+  char dir[64], path[128];
+  fixture_tmpdir(dir, sizeof dir);
+  snprintf(path, sizeof path, "%s/long.gkr", dir);
+  cli_result r;
+  RUN(&r, "record", "--genre", "survivors", "--players", "1", "--seed", "3",
+      "--steps", "20000", "--out", path);
+  cr_assert_eq(r.code, 0, "%s", r.err);
+  RUN(&r, "verify", path);
+  cr_assert_eq(r.code, 0, "%s", r.out);
+  cr_assert_str_eq(r.err, "", "nothing extra when not a terminal");
+  const char *const argv[] = {GK_REPLAY_BIN, "verify", path, NULL};
+  static char tty[65536];
+  cr_assert_eq(exec_on_pty(argv, tty, sizeof tty), 0);
+  cr_assert(strstr(tty, "/20000 steps") != NULL, "no progress on a tty: %s",
+            tty);
+  unlink(path);
+  rmdir(dir);
+}
 #endif /* GK_HAVE_SURVIVORS */
+
+#if GK_HAVE_PUSH_PUZZLE
+Test(replay_genres, verify_of_several_files_reports_each_and_exits_with_the_worst) {
+  char dir[64], bad[128], cut[128];
+  fixture_tmpdir(dir, sizeof dir);
+  snprintf(bad, sizeof bad, "%s/bad.gkr", dir);
+  snprintf(cut, sizeof cut, "%s/cut.gkr", dir);
+  size_t len;
+  uint8_t *bytes = slurp_file(GOLDEN_PP, &len);
+  cr_assert_eq(fixture_write_file(cut, bytes, len - 30), 0);
+  bytes[len - 100] ^= 1; /* inside the steps block */
+  cr_assert_eq(fixture_write_file(bad, bytes, len), 0);
+  cli_result r;
+  RUN(&r, "verify", GOLDEN_PP, cut);
+  cr_assert_eq(r.code, 2);
+  cr_assert(strstr(r.out, "xsokoban0001.gkr: ok") != NULL, "%s", r.out);
+  cr_assert(strstr(r.out, "cut.gkr: INVALID: offset ") != NULL, "%s", r.out);
+  RUN(&r, "verify", "--json", bad, GOLDEN_PP);
+  cr_assert_eq(r.code, 2);
+  cr_assert(strstr(r.out, "\"code\":\"GK_ECORRUPT\"") != NULL, "%s", r.out);
+  cr_assert(strstr(r.out, "\"status\":\"ok\"") != NULL, "%s", r.out);
+  free(bytes);
+  unlink(bad);
+  unlink(cut);
+  rmdir(dir);
+}
+#endif
 
 /* ------------------------------------------------------------------ */
 
