@@ -977,13 +977,15 @@ static int record_push_puzzle(const gk_sim *sim, void *cfg,
   gk_pp_set set;
   int rc = gk_pp_set_parse(&set, xsb, len, path, GK_PP_DIM_MAX, GK_PP_DIM_MAX,
                            msg, sizeof msg);
-  if (rc == 0 && index > set.count) {
-    snprintf(msg, sizeof msg, "%.200s has %" PRIu32 " level(s), not %" PRIu64,
-             path, set.count, index);
-    rc = GK_ERANGE;
-  }
-  if (rc == 0)
+  if (rc == 0) {
+    if (index > set.count) {
+      snprintf(msg, sizeof msg,
+               "%.200s has %" PRIu32 " level(s), not %" PRIu64, path,
+               set.count, index);
+      rc = GK_ERANGE;
+    }
     gk_pp_set_close(&set);
+  }
   gk_value v = {GK_VALUE_STRING, 0, xsb};
   if (rc == 0)
     rc = sim->config_set(cfg, "levels", &v, msg, sizeof msg);
