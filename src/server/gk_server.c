@@ -11,7 +11,10 @@
  *      session with the sender's slot; the step timer ticks the session;
  *      the session's `step` callback appends each step to the replay;
  *   5. the session's `ended` callback marks the room; after the tick the
- *      room is finalised (replay finished and renamed) and freed.
+ *      replay is finished (footer, fsync, rename) and the room drains: it
+ *      keeps repeating the last confirmed steps until every player has
+ *      acknowledged them (peers end only after running the last step), at
+ *      most DRAIN_MS, and is then freed.
  * Nothing a room does reaches another room: each has its own session,
  * counters and replay, and a failure in one (a replay disk error, a genre
  * that refuses its config) ends only that room.
@@ -23,8 +26,8 @@
 #include "gk_server.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +117,9 @@ struct gk_server {
   uint64_t t0;               /* uv_hrtime of deadline 0 */
   uint64_t k;                /* deadlines passed */
   uint64_t step_ns;
+  uint32_t jobs;             /* replay finishes running on the thread pool */
+  uint64_t packets_out, drop_oversize; /* transport totals, kept at close */
+  int stopped_logged;
   int shutting_down;
   int lingering;
   int forced;
@@ -236,34 +242,98 @@ static const char *end_reason_name(int reason) {
   }
 }
 
+/* --- finishing replays off the loop -----------------------------------------
+ * gk_replay_writer_finish fsyncs the file and its folder, which can take a
+ * long time on a slow or busy disk. It runs on libuv's thread pool so no
+ * room waits for another room's disk: the writer is moved into a job (the
+ * room never touches it again), the worker finishes it, and the result is
+ * logged back on the loop. */
+typedef struct replay_job {
+  uv_work_t req;
+  gk_server *srv;
+  gk_replay_writer w;
+  char code[GK_WIRE_CODE_LEN + 1];
+  char path[GK_SERVER_PATH_MAX + 64];
+  int rc;
+  char err[GK_REPLAY_MSG_MAX];
+} replay_job;
+
+static void maybe_free(gk_server *s);
+static void log_stopped(gk_server *s);
+
+static void job_report(gk_server *s, replay_job *j) {
+  if (j->rc == 0) {
+    s->stats.replays_written++;
+    if (gk_log_begin(s->log, GK_LOG_INFO, "replay_written", j->code)) {
+      gk_log_str(s->log, "path", j->path);
+      gk_log_u64(s->log, "steps", j->w.steps);
+      gk_log_hex(s->log, "final_hash", j->w.last_hash);
+      gk_log_end(s->log);
+    }
+  } else {
+    s->stats.replays_failed++;
+    if (gk_log_begin(s->log, GK_LOG_ERROR, "replay_failed", j->code)) {
+      gk_log_str(s->log, "path", j->path);
+      gk_log_err(s->log, "code", j->rc);
+      gk_log_str(s->log, "reason", j->err);
+      gk_log_end(s->log);
+    }
+  }
+}
+
+static void job_work(uv_work_t *req) {
+  replay_job *j = req->data;
+  j->err[0] = '\0';
+  j->rc = gk_replay_writer_finish(&j->w, j->err, sizeof(j->err));
+}
+
+static void job_done(uv_work_t *req, int status) {
+  replay_job *j = req->data;
+  gk_server *s = j->srv;
+  (void)status; /* jobs are never cancelled */
+  job_report(s, j);
+  free(j);
+  s->jobs--;
+  if (s->closing && s->jobs == 0) {
+    log_stopped(s);
+    maybe_free(s);
+  }
+}
+
+static void replay_finish_async(gk_server *s, room *r) {
+  replay_job *j = calloc(1, sizeof(*j));
+  r->replay_open = 0;
+  if (j) {
+    j->srv = s;
+    j->w = r->replay; /* moved: the room's copy is dead from here on */
+    memcpy(j->code, r->code, sizeof(j->code));
+    snprintf(j->path, sizeof(j->path), "%s", r->replay_path);
+    j->req.data = j;
+    if (uv_queue_work(s->loop, &j->req, job_work, job_done) == 0) {
+      s->jobs++;
+      return;
+    }
+  }
+  /* no job (out of memory, or the pool refused): finish it here */
+  replay_job local;
+  replay_job *k = j ? j : &local;
+  if (!j) {
+    memset(&local, 0, sizeof(local));
+    local.w = r->replay;
+    memcpy(local.code, r->code, sizeof(local.code));
+    snprintf(local.path, sizeof(local.path), "%s", r->replay_path);
+  }
+  k->rc = gk_replay_writer_finish(&k->w, k->err, sizeof(k->err));
+  job_report(s, k);
+  free(j);
+}
+
 /* The match is over (or is being cut short): finish the replay and log
  * the room's counters. The room itself stays (draining) until room_free. */
 static void room_end_match(gk_server *s, room *r, int reason) {
   uint64_t steps = r->session_open ? r->session.loop.steps : 0;
   uint64_t hash = r->session_open ? r->session.loop.last_hash : 0;
-  if (r->replay_open) {
-    char err[GK_REPLAY_MSG_MAX];
-    err[0] = '\0';
-    int rc = gk_replay_writer_finish(&r->replay, err, sizeof(err));
-    r->replay_open = 0;
-    if (rc == 0) {
-      s->stats.replays_written++;
-      if (gk_log_begin(s->log, GK_LOG_INFO, "replay_written", r->code)) {
-        gk_log_str(s->log, "path", r->replay_path);
-        gk_log_u64(s->log, "steps", r->replay.steps);
-        gk_log_hex(s->log, "final_hash", r->replay.last_hash);
-        gk_log_end(s->log);
-      }
-    } else {
-      s->stats.replays_failed++;
-      if (gk_log_begin(s->log, GK_LOG_ERROR, "replay_failed", r->code)) {
-        gk_log_str(s->log, "path", r->replay_path);
-        gk_log_err(s->log, "code", rc);
-        gk_log_str(s->log, "reason", err);
-        gk_log_end(s->log);
-      }
-    }
-  }
+  if (r->replay_open) replay_finish_async(s, r);
   if (r->state != ROOM_PLAYING) return;
   const gk_net_session_stats *st = &r->session.stats;
   s->stats.matches_ended++;
@@ -945,23 +1015,28 @@ static void on_disconnect(void *ctx, gk_net_transport *t, uint32_t peer) {
 
 /* --- shutdown --------------------------------------------------------------- */
 
+/* The server goes once its handles are closed and no replay job runs. */
+static void maybe_free(gk_server *s) {
+  if (s->closing && s->handles == 0 && !s->transport_open && s->jobs == 0)
+    free(s);
+}
+
 static void on_handle_closed(uv_handle_t *h) {
   gk_server *s = h->data;
-  if (--s->handles == 0 && !s->transport_open) free(s);
+  s->handles--;
+  maybe_free(s);
 }
 
 static void on_transport_closed(gk_net_transport *t) {
   gk_server *s = (gk_server *)((char *)t - offsetof(gk_server, transport));
   s->transport_open = 0;
-  if (s->handles == 0) free(s);
+  maybe_free(s);
 }
 
-static void close_all(gk_server *s) {
-  if (s->closing) return;
-  s->closing = 1;
-  /* everything must be done: no room is left */
-  for (uint32_t i = 0; i < s->cfg->max_rooms; i++)
-    if (s->rooms[i]) room_finalise(s, s->rooms[i], GK_WIRE_END_SHUTDOWN);
+/* The last record: server totals. Written once every replay is final. */
+static void log_stopped(gk_server *s) {
+  if (s->stopped_logged) return;
+  s->stopped_logged = 1;
   if (gk_log_begin(s->log, GK_LOG_INFO, "stopped", NULL)) {
     const gk_server_stats *st = &s->stats;
     gk_log_u64(s->log, "connects", st->connects);
@@ -972,8 +1047,8 @@ static void close_all(gk_server *s) {
     gk_log_u64(s->log, "replays_written", st->replays_written);
     gk_log_u64(s->log, "replays_failed", st->replays_failed);
     gk_log_u64(s->log, "packets_in", st->packets_in);
-    gk_log_u64(s->log, "packets_out", s->transport.stats.packets_out);
-    gk_log_u64(s->log, "drop_oversize", s->transport.stats.drop_oversize);
+    gk_log_u64(s->log, "packets_out", s->packets_out);
+    gk_log_u64(s->log, "drop_oversize", s->drop_oversize);
     gk_log_u64(s->log, "drop_malformed", st->drop_malformed);
     gk_log_u64(s->log, "drop_unexpected", st->drop_unexpected);
     gk_log_u64(s->log, "drop_session", st->drop_session);
@@ -990,6 +1065,17 @@ static void close_all(gk_server *s) {
     gk_log_u64(s->log, "steps_late", st->steps_late);
     gk_log_end(s->log);
   }
+}
+
+static void close_all(gk_server *s) {
+  if (s->closing) return;
+  s->closing = 1;
+  /* everything must be done: no room is left */
+  for (uint32_t i = 0; i < s->cfg->max_rooms; i++)
+    if (s->rooms[i]) room_finalise(s, s->rooms[i], GK_WIRE_END_SHUTDOWN);
+  s->packets_out = s->transport.stats.packets_out;
+  s->drop_oversize = s->transport.stats.drop_oversize;
+  if (s->jobs == 0) log_stopped(s); /* else when the last replay is done */
   uv_close((uv_handle_t *)&s->step_timer, on_handle_closed);
   uv_close((uv_handle_t *)&s->sweep_timer, on_handle_closed);
   uv_close((uv_handle_t *)&s->grace_timer, on_handle_closed);

@@ -32,8 +32,10 @@
  * Matches end when the genre says game over, the creator ends it, every
  * player has left, the desync policy is "end", or the server shuts down.
  * Then the replay is finalised (footer, fsync, rename to .gkr) into the
- * replay folder, the room is freed, and its connections are free to create
- * or join another room.
+ * replay folder on libuv's thread pool, so a slow disk never holds up the
+ * other rooms' steps; the room drains (repeats the last confirmed steps
+ * until every player has them, at most a second) and is freed, and its
+ * connections are free to create or join another room.
  *
  * Shutdown (SIGTERM/SIGINT or gk_server_shutdown): the server stops taking
  * rooms, closes lobbies, tells every player (SHUTDOWN with the grace time)

@@ -583,7 +583,7 @@ Test(server_e2e, room_requests_outside_the_limits_are_refused_with_a_reason) {
   cr_assert_eq(r.u.error.code, GK_EFULL, "%s", r.u.error.text);
   /* nobody starts it: the lobby times out and says so */
   a.seen[GK_MSG_ERROR] = 0;
-  raw_expect(&a, GK_MSG_ERROR, 4000);
+  raw_expect(&a, GK_MSG_ERROR, 10000);
   cr_assert_eq(a.last[GK_MSG_ERROR].u.error.code, GK_ECLOSED);
   cr_assert(strstr(a.last[GK_MSG_ERROR].u.error.text, "timed out"));
   /* the slot is free again */
