@@ -193,7 +193,7 @@ static int set_field(ctx *x, const field *f, const cJSON *v, const char *path) {
   char *base = (char *)x->c;
   switch (f->k) {
   case K_UINT: {
-    uint64_t u;
+    uint64_t u = 0;
     int rc = get_uint(x, v, path, f->min, f->max, &u);
     if (rc) return rc;
     if (f->size == sizeof(uint16_t)) {
@@ -413,7 +413,7 @@ static int walk_genre(ctx *x, uint32_t gi, const cJSON *obj,
                     type_name(v));
       g->enabled = cJSON_IsTrue(v);
     } else if (strcmp(v->string, "max_players") == 0) {
-      uint64_t u;
+      uint64_t u = 0;
       rc = get_uint(x, v, p, g->sim->players_min, g->sim->players_max, &u);
       if (rc) return rc;
       x->genre_max[gi] = (uint32_t)u;
