@@ -27,6 +27,25 @@ const char *gk_wire_type_name(int type) {
   }
 }
 
+const char *gk_wire_end_name(int reason) {
+  switch (reason) {
+  case GK_WIRE_END_GAME_OVER:
+    return "game_over";
+  case GK_WIRE_END_HOST:
+    return "host";
+  case GK_WIRE_END_ALL_LEFT:
+    return "all_left";
+  case GK_WIRE_END_SHUTDOWN:
+    return "shutdown";
+  case GK_WIRE_END_DESYNC:
+    return "desync";
+  case GK_WIRE_END_REMOVED:
+    return "removed";
+  default:
+    return "none";
+  }
+}
+
 int gk_wire_type_reliable(int type) {
   switch (type) {
 #define GK__WIRE_REL(name, id, rel)                                            \

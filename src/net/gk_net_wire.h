@@ -244,6 +244,9 @@ int gk_wire_decode(const uint8_t *bytes, size_t len, gk_wire_msg *m);
 
 /* "INPUT", "CONFIRMED", ...; "UNKNOWN" for anything else. */
 const char *gk_wire_type_name(int type);
+/* "game_over", "host", "all_left", "shutdown", "desync", "removed" for a
+ * GK_WIRE_END_* reason; "none" for anything else (0 included). */
+const char *gk_wire_end_name(int reason);
 /* 1 if the type is sent reliably (see GK_WIRE_MSG_MAP), 0 if not or unknown. */
 int gk_wire_type_reliable(int type);
 

@@ -230,18 +230,6 @@ static void room_free(gk_server *s, room *r) {
   free(r);
 }
 
-static const char *end_reason_name(int reason) {
-  switch (reason) {
-  case GK_WIRE_END_GAME_OVER: return "game_over";
-  case GK_WIRE_END_HOST: return "host";
-  case GK_WIRE_END_ALL_LEFT: return "all_left";
-  case GK_WIRE_END_SHUTDOWN: return "shutdown";
-  case GK_WIRE_END_DESYNC: return "desync";
-  case GK_WIRE_END_REMOVED: return "removed";
-  default: return "unknown";
-  }
-}
-
 /* --- finishing replays off the loop -----------------------------------------
  * gk_replay_writer_finish fsyncs the file and its folder, which can take a
  * long time on a slow or busy disk. It runs on libuv's thread pool so no
@@ -340,7 +328,7 @@ static void room_end_match(gk_server *s, room *r, int reason) {
   s->stats.steps_confirmed += st->steps_confirmed;
   s->stats.steps_late += st->steps_late;
   if (gk_log_begin(s->log, GK_LOG_INFO, "match_end", r->code)) {
-    gk_log_str(s->log, "reason", end_reason_name(reason));
+    gk_log_str(s->log, "reason", gk_wire_end_name(reason));
     gk_log_u64(s->log, "steps", steps);
     gk_log_hex(s->log, "final_hash", hash);
     gk_log_u64(s->log, "players", r->nslots);
@@ -370,7 +358,7 @@ static void room_end_match(gk_server *s, room *r, int reason) {
 static void room_finalise(gk_server *s, room *r, int reason) {
   if (r->state == ROOM_LOBBY)
     gk_log_msg(s->log, GK_LOG_INFO, "room_closed", r->code, "reason",
-               end_reason_name(reason));
+               gk_wire_end_name(reason));
   else
     room_end_match(s, r, reason);
   room_free(s, r);

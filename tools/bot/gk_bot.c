@@ -300,18 +300,6 @@ static int hex_str(char *out, size_t cap, uint64_t v) {
   return snprintf(out, cap, "%016" PRIx64, v);
 }
 
-static const char *reason_name(int reason) {
-  switch (reason) {
-  case GK_WIRE_END_GAME_OVER: return "game_over";
-  case GK_WIRE_END_HOST: return "host";
-  case GK_WIRE_END_ALL_LEFT: return "all_left";
-  case GK_WIRE_END_SHUTDOWN: return "shutdown";
-  case GK_WIRE_END_DESYNC: return "desync";
-  case GK_WIRE_END_REMOVED: return "removed";
-  default: return "none";
-  }
-}
-
 /* Prints the summary and closes every handle (uv_run then returns). */
 static void finish(bot *b) {
   if (b->finished) return;
@@ -369,7 +357,7 @@ static void finish(bot *b) {
     if (r->mismatches)
       cJSON_AddNumberToObject(ro, "first_mismatch", (double)r->first_mismatch);
     cJSON_AddStringToObject(ro, "end_reason",
-                            reason_name(r->peers[0].end_reason));
+                            gk_wire_end_name(r->peers[0].end_reason));
     if (r->failed || !ended) {
       cJSON_AddStringToObject(ro, "error",
                               r->failed ? r->error : "did not finish");
@@ -403,6 +391,7 @@ static void finish(bot *b) {
     cJSON *f = cJSON_AddObjectToObject(out, "faults");
     cJSON_AddNumberToObject(f, "datagrams", (double)b->fault.stats.in);
     cJSON_AddNumberToObject(f, "lost", (double)b->fault.stats.lost);
+    cJSON_AddNumberToObject(f, "forwarded", (double)b->fault.stats.forwarded);
   }
   cJSON_AddBoolToObject(out, "timed_out", b->timed_out);
   char *text = cJSON_PrintUnformatted(out);
