@@ -2,6 +2,7 @@
 """bench_table.py LOG_DIR: one table from the benchmark logs scripts/bench.sh
 wrote (one file per benchmark). Every figure is the benchmark's own median
 (or percentile) from this one run; ratios are taken within the run."""
+import json
 import os
 import re
 import sys
@@ -69,9 +70,31 @@ for m in re.finditer(r"^(clean|loss 5%)\s+samples\s+(\d+)\s+p50\s+([\d.]+) ms\s+
         f"{m.group(3)} / {m.group(4)} ({m.group(5)}), over budget {m.group(6)}")
 
 t = log("server")
+m = re.search(r"bare UDP send\+receive on loopback: (\d+) ns CPU per datagram", t)
+bare = int(m.group(1)) if m else 0
+if m:
+    add("bare UDP send+receive loop (same run)", "CPU ns/datagram", m.group(1))
 for line in t.splitlines():
-    if line.startswith("| ") or line.startswith("SUMMARY"):
-        add("server capacity", "", line.strip())
+    if not line.startswith("{"):
+        continue
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if "rooms" not in r or "cpu_us_per_room_step" not in r:
+        continue
+    ratio = f" ({r['cpu_ns_per_packet'] / bare:.1f}x bare UDP)" if bare else ""
+    add(f"gk-server, {r['rooms']} 2-player rooms at 60 Hz",
+        "CPU us/room-step, ns/packet, late steps",
+        f"{r['cpu_us_per_room_step']:.1f}, {r['cpu_ns_per_packet']:.0f}{ratio}, "
+        f"{100 * r['late_share']:.2f}%")
+m = re.search(r"largest room count with <= 1% late steps: (\d+)", t)
+if m:
+    add("gk-server capacity", "most rooms with <= 1% late steps", m.group(1))
+m = re.search(r"step timer over (\d+) s: ([\d.]+) ticks/s", t)
+if m:
+    add("gk-server step timer", f"ticks/s over {m.group(1)} s (step_hz 60)",
+        m.group(2))
 
 if not rows:
     print("no benchmark figures found in " + d)
