@@ -28,7 +28,7 @@
 #include "gk_pp_internal.h"
 #include "gk_rng.h"
 
-#define PP_EVENTS_MAX 64
+#define PP_EVENTS_MAX 256
 #define PP_VERSION 1
 
 typedef struct pp_hold {
@@ -405,6 +405,20 @@ static void drain_events(void *state, gk_event_cb cb, void *ctx) {
   run->nev = 0;
   for (uint32_t i = 0; i < n; i++)
     cb(ctx, &run->ev[i]);
+  /* A frame that queued more than the queue holds (a long { steps } frame
+   * of restarts) says so instead of losing events silently. */
+  if (run->ev_dropped > 0) {
+    gk_event e;
+    memset(&e, 0, sizeof e);
+    e.name = "events_dropped";
+    e.step = run->step;
+    e.player = -1;
+    e.nfields = 1;
+    e.fields[0].key = "count";
+    e.fields[0].value = run->ev_dropped;
+    run->ev_dropped = 0;
+    cb(ctx, &e);
+  }
 }
 
 static int is_over(const void *state) {

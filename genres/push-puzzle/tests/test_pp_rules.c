@@ -528,3 +528,47 @@ Test(push_puzzle_rules, one_press_is_one_turn_when_a_frame_runs_five_steps) {
   gk_loop_close(&loop);
   sim->config_free(&cfg);
 }
+
+typedef struct ev_count {
+  int started;
+  int64_t dropped;
+} ev_count;
+
+static void count_events(void *ctx, gk_loop *loop, const gk_event *ev) {
+  ev_count *c = ctx;
+  (void)loop;
+  if (strcmp(ev->name, "level_started") == 0)
+    c->started++;
+  else if (strcmp(ev->name, "events_dropped") == 0)
+    c->dropped += ev->fields[0].value;
+}
+
+Test(push_puzzle_events, a_frame_with_more_events_than_the_queue_reports_how_many_were_dropped) {
+  const gk_sim *pp = &gk_push_puzzle_sim;
+  gk_pp_config cfg;
+  pp->config_default(&cfg);
+  gk_loop loop;
+  cr_assert_eq(gk_loop_init(&loop, NULL), 0);
+  cr_assert_eq(gk_loop_start(&loop, pp, &cfg, 1, 1, NULL, 0), 0);
+  ev_count c = {0, 0};
+  cr_assert_eq(gk_loop_on_event(&loop, count_events, &c), 0);
+  uint8_t restart[GK_PP_INPUT_SIZE] = {0, GK_PP_RESTART};
+  gk_const_input in;
+  cr_assert_eq(gk_const_input_init(&in, restart, 1, GK_PP_INPUT_SIZE), 0);
+  /* The first level's level_started is flushed by a frame of no steps. */
+  cr_assert_eq(gk_loop_frame(&loop, &in.base, gk_budget_steps(0), 0), 0);
+  c.started = 0;
+  /* Every step restarts (one level_started each): 300 in one frame. */
+  cr_assert_eq(gk_loop_frame(&loop, &in.base, gk_budget_steps(300), 0), 300);
+  cr_assert_gt(c.dropped, 0);
+  cr_assert_eq(c.started + c.dropped, 300, "%d delivered + %lld dropped",
+               c.started, (long long)c.dropped);
+  /* A frame that fits loses nothing and reports no drop. */
+  c.started = 0;
+  c.dropped = 0;
+  cr_assert_eq(gk_loop_frame(&loop, &in.base, gk_budget_steps(10), 0), 10);
+  cr_assert_eq(c.started, 10);
+  cr_assert_eq(c.dropped, 0);
+  gk_loop_close(&loop);
+  pp->config_free(&cfg);
+}
