@@ -293,7 +293,9 @@ static void raw_close(raw *c) {
 static void raw_expect(raw *c, int type, int ms) {
   for (int waited = 0; waited <= ms && !c->seen[type]; waited += 20)
     raw_pump(c, 20);
-  cr_assert(c->seen[type], "no %s arrived", gk_wire_type_name(type));
+  cr_assert(c->seen[type], "no %s arrived (connection %s)",
+            gk_wire_type_name(type),
+            c->disconnected ? "was closed" : "still open");
 }
 
 static void send_input(raw *c, uint8_t slot, uint64_t first, uint8_t count) {
