@@ -195,7 +195,11 @@ void gk_net_transport_disconnect(gk_net_transport *t, uint32_t peer,
   if (p == NULL || p->state == ENET_PEER_STATE_DISCONNECTED)
     return;
   if (!at_once) {
-    enet_peer_disconnect(p, 0);
+    /* enet_peer_disconnect would drop what is still queued for the peer
+     * (it resets the queues): the last reliable notice, e.g. an ERROR
+     * that says why, would never arrive. disconnect_later sends the
+     * queue first, then the disconnect. */
+    enet_peer_disconnect_later(p, 0);
     t->dirty = 1;
     return;
   }

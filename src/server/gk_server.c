@@ -127,9 +127,12 @@ struct gk_server {
   uint8_t buf[GK_WIRE_MAX];
 };
 
+/* The loop's time, in ms: one value for a whole callback, so two reads
+ * in one callback never disagree (a fresh clock read after `now` made
+ * `now - since_ms` wrap round and disconnected a connection that had just
+ * left its room). Deadlines of steps use uv_hrtime, not this. */
 static uint64_t now_ms(const gk_server *s) {
-  (void)s;
-  return uv_hrtime() / 1000000u;
+  return uv_now(s->loop);
 }
 
 /* --- sending ---------------------------------------------------------------- */
@@ -1223,7 +1226,8 @@ static void on_sweep(uv_timer_t *t) {
   /* connections that sit in no room hold a peer slot: not for ever */
   for (uint32_t p = 0; p < s->cfg->max_peers; p++) {
     conn *c = &s->conns[p];
-    if (c->used && c->room == NO_ROOM && now - c->since_ms > limit) {
+    if (c->used && c->room == NO_ROOM && now > c->since_ms &&
+        now - c->since_ms > limit) {
       gk_log_msg(s->log, GK_LOG_DEBUG, "idle_disconnect", NULL, NULL, NULL);
       gk_net_transport_disconnect(&s->transport, p, 0);
       c->since_ms = now; /* disconnect callback follows */
