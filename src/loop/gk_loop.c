@@ -11,9 +11,12 @@
  * by step_seconds.den, so one step costs step_seconds.num * 1e9 units and
  * no rounding ever happens. A { steps } frame clears it.
  *
- * Reentrancy: `delivering` is set while listeners run. frame, start, stop
- * and modify refuse with GK_EBUSY then, so a listener can never run a step
- * in the middle of a flush or free the state it is being shown.
+ * Reentrancy: `in_frame` is set for the whole of gk_loop_frame (every
+ * read, step, end_step, end_frame, the flush and the sample) and
+ * `delivering` while listeners run. frame, start, adopt, stop and modify
+ * refuse with GK_EBUSY while either is set, so nothing called from inside
+ * a frame (a genre's step, an input source, a listener) can run a nested
+ * step, replace or free the state, or change it behind the step order.
  */
 #include "gk_loop.h"
 
@@ -22,6 +25,12 @@
 #include <string.h>
 
 #define NS_PER_S 1000000000ull
+
+/* Inside a frame or a delivery: the calls that run steps or replace,
+ * free or change the state are refused. */
+static int busy(const gk_loop *loop) {
+  return loop->in_frame || loop->delivering;
+}
 
 int gk_loop_init(gk_loop *loop, const gk_loop_options *opts) {
   memset(loop, 0, sizeof *loop);
@@ -72,9 +81,9 @@ static void install(gk_loop *loop, const gk_sim *sim, void *state,
 
 int gk_loop_start(gk_loop *loop, const gk_sim *sim, const void *cfg,
                   uint64_t seed, uint32_t players, char *err, size_t errlen) {
-  if (loop->delivering)
+  if (busy(loop))
     return gk_errf(err, errlen, GK_EBUSY,
-                   "gk_loop_start called while delivering an event");
+                   "gk_loop_start called from inside a frame");
   int rc = gk_sim_check(sim, err, errlen);
   if (rc != 0)
     return rc;
@@ -97,18 +106,18 @@ int gk_loop_start(gk_loop *loop, const gk_sim *sim, const void *cfg,
 
 int gk_loop_adopt(gk_loop *loop, const gk_sim *sim, void *state,
                   uint32_t players, uint64_t steps) {
-  if (loop->delivering || gk_sim_check(sim, NULL, 0) != 0 || state == NULL ||
+  if (busy(loop) || gk_sim_check(sim, NULL, 0) != 0 || state == NULL ||
       players < sim->players_min || players > sim->players_max) {
     if (sim != NULL && sim->destroy != NULL && state != NULL)
       sim->destroy(state);
-    return loop->delivering ? GK_EBUSY : GK_EINVAL;
+    return busy(loop) ? GK_EBUSY : GK_EINVAL;
   }
   install(loop, sim, state, players, steps);
   return 0;
 }
 
 int gk_loop_stop(gk_loop *loop) {
-  if (loop->delivering)
+  if (busy(loop))
     return GK_EBUSY;
   if (loop->sim != NULL) {
     free_run(loop);
@@ -186,7 +195,7 @@ static void maybe_sample(gk_loop *loop, uint64_t now_ms) {
 
 int gk_loop_frame(gk_loop *loop, gk_input *input, gk_budget budget,
                   uint64_t now_ms) {
-  if (loop->delivering)
+  if (busy(loop))
     return GK_EBUSY;
   if (input == NULL || input->read == NULL)
     return GK_EINVAL;
@@ -198,6 +207,7 @@ int gk_loop_frame(gk_loop *loop, gk_input *input, gk_budget budget,
   uint64_t owed = loop->paused ? 0 : owed_steps(loop, budget);
   uint64_t ran = 0;
   loop->input_err = 0;
+  loop->in_frame = 1;
   for (; ran < owed; ran++) {
     gk_step_input in;
     memset(&in, 0, sizeof in);
@@ -221,6 +231,7 @@ int gk_loop_frame(gk_loop *loop, gk_input *input, gk_budget budget,
     input->end_frame(input);
   flush_events(loop);
   maybe_sample(loop, now_ms);
+  loop->in_frame = 0;
   return (int)ran;
 }
 
@@ -229,7 +240,7 @@ void gk_loop_resume(gk_loop *loop) { loop->paused = 0; }
 
 int gk_loop_modify(gk_loop *loop, int (*fn)(void *state, void *ctx),
                    void *ctx) {
-  if (loop->delivering)
+  if (busy(loop))
     return GK_EBUSY;
   if (loop->sim == NULL)
     return GK_ENORUN;

@@ -20,12 +20,17 @@
  * Clock arithmetic is integer (nanoseconds against step_seconds as a
  * ratio), so the same sequence of budgets runs the same steps everywhere.
  *
- * Rules for callers, enforced: while an event or sample is being delivered,
- * gk_loop_frame, gk_loop_start and gk_loop_modify fail with GK_EBUSY and
- * change nothing. State is read through gk_loop_state and changed only
- * through gk_loop_modify, which moves the loop's version (and so causes a
- * sample on the next frame). gk_loop_pause is local: lockstep never uses it
- * for gameplay pause.
+ * Rules for callers, enforced: anywhere inside a frame (a genre's step, an
+ * input source's read, end_step or end_frame, an event or sample listener)
+ * gk_loop_frame, gk_loop_start, gk_loop_adopt, gk_loop_stop and
+ * gk_loop_modify fail with GK_EBUSY and change nothing; the outer frame
+ * goes on as if they had not been called. So a step never runs inside
+ * another step, and the state a step is working on is never replaced,
+ * freed or modified under it. (gk_loop_modify is for callers between
+ * frames; a genre changes its own state in step.) State is read through
+ * gk_loop_state and changed only through gk_loop_modify, which moves the
+ * loop's version (and so causes a sample on the next frame).
+ * gk_loop_pause is local: lockstep never uses it for gameplay pause.
  *
  * Memory: init allocates the hash ring and the hasher; start allocates the
  * run (the genre's create). Nothing on the step path allocates unless the
@@ -132,7 +137,8 @@ struct gk_loop {
   /* private */
   uint32_t players;
   uint64_t carry;       /* fixed clock remainder, ns * step_seconds.den */
-  int delivering;
+  int delivering;       /* listeners are being called */
+  int in_frame;         /* inside gk_loop_frame, from first read to sample */
   uint64_t *ring;
   uint32_t ring_cap;
   uint64_t ring_from;   /* first step whose hash this run computed */
@@ -152,23 +158,24 @@ void gk_loop_close(gk_loop *loop);
 
 /* Starts a run, replacing (and freeing) the previous one. The genre copies
  * what it needs from cfg. On failure the previous run is kept, unchanged,
- * and a message is written. GK_EBUSY while delivering. */
+ * and a message is written. GK_EBUSY inside a frame. */
 int gk_loop_start(gk_loop *loop, const gk_sim *sim, const void *cfg,
                   uint64_t seed, uint32_t players, char *err, size_t errlen);
 /* Adopts a state built elsewhere (e.g. sim->read_state), with the step
  * index it was taken after, replacing the previous run. The loop owns
- * `state` from now on, also on failure. */
+ * `state` from now on, also on failure. GK_EBUSY inside a frame. */
 int gk_loop_adopt(gk_loop *loop, const gk_sim *sim, void *state,
                   uint32_t players, uint64_t steps);
-/* Ends the run and frees it. No-op without a run. GK_EBUSY while
- * delivering. */
+/* Ends the run and frees it. No-op without a run. GK_EBUSY inside a
+ * frame. */
 int gk_loop_stop(gk_loop *loop);
 
-/* Runs the step order. Returns the number of steps run (>= 0) or GK_EBUSY
- * (called from a listener) / GK_EINVAL (NULL input) / GK_ERANGE (a
- * { steps } budget above INT_MAX, which the int result could not report). Without a run, or
- * while paused, runs no step and returns 0 (flush and sample still happen
- * while paused). */
+/* Runs the step order. Returns the number of steps run (>= 0), or
+ * GK_EBUSY (called from inside a frame: a step, a source, a listener),
+ * GK_EINVAL (NULL input) or GK_ERANGE (a { steps } budget above INT_MAX,
+ * which the int result could not report). Without a run, or while paused,
+ * runs no step and returns 0 (flush and sample still happen while
+ * paused). */
 int gk_loop_frame(gk_loop *loop, gk_input *input, gk_budget budget,
                   uint64_t now_ms);
 
@@ -176,7 +183,8 @@ void gk_loop_pause(gk_loop *loop);
 void gk_loop_resume(gk_loop *loop);
 
 /* The only way to change run state from outside: calls fn(state, ctx) and
- * moves the version. Returns fn's result, GK_ENORUN or GK_EBUSY. */
+ * moves the version. Returns fn's result, GK_ENORUN or GK_EBUSY (inside a
+ * frame: fn is not called and the version does not move). */
 int gk_loop_modify(gk_loop *loop, int (*fn)(void *state, void *ctx),
                    void *ctx);
 

@@ -322,6 +322,163 @@ Test(loop_reentrancy, listeners_calling_frame_start_modify_or_stop_get_ebusy_and
   }
 }
 
+/* Re-entry from inside a frame: a genre's step and an input source's read,
+ * end_step and end_frame try every call that runs a step or replaces,
+ * frees or changes the state. Each is refused with GK_EBUSY and the outer
+ * frame runs exactly as it would have. */
+enum { SITE_NONE, SITE_STEP, SITE_READ, SITE_END_STEP, SITE_END_FRAME,
+       SITES };
+enum { TRY_FRAME, TRY_START, TRY_ADOPT, TRY_MODIFY, TRY_STOP, TRIES };
+static const char *const site_names[SITES] = {"none", "step", "read",
+                                              "end_step", "end_frame"};
+static const char *const try_names[TRIES] = {"frame", "start", "adopt",
+                                             "modify", "stop"};
+
+typedef struct reenter {
+  gk_loop *loop;
+  gk_input *in; /* what a nested frame would read */
+  int site;     /* where to try the calls */
+  int depth;    /* > 0 while trying: a nested frame that wrongly ran does
+                   not try again (no endless recursion) */
+  int tried;
+  int rc[TRIES];
+} reenter;
+
+static reenter *g_reenter;
+
+static void reenter_try(int site) {
+  reenter *re = g_reenter;
+  if (re == NULL || re->site != site || re->depth > 0)
+    return;
+  re->depth++;
+  re->tried++;
+  logsim_cfg quiet = {0}; /* no log: a wrong start would not show in it */
+  for (int t = 0; t < TRIES; t++) {
+    void *other;
+    switch (t) {
+    case TRY_FRAME:
+      re->rc[t] = gk_loop_frame(re->loop, re->in, gk_budget_steps(2), 0);
+      break;
+    case TRY_START:
+      re->rc[t] = gk_loop_start(re->loop, &logsim_sim, &quiet, 3, 1, NULL, 0);
+      break;
+    case TRY_ADOPT:
+      other = logsim_sim.create(&quiet, 4, 1, NULL, 0);
+      re->rc[t] = gk_loop_adopt(re->loop, &logsim_sim, other, 1, 0);
+      break;
+    case TRY_MODIFY:
+      re->rc[t] = gk_loop_modify(re->loop, add_ten, NULL);
+      break;
+    default:
+      re->rc[t] = gk_loop_stop(re->loop);
+      break;
+    }
+    /* Stop here: a call that went through may have freed the state the
+     * outer frame is using. */
+    cr_assert_eq(re->rc[t], GK_EBUSY, "%s from inside %s: got %d (%s)",
+                 try_names[t], site_names[site], re->rc[t],
+                 gk_err_name(re->rc[t]));
+  }
+  re->depth--;
+}
+
+static void reenter_step(void *state, const gk_step_input *in) {
+  logsim_sim.step(state, in);
+  reenter_try(SITE_STEP);
+}
+
+static gk_sim reenter_sim; /* logsim with reenter_step */
+
+static int re_read(gk_input *in, uint64_t step, gk_step_input *out) {
+  int rc = li_read(in, step, out);
+  reenter_try(SITE_READ);
+  return rc;
+}
+static void re_end_step(gk_input *in) {
+  li_end_step(in);
+  reenter_try(SITE_END_STEP);
+}
+static void re_end_frame(gk_input *in) {
+  li_end_frame(in);
+  reenter_try(SITE_END_FRAME);
+}
+
+typedef struct reenter_run {
+  char log[8192];
+  uint64_t steps, last_hash, version;
+  int64_t counter;
+  int ran;
+} reenter_run;
+
+/* Runs one three-step frame of logsim with the calls tried at `site`. */
+static void reenter_frame(int site, reenter *re, reenter_run *out) {
+  reenter_sim = logsim_sim;
+  reenter_sim.step = reenter_step;
+  fixture f;
+  fixture_start(&f, &reenter_sim);
+  f.in.base.read = re_read;
+  f.in.base.end_step = re_end_step;
+  f.in.base.end_frame = re_end_frame;
+  f.in.records[0] = 5;
+  memset(re, 0, sizeof *re);
+  re->loop = &f.loop;
+  re->in = &f.in.base;
+  re->site = site;
+  g_reenter = re;
+  const void *state = gk_loop_state(&f.loop);
+  out->version = f.loop.version;
+  out->ran = gk_loop_frame(&f.loop, &f.in.base, gk_budget_steps(3), 0);
+  g_reenter = NULL;
+  cr_assert_eq(gk_loop_state(&f.loop), state, "site %s: the state was "
+               "replaced", site_names[site]);
+  memcpy(out->log, f.log.text, f.log.len + 1);
+  out->steps = f.loop.steps;
+  out->last_hash = f.loop.last_hash;
+  out->version = f.loop.version - out->version;
+  out->counter = ((const logsim_state *)state)->counter;
+  /* Once the frame is over the same calls work again. */
+  cr_assert_eq(gk_loop_modify(&f.loop, add_ten, NULL), 0);
+  gk_loop_close(&f.loop);
+}
+
+static void expect_refused_inside(int site) {
+  reenter_run plain, run;
+  reenter re;
+  reenter_frame(SITE_NONE, &re, &plain);
+  cr_assert_eq(re.tried, 0);
+  reenter_frame(site, &re, &run);
+  cr_assert_gt(re.tried, 0, "site %s was never reached", site_names[site]);
+  for (int t = 0; t < TRIES; t++)
+    cr_assert_eq(re.rc[t], GK_EBUSY);
+  /* The outer frame ran exactly as a frame without the calls. */
+  cr_assert_eq(run.ran, 3);
+  cr_assert_eq(run.steps, 3);
+  cr_assert_str_eq(run.log, plain.log);
+  cr_assert_str_eq(run.log, "read(0) step(0) hash end_step "
+                            "read(1) step(1) hash end_step "
+                            "read(2) step(2) hash end_step "
+                            "end_frame flush sample(0)");
+  cr_assert_eq(run.last_hash, plain.last_hash);
+  cr_assert_eq(run.counter, plain.counter, "modify ran inside the frame");
+  cr_assert_eq(run.version, 0, "the version moved inside the frame");
+}
+
+Test(loop_reentrancy, a_genre_step_calling_frame_start_adopt_modify_or_stop_gets_ebusy) {
+  expect_refused_inside(SITE_STEP);
+}
+
+Test(loop_reentrancy, an_input_read_calling_frame_start_adopt_modify_or_stop_gets_ebusy) {
+  expect_refused_inside(SITE_READ);
+}
+
+Test(loop_reentrancy, an_input_end_step_calling_frame_start_adopt_modify_or_stop_gets_ebusy) {
+  expect_refused_inside(SITE_END_STEP);
+}
+
+Test(loop_reentrancy, an_input_end_frame_calling_frame_start_adopt_modify_or_stop_gets_ebusy) {
+  expect_refused_inside(SITE_END_FRAME);
+}
+
 Test(loop_runs, start_replaces_the_previous_run_and_frees_it) {
   fixture f;
   fixture_start(&f, &logsim_sim);
