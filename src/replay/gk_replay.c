@@ -612,10 +612,11 @@ static int read_steps(gk_replay *r, const uint8_t *p, size_t len,
   uint64_t first = get_le(p, 8);
   uint32_t count = (uint32_t)get_le(p + 8, 4);
   uint32_t esize = (uint32_t)get_le(p + 12, 4);
-  if (first != r->steps)
+  if (first != r->steps) /* name the block: its seq is checked already */
     return damage(r, GK_EPROTO, at,
-                  "expected first step %" PRIu64 ", found %" PRIu64,
-                  r->steps, first);
+                  "steps block %" PRIu32 ": expected first step %" PRIu64
+                  ", found %" PRIu64,
+                  (uint32_t)get_le(r->bytes + offset + 4, 4), r->steps, first);
   if (count == 0)
     return damage(r, GK_EPROTO, at + 8,
                   "expected a step count of at least 1, found 0");

@@ -104,3 +104,54 @@ void fixture_tmpdir(char *out, size_t outlen) {
   snprintf(out, outlen, "/tmp/gk-replay-test-XXXXXX");
   cr_assert_not_null(mkdtemp(out));
 }
+
+uint8_t *fixture_read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  cr_assert_not_null(f, "%s", path);
+  cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+  long n = ftell(f);
+  cr_assert_geq(n, 0);
+  rewind(f);
+  uint8_t *bytes = malloc(n > 0 ? (size_t)n : 1);
+  cr_assert_not_null(bytes);
+  cr_assert_eq(fread(bytes, 1, (size_t)n, f), (size_t)n, "%s", path);
+  fclose(f);
+  *len = (size_t)n;
+  return bytes;
+}
+
+static uint32_t get_u32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+
+uint64_t fixture_get_u64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--)
+    v = v << 8 | p[i];
+  return v;
+}
+
+void fixture_put_u64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+
+size_t fixture_block_at(const uint8_t *bytes, size_t len, uint32_t seq) {
+  size_t pos = GK_REPLAY_PREAMBLE_SIZE;
+  for (uint32_t i = 0;; i++) {
+    cr_assert(pos <= len && len - pos >= GK_REPLAY_BLOCK_OVERHEAD,
+              "no block %u", seq);
+    if (i == seq)
+      return pos;
+    pos += GK_REPLAY_BLOCK_OVERHEAD + (size_t)get_u32(bytes + pos + 8);
+  }
+}
+
+void fixture_resign_block(uint8_t *bytes, size_t len, size_t off) {
+  cr_assert(off <= len && len - off >= GK_REPLAY_BLOCK_OVERHEAD);
+  size_t plen = get_u32(bytes + off + 8);
+  cr_assert_leq(plen, len - off - GK_REPLAY_BLOCK_OVERHEAD);
+  fixture_put_u64(bytes + off + 12 + plen, gk_hash_bytes(bytes + off,
+                                                         12 + plen));
+}

@@ -20,6 +20,23 @@ uint8_t *fixture_tiny_replay(uint32_t players, uint64_t steps,
 /* Writes bytes to a file; returns 0 or -1. */
 int fixture_write_file(const char *path, const void *bytes, size_t len);
 
+/* Reads a whole file into malloc'd bytes (free()); aborts the test if it
+ * cannot. */
+uint8_t *fixture_read_file(const char *path, size_t *len);
+
+/* The offset of block `seq` (0: the header block) of a replay, found by
+ * walking the block lengths; aborts the test if there is no such block. */
+size_t fixture_block_at(const uint8_t *bytes, size_t len, uint32_t seq);
+
+/* Recomputes the XXH3-64 checksum of the block at `off` after its payload
+ * was changed, so the block is internally consistent (as a forger would
+ * make it) and only the reader's content checks can catch the change. */
+void fixture_resign_block(uint8_t *bytes, size_t len, size_t off);
+
+/* Little-endian u64 at p, and the reverse. */
+uint64_t fixture_get_u64(const uint8_t *p);
+void fixture_put_u64(uint8_t *p, uint64_t v);
+
 /* A fresh directory under /tmp for this test; returned string is static
  * per call site (caller copies). */
 void fixture_tmpdir(char *out, size_t outlen);

@@ -112,3 +112,101 @@ Test(replay_cli, the_binary_exits_2_on_bad_input_and_0_on_help) {
   cr_assert_eq(r.code, 2);
   cr_assert(strstr(r.err, "unknown command") != NULL);
 }
+
+#if GK_HAVE_PUSH_PUZZLE
+#include "gk_replay.h"
+
+#define GOLDEN_PP GK_SOURCE_ROOT "/tests/data/replays/push-puzzle-xsokoban0001.gkr"
+
+/* The push-puzzle golden replay with `edit` applied (and the edited
+ * block's checksum recomputed), written to a fresh file; the genre is in
+ * this build, so only the damage can make gk-replay refuse it. */
+typedef struct forged {
+  char dir[64], path[128];
+  uint8_t *bytes;
+  size_t len;
+  uint64_t final_hash; /* of the untouched replay */
+} forged;
+
+static void forge(forged *f, void (*edit)(uint8_t *bytes, size_t len)) {
+  f->bytes = fixture_read_file(GOLDEN_PP, &f->len);
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_bytes(&r, f->bytes, f->len), 0, "%s",
+               r.damage.what);
+  f->final_hash = r.final_hash;
+  gk_replay_close(&r);
+  edit(f->bytes, f->len);
+  fixture_tmpdir(f->dir, sizeof f->dir);
+  snprintf(f->path, sizeof f->path, "%s/forged.gkr", f->dir);
+  cr_assert_eq(fixture_write_file(f->path, f->bytes, f->len), 0);
+}
+
+static void forged_done(forged *f) {
+  unlink(f->path);
+  rmdir(f->dir);
+  free(f->bytes);
+}
+
+/* Its only steps block (block 1) claims to start at step 5. */
+static void move_first_step(uint8_t *bytes, size_t len) {
+  size_t off = fixture_block_at(bytes, len, 1);
+  cr_assert_eq(bytes[off], GK_REPLAY_BLOCK_STEPS_T);
+  cr_assert_eq(fixture_get_u64(bytes + off + 12), 0);
+  fixture_put_u64(bytes + off + 12, 5);
+  fixture_resign_block(bytes, len, off);
+}
+
+/* Its footer (block 2) claims another final hash. */
+static void lie_in_footer(uint8_t *bytes, size_t len) {
+  size_t off = fixture_block_at(bytes, len, 2);
+  cr_assert_eq(bytes[off], GK_REPLAY_BLOCK_FOOTER);
+  fixture_put_u64(bytes + off + 20, fixture_get_u64(bytes + off + 20) ^ 0x5a5a);
+  fixture_resign_block(bytes, len, off);
+}
+
+Test(replay_cli, verify_exits_2_naming_the_block_when_a_steps_block_is_out_of_order) {
+  forged f;
+  forge(&f, move_first_step);
+  cli_result r;
+  RUN(&r, "verify", f.path);
+  cr_assert_eq(r.code, 2, "%s", r.out);
+  cr_assert(strstr(r.out, ": INVALID: ") != NULL, "%s", r.out);
+  cr_assert(strstr(r.out, "steps block 1: expected first step 0, found 5") !=
+                NULL,
+            "%s", r.out);
+  RUN(&r, "verify", "--json", f.path);
+  cr_assert_eq(r.code, 2);
+  cr_assert(strstr(r.out, "\"status\":\"invalid\"") != NULL, "%s", r.out);
+  cr_assert(strstr(r.out, "\"code\":\"GK_EPROTO\"") != NULL, "%s", r.out);
+  forged_done(&f);
+}
+
+Test(replay_cli, a_footer_whose_final_hash_lies_exits_2_and_info_never_prints_it) {
+  forged f;
+  forge(&f, lie_in_footer);
+  char truth[24], lie[24];
+  snprintf(truth, sizeof truth, "0x%016llx",
+           (unsigned long long)f.final_hash);
+  snprintf(lie, sizeof lie, "0x%016llx",
+           (unsigned long long)(f.final_hash ^ 0x5a5a));
+  cli_result r;
+  RUN(&r, "verify", f.path);
+  cr_assert_eq(r.code, 2, "%s", r.out);
+  cr_assert(strstr(r.out, "footer final hash") != NULL, "%s", r.out);
+  RUN(&r, "info", f.path);
+  cr_assert_eq(r.code, 2, "%s", r.out);
+  char want[64];
+  snprintf(want, sizeof want, "final hash: %s\n", truth);
+  cr_assert(strstr(r.out, want) != NULL, "%s", r.out);
+  cr_assert(strstr(r.out, "damage: ") != NULL, "%s", r.out);
+  cr_assert(strstr(r.out, "footer") != NULL, "%s", r.out);
+  RUN(&r, "info", "--json", f.path);
+  cr_assert_eq(r.code, 2, "%s", r.out);
+  snprintf(want, sizeof want, "\"final_hash\":\"%s\"", truth);
+  cr_assert(strstr(r.out, want) != NULL, "%s", r.out);
+  snprintf(want, sizeof want, "\"final_hash\":\"%s\"", lie);
+  cr_assert(strstr(r.out, want) == NULL, "%s", r.out);
+  cr_assert(strstr(r.out, "\"complete\":false") != NULL, "%s", r.out);
+  forged_done(&f);
+}
+#endif

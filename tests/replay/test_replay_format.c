@@ -410,9 +410,7 @@ Test(replay_format, header_json_with_trailing_bytes_is_damage) {
   plen++;
   for (int i = 0; i < 4; i++)
     b[24 + i] = (uint8_t)(plen >> (8 * i));
-  uint64_t h = gk_hash_bytes(b + 16, 12 + plen);
-  for (int i = 0; i < 8; i++)
-    b[16 + 12 + plen + (size_t)i] = (uint8_t)(h >> (8 * i));
+  fixture_resign_block(b, len + 1, 16);
   gk_replay r;
   cr_assert_eq(gk_replay_open_bytes(&r, b, len + 1), GK_EPARSE, "%s",
                r.damage.what);
@@ -420,5 +418,82 @@ Test(replay_format, header_json_with_trailing_bytes_is_damage) {
   cr_assert(strstr(r.damage.what, "end of the header JSON") != NULL);
   gk_replay_close(&r);
   free(b);
+  free(bytes);
+}
+
+/* Steps block `seq` of a replay: its offset and its first-step field. */
+static size_t first_step_field(const uint8_t *bytes, size_t len,
+                               uint32_t seq) {
+  size_t off = fixture_block_at(bytes, len, seq);
+  cr_assert_eq(bytes[off], GK_REPLAY_BLOCK_STEPS_T);
+  return off + 12;
+}
+
+Test(replay_format, a_steps_block_out_of_order_is_refused_naming_the_block) {
+  /* 24 steps, 8 per block: steps blocks 1, 2, 3 start at 0, 8, 16. Each
+   * change keeps the block's checksum right, so only the step numbering
+   * can give it away. */
+  const struct {
+    uint32_t seq;
+    uint64_t was, now;
+    uint64_t readable;
+  } cases[] = {{1, 0, 5, 0}, {2, 8, 0, 8}, {3, 16, 24, 16}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    size_t len;
+    uint8_t *bytes = fixture_tiny_replay(2, 24, 8, 9, NO_TAMPER, &len);
+    size_t at = first_step_field(bytes, len, cases[i].seq);
+    cr_assert_eq(fixture_get_u64(bytes + at), cases[i].was);
+    fixture_put_u64(bytes + at, cases[i].now);
+    fixture_resign_block(bytes, len, at - 12);
+    gk_replay r;
+    cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), GK_EPROTO, "%s",
+                 r.damage.what);
+    cr_assert_eq(r.damage.offset, at);
+    char want[96];
+    snprintf(want, sizeof want,
+             "steps block %u: expected first step %llu, found %llu",
+             cases[i].seq, (unsigned long long)cases[i].was,
+             (unsigned long long)cases[i].now);
+    cr_assert(strstr(r.damage.what, want) != NULL, "%s", r.damage.what);
+    cr_assert(!r.complete);
+    cr_assert_eq(r.steps, cases[i].readable);
+    gk_replay_verdict v;
+    cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v),
+                 GK_REPLAY_INVALID, "%s", v.message);
+    cr_assert_eq(v.steps_checked, cases[i].readable);
+    cr_assert(strstr(v.message, want) != NULL, "%s", v.message);
+    gk_replay_close(&r);
+    free(bytes);
+  }
+}
+
+Test(replay_format, a_footer_whose_final_hash_lies_is_refused_naming_the_footer) {
+  size_t len;
+  uint8_t *bytes = fixture_tiny_replay(2, 24, 8, 9, NO_TAMPER, &len);
+  gk_replay good;
+  cr_assert_eq(gk_replay_open_bytes(&good, bytes, len), 0);
+  uint64_t truth = good.final_hash;
+  gk_replay_close(&good);
+  size_t foot = fixture_block_at(bytes, len, 4);
+  cr_assert_eq(bytes[foot], GK_REPLAY_BLOCK_FOOTER);
+  cr_assert_eq(fixture_get_u64(bytes + foot + 20), truth);
+  fixture_put_u64(bytes + foot + 20, truth ^ 0x5a5a);
+  fixture_resign_block(bytes, len, foot);
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), GK_EPROTO, "%s",
+               r.damage.what);
+  cr_assert_eq(r.damage.offset, foot + 20);
+  cr_assert(strstr(r.damage.what, "footer final hash") != NULL, "%s",
+            r.damage.what);
+  cr_assert(!r.complete);
+  cr_assert_eq(r.final_hash, 0, "a final hash the steps do not produce");
+  cr_assert_eq(r.steps, 24);
+  cr_assert_eq(r.last_hash, truth);
+  gk_replay_verdict v;
+  cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v),
+               GK_REPLAY_INVALID);
+  cr_assert_eq(v.steps_checked, 24);
+  cr_assert(strstr(v.message, "footer") != NULL, "%s", v.message);
+  gk_replay_close(&r);
   free(bytes);
 }
