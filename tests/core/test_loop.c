@@ -597,3 +597,34 @@ Test(loop_hashes, an_adopted_state_continues_with_the_same_hashes) {
   gk_loop_close(&a);
   gk_loop_close(&b);
 }
+
+/* A source that says its step input is for one player, whatever the run. */
+static int one_player_read(gk_input *in, uint64_t step, gk_step_input *out) {
+  static uint8_t records[GK_PLAYERS_MAX * 2];
+  (void)in;
+  out->step = step;
+  out->players = 1;
+  out->active_mask = 1;
+  out->inputs = records;
+  return 0;
+}
+
+Test(loop_runs, a_source_reporting_the_wrong_player_count_runs_no_step) {
+  fixture f;
+  memset(&f, 0, sizeof f);
+  cr_assert_eq(gk_loop_init(&f.loop, NULL), 0);
+  f.cfg.log = &f.log;
+  cr_assert_eq(gk_loop_start(&f.loop, &logsim_sim, &f.cfg, 1, 3, NULL, 0), 0);
+  clear_log(&f);
+  gk_input one = {.read = one_player_read};
+  uint64_t version = f.loop.version;
+  cr_assert_eq(gk_loop_frame(&f.loop, &one, gk_budget_steps(3), 0), 0);
+  cr_assert_eq(f.loop.input_err, GK_EINPUT);
+  cr_assert_eq(f.loop.steps, 0);
+  cr_assert_eq(f.loop.last_hash, 0);
+  cr_assert_eq(f.loop.version, version);
+  cr_assert(strstr(f.log.text, "step(") == NULL, "%s", f.log.text);
+  uint64_t h;
+  cr_assert_eq(gk_loop_hash_at(&f.loop, 0, &h), GK_ENOTKEPT);
+  gk_loop_close(&f.loop);
+}
