@@ -95,7 +95,7 @@ static int code_char(int c) {
 }
 
 /* kind: 'g' genre name, 'j' JSON text (no NUL, no control bytes but
- * whitespace), 't' printable ASCII text. */
+ * whitespace; DEL 0x7f is a control byte), 't' printable ASCII text. */
 static int check_text(const char *s, size_t len, size_t max, int kind) {
   if (len > max)
     return GK_ETOOBIG;
@@ -107,7 +107,7 @@ static int check_text(const char *s, size_t len, size_t max, int kind) {
     if (kind == 'g')
       ok = genre_char(c);
     else if (kind == 'j')
-      ok = c >= 0x20 || c == '\t' || c == '\n' || c == '\r';
+      ok = (c >= 0x20 && c != 0x7f) || c == '\t' || c == '\n' || c == '\r';
     else
       ok = c >= 0x20 && c < 0x7f;
     if (!ok)

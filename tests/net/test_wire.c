@@ -465,3 +465,93 @@ Test(wire_codec, every_fuzz_seed_decodes_as_documented) {
   closedir(d);
   cr_assert_geq(n, 16);
 }
+
+/* Encodes m and, if that works, decodes the bytes into d: the first error
+ * or 0. */
+static int round_trip(const gk_wire_msg *m, gk_wire_msg *d) {
+  uint8_t buf[GK_WIRE_MAX];
+  size_t len;
+  int rc = gk_wire_encode(m, buf, sizeof buf, &len);
+  if (rc != 0)
+    return rc;
+  return gk_wire_decode(buf, len, d);
+}
+
+Test(wire_codec, step_ranges_ending_at_the_last_wire_step_pass_and_one_more_is_refused) {
+  const uint64_t last = GK_WIRE_STEP_LIMIT - 1; /* the largest step number */
+  for (uint32_t count = 1; count <= 3; count++) {
+    gk_wire_msg m, d;
+    /* HASH for steps last-count+1 .. last. */
+    sample_msg(2, &m);
+    m.u.hash.count = (uint8_t)count;
+    m.u.hash.first = last - count + 1;
+    cr_assert_eq(round_trip(&m, &d), 0, "HASH of %u ending at the limit",
+                 count);
+    cr_assert_eq(d.u.hash.first + d.u.hash.count - 1, last);
+    /* INPUT for the same steps, acknowledging up to the last step. */
+    sample_msg(0, &m);
+    m.u.input.count = (uint8_t)count;
+    m.u.input.first = last - count + 1;
+    m.u.input.ack = last;
+    cr_assert_eq(round_trip(&m, &d), 0, "INPUT of %u ending at the limit",
+                 count);
+    cr_assert_eq(d.u.input.first + d.u.input.count - 1, last);
+    cr_assert_eq(d.u.input.ack, last);
+    /* One step further: refused by encode, and by decode of those bytes. */
+    sample_msg(2, &m);
+    m.u.hash.count = (uint8_t)count;
+    m.u.hash.first = last - count + 2;
+    cr_assert_eq(round_trip(&m, &d), GK_ERANGE);
+    sample_msg(0, &m);
+    m.u.input.count = (uint8_t)count;
+    m.u.input.first = last - count + 2;
+    cr_assert_eq(round_trip(&m, &d), GK_ERANGE);
+  }
+  /* The same in bytes: HASH first at 2, count 3; INPUT first at 12,
+   * count 5 (the samples). */
+  expect_u64(2, 2, GK_WIRE_STEP_LIMIT - 3, 0);
+  expect_u64(2, 2, GK_WIRE_STEP_LIMIT - 2, GK_ERANGE);
+  expect_u64(0, 12, GK_WIRE_STEP_LIMIT - 5, 0);
+  expect_u64(0, 12, GK_WIRE_STEP_LIMIT - 4, GK_ERANGE);
+  expect_u64(0, 4, GK_WIRE_STEP_LIMIT - 1, 0); /* ack */
+  expect_u64(0, 4, GK_WIRE_STEP_LIMIT, GK_ERANGE);
+}
+
+static int is_control(int c) { return c < 0x20 || c == 0x7f; }
+
+Test(wire_codec, control_bytes_in_any_text_are_refused_as_protocol_errors) {
+  /* ERROR: 2 code | 4 len | 5 text ("no room with that code") */
+  for (int c = 0; c < 256; c++) {
+    gk_wire_msg m, d;
+    int want = (is_control(c) || c >= 0x80) ? GK_EPROTO : 0;
+    expect_u8(15, 6, (uint8_t)c, want);
+    if (c == 0)
+      continue; /* a NUL ends the C string: nothing to encode */
+    sample_msg(15, &m);
+    m.u.error.text[1] = (char)c;
+    cr_assert_eq(round_trip(&m, &d), want, "ERROR text with 0x%02x", c);
+  }
+  /* CREATE_ROOM and MATCH_START config (JSON text): whitespace and UTF-8
+   * bytes are text, every other control byte, 0x7f included, is not. */
+  size_t cfg_at = 5 + strlen("survivors") + 2;
+  size_t ms_cfg_at = 35 + strlen("push-puzzle") + 2;
+  for (int c = 0; c < 256; c++) {
+    int ws = c == '\t' || c == '\n' || c == '\r';
+    int want = is_control(c) && !ws ? GK_EPROTO : 0;
+    expect_u8(8, cfg_at + 1, (uint8_t)c, want);
+    expect_u8(13, ms_cfg_at + 1, (uint8_t)c, want);
+    if (c == 0)
+      continue;
+    gk_wire_msg m, d;
+    sample_msg(8, &m);
+    m.u.create_room.config[1] = (char)c;
+    cr_assert_eq(round_trip(&m, &d), want, "CREATE_ROOM config 0x%02x", c);
+    sample_msg(13, &m);
+    m.u.match_start.config[1] = (char)c;
+    cr_assert_eq(round_trip(&m, &d), want, "MATCH_START config 0x%02x", c);
+  }
+  /* Genre names take [a-z0-9_-] only. */
+  expect_u8(8, 6, 0x7f, GK_EPROTO);
+  expect_u8(8, 6, '\t', GK_EPROTO);
+  expect_u8(13, 36, 0x7f, GK_EPROTO);
+}
