@@ -116,7 +116,8 @@ Test(replay_cli, the_binary_exits_2_on_bad_input_and_0_on_help) {
 #if GK_HAVE_PUSH_PUZZLE
 #include "gk_replay.h"
 
-#define GOLDEN_PP GK_SOURCE_ROOT "/tests/data/replays/push-puzzle-xsokoban0001.gkr"
+#define GOLDEN_PP                                                              \
+  GK_SOURCE_ROOT "/tests/data/replays/push-puzzle-xsokoban0001.gkr"
 
 /* The push-puzzle golden replay with `edit` applied (and the edited
  * block's checksum recomputed), written to a fresh file; the genre is in
