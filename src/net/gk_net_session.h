@@ -32,6 +32,12 @@
  *   - the match ends after the step flagged GK_STEP_MATCH_END, or when the
  *     genre's is_over becomes true (the session then schedules the end
  *     itself), or when every player is removed.
+ *   - records once the end is scheduled at step E: E is confirmed at once,
+ *     so a record for E that arrives later is stale, and one for a step
+ *     after E is past the end. Both are refused (not held, not used) and
+ *     counted in inputs_stale, and the INPUT still returns 0: a peer may
+ *     have sampled past E before it heard of the end. Once the host ran E,
+ *     every INPUT is refused with GK_ECLOSED.
  */
 #ifndef GK_NET_SESSION_H
 #define GK_NET_SESSION_H

@@ -29,6 +29,15 @@ typedef struct fixture {
   int ended;
   int end_reason;
   uint64_t end_step;
+  /* the host's loop, as seen from the step callback */
+  uint64_t steps_seen;       /* step callbacks so far */
+  gk_step_input last_run;    /* the input of the last step it ran */
+  /* when `ended` was called */
+  uint64_t ended_loop_steps;
+  gk_step_input ended_last_run;
+  uint64_t ended_steps_seen;
+  /* MATCH_END notices sent while the host had not yet run their step */
+  int match_end_early;
 } fixture;
 
 static fixture fx;
@@ -36,6 +45,10 @@ static fixture fx;
 static int on_send(void *ctx, uint32_t slot, const uint8_t *bytes, size_t len,
                    int reliable) {
   fixture *f = ctx;
+  gk_wire_msg m;
+  if (gk_wire_decode(bytes, len, &m) == 0 && m.type == GK_MSG_MATCH_END &&
+      f->s.loop.steps <= m.u.match_end.step)
+    f->match_end_early++;
   if (f->nout < SENT_MAX) {
     sent *s = &f->out[f->nout++];
     s->slot = slot;
@@ -61,8 +74,18 @@ static void on_stall(void *ctx, uint64_t step, uint32_t awaited,
   f->nstall++;
 }
 
+static void on_step(void *ctx, const gk_step_input *in, uint64_t hash) {
+  (void)hash;
+  fixture *f = ctx;
+  f->steps_seen++;
+  f->last_run = *in;
+}
+
 static void on_ended(void *ctx, uint64_t step, int reason) {
   fixture *f = ctx;
+  f->ended_loop_steps = f->s.loop.steps;
+  f->ended_last_run = f->last_run;
+  f->ended_steps_seen = f->steps_seen;
   f->ended++;
   f->end_reason = reason;
   f->end_step = step;
@@ -85,6 +108,7 @@ static void open_session(uint64_t auto_remove_ms) {
                                  .send = on_send,
                                  .desync = on_desync,
                                  .stall = on_stall,
+                                 .step = on_step,
                                  .ended = on_ended};
   char err[GK_ERRMSG_MAX];
   cr_assert_eq(gk_net_session_init(&fx.s, &c, &cb, 1000, err, sizeof err), 0,
@@ -102,8 +126,9 @@ static int feed(uint32_t slot, const gk_wire_msg *m, uint64_t now) {
   return gk_net_session_receive(&fx.s, slot, buf, len, now);
 }
 
-static int send_input(uint32_t from, uint32_t claimed, uint64_t first,
-                      uint8_t count, uint32_t value, uint64_t now) {
+static int send_input_ack(uint32_t from, uint32_t claimed, uint64_t first,
+                          uint8_t count, uint32_t value, uint64_t ack,
+                          uint64_t now) {
   uint8_t recs[64 * 4];
   for (uint32_t i = 0; i < count * 4u; i += 4) {
     recs[i] = (uint8_t)value;
@@ -112,9 +137,14 @@ static int send_input(uint32_t from, uint32_t claimed, uint64_t first,
   gk_wire_msg m;
   m.type = GK_MSG_INPUT;
   m.u.input = (gk_wire_input){.slot = (uint8_t)claimed, .input_size = 4,
-                              .count = count, .ack = 0, .first = first,
+                              .count = count, .ack = ack, .first = first,
                               .records = recs};
   return feed(from, &m, now);
+}
+
+static int send_input(uint32_t from, uint32_t claimed, uint64_t first,
+                      uint8_t count, uint32_t value, uint64_t now) {
+  return send_input_ack(from, claimed, first, count, value, 0, now);
 }
 
 /* The last message of `type` sent to `slot`, decoded. */
@@ -315,4 +345,178 @@ Test(session, bad_configs_are_refused_with_a_message) {
   cr_assert_eq(gk_net_session_init(&s, &c, &cb, 0, err, sizeof err),
                GK_EINVAL);
   open_session(0); /* so fini has something to close */
+}
+
+/* The first n hashes of the match open_session starts when player 0
+ * sends `v0` and player 1 `v1` for every step after the neutral one, from
+ * a plain gk_loop run of tally (the session's own run is not consulted). */
+static void reference_hashes(uint32_t v0, uint32_t v1, uint64_t *hashes,
+                             uint32_t n) {
+  static const tally_cfg cfg = {0};
+  uint8_t recs[16 * 2 * 4];
+  cr_assert_leq(n, 16);
+  memset(recs, 0, sizeof recs);
+  for (uint32_t st = 1; st < n; st++) {
+    recs[st * 8] = (uint8_t)v0;
+    recs[st * 8 + 4] = (uint8_t)v1;
+  }
+  gk_script_input in;
+  gk_script_input_init(&in, recs, n, 2, 4);
+  gk_loop loop;
+  cr_assert_eq(gk_loop_init(&loop, NULL), 0);
+  cr_assert_eq(gk_loop_start(&loop, &tally_sim, &cfg, 7, 2, NULL, 0), 0);
+  for (uint32_t i = 0; i < n; i++) {
+    cr_assert_eq(gk_loop_frame(&loop, &in.base, gk_budget_steps(1), 0), 1);
+    hashes[i] = loop.last_hash;
+  }
+  gk_loop_close(&loop);
+}
+
+Test(session, hash_reports_that_arrive_before_the_host_ran_the_steps_are_all_compared_later) {
+  open_session(0);
+  send_input(0, 0, 1, 4, 3, 1001);
+  send_input(1, 1, 1, 4, 4, 1001);
+  cr_assert_eq(gk_net_session_confirmed(&fx.s), 5);
+  uint64_t right[5];
+  reference_hashes(3, 4, right, 5);
+  /* Both players report steps 0-4 before the host has run any of them;
+   * player 1, the last one in the table, is wrong at step 3. */
+  gk_wire_msg m;
+  m.type = GK_MSG_HASH;
+  m.u.hash.first = 0;
+  m.u.hash.count = 5;
+  memcpy(m.u.hash.hashes, right, sizeof right);
+  cr_assert_eq(feed(0, &m, 1002), 0);
+  m.u.hash.hashes[3] ^= 1;
+  cr_assert_eq(feed(1, &m, 1002), 0);
+  cr_assert_eq(fx.s.loop.steps, 0);
+  cr_assert_eq(fx.s.stats.hashes_compared, 0);
+  cr_assert_eq(fx.ndesync, 0);
+  /* Now the host runs them. */
+  cr_assert_eq(gk_net_session_tick(&fx.s, 1003), 5);
+  uint64_t mine;
+  cr_assert_eq(gk_loop_hash_at(&fx.s.loop, 4, &mine), 0);
+  cr_assert_eq(mine, right[4], "the reference run is not the host's run");
+  cr_assert_eq(fx.ndesync, 1);
+  cr_assert_eq(fx.desync.step, 3);
+  cr_assert_eq(fx.desync.player, 1);
+  cr_assert_eq(fx.desync.host_hash, right[3]);
+  cr_assert_eq(fx.desync.peer_hash, right[3] ^ 1);
+  cr_assert_eq(fx.s.stats.hashes_compared, 10, "5 reports of each player");
+  cr_assert_eq(fx.s.stats.hashes_dropped, 0);
+  cr_assert_eq(fx.s.stats.desyncs, 1);
+  for (uint32_t p = 0; p < 2; p++) {
+    gk_wire_msg d;
+    cr_assert(last_sent(p, GK_MSG_DESYNC, &d), "no DESYNC to %u", p);
+    cr_assert_eq(d.u.desync.step, 3);
+    cr_assert_eq(d.u.desync.player, 1);
+  }
+}
+
+Test(session, when_every_player_left_the_host_runs_the_end_step_before_announcing_it) {
+  open_session(0);
+  send_input(0, 0, 1, 2, 1, 1001);
+  send_input(1, 1, 1, 2, 2, 1001);
+  cr_assert_eq(gk_net_session_tick(&fx.s, 1002), 3);
+  cr_assert_eq(gk_net_session_disconnect(&fx.s, 0, 1003), 0);
+  cr_assert_eq(gk_net_session_disconnect(&fx.s, 1, 1003), 0);
+  for (uint64_t now = 1004; !fx.ended && now < 1200; now += 17)
+    gk_net_session_tick(&fx.s, now);
+  cr_assert_eq(fx.ended, 1);
+  cr_assert_eq(fx.end_reason, GK_WIRE_END_ALL_LEFT);
+  cr_assert_eq(fx.s.end_reason, GK_WIRE_END_ALL_LEFT);
+  /* The end step announced is the last step the host ran, and it had run
+   * it (with the end flag) before the announcement. */
+  cr_assert_eq(fx.end_step, fx.s.end_step);
+  cr_assert_eq(fx.ended_loop_steps, fx.end_step + 1,
+               "announced step %llu with %llu steps run",
+               (unsigned long long)fx.end_step,
+               (unsigned long long)fx.ended_loop_steps);
+  cr_assert_eq(fx.ended_steps_seen, fx.end_step + 1);
+  cr_assert_eq(fx.ended_last_run.step, fx.end_step);
+  cr_assert(fx.ended_last_run.flags & GK_STEP_MATCH_END);
+  cr_assert_eq(fx.ended_last_run.active_mask, 0);
+  cr_assert_eq(fx.match_end_early, 0);
+  /* Nothing runs after the end. */
+  gk_net_session_tick(&fx.s, 1300);
+  cr_assert_eq(fx.s.loop.steps, fx.end_step + 1);
+  cr_assert_eq(fx.ended, 1);
+}
+
+/* The first CONFIRMED sent to `slot` from out[from] on, decoded. */
+static int next_confirmed(uint32_t slot, uint32_t from, gk_wire_msg *m) {
+  for (uint32_t i = from; i < fx.nout; i++)
+    if (fx.out[i].slot == slot &&
+        gk_wire_decode(fx.out[i].bytes, fx.out[i].len, m) == 0 &&
+        m->type == GK_MSG_CONFIRMED)
+      return 1;
+  return 0;
+}
+
+Test(session, an_ack_of_step_n_whose_confirmed_was_lost_resends_from_n) {
+  open_session(0);
+  /* Steps 0-2 reach player 0 (A), which acknowledges them: ack = 3, "I
+   * hold every confirmed step below 3". */
+  send_input_ack(0, 0, 1, 2, 1, 1, 1001);
+  send_input_ack(1, 1, 1, 2, 2, 1, 1001);
+  cr_assert_eq(gk_net_session_confirmed(&fx.s), 3);
+  cr_assert_eq(send_input_ack(0, 0, 3, 3, 1, 3, 1002), 0);
+  /* B's records confirm steps 3-5; the CONFIRMED that carries them to A
+   * is lost (B acknowledges them all). */
+  uint32_t mark = fx.nout;
+  cr_assert_eq(send_input_ack(1, 1, 3, 3, 2, 3, 1003), 0);
+  cr_assert_eq(gk_net_session_confirmed(&fx.s), 6);
+  gk_wire_msg m;
+  cr_assert(next_confirmed(0, mark, &m));
+  cr_assert_eq(m.u.confirmed.first, 3, "the lost CONFIRMED");
+  cr_assert_eq(send_input_ack(1, 1, 6, 0, 0, 6, 1004), 0);
+  cr_assert_eq(gk_net_session_tick(&fx.s, 1004), 6);
+  /* A still acknowledges 3, so step 3 stays held for it ... */
+  cr_assert_eq(send_input_ack(0, 0, 6, 1, 1, 3, 1005), 0);
+  cr_assert_leq(fx.s.inbuf.low, 3, "step 3 was released early");
+  gk_step_input in;
+  cr_assert_eq(gk_inbuf_get(&fx.s.inbuf, 3, &in), 0);
+  /* ... and the next CONFIRMED to A starts at 3. */
+  mark = fx.nout;
+  gk_net_session_tick(&fx.s, 1005 + 17);
+  cr_assert(next_confirmed(0, mark, &m), "nothing resent to A");
+  cr_assert_eq(m.u.confirmed.first, 3);
+  cr_assert_geq(m.u.confirmed.count, 3);
+  cr_assert_eq(m.u.confirmed.ack, 7, "A's own inputs up to step 6 held");
+  /* B acknowledged everything: nothing is repeated to it. */
+  cr_assert_not(next_confirmed(1, mark, &m));
+}
+
+Test(session, records_for_the_end_step_and_after_it_are_refused_once_the_end_is_scheduled) {
+  open_session(0);
+  send_input(0, 0, 1, 3, 5, 1001);
+  send_input(1, 1, 1, 2, 6, 1001);
+  cr_assert_eq(gk_net_session_confirmed(&fx.s), 3);
+  /* The end is scheduled at the next unconfirmed step, E = 3, and E is
+   * confirmed at once with player 1's missing record neutral. */
+  cr_assert_eq(gk_net_session_end(&fx.s, GK_WIRE_END_HOST, 1002), 0);
+  const uint64_t e = 3;
+  cr_assert_eq(gk_net_session_confirmed(&fx.s), e + 1);
+  /* A record for E arrives after that: stale, not an error, counted. */
+  uint64_t stale = fx.s.stats.inputs_stale;
+  cr_assert_eq(send_input(1, 1, e, 1, 9, 1003), 0);
+  cr_assert_eq(fx.s.stats.inputs_stale, stale + 1);
+  gk_step_input in;
+  cr_assert_eq(gk_inbuf_get(&fx.s.inbuf, e, &in), 0);
+  cr_assert(in.flags & GK_STEP_MATCH_END);
+  cr_assert_eq(in.inputs[0], 5, "player 0's record for E is in");
+  cr_assert_eq(in.inputs[4], 0, "player 1's late record for E is not");
+  /* A record for E + 1 is past the end: refused the same way, not held. */
+  cr_assert_eq(send_input(0, 0, e + 1, 1, 7, 1003), 0);
+  cr_assert_eq(send_input(1, 1, e + 1, 2, 7, 1003), 0);
+  cr_assert_eq(fx.s.stats.inputs_stale, stale + 4);
+  cr_assert_eq(fx.s.inbuf.meta[(e + 1) % fx.s.inbuf.window].present, 0);
+  cr_assert_eq(gk_net_session_confirmed(&fx.s), e + 1);
+  cr_assert_eq(gk_inbuf_get(&fx.s.inbuf, e + 1, &in), GK_EAHEAD);
+  /* The match ends at E; afterwards every INPUT is refused outright. */
+  cr_assert_eq(gk_net_session_tick(&fx.s, 1004), 4);
+  cr_assert_eq(fx.ended, 1);
+  cr_assert_eq(fx.end_step, e);
+  cr_assert_eq(send_input(1, 1, e, 1, 9, 1005), GK_ECLOSED);
+  cr_assert_eq(send_input(0, 0, e + 1, 1, 9, 1005), GK_ECLOSED);
 }
