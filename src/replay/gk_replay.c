@@ -30,39 +30,6 @@ static const uint8_t magic[8] = {0x89, 'G', 'K', 'R', '\r', '\n', 0x1a, '\n'};
 #define FOOTER_SIZE 16     /* step count (u64), final hash (u64) */
 #define KNOWN_FLAGS ((uint32_t)GK_STEP_MATCH_END)
 
-static void put_le(uint8_t *p, uint64_t v, unsigned n) {
-  for (unsigned i = 0; i < n; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/* Fixed-width loads, written out so compilers emit one load each: they are
- * on the verify path twice per step. */
-static inline uint32_t le32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-         (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t le64(const uint8_t *p) {
-  return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
-
-static uint64_t get_le(const uint8_t *p, unsigned n) {
-  switch (n) {
-  case 8:
-    return le64(p);
-  case 4:
-    return le32(p);
-  case 2:
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8;
-  default:
-    return p[0];
-  }
-}
-
-static uint32_t all_players(uint32_t players) {
-  return players >= 32 ? UINT32_MAX : ((uint32_t)1 << players) - 1;
-}
-
 /* True if every record of an inactive player is all zero. */
 static int inactive_zero(const uint8_t *records, uint32_t players,
                          uint32_t input_size, uint32_t mask) {
@@ -117,10 +84,10 @@ static int emit_block(gk_replay_writer *w, uint8_t type, uint8_t *buf,
                       size_t payload) {
   buf[0] = type;
   buf[1] = 0;
-  put_le(buf + 2, 0, 2);
-  put_le(buf + 4, w->seq, 4);
-  put_le(buf + 8, payload, 4);
-  put_le(buf + BLOCK_HEAD + payload,
+  gk_store_le(buf + 2, 0, 2);
+  gk_store_le(buf + 4, w->seq, 4);
+  gk_store_le(buf + 8, payload, 4);
+  gk_store_le(buf + BLOCK_HEAD + payload,
          gk_hash_bytes(buf, BLOCK_HEAD + payload), 8);
   int rc = sink(w, buf, BLOCK_HEAD + payload + 8);
   if (rc == 0)
@@ -204,8 +171,8 @@ static int writer_start(gk_replay_writer *w, const gk_replay_meta *m,
   }
   uint8_t pre[GK_REPLAY_PREAMBLE_SIZE];
   memcpy(pre, magic, 8);
-  put_le(pre + 8, GK_REPLAY_FORMAT, 4);
-  put_le(pre + 12, 0, 4);
+  gk_store_le(pre + 8, GK_REPLAY_FORMAT, 4);
+  gk_store_le(pre + 12, 0, 4);
   uint8_t *hb = malloc(BLOCK_HEAD + tlen + 8);
   int rc = hb == NULL ? GK_ENOMEM : sink(w, pre, sizeof pre);
   if (rc == 0) {
@@ -290,9 +257,9 @@ int gk_replay_writer_flush(gk_replay_writer *w) {
   if (w->block_count == 0)
     return 0;
   uint8_t *p = w->block + BLOCK_HEAD;
-  put_le(p, w->steps - w->block_count, 8);
-  put_le(p + 8, w->block_count, 4);
-  put_le(p + 12, w->entry_size, 4);
+  gk_store_le(p, w->steps - w->block_count, 8);
+  gk_store_le(p + 8, w->block_count, 4);
+  gk_store_le(p + 12, w->entry_size, 4);
   size_t payload = STEPS_HEAD + (size_t)w->block_count * w->entry_size;
   int rc = emit_block(w, GK_REPLAY_BLOCK_STEPS_T, w->block, payload);
   w->block_count = 0;
@@ -306,7 +273,7 @@ int gk_replay_writer_append(gk_replay_writer *w, const gk_step_input *in,
   if (w->err != 0)
     return w->err;
   if (in == NULL || in->step != w->steps || in->players != w->players ||
-      (in->active_mask & ~all_players(w->players)) != 0 ||
+      (in->active_mask & ~gk_all_players(w->players)) != 0 ||
       (in->flags & ~KNOWN_FLAGS) != 0 || in->inputs == NULL ||
       !inactive_zero(in->inputs, w->players, w->input_size, in->active_mask))
     return GK_EINVAL;
@@ -314,9 +281,9 @@ int gk_replay_writer_append(gk_replay_writer *w, const gk_step_input *in,
     w->block_steps = GK_REPLAY_BLOCK_STEPS;
   uint8_t *e = w->block + BLOCK_HEAD + STEPS_HEAD +
                (size_t)w->block_count * w->entry_size;
-  put_le(e, hash, 8);
-  put_le(e + 8, in->active_mask, 4);
-  put_le(e + 12, in->flags, 4);
+  gk_store_le(e, hash, 8);
+  gk_store_le(e + 8, in->active_mask, 4);
+  gk_store_le(e + 12, in->flags, 4);
   memcpy(e + ENTRY_HEAD, in->inputs, (size_t)w->players * w->input_size);
   w->block_count++;
   w->steps++;
@@ -367,8 +334,8 @@ int gk_replay_writer_finish(gk_replay_writer *w, char *err, size_t errlen) {
   int rc = gk_replay_writer_flush(w);
   if (rc == 0) {
     uint8_t fb[BLOCK_HEAD + FOOTER_SIZE + 8];
-    put_le(fb + BLOCK_HEAD, w->steps, 8);
-    put_le(fb + BLOCK_HEAD + 8, w->last_hash, 8);
+    gk_store_le(fb + BLOCK_HEAD, w->steps, 8);
+    gk_store_le(fb + BLOCK_HEAD + 8, w->last_hash, 8);
     rc = emit_block(w, GK_REPLAY_BLOCK_FOOTER, fb, FOOTER_SIZE);
   }
   if (rc == 0 && !w->memory) {
@@ -462,21 +429,11 @@ static const char *block_name(uint8_t type) {
   }
 }
 
-/* Parses a decimal u64 with no sign, spaces or leading zeros. */
-static int parse_u64(const char *s, uint64_t *out) {
-  if (s == NULL || s[0] == '\0' || (s[0] == '0' && s[1] != '\0'))
+/* A seed is decimal with no sign, spaces or leading zeros. */
+static int parse_seed(const char *s, uint64_t *out) {
+  if (s == NULL || (s[0] == '0' && s[1] != '\0'))
     return -1;
-  uint64_t v = 0;
-  for (const char *p = s; *p; p++) {
-    if (*p < '0' || *p > '9')
-      return -1;
-    unsigned d = (unsigned)(*p - '0');
-    if (v > (UINT64_MAX - d) / 10)
-      return -1;
-    v = v * 10 + d;
-  }
-  *out = v;
-  return 0;
+  return gk_parse_u64(s, out);
 }
 
 /* Reads an integer member in [lo, hi]. */
@@ -540,7 +497,7 @@ static int parse_header(gk_replay *r, const uint8_t *text, size_t len,
     return damage(r, GK_EPROTO, offset,
                   "expected header key 'genre_version' (an integer)");
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(h, "seed");
-  if (!cJSON_IsString(s) || parse_u64(s->valuestring, &r->seed) != 0)
+  if (!cJSON_IsString(s) || parse_seed(s->valuestring, &r->seed) != 0)
     return damage(r, GK_EPROTO, offset,
                   "expected header key 'seed' (a decimal string)");
   if (json_uint(h, "players", 1, GK_PLAYERS_MAX, &r->players) != 0)
@@ -609,9 +566,9 @@ static int read_steps(gk_replay *r, const uint8_t *p, size_t len,
     return damage(r, GK_EPROTO, at,
                   "expected a steps block of at least %d bytes, found %zu",
                   STEPS_HEAD, len);
-  uint64_t first = get_le(p, 8);
-  uint32_t count = (uint32_t)get_le(p + 8, 4);
-  uint32_t esize = (uint32_t)get_le(p + 12, 4);
+  uint64_t first = gk_load_le(p, 8);
+  uint32_t count = (uint32_t)gk_load_le(p + 8, 4);
+  uint32_t esize = (uint32_t)gk_load_le(p + 12, 4);
   if (first != r->steps)
     return damage(r, GK_EPROTO, at,
                   "expected first step %" PRIu64 ", found %" PRIu64,
@@ -629,12 +586,12 @@ static int read_steps(gk_replay *r, const uint8_t *p, size_t len,
                   "expected %" PRIu32 " entries of %" PRIu32
                   " bytes to fill the %zu-byte payload",
                   count, esize, len - STEPS_HEAD);
-  uint32_t allowed = all_players(r->players);
+  uint32_t allowed = gk_all_players(r->players);
   for (uint32_t i = 0; i < count; i++) {
     const uint8_t *e = p + STEPS_HEAD + (size_t)i * esize;
     uint64_t eoff = at + STEPS_HEAD + (uint64_t)i * esize;
-    uint32_t mask = (uint32_t)get_le(e + 8, 4);
-    uint32_t flags = (uint32_t)get_le(e + 12, 4);
+    uint32_t mask = (uint32_t)gk_load_le(e + 8, 4);
+    uint32_t flags = (uint32_t)gk_load_le(e + 12, 4);
     if ((mask & ~allowed) != 0)
       return damage(r, GK_EPROTO, eoff + 8,
                     "step %" PRIu64 ": expected an active mask within %" PRIu32
@@ -656,7 +613,7 @@ static int read_steps(gk_replay *r, const uint8_t *p, size_t len,
   if (rc != 0)
     return rc;
   r->steps += count;
-  r->last_hash = get_le(p + STEPS_HEAD + (size_t)(count - 1) * esize, 8);
+  r->last_hash = gk_load_le(p + STEPS_HEAD + (size_t)(count - 1) * esize, 8);
   return 0;
 }
 
@@ -667,8 +624,8 @@ static int read_footer(gk_replay *r, const uint8_t *p, size_t len,
     return damage(r, GK_EPROTO, offset + 8,
                   "expected a footer of %d bytes, found %zu", FOOTER_SIZE,
                   len);
-  uint64_t count = get_le(p, 8);
-  uint64_t hash = get_le(p + 8, 8);
+  uint64_t count = gk_load_le(p, 8);
+  uint64_t hash = gk_load_le(p + 8, 8);
   if (count != r->steps)
     return damage(r, GK_EPROTO, at,
                   "expected footer step count %" PRIu64 ", found %" PRIu64,
@@ -696,12 +653,12 @@ static int read_all(gk_replay *r) {
   if (memcmp(b, magic, 8) != 0)
     return damage(r, GK_EPROTO, 0,
                   "expected the .gkr magic bytes 89 47 4b 52 0d 0a 1a 0a");
-  uint32_t format = (uint32_t)get_le(b + 8, 4);
+  uint32_t format = (uint32_t)gk_load_le(b + 8, 4);
   if (format != GK_REPLAY_FORMAT)
     return damage(r, GK_EVERSION, 8,
                   "expected format version %d, found %" PRIu32,
                   GK_REPLAY_FORMAT, format);
-  if (get_le(b + 12, 4) != 0)
+  if (gk_load_le(b + 12, 4) != 0)
     return damage(r, GK_EPROTO, 12, "expected preamble flags 0");
   size_t pos = GK_REPLAY_PREAMBLE_SIZE;
   r->valid_end = pos;
@@ -723,8 +680,8 @@ static int read_all(gk_replay *r) {
                     len, r->steps);
     const uint8_t *h = b + pos;
     uint8_t type = h[0];
-    uint32_t bseq = (uint32_t)get_le(h + 4, 4);
-    uint32_t plen = (uint32_t)get_le(h + 8, 4);
+    uint32_t bseq = (uint32_t)gk_load_le(h + 4, 4);
+    uint32_t plen = (uint32_t)gk_load_le(h + 8, 4);
     int want_header = seq == 0;
     if (want_header ? type != GK_REPLAY_BLOCK_HEADER
                     : (type != GK_REPLAY_BLOCK_STEPS_T &&
@@ -732,7 +689,7 @@ static int read_all(gk_replay *r) {
       return damage(r, GK_EPROTO, pos,
                     "expected a %s block, found type byte 0x%02x",
                     want_header ? "header" : "steps or footer", type);
-    if (h[1] != 0 || get_le(h + 2, 2) != 0)
+    if (h[1] != 0 || gk_load_le(h + 2, 2) != 0)
       return damage(r, GK_EPROTO, pos + 1,
                     "expected zero reserved bytes in the block header");
     if (bseq != seq)
@@ -754,7 +711,7 @@ static int read_all(gk_replay *r) {
                     "after %" PRIu64 " complete steps",
                     block_name(type), (uint64_t)plen + BLOCK_HEAD + 8, len,
                     r->steps);
-    uint64_t want = get_le(h + BLOCK_HEAD + plen, 8);
+    uint64_t want = gk_load_le(h + BLOCK_HEAD + plen, 8);
     uint64_t got = gk_hash_bytes(h, BLOCK_HEAD + plen);
     if (want != got)
       return damage(r, GK_ECORRUPT, pos,
@@ -875,9 +832,9 @@ int gk_replay_step_at(const gk_replay *r, uint64_t step, gk_replay_step *out,
   const uint8_t *e =
       r->bytes + b->entries + (size_t)(step - b->first) * r->entry_size;
   out->step = step;
-  out->hash = le64(e);
-  out->active_mask = le32(e + 8);
-  out->flags = le32(e + 12);
+  out->hash = gk_load_le64(e);
+  out->active_mask = gk_load_le32(e + 8);
+  out->flags = gk_load_le32(e + 12);
   out->inputs = e + ENTRY_HEAD;
   return 0;
 }

@@ -63,6 +63,12 @@ typedef struct gk_step_input {
   const uint8_t *inputs;
 } gk_step_input;
 
+/* The active mask of a match of `players` players: bits 0..players-1 set
+ * (UINT32_MAX from 32 players up). */
+static inline uint32_t gk_all_players(uint32_t players) {
+  return players >= 32 ? UINT32_MAX : ((uint32_t)1 << players) - 1u;
+}
+
 /* A config value. Strings are NUL-terminated and owned by the caller for
  * the duration of the call; `config_set` copies what it keeps. */
 typedef enum gk_value_type {
@@ -175,6 +181,11 @@ int gk_sim_check(const gk_sim *sim, char *err, size_t errlen);
 
 /* Hashes a state: XXH3-64 over exactly the bytes write_state produces. */
 uint64_t gk_sim_hash(const gk_sim *sim, const void *state, gk_hasher *h);
+
+/* Parses a decimal u64 from s: digits only (no sign, no spaces; leading
+ * zeros allowed), no overflow. Returns 0, or -1 for NULL, "" or anything
+ * else, leaving *out unchanged. */
+int gk_parse_u64(const char *s, uint64_t *out);
 
 /* snprintf into err if err is non-NULL and errlen > 0. Always returns code. */
 int gk_errf(char *err, size_t errlen, int code, const char *fmt, ...)
