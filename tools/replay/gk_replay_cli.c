@@ -99,23 +99,6 @@ static int parse_opts(const char *cmd, int argc, char **argv, int first,
   return 0;
 }
 
-/* Strict decimal u64 (no sign, no spaces). */
-static int parse_u64(const char *s, uint64_t *out) {
-  if (s == NULL || *s == '\0')
-    return -1;
-  uint64_t v = 0;
-  for (const char *p = s; *p; p++) {
-    if (*p < '0' || *p > '9')
-      return -1;
-    unsigned d = (unsigned)(*p - '0');
-    if (v > (UINT64_MAX - d) / 10)
-      return -1;
-    v = v * 10 + d;
-  }
-  *out = v;
-  return 0;
-}
-
 /* Reads a whole text file (at most `max` bytes) into a NUL-terminated
  * buffer. Returns NULL with a message. */
 static char *read_text(const char *path, size_t max, size_t *len, char *msg,
@@ -732,7 +715,7 @@ static int cmd_dump(int argc, char **argv, FILE *out, FILE *err) {
     return 0;
   }
   uint64_t step = 0;
-  if (n != 1 || step_s == NULL || parse_u64(step_s, &step) != 0 ||
+  if (n != 1 || step_s == NULL || gk_parse_u64(step_s, &step) != 0 ||
       step == UINT64_MAX) {
     fprintf(err, "gk-replay dump: expected --step N (a step number) and one "
                  "FILE (see gk-replay dump --help)\n");
@@ -828,29 +811,6 @@ static int tap_read(gk_input *base, uint64_t step, gk_step_input *out) {
   if (rc == 0)
     t->last = *out;
   return rc;
-}
-
-/* The genre's bots, one per player. */
-typedef struct bot_input {
-  gk_input base; /* must be first */
-  const gk_sim *sim;
-  uint32_t players;
-  uint8_t *bots;
-  uint8_t records[GK_PLAYERS_MAX * GK_INPUT_SIZE_MAX];
-} bot_input;
-
-static int bot_read(gk_input *base, uint64_t step, gk_step_input *out) {
-  bot_input *b = (bot_input *)base;
-  size_t rs = b->sim->input_size;
-  for (uint32_t p = 0; p < b->players; p++)
-    b->sim->bot_next(b->bots + (size_t)p * b->sim->bot_size,
-                     b->records + p * rs);
-  out->step = step;
-  out->active_mask = b->players >= 32 ? UINT32_MAX : (1u << b->players) - 1;
-  out->flags = 0;
-  out->players = b->players;
-  out->inputs = b->records;
-  return 0;
 }
 
 /* Steps `steps` steps from `src` on a fresh run and writes the replay. */
@@ -951,7 +911,7 @@ static int record_push_puzzle(const gk_sim *sim, void *cfg,
   uint64_t index = 1;
   const char *hash = strrchr(level, '#');
   size_t plen = strlen(level);
-  if (hash != NULL && parse_u64(hash + 1, &index) == 0) {
+  if (hash != NULL && gk_parse_u64(hash + 1, &index) == 0) {
     plen = (size_t)(hash - level);
     if (index < 1 || index > GK_PP_LEVELS_MAX) {
       fprintf(err, "gk-replay record: --level %s: N must be 1..%d\n", level,
@@ -1092,13 +1052,13 @@ static int cmd_record(int argc, char **argv, FILE *out, FILE *err) {
     return GK_CLI_INVALID;
   }
   uint64_t seed = 0, players = 0, steps = 0;
-  if (seed_s != NULL && parse_u64(seed_s, &seed) != 0) {
+  if (seed_s != NULL && gk_parse_u64(seed_s, &seed) != 0) {
     fprintf(err, "gk-replay record: --seed: expected a number, got '%s'\n",
             seed_s);
     return GK_CLI_INVALID;
   }
   if (players_s != NULL &&
-      (parse_u64(players_s, &players) != 0 || players < sim->players_min ||
+      (gk_parse_u64(players_s, &players) != 0 || players < sim->players_min ||
        players > sim->players_max)) {
     fprintf(err, "gk-replay record: --players: %s takes %" PRIu32
                  "..%" PRIu32 " players, got '%s'\n",
@@ -1134,7 +1094,7 @@ static int cmd_record(int argc, char **argv, FILE *out, FILE *err) {
                    "--steps\n",
               sim->name);
       rc = GK_CLI_INVALID;
-    } else if (parse_u64(steps_s, &steps) != 0 || steps > RECORD_STEPS_MAX) {
+    } else if (gk_parse_u64(steps_s, &steps) != 0 || steps > RECORD_STEPS_MAX) {
       fprintf(err, "gk-replay record: --steps: expected 0..%llu, got '%s'\n",
               (unsigned long long)RECORD_STEPS_MAX, steps_s);
       rc = GK_CLI_INVALID;
@@ -1143,19 +1103,12 @@ static int cmd_record(int argc, char **argv, FILE *out, FILE *err) {
       fprintf(err, "gk-replay record: %s has no built-in bot\n", sim->name);
       rc = GK_CLI_INVALID;
     } else {
-      bot_input b;
-      memset(&b, 0, sizeof b);
-      b.base.read = bot_read;
-      b.sim = sim;
-      b.players = (uint32_t)players;
-      b.bots = calloc((size_t)players, sim->bot_size);
-      if (b.bots == NULL) {
+      gk_bot_input b;
+      if (gk_bot_input_init(&b, sim, cfg, seed, (uint32_t)players) != 0) {
+        fprintf(err, "gk-replay record: %s has no built-in bot\n",
+                sim->name);
         rc = GK_CLI_INVALID;
       } else {
-        uint64_t x = seed;
-        for (uint32_t p = 0; p < b.players; p++)
-          sim->bot_init(b.bots + (size_t)p * sim->bot_size, cfg,
-                        gk_splitmix64(&x), p);
         char origin[256];
         snprintf(origin, sizeof origin,
                  "gk-replay record --genre %s --players %" PRIu64
@@ -1164,7 +1117,6 @@ static int cmd_record(int argc, char **argv, FILE *out, FILE *err) {
                  config != NULL ? " --config (file)" : "");
         rc = record_run(sim, cfg, seed, b.players, &b.base, steps, outpath,
                         origin, out, err);
-        free(b.bots);
       }
     }
   }
