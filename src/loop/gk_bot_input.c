@@ -46,8 +46,8 @@ int gk_bot_input_init(gk_bot_input *b, const gk_sim *sim, const void *cfg,
   return 0;
 }
 
-int gk_bot_input_init_one(gk_bot_input *b, const gk_sim *sim,
-                          const void *cfg, uint64_t seed, uint32_t player) {
+int gk_bot_input_init_one(gk_bot_input *b, const gk_sim *sim, const void *cfg,
+                          uint64_t seed, uint32_t player) {
   int rc = bot_setup(b, sim, 1);
   if (rc != 0)
     return rc;
