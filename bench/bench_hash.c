@@ -18,7 +18,6 @@
 
 #include "gk_genres.h"
 #include "gk_loop.h"
-#include "gk_rng.h"
 
 #define BATCHES 15
 
@@ -36,25 +35,6 @@ static int cmp_u64(const void *a, const void *b) {
 static double median(uint64_t *v, int n, uint64_t iters) {
   qsort(v, (size_t)n, sizeof *v, cmp_u64);
   return (double)v[n / 2] / (double)iters;
-}
-
-typedef struct bots {
-  gk_input base;
-  const gk_sim *sim;
-  uint32_t players;
-  uint64_t mem[GK_PLAYERS_MAX][32];
-  uint8_t rec[GK_PLAYERS_MAX * GK_INPUT_SIZE_MAX];
-} bots;
-
-static int bots_read(gk_input *in, uint64_t step, gk_step_input *out) {
-  bots *b = (bots *)in;
-  for (uint32_t p = 0; p < b->players; p++)
-    b->sim->bot_next(b->mem[p], b->rec + p * b->sim->input_size);
-  out->step = step;
-  out->players = b->players;
-  out->active_mask = (1u << b->players) - 1u;
-  out->inputs = b->rec;
-  return 0;
 }
 
 static volatile uint64_t sink;
@@ -77,14 +57,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, "%s: cannot start: %s\n", sim->name, err);
       return 1;
     }
-    bots b;
-    memset(&b, 0, sizeof b);
-    b.base.read = bots_read;
-    b.sim = sim;
-    b.players = players;
-    uint64_t seed = 42;
-    for (uint32_t p = 0; p < players; p++)
-      sim->bot_init(b.mem[p], cfg, gk_splitmix64(&seed), p);
+    gk_bot_input b;
+    gk_bot_input_init(&b, sim, cfg, 42, players);
     gk_loop_frame(&loop, &b.base, gk_budget_steps(warmup), 0);
 
     gk_buf_writer bw;

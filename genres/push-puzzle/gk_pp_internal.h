@@ -55,4 +55,7 @@ int gk__pp_pusher_at(const gk__pp_board *b, uint32_t c, uint32_t except);
 void gk__pp_board_load(gk__pp_board *b, uint8_t *cells,
                        const gk_pp_level *lvl, uint32_t players);
 
+/* What gk-replay offers for push-puzzle (gk_pp_tool.c). */
+extern const gk_sim_tool gk__pp_tool;
+
 #endif

@@ -690,4 +690,5 @@ const gk_sim gk_push_puzzle_sim = {
     .bot_size = sizeof(pp_bot),
     .bot_init = bot_init,
     .bot_next = bot_next,
+    .tool = &gk__pp_tool,
 };

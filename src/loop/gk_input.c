@@ -5,10 +5,6 @@
 
 #include "gk_loop.h"
 
-static uint32_t all_players(uint32_t players) {
-  return players >= 32 ? UINT32_MAX : (1u << players) - 1u;
-}
-
 static int script_read(gk_input *in, uint64_t step, gk_step_input *out) {
   gk_script_input *s = (gk_script_input *)in;
   size_t stride = (size_t)s->players * s->input_size;
@@ -35,7 +31,7 @@ void gk_script_input_init(gk_script_input *s, const uint8_t *records,
   s->count = records != NULL ? count : 0;
   s->players = players;
   s->input_size = input_size;
-  s->active_mask = all_players(players);
+  s->active_mask = gk_all_players(players);
 }
 
 static int const_read(gk_input *in, uint64_t step, gk_step_input *out) {
@@ -55,7 +51,7 @@ int gk_const_input_init(gk_const_input *c, const uint8_t *records,
     return GK_EINVAL;
   c->base.read = const_read;
   c->players = players;
-  c->active_mask = all_players(players);
+  c->active_mask = gk_all_players(players);
   if (records != NULL)
     memcpy(c->records, records, (size_t)players * input_size);
   return 0;

@@ -94,6 +94,36 @@ typedef struct gk_const_input {
 int gk_const_input_init(gk_const_input *c, const uint8_t *records,
                         uint32_t players, uint32_t input_size);
 
+/* A genre's built-in bots (sim->bot_init, sim->bot_next) as one source:
+ * every read asks each bot, in player order, for its record for the next
+ * step, and produces the records as one merged input with every player
+ * active (flags 0). Reads must come in step order, once per step. Plain
+ * data (about 4.5 KiB): the caller owns the struct; no dispose. */
+#define GK_BOT_SIZE_MAX 256 /* largest sim->bot_size a gk_bot_input holds */
+typedef struct gk_bot_input {
+  gk_input base; /* must be first */
+  const gk_sim *sim;
+  uint32_t players; /* bots, and records per read */
+  uint32_t active_mask;
+  uint8_t records[GK_PLAYERS_MAX * GK_INPUT_SIZE_MAX];
+  max_align_t bots[GK_PLAYERS_MAX][GK_BOT_SIZE_MAX / sizeof(max_align_t)];
+} gk_bot_input;
+
+/* Every player's bot, for a run of `players` players: player p is seeded
+ * with the p-th gk_splitmix64 output from `seed` (how gk-replay record,
+ * the golden replays and the determinism probe seed them). `cfg` is the
+ * run's config, read during the call only. Returns GK_EINVAL (and changes
+ * nothing) if b or sim is NULL, the genre has no bot or a bot larger than
+ * GK_BOT_SIZE_MAX, or players is not 1..GK_PLAYERS_MAX. */
+int gk_bot_input_init(gk_bot_input *b, const gk_sim *sim, const void *cfg,
+                      uint64_t seed, uint32_t players);
+
+/* One player's bot as a one-player source (players 1, active mask 1), for
+ * a peer that sends only its own input: the bot of slot `player`, seeded
+ * with `seed` as given. Errors as gk_bot_input_init. */
+int gk_bot_input_init_one(gk_bot_input *b, const gk_sim *sim,
+                          const void *cfg, uint64_t seed, uint32_t player);
+
 /* --- budgets ------------------------------------------------------------ */
 typedef enum gk_budget_kind { GK_BUDGET_SECONDS, GK_BUDGET_STEPS } gk_budget_kind;
 typedef struct gk_budget {

@@ -21,10 +21,6 @@
 
 enum { MODE_NONE = 0, MODE_PLAYERS = 1, MODE_MERGED = 2 };
 
-static uint32_t all_players(uint32_t players) {
-  return players >= 32 ? UINT32_MAX : (1u << players) - 1u;
-}
-
 static size_t step_bytes(const gk_inbuf *b) {
   return (size_t)b->players * b->input_size;
 }
@@ -118,8 +114,8 @@ int gk_inbuf_init(gk_inbuf *b, const gk_inbuf_options *o) {
   uint32_t window = o->window != 0 ? o->window : GK_INBUF_WINDOW_DEFAULT;
   if (o->players < 1 || o->players > GK_PLAYERS_MAX || o->input_size < 1 ||
       o->input_size > GK_INPUT_SIZE_MAX || window > GK_INBUF_WINDOW_MAX ||
-      window < 2 || (o->active_mask & ~all_players(o->players)) != 0 ||
-      (o->ack_mask & ~all_players(o->players)) != 0 ||
+      window < 2 || (o->active_mask & ~gk_all_players(o->players)) != 0 ||
+      (o->ack_mask & ~gk_all_players(o->players)) != 0 ||
       o->neutral_steps >= window || o->first_step > UINT64_MAX / 2)
     return GK_EINVAL;
   b->players = o->players;
@@ -142,7 +138,7 @@ int gk_inbuf_init(gk_inbuf *b, const gk_inbuf_options *o) {
   if (o->neutral_steps > 0) {
     b->mode = MODE_PLAYERS;
     for (uint32_t i = 0; i < o->neutral_steps; i++)
-      meta_of(b, o->first_step + i)->present = all_players(b->players);
+      meta_of(b, o->first_step + i)->present = gk_all_players(b->players);
   }
   return 0;
 }
@@ -191,7 +187,7 @@ int gk_inbuf_put_merged(gk_inbuf *b, const gk_step_input *in) {
     return GK_ECLOSED;
   if (!in_window(b, in->step))
     return GK_EAHEAD;
-  if ((in->active_mask & ~all_players(b->players)) != 0 ||
+  if ((in->active_mask & ~gk_all_players(b->players)) != 0 ||
       (in->flags & ~(uint32_t)GK_STEP_MATCH_END) != 0)
     return GK_EPROTO;
   gk__inbuf_meta *m = meta_of(b, in->step);

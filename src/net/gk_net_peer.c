@@ -23,32 +23,6 @@
 #include "gk_genres.h"
 #include "gk_rng.h"
 
-/* --- the bot as an input source ------------------------------------------ */
-
-static int bot_read(gk_input *in, uint64_t step, gk_step_input *out) {
-  gk_net_bot_input *b = (gk_net_bot_input *)in;
-  b->sim->bot_next(b->bot, b->record);
-  out->step = step;
-  out->active_mask = 1;
-  out->flags = 0;
-  out->players = 1;
-  out->inputs = b->record;
-  return 0;
-}
-
-int gk_net_bot_input_init(gk_net_bot_input *b, const gk_sim *sim,
-                          const void *cfg, uint64_t seed, uint32_t player) {
-  if (b == NULL || sim == NULL || sim->bot_size == 0 ||
-      sim->bot_size > sizeof b->bot || sim->bot_init == NULL ||
-      sim->bot_next == NULL || sim->input_size > GK_INPUT_SIZE_MAX)
-    return GK_EINVAL;
-  memset(b, 0, sizeof *b);
-  b->base.read = bot_read;
-  b->sim = sim;
-  sim->bot_init(b->bot, cfg, seed, player);
-  return 0;
-}
-
 /* --- helpers --------------------------------------------------------------- */
 
 static int send_msg(gk_net_peer *p, const gk_wire_msg *m) {
@@ -409,7 +383,7 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms,
   } else {
     uint64_t x = p->opts.bot_seed ^ ms->seed;
     uint64_t seed = gk_splitmix64(&x) + ms->slot;
-    if ((rc = gk_net_bot_input_init(&p->bot, sim, p->sim_cfg, seed,
+    if ((rc = gk_bot_input_init_one(&p->bot, sim, p->sim_cfg, seed,
                                     ms->slot)) != 0) {
       gk_errf(err, errlen, rc, "peer: genre \"%s\" has no bot", sim->name);
       goto fail_loop;

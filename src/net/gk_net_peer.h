@@ -44,20 +44,6 @@
 
 typedef struct gk_net_peer gk_net_peer;
 
-/* A gk_input over a genre's built-in bot (sim->bot_next): every read
- * produces the next record for one player (players = 1). Plain data, no
- * close needed. */
-typedef struct gk_net_bot_input {
-  gk_input base;                   /* must be first */
-  const gk_sim *sim;
-  uint8_t record[GK_INPUT_SIZE_MAX];
-  max_align_t bot[256 / sizeof(max_align_t)]; /* aligned for any type */
-} gk_net_bot_input;
-
-/* GK_EINVAL if the genre has no bot (bot_size 0 or > 256). */
-int gk_net_bot_input_init(gk_net_bot_input *b, const gk_sim *sim,
-                          const void *cfg, uint64_t seed, uint32_t player);
-
 /* Applies a JSON object of genre options (`{"key": value, ...}`: integers,
  * booleans, strings) to a config struct already filled with the defaults,
  * one key at a time through sim->config_set. NULL or "" is no options.
@@ -133,7 +119,7 @@ struct gk_net_peer {
   /* private */
   gk_net_peer_options opts;
   gk_net_peer_callbacks cb;
-  gk_net_bot_input bot;
+  gk_bot_input bot;
   gk_input *source;
   void *sim_cfg;
   uint64_t step_ns;

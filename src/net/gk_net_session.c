@@ -23,10 +23,6 @@
 
 #include "gk_err.h"
 
-static uint32_t all_players(uint32_t players) {
-  return players >= 32 ? UINT32_MAX : (1u << players) - 1u;
-}
-
 /* --- sending ------------------------------------------------------------- */
 
 static int send_msg(gk_net_session *s, uint32_t slot, const gk_wire_msg *m) {
@@ -119,7 +115,7 @@ static void confirm_and_send(gk_net_session *s) {
     if (step_late(s, st, s->now_ms))
       s->stats.steps_late++;
   s->frontier_since_ms = s->now_ms;
-  uint32_t to = all_players(s->cfg.players);
+  uint32_t to = gk_all_players(s->cfg.players);
   for (uint32_t p = 0; p < s->cfg.players; p++)
     if (to >> p & 1u && (s->inbuf.ack_mask >> p & 1u))
       send_confirmed(s, p, 0);
@@ -256,7 +252,7 @@ int gk_net_session_init(gk_net_session *s, const gk_net_session_config *cfg,
                    c->players, sim->name, sim->players_min,
                    sim->players_max);
   if (c->active_mask == 0)
-    c->active_mask = all_players(c->players);
+    c->active_mask = gk_all_players(c->players);
   if (c->window == 0)
     c->window = GK_INBUF_WINDOW_DEFAULT;
   if (c->hash_ring == 0)
@@ -267,7 +263,7 @@ int gk_net_session_init(gk_net_session *s, const gk_net_session_config *cfg,
     c->step_seconds = sim->step_seconds;
   if (c->stall_notice_ms == 0)
     c->stall_notice_ms = 1000;
-  if ((c->active_mask & ~all_players(c->players)) != 0 ||
+  if ((c->active_mask & ~gk_all_players(c->players)) != 0 ||
       c->creator >= c->players || c->input_delay >= c->window / 2 ||
       c->lead > 255 || c->input_delay > 255 ||
       c->first_step >= GK_WIRE_STEP_LIMIT || c->pending_hashes > 65536 ||

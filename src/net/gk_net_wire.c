@@ -81,8 +81,7 @@ static int check_range(uint64_t first, uint64_t count) {
 }
 
 static int check_mask(uint32_t mask, uint32_t players) {
-  uint32_t all = players >= 32 ? UINT32_MAX : (1u << players) - 1u;
-  return (mask & ~all) == 0 ? 0 : GK_EPROTO;
+  return (mask & ~gk_all_players(players)) == 0 ? 0 : GK_EPROTO;
 }
 
 static int genre_char(int c) {
@@ -154,21 +153,11 @@ uint32_t gk_wire_input_fit(uint32_t input_size) {
   return n > GK_WIRE_STEPS_MAX ? GK_WIRE_STEPS_MAX : (uint32_t)n;
 }
 
-static uint32_t le32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-         (uint32_t)p[3] << 24;
-}
-
-static void put_le32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-}
-
 void gk_wire_step_pack(uint8_t *dst, uint32_t active_mask, uint32_t flags,
                        const uint8_t *records, uint32_t players,
                        uint32_t input_size) {
-  put_le32(dst, active_mask);
-  put_le32(dst + 4, flags);
+  gk_store_le(dst, active_mask, 4);
+  gk_store_le(dst + 4, flags, 4);
   memcpy(dst + 8, records, (size_t)players * input_size);
 }
 
@@ -177,8 +166,8 @@ void gk_wire_step_get(const gk_wire_confirmed *c, uint32_t i,
   const uint8_t *p = c->steps + (size_t)i * GK_WIRE_STEP_BYTES(c->players,
                                                               c->input_size);
   out->step = c->first + i;
-  out->active_mask = le32(p);
-  out->flags = le32(p + 4);
+  out->active_mask = gk_load_le32(p);
+  out->flags = gk_load_le32(p + 4);
   out->players = c->players;
   out->inputs = p + 8;
 }
@@ -206,8 +195,7 @@ static void put_bytes(put_buf *b, const void *src, size_t n) {
 
 static void put_le(put_buf *b, uint64_t v, unsigned n) {
   uint8_t tmp[8];
-  for (unsigned i = 0; i < n; i++)
-    tmp[i] = (uint8_t)(v >> (8 * i));
+  gk_store_le(tmp, v, n);
   put_bytes(b, tmp, n);
 }
 

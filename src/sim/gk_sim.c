@@ -53,3 +53,19 @@ uint64_t gk_sim_hash(const gk_sim *sim, const void *state, gk_hasher *h) {
   sim->write_state(state, &h->w);
   return gk_hasher_digest(h);
 }
+
+int gk_parse_u64(const char *s, uint64_t *out) {
+  if (s == NULL || *s == '\0')
+    return -1;
+  uint64_t v = 0;
+  for (const char *p = s; *p; p++) {
+    if (*p < '0' || *p > '9')
+      return -1;
+    unsigned d = (unsigned)(*p - '0');
+    if (v > (UINT64_MAX - d) / 10)
+      return -1;
+    v = v * 10 + d;
+  }
+  *out = v;
+  return 0;
+}

@@ -63,6 +63,12 @@ typedef struct gk_step_input {
   const uint8_t *inputs;
 } gk_step_input;
 
+/* The active mask of a match of `players` players: bits 0..players-1 set
+ * (UINT32_MAX from 32 players up). */
+static inline uint32_t gk_all_players(uint32_t players) {
+  return players >= 32 ? UINT32_MAX : ((uint32_t)1 << players) - 1u;
+}
+
 /* A config value. Strings are NUL-terminated and owned by the caller for
  * the duration of the call; `config_set` copies what it keeps. */
 typedef enum gk_value_type {
@@ -95,6 +101,59 @@ typedef struct gk_event {
 typedef void (*gk_event_cb)(void *ctx, const gk_event *ev);
 typedef void (*gk_config_each_cb)(void *ctx, const char *key,
                                   const gk_value *value);
+
+/* --- tool extras -----------------------------------------------------------
+ * What a tool (gk-replay) may offer for one genre beyond the common
+ * contract, so that tools name no genre. Optional: gk_sim.tool may be
+ * NULL, and so may each member below. */
+#define GK_SIM_TOOL_OPTS_MAX 4
+
+/* The tool's file reader, lent to the genre (the core does no I/O): reads
+ * the whole text file `path`, at most `max` bytes (0: the tool's own
+ * limit), into a NUL-terminated buffer that the caller frees with free().
+ * Returns NULL with a message in msg. */
+typedef char *(*gk_read_text_fn)(void *ctx, const char *path, size_t max,
+                                 size_t *len, char *msg, size_t msglen);
+
+/* A recording built by gk_sim_tool.record_script. */
+typedef struct gk_sim_script {
+  /* `count` merged inputs of players * input_size bytes each, packed, for
+   * gk_script_input; allocated with malloc, freed by the caller. */
+  uint8_t *records;
+  uint64_t count;
+  char origin[512]; /* how it was made, for the replay header's "origin" */
+} gk_sim_script;
+
+typedef struct gk_sim_tool {
+  /* May be NULL. A sentence appended to the paragraph of `gk-replay info
+   * --help` about the HUD sample: it starts with a space and its lines
+   * (broken with \n, none at the end) fit in 72 columns. */
+  const char *sample_help;
+
+  /* --- recording from a genre-specific source (gk-replay record) ---
+   * e.g. a level and its published solution, instead of the genre's bots.
+   * All of record_opts, record_usage, record_help and record_script are
+   * set, or none is. */
+  /* Option names ("--level"), NULL-terminated, at most
+   * GK_SIM_TOOL_OPTS_MAX. Each takes a value; all are required. */
+  const char *record_opts[GK_SIM_TOOL_OPTS_MAX + 1];
+  /* The synopsis after "gk-replay record " (from "--genre NAME"), lines
+   * ending in \n, continuation lines indented to column 24. */
+  const char *record_usage;
+  /* A help paragraph, lines ending in \n, at most 72 columns. */
+  const char *record_help;
+  /* Applies the source to cfg (a config already filled: defaults or a
+   * config file) and builds the step inputs of a run of `players` players
+   * into *out. values[i] is the value given for record_opts[i] (non-NULL).
+   * Files are read only through read_text(read_ctx, ...). Returns 0, or a
+   * code with a message in err naming the option first ("--level: ...";
+   * err may be left "" for out of memory); *out then holds nothing to
+   * free. */
+  int (*record_script)(void *cfg, const char *const *values,
+                       uint32_t players, gk_read_text_fn read_text,
+                       void *read_ctx, gk_sim_script *out, char *err,
+                       size_t errlen);
+} gk_sim_tool;
 
 typedef struct gk_sim {
   uint32_t abi;          /* GK_SIM_ABI */
@@ -167,6 +226,10 @@ typedef struct gk_sim {
    * the next step (input_size bytes). Called exactly once per step, in step
    * order, so presses it makes reach exactly one step. */
   void (*bot_next)(void *bot, uint8_t *record);
+
+  /* --- tools --- */
+  /* May be NULL. Help text and recording sources for tools (see above). */
+  const gk_sim_tool *tool;
 } gk_sim;
 
 /* Checks a descriptor: abi, non-NULL members, sizes. Returns 0 or
@@ -175,6 +238,11 @@ int gk_sim_check(const gk_sim *sim, char *err, size_t errlen);
 
 /* Hashes a state: XXH3-64 over exactly the bytes write_state produces. */
 uint64_t gk_sim_hash(const gk_sim *sim, const void *state, gk_hasher *h);
+
+/* Parses a decimal u64 from s: digits only (no sign, no spaces; leading
+ * zeros allowed), no overflow. Returns 0, or -1 for NULL, "" or anything
+ * else, leaving *out unchanged. */
+int gk_parse_u64(const char *s, uint64_t *out);
 
 /* snprintf into err if err is non-NULL and errlen > 0. Always returns code. */
 int gk_errf(char *err, size_t errlen, int code, const char *fmt, ...)

@@ -189,12 +189,7 @@ static const uint8_t *take(gk_reader *r, size_t n) {
 
 static uint64_t read_le(gk_reader *r, unsigned n) {
   const uint8_t *p = take(r, n);
-  uint64_t v = 0;
-  if (p == NULL)
-    return 0;
-  for (unsigned i = 0; i < n; i++)
-    v |= (uint64_t)p[i] << (8 * i);
-  return v;
+  return p != NULL ? gk_load_le(p, n) : 0;
 }
 
 uint8_t gk_read_u8(gk_reader *r) { return (uint8_t)read_le(r, 1); }

@@ -185,6 +185,37 @@ void gk_buf_writer_close(gk_buf_writer *b);
  * (then b->w.err is GK_ENOMEM). */
 uint8_t *gk_buf_writer_take(gk_buf_writer *b, size_t *len);
 
+/* --- little-endian bytes ------------------------------------------------
+ * For every fixed-width format (state, wire, replay). The caller checks
+ * that p holds the bytes; n is 1..8. Loads are written out so compilers
+ * emit one load each. */
+static inline uint32_t gk_load_le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t gk_load_le64(const uint8_t *p) {
+  return (uint64_t)gk_load_le32(p) | (uint64_t)gk_load_le32(p + 4) << 32;
+}
+
+/* The n-byte little-endian value at p. */
+static inline uint64_t gk_load_le(const uint8_t *p, unsigned n) {
+  if (n == 8)
+    return gk_load_le64(p);
+  if (n == 4)
+    return gk_load_le32(p);
+  uint64_t v = 0;
+  for (unsigned i = 0; i < n; i++)
+    v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+/* Stores exactly the low n bytes of v little-endian at p. */
+static inline void gk_store_le(uint8_t *p, uint64_t v, unsigned n) {
+  for (unsigned i = 0; i < n; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+
 /* One bounded cursor over bytes the caller owns. */
 typedef struct gk_reader {
   const uint8_t *p;

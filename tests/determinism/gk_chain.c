@@ -24,7 +24,6 @@
 #include "gk_genres.h"
 #include "gk_loop.h"
 #include "gk_push_puzzle.h"
-#include "gk_rng.h"
 
 typedef struct chain {
   uint64_t digest;
@@ -41,27 +40,6 @@ static void chain_add(chain *c, uint64_t hash) {
   c->steps++;
 }
 
-/* A step input that asks each player's built-in bot for its record. */
-typedef struct bot_input {
-  gk_input base;
-  const gk_sim *sim;
-  uint32_t players;
-  uint64_t bots[GK_PLAYERS_MAX][32]; /* 256 bytes each, aligned */
-  uint8_t records[GK_PLAYERS_MAX * GK_INPUT_SIZE_MAX];
-} bot_input;
-
-static int bot_read(gk_input *in, uint64_t step, gk_step_input *out) {
-  bot_input *b = (bot_input *)in;
-  for (uint32_t p = 0; p < b->players; p++)
-    b->sim->bot_next(b->bots[p], b->records + p * b->sim->input_size);
-  out->step = step;
-  out->players = b->players;
-  out->active_mask = (1u << b->players) - 1u;
-  out->flags = 0;
-  out->inputs = b->records;
-  return 0;
-}
-
 /* Steps `loop` one step at a time over `in`, folding every hash. */
 static int run_chain(gk_loop *loop, gk_input *in, uint64_t steps, chain *c) {
   for (uint64_t s = 0; s < steps; s++) {
@@ -72,8 +50,9 @@ static int run_chain(gk_loop *loop, gk_input *in, uint64_t steps, chain *c) {
   return 0;
 }
 
-/* Bots seeded the way `gk-replay record` seeds them: player p gets the
- * p-th gk_splitmix64 output from `seed`, and the run gets `seed`. */
+/* Bots seeded by gk_bot_input_init, as `gk-replay record` seeds them:
+ * player p gets the p-th gk_splitmix64 output from `seed`, and the run
+ * gets `seed`. */
 static int bot_run(const gk_sim *sim, uint32_t players, uint64_t seed,
                    uint64_t steps, const char *label) {
   if (players < sim->players_min || players > sim->players_max ||
@@ -90,15 +69,10 @@ static int bot_run(const gk_sim *sim, uint32_t players, uint64_t seed,
   int rc = gk_loop_start(&loop, sim, cfg, seed, players, err, sizeof err);
   chain c = {0, 0};
   if (rc == 0) {
-    bot_input b;
-    memset(&b, 0, sizeof b);
-    b.base.read = bot_read;
-    b.sim = sim;
-    b.players = players;
-    uint64_t seeds = seed;
-    for (uint32_t p = 0; p < players; p++)
-      sim->bot_init(b.bots[p], cfg, gk_splitmix64(&seeds), p);
-    rc = run_chain(&loop, &b.base, steps, &c);
+    gk_bot_input b;
+    rc = gk_bot_input_init(&b, sim, cfg, seed, players);
+    if (rc == 0)
+      rc = run_chain(&loop, &b.base, steps, &c);
     if (rc == 0)
       printf("%s %s players=%u seed=%llu steps=%llu final=%016llx "
              "chain=%016llx\n",

@@ -10,24 +10,25 @@
 #include <unistd.h>
 
 #include "gk_loop.h"
-#include "gk_rng.h"
 #include "gk_replay.h"
 
+/* Every player's bot, with player 1 inactive on every fifth step. */
 typedef struct rec_input {
   gk_input base;
-  void *bots[4];
-  uint8_t bot_mem[4][256];
+  gk_bot_input bots;
   uint32_t players;
   uint8_t records[4 * 2];
 } rec_input;
 
 static int rec_read(gk_input *base, uint64_t step, gk_step_input *out) {
   rec_input *in = (rec_input *)base;
-  uint32_t mask = (in->players >= 32) ? UINT32_MAX : (1u << in->players) - 1;
+  gk_step_input all;
+  in->bots.base.read(&in->bots.base, step, &all);
+  memcpy(in->records, all.inputs, 2 * (size_t)in->players);
+  uint32_t mask = all.active_mask;
   if (in->players > 1 && step % 5 == 4)
     mask &= ~2u;
   for (uint32_t p = 0; p < in->players; p++) {
-    tiny_sim.bot_next(in->bot_mem[p], in->records + 2 * p);
     if (!(mask & (1u << p)))
       memset(in->records + 2 * p, 0, 2);
   }
@@ -56,9 +57,8 @@ uint8_t *fixture_tiny_replay(uint32_t players, uint64_t steps,
   memset(&in, 0, sizeof in);
   in.base.read = rec_read;
   in.players = players;
-  uint64_t bs = seed;
-  for (uint32_t p = 0; p < players; p++)
-    tiny_sim.bot_init(in.bot_mem[p], &cfg, gk_splitmix64(&bs), p);
+  cr_assert_eq(gk_bot_input_init(&in.bots, &tiny_sim, &cfg, seed, players),
+               0);
 
   gk_replay_meta meta = {&tiny_sim, &cfg, seed, players, "test fixture"};
   gk_replay_writer w;

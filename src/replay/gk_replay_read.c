@@ -1,0 +1,475 @@
+/* gk_replay_read.c: the bounded .gkr reader (see gk_replay.h and
+ * tools/replay/FORMAT.md). It walks the bytes once, checks every block
+ * (type, sequence, length, checksum, payload), builds an index of steps
+ * blocks (offset, first step, count) and stops at the first damage,
+ * keeping what came before it and saying where and what was expected.
+ */
+#include "gk_replay.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gk_replay_internal.h"
+
+static int damage(gk_replay *r, int code, uint64_t offset, const char *fmt,
+                  ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static int damage(gk_replay *r, int code, uint64_t offset, const char *fmt,
+                  ...) {
+  if (r->damage.code != 0)
+    return r->damage.code;
+  r->damage.code = code;
+  r->damage.offset = offset;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->damage.what, sizeof r->damage.what, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+static const char *block_name(uint8_t type) {
+  switch (type) {
+  case GK_REPLAY_BLOCK_HEADER:
+    return "header";
+  case GK_REPLAY_BLOCK_STEPS_T:
+    return "steps";
+  case GK_REPLAY_BLOCK_FOOTER:
+    return "footer";
+  default:
+    return "unknown";
+  }
+}
+
+/* A seed is decimal with no sign, spaces or leading zeros. */
+static int parse_seed(const char *s, uint64_t *out) {
+  if (s == NULL || (s[0] == '0' && s[1] != '\0'))
+    return -1;
+  return gk_parse_u64(s, out);
+}
+
+/* Reads an integer member in [lo, hi]. */
+static int json_uint(const cJSON *h, const char *key, double lo, double hi,
+                     uint32_t *out) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(h, key);
+  if (!cJSON_IsNumber(it))
+    return -1;
+  double d = it->valuedouble;
+  if (!(d >= lo && d <= hi) || (double)(uint32_t)d != d)
+    return -1;
+  *out = (uint32_t)d;
+  return 0;
+}
+
+static int parse_header(gk_replay *r, const uint8_t *text, size_t len,
+                        uint64_t offset) {
+  for (size_t i = 0; i < len; i++)
+    if (text[i] == '\0')
+      return damage(r, GK_EPARSE, offset + i,
+                    "expected header JSON text, found a NUL byte");
+  const char *end = NULL;
+  cJSON *h = cJSON_ParseWithLengthOpts((const char *)text, len, &end, 0);
+  if (h == NULL) {
+    const char *at = cJSON_GetErrorPtr();
+    uint64_t off = offset;
+    if (at != NULL && at >= (const char *)text &&
+        at <= (const char *)text + len)
+      off += (uint64_t)(at - (const char *)text);
+    return damage(r, GK_EPARSE, off, "expected header JSON, parse error");
+  }
+  r->header = h;
+  while (end != NULL && end < (const char *)text + len &&
+         (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+    end++;
+  if (end != (const char *)text + len)
+    return damage(r, GK_EPARSE,
+                  offset + (uint64_t)(end != NULL ? end - (const char *)text
+                                                  : 0),
+                  "expected the end of the header JSON");
+  if (!cJSON_IsObject(h))
+    return damage(r, GK_EPARSE, offset, "expected a header JSON object");
+  uint32_t format = 0;
+  if (json_uint(h, "format", 0, UINT32_MAX, &format) != 0)
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'format' (an integer)");
+  if (format != GK_REPLAY_FORMAT)
+    return damage(r, GK_EVERSION, offset,
+                  "expected header format %d, found %" PRIu32,
+                  GK_REPLAY_FORMAT, format);
+  r->format = format;
+  const cJSON *g = cJSON_GetObjectItemCaseSensitive(h, "genre");
+  if (!cJSON_IsString(g) || g->valuestring == NULL ||
+      g->valuestring[0] == '\0' ||
+      strlen(g->valuestring) > GK_REPLAY_GENRE_MAX)
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'genre' (a name of 1..%d bytes)",
+                  GK_REPLAY_GENRE_MAX);
+  memcpy(r->genre, g->valuestring, strlen(g->valuestring) + 1);
+  if (json_uint(h, "genre_version", 0, UINT32_MAX, &r->genre_version) != 0)
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'genre_version' (an integer)");
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(h, "seed");
+  if (!cJSON_IsString(s) || parse_seed(s->valuestring, &r->seed) != 0)
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'seed' (a decimal string)");
+  if (json_uint(h, "players", 1, GK_PLAYERS_MAX, &r->players) != 0)
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'players' (1..%d)", GK_PLAYERS_MAX);
+  if (json_uint(h, "input_size", 1, GK_INPUT_SIZE_MAX, &r->input_size) != 0)
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'input_size' (1..%d)",
+                  GK_INPUT_SIZE_MAX);
+  const cJSON *ss = cJSON_GetObjectItemCaseSensitive(h, "step_seconds");
+  if (!cJSON_IsArray(ss) || cJSON_GetArraySize(ss) != 2 ||
+      json_uint(ss, NULL, 0, 0, NULL) == 0)
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'step_seconds' ([num, den])");
+  uint32_t parts[2];
+  for (int i = 0; i < 2; i++) {
+    const cJSON *it = cJSON_GetArrayItem(ss, i);
+    double d = cJSON_IsNumber(it) ? it->valuedouble : 0;
+    if (!(d >= 1 && d <= UINT32_MAX) || (double)(uint32_t)d != d)
+      return damage(r, GK_EPROTO, offset,
+                    "expected header key 'step_seconds' ([num, den], "
+                    "positive integers)");
+    parts[i] = (uint32_t)d;
+  }
+  r->step_seconds.num = parts[0];
+  r->step_seconds.den = parts[1];
+  const cJSON *c = cJSON_GetObjectItemCaseSensitive(h, "config");
+  if (!cJSON_IsObject(c))
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'config' (an object)");
+  r->config = c;
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(h, "origin");
+  if (o != NULL) {
+    if (!cJSON_IsString(o))
+      return damage(r, GK_EPROTO, offset,
+                    "expected header key 'origin' to be a string");
+    r->origin = o->valuestring;
+  }
+  r->entry_size = ENTRY_HEAD + r->players * r->input_size;
+  r->header_ok = 1;
+  return 0;
+}
+
+static int add_block(gk_replay *r, size_t entries, uint64_t first,
+                     uint32_t count, uint64_t offset) {
+  if (r->nblocks == r->blocks_cap) {
+    size_t cap = r->blocks_cap ? r->blocks_cap * 2 : 16;
+    gk__replay_block *b = realloc(r->blocks, cap * sizeof *b);
+    if (b == NULL)
+      return damage(r, GK_ENOMEM, offset, "out of memory indexing blocks");
+    r->blocks = b;
+    r->blocks_cap = cap;
+  }
+  r->blocks[r->nblocks].entries = entries;
+  r->blocks[r->nblocks].first = first;
+  r->blocks[r->nblocks].count = count;
+  r->nblocks++;
+  return 0;
+}
+
+/* Checks one steps block's payload (already checksummed). */
+static int read_steps(gk_replay *r, const uint8_t *p, size_t len,
+                      uint64_t offset) {
+  uint64_t at = offset + BLOCK_HEAD;
+  if (len < STEPS_HEAD)
+    return damage(r, GK_EPROTO, at,
+                  "expected a steps block of at least %d bytes, found %zu",
+                  STEPS_HEAD, len);
+  uint64_t first = gk_load_le(p, 8);
+  uint32_t count = (uint32_t)gk_load_le(p + 8, 4);
+  uint32_t esize = (uint32_t)gk_load_le(p + 12, 4);
+  if (first != r->steps) /* name the block: its seq is checked already */
+    return damage(r, GK_EPROTO, at,
+                  "steps block %" PRIu32 ": expected first step %" PRIu64
+                  ", found %" PRIu64,
+                  (uint32_t)gk_load_le(r->bytes + offset + 4, 4), r->steps,
+                  first);
+  if (count == 0)
+    return damage(r, GK_EPROTO, at + 8,
+                  "expected a step count of at least 1, found 0");
+  if (esize != r->entry_size)
+    return damage(r, GK_EPROTO, at + 12,
+                  "expected entry size %" PRIu32 " (%" PRIu32
+                  " players x %" PRIu32 " bytes + 16), found %" PRIu32,
+                  r->entry_size, r->players, r->input_size, esize);
+  if ((uint64_t)count * esize != len - STEPS_HEAD)
+    return damage(r, GK_EPROTO, at + 8,
+                  "expected %" PRIu32 " entries of %" PRIu32
+                  " bytes to fill the %zu-byte payload",
+                  count, esize, len - STEPS_HEAD);
+  uint32_t allowed = gk_all_players(r->players);
+  for (uint32_t i = 0; i < count; i++) {
+    const uint8_t *e = p + STEPS_HEAD + (size_t)i * esize;
+    uint64_t eoff = at + STEPS_HEAD + (uint64_t)i * esize;
+    uint32_t mask = (uint32_t)gk_load_le(e + 8, 4);
+    uint32_t flags = (uint32_t)gk_load_le(e + 12, 4);
+    if ((mask & ~allowed) != 0)
+      return damage(r, GK_EPROTO, eoff + 8,
+                    "step %" PRIu64 ": expected an active mask within %" PRIu32
+                    " players, found 0x%" PRIx32,
+                    first + i, r->players, mask);
+    if ((flags & ~KNOWN_FLAGS) != 0)
+      return damage(r, GK_EPROTO, eoff + 12,
+                    "step %" PRIu64 ": expected flags within 0x%" PRIx32
+                    ", found 0x%" PRIx32,
+                    first + i, KNOWN_FLAGS, flags);
+    if (!gk__replay_inactive_zero(e + ENTRY_HEAD, r->players, r->input_size,
+                                  mask))
+      return damage(r, GK_EPROTO, eoff + ENTRY_HEAD,
+                    "step %" PRIu64
+                    ": expected all-zero records for inactive players",
+                    first + i);
+  }
+  int rc = add_block(r, (size_t)(p - r->bytes) + STEPS_HEAD, first, count,
+                     offset);
+  if (rc != 0)
+    return rc;
+  r->steps += count;
+  r->last_hash = gk_load_le(p + STEPS_HEAD + (size_t)(count - 1) * esize, 8);
+  return 0;
+}
+
+static int read_footer(gk_replay *r, const uint8_t *p, size_t len,
+                       uint64_t offset) {
+  uint64_t at = offset + BLOCK_HEAD;
+  if (len != FOOTER_SIZE)
+    return damage(r, GK_EPROTO, offset + 8,
+                  "expected a footer of %d bytes, found %zu", FOOTER_SIZE,
+                  len);
+  uint64_t count = gk_load_le(p, 8);
+  uint64_t hash = gk_load_le(p + 8, 8);
+  if (count != r->steps)
+    return damage(r, GK_EPROTO, at,
+                  "expected footer step count %" PRIu64 ", found %" PRIu64,
+                  r->steps, count);
+  if (hash != r->last_hash)
+    return damage(r, GK_EPROTO, at + 8,
+                  "expected footer final hash 0x%016" PRIx64
+                  " (the last step's), found 0x%016" PRIx64,
+                  r->last_hash, hash);
+  r->final_hash = hash;
+  return 0;
+}
+
+/* Checks the 16-byte preamble: magic, format version, flags. */
+static int read_preamble(gk_replay *r) {
+  const uint8_t *b = r->bytes;
+  size_t len = (size_t)r->size;
+  if (len < GK_REPLAY_PREAMBLE_SIZE) {
+    size_t n = len < 8 ? len : 8;
+    if (memcmp(b, GK__REPLAY_MAGIC, n) != 0)
+      return damage(r, GK_EPROTO, 0, "expected the .gkr magic bytes");
+    return damage(r, GK_ETRUNC, len,
+                  "expected a %d-byte preamble, the file ends",
+                  GK_REPLAY_PREAMBLE_SIZE);
+  }
+  if (memcmp(b, GK__REPLAY_MAGIC, 8) != 0)
+    return damage(r, GK_EPROTO, 0,
+                  "expected the .gkr magic bytes 89 47 4b 52 0d 0a 1a 0a");
+  uint32_t format = (uint32_t)gk_load_le(b + 8, 4);
+  if (format != GK_REPLAY_FORMAT)
+    return damage(r, GK_EVERSION, 8,
+                  "expected format version %d, found %" PRIu32,
+                  GK_REPLAY_FORMAT, format);
+  if (gk_load_le(b + 12, 4) != 0)
+    return damage(r, GK_EPROTO, 12, "expected preamble flags 0");
+  return 0;
+}
+
+static int read_all(gk_replay *r) {
+  const uint8_t *b = r->bytes;
+  size_t len = (size_t)r->size;
+  int prc = read_preamble(r);
+  if (prc != 0)
+    return prc;
+  size_t pos = GK_REPLAY_PREAMBLE_SIZE;
+  r->valid_end = pos;
+  for (uint32_t seq = 0;; seq++) {
+    size_t left = len - pos;
+    if (left == 0) {
+      if (seq == 0)
+        return damage(r, GK_ETRUNC, pos,
+                      "expected the header block, the file ends");
+      return damage(r, GK_ETRUNC, pos,
+                    "expected a steps or footer block, the file ends after "
+                    "%" PRIu64 " complete steps (no footer: cut short)",
+                    r->steps);
+    }
+    if (left < BLOCK_HEAD + 8)
+      return damage(r, GK_ETRUNC, pos,
+                    "expected a block, the file ends at offset %zu (cut "
+                    "short) after %" PRIu64 " complete steps",
+                    len, r->steps);
+    const uint8_t *h = b + pos;
+    uint8_t type = h[0];
+    uint32_t bseq = (uint32_t)gk_load_le(h + 4, 4);
+    uint32_t plen = (uint32_t)gk_load_le(h + 8, 4);
+    int want_header = seq == 0;
+    if (want_header ? type != GK_REPLAY_BLOCK_HEADER
+                    : (type != GK_REPLAY_BLOCK_STEPS_T &&
+                       type != GK_REPLAY_BLOCK_FOOTER))
+      return damage(r, GK_EPROTO, pos,
+                    "expected a %s block, found type byte 0x%02x",
+                    want_header ? "header" : "steps or footer", type);
+    if (h[1] != 0 || gk_load_le(h + 2, 2) != 0)
+      return damage(r, GK_EPROTO, pos + 1,
+                    "expected zero reserved bytes in the block header");
+    if (bseq != seq)
+      return damage(r, GK_EPROTO, pos + 4,
+                    "expected block sequence number %" PRIu32
+                    ", found %" PRIu32,
+                    seq, bseq);
+    uint32_t limit = type == GK_REPLAY_BLOCK_HEADER ? GK_REPLAY_HEADER_MAX
+                                                    : GK_REPLAY_BLOCK_MAX;
+    if (plen > limit)
+      return damage(r, GK_ETOOBIG, pos + 8,
+                    "expected a %s block of at most %" PRIu32
+                    " bytes, found length %" PRIu32,
+                    block_name(type), limit, plen);
+    if ((uint64_t)plen + BLOCK_HEAD + 8 > left)
+      return damage(r, GK_ETRUNC, pos,
+                    "expected a %s block of %" PRIu64 " bytes, the file ends "
+                    "at offset %zu (cut short, or the length is corrupt) "
+                    "after %" PRIu64 " complete steps",
+                    block_name(type), (uint64_t)plen + BLOCK_HEAD + 8, len,
+                    r->steps);
+    uint64_t want = gk_load_le(h + BLOCK_HEAD + plen, 8);
+    uint64_t got = gk_hash_bytes(h, BLOCK_HEAD + plen);
+    if (want != got)
+      return damage(r, GK_ECORRUPT, pos,
+                    "%s block %" PRIu32 ": expected checksum 0x%016" PRIx64
+                    ", computed 0x%016" PRIx64 " (corrupt)",
+                    block_name(type), seq, want, got);
+    const uint8_t *payload = h + BLOCK_HEAD;
+    int rc;
+    if (type == GK_REPLAY_BLOCK_HEADER)
+      rc = parse_header(r, payload, plen, pos + BLOCK_HEAD);
+    else if (type == GK_REPLAY_BLOCK_STEPS_T)
+      rc = read_steps(r, payload, plen, pos);
+    else
+      rc = read_footer(r, payload, plen, pos);
+    if (rc != 0)
+      return rc;
+    pos += BLOCK_HEAD + plen + 8;
+    r->valid_end = pos;
+    if (type == GK_REPLAY_BLOCK_FOOTER) {
+      if (pos != len)
+        return damage(r, GK_EPROTO, pos,
+                      "expected the end of the file after the footer, found "
+                      "%zu more bytes",
+                      len - pos);
+      r->complete = 1;
+      return 0;
+    }
+  }
+}
+
+int gk_replay_open_bytes(gk_replay *r, const void *bytes, size_t len) {
+  memset(r, 0, sizeof *r);
+  r->bytes = bytes;
+  r->size = len;
+  if (bytes == NULL && len != 0)
+    return damage(r, GK_EINVAL, 0, "no bytes");
+  if (len == 0)
+    return damage(r, GK_ETRUNC, 0, "expected a replay, the file is empty");
+  return read_all(r);
+}
+
+int gk_replay_open_file(gk_replay *r, const char *path) {
+  memset(r, 0, sizeof *r);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return damage(r, errno == ENOENT ? GK_ENOTFOUND : GK_EIO, 0,
+                  "cannot open: %s", strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return damage(r, GK_EIO, 0, "expected a regular file");
+  }
+  if ((uint64_t)st.st_size > GK_REPLAY_FILE_MAX) {
+    close(fd);
+    return damage(r, GK_ETOOBIG, 0,
+                  "expected a file of at most %llu bytes, found %lld",
+                  (unsigned long long)GK_REPLAY_FILE_MAX,
+                  (long long)st.st_size);
+  }
+  size_t size = (size_t)st.st_size;
+  uint8_t *buf = malloc(size ? size : 1);
+  if (buf == NULL) {
+    close(fd);
+    return damage(r, GK_ENOMEM, 0, "out of memory reading the file");
+  }
+  size_t got = 0;
+  while (got < size) {
+    ssize_t n = read(fd, buf + got, size - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      close(fd);
+      free(buf);
+      return damage(r, GK_EIO, got, "read error: %s", strerror(errno));
+    }
+    if (n == 0)
+      break; /* shrank while reading: treat what we have as the file */
+    got += (size_t)n;
+  }
+  close(fd);
+  int rc = gk_replay_open_bytes(r, buf, got);
+  r->owned = buf;
+  return rc;
+}
+
+void gk_replay_close(gk_replay *r) {
+  cJSON_Delete(r->header);
+  free(r->blocks);
+  free(r->owned);
+  memset(r, 0, sizeof *r);
+}
+
+int gk_replay_step_at(const gk_replay *r, uint64_t step, gk_replay_step *out,
+                      size_t *hint) {
+  if (step >= r->steps || r->nblocks == 0)
+    return GK_ERANGE;
+  size_t i = hint != NULL && *hint < r->nblocks ? *hint : 0;
+  const gk__replay_block *b = &r->blocks[i];
+  if (step < b->first || step - b->first >= b->count) {
+    if (i + 1 < r->nblocks && step >= r->blocks[i + 1].first &&
+        step - r->blocks[i + 1].first < r->blocks[i + 1].count) {
+      i++;
+    } else {
+      size_t lo = 0, hi = r->nblocks; /* first block with first > step */
+      while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->blocks[mid].first <= step)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      i = lo - 1;
+    }
+    b = &r->blocks[i];
+  }
+  if (hint != NULL)
+    *hint = i;
+  const uint8_t *e =
+      r->bytes + b->entries + (size_t)(step - b->first) * r->entry_size;
+  out->step = step;
+  out->hash = gk_load_le64(e);
+  out->active_mask = gk_load_le32(e + 8);
+  out->flags = gk_load_le32(e + 12);
+  out->inputs = e + ENTRY_HEAD;
+  return 0;
+}

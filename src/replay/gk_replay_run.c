@@ -1,0 +1,170 @@
+/* gk_replay_run.c: running a read replay through gk_loop (see
+ * gk_replay.h): the replay as a step input, the genre and config checks,
+ * and the verifier, which feeds the indexed steps to the loop with
+ * { steps } budgets and compares every step's hash with the recorded one.
+ */
+#include "gk_replay.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gk_config_json.h"
+#include "gk_genres.h"
+#include "gk_replay_internal.h"
+
+static int replay_read(gk_input *base, uint64_t step, gk_step_input *out) {
+  gk_replay_input *in = (gk_replay_input *)base;
+  gk_replay_step s;
+  int rc = gk_replay_step_at(in->r, step, &s, &in->hint);
+  if (rc != 0)
+    return rc;
+  out->step = step;
+  out->active_mask = s.active_mask;
+  out->flags = s.flags;
+  out->players = in->r->players;
+  out->inputs = s.inputs;
+  return 0;
+}
+
+void gk_replay_input_init(gk_replay_input *in, const gk_replay *r) {
+  memset(in, 0, sizeof *in);
+  in->base.read = replay_read;
+  in->r = r;
+}
+
+int gk_replay_prepare(const gk_replay *r, const gk_sim *sim, void *cfg,
+                      char *err, size_t errlen) {
+  if (!r->header_ok)
+    return gk_errf(err, errlen, GK_EINVAL, "replay has no valid header");
+  if (sim == NULL)
+    return gk_errf(err, errlen, GK_ENOTFOUND,
+                   "genre '%s' is not in this build", r->genre);
+  if (strcmp(sim->name, r->genre) != 0)
+    return gk_errf(err, errlen, GK_EMISMATCH,
+                   "the replay is for genre '%s', not '%s'", r->genre,
+                   sim->name);
+  if (sim->version != r->genre_version)
+    return gk_errf(err, errlen, GK_EVERSION,
+                   "recorded with %s version %" PRIu32
+                   ", this build has version %" PRIu32,
+                   r->genre, r->genre_version, sim->version);
+  if (sim->input_size != r->input_size)
+    return gk_errf(err, errlen, GK_EMISMATCH,
+                   "recorded input size %" PRIu32 ", %s uses %" PRIu32,
+                   r->input_size, sim->name, sim->input_size);
+  if (r->players < sim->players_min || r->players > sim->players_max)
+    return gk_errf(err, errlen, GK_ERANGE,
+                   "recorded with %" PRIu32 " players, %s takes %" PRIu32
+                   "..%" PRIu32,
+                   r->players, sim->name, sim->players_min,
+                   sim->players_max);
+  return gk_config_from_json(sim, cfg, r->config, err, errlen);
+}
+
+/* ===================================================================== */
+/* verify                                                                  */
+
+static int invalid(gk_replay_verdict *v, int code, uint64_t offset,
+                   const char *what, uint64_t checked) {
+  v->status = GK_REPLAY_INVALID;
+  v->code = code;
+  v->offset = offset;
+  if (checked > 0)
+    snprintf(v->message, sizeof v->message,
+             "offset %" PRIu64 ": %s (%s); the %" PRIu64
+             " steps before it verified",
+             offset, what, gk_err_name(code), checked);
+  else
+    snprintf(v->message, sizeof v->message, "offset %" PRIu64 ": %s (%s)",
+             offset, what, gk_err_name(code));
+  return v->status;
+}
+
+int gk_replay_run(const gk_replay *r, const gk_sim *sim, uint64_t steps,
+                  gk_loop *loop, gk_replay_progress_cb progress, void *ctx,
+                  gk_replay_verdict *v) {
+  memset(v, 0, sizeof *v);
+  if (!r->header_ok)
+    return invalid(v, r->damage.code ? r->damage.code : GK_EINVAL,
+                   r->damage.offset, r->damage.what, 0);
+  if (sim == NULL)
+    sim = gk_genre_find(r->genre);
+  char msg[GK_ERRMSG_MAX];
+  msg[0] = '\0';
+  void *cfg = sim != NULL ? calloc(1, sim->config_size ? sim->config_size : 1)
+                          : NULL;
+  if (sim != NULL && cfg == NULL)
+    return invalid(v, GK_ENOMEM, 0, "out of memory", 0);
+  int rc = gk_replay_prepare(r, sim, cfg, msg, sizeof msg);
+  if (rc == 0) {
+    rc = gk_loop_start(loop, sim, cfg, r->seed, r->players, msg, sizeof msg);
+    if (rc != 0 && msg[0] == '\0')
+      snprintf(msg, sizeof msg, "cannot start the run: %s", gk_strerror(rc));
+  }
+  if (sim != NULL && sim->config_free != NULL)
+    sim->config_free(cfg);
+  free(cfg);
+  if (rc != 0)
+    return invalid(v, rc, 0, msg, 0);
+  if (loop->ring_cap < GK_REPLAY_PROGRESS_STEPS)
+    return invalid(v, GK_EINVAL, 0, "the loop's hash ring is too small", 0);
+
+  if (steps > r->steps)
+    steps = r->steps;
+  gk_replay_input in;
+  gk_replay_input_init(&in, r);
+  size_t hint = 0;
+  uint64_t done = 0;
+  while (done < steps && v->status == GK_REPLAY_OK) {
+    uint64_t want = steps - done;
+    if (want > GK_REPLAY_PROGRESS_STEPS)
+      want = GK_REPLAY_PROGRESS_STEPS;
+    int ran = gk_loop_frame(loop, &in.base, gk_budget_steps(want), 0);
+    if (ran < 0 || (uint64_t)ran != want) {
+      int code = ran < 0 ? ran : loop->input_err;
+      snprintf(msg, sizeof msg, "the loop stopped at step %" PRIu64 ": %s",
+               done + (ran > 0 ? (uint64_t)ran : 0), gk_strerror(code));
+      return invalid(v, code ? code : GK_EINPUT, 0, msg, done);
+    }
+    for (uint64_t s = done; s < done + want; s++) {
+      gk_replay_step rs;
+      uint64_t actual = 0;
+      gk_replay_step_at(r, s, &rs, &hint);
+      if (gk_loop_hash_at(loop, s, &actual) != 0 || actual != rs.hash) {
+        v->status = GK_REPLAY_MISMATCH;
+        v->step = s;
+        v->expected = rs.hash;
+        v->actual = actual;
+        snprintf(v->message, sizeof v->message,
+                 "step %" PRIu64 ": expected hash 0x%016" PRIx64
+                 ", computed 0x%016" PRIx64,
+                 s, rs.hash, actual);
+        break;
+      }
+      v->steps_checked++;
+    }
+    done += want;
+    if (progress != NULL && v->status == GK_REPLAY_OK)
+      progress(ctx, done, r->steps);
+  }
+  return v->status;
+}
+
+int gk_replay_verify(const gk_replay *r, const gk_sim *sim,
+                     gk_replay_progress_cb progress, void *ctx,
+                     gk_replay_verdict *v) {
+  memset(v, 0, sizeof *v);
+  gk_loop loop;
+  gk_loop_options opts = {GK_REPLAY_PROGRESS_STEPS};
+  int rc = gk_loop_init(&loop, &opts);
+  if (rc != 0)
+    return invalid(v, rc, 0, "cannot create a loop", 0);
+  gk_replay_run(r, sim, r->steps, &loop, progress, ctx, v);
+  gk_loop_close(&loop);
+  if (v->status == GK_REPLAY_OK && r->damage.code != 0)
+    return invalid(v, r->damage.code, r->damage.offset, r->damage.what,
+                   v->steps_checked);
+  return v->status;
+}

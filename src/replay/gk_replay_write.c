@@ -1,0 +1,364 @@
+/* gk_replay_write.c: the .gkr writer (see gk_replay.h and
+ * tools/replay/FORMAT.md). It serializes the header with cJSON, stages
+ * steps in one block buffer and emits whole blocks (each closed by XXH3-64
+ * over its bytes) to a file descriptor or to memory. A file is written to
+ * PATH.tmp and renamed when finished.
+ */
+#include "gk_replay.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gk_config_json.h"
+#include "gk_replay_internal.h"
+
+static int sink(gk_replay_writer *w, const uint8_t *bytes, size_t len) {
+  if (w->err != 0)
+    return w->err;
+  if (w->memory) {
+    if (w->mem_cap - w->mem_len < len) {
+      size_t cap = w->mem_cap ? w->mem_cap : 4096;
+      while (cap - w->mem_len < len)
+        cap *= 2;
+      uint8_t *p = realloc(w->mem, cap);
+      if (p == NULL)
+        return w->err = GK_ENOMEM;
+      w->mem = p;
+      w->mem_cap = cap;
+    }
+    memcpy(w->mem + w->mem_len, bytes, len);
+    w->mem_len += len;
+  } else {
+    size_t done = 0;
+    while (done < len) {
+      ssize_t n = write(w->fd, bytes + done, len - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return w->err = GK_EIO;
+      done += (size_t)n;
+    }
+  }
+  w->offset += len;
+  return 0;
+}
+
+/* Emits one block: `buf` holds BLOCK_HEAD bytes of room, then the payload,
+ * then 8 bytes of room for the checksum. */
+static int emit_block(gk_replay_writer *w, uint8_t type, uint8_t *buf,
+                      size_t payload) {
+  buf[0] = type;
+  buf[1] = 0;
+  gk_store_le(buf + 2, 0, 2);
+  gk_store_le(buf + 4, w->seq, 4);
+  gk_store_le(buf + 8, payload, 4);
+  gk_store_le(buf + BLOCK_HEAD + payload,
+              gk_hash_bytes(buf, BLOCK_HEAD + payload), 8);
+  int rc = sink(w, buf, BLOCK_HEAD + payload + 8);
+  if (rc == 0)
+    w->seq++;
+  return rc;
+}
+
+static char *build_header(const gk_replay_meta *m, char *err, size_t errlen) {
+  cJSON *h = cJSON_CreateObject();
+  cJSON *cfg = gk_config_to_json(m->sim, m->cfg);
+  char seed[24];
+  snprintf(seed, sizeof seed, "%" PRIu64, m->seed);
+  cJSON *ratio = cJSON_CreateArray();
+  int ok = h != NULL && cfg != NULL && ratio != NULL;
+  ok = ok && cJSON_AddNumberToObject(h, "format", GK_REPLAY_FORMAT) != NULL;
+  ok = ok && cJSON_AddStringToObject(h, "genre", m->sim->name) != NULL;
+  ok = ok && cJSON_AddNumberToObject(h, "genre_version",
+                                     m->sim->version) != NULL;
+  ok = ok && cJSON_AddStringToObject(h, "seed", seed) != NULL;
+  ok = ok && cJSON_AddNumberToObject(h, "players", m->players) != NULL;
+  ok = ok && cJSON_AddNumberToObject(h, "input_size",
+                                     m->sim->input_size) != NULL;
+  if (ok) {
+    cJSON_AddItemToArray(ratio,
+                         cJSON_CreateNumber(m->sim->step_seconds.num));
+    cJSON_AddItemToArray(ratio,
+                         cJSON_CreateNumber(m->sim->step_seconds.den));
+    ok = cJSON_AddItemToObject(h, "step_seconds", ratio);
+    if (ok)
+      ratio = NULL;
+  }
+  if (ok) {
+    ok = cJSON_AddItemToObject(h, "config", cfg);
+    if (ok)
+      cfg = NULL;
+  }
+  if (ok && m->origin != NULL)
+    ok = cJSON_AddStringToObject(h, "origin", m->origin) != NULL;
+  char *text = ok ? cJSON_PrintUnformatted(h) : NULL;
+  cJSON_Delete(h);
+  cJSON_Delete(cfg);
+  cJSON_Delete(ratio);
+  if (text == NULL)
+    gk_errf(err, errlen, GK_ENOMEM,
+            "replay header: cannot serialize the config (out of memory or "
+            "an integer beyond 2^53)");
+  return text;
+}
+
+static int writer_start(gk_replay_writer *w, const gk_replay_meta *m,
+                        char *err, size_t errlen) {
+  const gk_sim *sim = m->sim;
+  if (m->players < sim->players_min || m->players > sim->players_max ||
+      m->players > GK_PLAYERS_MAX)
+    return gk_errf(err, errlen, GK_EINVAL,
+                   "replay: %" PRIu32 " players, %s takes %" PRIu32
+                   "..%" PRIu32,
+                   m->players, sim->name, sim->players_min,
+                   sim->players_max);
+  if (sim->input_size < 1 || sim->input_size > GK_INPUT_SIZE_MAX)
+    return gk_errf(err, errlen, GK_EINVAL, "replay: bad input size");
+  w->players = m->players;
+  w->input_size = sim->input_size;
+  w->entry_size = ENTRY_HEAD + m->players * sim->input_size;
+  w->block_steps = GK_REPLAY_BLOCK_STEPS;
+  w->block_cap = BLOCK_HEAD + STEPS_HEAD +
+                 (size_t)GK_REPLAY_BLOCK_STEPS_MAX * w->entry_size + 8;
+  w->block = malloc(w->block_cap);
+  char *text = build_header(m, err, errlen);
+  if (w->block == NULL || text == NULL) {
+    free(text);
+    return text == NULL ? GK_ENOMEM
+                        : gk_errf(err, errlen, GK_ENOMEM, "out of memory");
+  }
+  size_t tlen = strlen(text);
+  if (tlen > GK_REPLAY_HEADER_MAX) {
+    free(text);
+    return gk_errf(err, errlen, GK_ETOOBIG,
+                   "replay header: %zu bytes, the limit is %u", tlen,
+                   GK_REPLAY_HEADER_MAX);
+  }
+  uint8_t pre[GK_REPLAY_PREAMBLE_SIZE];
+  memcpy(pre, GK__REPLAY_MAGIC, 8);
+  gk_store_le(pre + 8, GK_REPLAY_FORMAT, 4);
+  gk_store_le(pre + 12, 0, 4);
+  uint8_t *hb = malloc(BLOCK_HEAD + tlen + 8);
+  int rc = hb == NULL ? GK_ENOMEM : sink(w, pre, sizeof pre);
+  if (rc == 0) {
+    memcpy(hb + BLOCK_HEAD, text, tlen);
+    rc = emit_block(w, GK_REPLAY_BLOCK_HEADER, hb, tlen);
+  }
+  free(hb);
+  free(text);
+  if (rc != 0)
+    return gk_errf(err, errlen, rc, "replay: writing the header: %s",
+                   gk_strerror(rc));
+  w->open = 1;
+  return 0;
+}
+
+static int meta_ok(const gk_replay_meta *m, char *err, size_t errlen) {
+  if (m == NULL || m->sim == NULL || m->cfg == NULL || m->sim->name == NULL)
+    return gk_errf(err, errlen, GK_EINVAL, "replay: no genre or config");
+  return 0;
+}
+
+static void writer_zero(gk_replay_writer *w) {
+  memset(w, 0, sizeof *w);
+  w->fd = -1;
+}
+
+int gk_replay_writer_open_mem(gk_replay_writer *w, const gk_replay_meta *meta,
+                              char *err, size_t errlen) {
+  writer_zero(w);
+  int rc = meta_ok(meta, err, errlen);
+  if (rc != 0)
+    return rc;
+  w->memory = 1;
+  rc = writer_start(w, meta, err, errlen);
+  if (rc != 0)
+    gk_replay_writer_abort(w);
+  return rc;
+}
+
+int gk_replay_writer_open(gk_replay_writer *w, const char *path,
+                          const gk_replay_meta *meta, char *err,
+                          size_t errlen) {
+  writer_zero(w);
+  int rc = meta_ok(meta, err, errlen);
+  if (rc != 0)
+    return rc;
+  size_t n = path != NULL ? strlen(path) : 0;
+  size_t ext = strlen(GK_REPLAY_EXT);
+  if (n <= ext || strcmp(path + n - ext, GK_REPLAY_EXT) != 0)
+    return gk_errf(err, errlen, GK_EINVAL,
+                   "replay: output name '%s' must end in %s",
+                   path != NULL ? path : "", GK_REPLAY_EXT);
+  w->path = malloc(n + 1);
+  w->tmp_path = malloc(n + 5);
+  if (w->path == NULL || w->tmp_path == NULL) {
+    gk_replay_writer_abort(w);
+    return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
+  }
+  memcpy(w->path, path, n + 1);
+  memcpy(w->tmp_path, path, n);
+  memcpy(w->tmp_path + n, ".tmp", 5);
+  w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (w->fd < 0) {
+    rc = gk_errf(err, errlen, GK_EIO, "replay: cannot create '%s': %s",
+                 w->tmp_path, strerror(errno));
+    free(w->path);
+    free(w->tmp_path);
+    writer_zero(w);
+    return rc;
+  }
+  rc = writer_start(w, meta, err, errlen);
+  if (rc != 0)
+    gk_replay_writer_abort(w);
+  return rc;
+}
+
+int gk_replay_writer_flush(gk_replay_writer *w) {
+  if (!w->open)
+    return GK_ESTATE;
+  if (w->err != 0)
+    return w->err;
+  if (w->block_count == 0)
+    return 0;
+  uint8_t *p = w->block + BLOCK_HEAD;
+  gk_store_le(p, w->steps - w->block_count, 8);
+  gk_store_le(p + 8, w->block_count, 4);
+  gk_store_le(p + 12, w->entry_size, 4);
+  size_t payload = STEPS_HEAD + (size_t)w->block_count * w->entry_size;
+  int rc = emit_block(w, GK_REPLAY_BLOCK_STEPS_T, w->block, payload);
+  w->block_count = 0;
+  return rc;
+}
+
+int gk_replay_writer_append(gk_replay_writer *w, const gk_step_input *in,
+                            uint64_t hash) {
+  if (!w->open)
+    return GK_ESTATE;
+  if (w->err != 0)
+    return w->err;
+  if (in == NULL || in->step != w->steps || in->players != w->players ||
+      (in->active_mask & ~gk_all_players(w->players)) != 0 ||
+      (in->flags & ~KNOWN_FLAGS) != 0 || in->inputs == NULL ||
+      !gk__replay_inactive_zero(in->inputs, w->players, w->input_size,
+                                in->active_mask))
+    return GK_EINVAL;
+  if (w->block_steps < 1 || w->block_steps > GK_REPLAY_BLOCK_STEPS_MAX)
+    w->block_steps = GK_REPLAY_BLOCK_STEPS;
+  uint8_t *e = w->block + BLOCK_HEAD + STEPS_HEAD +
+               (size_t)w->block_count * w->entry_size;
+  gk_store_le(e, hash, 8);
+  gk_store_le(e + 8, in->active_mask, 4);
+  gk_store_le(e + 12, in->flags, 4);
+  memcpy(e + ENTRY_HEAD, in->inputs, (size_t)w->players * w->input_size);
+  w->block_count++;
+  w->steps++;
+  w->last_hash = hash;
+  if (w->block_count >= w->block_steps)
+    return gk_replay_writer_flush(w);
+  return 0;
+}
+
+static void writer_release(gk_replay_writer *w) {
+  if (w->fd >= 0)
+    close(w->fd);
+  w->fd = -1;
+  free(w->path);
+  free(w->tmp_path);
+  free(w->block);
+  w->path = w->tmp_path = NULL;
+  w->block = NULL;
+  w->open = 0;
+}
+
+/* fsync the directory holding `path`, so the rename survives a crash. */
+static void sync_dir(const char *path) {
+  const char *slash = strrchr(path, '/');
+  char dir[4096];
+  if (slash == NULL) {
+    dir[0] = '.';
+    dir[1] = '\0';
+  } else {
+    size_t n = (size_t)(slash - path);
+    if (n == 0)
+      n = 1;
+    if (n >= sizeof dir)
+      return;
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+  }
+  int fd = open(dir, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    (void)fsync(fd);
+    close(fd);
+  }
+}
+
+int gk_replay_writer_finish(gk_replay_writer *w, char *err, size_t errlen) {
+  if (!w->open)
+    return gk_errf(err, errlen, GK_ESTATE, "replay: writer is not open");
+  int rc = gk_replay_writer_flush(w);
+  if (rc == 0) {
+    uint8_t fb[BLOCK_HEAD + FOOTER_SIZE + 8];
+    gk_store_le(fb + BLOCK_HEAD, w->steps, 8);
+    gk_store_le(fb + BLOCK_HEAD + 8, w->last_hash, 8);
+    rc = emit_block(w, GK_REPLAY_BLOCK_FOOTER, fb, FOOTER_SIZE);
+  }
+  if (rc == 0 && !w->memory) {
+    if (fsync(w->fd) != 0)
+      rc = gk_errf(err, errlen, GK_EIO, "replay: fsync '%s': %s",
+                   w->tmp_path, strerror(errno));
+    else if (close(w->fd) != 0) {
+      w->fd = -1;
+      rc = gk_errf(err, errlen, GK_EIO, "replay: close '%s': %s",
+                   w->tmp_path, strerror(errno));
+    } else {
+      w->fd = -1;
+      if (rename(w->tmp_path, w->path) != 0)
+        rc = gk_errf(err, errlen, GK_EIO, "replay: rename to '%s': %s",
+                     w->path, strerror(errno));
+      else
+        sync_dir(w->path);
+    }
+  } else if (rc != 0) {
+    gk_errf(err, errlen, rc, "replay: writing '%s': %s",
+            w->memory ? "(memory)" : w->tmp_path, gk_strerror(rc));
+  }
+  if (rc != 0) {
+    w->err = rc;
+    gk_replay_writer_abort(w);
+    return rc;
+  }
+  writer_release(w);
+  return 0;
+}
+
+uint8_t *gk_replay_writer_take(gk_replay_writer *w, size_t *len) {
+  uint8_t *p = w->memory ? w->mem : NULL;
+  *len = p != NULL ? w->mem_len : 0;
+  if (p != NULL) {
+    w->mem = NULL;
+    w->mem_len = w->mem_cap = 0;
+  }
+  return p;
+}
+
+void gk_replay_writer_abort(gk_replay_writer *w) {
+  /* tmp_path lives from the .tmp file's creation until finish or abort */
+  if (!w->memory && w->tmp_path != NULL) {
+    if (w->fd >= 0)
+      close(w->fd);
+    w->fd = -1;
+    (void)unlink(w->tmp_path);
+  }
+  writer_release(w);
+  free(w->mem);
+  w->mem = NULL;
+  w->mem_len = w->mem_cap = 0;
+}
