@@ -9,7 +9,7 @@
  * player is dead, when the configured duration is survived, or when a step's
  * input carries GK_STEP_MATCH_END.
  *
- * The descriptor is `gk_survivors_sim` (genres/gk_genres.h), name
+ * The descriptor is `gk_survivors_sim` (declared below), name
  * "survivors". Everything in the state is an integer or Q16.16; randomness
  * comes from the run's gk_rng; entities live in fixed-capacity arrays that
  * are iterated in index order and compacted stably, so the canonical bytes
@@ -143,6 +143,8 @@ typedef struct gk_sv_config {
   int32_t start_weapon_level;
   int32_t spawning; /* 0 or 1 */
 } gk_sv_config;
+
+extern const gk_sim gk_survivors_sim;
 
 /* Packs one input record (GK_SV_INPUT_SIZE bytes) into out. */
 void gk_sv_input_pack(uint8_t *out, int8_t move_x, int8_t move_y,

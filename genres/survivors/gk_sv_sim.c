@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gk_genres.h"
 #include "gk_sv_internal.h"
 
 const gk_sv_kind_info gk__sv_kinds[GK_SV_KINDS] = {

@@ -25,6 +25,7 @@
 #include "gk_loop.h"
 #include "gk_push_puzzle.h"
 #include "gk_rng.h"
+#include "gk_survivors.h"
 
 typedef struct chain {
   uint64_t digest;
