@@ -22,7 +22,7 @@
 
 #include "gk_sv_internal.h"
 
-const gk_sv_kind_info gk__sv_kinds[GK_SV_KINDS] = {
+const gk__sv_kind_info gk__sv_kinds[GK_SV_KINDS] = {
     /* speed             health damage radius xp */
     {GK_FX_ONE * 3 / 2, 6, 2, 8, 1},    /* bat: fast, frail, small */
     {GK_FX_ONE, 16, 4, 12, 2},          /* zombie */
@@ -50,7 +50,7 @@ static int64_t sq64(int64_t v) { return v * v; }
 
 /* --- events ------------------------------------------------------------- */
 
-static gk_event *ev_new(gk_sv_state *s, const char *name, int32_t player) {
+static gk_event *ev_new(gk__sv_state *s, const char *name, int32_t player) {
   if (s->n_events == s->cap_events) {
     if (s->cap_events >= GK_SV_EVENTS_MAX) {
       s->events_dropped++;
@@ -85,7 +85,7 @@ static void ev_field(gk_event *e, const char *key, int64_t value) {
 
 /* --- allocation --------------------------------------------------------- */
 
-void gk__sv_free(gk_sv_state *s) {
+void gk__sv_free(gk__sv_state *s) {
   if (s == NULL)
     return;
   free(s->enemies);
@@ -99,15 +99,15 @@ void gk__sv_free(gk_sv_state *s) {
   free(s);
 }
 
-gk_sv_state *gk__sv_alloc(const gk_sv_config *cfg, uint32_t players) {
-  gk_sv_state *s = calloc(1, sizeof *s);
+gk__sv_state *gk__sv_alloc(const gk_sv_config *cfg, uint32_t players) {
+  gk__sv_state *s = calloc(1, sizeof *s);
   if (s == NULL)
     return NULL;
   s->cfg = *cfg;
   s->players = players;
   size_t ne = (size_t)cfg->max_enemies;
-  s->grid_w = ((uint32_t)cfg->arena_width >> GK_SV_CELL_UNITS_SHIFT) + 1;
-  s->grid_h = ((uint32_t)cfg->arena_height >> GK_SV_CELL_UNITS_SHIFT) + 1;
+  s->grid_w = ((uint32_t)cfg->arena_width >> GK__SV_CELL_UNITS_SHIFT) + 1;
+  s->grid_h = ((uint32_t)cfg->arena_height >> GK__SV_CELL_UNITS_SHIFT) + 1;
   s->enemies = calloc(ne, sizeof *s->enemies);
   s->proj = calloc((size_t)cfg->max_projectiles, sizeof *s->proj);
   s->gems = calloc((size_t)cfg->max_gems, sizeof *s->gems);
@@ -125,8 +125,8 @@ gk_sv_state *gk__sv_alloc(const gk_sv_config *cfg, uint32_t players) {
 
 uint32_t gk__sv_xp_next(uint32_t level) { return 5 + 6 * (level - 1); }
 
-static void player_init(gk_sv_state *s, uint32_t i) {
-  gk_sv_player *p = &s->p[i];
+static void player_init(gk__sv_state *s, uint32_t i) {
+  gk__sv_player *p = &s->p[i];
   memset(p, 0, sizeof *p);
   /* Players start on a small circle around the centre. */
   uint16_t a = (uint16_t)(i * 65536u / s->players);
@@ -141,8 +141,8 @@ static void player_init(gk_sv_state *s, uint32_t i) {
   p->wlevel[GK_SV_WAND] = (uint8_t)s->cfg.start_weapon_level;
 }
 
-static void *sv_create(const void *cfgp, uint64_t seed, uint32_t players,
-                       char *err, size_t errlen) {
+static void *create(const void *cfgp, uint64_t seed, uint32_t players,
+                    char *err, size_t errlen) {
   const gk_sv_config *cfg = cfgp;
   if (gk__sv_config_check(cfg, err, errlen) != 0)
     return NULL;
@@ -152,7 +152,7 @@ static void *sv_create(const void *cfgp, uint64_t seed, uint32_t players,
             GK_SV_PLAYERS_MAX);
     return NULL;
   }
-  gk_sv_state *s = gk__sv_alloc(cfg, players);
+  gk__sv_state *s = gk__sv_alloc(cfg, players);
   if (s == NULL) {
     gk_errf(err, errlen, GK_ENOMEM, "survivors: out of memory");
     return NULL;
@@ -196,13 +196,13 @@ void gk__sv_move_vector(int32_t mx, int32_t my, gk_fx speed, gk_fx *vx,
 static uint32_t cell_coord(gk_fx v, uint32_t n) {
   if (v < 0)
     return 0;
-  uint32_t c = (uint32_t)v >> GK_SV_CELL_SHIFT;
+  uint32_t c = (uint32_t)v >> GK__SV_CELL_SHIFT;
   return c < n ? c : n - 1;
 }
 
 /* Counting sort of enemies into cells. Filling from the last enemy down
  * leaves each cell's list in ascending index order. */
-static void grid_build(gk_sv_state *s) {
+static void grid_build(gk__sv_state *s) {
   uint32_t ncell = s->grid_w * s->grid_h;
   memset(s->cell_start, 0, ((size_t)ncell + 1) * sizeof(uint32_t));
   for (uint32_t i = 0; i < s->n_enemies; i++) {
@@ -226,9 +226,9 @@ static void grid_build(gk_sv_state *s) {
 /* Visits every enemy whose cell touches the square of half-size `r` (whole
  * units) around (x, y), cells row by row, each cell in index order. The
  * callback returns non-zero to stop. */
-typedef int (*grid_cb)(gk_sv_state *s, uint32_t enemy, void *ctx);
+typedef int (*grid_cb)(gk__sv_state *s, uint32_t enemy, void *ctx);
 
-static void grid_query(gk_sv_state *s, gk_fx x, gk_fx y, int32_t r,
+static void grid_query(gk__sv_state *s, gk_fx x, gk_fx y, int32_t r,
                        grid_cb cb, void *ctx) {
   gk_fx rr = gk_fx_from_int(r);
   gk_fx x0 = x > GK_FX_MIN + rr ? x - rr : GK_FX_MIN;
@@ -248,12 +248,12 @@ static void grid_query(gk_sv_state *s, gk_fx x, gk_fx y, int32_t r,
 
 /* --- entities ----------------------------------------------------------- */
 
-int32_t gk__sv_spawn_enemy(gk_sv_state *s, uint32_t kind, gk_fx x, gk_fx y) {
+int32_t gk__sv_spawn_enemy(gk__sv_state *s, uint32_t kind, gk_fx x, gk_fx y) {
   if (s->n_enemies >= (uint32_t)s->cfg.max_enemies || kind >= GK_SV_KINDS)
     return -1;
-  const gk_sv_kind_info *k = &gk__sv_kinds[kind];
+  const gk__sv_kind_info *k = &gk__sv_kinds[kind];
   int32_t rad = k->radius;
-  gk_sv_enemy *e = &s->enemies[s->n_enemies];
+  gk__sv_enemy *e = &s->enemies[s->n_enemies];
   e->x = clampfx(x, gk_fx_from_int(rad),
                  gk_fx_from_int(s->cfg.arena_width - rad));
   e->y = clampfx(y, gk_fx_from_int(rad),
@@ -269,21 +269,21 @@ int32_t gk__sv_spawn_enemy(gk_sv_state *s, uint32_t kind, gk_fx x, gk_fx y) {
   return (int32_t)s->n_enemies++;
 }
 
-int32_t gk__sv_add_gem(gk_sv_state *s, gk_fx x, gk_fx y, uint32_t value) {
+int32_t gk__sv_add_gem(gk__sv_state *s, gk_fx x, gk_fx y, uint32_t value) {
   if (s->n_gems >= (uint32_t)s->cfg.max_gems)
     return -1;
-  gk_sv_gem *g = &s->gems[s->n_gems];
+  gk__sv_gem *g = &s->gems[s->n_gems];
   g->x = x;
   g->y = y;
   g->value = value;
   return (int32_t)s->n_gems++;
 }
 
-static int add_proj(gk_sv_state *s, uint32_t owner, gk_fx x, gk_fx y,
+static int add_proj(gk__sv_state *s, uint32_t owner, gk_fx x, gk_fx y,
                     uint16_t angle, int32_t damage, uint8_t pierce) {
   if (s->n_proj >= (uint32_t)s->cfg.max_projectiles)
     return -1;
-  gk_sv_proj *q = &s->proj[s->n_proj++];
+  gk__sv_proj *q = &s->proj[s->n_proj++];
   q->x = x;
   q->y = y;
   q->vx = gk_fx_mul(gk_fx_cos(angle), WAND_PROJ_SPEED);
@@ -296,7 +296,7 @@ static int add_proj(gk_sv_state *s, uint32_t owner, gk_fx x, gk_fx y,
   return 0;
 }
 
-static void hurt_enemy(gk_sv_enemy *e, int32_t damage, uint32_t player) {
+static void hurt_enemy(gk__sv_enemy *e, int32_t damage, uint32_t player) {
   if (e->health <= 0)
     return;
   e->health = damage >= e->health ? 0 : e->health - damage;
@@ -305,7 +305,7 @@ static void hurt_enemy(gk_sv_enemy *e, int32_t damage, uint32_t player) {
 
 /* --- upgrades ----------------------------------------------------------- */
 
-static int upgrade_available(const gk_sv_player *p, uint32_t id) {
+static int upgrade_available(const gk__sv_player *p, uint32_t id) {
   switch (id) {
   case GK_SV_UP_WAND:
   case GK_SV_UP_AURA:
@@ -322,7 +322,7 @@ static int upgrade_available(const gk_sv_player *p, uint32_t id) {
   }
 }
 
-static void apply_upgrade(gk_sv_player *p, uint32_t id) {
+static void apply_upgrade(gk__sv_player *p, uint32_t id) {
   switch (id) {
   case GK_SV_UP_WAND:
   case GK_SV_UP_AURA:
@@ -359,9 +359,9 @@ static void apply_upgrade(gk_sv_player *p, uint32_t id) {
 /* Opens a pick if the player has the experience for the next level. The
  * three options are distinct draws from the available upgrades (heal is
  * always available and pads the list if fewer than three are). */
-static void check_level_up(gk_sv_state *s, uint32_t i) {
-  gk_sv_player *p = &s->p[i];
-  if (!p->alive || p->pick_pending || p->level >= GK_SV_LEVEL_MAX ||
+static void check_level_up(gk__sv_state *s, uint32_t i) {
+  gk__sv_player *p = &s->p[i];
+  if (!p->alive || p->pick_pending || p->level >= GK__SV_LEVEL_MAX ||
       p->xp < gk__sv_xp_next(p->level))
     return;
   p->xp -= gk__sv_xp_next(p->level);
@@ -392,9 +392,9 @@ static void check_level_up(gk_sv_state *s, uint32_t i) {
   ev_field(e, "option3", p->options[2]);
 }
 
-static void resolve_pick(gk_sv_state *s, uint32_t i, uint32_t choice,
+static void resolve_pick(gk__sv_state *s, uint32_t i, uint32_t choice,
                          int timed_out) {
-  gk_sv_player *p = &s->p[i];
+  gk__sv_player *p = &s->p[i];
   uint32_t id = p->options[choice - 1];
   apply_upgrade(p, id);
   p->pick_pending = 0;
@@ -410,21 +410,21 @@ static void resolve_pick(gk_sv_state *s, uint32_t i, uint32_t choice,
 
 /* --- play phases -------------------------------------------------------- */
 
-static uint32_t spawn_interval(const gk_sv_state *s) {
+static uint32_t spawn_interval(const gk__sv_state *s) {
   int64_t iv = (int64_t)s->cfg.spawn_interval_start -
                (int64_t)s->wave * s->cfg.spawn_interval_step;
   return iv < s->cfg.spawn_interval_min ? (uint32_t)s->cfg.spawn_interval_min
                                         : (uint32_t)iv;
 }
 
-static uint32_t spawn_batch(const gk_sv_state *s) {
+static uint32_t spawn_batch(const gk__sv_state *s) {
   uint32_t b = (uint32_t)s->cfg.spawn_batch;
   if (s->cfg.spawn_batch_every_waves > 0)
     b += s->wave / (uint32_t)s->cfg.spawn_batch_every_waves;
   return b > 256 ? 256 : b;
 }
 
-static void spawn_phase(gk_sv_state *s) {
+static void spawn_phase(gk__sv_state *s) {
   uint32_t wave = s->play_steps / (uint32_t)s->cfg.wave_steps;
   if (wave != s->wave) {
     s->wave = wave;
@@ -450,7 +450,7 @@ static void spawn_phase(gk_sv_state *s) {
   for (uint32_t b = 0; b < batch; b++) {
     if (s->n_enemies >= (uint32_t)s->cfg.max_enemies)
       return;
-    const gk_sv_player *p = &s->p[living[gk_rng_below(&s->rng, nl)]];
+    const gk__sv_player *p = &s->p[living[gk_rng_below(&s->rng, nl)]];
     uint16_t a = (uint16_t)gk_rng_below(&s->rng, 65536);
     int32_t d = s->cfg.spawn_distance +
                 (int32_t)gk_rng_below(&s->rng,
@@ -465,12 +465,12 @@ static void spawn_phase(gk_sv_state *s) {
   }
 }
 
-static void players_move(gk_sv_state *s, const gk_step_input *in) {
-  gk_fx lo = gk_fx_from_int(GK_SV_PLAYER_RADIUS);
-  gk_fx hx = gk_fx_from_int(s->cfg.arena_width - GK_SV_PLAYER_RADIUS);
-  gk_fx hy = gk_fx_from_int(s->cfg.arena_height - GK_SV_PLAYER_RADIUS);
+static void players_move(gk__sv_state *s, const gk_step_input *in) {
+  gk_fx lo = gk_fx_from_int(GK__SV_PLAYER_RADIUS);
+  gk_fx hx = gk_fx_from_int(s->cfg.arena_width - GK__SV_PLAYER_RADIUS);
+  gk_fx hy = gk_fx_from_int(s->cfg.arena_height - GK__SV_PLAYER_RADIUS);
   for (uint32_t i = 0; i < s->players && i < in->players; i++) {
-    gk_sv_player *p = &s->p[i];
+    gk__sv_player *p = &s->p[i];
     if (!p->alive)
       continue;
     const uint8_t *rec = in->inputs + (size_t)i * GK_SV_INPUT_SIZE;
@@ -487,11 +487,11 @@ static void players_move(gk_sv_state *s, const gk_step_input *in) {
  * of radii, computed in Q8 so every product fits in int64. Two enemies on
  * the very same point part by index (the lower one steps left). This is
  * the hot loop at scale, so it walks the grid cells itself. */
-static void separation(const gk_sv_state *s, uint32_t i, int64_t *pxo,
+static void separation(const gk__sv_state *s, uint32_t i, int64_t *pxo,
                        int64_t *pyo) {
-  const gk_sv_enemy *e = &s->enemies[i];
+  const gk__sv_enemy *e = &s->enemies[i];
   int32_t ri = gk__sv_kinds[e->kind].radius;
-  gk_fx reach = gk_fx_from_int(ri + GK_SV_ENEMY_RADIUS_MAX);
+  gk_fx reach = gk_fx_from_int(ri + GK__SV_ENEMY_RADIUS_MAX);
   uint32_t cx0 = cell_coord(e->x - reach, s->grid_w);
   uint32_t cx1 = cell_coord(e->x + reach, s->grid_w);
   uint32_t cy0 = cell_coord(e->y - reach, s->grid_h);
@@ -502,7 +502,7 @@ static void separation(const gk_sv_state *s, uint32_t i, int64_t *pxo,
     const uint32_t *row = s->cell_start + (size_t)cy * s->grid_w;
     for (uint32_t k = row[cx0]; k < row[cx1 + 1]; k++) {
       uint32_t j = s->cell_items[k];
-      const gk_sv_enemy *o = &s->enemies[j];
+      const gk__sv_enemy *o = &s->enemies[j];
       /* Positions lie in [0, 2^30], so differences fit in int32; the
        * unsigned compare is |d| < rr in one branch. */
       int32_t r16 = (ri + gk__sv_kinds[o->kind].radius) << GK_FX_SHIFT;
@@ -532,15 +532,15 @@ static void separation(const gk_sv_state *s, uint32_t i, int64_t *pxo,
 
 /* Chase the nearest living player and keep apart from the neighbours, all
  * from the positions the phase started with. */
-static void enemies_move(gk_sv_state *s) {
+static void enemies_move(gk__sv_state *s) {
   grid_build(s);
   for (uint32_t i = 0; i < s->n_enemies; i++) {
-    const gk_sv_enemy *e = &s->enemies[i];
-    const gk_sv_kind_info *k = &gk__sv_kinds[e->kind];
+    const gk__sv_enemy *e = &s->enemies[i];
+    const gk__sv_kind_info *k = &gk__sv_kinds[e->kind];
     int64_t best = INT64_MAX;
     int64_t bdx = 0, bdy = 0;
     for (uint32_t pi = 0; pi < s->players; pi++) {
-      const gk_sv_player *p = &s->p[pi];
+      const gk__sv_player *p = &s->p[pi];
       if (!p->alive)
         continue;
       int64_t dx = (int64_t)p->x - e->x, dy = (int64_t)p->y - e->y;
@@ -554,7 +554,7 @@ static void enemies_move(gk_sv_state *s) {
     int64_t vx = 0, vy = 0;
     if (best != INT64_MAX) {
       int64_t d = (int64_t)gk_isqrt64((uint64_t)best);
-      int64_t stop = gk_fx_from_int(k->radius + GK_SV_PLAYER_RADIUS);
+      int64_t stop = gk_fx_from_int(k->radius + GK__SV_PLAYER_RADIUS);
       if (d > stop) {
         int64_t sp = d - stop < k->speed ? d - stop : k->speed;
         vx = sp * bdx / d;
@@ -567,7 +567,7 @@ static void enemies_move(gk_sv_state *s) {
     s->move_y[i] = (gk_fx)(vy + py);
   }
   for (uint32_t i = 0; i < s->n_enemies; i++) {
-    gk_sv_enemy *e = &s->enemies[i];
+    gk__sv_enemy *e = &s->enemies[i];
     int32_t rad = gk__sv_kinds[e->kind].radius;
     e->x = clampfx(e->x + s->move_x[i], gk_fx_from_int(rad),
                    gk_fx_from_int(s->cfg.arena_width - rad));
@@ -583,10 +583,10 @@ typedef struct touch_ctx {
   int32_t damage;
 } touch_ctx;
 
-static int touch_visit(gk_sv_state *s, uint32_t j, void *ctxp) {
+static int touch_visit(gk__sv_state *s, uint32_t j, void *ctxp) {
   touch_ctx *c = ctxp;
-  const gk_sv_enemy *e = &s->enemies[j];
-  const gk_sv_kind_info *k = &gk__sv_kinds[e->kind];
+  const gk__sv_enemy *e = &s->enemies[j];
+  const gk__sv_kind_info *k = &gk__sv_kinds[e->kind];
   if (e->health <= 0)
     return 0;
   int64_t rr = gk_fx_from_int(c->radius + k->radius);
@@ -596,8 +596,8 @@ static int touch_visit(gk_sv_state *s, uint32_t j, void *ctxp) {
   return 0;
 }
 
-static void player_die(gk_sv_state *s, uint32_t i, int reason) {
-  gk_sv_player *p = &s->p[i];
+static void player_die(gk__sv_state *s, uint32_t i, int reason) {
+  gk__sv_player *p = &s->p[i];
   p->alive = 0;
   p->pick_pending = 0;
   p->pick_timer = 0;
@@ -608,9 +608,9 @@ static void player_die(gk_sv_state *s, uint32_t i, int reason) {
 
 /* Touching enemies hurt a player by the largest contact damage among them,
  * then the player is immune for hit_cooldown_steps. */
-static void contact_phase(gk_sv_state *s) {
+static void contact_phase(gk__sv_state *s) {
   for (uint32_t i = 0; i < s->players; i++) {
-    gk_sv_player *p = &s->p[i];
+    gk__sv_player *p = &s->p[i];
     if (!p->alive)
       continue;
     if (s->play_steps % REGEN_STEPS == 0 && p->health < p->max_health)
@@ -619,8 +619,8 @@ static void contact_phase(gk_sv_state *s) {
       p->hurt_cd--;
       continue;
     }
-    touch_ctx c = {p->x, p->y, GK_SV_PLAYER_RADIUS, 0};
-    grid_query(s, p->x, p->y, GK_SV_PLAYER_RADIUS + GK_SV_ENEMY_RADIUS_MAX,
+    touch_ctx c = {p->x, p->y, GK__SV_PLAYER_RADIUS, 0};
+    grid_query(s, p->x, p->y, GK__SV_PLAYER_RADIUS + GK__SV_ENEMY_RADIUS_MAX,
                touch_visit, &c);
     if (c.damage == 0)
       continue;
@@ -642,9 +642,9 @@ typedef struct area_ctx {
   uint32_t player;
 } area_ctx;
 
-static int area_visit(gk_sv_state *s, uint32_t j, void *ctxp) {
+static int area_visit(gk__sv_state *s, uint32_t j, void *ctxp) {
   area_ctx *c = ctxp;
-  gk_sv_enemy *e = &s->enemies[j];
+  gk__sv_enemy *e = &s->enemies[j];
   if (e->health <= 0)
     return 0;
   int64_t rr = gk_fx_from_int(c->radius + gk__sv_kinds[e->kind].radius);
@@ -654,19 +654,19 @@ static int area_visit(gk_sv_state *s, uint32_t j, void *ctxp) {
   return 0;
 }
 
-static void area_hit(gk_sv_state *s, uint32_t player, gk_fx x, gk_fx y,
+static void area_hit(gk__sv_state *s, uint32_t player, gk_fx x, gk_fx y,
                      int32_t radius, int32_t damage) {
   area_ctx c = {x, y, radius, damage, player};
-  grid_query(s, x, y, radius + GK_SV_ENEMY_RADIUS_MAX, area_visit, &c);
+  grid_query(s, x, y, radius + GK__SV_ENEMY_RADIUS_MAX, area_visit, &c);
 }
 
-static void fire_wand(gk_sv_state *s, uint32_t i) {
-  gk_sv_player *p = &s->p[i];
+static void fire_wand(gk__sv_state *s, uint32_t i) {
+  gk__sv_player *p = &s->p[i];
   uint32_t lv = p->wlevel[GK_SV_WAND];
   int64_t best = sq64(gk_fx_from_int(WAND_RANGE)) + 1;
   int32_t target = -1;
   for (uint32_t j = 0; j < s->n_enemies; j++) {
-    const gk_sv_enemy *e = &s->enemies[j];
+    const gk__sv_enemy *e = &s->enemies[j];
     if (e->health <= 0)
       continue;
     int64_t d2 = sq64((int64_t)e->x - p->x) + sq64((int64_t)e->y - p->y);
@@ -677,7 +677,7 @@ static void fire_wand(gk_sv_state *s, uint32_t i) {
   }
   if (target < 0)
     return; /* stays ready; fires as soon as something is in range */
-  const gk_sv_enemy *t = &s->enemies[target];
+  const gk__sv_enemy *t = &s->enemies[target];
   uint16_t base = gk_fx_atan2(t->y - p->y, t->x - p->x);
   uint32_t count = 1 + (lv - 1) / 2;
   for (uint32_t k = 0; k < count; k++) {
@@ -689,9 +689,9 @@ static void fire_wand(gk_sv_state *s, uint32_t i) {
   p->wtimer[GK_SV_WAND] = (uint16_t)(cd < 1 ? 1 : cd);
 }
 
-static void weapons_phase(gk_sv_state *s) {
+static void weapons_phase(gk__sv_state *s) {
   for (uint32_t i = 0; i < s->players; i++) {
-    gk_sv_player *p = &s->p[i];
+    gk__sv_player *p = &s->p[i];
     if (!p->alive)
       continue;
     if (p->wlevel[GK_SV_WAND]) {
@@ -729,17 +729,18 @@ static void weapons_phase(gk_sv_state *s) {
 }
 
 typedef struct proj_ctx {
-  gk_sv_proj *q;
+  gk__sv_proj *q;
   int dead;
 } proj_ctx;
 
-static int proj_visit(gk_sv_state *s, uint32_t j, void *ctxp) {
+static int proj_visit(gk__sv_state *s, uint32_t j, void *ctxp) {
   proj_ctx *c = ctxp;
-  gk_sv_proj *q = c->q;
-  gk_sv_enemy *e = &s->enemies[j];
+  gk__sv_proj *q = c->q;
+  gk__sv_enemy *e = &s->enemies[j];
   if (e->health <= 0 || e->id == q->last_hit)
     return 0;
-  int64_t rr = gk_fx_from_int(GK_SV_PROJ_RADIUS + gk__sv_kinds[e->kind].radius);
+  int64_t rr =
+      gk_fx_from_int(GK__SV_PROJ_RADIUS + gk__sv_kinds[e->kind].radius);
   int64_t dx = (int64_t)q->x - e->x, dy = (int64_t)q->y - e->y;
   if (dx * dx + dy * dy > rr * rr)
     return 0;
@@ -755,12 +756,12 @@ static int proj_visit(gk_sv_state *s, uint32_t j, void *ctxp) {
 
 /* Projectiles fly, expire, leave the arena or hit; the spent ones are
  * removed by a stable compaction. */
-static void projectiles_phase(gk_sv_state *s) {
+static void projectiles_phase(gk__sv_state *s) {
   gk_fx wx = gk_fx_from_int(s->cfg.arena_width);
   gk_fx wy = gk_fx_from_int(s->cfg.arena_height);
   uint32_t out = 0;
   for (uint32_t i = 0; i < s->n_proj; i++) {
-    gk_sv_proj *q = &s->proj[i];
+    gk__sv_proj *q = &s->proj[i];
     q->x += q->vx;
     q->y += q->vy;
     int dead = q->life <= 1 || q->x < 0 || q->y < 0 || q->x > wx ||
@@ -768,7 +769,7 @@ static void projectiles_phase(gk_sv_state *s) {
     if (!dead) {
       q->life--;
       proj_ctx c = {q, 0};
-      grid_query(s, q->x, q->y, GK_SV_PROJ_RADIUS + GK_SV_ENEMY_RADIUS_MAX,
+      grid_query(s, q->x, q->y, GK__SV_PROJ_RADIUS + GK__SV_ENEMY_RADIUS_MAX,
                  proj_visit, &c);
       dead = c.dead;
     }
@@ -780,10 +781,10 @@ static void projectiles_phase(gk_sv_state *s) {
 
 /* The dead leave in index order: each drops a gem (merged into an existing
  * one when the floor is full) and reports its killer. */
-static void deaths_phase(gk_sv_state *s) {
+static void deaths_phase(gk__sv_state *s) {
   uint32_t out = 0;
   for (uint32_t i = 0; i < s->n_enemies; i++) {
-    gk_sv_enemy *e = &s->enemies[i];
+    gk__sv_enemy *e = &s->enemies[i];
     if (e->health > 0) {
       s->enemies[out++] = *e;
       continue;
@@ -794,7 +795,7 @@ static void deaths_phase(gk_sv_state *s) {
     if (killer >= 0)
       s->p[killer].kills++;
     if (gk__sv_add_gem(s, e->x, e->y, xp) < 0) {
-      gk_sv_gem *g = &s->gems[s->kills % s->n_gems];
+      gk__sv_gem *g = &s->gems[s->kills % s->n_gems];
       g->value = g->value > UINT32_MAX - xp ? UINT32_MAX : g->value + xp;
     }
     gk_event *ev = ev_new(s, "enemy_killed", killer);
@@ -806,13 +807,13 @@ static void deaths_phase(gk_sv_state *s) {
   s->n_enemies = out;
 }
 
-static void gems_phase(gk_sv_state *s) {
+static void gems_phase(gk__sv_state *s) {
   uint32_t out = 0;
   for (uint32_t g = 0; g < s->n_gems; g++) {
-    gk_sv_gem *gem = &s->gems[g];
+    gk__sv_gem *gem = &s->gems[g];
     int taken = 0;
     for (uint32_t i = 0; i < s->players && !taken; i++) {
-      gk_sv_player *p = &s->p[i];
+      gk__sv_player *p = &s->p[i];
       if (!p->alive)
         continue;
       int64_t r = gk_fx_from_int(p->pickup);
@@ -829,7 +830,7 @@ static void gems_phase(gk_sv_state *s) {
   s->n_gems = out;
 }
 
-static void end_run(gk_sv_state *s, int reason) {
+static void end_run(gk__sv_state *s, int reason) {
   s->over = 1;
   s->over_reason = (uint8_t)reason;
   s->hud_version++;
@@ -839,7 +840,7 @@ static void end_run(gk_sv_state *s, int reason) {
   ev_field(e, "elapsed_steps", s->play_steps);
 }
 
-static uint32_t alive_count(const gk_sv_state *s) {
+static uint32_t alive_count(const gk__sv_state *s) {
   uint32_t n = 0;
   for (uint32_t i = 0; i < s->players; i++)
     n += s->p[i].alive;
@@ -848,8 +849,8 @@ static uint32_t alive_count(const gk_sv_state *s) {
 
 /* --- the step ----------------------------------------------------------- */
 
-static void sv_step(void *state, const gk_step_input *in) {
-  gk_sv_state *s = state;
+static void step(void *state, const gk_step_input *in) {
+  gk__sv_state *s = state;
   s->step++;
   if (s->over)
     return;
@@ -859,7 +860,7 @@ static void sv_step(void *state, const gk_step_input *in) {
     np = 0;
 
   for (uint32_t i = 0; i < s->players; i++) {
-    gk_sv_player *p = &s->p[i];
+    gk__sv_player *p = &s->p[i];
     if (!p->gone && !(mask & (1u << i))) {
       p->gone = 1;
       if (p->alive)
@@ -879,7 +880,7 @@ static void sv_step(void *state, const gk_step_input *in) {
 
   int frozen = s->paused;
   for (uint32_t i = 0; i < s->players; i++) {
-    gk_sv_player *p = &s->p[i];
+    gk__sv_player *p = &s->p[i];
     if (!p->pick_pending)
       continue;
     uint8_t pick = i < np ? in->inputs[(size_t)i * GK_SV_INPUT_SIZE + 3] : 0;
@@ -922,10 +923,10 @@ static void sv_step(void *state, const gk_step_input *in) {
     end_run(s, 2);
 }
 
-static void sv_destroy(void *state) { gk__sv_free(state); }
+static void destroy(void *state) { gk__sv_free(state); }
 
-static void sv_drain(void *state, gk_event_cb cb, void *ctx) {
-  gk_sv_state *s = state;
+static void drain_events(void *state, gk_event_cb cb, void *ctx) {
+  gk__sv_state *s = state;
   /* Copy out first so a callback that drains again sees an empty queue. */
   uint32_t n = s->n_events;
   s->n_events = 0;
@@ -933,16 +934,16 @@ static void sv_drain(void *state, gk_event_cb cb, void *ctx) {
     cb(ctx, &s->events[i]);
 }
 
-static int sv_is_over(const void *state) {
-  return ((const gk_sv_state *)state)->over;
+static int is_over(const void *state) {
+  return ((const gk__sv_state *)state)->over;
 }
 
-static uint64_t sv_version(const void *state) {
-  return ((const gk_sv_state *)state)->hud_version;
+static uint64_t sample_version(const void *state) {
+  return ((const gk__sv_state *)state)->hud_version;
 }
 
 uint64_t gk_sv_events_dropped(const void *state) {
-  return state ? ((const gk_sv_state *)state)->events_dropped : 0;
+  return state ? ((const gk__sv_state *)state)->events_dropped : 0;
 }
 
 const gk_sim gk_survivors_sim = {
@@ -958,17 +959,17 @@ const gk_sim gk_survivors_sim = {
     .config_set = gk__sv_config_set,
     .config_each = gk__sv_config_each,
     .config_free = NULL,
-    .create = sv_create,
-    .destroy = sv_destroy,
-    .step = sv_step,
-    .drain_events = sv_drain,
-    .is_over = sv_is_over,
+    .create = create,
+    .destroy = destroy,
+    .step = step,
+    .drain_events = drain_events,
+    .is_over = is_over,
     .every_ms = 250,
-    .sample_version = sv_version,
+    .sample_version = sample_version,
     .write_sample = gk__sv_write_sample,
     .write_state = gk__sv_write_state,
     .read_state = gk__sv_read_state,
-    .bot_size = sizeof(gk_sv_bot),
+    .bot_size = sizeof(gk__sv_bot),
     .bot_init = gk__sv_bot_init,
     .bot_next = gk__sv_bot_next,
 };
