@@ -102,9 +102,10 @@ typedef struct gk__sv_state {
   uint32_t *cell_start;   /* grid_w * grid_h + 1, owned */
   uint32_t *cell_items;   /* max_enemies enemy indices, owned */
   gk_fx *move_x, *move_y; /* max_enemies, owned */
-  gk_event *events;       /* owned, grows up to GK_SV_EVENTS_MAX */
-  uint32_t n_events, cap_events;
-  uint64_t events_dropped;
+  gk_event *events;       /* owned, GK_SV_EVENTS_MAX, allocated at create */
+  uint32_t n_events;
+  uint32_t events_unreported; /* dropped since the last drain */
+  uint64_t events_dropped;    /* dropped in the whole run */
   uint64_t hud_version;
 } gk__sv_state;
 

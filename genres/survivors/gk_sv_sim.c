@@ -50,22 +50,13 @@ static int64_t sq64(int64_t v) { return v * v; }
 
 /* --- events ------------------------------------------------------------- */
 
+/* The queue has GK_SV_EVENTS_MAX slots from create on; an event that finds
+ * it full is counted, and the next drain reports the count. */
 static gk_event *ev_new(gk__sv_state *s, const char *name, int32_t player) {
-  if (s->n_events == s->cap_events) {
-    if (s->cap_events >= GK_SV_EVENTS_MAX) {
-      s->events_dropped++;
-      return NULL;
-    }
-    uint32_t cap = s->cap_events ? s->cap_events * 2 : 64;
-    if (cap > GK_SV_EVENTS_MAX)
-      cap = GK_SV_EVENTS_MAX;
-    gk_event *ev = realloc(s->events, (size_t)cap * sizeof *ev);
-    if (ev == NULL) {
-      s->events_dropped++;
-      return NULL;
-    }
-    s->events = ev;
-    s->cap_events = cap;
+  if (s->n_events >= GK_SV_EVENTS_MAX) {
+    s->events_dropped++;
+    s->events_unreported++;
+    return NULL;
   }
   gk_event *e = &s->events[s->n_events++];
   e->name = name;
@@ -115,8 +106,9 @@ gk__sv_state *gk__sv_alloc(const gk_sv_config *cfg, uint32_t players) {
   s->cell_items = calloc(ne, sizeof(uint32_t));
   s->move_x = calloc(ne, sizeof(gk_fx));
   s->move_y = calloc(ne, sizeof(gk_fx));
+  s->events = calloc(GK_SV_EVENTS_MAX, sizeof *s->events);
   if (!s->enemies || !s->proj || !s->gems || !s->cell_start ||
-      !s->cell_items || !s->move_x || !s->move_y) {
+      !s->cell_items || !s->move_x || !s->move_y || !s->events) {
     gk__sv_free(s);
     return NULL;
   }
@@ -932,6 +924,20 @@ static void drain_events(void *state, gk_event_cb cb, void *ctx) {
   s->n_events = 0;
   for (uint32_t i = 0; i < n; i++)
     cb(ctx, &s->events[i]);
+  /* Events that found the queue full are not lost silently: the drain
+   * ends with their count (as push-puzzle's does). */
+  if (s->events_unreported > 0) {
+    gk_event e;
+    memset(&e, 0, sizeof e);
+    e.name = "events_dropped";
+    e.step = s->step;
+    e.player = -1;
+    e.nfields = 1;
+    e.fields[0].key = "count";
+    e.fields[0].value = s->events_unreported;
+    s->events_unreported = 0;
+    cb(ctx, &e);
+  }
 }
 
 static int is_over(const void *state) {
