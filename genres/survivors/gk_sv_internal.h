@@ -109,6 +109,48 @@ typedef struct gk__sv_state {
   uint64_t hud_version;
 } gk__sv_state;
 
+/* --- shared by the genre's files (gk_sv_*.c) ---------------------------- */
+
+static inline gk_fx gk__sv_clampfx(gk_fx v, gk_fx lo, gk_fx hi) {
+  return v < lo ? lo : v > hi ? hi : v;
+}
+static inline int64_t gk__sv_sq64(int64_t v) { return v * v; }
+
+/* Queues an event (fields added with gk__sv_event_field); NULL when the
+ * queue is full, which counts the event as dropped (gk_sv_sim.c). */
+gk_event *gk__sv_event(gk__sv_state *s, const char *name, int32_t player);
+/* Adds a field to an event from gk__sv_event; e NULL is a no-op. */
+void gk__sv_event_field(gk_event *e, const char *key, int64_t value);
+
+/* Visits every enemy whose cell touches the square of half-size `r` (whole
+ * units) around (x, y), cells row by row, each cell in index order. The
+ * callback returns non-zero to stop. The grid is the one the last
+ * gk__sv_enemies_move built (gk_sv_enemies.c). */
+typedef int (*gk__sv_grid_cb)(gk__sv_state *s, uint32_t enemy, void *ctx);
+void gk__sv_grid_query(gk__sv_state *s, gk_fx x, gk_fx y, int32_t r,
+                       gk__sv_grid_cb cb, void *ctx);
+
+/* Puts player i at its start, with the starting wand (gk_sv_players.c). */
+void gk__sv_player_init(gk__sv_state *s, uint32_t i);
+/* Player i dies; reason 0 killed, 1 left the match. */
+void gk__sv_player_die(gk__sv_state *s, uint32_t i, int reason);
+/* Opens a pick if player i has the experience for the next level. */
+void gk__sv_check_level_up(gk__sv_state *s, uint32_t i);
+/* Resolves player i's pending pick with option `choice` (1..3). */
+void gk__sv_resolve_pick(gk__sv_state *s, uint32_t i, uint32_t choice,
+                         int timed_out);
+
+/* The play phases, in the order the step runs them; each lives in the file
+ * of what it moves (gk_sv_enemies.c, gk_sv_players.c, gk_sv_weapons.c). */
+void gk__sv_spawn_phase(gk__sv_state *s);
+void gk__sv_players_move(gk__sv_state *s, const gk_step_input *in);
+void gk__sv_enemies_move(gk__sv_state *s);
+void gk__sv_contact_phase(gk__sv_state *s);
+void gk__sv_weapons_phase(gk__sv_state *s);
+void gk__sv_projectiles_phase(gk__sv_state *s);
+void gk__sv_deaths_phase(gk__sv_state *s);
+void gk__sv_gems_phase(gk__sv_state *s);
+
 /* Allocates a state with empty entity arrays for cfg (already validated)
  * and `players` players; NULL on ENOMEM. Nothing is placed. */
 gk__sv_state *gk__sv_alloc(const gk_sv_config *cfg, uint32_t players);
