@@ -407,18 +407,9 @@ static void drain_events(void *state, gk_event_cb cb, void *ctx) {
     cb(ctx, &run->ev[i]);
   /* A frame that queued more than the queue holds (a long { steps } frame
    * of restarts) says so instead of losing events silently. */
-  if (run->ev_dropped > 0) {
-    gk_event e;
-    memset(&e, 0, sizeof e);
-    e.name = "events_dropped";
-    e.step = run->step;
-    e.player = -1;
-    e.nfields = 1;
-    e.fields[0].key = "count";
-    e.fields[0].value = run->ev_dropped;
-    run->ev_dropped = 0;
-    cb(ctx, &e);
-  }
+  uint32_t dropped = run->ev_dropped;
+  run->ev_dropped = 0;
+  gk_event_report_dropped(cb, ctx, run->step, dropped);
 }
 
 static int is_over(const void *state) {

@@ -16,7 +16,6 @@
  * gems, level-ups and picks) and gk_sv_weapons.c (weapons, projectiles).
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "gk_sv_internal.h"
 
@@ -225,18 +224,9 @@ static void drain_events(void *state, gk_event_cb cb, void *ctx) {
     cb(ctx, &s->events[i]);
   /* Events that found the queue full are not lost silently: the drain
    * ends with their count (as push-puzzle's does). */
-  if (s->events_unreported > 0) {
-    gk_event e;
-    memset(&e, 0, sizeof e);
-    e.name = "events_dropped";
-    e.step = s->step;
-    e.player = -1;
-    e.nfields = 1;
-    e.fields[0].key = "count";
-    e.fields[0].value = s->events_unreported;
-    s->events_unreported = 0;
-    cb(ctx, &e);
-  }
+  uint32_t dropped = s->events_unreported;
+  s->events_unreported = 0;
+  gk_event_report_dropped(cb, ctx, s->step, dropped);
 }
 
 static int is_over(const void *state) {
