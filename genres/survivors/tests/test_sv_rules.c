@@ -739,6 +739,28 @@ static void log_event(void *ctx, const gk_event *ev) {
   l->n++;
 }
 
+/* Places `count` enemies of `kind` with no health left, in rows far from
+ * the player: the next step's deaths phase reports each one. */
+static void add_dead_enemies(gk__sv_state *s, uint32_t kind, uint32_t count) {
+  for (uint32_t i = 0; i < count; i++) {
+    int32_t e = gk__sv_spawn_enemy(s, kind, FX(100 + (int)i % 400),
+                                   FX(100 + (int)i / 400 * 40));
+    cr_assert_geq(e, 0);
+    s->enemies[e].health = 0;
+  }
+}
+
+/* One unarmed player, room for more enemies than the event queue holds. */
+static gk__sv_state *crowd_run(void) {
+  gk_sv_config cfg;
+  sv_quiet_config(&cfg);
+  cfg.max_enemies = 2 * GK_SV_EVENTS_MAX;
+  gk__sv_state *s = sv_new(&cfg, 1);
+  disarm(s, 0);
+  place_player(s, 0, 1400, 1400);
+  return s;
+}
+
 static void step_logged(gk__sv_state *s, ev_log *l) {
   uint8_t neutral[GK_SV_INPUT_SIZE] = {0};
   gk_step_input in = {.step = s->step, .active_mask = 1, .players = 1,
@@ -750,22 +772,12 @@ static void step_logged(gk__sv_state *s, ev_log *l) {
 
 Test(survivors_events,
      a_step_with_more_events_than_the_queue_reports_how_many_were_dropped) {
-  gk_sv_config cfg;
-  sv_quiet_config(&cfg);
-  cfg.max_enemies = 2 * GK_SV_EVENTS_MAX;
-  gk__sv_state *s = sv_new(&cfg, 1);
-  disarm(s, 0);
-  place_player(s, 0, 1400, 1400);
+  gk__sv_state *s = crowd_run();
   /* The step starts wave 0 again (one wave_started), then every enemy
    * dies in it: 1 + (GK_SV_EVENTS_MAX - 1 + extra) events. */
   s->wave = 1;
   const uint32_t extra = 37;
-  for (uint32_t i = 0; i < GK_SV_EVENTS_MAX - 1 + extra; i++) {
-    int32_t e = gk__sv_spawn_enemy(s, GK_SV_ZOMBIE, FX(100 + (int)i % 400),
-                                   FX(100 + (int)i / 400 * 40));
-    cr_assert_geq(e, 0);
-    s->enemies[e].health = 0;
-  }
+  add_dead_enemies(s, GK_SV_ZOMBIE, GK_SV_EVENTS_MAX - 1 + extra);
   ev_log l;
   step_logged(s, &l);
   cr_assert_eq(s->kills, GK_SV_EVENTS_MAX - 1 + extra, "the state saw all");
@@ -785,17 +797,8 @@ Test(survivors_events,
 }
 
 Test(survivors_events, a_full_queue_is_not_a_drop) {
-  gk_sv_config cfg;
-  sv_quiet_config(&cfg);
-  cfg.max_enemies = 2 * GK_SV_EVENTS_MAX;
-  gk__sv_state *s = sv_new(&cfg, 1);
-  disarm(s, 0);
-  place_player(s, 0, 1400, 1400);
-  for (uint32_t i = 0; i < GK_SV_EVENTS_MAX; i++) {
-    int32_t e = gk__sv_spawn_enemy(s, GK_SV_BAT, FX(100 + (int)i % 400),
-                                   FX(100 + (int)i / 400 * 40));
-    s->enemies[e].health = 0;
-  }
+  gk__sv_state *s = crowd_run();
+  add_dead_enemies(s, GK_SV_BAT, GK_SV_EVENTS_MAX);
   ev_log l;
   step_logged(s, &l);
   cr_assert_eq(l.kills, GK_SV_EVENTS_MAX);
