@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "gk_err.h"
-#include "gk_genres.h"
+#include "gk_survivors.h"
 #include "harness.h"
 
 static int cmp_u32(const void *a, const void *b) {

@@ -39,16 +39,16 @@ static uint64_t median(uint64_t *v, int n) {
 
 static const gk_sim *sim = &gk_survivors_sim;
 static uint8_t records[GK_SV_PLAYERS_MAX * GK_SV_INPUT_SIZE];
-static gk_sv_bot bots[GK_SV_PLAYERS_MAX];
+static gk__sv_bot bots[GK_SV_PLAYERS_MAX];
 
 static gk_rng top_rng;
 
 /* Shots die on their first hits in a crowd this dense, so the wands alone
  * keep only ~100 alive; top the list up to the cap with shots of 3 pierces
  * flying from random points, so every step carries ~1,000 projectiles. */
-static void top_up_projectiles(gk_sv_state *s) {
+static void top_up_projectiles(gk__sv_state *s) {
   while (s->n_proj < (uint32_t)s->cfg.max_projectiles) {
-    gk_sv_proj *q = &s->proj[s->n_proj++];
+    gk__sv_proj *q = &s->proj[s->n_proj++];
     q->x = (gk_fx)gk_rng_below(&top_rng, (uint32_t)s->cfg.arena_width << 16);
     q->y = (gk_fx)gk_rng_below(&top_rng, (uint32_t)s->cfg.arena_height << 16);
     uint16_t a = (uint16_t)gk_rng_next(&top_rng);
@@ -62,7 +62,7 @@ static void top_up_projectiles(gk_sv_state *s) {
   }
 }
 
-static void one_step(gk_sv_state *s, uint32_t players) {
+static void one_step(gk__sv_state *s, uint32_t players) {
   top_up_projectiles(s);
   for (uint32_t i = 0; i < players; i++) {
     sim->bot_next(&bots[i], records + i * GK_SV_INPUT_SIZE);
@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
   cfg.duration_steps = 5184000;
   const uint32_t players = 8;
   char err[GK_ERRMSG_MAX];
-  gk_sv_state *s = sim->create(&cfg, 42, players, err, sizeof err);
+  gk__sv_state *s = sim->create(&cfg, 42, players, err, sizeof err);
   if (s == NULL) {
     fprintf(stderr, "create: %s\n", err);
     return 1;

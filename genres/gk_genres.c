@@ -1,9 +1,14 @@
-/* gk_genres.c: the genre table. Adding a genre is a subdir() in the
- * top-level meson.build whose meson.build appends its descriptor's name to
- * `genre_syms`; the table below is generated from that list. */
+/* gk_genres.c: the genre table, generated from the build's list of genres
+ * (see genres/meson.build). Nothing here names a genre. */
 #include "gk_genres.h"
 
 #include <string.h>
+
+/* Each genre's descriptor is declared in its own public header; the table
+ * needs only the symbol, so it declares it from the list too. */
+#define GK__GENRE(sym) extern const gk_sim sym;
+#include "gk_genres_table.h"
+#undef GK__GENRE
 
 #define GK__GENRE(sym) &sym,
 const gk_sim *const gk_genres[] = {

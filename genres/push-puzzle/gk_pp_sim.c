@@ -407,18 +407,9 @@ static void drain_events(void *state, gk_event_cb cb, void *ctx) {
     cb(ctx, &run->ev[i]);
   /* A frame that queued more than the queue holds (a long { steps } frame
    * of restarts) says so instead of losing events silently. */
-  if (run->ev_dropped > 0) {
-    gk_event e;
-    memset(&e, 0, sizeof e);
-    e.name = "events_dropped";
-    e.step = run->step;
-    e.player = -1;
-    e.nfields = 1;
-    e.fields[0].key = "count";
-    e.fields[0].value = run->ev_dropped;
-    run->ev_dropped = 0;
-    cb(ctx, &e);
-  }
+  uint32_t dropped = run->ev_dropped;
+  run->ev_dropped = 0;
+  gk_event_report_dropped(cb, ctx, run->step, dropped);
 }
 
 static int is_over(const void *state) {
@@ -486,6 +477,115 @@ static void *read_fail(pp_run *run, char *err, size_t errlen, int code,
   return NULL;
 }
 
+/* The parts of read_state: each returns 0, or an error code and sets *what
+ * to the reason. */
+static int bad(const char **what, const char *reason, int code) {
+  *what = reason;
+  return code;
+}
+
+/* Cells (only boxes may differ from the level) and pushers. */
+static int read_board(pp_run *run, gk_reader *r, const gk_pp_level *lvl,
+                      const char **what) {
+  uint16_t w = lvl->width, h = lvl->height;
+  size_t n = (size_t)w * h;
+  if (gk_read_bytes(r, run->cells, n) != 0)
+    return bad(what, "truncated cells", r->err);
+  uint32_t boxes = 0, on_goals = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint8_t v = run->cells[i];
+    if ((v & (uint8_t)~GK_PP_BOX) != (lvl->cells[i] & (uint8_t)~GK_PP_BOX))
+      return bad(what, "cells differ from the configured level", GK_ERANGE);
+    if (v & GK_PP_BOX) {
+      if (v & (GK_PP_WALL | GK_PP_OUTSIDE))
+        return bad(what, "a box on a wall or outside", GK_ERANGE);
+      boxes++;
+      on_goals += (v & GK_PP_GOAL) ? 1u : 0u;
+    }
+  }
+  if (boxes != lvl->boxes)
+    return bad(what, "wrong number of boxes", GK_ERANGE);
+  run->b.on_goals = on_goals;
+  uint8_t np = gk_read_u8(r);
+  if (r->err != 0 || np != run->b.npushers)
+    return bad(what, "wrong number of pushers", r->err ? r->err : GK_ERANGE);
+  for (uint32_t i = 0; i < np; i++) {
+    uint16_t x = gk_read_u16(r), y = gk_read_u16(r);
+    if (r->err != 0)
+      return bad(what, "truncated pushers", r->err);
+    if (x >= w || y >= h)
+      return bad(what, "pusher off the map", GK_ERANGE);
+    uint32_t cell = (uint32_t)y * w + x;
+    if (run->cells[cell] & (GK_PP_WALL | GK_PP_OUTSIDE | GK_PP_BOX))
+      return bad(what, "pusher on a wall, a box or outside", GK_ERANGE);
+    for (uint32_t j = 0; j < i; j++)
+      if (run->b.pusher[j] == cell)
+        return bad(what, "two pushers on one cell", GK_ERANGE);
+    run->b.pusher[i] = cell;
+  }
+  return 0;
+}
+
+/* Counters, holds and the undo history; then the reader must be empty. */
+static int read_progress(pp_run *run, gk_reader *r, const char **what) {
+  run->moves = gk_read_u32(r);
+  run->pushes = gk_read_u32(r);
+  run->solved = gk_read_bool(r);
+  if (r->err != 0)
+    return bad(what, "truncated counters", r->err);
+  if (run->solved != (run->b.on_goals == run->b.boxes))
+    return bad(what, "solved flag disagrees with the boxes", GK_ERANGE);
+  if (run->pushes > run->moves)
+    return bad(what, "more pushes than moves", GK_ERANGE);
+  for (uint32_t i = 0; i < run->players; i++) {
+    run->hold[i].dir = gk_read_u8(r);
+    run->hold[i].steps = gk_read_u8(r);
+    if (r->err != 0)
+      return bad(what, "truncated holds", r->err);
+    if (run->hold[i].dir > 4 || run->hold[i].steps >= GK_PP_REPEAT_FIRST ||
+        (run->hold[i].dir == 0 && run->hold[i].steps != 0))
+      return bad(what, "bad hold counter", GK_ERANGE);
+  }
+  uint32_t len = gk_read_u32(r);
+  if (r->err != 0)
+    return bad(what, "truncated undo length", r->err);
+  if (len > run->undo_cap || len > run->moves)
+    return bad(what, "undo history too long", GK_ERANGE);
+  if (len > 0 && gk_read_bytes(r, run->undo, len) != 0)
+    return bad(what, "truncated undo history", r->err);
+  if (gk_reader_left(r) != 0)
+    return bad(what, "trailing bytes", GK_EPROTO);
+  run->undo_head = 0;
+  run->undo_len = len;
+  return 0;
+}
+
+/* Unwinds the whole history on a scratch board: every entry must undo. */
+static int check_history(const pp_run *run, const char **what) {
+  size_t n = (size_t)run->b.width * run->b.height;
+  uint8_t *scratch = malloc(n);
+  if (scratch == NULL)
+    return bad(what, "out of memory", GK_ENOMEM);
+  memcpy(scratch, run->cells, n);
+  gk__pp_board sb = run->b;
+  sb.cells = scratch;
+  uint32_t pushed = 0;
+  int fails = 0;
+  for (uint32_t i = run->undo_len; i-- > 0;) {
+    uint8_t e = run->undo[i];
+    if ((e >> 3) >= sb.npushers ||
+        gk__pp_unmove(&sb, e >> 3, e & 3u, (e & 4u) != 0)) {
+      fails = 1;
+      break;
+    }
+    pushed += (e & 4u) ? 1u : 0u;
+  }
+  free(scratch);
+  if (fails || pushed > run->pushes)
+    return bad(what, "undo history does not fit the board", GK_ERANGE);
+  return 0;
+}
+
 static void *read_state(const void *cfgp, gk_reader *r, char *err,
                         size_t errlen) {
   const gk_pp_config *c = cfgp;
@@ -515,98 +615,14 @@ static void *read_state(const void *cfgp, gk_reader *r, char *err,
                      "size differs from the configured level");
   gk__pp_board_load(&run->b, run->cells, lvl, players);
   run->level = level;
-  size_t n = (size_t)w * h;
-  if (gk_read_bytes(r, run->cells, n) != 0)
-    return read_fail(run, err, errlen, r->err, "truncated cells");
-  uint32_t boxes = 0, on_goals = 0;
-  for (size_t i = 0; i < n; i++) {
-    uint8_t v = run->cells[i];
-    if ((v & (uint8_t)~GK_PP_BOX) != (lvl->cells[i] & (uint8_t)~GK_PP_BOX))
-      return read_fail(run, err, errlen, GK_ERANGE,
-                       "cells differ from the configured level");
-    if (v & GK_PP_BOX) {
-      if (v & (GK_PP_WALL | GK_PP_OUTSIDE))
-        return read_fail(run, err, errlen, GK_ERANGE,
-                         "a box on a wall or outside");
-      boxes++;
-      on_goals += (v & GK_PP_GOAL) ? 1u : 0u;
-    }
-  }
-  if (boxes != lvl->boxes)
-    return read_fail(run, err, errlen, GK_ERANGE, "wrong number of boxes");
-  run->b.on_goals = on_goals;
-  uint8_t np = gk_read_u8(r);
-  if (r->err != 0 || np != run->b.npushers)
-    return read_fail(run, err, errlen, r->err ? r->err : GK_ERANGE,
-                     "wrong number of pushers");
-  for (uint32_t i = 0; i < np; i++) {
-    uint16_t x = gk_read_u16(r), y = gk_read_u16(r);
-    if (r->err != 0)
-      return read_fail(run, err, errlen, r->err, "truncated pushers");
-    if (x >= w || y >= h)
-      return read_fail(run, err, errlen, GK_ERANGE, "pusher off the map");
-    uint32_t cell = (uint32_t)y * w + x;
-    if (run->cells[cell] & (GK_PP_WALL | GK_PP_OUTSIDE | GK_PP_BOX))
-      return read_fail(run, err, errlen, GK_ERANGE,
-                       "pusher on a wall, a box or outside");
-    for (uint32_t j = 0; j < i; j++)
-      if (run->b.pusher[j] == cell)
-        return read_fail(run, err, errlen, GK_ERANGE,
-                         "two pushers on one cell");
-    run->b.pusher[i] = cell;
-  }
-  run->moves = gk_read_u32(r);
-  run->pushes = gk_read_u32(r);
-  run->solved = gk_read_bool(r);
-  if (r->err != 0)
-    return read_fail(run, err, errlen, r->err, "truncated counters");
-  if (run->solved != (on_goals == boxes))
-    return read_fail(run, err, errlen, GK_ERANGE,
-                     "solved flag disagrees with the boxes");
-  if (run->pushes > run->moves)
-    return read_fail(run, err, errlen, GK_ERANGE, "more pushes than moves");
-  for (uint32_t i = 0; i < players; i++) {
-    run->hold[i].dir = gk_read_u8(r);
-    run->hold[i].steps = gk_read_u8(r);
-    if (r->err != 0)
-      return read_fail(run, err, errlen, r->err, "truncated holds");
-    if (run->hold[i].dir > 4 || run->hold[i].steps >= GK_PP_REPEAT_FIRST ||
-        (run->hold[i].dir == 0 && run->hold[i].steps != 0))
-      return read_fail(run, err, errlen, GK_ERANGE, "bad hold counter");
-  }
-  uint32_t len = gk_read_u32(r);
-  if (r->err != 0)
-    return read_fail(run, err, errlen, r->err, "truncated undo length");
-  if (len > run->undo_cap || len > run->moves)
-    return read_fail(run, err, errlen, GK_ERANGE, "undo history too long");
-  if (len > 0 && gk_read_bytes(r, run->undo, len) != 0)
-    return read_fail(run, err, errlen, r->err, "truncated undo history");
-  if (gk_reader_left(r) != 0)
-    return read_fail(run, err, errlen, GK_EPROTO, "trailing bytes");
-  run->undo_head = 0;
-  run->undo_len = len;
-
-  /* Unwind the whole history on a scratch board: every entry must undo. */
-  uint8_t *scratch = malloc(n);
-  if (scratch == NULL)
-    return read_fail(run, err, errlen, GK_ENOMEM, "out of memory");
-  memcpy(scratch, run->cells, n);
-  gk__pp_board sb = run->b;
-  sb.cells = scratch;
-  uint32_t pushed = 0;
-  int bad = 0;
-  for (uint32_t i = len; i-- > 0;) {
-    uint8_t e = run->undo[i];
-    if ((e >> 3) >= np || gk__pp_unmove(&sb, e >> 3, e & 3u, (e & 4u) != 0)) {
-      bad = 1;
-      break;
-    }
-    pushed += (e & 4u) ? 1u : 0u;
-  }
-  free(scratch);
-  if (bad || pushed > run->pushes)
-    return read_fail(run, err, errlen, GK_ERANGE,
-                     "undo history does not fit the board");
+  const char *what = NULL;
+  int code = read_board(run, r, lvl, &what);
+  if (code == 0)
+    code = read_progress(run, r, &what);
+  if (code == 0)
+    code = check_history(run, &what);
+  if (code != 0)
+    return read_fail(run, err, errlen, code, what);
   return run;
 }
 

@@ -42,6 +42,7 @@ typedef struct parser {
   uint32_t nrows;
   char pending_title[GK_PP_TITLE_MAX];
   int last_titled; /* the last finished level already has a title */
+  int in_comment;  /* inside a Comment: ... Comment-End: block */
 } parser;
 
 static int fail(parser *p, int code, uint32_t line, uint32_t col,
@@ -117,36 +118,11 @@ static uint32_t nearest_edge(const uint8_t *cells, uint32_t w, uint32_t h,
   return start;
 }
 
-/* Turns the collected rows into a level and appends it to the set. */
-static int finish_level(parser *p) {
-  uint32_t h = p->nrows;
-  p->nrows = 0;
-  if (h == 0)
-    return 0;
-  uint32_t first = p->rows[0].line;
-  if (p->set->count >= GK_PP_LEVELS_MAX)
-    return fail(p, GK_ETOOBIG, first, 1, "too many levels in one set");
-  uint32_t w = 0;
-  for (uint32_t r = 0; r < h; r++)
-    if (p->rows[r].len > w)
-      w = p->rows[r].len;
-
-  gk_pp_level lvl;
-  memset(&lvl, 0, sizeof lvl);
-  lvl.line = first;
-  lvl.width = (uint16_t)w;
-  lvl.height = (uint16_t)h;
-  size_t n = (size_t)w * h;
-  /* bit 0x80 marks padding while the level is built */
-  uint8_t *cells = malloc(n);
-  uint32_t *q = malloc(n * sizeof *q);
-  uint8_t *seen = malloc(n);
-  int rc = 0;
-  if (cells == NULL || q == NULL || seen == NULL) {
-    rc = gk_errf(p->err, p->errlen, GK_ENOMEM, "%s: out of memory", p->name);
-    goto out;
-  }
-  uint32_t goals = 0;
+/* Reads the h collected rows into cells (w*h, rows padded with 0x80, which
+ * marks padding while the level is built), filling lvl's pushers and box
+ * count and *goals. */
+static int read_cells(parser *p, gk_pp_level *lvl, uint8_t *cells,
+                      uint32_t w, uint32_t h, uint32_t *goals) {
   for (uint32_t r = 0; r < h; r++) {
     const char *s = p->text + p->rows[r].off;
     for (uint32_t c = 0; c < w; c++) {
@@ -161,12 +137,10 @@ static int finish_level(parser *p) {
         break;
       case '@':
       case '+':
-        if (lvl.npushers >= GK_PP_PUSHERS_MAX) {
-          rc = fail(p, GK_EPARSE, p->rows[r].line, c + 1,
-                    "too many pushers (at most 16)");
-          goto out;
-        }
-        lvl.pushers[lvl.npushers++] = r * w + c;
+        if (lvl->npushers >= GK_PP_PUSHERS_MAX)
+          return fail(p, GK_EPARSE, p->rows[r].line, c + 1,
+                      "too many pushers (at most 16)");
+        lvl->pushers[lvl->npushers++] = r * w + c;
         v = s[c] == '+' ? GK_PP_GOAL : 0;
         break;
       case '$':
@@ -184,41 +158,47 @@ static int finish_level(parser *p) {
         v = 0;
         break;
       default:
-        rc = fail(p, GK_EPARSE, p->rows[r].line, c + 1, "unknown character");
-        goto out;
+        return fail(p, GK_EPARSE, p->rows[r].line, c + 1,
+                    "unknown character");
       }
       if (v & GK_PP_BOX)
-        lvl.boxes++;
+        lvl->boxes++;
       if (v & GK_PP_GOAL)
-        goals++;
+        (*goals)++;
       cells[(size_t)r * w + c] = v;
     }
   }
-  if (lvl.npushers == 0) {
-    rc = fail(p, GK_EPARSE, first, 1, "level has no pusher (@ or +)");
-    goto out;
-  }
-  if (lvl.boxes == 0) {
-    rc = fail(p, GK_EPARSE, first, 1, "level has no box");
-    goto out;
-  }
+  return 0;
+}
+
+/* A level needs a pusher, a box, as many goals as boxes, and must not be
+ * solved already. */
+static int check_counts(parser *p, const gk_pp_level *lvl,
+                        const uint8_t *cells, size_t n, uint32_t goals) {
+  uint32_t first = lvl->line;
+  if (lvl->npushers == 0)
+    return fail(p, GK_EPARSE, first, 1, "level has no pusher (@ or +)");
+  if (lvl->boxes == 0)
+    return fail(p, GK_EPARSE, first, 1, "level has no box");
   uint32_t placed = 0;
   for (size_t i = 0; i < n; i++)
     if ((cells[i] & (GK_PP_BOX | GK_PP_GOAL)) == (GK_PP_BOX | GK_PP_GOAL))
       placed++;
-  if (lvl.boxes == goals && placed == lvl.boxes) {
-    rc = fail(p, GK_EPARSE, first, 1, "level is already solved");
-    goto out;
-  }
-  if (lvl.boxes != goals) {
+  if (lvl->boxes == goals && placed == lvl->boxes)
+    return fail(p, GK_EPARSE, first, 1, "level is already solved");
+  if (lvl->boxes != goals) {
     char msg[96];
     snprintf(msg, sizeof msg, "level has %u boxes but %u goals",
-             (unsigned)lvl.boxes, (unsigned)goals);
-    rc = fail(p, GK_EPARSE, first, 1, msg);
-    goto out;
+             (unsigned)lvl->boxes, (unsigned)goals);
+    return fail(p, GK_EPARSE, first, 1, msg);
   }
+  return 0;
+}
 
-  /* Flood the outside from the border and the padding. */
+/* Marks OUTSIDE every non-wall cell connected to the border or the
+ * padding. `q` has w*h slots. */
+static void flood_outside(uint8_t *cells, uint32_t w, uint32_t h,
+                          uint32_t *q) {
   size_t head = 0, tail = 0;
   for (uint32_t y = 0; y < h; y++) {
     for (uint32_t x = 0; x < w; x++) {
@@ -251,47 +231,90 @@ static int finish_level(parser *p) {
       }
     }
   }
-  for (uint32_t i = 0; i < lvl.npushers; i++) {
-    uint32_t c = lvl.pushers[i];
+}
+
+/* No pusher, box or goal may sit outside the walls; clears the padding
+ * marks. */
+static int check_edges(parser *p, const gk_pp_level *lvl, uint8_t *cells,
+                       uint32_t w, uint32_t h, uint32_t *q, uint8_t *seen) {
+  for (uint32_t i = 0; i < lvl->npushers; i++) {
+    uint32_t c = lvl->pushers[i];
     if (cells[c] & GK_PP_OUTSIDE) {
       uint32_t e = nearest_edge(cells, w, h, c, q, seen);
       uint32_t line, col;
       cell_pos(p, e / w, e % w, &line, &col);
-      rc = fail(p, GK_EPARSE, line, col,
-                "open edge: a pusher can walk off the map here");
-      goto out;
+      return fail(p, GK_EPARSE, line, col,
+                  "open edge: a pusher can walk off the map here");
     }
   }
-  for (uint32_t c = 0; c < n; c++) {
+  for (uint32_t c = 0; c < (size_t)w * h; c++) {
     if ((cells[c] & GK_PP_OUTSIDE) && (cells[c] & (GK_PP_BOX | GK_PP_GOAL))) {
       uint32_t line, col;
       cell_pos(p, c / w, c % w, &line, &col);
-      rc = fail(p, GK_EPARSE, line, col,
-                (cells[c] & GK_PP_BOX) ? "open edge: a box outside the walls"
-                                       : "open edge: a goal outside the walls");
-      goto out;
+      const char *what = (cells[c] & GK_PP_BOX)
+                             ? "open edge: a box outside the walls"
+                             : "open edge: a goal outside the walls";
+      return fail(p, GK_EPARSE, line, col, what);
     }
     cells[c] &= (uint8_t)~0x80u;
   }
+  return 0;
+}
 
+/* Appends lvl (which owns its cells on success) to the set. */
+static int append_level(parser *p, gk_pp_level *lvl) {
   if (p->set->count == p->cap) {
     uint32_t ncap = p->cap ? p->cap * 2 : 8;
     gk_pp_level *nl = realloc(p->set->levels, ncap * sizeof *nl);
-    if (nl == NULL) {
-      rc = gk_errf(p->err, p->errlen, GK_ENOMEM, "%s: out of memory",
-                   p->name);
-      goto out;
-    }
+    if (nl == NULL)
+      return gk_errf(p->err, p->errlen, GK_ENOMEM, "%s: out of memory",
+                     p->name);
     p->set->levels = nl;
     p->cap = ncap;
   }
-  memcpy(lvl.title, p->pending_title, sizeof lvl.title);
-  p->last_titled = lvl.title[0] != '\0';
+  memcpy(lvl->title, p->pending_title, sizeof lvl->title);
+  p->last_titled = lvl->title[0] != '\0';
   p->pending_title[0] = '\0';
-  lvl.cells = cells;
-  cells = NULL;
-  p->set->levels[p->set->count++] = lvl;
-out:
+  p->set->levels[p->set->count++] = *lvl;
+  return 0;
+}
+
+/* Turns the collected rows into a level and appends it to the set. */
+static int finish_level(parser *p) {
+  uint32_t h = p->nrows;
+  p->nrows = 0;
+  if (h == 0)
+    return 0;
+  uint32_t first = p->rows[0].line;
+  if (p->set->count >= GK_PP_LEVELS_MAX)
+    return fail(p, GK_ETOOBIG, first, 1, "too many levels in one set");
+  uint32_t w = 0;
+  for (uint32_t r = 0; r < h; r++)
+    if (p->rows[r].len > w)
+      w = p->rows[r].len;
+
+  gk_pp_level lvl;
+  memset(&lvl, 0, sizeof lvl);
+  lvl.line = first;
+  lvl.width = (uint16_t)w;
+  lvl.height = (uint16_t)h;
+  size_t n = (size_t)w * h;
+  uint8_t *cells = malloc(n);
+  uint32_t *q = malloc(n * sizeof *q);
+  uint8_t *seen = malloc(n);
+  uint32_t goals = 0;
+  int rc;
+  if (cells == NULL || q == NULL || seen == NULL)
+    rc = gk_errf(p->err, p->errlen, GK_ENOMEM, "%s: out of memory", p->name);
+  else if ((rc = read_cells(p, &lvl, cells, w, h, &goals)) == 0 &&
+           (rc = check_counts(p, &lvl, cells, n, goals)) == 0) {
+    flood_outside(cells, w, h, q);
+    if ((rc = check_edges(p, &lvl, cells, w, h, q, seen)) == 0) {
+      lvl.cells = cells;
+      if ((rc = append_level(p, &lvl)) == 0)
+        cells = NULL;
+    }
+  }
   free(cells);
   free(q);
   free(seen);
@@ -306,6 +329,60 @@ static void take_title(parser *p, const char *s, size_t n) {
   } else {
     copy_title(p->pending_title, s, n);
   }
+}
+
+/* Takes line number `line`, the text in [start, end): no '\n', no trailing
+ * blanks or '\r'. */
+static int take_line(parser *p, size_t start, size_t end, uint32_t line) {
+  size_t first = start;
+  while (first < end && (p->text[first] == ' ' || p->text[first] == '\t'))
+    first++;
+  const char *s = p->text + first;
+  size_t n = end - first;
+
+  if (p->in_comment) {
+    if (starts_key(s, n, "comment-end:"))
+      p->in_comment = 0;
+    return 0;
+  }
+  if (n == 0)
+    return finish_level(p);
+  if (is_map_char(*s)) {
+    if (p->nrows >= p->max_h)
+      return fail(p, GK_EPARSE, line, 1,
+                  "level is taller than the limit (max_height)");
+    if (end - start > p->max_w)
+      return fail(p, GK_EPARSE, line, p->max_w + 1,
+                  "level is wider than the limit (max_width)");
+    p->rows[p->nrows].off = start;
+    p->rows[p->nrows].len = (uint32_t)(end - start);
+    p->rows[p->nrows].line = line;
+    p->nrows++;
+    return 0;
+  }
+  if (*s == ';')
+    return finish_level(p);
+  if (starts_key(s, n, "title:")) {
+    int rc = finish_level(p);
+    if (rc == 0)
+      take_title(p, s + 6, n - 6);
+    return rc;
+  }
+  if (starts_key(s, n, "comment-end:") || starts_key(s, n, "author:"))
+    return finish_level(p);
+  if (starts_key(s, n, "comment:")) {
+    int rc = finish_level(p);
+    size_t k = 8;
+    while (k < n && (s[k] == ' ' || s[k] == '\t'))
+      k++;
+    if (k == n)
+      p->in_comment = 1;
+    return rc;
+  }
+  if (p->nrows > 0)
+    return fail(p, GK_EPARSE, line, (uint32_t)(first - start) + 1,
+                "unknown character");
+  return 0; /* free text between levels */
 }
 
 int gk_pp_set_parse(gk_pp_set *set, const char *text, size_t len,
@@ -342,7 +419,6 @@ int gk_pp_set_parse(gk_pp_set *set, const char *text, size_t len,
   p->last_titled = 1;
 
   int rc = 0;
-  int in_comment = 0;
   uint32_t line = 0;
   size_t pos = 0;
   while (rc == 0 && pos < len) {
@@ -356,67 +432,7 @@ int gk_pp_set_parse(gk_pp_set *set, const char *text, size_t len,
     while (end > start && (text[end - 1] == '\r' || text[end - 1] == ' ' ||
                            text[end - 1] == '\t'))
       end--;
-    size_t first = start;
-    while (first < end && (text[first] == ' ' || text[first] == '\t'))
-      first++;
-    const char *s = text + first;
-    size_t n = end - first;
-
-    if (in_comment) {
-      if (starts_key(s, n, "comment-end:"))
-        in_comment = 0;
-      continue;
-    }
-    if (n == 0) {
-      rc = finish_level(p);
-      continue;
-    }
-    if (is_map_char(*s)) {
-      if (p->nrows >= max_height) {
-        rc = fail(p, GK_EPARSE, line, 1,
-                  "level is taller than the limit (max_height)");
-        break;
-      }
-      if (end - start > max_width) {
-        rc = fail(p, GK_EPARSE, line, max_width + 1,
-                  "level is wider than the limit (max_width)");
-        break;
-      }
-      p->rows[p->nrows].off = start;
-      p->rows[p->nrows].len = (uint32_t)(end - start);
-      p->rows[p->nrows].line = line;
-      p->nrows++;
-      continue;
-    }
-    if (*s == ';') {
-      rc = finish_level(p);
-      continue;
-    }
-    if (starts_key(s, n, "title:")) {
-      rc = finish_level(p);
-      if (rc == 0)
-        take_title(p, s + 6, n - 6);
-      continue;
-    }
-    if (starts_key(s, n, "comment-end:") || starts_key(s, n, "author:")) {
-      rc = finish_level(p);
-      continue;
-    }
-    if (starts_key(s, n, "comment:")) {
-      rc = finish_level(p);
-      size_t k = 8;
-      while (k < n && (s[k] == ' ' || s[k] == '\t'))
-        k++;
-      if (k == n)
-        in_comment = 1;
-      continue;
-    }
-    if (p->nrows > 0) {
-      rc = fail(p, GK_EPARSE, line, (uint32_t)(first - start) + 1,
-                "unknown character");
-      break;
-    }
-    /* free text between levels */
+    rc = take_line(p, start, end, line);
   }
   if (rc == 0)
     rc = finish_level(p);

@@ -1,7 +1,7 @@
 /* gk_push_puzzle.h: the push-puzzle genre (Sokoban rules on the fixed clock).
  *
  * The genre is one constant descriptor, gk_push_puzzle_sim ("push-puzzle",
- * declared in gk_genres.h), plus the small toolkit that tools and tests need
+ * declared below), plus the small toolkit that tools and tests need
  * to feed it published levels and solutions:
  *
  *   XSB levels   gk_pp_set_parse turns the text of a level set (the .sok/.xsb

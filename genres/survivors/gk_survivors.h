@@ -9,7 +9,7 @@
  * player is dead, when the configured duration is survived, or when a step's
  * input carries GK_STEP_MATCH_END.
  *
- * The descriptor is `gk_survivors_sim` (genres/gk_genres.h), name
+ * The descriptor is `gk_survivors_sim` (declared below), name
  * "survivors". Everything in the state is an integer or Q16.16; randomness
  * comes from the run's gk_rng; entities live in fixed-capacity arrays that
  * are iterated in index order and compacted stably, so the canonical bytes
@@ -78,8 +78,13 @@
  *   wave_started    wave, interval, batch
  *   game_over       reason (0 all dead, 1 survived, 2 match ended), kills,
  *                   elapsed_steps
- * Events are buffered in the run until drained, at most GK_SV_EVENTS_MAX;
- * beyond that they are dropped and counted (gk_sv_events_dropped).
+ *   events_dropped  count: events lost since the last drain because the
+ *                   queue was full; always the last event of a drain
+ * Events are queued in the run until drained. The queue holds
+ * GK_SV_EVENTS_MAX events (enough for every enemy of the default cap dying
+ * in one step), allocated by create; a step never allocates. Events beyond
+ * that are dropped, the next drain reports how many (events_dropped), and
+ * gk_sv_events_dropped gives the run's total.
  *
  * --- HUD sample (every 250 ms) ---------------------------------------------
  *   elapsed_steps, elapsed_ms, wave, kills, enemies, paused, over, then a
@@ -95,7 +100,7 @@
 
 #define GK_SV_PLAYERS_MAX 8
 #define GK_SV_ENTITIES_MAX 8192 /* upper bound of every cap key */
-#define GK_SV_EVENTS_MAX 65536
+#define GK_SV_EVENTS_MAX 1024 /* the event queue, allocated at create */
 #define GK_SV_INPUT_SIZE 4
 
 enum { GK_SV_BUTTON_PAUSE = 1u << 0 };
@@ -144,11 +149,14 @@ typedef struct gk_sv_config {
   int32_t spawning; /* 0 or 1 */
 } gk_sv_config;
 
+extern const gk_sim gk_survivors_sim;
+
 /* Packs one input record (GK_SV_INPUT_SIZE bytes) into out. */
 void gk_sv_input_pack(uint8_t *out, int8_t move_x, int8_t move_y,
                       uint8_t buttons, uint8_t pick);
 
-/* Events dropped because the run's event buffer was full (0 normally). */
+/* Events dropped in the whole run because the event queue was full (0
+ * normally); each drain also reports its share as events_dropped. */
 uint64_t gk_sv_events_dropped(const void *state);
 
 #endif

@@ -15,24 +15,24 @@
 #include "gk_rng.h"
 #include "gk_survivors.h"
 
-#define GK_SV_CELL_UNITS_SHIFT 5 /* grid cells are 32 units */
-#define GK_SV_CELL_SHIFT (GK_SV_CELL_UNITS_SHIFT + GK_FX_SHIFT)
-#define GK_SV_PLAYER_RADIUS 12
-#define GK_SV_PROJ_RADIUS 4
-#define GK_SV_ENEMY_RADIUS_MAX 20
-#define GK_SV_LEVEL_MAX 60000
+#define GK__SV_CELL_UNITS_SHIFT 5 /* grid cells are 32 units */
+#define GK__SV_CELL_SHIFT (GK__SV_CELL_UNITS_SHIFT + GK_FX_SHIFT)
+#define GK__SV_PLAYER_RADIUS 12
+#define GK__SV_PROJ_RADIUS 4
+#define GK__SV_ENEMY_RADIUS_MAX 20
+#define GK__SV_LEVEL_MAX 60000
 
-typedef struct gk_sv_kind_info {
+typedef struct gk__sv_kind_info {
   gk_fx speed;    /* units per step, Q16.16 */
   int32_t health; /* before wave and enemy_health_pct scaling */
   int32_t damage; /* contact damage */
   int32_t radius; /* whole units */
   uint32_t xp;    /* gem value dropped */
-} gk_sv_kind_info;
+} gk__sv_kind_info;
 
-extern const gk_sv_kind_info gk__sv_kinds[GK_SV_KINDS];
+extern const gk__sv_kind_info gk__sv_kinds[GK_SV_KINDS];
 
-typedef struct gk_sv_player {
+typedef struct gk__sv_player {
   gk_fx x, y;
   int32_t health, max_health;
   gk_fx speed;
@@ -50,31 +50,31 @@ typedef struct gk_sv_player {
   uint8_t pick_pending;
   uint8_t options[3];
   uint32_t pick_timer; /* steps left before option 1 is taken */
-} gk_sv_player;
+} gk__sv_player;
 
-typedef struct gk_sv_enemy {
+typedef struct gk__sv_enemy {
   gk_fx x, y;
   int32_t health;
   uint32_t id;    /* unique per run, from next_enemy_id */
   uint8_t kind;   /* < GK_SV_KINDS */
   uint8_t killer; /* player slot that hit it last, 0xFF none */
-} gk_sv_enemy;
+} gk__sv_enemy;
 
-typedef struct gk_sv_proj {
+typedef struct gk__sv_proj {
   gk_fx x, y, vx, vy;
   int32_t damage;
   uint32_t last_hit; /* id of the enemy hit last (0: none; ids start at 1) */
   uint16_t life;     /* steps left */
   uint8_t pierce;    /* further enemies it may hit after the next */
   uint8_t owner;
-} gk_sv_proj;
+} gk__sv_proj;
 
-typedef struct gk_sv_gem {
+typedef struct gk__sv_gem {
   gk_fx x, y;
   uint32_t value;
-} gk_sv_gem;
+} gk__sv_gem;
 
-typedef struct gk_sv_state {
+typedef struct gk__sv_state {
   gk_sv_config cfg;  /* copied at create */
   uint32_t players;
 
@@ -89,37 +89,80 @@ typedef struct gk_sv_state {
   uint32_t kills;
   uint32_t next_enemy_id;
   gk_rng rng;
-  gk_sv_player p[GK_SV_PLAYERS_MAX];
+  gk__sv_player p[GK_SV_PLAYERS_MAX];
   uint32_t n_enemies;
-  gk_sv_enemy *enemies;   /* cfg.max_enemies, owned */
+  gk__sv_enemy *enemies;  /* cfg.max_enemies, owned */
   uint32_t n_proj;
-  gk_sv_proj *proj;       /* cfg.max_projectiles, owned */
+  gk__sv_proj *proj;      /* cfg.max_projectiles, owned */
   uint32_t n_gems;
-  gk_sv_gem *gems;        /* cfg.max_gems, owned */
+  gk__sv_gem *gems;       /* cfg.max_gems, owned */
 
   /* --- derived / scratch (never written) --- */
   uint32_t grid_w, grid_h;
   uint32_t *cell_start;   /* grid_w * grid_h + 1, owned */
   uint32_t *cell_items;   /* max_enemies enemy indices, owned */
   gk_fx *move_x, *move_y; /* max_enemies, owned */
-  gk_event *events;       /* owned, grows up to GK_SV_EVENTS_MAX */
-  uint32_t n_events, cap_events;
-  uint64_t events_dropped;
+  gk_event *events;       /* owned, GK_SV_EVENTS_MAX, allocated at create */
+  uint32_t n_events;
+  uint32_t events_unreported; /* dropped since the last drain */
+  uint64_t events_dropped;    /* dropped in the whole run */
   uint64_t hud_version;
-} gk_sv_state;
+} gk__sv_state;
+
+/* --- shared by the genre's files (gk_sv_*.c) ---------------------------- */
+
+static inline gk_fx gk__sv_clampfx(gk_fx v, gk_fx lo, gk_fx hi) {
+  return v < lo ? lo : v > hi ? hi : v;
+}
+static inline int64_t gk__sv_sq64(int64_t v) { return v * v; }
+
+/* Queues an event (fields added with gk__sv_event_field); NULL when the
+ * queue is full, which counts the event as dropped (gk_sv_sim.c). */
+gk_event *gk__sv_event(gk__sv_state *s, const char *name, int32_t player);
+/* Adds a field to an event from gk__sv_event; e NULL is a no-op. */
+void gk__sv_event_field(gk_event *e, const char *key, int64_t value);
+
+/* Visits every enemy whose cell touches the square of half-size `r` (whole
+ * units) around (x, y), cells row by row, each cell in index order. The
+ * callback returns non-zero to stop. The grid is the one the last
+ * gk__sv_enemies_move built (gk_sv_enemies.c). */
+typedef int (*gk__sv_grid_cb)(gk__sv_state *s, uint32_t enemy, void *ctx);
+void gk__sv_grid_query(gk__sv_state *s, gk_fx x, gk_fx y, int32_t r,
+                       gk__sv_grid_cb cb, void *ctx);
+
+/* Puts player i at its start, with the starting wand (gk_sv_players.c). */
+void gk__sv_player_init(gk__sv_state *s, uint32_t i);
+/* Player i dies; reason 0 killed, 1 left the match. */
+void gk__sv_player_die(gk__sv_state *s, uint32_t i, int reason);
+/* Opens a pick if player i has the experience for the next level. */
+void gk__sv_check_level_up(gk__sv_state *s, uint32_t i);
+/* Resolves player i's pending pick with option `choice` (1..3). */
+void gk__sv_resolve_pick(gk__sv_state *s, uint32_t i, uint32_t choice,
+                         int timed_out);
+
+/* The play phases, in the order the step runs them; each lives in the file
+ * of what it moves (gk_sv_enemies.c, gk_sv_players.c, gk_sv_weapons.c). */
+void gk__sv_spawn_phase(gk__sv_state *s);
+void gk__sv_players_move(gk__sv_state *s, const gk_step_input *in);
+void gk__sv_enemies_move(gk__sv_state *s);
+void gk__sv_contact_phase(gk__sv_state *s);
+void gk__sv_weapons_phase(gk__sv_state *s);
+void gk__sv_projectiles_phase(gk__sv_state *s);
+void gk__sv_deaths_phase(gk__sv_state *s);
+void gk__sv_gems_phase(gk__sv_state *s);
 
 /* Allocates a state with empty entity arrays for cfg (already validated)
  * and `players` players; NULL on ENOMEM. Nothing is placed. */
-gk_sv_state *gk__sv_alloc(const gk_sv_config *cfg, uint32_t players);
+gk__sv_state *gk__sv_alloc(const gk_sv_config *cfg, uint32_t players);
 /* Frees a state from gk__sv_alloc (NULL is ok). */
-void gk__sv_free(gk_sv_state *s);
+void gk__sv_free(gk__sv_state *s);
 /* Validates a config as a whole; 0 or a code with a message. */
 int gk__sv_config_check(const gk_sv_config *cfg, char *err, size_t errlen);
 /* Places a new enemy of `kind` (health from the current wave); returns its
  * index or -1 if the cap is reached. */
-int32_t gk__sv_spawn_enemy(gk_sv_state *s, uint32_t kind, gk_fx x, gk_fx y);
+int32_t gk__sv_spawn_enemy(gk__sv_state *s, uint32_t kind, gk_fx x, gk_fx y);
 /* Places a gem; returns its index or -1 when full. */
-int32_t gk__sv_add_gem(gk_sv_state *s, gk_fx x, gk_fx y, uint32_t value);
+int32_t gk__sv_add_gem(gk__sv_state *s, gk_fx x, gk_fx y, uint32_t value);
 /* Experience a player needs to go from `level` to the next. */
 uint32_t gk__sv_xp_next(uint32_t level);
 /* The velocity (Q16.16 per step) that an input vector gives at `speed`. */
@@ -139,7 +182,7 @@ void gk__sv_bot_init(void *bot, const void *cfg, uint64_t seed,
                      uint32_t player);
 void gk__sv_bot_next(void *bot, uint8_t *record);
 
-typedef struct gk_sv_bot {
+typedef struct gk__sv_bot {
   gk_rng rng;
   uint32_t player;
   uint16_t angle;
@@ -147,6 +190,6 @@ typedef struct gk_sv_bot {
   uint16_t hold;        /* steps until the bot changes its course */
   uint16_t unpause_in;  /* >0: steps until it presses pause again */
   uint8_t magnitude;
-} gk_sv_bot;
+} gk__sv_bot;
 
 #endif

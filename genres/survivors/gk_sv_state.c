@@ -1,4 +1,4 @@
-/* gk_sv_state.c: canonical bytes, snapshots, the HUD sample and the bot.
+/* gk__sv_state.c: canonical bytes, snapshots, the HUD sample and the bot.
  *
  * write_state streams every canonical field through gk_writer's inline
  * writers in one fixed order: run header, the PRNG, every player slot, then
@@ -14,7 +14,7 @@
 
 #define STATE_MAGIC 0x31565347u /* "GSV1" */
 
-static void write_player(gk_writer *w, const gk_sv_player *p) {
+static void write_player(gk_writer *w, const gk__sv_player *p) {
   gk_write_i32(w, "x", p->x);
   gk_write_i32(w, "y", p->y);
   gk_write_i32(w, "health", p->health);
@@ -42,7 +42,7 @@ static void write_player(gk_writer *w, const gk_sv_player *p) {
 }
 
 void gk__sv_write_state(const void *state, gk_writer *w) {
-  const gk_sv_state *s = state;
+  const gk__sv_state *s = state;
   gk_write_u32(w, "magic", STATE_MAGIC);
   gk_write_u8(w, "players", (uint8_t)s->players);
   gk_write_u64(w, "step", s->step);
@@ -62,7 +62,7 @@ void gk__sv_write_state(const void *state, gk_writer *w) {
   }
   gk_write_u32(w, "enemy_count", s->n_enemies);
   for (uint32_t i = 0; i < s->n_enemies; i++) {
-    const gk_sv_enemy *e = &s->enemies[i];
+    const gk__sv_enemy *e = &s->enemies[i];
     gk_write_begin(w, "enemies", i);
     gk_write_i32(w, "x", e->x);
     gk_write_i32(w, "y", e->y);
@@ -74,7 +74,7 @@ void gk__sv_write_state(const void *state, gk_writer *w) {
   }
   gk_write_u32(w, "projectile_count", s->n_proj);
   for (uint32_t i = 0; i < s->n_proj; i++) {
-    const gk_sv_proj *q = &s->proj[i];
+    const gk__sv_proj *q = &s->proj[i];
     gk_write_begin(w, "projectiles", i);
     gk_write_i32(w, "x", q->x);
     gk_write_i32(w, "y", q->y);
@@ -89,7 +89,7 @@ void gk__sv_write_state(const void *state, gk_writer *w) {
   }
   gk_write_u32(w, "gem_count", s->n_gems);
   for (uint32_t i = 0; i < s->n_gems; i++) {
-    const gk_sv_gem *g = &s->gems[i];
+    const gk__sv_gem *g = &s->gems[i];
     gk_write_begin(w, "gems", i);
     gk_write_i32(w, "x", g->x);
     gk_write_i32(w, "y", g->y);
@@ -120,7 +120,7 @@ static gk_fx read_pos(rd *d, int32_t size, const char *what) {
   return v;
 }
 
-static void read_player(rd *d, const gk_sv_config *cfg, gk_sv_player *p) {
+static void read_player(rd *d, const gk_sv_config *cfg, gk__sv_player *p) {
   gk_reader *r = d->r;
   p->x = read_pos(d, cfg->arena_width, "player x");
   p->y = read_pos(d, cfg->arena_height, "player y");
@@ -140,7 +140,7 @@ static void read_player(rd *d, const gk_sv_config *cfg, gk_sv_player *p) {
   p->xp = gk_read_u32(r);
   p->kills = gk_read_u32(r);
   p->level = gk_read_u16(r);
-  if (p->level < 1 || p->level > GK_SV_LEVEL_MAX)
+  if (p->level < 1 || p->level > GK__SV_LEVEL_MAX)
     bad(d, "player level");
   p->hurt_cd = gk_read_u16(r);
   p->alive = (uint8_t)gk_read_bool(r);
@@ -195,7 +195,7 @@ void *gk__sv_read_state(const void *cfgp, gk_reader *r, char *err,
             (unsigned long)r->pos, d.what ? d.what : "truncated");
     return NULL;
   }
-  gk_sv_state *s = gk__sv_alloc(cfg, players);
+  gk__sv_state *s = gk__sv_alloc(cfg, players);
   if (s == NULL) {
     gk_errf(err, errlen, GK_ENOMEM, "survivors: out of memory");
     return NULL;
@@ -221,7 +221,7 @@ void *gk__sv_read_state(const void *cfgp, gk_reader *r, char *err,
 
   s->n_enemies = read_count(&d, cfg->max_enemies, "enemy count");
   for (uint32_t i = 0; i < s->n_enemies && r->err == 0; i++) {
-    gk_sv_enemy *e = &s->enemies[i];
+    gk__sv_enemy *e = &s->enemies[i];
     e->x = read_pos(&d, cfg->arena_width, "enemy x");
     e->y = read_pos(&d, cfg->arena_height, "enemy y");
     e->health = gk_read_i32(r);
@@ -235,7 +235,7 @@ void *gk__sv_read_state(const void *cfgp, gk_reader *r, char *err,
   }
   s->n_proj = read_count(&d, cfg->max_projectiles, "projectile count");
   for (uint32_t i = 0; i < s->n_proj && r->err == 0; i++) {
-    gk_sv_proj *q = &s->proj[i];
+    gk__sv_proj *q = &s->proj[i];
     q->x = read_pos(&d, cfg->arena_width, "projectile x");
     q->y = read_pos(&d, cfg->arena_height, "projectile y");
     q->vx = gk_read_i32(r);
@@ -273,7 +273,7 @@ void *gk__sv_read_state(const void *cfgp, gk_reader *r, char *err,
 /* --- HUD sample --------------------------------------------------------- */
 
 void gk__sv_write_sample(const void *state, gk_writer *w) {
-  const gk_sv_state *s = state;
+  const gk__sv_state *s = state;
   gk_write_u32(w, "elapsed_steps", s->play_steps);
   gk_write_u32(w, "elapsed_ms", (uint32_t)((uint64_t)s->play_steps * 1000 / 60));
   gk_write_u32(w, "wave", s->wave);
@@ -282,7 +282,7 @@ void gk__sv_write_sample(const void *state, gk_writer *w) {
   gk_write_bool(w, "paused", s->paused);
   gk_write_bool(w, "over", s->over);
   for (uint32_t i = 0; i < s->players; i++) {
-    const gk_sv_player *p = &s->p[i];
+    const gk__sv_player *p = &s->p[i];
     gk_write_begin(w, "players", i);
     gk_write_i32(w, "health", p->health);
     gk_write_i32(w, "max_health", p->max_health);
@@ -303,7 +303,7 @@ void gk__sv_write_sample(const void *state, gk_writer *w) {
  * later. */
 void gk__sv_bot_init(void *bot, const void *cfg, uint64_t seed,
                      uint32_t player) {
-  gk_sv_bot *b = bot;
+  gk__sv_bot *b = bot;
   memset(b, 0, sizeof *b);
   uint64_t x = seed ^ ((uint64_t)player << 32);
   uint64_t a = gk_splitmix64(&x);
@@ -313,7 +313,7 @@ void gk__sv_bot_init(void *bot, const void *cfg, uint64_t seed,
 }
 
 void gk__sv_bot_next(void *bot, uint8_t *record) {
-  gk_sv_bot *b = bot;
+  gk__sv_bot *b = bot;
   if (b->hold == 0) {
     int32_t turn = gk_rng_range(&b->rng, 60, 140);
     if (b->turn < 0 ? gk_rng_below(&b->rng, 4) != 0

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 int gk_errf(char *err, size_t errlen, int code, const char *fmt, ...) {
   if (err != NULL && errlen > 0) {
@@ -12,6 +13,21 @@ int gk_errf(char *err, size_t errlen, int code, const char *fmt, ...) {
     va_end(ap);
   }
   return code;
+}
+
+void gk_event_report_dropped(gk_event_cb cb, void *ctx, uint64_t step,
+                             uint64_t count) {
+  if (count == 0)
+    return;
+  gk_event e;
+  memset(&e, 0, sizeof e);
+  e.name = "events_dropped";
+  e.step = step;
+  e.player = -1;
+  e.nfields = 1;
+  e.fields[0].key = "count";
+  e.fields[0].value = (int64_t)count;
+  cb(ctx, &e);
 }
 
 int gk_sim_check(const gk_sim *sim, char *err, size_t errlen) {

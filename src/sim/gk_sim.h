@@ -99,6 +99,12 @@ typedef struct gk_event {
 } gk_event;
 
 typedef void (*gk_event_cb)(void *ctx, const gk_event *ev);
+
+/* A genre's event queue has a fixed capacity; a drain after it overflowed
+ * ends with this: "events_dropped" {count} at `step`, player -1, delivered
+ * to cb if count is non-zero. */
+void gk_event_report_dropped(gk_event_cb cb, void *ctx, uint64_t step,
+                             uint64_t count);
 typedef void (*gk_config_each_cb)(void *ctx, const char *key,
                                   const gk_value *value);
 

@@ -24,6 +24,7 @@
 #include "gk_genres.h"
 #include "gk_loop.h"
 #include "gk_push_puzzle.h"
+#include "gk_survivors.h"
 
 typedef struct chain {
   uint64_t digest;

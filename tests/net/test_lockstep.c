@@ -11,7 +11,7 @@
 #include "harness.h"
 
 #ifdef LOCKSTEP_SURVIVORS
-#include "gk_genres.h"
+#include "gk_survivors.h"
 #define GENRE gk_survivors_sim
 #define SUITE lockstep_survivors
 /* Bots that cannot die, so the host decides when the match ends. */

@@ -52,16 +52,16 @@ static inline void sv_quiet_config(gk_sv_config *cfg) {
   cfg->spawning = 0;
 }
 
-static inline gk_sv_state *sv_new(const gk_sv_config *cfg, uint32_t players) {
+static inline gk__sv_state *sv_new(const gk_sv_config *cfg, uint32_t players) {
   char err[GK_ERRMSG_MAX] = "";
-  gk_sv_state *s = gk_survivors_sim.create(cfg, 1, players, err, sizeof err);
+  gk__sv_state *s = gk_survivors_sim.create(cfg, 1, players, err, sizeof err);
   cr_assert_not_null(s, "create failed: %s", err);
   return s;
 }
 
 /* Steps once with `records` (players * 4 bytes, NULL = neutral) and every
  * player active; events go to `ev` if non-NULL (else they are dropped). */
-static inline void sv_step_with(gk_sv_state *s, const uint8_t *records,
+static inline void sv_step_with(gk__sv_state *s, const uint8_t *records,
                                 sv_events *ev) {
   uint8_t neutral[GK_SV_PLAYERS_MAX * GK_SV_INPUT_SIZE] = {0};
   gk_step_input in;
@@ -76,7 +76,7 @@ static inline void sv_step_with(gk_sv_state *s, const uint8_t *records,
   gk_survivors_sim.drain_events(s, sv_record, ev ? ev : &sink);
 }
 
-static inline void sv_steps(gk_sv_state *s, unsigned n, sv_events *ev) {
+static inline void sv_steps(gk__sv_state *s, unsigned n, sv_events *ev) {
   for (unsigned i = 0; i < n; i++)
     sv_step_with(s, NULL, ev);
 }

@@ -8,12 +8,12 @@ static int64_t dist2(gk_fx ax, gk_fx ay, gk_fx bx, gk_fx by) {
   return dx * dx + dy * dy;
 }
 
-static void place_player(gk_sv_state *s, uint32_t i, int x, int y) {
+static void place_player(gk__sv_state *s, uint32_t i, int x, int y) {
   s->p[i].x = FX(x);
   s->p[i].y = FX(y);
 }
 
-static void disarm(gk_sv_state *s, uint32_t i) {
+static void disarm(gk__sv_state *s, uint32_t i) {
   memset(s->p[i].wlevel, 0, sizeof s->p[i].wlevel);
 }
 
@@ -22,7 +22,7 @@ static void disarm(gk_sv_state *s, uint32_t i) {
 Test(survivors_move, a_full_stick_moves_the_player_by_its_speed_per_step) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new(&cfg, 1);
   gk_fx x0 = s->p[0].x, y0 = s->p[0].y;
   uint8_t rec[4];
   gk_sv_input_pack(rec, 127, 0, 0, 0);
@@ -65,14 +65,14 @@ Test(survivors_move, a_half_stick_moves_half_as_fast_and_zero_does_not_move) {
 Test(survivors_move, players_stop_at_the_arena_edge) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new(&cfg, 1);
   place_player(s, 0, 14, 14);
   uint8_t rec[4];
   gk_sv_input_pack(rec, -128, -128, 0, 0);
   for (int i = 0; i < 10; i++)
     sv_step_with(s, rec, NULL);
-  cr_assert_eq(s->p[0].x, FX(GK_SV_PLAYER_RADIUS));
-  cr_assert_eq(s->p[0].y, FX(GK_SV_PLAYER_RADIUS));
+  cr_assert_eq(s->p[0].x, FX(GK__SV_PLAYER_RADIUS));
+  cr_assert_eq(s->p[0].y, FX(GK__SV_PLAYER_RADIUS));
   gk_survivors_sim.destroy(s);
 }
 
@@ -81,7 +81,7 @@ Test(survivors_move, players_stop_at_the_arena_edge) {
 Test(survivors_enemies, an_enemy_chases_the_nearest_living_player_at_its_speed) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 2);
+  gk__sv_state *s = sv_new(&cfg, 2);
   disarm(s, 0);
   disarm(s, 1);
   place_player(s, 0, 200, 800);
@@ -101,7 +101,7 @@ Test(survivors_enemies, an_enemy_chases_the_nearest_living_player_at_its_speed) 
 Test(survivors_enemies, kinds_differ_in_speed_health_damage_and_size) {
   for (int a = 0; a < GK_SV_KINDS; a++)
     for (int b = a + 1; b < GK_SV_KINDS; b++) {
-      const gk_sv_kind_info *x = &gk__sv_kinds[a], *y = &gk__sv_kinds[b];
+      const gk__sv_kind_info *x = &gk__sv_kinds[a], *y = &gk__sv_kinds[b];
       cr_assert(x->speed != y->speed && x->health != y->health &&
                 x->damage != y->damage && x->radius != y->radius);
     }
@@ -110,7 +110,7 @@ Test(survivors_enemies, kinds_differ_in_speed_health_damage_and_size) {
 Test(survivors_enemies, enemies_on_one_spot_spread_out_until_they_barely_overlap) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new(&cfg, 1);
   disarm(s, 0);
   place_player(s, 0, 100, 100);
   /* A pile far from the player; the player stays out of reach. */
@@ -133,7 +133,7 @@ Test(survivors_enemies, enemies_on_one_spot_spread_out_until_they_barely_overlap
 Test(survivors_enemies, two_touching_enemies_are_pushed_apart) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new(&cfg, 1);
   disarm(s, 0);
   place_player(s, 0, 800, 20); /* far away, straight up */
   gk__sv_spawn_enemy(s, GK_SV_BAT, FX(797), FX(800));
@@ -151,7 +151,7 @@ Test(survivors_enemies, two_touching_enemies_are_pushed_apart) {
 Test(survivors_weapons, the_wand_shoots_the_nearest_enemy_and_the_shot_dies_on_hit) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new(&cfg, 1);
   place_player(s, 0, 400, 800);
   gk__sv_spawn_enemy(s, GK_SV_BRUTE, FX(700), FX(800));
   gk__sv_spawn_enemy(s, GK_SV_BRUTE, FX(600), FX(800)); /* nearer */
@@ -174,7 +174,7 @@ Test(survivors_weapons, a_piercing_shot_hits_two_enemies_in_a_line) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
   cfg.start_weapon_level = 3; /* pierce 1, two shots fanned out */
-  gk_sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new(&cfg, 1);
   place_player(s, 0, 400, 800);
   gk__sv_spawn_enemy(s, GK_SV_BRUTE, FX(500), FX(800));
   gk__sv_spawn_enemy(s, GK_SV_BRUTE, FX(560), FX(800));
@@ -198,7 +198,7 @@ Test(survivors_weapons, a_piercing_shot_hits_two_enemies_in_a_line) {
 Test(survivors_weapons, a_shot_that_hits_nothing_expires) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new(&cfg, 1);
   place_player(s, 0, 800, 800);
   gk__sv_spawn_enemy(s, GK_SV_BAT, FX(1100), FX(800));
   sv_step_with(s, NULL, NULL);
@@ -219,7 +219,7 @@ Test(survivors_weapons, a_shot_that_hits_nothing_expires) {
 Test(survivors_weapons, the_aura_hurts_what_is_near_every_tick_and_nothing_farther) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new(&cfg, 1);
   disarm(s, 0);
   s->p[0].wlevel[GK_SV_AURA] = 1;
   place_player(s, 0, 800, 800);
@@ -246,7 +246,7 @@ Test(survivors_weapons, the_orbit_hurts_enemies_on_its_ring_only) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
   cfg.enemy_health_pct = 10000; /* nobody dies, indices stay put */
-  gk_sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new(&cfg, 1);
   disarm(s, 0);
   s->p[0].wlevel[GK_SV_ORBIT] = 1;
   place_player(s, 0, 800, 800);
@@ -280,7 +280,7 @@ Test(survivors_weapons, the_orbit_hurts_enemies_on_its_ring_only) {
 Test(survivors_weapons, a_kill_drops_a_gem_and_reports_the_killer) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 2);
+  gk__sv_state *s = sv_new(&cfg, 2);
   disarm(s, 1);
   place_player(s, 0, 400, 800);
   place_player(s, 1, 1400, 200);
@@ -304,7 +304,7 @@ Test(survivors_weapons, a_kill_drops_a_gem_and_reports_the_killer) {
 Test(survivors_levels, a_gem_in_reach_is_collected_and_one_out_of_reach_stays) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new(&cfg, 1);
   place_player(s, 0, 800, 800);
   gk__sv_add_gem(s, FX(840), FX(800), 3);
   gk__sv_add_gem(s, FX(900), FX(800), 4);
@@ -315,8 +315,8 @@ Test(survivors_levels, a_gem_in_reach_is_collected_and_one_out_of_reach_stays) {
   gk_survivors_sim.destroy(s);
 }
 
-static gk_sv_state *leveled(const gk_sv_config *cfg, sv_events *ev) {
-  gk_sv_state *s = sv_new(cfg, 2);
+static gk__sv_state *leveled(const gk_sv_config *cfg, sv_events *ev) {
+  gk__sv_state *s = sv_new(cfg, 2);
   disarm(s, 0);
   disarm(s, 1);
   place_player(s, 0, 800, 800);
@@ -333,7 +333,7 @@ Test(survivors_levels, a_level_up_offers_three_distinct_upgrades_and_freezes_pla
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
   sv_events ev = {.n = 0};
-  gk_sv_state *s = leveled(&cfg, &ev);
+  gk__sv_state *s = leveled(&cfg, &ev);
   const gk_event *lu = sv_find(&ev, "level_up");
   cr_assert_eq(lu->player, 0);
   cr_assert_eq(sv_field(lu, "level"), 2);
@@ -359,7 +359,7 @@ Test(survivors_levels, a_pick_applies_that_option_and_play_resumes) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
   sv_events ev = {.n = 0};
-  gk_sv_state *s = leveled(&cfg, &ev);
+  gk__sv_state *s = leveled(&cfg, &ev);
   /* Make the choice checkable: force option 2 to a new aura. */
   s->p[0].options[1] = GK_SV_UP_AURA;
   uint8_t rec[8] = {0};
@@ -382,7 +382,7 @@ Test(survivors_levels, a_late_pick_is_still_taken_and_only_from_its_player) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
   sv_events ev = {.n = 0};
-  gk_sv_state *s = leveled(&cfg, &ev);
+  gk__sv_state *s = leveled(&cfg, &ev);
   uint8_t rec[8] = {0};
   rec[4 + 3] = 1; /* player 1 has nothing pending: ignored */
   for (int t = 0; t < 400; t++)
@@ -403,7 +403,7 @@ Test(survivors_levels, a_pick_not_made_in_time_takes_the_first_option) {
   sv_quiet_config(&cfg);
   cfg.pick_timeout_steps = 10;
   sv_events ev = {.n = 0};
-  gk_sv_state *s = leveled(&cfg, &ev);
+  gk__sv_state *s = leveled(&cfg, &ev);
   uint8_t opt = s->p[0].options[0];
   ev.n = 0;
   sv_steps(s, 9, &ev);
@@ -420,7 +420,7 @@ Test(survivors_levels, a_pick_not_made_in_time_takes_the_first_option) {
 Test(survivors_levels, experience_for_two_levels_opens_a_second_pick_after_the_first) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new(&cfg, 1);
   place_player(s, 0, 800, 800);
   gk__sv_add_gem(s, FX(800), FX(800), gk__sv_xp_next(1) + gk__sv_xp_next(2));
   sv_step_with(s, NULL, NULL);
@@ -440,7 +440,7 @@ Test(survivors_levels, experience_for_two_levels_opens_a_second_pick_after_the_f
 Test(survivors_pause, a_press_pauses_at_that_step_and_the_next_press_resumes) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 2);
+  gk__sv_state *s = sv_new(&cfg, 2);
   disarm(s, 0);
   disarm(s, 1);
   gk__sv_spawn_enemy(s, GK_SV_ZOMBIE, FX(1200), FX(800));
@@ -469,7 +469,7 @@ Test(survivors_pause, a_press_pauses_at_that_step_and_the_next_press_resumes) {
 Test(survivors_pause, two_presses_in_one_step_toggle_once) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 2);
+  gk__sv_state *s = sv_new(&cfg, 2);
   uint8_t press[8] = {0};
   press[2] = press[6] = GK_SV_BUTTON_PAUSE;
   sv_step_with(s, press, NULL);
@@ -485,7 +485,7 @@ Test(survivors_end, contact_hurts_once_per_cooldown) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
   cfg.hit_cooldown_steps = 30;
-  gk_sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new(&cfg, 1);
   disarm(s, 0);
   place_player(s, 0, 800, 800);
   gk__sv_spawn_enemy(s, GK_SV_BRUTE, FX(820), FX(800));
@@ -503,7 +503,7 @@ Test(survivors_end, contact_hurts_once_per_cooldown) {
 Test(survivors_end, the_last_player_dying_ends_the_run) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 2);
+  gk__sv_state *s = sv_new(&cfg, 2);
   disarm(s, 0);
   disarm(s, 1);
   place_player(s, 0, 400, 800);
@@ -533,7 +533,7 @@ Test(survivors_end, surviving_the_duration_ends_the_run) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
   cfg.duration_steps = 100;
-  gk_sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new(&cfg, 1);
   sv_events ev = {.n = 0};
   sv_steps(s, 99, &ev);
   cr_assert_not(gk_survivors_sim.is_over(s));
@@ -546,7 +546,7 @@ Test(survivors_end, surviving_the_duration_ends_the_run) {
 Test(survivors_end, a_removed_player_dies_and_stops_mattering) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 2);
+  gk__sv_state *s = sv_new(&cfg, 2);
   gk_step_input in = {0, 1u, 0, 2, NULL};
   uint8_t rec[8] = {0};
   rec[4 + 2] = GK_SV_BUTTON_PAUSE; /* a neutral-only player cannot pause */
@@ -570,7 +570,7 @@ Test(survivors_end, a_removed_player_dies_and_stops_mattering) {
 Test(survivors_end, the_match_end_flag_ends_the_run) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new(&cfg, 1);
   uint8_t rec[4] = {0};
   gk_step_input in = {0, 1u, GK_STEP_MATCH_END, 1, rec};
   gk_survivors_sim.step(s, &in);
@@ -588,7 +588,7 @@ Test(survivors_spawn, enemies_spawn_on_schedule_around_a_living_player) {
   gk_survivors_sim.config_default(&cfg);
   cfg.spawn_interval_start = 10;
   cfg.spawn_batch = 3;
-  gk_sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new(&cfg, 1);
   disarm(s, 0);
   sv_steps(s, 9, NULL);
   cr_assert_eq(s->n_enemies, 0);
@@ -612,7 +612,7 @@ Test(survivors_spawn, waves_start_on_schedule_and_the_enemy_cap_holds) {
   cfg.spawn_batch = 10;
   cfg.max_enemies = 50;
   cfg.player_health = 1000000;
-  gk_sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new(&cfg, 1);
   disarm(s, 0);
   sv_events ev = {.n = 0};
   sv_steps(s, 130, &ev);
@@ -626,10 +626,10 @@ Test(survivors_spawn, waves_start_on_schedule_and_the_enemy_cap_holds) {
 
 /* The same chase and separation as the genre, over all pairs: the grid may
  * only change how neighbours are found, never which ones. */
-static void reference_move(const gk_sv_state *s, uint32_t i, gk_fx *nx,
+static void reference_move(const gk__sv_state *s, uint32_t i, gk_fx *nx,
                            gk_fx *ny) {
-  const gk_sv_enemy *e = &s->enemies[i];
-  const gk_sv_kind_info *k = &gk__sv_kinds[e->kind];
+  const gk__sv_enemy *e = &s->enemies[i];
+  const gk__sv_kind_info *k = &gk__sv_kinds[e->kind];
   int64_t best = INT64_MAX, bdx = 0, bdy = 0;
   for (uint32_t pi = 0; pi < s->players; pi++) {
     int64_t dx = (int64_t)s->p[pi].x - e->x, dy = (int64_t)s->p[pi].y - e->y;
@@ -640,7 +640,7 @@ static void reference_move(const gk_sv_state *s, uint32_t i, gk_fx *nx,
     }
   }
   int64_t d = (int64_t)gk_isqrt64((uint64_t)best), vx = 0, vy = 0;
-  int64_t stop = FX(k->radius + GK_SV_PLAYER_RADIUS);
+  int64_t stop = FX(k->radius + GK__SV_PLAYER_RADIUS);
   if (d > stop) {
     int64_t sp = d - stop < k->speed ? d - stop : k->speed;
     vx = sp * bdx / d;
@@ -648,7 +648,7 @@ static void reference_move(const gk_sv_state *s, uint32_t i, gk_fx *nx,
   }
   int64_t px = 0, py = 0;
   for (uint32_t j = 0; j < s->n_enemies; j++) {
-    const gk_sv_enemy *o = &s->enemies[j];
+    const gk__sv_enemy *o = &s->enemies[j];
     int64_t rr = (int64_t)(k->radius + gk__sv_kinds[o->kind].radius) << 8;
     int64_t dx = ((int64_t)e->x - o->x) / 256, dy = ((int64_t)e->y - o->y) / 256;
     int64_t f = rr * rr - (dx * dx + dy * dy);
@@ -678,7 +678,7 @@ Test(survivors_enemies, grid_separation_matches_an_all_pairs_reference) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
   cfg.max_enemies = 1500;
-  gk_sv_state *s = sv_new(&cfg, 3);
+  gk__sv_state *s = sv_new(&cfg, 3);
   gk_rng rng;
   gk_rng_seed(&rng, 11, 3);
   for (uint32_t i = 0; i < 3; i++)
@@ -708,5 +708,102 @@ Test(survivors_enemies, grid_separation_matches_an_all_pairs_reference) {
     cr_assert_eq(s->enemies[i].x, want_x[i], "enemy %u x", i);
     cr_assert_eq(s->enemies[i].y, want_y[i], "enemy %u y", i);
   }
+  gk_survivors_sim.destroy(s);
+}
+
+/* --- events ------------------------------------------------------------- */
+
+typedef struct ev_log {
+  uint32_t n;          /* events delivered */
+  uint32_t waves;      /* wave_started, all before any kill */
+  uint32_t kills;      /* enemy_killed, each with total == kills */
+  uint32_t out_of_order;
+  uint32_t drops;      /* events_dropped events */
+  uint32_t drop_index; /* position of the last one */
+  int64_t dropped;     /* their counts, summed */
+} ev_log;
+
+static void log_event(void *ctx, const gk_event *ev) {
+  ev_log *l = ctx;
+  if (strcmp(ev->name, "wave_started") == 0) {
+    l->out_of_order += l->kills > 0 || l->drops > 0;
+    l->waves++;
+  } else if (strcmp(ev->name, "enemy_killed") == 0) {
+    l->kills++;
+    l->out_of_order += sv_field(ev, "total") != l->kills || l->drops > 0;
+  } else if (strcmp(ev->name, "events_dropped") == 0) {
+    l->drops++;
+    l->drop_index = l->n;
+    l->dropped += sv_field(ev, "count");
+  }
+  l->n++;
+}
+
+/* Places `count` enemies of `kind` with no health left, in rows far from
+ * the player: the next step's deaths phase reports each one. */
+static void add_dead_enemies(gk__sv_state *s, uint32_t kind, uint32_t count) {
+  for (uint32_t i = 0; i < count; i++) {
+    int32_t e = gk__sv_spawn_enemy(s, kind, FX(100 + (int)i % 400),
+                                   FX(100 + (int)i / 400 * 40));
+    cr_assert_geq(e, 0);
+    s->enemies[e].health = 0;
+  }
+}
+
+/* One unarmed player, room for more enemies than the event queue holds. */
+static gk__sv_state *crowd_run(void) {
+  gk_sv_config cfg;
+  sv_quiet_config(&cfg);
+  cfg.max_enemies = 2 * GK_SV_EVENTS_MAX;
+  gk__sv_state *s = sv_new(&cfg, 1);
+  disarm(s, 0);
+  place_player(s, 0, 1400, 1400);
+  return s;
+}
+
+static void step_logged(gk__sv_state *s, ev_log *l) {
+  uint8_t neutral[GK_SV_INPUT_SIZE] = {0};
+  gk_step_input in = {.step = s->step, .active_mask = 1, .players = 1,
+                      .inputs = neutral};
+  memset(l, 0, sizeof *l);
+  gk_survivors_sim.step(s, &in);
+  gk_survivors_sim.drain_events(s, log_event, l);
+}
+
+Test(survivors_events,
+     a_step_with_more_events_than_the_queue_reports_how_many_were_dropped) {
+  gk__sv_state *s = crowd_run();
+  /* The step starts wave 0 again (one wave_started), then every enemy
+   * dies in it: 1 + (GK_SV_EVENTS_MAX - 1 + extra) events. */
+  s->wave = 1;
+  const uint32_t extra = 37;
+  add_dead_enemies(s, GK_SV_ZOMBIE, GK_SV_EVENTS_MAX - 1 + extra);
+  ev_log l;
+  step_logged(s, &l);
+  cr_assert_eq(s->kills, GK_SV_EVENTS_MAX - 1 + extra, "the state saw all");
+  cr_assert_eq(l.waves, 1);
+  cr_assert_eq(l.kills, GK_SV_EVENTS_MAX - 1, "the queue was filled");
+  cr_assert_eq(l.out_of_order, 0, "delivered in order, none skipped");
+  cr_assert_eq(l.drops, 1);
+  cr_assert_eq(l.dropped, extra);
+  cr_assert_eq(l.drop_index, l.n - 1, "events_dropped comes last");
+  cr_assert_eq(l.n, GK_SV_EVENTS_MAX + 1);
+  cr_assert_eq(gk_sv_events_dropped(s), extra);
+  /* The count was reported once; a quiet step reports nothing. */
+  step_logged(s, &l);
+  cr_assert_eq(l.n, 0);
+  cr_assert_eq(gk_sv_events_dropped(s), extra, "the run's total stays");
+  gk_survivors_sim.destroy(s);
+}
+
+Test(survivors_events, a_full_queue_is_not_a_drop) {
+  gk__sv_state *s = crowd_run();
+  add_dead_enemies(s, GK_SV_BAT, GK_SV_EVENTS_MAX);
+  ev_log l;
+  step_logged(s, &l);
+  cr_assert_eq(l.kills, GK_SV_EVENTS_MAX);
+  cr_assert_eq(l.out_of_order, 0);
+  cr_assert_eq(l.drops, 0);
+  cr_assert_eq(gk_sv_events_dropped(s), 0);
   gk_survivors_sim.destroy(s);
 }

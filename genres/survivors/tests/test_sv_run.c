@@ -13,7 +13,7 @@ typedef struct bot_input {
   gk_input base;
   uint32_t players;
   uint64_t next_step;
-  gk_sv_bot bots[GK_SV_PLAYERS_MAX];
+  gk__sv_bot bots[GK_SV_PLAYERS_MAX];
   uint8_t records[GK_SV_PLAYERS_MAX * GK_SV_INPUT_SIZE];
 } bot_input;
 
@@ -109,7 +109,7 @@ static void golden_run(run_result *res) {
       for (int b = 0; b < 8; b++)
         chain[st * 8 + (uint64_t)b] = (uint8_t)(h >> (8 * b));
     }
-    const gk_sv_state *s = gk_loop_state(&loop);
+    const gk__sv_state *s = gk_loop_state(&loop);
     if (s->paused && !was_paused)
       res->pauses++;
     was_paused = s->paused;
@@ -170,7 +170,7 @@ Test(survivors_snapshot, a_restored_run_continues_with_the_same_hashes) {
   static bot_input in_a, in_b;
   bot_input_init(&in_a, &cfg, 5, 4);
   cr_assert_eq(gk_loop_frame(&a, &in_a.base, gk_budget_steps(5000), 0), 5000);
-  const gk_sv_state *sa = gk_loop_state(&a);
+  const gk__sv_state *sa = gk_loop_state(&a);
   cr_assert_gt(sa->n_enemies, 0, "a busy moment: enemies");
   cr_assert_gt(sa->n_gems, 0, "and gems");
 
@@ -208,7 +208,7 @@ Test(survivors_snapshot, every_truncation_of_a_snapshot_is_refused_cleanly) {
   gk_sv_config cfg;
   gk_survivors_sim.config_default(&cfg);
   char err[GK_ERRMSG_MAX];
-  gk_sv_state *s = sv_new(&cfg, 2);
+  gk__sv_state *s = sv_new(&cfg, 2);
   gk__sv_spawn_enemy(s, GK_SV_BAT, FX(100), FX(100));
   gk__sv_add_gem(s, FX(100), FX(100), 1);
   s->proj[0].x = s->proj[0].y = FX(5);
@@ -229,10 +229,10 @@ Test(survivors_snapshot, every_truncation_of_a_snapshot_is_refused_cleanly) {
 }
 
 /* Corrupts one field and expects a refusal that names it. */
-static void expect_refused(void (*corrupt)(gk_sv_state *), const char *what) {
+static void expect_refused(void (*corrupt)(gk__sv_state *), const char *what) {
   gk_sv_config cfg;
   gk_survivors_sim.config_default(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 2);
+  gk__sv_state *s = sv_new(&cfg, 2);
   gk__sv_spawn_enemy(s, GK_SV_ZOMBIE, FX(300), FX(300));
   corrupt(s);
   size_t len;
@@ -248,18 +248,18 @@ static void expect_refused(void (*corrupt)(gk_sv_state *), const char *what) {
   gk_survivors_sim.destroy(s);
 }
 
-static void bad_kind(gk_sv_state *s) { s->enemies[0].kind = 7; }
-static void bad_x(gk_sv_state *s) { s->enemies[0].x = FX(5000); }
-static void bad_players(gk_sv_state *s) { s->players = 9; }
-static void bad_level(gk_sv_state *s) { s->p[1].wlevel[2] = 9; }
-static void bad_option(gk_sv_state *s) { s->p[0].options[1] = 200; }
-static void gone_alive(gk_sv_state *s) { s->p[1].gone = 1; }
-static void bad_damage(gk_sv_state *s) {
-  gk_sv_proj q = {FX(5), FX(5), 0, 0, -5, 0, 3, 0, 0};
+static void bad_kind(gk__sv_state *s) { s->enemies[0].kind = 7; }
+static void bad_x(gk__sv_state *s) { s->enemies[0].x = FX(5000); }
+static void bad_players(gk__sv_state *s) { s->players = 9; }
+static void bad_level(gk__sv_state *s) { s->p[1].wlevel[2] = 9; }
+static void bad_option(gk__sv_state *s) { s->p[0].options[1] = 200; }
+static void gone_alive(gk__sv_state *s) { s->p[1].gone = 1; }
+static void bad_damage(gk__sv_state *s) {
+  gk__sv_proj q = {FX(5), FX(5), 0, 0, -5, 0, 3, 0, 0};
   s->proj[0] = q;
   s->n_proj = 1;
 }
-static void bad_health(gk_sv_state *s) { s->p[0].health = 101; }
+static void bad_health(gk__sv_state *s) { s->p[0].health = 101; }
 
 Test(survivors_snapshot, out_of_range_fields_are_refused_with_their_name) {
   expect_refused(bad_kind, "enemy kind");
@@ -276,7 +276,7 @@ Test(survivors_snapshot, an_enemy_count_beyond_the_cap_is_refused) {
   /* Written by hand: the writer would read past the array. */
   gk_sv_config cfg;
   gk_survivors_sim.config_default(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new(&cfg, 1);
   size_t len;
   uint8_t *bytes = snapshot(s, &len);
   /* enemy_count sits right after the players, 12 bytes before the end
@@ -296,7 +296,7 @@ Test(survivors_snapshot, an_enemy_count_beyond_the_cap_is_refused) {
 Test(survivors_snapshot, random_bytes_never_crash_the_reader) {
   gk_sv_config cfg;
   gk_survivors_sim.config_default(&cfg);
-  gk_sv_state *s = sv_new(&cfg, 3);
+  gk__sv_state *s = sv_new(&cfg, 3);
   size_t len;
   uint8_t *good = snapshot(s, &len);
   gk_rng rng;
@@ -508,7 +508,7 @@ Test(survivors_scale, two_thousand_enemies_and_a_thousand_shots_step_and_stay_ca
   cfg.enemy_health_pct = 100000;
   cfg.wand_cooldown_steps = 1;
   cfg.start_weapon_level = 5;
-  gk_sv_state *s = sv_new(&cfg, 8);
+  gk__sv_state *s = sv_new(&cfg, 8);
   sv_steps(s, 120, NULL);
   cr_assert_eq(s->n_enemies, 2000);
   cr_assert_leq(s->n_proj, 1000);
