@@ -100,7 +100,7 @@ static void send_confirmed(gk_net_session *s, uint32_t p, int force) {
   pl->sent_ms = s->now_ms;
 }
 
-/* --- confirming ------------------------------------------------------------ */
+/* --- confirming ---------------------------------------------------------- */
 
 static int step_late(const gk_net_session *s, uint64_t step, uint64_t now) {
   const gk_ratio r = s->cfg.step_seconds;
@@ -236,7 +236,7 @@ static int on_input(gk_net_session *s, uint32_t p, const gk_wire_input *m) {
   return ahead ? GK_EAHEAD : 0;
 }
 
-/* --- the public face --------------------------------------------------------- */
+/* --- the public face ----------------------------------------------------- */
 
 static int session_read(gk_input *in, uint64_t step, gk_step_input *out) {
   gk__session_input *si = (gk__session_input *)in;
