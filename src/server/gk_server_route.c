@@ -169,13 +169,20 @@ static void route_control(gk_server *s, sv_room *r, uint32_t peer,
   }
 }
 
+/* The connection behind a transport event, or NULL if the server is
+ * closing or does not know that peer. */
+static sv_conn *known_conn(gk_server *s, uint32_t peer) {
+  if (s->closing || peer >= s->cfg->max_peers || !s->conns[peer].used)
+    return NULL;
+  return &s->conns[peer];
+}
+
 static void on_receive(void *ctx, gk_net_transport *t, uint32_t peer,
                        const uint8_t *bytes, size_t len) {
   gk_server *s = ctx;
   (void)t;
-  if (s->closing || peer >= s->cfg->max_peers || !s->conns[peer].used)
-    return;
-  sv_conn *c = &s->conns[peer];
+  sv_conn *c = known_conn(s, peer);
+  if (!c) return;
   s->stats.packets_in++;
   s->stats.bytes_in += len;
   int type = len >= GK_WIRE_HEADER ? bytes[1] : -1;
@@ -237,9 +244,8 @@ static void leave_match(gk_server *s, sv_room *r, uint32_t slot) {
 static void on_disconnect(void *ctx, gk_net_transport *t, uint32_t peer) {
   gk_server *s = ctx;
   (void)t;
-  if (s->closing || peer >= s->cfg->max_peers || !s->conns[peer].used)
-    return;
-  sv_conn *c = &s->conns[peer];
+  sv_conn *c = known_conn(s, peer);
+  if (!c) return;
   s->stats.disconnects++;
   sv_room *r = sv_conn_room(s, c);
   uint32_t slot = c->slot;
