@@ -96,7 +96,7 @@ static void send_confirmed(gk_net_session *s, uint32_t p, int force) {
   pl->sent_ms = s->now_ms;
 }
 
-/* --- confirming ------------------------------------------------------------ */
+/* --- confirming ---------------------------------------------------------- */
 
 static int step_late(const gk_net_session *s, uint64_t step, uint64_t now) {
   const gk_ratio r = s->cfg.step_seconds;
@@ -183,6 +183,28 @@ static int on_hash(gk_net_session *s, uint32_t p, const gk_wire_hash *m) {
 
 /* --- inputs -------------------------------------------------------------- */
 
+/* `p` holds every confirmed step below `ack` (clamped to what is
+ * confirmed): stop repeating them to it. */
+static void take_ack(gk_net_session *s, uint32_t p, uint64_t ack) {
+  gk__session_player *pl = &s->pl[p];
+  if (ack > s->inbuf.confirmed)
+    ack = s->inbuf.confirmed;
+  if (ack > pl->acked)
+    pl->acked = ack;
+  gk_inbuf_ack(&s->inbuf, p, ack);
+}
+
+/* INPUT after the match ended: its records are stale, but its ack still
+ * tells whether the player holds the last confirmed steps (see
+ * gk_net_session_drained). */
+static int on_late_input(gk_net_session *s, uint32_t p,
+                         const gk_wire_input *m) {
+  if (m->slot == p && m->input_size == s->cfg.sim->input_size)
+    take_ack(s, p, m->ack);
+  s->stats.inputs_stale++;
+  return GK_ECLOSED;
+}
+
 static int on_input(gk_net_session *s, uint32_t p, const gk_wire_input *m) {
   if (m->slot != p || m->input_size != s->cfg.sim->input_size) {
     s->stats.drop_slot++;
@@ -192,11 +214,7 @@ static int on_input(gk_net_session *s, uint32_t p, const gk_wire_input *m) {
     s->stats.drop_perm++; /* removed */
     return GK_EPERM;
   }
-  gk__session_player *pl = &s->pl[p];
-  uint64_t ack = m->ack < s->inbuf.confirmed ? m->ack : s->inbuf.confirmed;
-  if (ack > pl->acked)
-    pl->acked = ack;
-  gk_inbuf_ack(&s->inbuf, p, ack);
+  take_ack(s, p, m->ack);
   int ahead = 0;
   for (uint32_t i = 0; i < m->count; i++) {
     int rc = gk_inbuf_put(&s->inbuf, p, m->first + i,
@@ -214,7 +232,7 @@ static int on_input(gk_net_session *s, uint32_t p, const gk_wire_input *m) {
   return ahead ? GK_EAHEAD : 0;
 }
 
-/* --- the public face --------------------------------------------------------- */
+/* --- the public face ----------------------------------------------------- */
 
 static int session_read(gk_input *in, uint64_t step, gk_step_input *out) {
   gk__session_input *si = (gk__session_input *)in;
@@ -327,19 +345,25 @@ void gk_net_session_close(gk_net_session *s) {
 
 int gk_net_session_receive(gk_net_session *s, uint32_t slot,
                            const uint8_t *bytes, size_t len, uint64_t now_ms) {
+  gk_wire_msg m;
+  int rc = gk_wire_decode(bytes, len, &m);
+  return gk_net_session_receive_decoded(s, slot, rc, &m, len, now_ms);
+}
+
+int gk_net_session_receive_decoded(gk_net_session *s, uint32_t slot,
+                                   int decode_rc, const gk_wire_msg *m,
+                                   size_t len, uint64_t now_ms) {
   s->stats.packets_in++;
   s->stats.bytes_in += len;
   if (slot >= s->cfg.players) {
     s->stats.drop_slot++;
     return GK_ERANGE;
   }
-  gk_wire_msg m;
-  int rc = gk_wire_decode(bytes, len, &m);
-  if (rc != 0) {
+  if (decode_rc != 0) {
     s->stats.drop_malformed++;
-    return rc;
+    return decode_rc;
   }
-  return gk_net_session_on_msg(s, slot, &m, now_ms);
+  return gk_net_session_on_msg(s, slot, m, now_ms);
 }
 
 int gk_net_session_on_msg(gk_net_session *s, uint32_t slot,
@@ -352,10 +376,8 @@ int gk_net_session_on_msg(gk_net_session *s, uint32_t slot,
   }
   switch (m->type) {
   case GK_MSG_INPUT:
-    if (s->ended) {
-      s->stats.inputs_stale++;
-      return GK_ECLOSED;
-    }
+    if (s->ended)
+      return on_late_input(s, slot, &m->u.input);
     return on_input(s, slot, &m->u.input);
   case GK_MSG_HASH:
     return on_hash(s, slot, &m->u.hash);
@@ -457,6 +479,8 @@ int gk_net_session_remove(gk_net_session *s, uint32_t slot, uint64_t step,
     s->now_ms = now_ms;
   if (slot >= s->cfg.players)
     return GK_ERANGE;
+  if (s->ended)
+    return GK_ECLOSED;
   if (step == GK_WIRE_STEP_ASAP)
     step = s->inbuf.confirmed;
   int rc = gk_inbuf_schedule(&s->inbuf, step, GK_INBUF_REMOVE_PLAYER, slot);
@@ -501,4 +525,14 @@ int gk_net_session_end(gk_net_session *s, int reason, uint64_t now_ms) {
 
 uint64_t gk_net_session_confirmed(const gk_net_session *s) {
   return s->inbuf.confirmed;
+}
+
+int gk_net_session_drained(const gk_net_session *s, uint32_t players) {
+  if (!s->ended)
+    return 0;
+  uint32_t wait = players & s->cfg.active_mask;
+  for (uint32_t p = 0; p < s->cfg.players; p++)
+    if ((wait >> p & 1u) && s->pl[p].acked < s->inbuf.confirmed)
+      return 0;
+  return 1;
 }

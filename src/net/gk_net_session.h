@@ -38,6 +38,20 @@
  *     counted in inputs_stale, and the INPUT still returns 0: a peer may
  *     have sampled past E before it heard of the end. Once the host ran E,
  *     every INPUT is refused with GK_ECLOSED.
+ *
+ * After the end ("draining"). A peer ends only once it has run the last
+ * step, so the owner keeps the session open for a while after `ended`
+ * (s->ended is 1) and goes on feeding it datagrams and calling tick. In
+ * that state the session
+ *   - takes the acknowledgement (INPUT.ack) of every INPUT; the records
+ *     themselves are stale (counted in inputs_stale, GK_ECLOSED);
+ *   - still compares HASH reports with its own hashes;
+ *   - refuses removals (GK_ECLOSED) and a second end (GK_ESTATE);
+ *   - from tick, repeats to each player the confirmed steps it has not
+ *     acknowledged, and runs no more steps;
+ *   - says through gk_net_session_drained when every player the owner
+ *     still has a connection for holds every confirmed step: the owner
+ *     can close it then (or after a time limit of its own).
  */
 #ifndef GK_NET_SESSION_H
 #define GK_NET_SESSION_H
@@ -177,11 +191,23 @@ int gk_net_session_init(gk_net_session *s, const gk_net_session_config *cfg,
 void gk_net_session_close(gk_net_session *s);
 
 /* One datagram from `slot`. Returns 0 or the reason it was dropped (also
- * counted in stats); a drop never changes the match. */
+ * counted in stats); a drop never changes the match. Decodes with
+ * gk_wire_decode, then does what gk_net_session_receive_decoded does. */
 int gk_net_session_receive(gk_net_session *s, uint32_t slot,
                            const uint8_t *bytes, size_t len, uint64_t now_ms);
-/* The same for a message the owner decoded already (e.g. a server that
- * routes room-control messages itself). */
+/* One datagram of `len` bytes from `slot` that the owner has decoded
+ * already (a server decodes every datagram once to route it, and hands
+ * match messages over here). `decode_rc` is what gk_wire_decode returned
+ * for it: when it is not 0 the datagram is counted as malformed, `m` is
+ * not read (it may be NULL) and decode_rc is returned; otherwise `m` must
+ * be the decoded message (borrowed for the call). Counts exactly what
+ * gk_net_session_receive counts (packets_in, bytes_in, drop_slot,
+ * drop_malformed, then the message's own drops). */
+int gk_net_session_receive_decoded(gk_net_session *s, uint32_t slot,
+                                   int decode_rc, const gk_wire_msg *m,
+                                   size_t len, uint64_t now_ms);
+/* A decoded message with no datagram behind it: counts no packet or
+ * bytes, only the message's own drops. `m` must be non-NULL. */
 int gk_net_session_on_msg(gk_net_session *s, uint32_t slot,
                           const gk_wire_msg *m, uint64_t now_ms);
 
@@ -192,7 +218,8 @@ int gk_net_session_tick(gk_net_session *s, uint64_t now_ms);
 
 /* Removes `slot` from step `step` on (GK_WIRE_STEP_ASAP: the next
  * unconfirmed step); *at (may be NULL) gets the scheduled step. Tells
- * every player. GK_ERANGE, GK_ESTALE, GK_EPERM (already inactive), ... */
+ * every player. GK_ERANGE, GK_ESTALE, GK_EPERM (already inactive),
+ * GK_ECLOSED (the match has ended), ... */
 int gk_net_session_remove(gk_net_session *s, uint32_t slot, uint64_t step,
                           uint64_t *at, uint64_t now_ms);
 /* The slot's connection is gone: remove it as soon as possible. */
@@ -203,5 +230,13 @@ int gk_net_session_end(gk_net_session *s, int reason, uint64_t now_ms);
 
 /* Steps confirmed (the next step to confirm). */
 uint64_t gk_net_session_confirmed(const gk_net_session *s);
+
+/* 1 once the match has ended and every slot in `players` that was in the
+ * match (cfg.active_mask) has acknowledged every confirmed step, so no
+ * peer waits for anything from this session any more; 0 before the end
+ * or while one of them has not. `players` is the owner's choice: the
+ * slots it still has a connection for (a player that is gone cannot
+ * acknowledge). */
+int gk_net_session_drained(const gk_net_session *s, uint32_t players);
 
 #endif

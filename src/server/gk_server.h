@@ -50,11 +50,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <uv.h>
-
 #include "gk_net_wire.h"
 #include "gk_server_config.h"
 #include "gk_server_log.h"
+#include "gk_server_random.h"
+
+/* libuv's loop (uv_loop_t), declared so that this header does not need
+ * uv.h: code that only reads configs or makes room codes builds without
+ * libuv. */
+struct uv_loop_s;
 
 typedef struct gk_server gk_server;
 
@@ -83,7 +87,7 @@ typedef struct gk_server_stats {
  * the new server; it frees itself once it has shut down and every handle
  * is closed (uv_run then returns). Returns 0 or GK_EIO (bind failed),
  * GK_ENOMEM, GK_EINVAL with a message. */
-int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
+int gk_server_start(struct uv_loop_s *loop, const gk_server_config *cfg,
                     gk_server_log *log, int handle_signals, gk_server **out,
                     char *err, size_t errlen);
 
@@ -101,14 +105,6 @@ const gk_server_stats *gk_server_get_stats(const gk_server *s);
  * (the reason is logged). */
 int gk_server_run(const gk_server_config *cfg, gk_server_log *log);
 
-/* --- helpers (gk_server_random.c) ---------------------------------------- */
-
-/* len bytes from the kernel CSPRNG (getrandom, else /dev/urandom).
- * Returns 0 or GK_EIO. */
-int gk_server_random(void *buf, size_t len);
-
-/* A fresh room code: GK_WIRE_CODE_LEN base32 characters (80 random bits),
- * NUL-terminated. Returns 0 or GK_EIO. */
-int gk_server_room_code(char out[GK_WIRE_CODE_LEN + 1]);
+/* gk_server_random and gk_server_room_code: see gk_server_random.h. */
 
 #endif

@@ -9,6 +9,7 @@
  * stderr naming the file, the key and the reason (and logged as a
  * "config_error" JSON line on stdout for log collectors).
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,48 +48,80 @@ static int parse_port(const char *s, uint16_t *out) {
   return 0;
 }
 
-int main(int argc, char **argv) {
-  const char *config = DEFAULT_CONFIG;
-  const char *port_s = NULL, *level_s = NULL;
-  int check = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+typedef struct cli {
+  const char *config;
+  const char *port_s, *level_s;
+  int check;
+} cli;
+
+/* Parses the command line into *o. Returns -1 to go on, or the exit
+ * status (0 after --help, 2 for a usage error, said on stderr). */
+static int parse_args(int argc, char **argv, cli *o) {
+  static const struct option longopts[] = {
+      {"config", required_argument, NULL, 'c'},
+      {"port", required_argument, NULL, 'p'},
+      {"log-level", required_argument, NULL, 'l'},
+      {"check-config", no_argument, NULL, 'C'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  opterr = 0; /* the messages below are ours */
+  int opt, at = optind; /* argv[at]: the word being parsed */
+  /* '+': stop at the first operand (there are none: it is an error);
+   * ':': a missing value is told apart from an unknown option */
+  for (; (opt = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1;
+       at = optind) {
+    switch (opt) {
+    case 'h':
       usage(stdout);
       return 0;
-    } else if (strcmp(a, "--check-config") == 0) {
-      check = 1;
-    } else if ((strcmp(a, "--config") == 0 || strcmp(a, "--port") == 0 ||
-                strcmp(a, "--log-level") == 0)) {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "gk-server: %s needs a value\n", a);
-        usage(stderr);
-        return 2;
-      }
-      const char *v = argv[++i];
-      if (a[2] == 'c') config = v;
-      else if (a[2] == 'p') port_s = v;
-      else level_s = v;
-    } else {
-      fprintf(stderr, "gk-server: unknown option '%s'\n", a);
+    case 'C':
+      o->check = 1;
+      break;
+    case 'c':
+      o->config = optarg;
+      break;
+    case 'p':
+      o->port_s = optarg;
+      break;
+    case 'l':
+      o->level_s = optarg;
+      break;
+    case ':':
+      fprintf(stderr, "gk-server: %s needs a value\n", argv[at]);
+      usage(stderr);
+      return 2;
+    default:
+      fprintf(stderr, "gk-server: unknown option '%s'\n", argv[at]);
       usage(stderr);
       return 2;
     }
   }
+  if (optind < argc) {
+    fprintf(stderr, "gk-server: unknown option '%s'\n", argv[optind]);
+    usage(stderr);
+    return 2;
+  }
+  return -1;
+}
+
+int main(int argc, char **argv) {
+  cli o = {DEFAULT_CONFIG, NULL, NULL, 0};
+  int status = parse_args(argc, argv, &o);
+  if (status >= 0) return status;
 
   gk_server_log log;
   gk_log_init(&log, stdout, GK_LOG_INFO);
   gk_server_config cfg;
   char err[GK_SERVER_CONFIG_ERR_MAX];
-  int rc = gk_server_config_load(&cfg, config, err, sizeof(err));
-  if (rc == 0 && port_s && parse_port(port_s, &cfg.port) != 0) {
+  int rc = gk_server_config_load(&cfg, o.config, err, sizeof(err));
+  if (rc == 0 && o.port_s && parse_port(o.port_s, &cfg.port) != 0) {
     snprintf(err, sizeof(err), "--port: must be an integer in 0..65535, got "
-             "'%.64s'", port_s);
+             "'%.64s'", o.port_s);
     rc = GK_ERANGE;
   }
-  if (rc == 0 && level_s && gk_log_level_parse(level_s, &cfg.log_level)) {
+  if (rc == 0 && o.level_s && gk_log_level_parse(o.level_s, &cfg.log_level)) {
     snprintf(err, sizeof(err), "--log-level: must be debug, info, warn or "
-             "error, got '%.64s'", level_s);
+             "error, got '%.64s'", o.level_s);
     rc = GK_ERANGE;
   }
   if (rc) {
@@ -97,8 +130,8 @@ int main(int argc, char **argv) {
     gk_server_config_free(&cfg);
     return 2;
   }
-  if (check) {
-    printf("%s: ok\n", config);
+  if (o.check) {
+    printf("%s: ok\n", o.config);
     gk_server_config_free(&cfg);
     return 0;
   }

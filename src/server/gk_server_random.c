@@ -7,7 +7,7 @@
  * A code is GK_WIRE_CODE_LEN (16) base32 characters: 80 bits, from 10
  * random bytes.
  */
-#include "gk_server.h"
+#include "gk_server_random.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "gk_err.h"
-#include "gk_net_wire.h"
 
 int gk_server_random(void *buf, size_t len) {
   uint8_t *p = buf;

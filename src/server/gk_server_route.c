@@ -1,0 +1,273 @@
+/* gk_server_route.c: connections, and where each datagram goes.
+ *
+ * The transport (gk_net_transport, set up by gk_server_start) calls the
+ * three callbacks here. Every ENet connection has an entry in the
+ * connection table: the room it is in and its slot, or none. Each
+ * datagram is decoded once, here:
+ *   - a match message (INPUT, HASH, REMOVE_PLAYER, END_MATCH) from a
+ *     connection in a playing or draining room goes, decoded, to that
+ *     room's session with the connection's slot (a client only ever
+ *     speaks for its own slot in its own room);
+ *   - anything else is room control, handed to gk_server_room.c.
+ * Bad messages are counted and are strikes; a connection with
+ * `limits.strikes` strikes is disconnected at once. A connection that
+ * goes leaves its room: a lobby whose creator left closes, a match
+ * removes the player. Sending to connections is here too.
+ */
+#include <string.h>
+
+#include "gk_err.h"
+#include "gk_server_internal.h"
+
+/* --- sending ------------------------------------------------------------- */
+
+int sv_send(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
+  size_t len = 0;
+  int rc = gk_wire_encode(m, s->buf, sizeof(s->buf), &len);
+  if (rc) return rc;
+  return gk_net_transport_send(&s->transport, peer, s->buf, len,
+                               gk_wire_type_reliable((int)m->type));
+}
+
+static void error_msg(gk_wire_msg *m, int code, const char *text) {
+  memset(m, 0, sizeof(*m));
+  m->type = GK_MSG_ERROR;
+  m->u.error.code = (int16_t)code;
+  /* the wire allows printable ASCII only */
+  size_t j = 0;
+  for (size_t i = 0; text && text[i] && j < GK_WIRE_TEXT_MAX; i++) {
+    unsigned char c = (unsigned char)text[i];
+    m->u.error.text[j++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+  }
+  m->u.error.text[j] = '\0';
+}
+
+void sv_send_error(gk_server *s, uint32_t peer, int code, const char *text) {
+  gk_wire_msg m;
+  error_msg(&m, code, text);
+  sv_send(s, peer, &m);
+}
+
+void sv_send_room(gk_server *s, const sv_room *r, const gk_wire_msg *m) {
+  for (uint32_t i = 0; i < r->nslots; i++)
+    if (r->conn[i] != SV_NO_CONN) sv_send(s, r->conn[i], m);
+}
+
+void sv_send_room_error(gk_server *s, const sv_room *r, int code,
+                        const char *text) {
+  gk_wire_msg m;
+  error_msg(&m, code, text);
+  sv_send_room(s, r, &m);
+}
+
+/* --- strikes ------------------------------------------------------------- */
+
+void sv_strike(gk_server *s, uint32_t peer, const char *why, int code) {
+  sv_conn *c = &s->conns[peer];
+  sv_room *r = sv_conn_room(s, c);
+  s->stats.strikes++;
+  c->strikes++;
+  if (r) r->strikes++;
+  const char *code_room = r ? r->code : NULL;
+  if (gk_log_begin(s->log, GK_LOG_DEBUG, "bad_message", code_room)) {
+    gk_log_u64(s->log, "peer", peer);
+    gk_log_str(s->log, "why", why);
+    gk_log_err(s->log, "code", code);
+    gk_log_u64(s->log, "strikes", c->strikes);
+    gk_log_end(s->log);
+  }
+  if (c->strikes == s->cfg->strikes) {
+    s->stats.kicked++;
+    if (gk_log_begin(s->log, GK_LOG_WARN, "peer_kicked", code_room)) {
+      gk_log_u64(s->log, "peer", peer);
+      gk_log_u64(s->log, "strikes", c->strikes);
+      gk_log_str(s->log, "last", why);
+      gk_log_end(s->log);
+    }
+    gk_net_transport_disconnect(&s->transport, peer, 1);
+  }
+}
+
+/* --- receiving ----------------------------------------------------------- */
+
+static int is_match_type(int type) {
+  return type == GK_MSG_INPUT || type == GK_MSG_HASH ||
+         type == GK_MSG_REMOVE_PLAYER || type == GK_MSG_END_MATCH;
+}
+
+/* Session drop codes that mean the sender misbehaved (as opposed to the
+ * normal fallout of redundancy and reordering). */
+static int is_offence(int rc) {
+  switch (rc) {
+  case GK_ESTALE:
+  case GK_EEXIST:
+  case GK_ECLOSED:
+  case GK_ESTATE:
+  case GK_ENOTFOUND:
+  case GK_EFULL:
+    return 0;
+  default:
+    return rc < 0;
+  }
+}
+
+/* A match message (decoded or not: decode_rc) for a room whose match runs
+ * or has just ended. The session counts what it drops. */
+static void route_match(gk_server *s, sv_room *r, uint32_t peer,
+                        int decode_rc, const gk_wire_msg *m, size_t len) {
+  uint32_t slot = s->conns[peer].slot;
+  if (r->state == SV_ROOM_DRAINING) {
+    /* the match is over: the session still takes acknowledgements and
+     * hashes, and nothing a peer sends now is held against it */
+    gk_net_session_receive_decoded(&r->session, slot, decode_rc, m, len,
+                                   sv_now_ms(s));
+    return;
+  }
+  if (r->end_pending) return; /* the match is over; stragglers */
+  uint32_t ridx = r->index;
+  int rc = gk_net_session_receive_decoded(&r->session, slot, decode_rc, m,
+                                          len, sv_now_ms(s));
+  if (rc) {
+    r->drops++;
+    s->stats.drop_session++;
+    /* may disconnect the peer; a playing room outlives that */
+    if (is_offence(rc)) sv_strike(s, peer, "match message refused", rc);
+  }
+  if (!s->closing && s->rooms[ridx] == r) sv_match_after(s, r);
+}
+
+/* A decoded message that is not for a running match: room control. */
+static void route_control(gk_server *s, sv_room *r, uint32_t peer,
+                          const gk_wire_msg *m) {
+  switch (m->type) {
+  case GK_MSG_CREATE_ROOM:
+    sv_on_create(s, peer, m);
+    break;
+  case GK_MSG_JOIN_ROOM:
+    sv_on_join(s, peer, m);
+    break;
+  case GK_MSG_START_MATCH:
+    sv_on_start(s, peer);
+    break;
+  case GK_MSG_END_MATCH:
+  case GK_MSG_INPUT:
+  case GK_MSG_HASH:
+  case GK_MSG_REMOVE_PLAYER:
+    if (m->type == GK_MSG_END_MATCH && r && r->state == SV_ROOM_LOBBY) {
+      sv_on_lobby_end(s, peer);
+      break;
+    }
+    /* no playing room: normal for a few packets after a match ended */
+    s->stats.drop_no_room++;
+    break;
+  default:
+    /* server-to-client types: a client never sends these */
+    s->stats.drop_unexpected++;
+    if (r) r->drops++;
+    sv_strike(s, peer, "message type a client does not send", GK_EPROTO);
+    break;
+  }
+}
+
+/* The connection behind a transport event, or NULL if the server is
+ * closing or does not know that peer. */
+static sv_conn *known_conn(gk_server *s, uint32_t peer) {
+  if (s->closing || peer >= s->cfg->max_peers || !s->conns[peer].used)
+    return NULL;
+  return &s->conns[peer];
+}
+
+static void on_receive(void *ctx, gk_net_transport *t, uint32_t peer,
+                       const uint8_t *bytes, size_t len) {
+  gk_server *s = ctx;
+  (void)t;
+  sv_conn *c = known_conn(s, peer);
+  if (!c) return;
+  s->stats.packets_in++;
+  s->stats.bytes_in += len;
+  int type = len >= GK_WIRE_HEADER ? bytes[1] : -1;
+  sv_room *r = sv_conn_room(s, c);
+  gk_wire_msg m;
+  int rc = gk_wire_decode(bytes, len, &m); /* the only decode */
+  if (r && r->state != SV_ROOM_LOBBY && is_match_type(type)) {
+    route_match(s, r, peer, rc, &m, len);
+    return;
+  }
+  if (rc) {
+    s->stats.drop_malformed++;
+    if (r) r->drops++;
+    sv_strike(s, peer, "malformed", rc);
+    return;
+  }
+  route_control(s, r, peer, &m);
+}
+
+/* --- connections --------------------------------------------------------- */
+
+static void on_connect(void *ctx, gk_net_transport *t, uint32_t peer) {
+  gk_server *s = ctx;
+  if (s->closing) return;
+  if (peer >= s->cfg->max_peers) {
+    gk_net_transport_disconnect(t, peer, 1);
+    return;
+  }
+  sv_conn *c = &s->conns[peer];
+  memset(c, 0, sizeof(*c));
+  c->used = 1;
+  c->room = SV_NO_ROOM;
+  c->since_ms = sv_now_ms(s);
+  s->stats.connects++;
+  if (gk_log_begin(s->log, GK_LOG_DEBUG, "connect", NULL)) {
+    gk_log_u64(s->log, "peer", peer);
+    gk_log_end(s->log);
+  }
+  if (s->shutting_down) {
+    sv_send_error(s, peer, GK_ECLOSED, "server is shutting down");
+    gk_net_transport_disconnect(t, peer, 0);
+  }
+}
+
+/* A player of a running match is gone: the session removes it. */
+static void leave_match(gk_server *s, sv_room *r, uint32_t slot) {
+  if (gk_log_begin(s->log, GK_LOG_INFO, "player_left", r->code)) {
+    gk_log_u64(s->log, "slot", slot);
+    gk_log_end(s->log);
+  }
+  if (r->end_pending) return;
+  uint64_t now = sv_now_ms(s);
+  gk_net_session_disconnect(&r->session, slot, now);
+  if (sv_room_connected(r) == 0)
+    gk_net_session_end(&r->session, GK_WIRE_END_ALL_LEFT, now);
+  sv_match_after(s, r);
+}
+
+static void on_disconnect(void *ctx, gk_net_transport *t, uint32_t peer) {
+  gk_server *s = ctx;
+  (void)t;
+  sv_conn *c = known_conn(s, peer);
+  if (!c) return;
+  s->stats.disconnects++;
+  sv_room *r = sv_conn_room(s, c);
+  uint32_t slot = c->slot;
+  memset(c, 0, sizeof(*c));
+  c->room = SV_NO_ROOM;
+  if (gk_log_begin(s->log, GK_LOG_DEBUG, "disconnect", r ? r->code : NULL)) {
+    gk_log_u64(s->log, "peer", peer);
+    gk_log_end(s->log);
+  }
+  if (!r || slot >= r->nslots || r->conn[slot] != peer) return;
+  r->conn[slot] = SV_NO_CONN;
+  if (r->state == SV_ROOM_DRAINING) return;
+  if (r->state == SV_ROOM_PLAYING) {
+    leave_match(s, r, slot);
+  } else if (slot == 0) {
+    /* the creator left before the start: the room goes with it */
+    sv_send_room_error(s, r, GK_ECLOSED, "the room's creator left");
+    sv_room_finalise(s, r, GK_WIRE_END_ALL_LEFT);
+  }
+}
+
+gk_net_transport_callbacks sv_route_callbacks(gk_server *s) {
+  gk_net_transport_callbacks tc = {s, on_receive, on_connect, on_disconnect};
+  return tc;
+}
