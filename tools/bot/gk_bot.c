@@ -300,93 +300,105 @@ static int hex_str(char *out, size_t cap, uint64_t v) {
   return snprintf(out, cap, "%016" PRIx64, v);
 }
 
-/* Prints the summary and closes every handle (uv_run then returns). */
-static void finish(bot *b) {
-  if (b->finished) return;
-  b->finished = 1;
+/* What finish adds up over the rooms. */
+typedef struct bot_totals {
+  uint64_t desyncs, mismatches, completed, failed;
+  uint32_t *lat; /* every peer's confirm latencies, may be NULL */
+  uint64_t nlat;
+} bot_totals;
 
+/* One room's entry of the summary; adds its counts to *t. */
+static cJSON *room_summary(bot *b, bot_room *r, bot_totals *t) {
+  cJSON *ro = cJSON_CreateObject();
+  cJSON_AddStringToObject(ro, "code", r->created ? r->code : "");
+  int agree = 1, ended = 1;
+  uint64_t steps = r->peers[0].steps, hash = r->peers[0].last_hash;
+  cJSON *hashes = cJSON_CreateArray();
+  uint64_t room_desyncs = 0;
+  char h[20];
+  for (uint32_t j = 0; j < b->players; j++) {
+    bot_peer *p = &r->peers[j];
+    hex_str(h, sizeof(h), p->last_hash);
+    cJSON_AddItemToArray(hashes, cJSON_CreateString(h));
+    if (p->steps != steps || p->last_hash != hash) agree = 0;
+    if (!p->ended) ended = 0;
+    room_desyncs += p->desyncs;
+    if (t->lat && p->peer_open)
+      for (uint32_t k = 0; k < p->peer.nlatency; k++)
+        t->lat[t->nlat++] = p->peer.latency_us[k];
+  }
+  hex_str(h, sizeof(h), hash);
+  /* final hashes are comparable only when every player ran to the same
+   * end; a room cut short (timeout, disconnect) is a failure, not a
+   * desync. Step-by-step comparisons (r->mismatches) always count. */
+  int comparable = ended && !r->failed;
+  cJSON_AddNumberToObject(ro, "steps", (double)steps);
+  cJSON_AddStringToObject(ro, "final_hash", h);
+  cJSON_AddItemToObject(ro, "player_hashes", hashes);
+  if (comparable)
+    cJSON_AddBoolToObject(ro, "agree", agree && !r->mismatches);
+  else
+    cJSON_AddNullToObject(ro, "agree");
+  cJSON_AddNumberToObject(ro, "desyncs", (double)room_desyncs);
+  cJSON_AddNumberToObject(ro, "mismatches", (double)r->mismatches);
+  if (r->mismatches)
+    cJSON_AddNumberToObject(ro, "first_mismatch", (double)r->first_mismatch);
+  cJSON_AddStringToObject(ro, "end_reason",
+                          gk_wire_end_name(r->peers[0].end_reason));
+  if (r->failed || !ended) {
+    cJSON_AddStringToObject(ro, "error",
+                            r->failed ? r->error : "did not finish");
+    t->failed++;
+  } else {
+    t->completed++;
+  }
+  t->desyncs += room_desyncs;
+  t->mismatches += r->mismatches + (comparable && !agree ? 1 : 0);
+  return ro;
+}
+
+/* The confirm latency percentiles over every peer's samples (sorts them). */
+static void add_latency(cJSON *out, bot_totals *t) {
+  cJSON *cl = cJSON_AddObjectToObject(out, "confirm_latency_us");
+  if (t->lat && t->nlat) {
+    uint64_t n = t->nlat;
+    qsort(t->lat, n, sizeof(*t->lat), cmp_u32);
+    uint64_t r50 = (n * 50 + 99) / 100, r99 = (n * 99 + 99) / 100;
+    cJSON_AddNumberToObject(cl, "p50", t->lat[r50 ? r50 - 1 : 0]);
+    cJSON_AddNumberToObject(cl, "p99", t->lat[r99 ? r99 - 1 : 0]);
+    cJSON_AddNumberToObject(cl, "samples", (double)n);
+  } else {
+    cJSON_AddNullToObject(cl, "p50");
+    cJSON_AddNullToObject(cl, "p99");
+    cJSON_AddNumberToObject(cl, "samples", 0);
+  }
+}
+
+/* Prints the one JSON summary; returns the exit status it implies. */
+static int print_summary(bot *b) {
   cJSON *out = cJSON_CreateObject();
   cJSON_AddStringToObject(out, "genre", b->sim->name);
   cJSON_AddNumberToObject(out, "rooms", b->rooms);
   cJSON_AddNumberToObject(out, "players", b->players);
   cJSON_AddNumberToObject(out, "steps_requested", (double)b->steps);
   cJSON *rooms = cJSON_AddArrayToObject(out, "room_results");
-  uint64_t desyncs = 0, mismatches = 0, completed = 0, failed = 0;
+  bot_totals t;
+  memset(&t, 0, sizeof(t));
   uint64_t nlat = 0;
   for (uint32_t i = 0; i < b->rooms; i++)
     for (uint32_t j = 0; j < b->players; j++)
       nlat += b->room[i].peers[j].peer_open ? b->room[i].peers[j].peer.nlatency
                                             : 0;
-  uint32_t *lat = malloc((nlat ? nlat : 1) * sizeof(*lat));
-  uint64_t li = 0;
-  for (uint32_t i = 0; i < b->rooms; i++) {
-    bot_room *r = &b->room[i];
-    cJSON *ro = cJSON_CreateObject();
-    cJSON_AddStringToObject(ro, "code", r->created ? r->code : "");
-    int agree = 1, ended = 1;
-    uint64_t steps = r->peers[0].steps, hash = r->peers[0].last_hash;
-    cJSON *hashes = cJSON_CreateArray();
-    uint64_t room_desyncs = 0;
-    for (uint32_t j = 0; j < b->players; j++) {
-      bot_peer *p = &r->peers[j];
-      char h[20];
-      hex_str(h, sizeof(h), p->last_hash);
-      cJSON_AddItemToArray(hashes, cJSON_CreateString(h));
-      if (p->steps != steps || p->last_hash != hash) agree = 0;
-      if (!p->ended) ended = 0;
-      room_desyncs += p->desyncs;
-      if (lat && p->peer_open)
-        for (uint32_t k = 0; k < p->peer.nlatency; k++)
-          lat[li++] = p->peer.latency_us[k];
-    }
-    char h[20];
-    hex_str(h, sizeof(h), hash);
-    /* final hashes are comparable only when every player ran to the same
-     * end; a room cut short (timeout, disconnect) is a failure, not a
-     * desync. Step-by-step comparisons (r->mismatches) always count. */
-    int comparable = ended && !r->failed;
-    cJSON_AddNumberToObject(ro, "steps", (double)steps);
-    cJSON_AddStringToObject(ro, "final_hash", h);
-    cJSON_AddItemToObject(ro, "player_hashes", hashes);
-    if (comparable)
-      cJSON_AddBoolToObject(ro, "agree", agree && !r->mismatches);
-    else
-      cJSON_AddNullToObject(ro, "agree");
-    cJSON_AddNumberToObject(ro, "desyncs", (double)room_desyncs);
-    cJSON_AddNumberToObject(ro, "mismatches", (double)r->mismatches);
-    if (r->mismatches)
-      cJSON_AddNumberToObject(ro, "first_mismatch", (double)r->first_mismatch);
-    cJSON_AddStringToObject(ro, "end_reason",
-                            gk_wire_end_name(r->peers[0].end_reason));
-    if (r->failed || !ended) {
-      cJSON_AddStringToObject(ro, "error",
-                              r->failed ? r->error : "did not finish");
-      failed++;
-    } else {
-      completed++;
-    }
-    desyncs += room_desyncs;
-    mismatches += r->mismatches + (comparable && !agree ? 1 : 0);
-    cJSON_AddItemToArray(rooms, ro);
-  }
-  cJSON_AddNumberToObject(out, "rooms_completed", (double)completed);
-  cJSON_AddNumberToObject(out, "rooms_failed", (double)failed);
-  cJSON_AddNumberToObject(out, "desyncs", (double)(desyncs + mismatches));
-  cJSON_AddNumberToObject(out, "server_desyncs", (double)desyncs);
-  cJSON_AddNumberToObject(out, "peer_mismatches", (double)mismatches);
-  cJSON *cl = cJSON_AddObjectToObject(out, "confirm_latency_us");
-  if (lat && li) {
-    qsort(lat, li, sizeof(*lat), cmp_u32);
-    uint64_t r50 = (li * 50 + 99) / 100, r99 = (li * 99 + 99) / 100;
-    cJSON_AddNumberToObject(cl, "p50", lat[r50 ? r50 - 1 : 0]);
-    cJSON_AddNumberToObject(cl, "p99", lat[r99 ? r99 - 1 : 0]);
-    cJSON_AddNumberToObject(cl, "samples", (double)li);
-  } else {
-    cJSON_AddNullToObject(cl, "p50");
-    cJSON_AddNullToObject(cl, "p99");
-    cJSON_AddNumberToObject(cl, "samples", 0);
-  }
-  free(lat);
+  t.lat = malloc((nlat ? nlat : 1) * sizeof(*t.lat));
+  for (uint32_t i = 0; i < b->rooms; i++)
+    cJSON_AddItemToArray(rooms, room_summary(b, &b->room[i], &t));
+  cJSON_AddNumberToObject(out, "rooms_completed", (double)t.completed);
+  cJSON_AddNumberToObject(out, "rooms_failed", (double)t.failed);
+  cJSON_AddNumberToObject(out, "desyncs", (double)(t.desyncs + t.mismatches));
+  cJSON_AddNumberToObject(out, "server_desyncs", (double)t.desyncs);
+  cJSON_AddNumberToObject(out, "peer_mismatches", (double)t.mismatches);
+  add_latency(out, &t);
+  free(t.lat);
   if (b->fault_open) {
     cJSON *f = cJSON_AddObjectToObject(out, "faults");
     cJSON_AddNumberToObject(f, "datagrams", (double)b->fault.stats.in);
@@ -401,9 +413,14 @@ static void finish(bot *b) {
     cJSON_free(text);
   }
   cJSON_Delete(out);
+  return t.desyncs + t.mismatches ? 1 : t.failed ? 3 : 0;
+}
 
-  b->exit_status = desyncs + mismatches ? 1 : failed ? 3 : 0;
-
+/* Prints the summary and closes every handle (uv_run then returns). */
+static void finish(bot *b) {
+  if (b->finished) return;
+  b->finished = 1;
+  b->exit_status = print_summary(b);
   uv_timer_stop(&b->timeout);
   uv_close((uv_handle_t *)&b->timeout, on_closed_handle);
   uv_close((uv_handle_t *)&b->sigint, on_closed_handle);
@@ -450,147 +467,171 @@ static void usage(FILE *f) {
       "  --timeout SEC   give up after this long (default 60 + N / 20)\n");
 }
 
-static int parse_u64(const char *s, uint64_t max, uint64_t *out) {
-  char *end = NULL;
-  if (!s || !*s || *s == '-' || *s == '+') return -1;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (*end || v > max) return -1;
+/* A decimal number up to max (gk_parse_u64: digits only). 0 or -1. */
+static int parse_num(const char *s, uint64_t max, uint64_t *out) {
+  uint64_t v = 0;
+  if (gk_parse_u64(s, &v) != 0 || v > max) return -1;
   *out = v;
   return 0;
 }
 
-int main(int argc, char **argv) {
-  bot b;
-  memset(&b, 0, sizeof(b));
-  const char *server = NULL, *genre = NULL;
-  uint64_t rooms = 0, players = 0, steps = 0, seed = 1, delay = 0;
-  uint64_t latency = 0, timeout = 0;
-  int have_rooms = 0, have_players = 0, have_steps = 0;
+/* The command line, before it is checked as a whole. */
+typedef struct bot_args {
+  const char *server, *genre;
+  uint64_t rooms, players, steps, seed, delay, latency, timeout;
+  int have_rooms, have_players, have_steps;
+} bot_args;
+
+/* Reads one "--name value" pair into a / b. Returns 0, 1 for a bad value,
+ * or -1 for an unknown option. */
+static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
+  if (strcmp(o, "--server") == 0) a->server = v;
+  else if (strcmp(o, "--genre") == 0) a->genre = v;
+  else if (strcmp(o, "--rooms") == 0)
+    return a->have_rooms = 1, parse_num(v, 4096, &a->rooms) != 0;
+  else if (strcmp(o, "--players") == 0)
+    return a->have_players = 1,
+           parse_num(v, GK_PLAYERS_MAX, &a->players) != 0;
+  else if (strcmp(o, "--steps") == 0)
+    return a->have_steps = 1,
+           parse_num(v, GK_WIRE_STEP_LIMIT - 1, &a->steps) != 0;
+  else if (strcmp(o, "--seed") == 0)
+    return parse_num(v, UINT64_MAX, &a->seed) != 0;
+  else if (strcmp(o, "--input-delay") == 0)
+    return parse_num(v, 60, &a->delay) != 0;
+  else if (strcmp(o, "--latency") == 0)
+    return parse_num(v, 10000, &a->latency) != 0;
+  else if (strcmp(o, "--timeout") == 0)
+    return parse_num(v, 86400, &a->timeout) != 0;
+  else if (strcmp(o, "--options") == 0) b->options = v;
+  else if (strcmp(o, "--loss") == 0) {
+    char *end = NULL;
+    b->loss = strtod(v, &end);
+    return *end || !(b->loss >= 0.0 && b->loss <= 1.0);
+  } else
+    return -1;
+  return 0;
+}
+
+/* Parses argv into a and b. Returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, bot_args *a, bot *b) {
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+    const char *o = argv[i];
+    if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
       usage(stdout);
       return 0;
     }
-    if (i + 1 >= argc || strncmp(a, "--", 2) != 0) {
-      fprintf(stderr, "gk-bot: %s: %s\n", a,
-              strncmp(a, "--", 2) ? "unexpected argument" : "needs a value");
+    if (i + 1 >= argc || strncmp(o, "--", 2) != 0) {
+      fprintf(stderr, "gk-bot: %s: %s\n", o,
+              strncmp(o, "--", 2) ? "unexpected argument" : "needs a value");
       usage(stderr);
       return 2;
     }
     const char *v = argv[++i];
-    int bad = 0;
-    if (strcmp(a, "--server") == 0) server = v;
-    else if (strcmp(a, "--genre") == 0) genre = v;
-    else if (strcmp(a, "--rooms") == 0)
-      bad = parse_u64(v, 4096, &rooms), have_rooms = 1;
-    else if (strcmp(a, "--players") == 0)
-      bad = parse_u64(v, GK_PLAYERS_MAX, &players), have_players = 1;
-    else if (strcmp(a, "--steps") == 0)
-      bad = parse_u64(v, GK_WIRE_STEP_LIMIT - 1, &steps), have_steps = 1;
-    else if (strcmp(a, "--seed") == 0) bad = parse_u64(v, UINT64_MAX, &seed);
-    else if (strcmp(a, "--input-delay") == 0) bad = parse_u64(v, 60, &delay);
-    else if (strcmp(a, "--latency") == 0) bad = parse_u64(v, 10000, &latency);
-    else if (strcmp(a, "--timeout") == 0) bad = parse_u64(v, 86400, &timeout);
-    else if (strcmp(a, "--options") == 0) b.options = v;
-    else if (strcmp(a, "--loss") == 0) {
-      char *end = NULL;
-      b.loss = strtod(v, &end);
-      bad = *end || !(b.loss >= 0.0 && b.loss <= 1.0);
-    } else {
-      fprintf(stderr, "gk-bot: unknown option '%s'\n", a);
+    int rc = parse_opt(o, v, a, b);
+    if (rc < 0) {
+      fprintf(stderr, "gk-bot: unknown option '%s'\n", o);
       usage(stderr);
       return 2;
     }
-    if (bad) {
-      fprintf(stderr, "gk-bot: %s: bad value '%s'\n", a, v);
+    if (rc > 0) {
+      fprintf(stderr, "gk-bot: %s: bad value '%s'\n", o, v);
       return 2;
     }
   }
-  if (!server || !genre || !have_rooms || !have_players || !have_steps ||
-      rooms == 0 || players == 0 || steps == 0) {
+  if (!a->server || !a->genre || !a->have_rooms || !a->have_players ||
+      !a->have_steps || a->rooms == 0 || a->players == 0 || a->steps == 0) {
     fprintf(stderr, "gk-bot: --server, --genre, --rooms, --players and "
                     "--steps are required (and non-zero)\n");
     usage(stderr);
     return 2;
   }
-  static char host[256];
-  const char *colon = strrchr(server, ':');
+  return -1;
+}
+
+/* Checks the arguments as a whole and fills b. host (256 bytes) gets the
+ * server's host name. Returns -1 to go on, else the exit status. */
+static int check_args(const bot_args *a, bot *b, char *host) {
+  const char *colon = strrchr(a->server, ':');
   uint64_t port = 0;
-  if (!colon || colon == server || (size_t)(colon - server) >= sizeof(host) ||
-      parse_u64(colon + 1, 65535, &port) || port == 0) {
-    fprintf(stderr, "gk-bot: --server must be HOST:PORT, got '%s'\n", server);
+  if (!colon || colon == a->server || (size_t)(colon - a->server) >= 256 ||
+      parse_num(colon + 1, 65535, &port) || port == 0) {
+    fprintf(stderr, "gk-bot: --server must be HOST:PORT, got '%s'\n",
+            a->server);
     return 2;
   }
-  memcpy(host, server, (size_t)(colon - server));
-  host[colon - server] = '\0';
-  b.sim = gk_genre_find(genre);
-  if (!b.sim) {
-    fprintf(stderr, "gk-bot: unknown genre '%s'\n", genre);
+  memcpy(host, a->server, (size_t)(colon - a->server));
+  host[colon - a->server] = '\0';
+  b->sim = gk_genre_find(a->genre);
+  if (!b->sim) {
+    fprintf(stderr, "gk-bot: unknown genre '%s'\n", a->genre);
     return 2;
   }
-  if (players < b.sim->players_min || players > b.sim->players_max) {
-    fprintf(stderr, "gk-bot: %s takes %u..%u players\n", genre,
-            b.sim->players_min, b.sim->players_max);
+  if (a->players < b->sim->players_min || a->players > b->sim->players_max) {
+    fprintf(stderr, "gk-bot: %s takes %u..%u players\n", a->genre,
+            b->sim->players_min, b->sim->players_max);
     return 2;
   }
-  if (b.options && strlen(b.options) > GK_WIRE_CONFIG_MAX) {
+  if (b->options && strlen(b->options) > GK_WIRE_CONFIG_MAX) {
     fprintf(stderr, "gk-bot: --options is longer than %d bytes\n",
             GK_WIRE_CONFIG_MAX);
     return 2;
   }
+  b->host = host;
+  b->port = (uint16_t)port;
+  b->rooms = (uint32_t)a->rooms;
+  b->players = (uint32_t)a->players;
+  b->steps = a->steps;
+  b->seed = a->seed;
+  b->input_delay = (uint32_t)a->delay;
+  b->latency_ms = (uint32_t)a->latency;
+  b->timeout_s =
+      a->timeout ? (uint32_t)a->timeout : (uint32_t)(60 + a->steps / 20);
+  return -1;
+}
 
-  uv_loop_t loop;
-  uv_loop_init(&loop);
-  b.loop = &loop;
-  b.host = host;
-  b.port = (uint16_t)port;
-  b.rooms = (uint32_t)rooms;
-  b.players = (uint32_t)players;
-  b.steps = steps;
-  b.seed = seed;
-  b.input_delay = (uint32_t)delay;
-  b.latency_ms = (uint32_t)latency;
-  b.timeout_s = timeout ? (uint32_t)timeout : (uint32_t)(60 + steps / 20);
+/* With loss or latency, every bot talks to the server through a fault
+ * relay on loopback. Returns 0 or a GK_E code. */
+static int open_fault_relay(bot *b) {
+  if (!(b->loss > 0.0 || b->latency_ms > 0)) return 0;
+  gk_net_fault_options fo;
+  memset(&fo, 0, sizeof(fo));
+  fo.target_host = b->host;
+  fo.target_port = b->port;
+  fo.up.loss_ppm = fo.down.loss_ppm = (uint32_t)(b->loss * 1e6 + 0.5);
+  fo.up.latency_ms = fo.down.latency_ms = b->latency_ms;
+  fo.seed = b->seed;
+  fo.max_clients = b->rooms * b->players;
+  fo.max_queued = 65536;
+  int rc = gk_net_fault_init(&b->fault, b->loop, &fo);
+  if (rc) return rc;
+  b->fault_open = 1;
+  b->host = "127.0.0.1";
+  b->port = b->fault.port;
+  return 0;
+}
 
-  if (b.loss > 0.0 || b.latency_ms > 0) {
-    gk_net_fault_options fo;
-    memset(&fo, 0, sizeof(fo));
-    fo.target_host = host;
-    fo.target_port = b.port;
-    fo.up.loss_ppm = fo.down.loss_ppm = (uint32_t)(b.loss * 1e6 + 0.5);
-    fo.up.latency_ms = fo.down.latency_ms = b.latency_ms;
-    fo.seed = seed;
-    fo.max_clients = b.rooms * b.players;
-    fo.max_queued = 65536;
-    int rc = gk_net_fault_init(&b.fault, &loop, &fo);
-    if (rc) {
-      fprintf(stderr, "gk-bot: fault relay: %s\n", gk_strerror(rc));
-      return 3;
-    }
-    b.fault_open = 1;
-    b.host = "127.0.0.1";
-    b.port = b.fault.port;
-  }
-
-  b.room = calloc(b.rooms, sizeof(*b.room));
-  if (!b.room) return 3;
-  for (uint32_t i = 0; i < b.rooms; i++) {
-    bot_room *r = &b.room[i];
-    r->b = &b;
+/* Allocates the rooms and opens one peer engine per bot player. Returns
+ * 0, or GK_ENOMEM / a peer's error code. */
+static int open_rooms(bot *b) {
+  b->room = calloc(b->rooms, sizeof(*b->room));
+  if (!b->room) return GK_ENOMEM;
+  for (uint32_t i = 0; i < b->rooms; i++) {
+    bot_room *r = &b->room[i];
+    r->b = b;
     r->index = i;
-    r->peers = calloc(b.players, sizeof(*r->peers));
+    r->peers = calloc(b->players, sizeof(*r->peers));
     r->ring = calloc(RING, sizeof(*r->ring));
-    if (!r->peers || !r->ring) return 3;
-    for (uint32_t j = 0; j < b.players; j++) {
+    if (!r->peers || !r->ring) return GK_ENOMEM;
+    for (uint32_t j = 0; j < b->players; j++) {
       bot_peer *p = &r->peers[j];
-      p->b = &b;
+      p->b = b;
       p->room = r;
       p->index = j;
       gk_net_peer_options po;
       memset(&po, 0, sizeof(po));
-      po.loop = &loop;
-      po.bot_seed = seed + i;
+      po.loop = b->loop;
+      po.bot_seed = b->seed + i;
       gk_net_peer_callbacks pc;
       memset(&pc, 0, sizeof(pc));
       pc.ctx = p;
@@ -600,12 +641,35 @@ int main(int argc, char **argv) {
       pc.ended = peer_ended;
       pc.message = peer_message;
       int rc = gk_net_peer_init(&p->peer, &po, &pc);
-      if (rc) {
-        fprintf(stderr, "gk-bot: peer: %s\n", gk_strerror(rc));
-        return 3;
-      }
+      if (rc) return rc;
       p->peer_open = 1;
     }
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  bot b;
+  memset(&b, 0, sizeof(b));
+  bot_args a;
+  memset(&a, 0, sizeof(a));
+  a.seed = 1;
+  static char host[256];
+  int st = parse_args(argc, argv, &a, &b);
+  if (st < 0) st = check_args(&a, &b, host);
+  if (st >= 0) return st;
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  b.loop = &loop;
+  int rc = open_fault_relay(&b);
+  if (rc) {
+    fprintf(stderr, "gk-bot: fault relay: %s\n", gk_strerror(rc));
+    return 3;
+  }
+  rc = open_rooms(&b);
+  if (rc) {
+    fprintf(stderr, "gk-bot: peer: %s\n", gk_strerror(rc));
+    return 3;
   }
   uv_timer_init(&loop, &b.timeout);
   b.timeout.data = &b;
