@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gk_config_json.h"
+#include "gk_config.h"
 #include "gk_genres.h"
 
 static const uint8_t magic[8] = {0x89, 'G', 'K', 'R', '\r', '\n', 0x1a, '\n'};

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gk_config_json.h"
+#include "gk_config.h"
 #include "gk_genres.h"
 #include "gk_loop.h"
 #include "gk_replay.h"
