@@ -75,7 +75,8 @@ static int fail_top(const char *path, char *err, size_t errlen, int code,
   return code;
 }
 
-static const char *type_name(const cJSON *v) {
+const char *gk_config_type_name(const cJSON *v) {
+  if (v == NULL) return "nothing";
   if (cJSON_IsObject(v)) return "an object";
   if (cJSON_IsArray(v)) return "an array";
   if (cJSON_IsString(v)) return "a string";
@@ -107,7 +108,7 @@ static int apply_leaf(walk *w, const cJSON *item) {
   } else {
     return fail(w, GK_EINVAL,
                 "must be an integer, a boolean or a string, got %s",
-                type_name(item));
+                gk_config_type_name(item));
   }
   if (++w->keys > GK_CONFIG_KEYS_MAX)
     return fail(w, GK_ETOOBIG, "more than %d keys", GK_CONFIG_KEYS_MAX);
@@ -180,14 +181,9 @@ int gk_config_apply(const gk_sim *sim, void *cfg, const cJSON *obj,
     return 0;
   if (!cJSON_IsObject(obj))
     return fail_top(path, err, errlen, GK_EINVAL,
-                    "must be a JSON object, got %s", type_name(obj));
-  walk w;
-  memset(&w, 0, sizeof w);
-  w.sim = sim;
-  w.cfg = cfg;
-  w.path = path;
-  w.err = err;
-  w.errlen = errlen;
+                    "must be a JSON object, got %s", gk_config_type_name(obj));
+  walk w = {.sim = sim, .cfg = cfg, .path = path, .err = err,
+            .errlen = errlen};
   return walk_children(&w, obj, 0, 0);
 }
 

@@ -80,4 +80,9 @@ int gk_config_from_json(const gk_sim *sim, void *cfg, const cJSON *obj,
  * config. */
 cJSON *gk_config_to_json(const gk_sim *sim, const void *cfg);
 
+/* For messages about a JSON value: "an object", "an array", "a string",
+ * "a boolean", "null", "a number", "an invalid value", or "nothing" for
+ * NULL. A static string. */
+const char *gk_config_type_name(const cJSON *v);
+
 #endif

@@ -143,16 +143,6 @@ static void join(char *out, size_t cap, const char *path, const char *key) {
   if (n < 0) out[0] = '\0';
 }
 
-static const char *type_name(const cJSON *v) {
-  if (cJSON_IsObject(v)) return "an object";
-  if (cJSON_IsArray(v)) return "an array";
-  if (cJSON_IsString(v)) return "a string";
-  if (cJSON_IsBool(v)) return "a boolean";
-  if (cJSON_IsNull(v)) return "null";
-  if (cJSON_IsNumber(v)) return "a number";
-  return "an invalid value";
-}
-
 /* Rejects duplicate keys and oversized objects before anything is read. */
 static int check_keys(ctx *x, const cJSON *obj, const char *path) {
   int n = 0;
@@ -178,7 +168,7 @@ static int get_uint(ctx *x, const cJSON *v, const char *path, uint64_t min,
     return fail(x, GK_EINVAL, path,
                 "must be an integer in %llu..%llu, got %s",
                 (unsigned long long)min, (unsigned long long)max,
-                type_name(v));
+                gk_config_type_name(v));
   double d = v->valuedouble;
   /* the comparisons are false for NaN, so NaN is refused too */
   if (!(d >= (double)min && d <= (double)max) || (double)(uint64_t)d != d)
@@ -209,7 +199,7 @@ static int set_field(ctx *x, const field *f, const cJSON *v, const char *path) {
   case K_STRING: {
     if (!cJSON_IsString(v))
       return fail(x, GK_EINVAL, path, "must be a string, got %s",
-                  type_name(v));
+                  gk_config_type_name(v));
     size_t n = strlen(v->valuestring);
     if (n < f->min || n >= f->size)
       return fail(x, GK_ERANGE, path, "must be %llu to %zu bytes long",
@@ -220,7 +210,7 @@ static int set_field(ctx *x, const field *f, const cJSON *v, const char *path) {
   case K_BOOL: {
     if (!cJSON_IsBool(v))
       return fail(x, GK_EINVAL, path, "must be true or false, got %s",
-                  type_name(v));
+                  gk_config_type_name(v));
     int b = cJSON_IsTrue(v);
     memcpy(base + f->off, &b, sizeof(b));
     return 0;
@@ -255,7 +245,7 @@ static int walk(ctx *x, const cJSON *obj, const field *table,
                 const char *path) {
   if (!cJSON_IsObject(obj))
     return fail(x, GK_EINVAL, path, "must be an object, got %s",
-                type_name(obj));
+                gk_config_type_name(obj));
   int rc = check_keys(x, obj, path);
   if (rc) return rc;
   for (const cJSON *v = obj->child; v; v = v->next) {
@@ -297,7 +287,7 @@ static int walk_genre(ctx *x, uint32_t gi, const cJSON *obj,
   gk_server_genre *g = &x->c->genres[gi];
   if (!cJSON_IsObject(obj))
     return fail(x, GK_EINVAL, path, "must be an object, got %s",
-                type_name(obj));
+                gk_config_type_name(obj));
   int rc = check_keys(x, obj, path);
   if (rc) return rc;
   g->enabled = 1; /* listing a genre enables it unless it says otherwise */
@@ -307,7 +297,7 @@ static int walk_genre(ctx *x, uint32_t gi, const cJSON *obj,
     if (strcmp(v->string, "enabled") == 0) {
       if (!cJSON_IsBool(v))
         return fail(x, GK_EINVAL, p, "must be true or false, got %s",
-                    type_name(v));
+                    gk_config_type_name(v));
       g->enabled = cJSON_IsTrue(v);
     } else if (strcmp(v->string, "max_players") == 0) {
       uint64_t u = 0;
@@ -331,7 +321,7 @@ static int walk_genre(ctx *x, uint32_t gi, const cJSON *obj,
 static int walk_genres(ctx *x, const cJSON *obj, const char *path) {
   if (!cJSON_IsObject(obj))
     return fail(x, GK_EINVAL, path, "must be an object, got %s",
-                type_name(obj));
+                gk_config_type_name(obj));
   int rc = check_keys(x, obj, path);
   if (rc) return rc;
   /* listing genres means: exactly these are offered */
@@ -502,7 +492,7 @@ int gk_server_config_parse(gk_server_config *c, const char *json, size_t len,
               line, col);
   } else if (!cJSON_IsObject(root)) {
     rc = fail(&x, GK_EPARSE, NULL, "must be a JSON object, got %s",
-              type_name(root));
+              gk_config_type_name(root));
   } else {
     rc = walk(&x, root, top_fields, "");
     if (rc == 0) rc = finish(&x);

@@ -38,7 +38,7 @@
 #define STEPS_WANTED 40
 #define GUARD_MS 20000
 
-/* --- the genre: tally with a nested key ------------------------------------ */
+/* --- the genre: tally with a nested key ---------------------------------- */
 
 static gk_sim nested_sim; /* tally_sim with another name and config keys */
 
