@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gk_config.h"
 #include "gk_err.h"
 #include "gk_survivors.h"
 #include "harness.h"
@@ -32,7 +33,8 @@ static int run(const char *name, uint64_t steps, uint32_t loss_ppm) {
   const char *json = "{\"player_health\": 1000000}";
   char err[GK_ERRMSG_MAX];
   sim->config_default(cfg);
-  if (gk_net_config_json(sim, cfg, json, err, sizeof err) != 0) {
+  if (gk_config_apply_text(sim, cfg, json, strlen(json), "options", err,
+                           sizeof err) != 0) {
     fprintf(stderr, "%s\n", err);
     return 1;
   }

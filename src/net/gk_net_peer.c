@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gk_config.h"
 #include "gk_err.h"
 #include "gk_genres.h"
 #include "gk_rng.h"
@@ -350,7 +351,9 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms,
     return gk_errf(err, errlen, GK_ENOMEM, "peer: out of memory");
   sim->config_default(p->sim_cfg);
   p->sim = sim;
-  if ((rc = gk_net_config_json(sim, p->sim_cfg, ms->config, err, errlen)) != 0)
+  if ((rc = gk_config_apply_text(sim, p->sim_cfg, ms->config,
+                                 strnlen(ms->config, sizeof ms->config),
+                                 "options", err, errlen)) != 0)
     goto fail;
   uint32_t window = p->opts.window != 0 ? p->opts.window
                                         : GK_INBUF_WINDOW_DEFAULT;

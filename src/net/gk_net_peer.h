@@ -44,13 +44,6 @@
 
 typedef struct gk_net_peer gk_net_peer;
 
-/* Applies a JSON object of genre options (`{"key": value, ...}`: integers,
- * booleans, strings) to a config struct already filled with the defaults,
- * one key at a time through sim->config_set. NULL or "" is no options.
- * Returns 0, GK_EPARSE (not a JSON object) or config_set's code, with a
- * message naming the key. Uses cJSON; not part of the core. */
-int gk_net_config_json(const gk_sim *sim, void *cfg, const char *json,
-                       char *err, size_t errlen);
 
 typedef struct gk_net_peer_callbacks {
   void *ctx;
@@ -149,10 +142,12 @@ int gk_net_peer_init(gk_net_peer *p, const gk_net_peer_options *opts,
  * (counted). */
 int gk_net_peer_receive(gk_net_peer *p, const uint8_t *bytes, size_t len);
 
-/* Starts the match described by `ms` (what MATCH_START does). Returns 0,
- * GK_ESTATE (already started), GK_ENOTFOUND (unknown genre), GK_EINVAL,
- * GK_EMISMATCH (players outside the genre's range), or a config error;
- * message in err. */
+/* Starts the match described by `ms` (what MATCH_START does). The genre
+ * options in ms->config are read by src/config (gk_config_apply_text over
+ * the defaults, path "options"), exactly as the server read them.
+ * Returns 0, GK_ESTATE (already started), GK_ENOTFOUND (unknown genre),
+ * GK_EINVAL, GK_EMISMATCH (players outside the genre's range), or a config
+ * error (GK_EPARSE, or the genre's code); message in err. */
 int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms,
                       char *err, size_t errlen);
 

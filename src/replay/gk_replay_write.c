@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gk_config_json.h"
+#include "gk_config.h"
 #include "gk_replay_internal.h"
 
 static int sink(gk_replay_writer *w, const uint8_t *bytes, size_t len) {

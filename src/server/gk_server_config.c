@@ -21,13 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gk_config.h"
 #include "gk_err.h"
 #include "gk_genres.h"
 #include "gk_net_wire.h"
 
 #define KEYS_PER_OBJECT_MAX 256
-#define OPT_DEPTH_MAX 8
-#define OPT_KEY_MAX 128
 
 typedef enum kind {
   K_OBJECT,  /* a nested table */
@@ -144,16 +143,6 @@ static void join(char *out, size_t cap, const char *path, const char *key) {
   if (n < 0) out[0] = '\0';
 }
 
-static const char *type_name(const cJSON *v) {
-  if (cJSON_IsObject(v)) return "an object";
-  if (cJSON_IsArray(v)) return "an array";
-  if (cJSON_IsString(v)) return "a string";
-  if (cJSON_IsBool(v)) return "a boolean";
-  if (cJSON_IsNull(v)) return "null";
-  if (cJSON_IsNumber(v)) return "a number";
-  return "an invalid value";
-}
-
 /* Rejects duplicate keys and oversized objects before anything is read. */
 static int check_keys(ctx *x, const cJSON *obj, const char *path) {
   int n = 0;
@@ -179,7 +168,7 @@ static int get_uint(ctx *x, const cJSON *v, const char *path, uint64_t min,
     return fail(x, GK_EINVAL, path,
                 "must be an integer in %llu..%llu, got %s",
                 (unsigned long long)min, (unsigned long long)max,
-                type_name(v));
+                gk_config_type_name(v));
   double d = v->valuedouble;
   /* the comparisons are false for NaN, so NaN is refused too */
   if (!(d >= (double)min && d <= (double)max) || (double)(uint64_t)d != d)
@@ -210,7 +199,7 @@ static int set_field(ctx *x, const field *f, const cJSON *v, const char *path) {
   case K_STRING: {
     if (!cJSON_IsString(v))
       return fail(x, GK_EINVAL, path, "must be a string, got %s",
-                  type_name(v));
+                  gk_config_type_name(v));
     size_t n = strlen(v->valuestring);
     if (n < f->min || n >= f->size)
       return fail(x, GK_ERANGE, path, "must be %llu to %zu bytes long",
@@ -221,7 +210,7 @@ static int set_field(ctx *x, const field *f, const cJSON *v, const char *path) {
   case K_BOOL: {
     if (!cJSON_IsBool(v))
       return fail(x, GK_EINVAL, path, "must be true or false, got %s",
-                  type_name(v));
+                  gk_config_type_name(v));
     int b = cJSON_IsTrue(v);
     memcpy(base + f->off, &b, sizeof(b));
     return 0;
@@ -256,7 +245,7 @@ static int walk(ctx *x, const cJSON *obj, const field *table,
                 const char *path) {
   if (!cJSON_IsObject(obj))
     return fail(x, GK_EINVAL, path, "must be an object, got %s",
-                type_name(obj));
+                gk_config_type_name(obj));
   int rc = check_keys(x, obj, path);
   if (rc) return rc;
   for (const cJSON *v = obj->child; v; v = v->next) {
@@ -275,108 +264,6 @@ static int walk(ctx *x, const cJSON *obj, const field *table,
   return 0;
 }
 
-/* --- genre options ----------------------------------------------------------
- * Flattening follows src/replay's gk_config_json (the replay header is
- * read back through it): {"a": {"b": 1}} sets "a.b", [5, 7] sets "k.0",
- * "k.1". Only integers, booleans and strings reach config_set. */
-
-typedef struct apply_ctx {
-  const gk_sim *sim;
-  void *cfg;
-  const char *path;
-  char *err;
-  size_t errlen;
-  uint32_t keys;
-} apply_ctx;
-
-static int apply_err(apply_ctx *a, int code, const char *key,
-                     const char *reason) {
-  if (a->err && a->errlen) {
-    if (a->path && *a->path)
-      snprintf(a->err, a->errlen, "%s.%s: %s", a->path, key, reason);
-    else
-      snprintf(a->err, a->errlen, "%s: %s", key, reason);
-  }
-  return code;
-}
-
-static int apply_value(apply_ctx *a, const char *key, const cJSON *v,
-                       int depth) {
-  if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
-    if (depth >= OPT_DEPTH_MAX)
-      return apply_err(a, GK_ETOOBIG, key, "nested too deeply");
-    unsigned i = 0;
-    for (const cJSON *c = v->child; c; c = c->next, i++) {
-      char sub[OPT_KEY_MAX + 2];
-      int n = cJSON_IsObject(v)
-                  ? snprintf(sub, sizeof(sub), "%s.%s", key, c->string)
-                  : snprintf(sub, sizeof(sub), "%s.%u", key, i);
-      if (n < 0 || (size_t)n > OPT_KEY_MAX)
-        return apply_err(a, GK_ETOOBIG, key, "key too long");
-      if (cJSON_IsObject(v)) {
-        for (const cJSON *b = v->child; b != c; b = b->next)
-          if (strcmp(b->string, c->string) == 0)
-            return apply_err(a, GK_EINVAL, sub, "duplicate key");
-      }
-      int rc = apply_value(a, sub, c, depth + 1);
-      if (rc) return rc;
-    }
-    return 0;
-  }
-  if (++a->keys > 1024)
-    return apply_err(a, GK_ETOOBIG, key, "more than 1024 options");
-  gk_value val;
-  memset(&val, 0, sizeof(val));
-  if (cJSON_IsBool(v)) {
-    val.type = GK_VALUE_BOOL;
-    val.i = cJSON_IsTrue(v) ? 1 : 0;
-  } else if (cJSON_IsString(v)) {
-    val.type = GK_VALUE_STRING;
-    val.s = v->valuestring;
-  } else if (cJSON_IsNumber(v)) {
-    double d = v->valuedouble;
-    const double lim = 9007199254740992.0; /* 2^53: exact in a double */
-    if (!(d >= -lim && d <= lim) || (double)(int64_t)d != d)
-      return apply_err(a, GK_EINVAL, key,
-                       "must be an integer (within +/-2^53)");
-    val.type = GK_VALUE_INT;
-    val.i = (int64_t)d;
-  } else {
-    return apply_err(a, GK_EINVAL, key,
-                     "must be an integer, a boolean or a string");
-  }
-  char gerr[GK_ERRMSG_MAX];
-  gerr[0] = '\0';
-  int rc = a->sim->config_set(a->cfg, key, &val, gerr, sizeof(gerr));
-  if (rc) {
-    if (!gerr[0]) snprintf(gerr, sizeof(gerr), "%s", gk_strerror(rc));
-    return apply_err(a, rc, key, gerr);
-  }
-  return 0;
-}
-
-int gk_server_options_apply(const gk_sim *sim, void *cfg, const cJSON *obj,
-                            const char *path, char *err, size_t errlen) {
-  apply_ctx a = {sim, cfg, path, err, errlen, 0};
-  if (!obj) return 0;
-  if (!cJSON_IsObject(obj)) {
-    if (err && errlen)
-      snprintf(err, errlen, "%s: must be an object, got %s",
-               path && *path ? path : "options", type_name(obj));
-    return GK_EINVAL;
-  }
-  for (const cJSON *c = obj->child; c; c = c->next) {
-    if (strlen(c->string) > OPT_KEY_MAX)
-      return apply_err(&a, GK_ETOOBIG, "(key)", "key too long");
-    for (const cJSON *b = obj->child; b != c; b = b->next)
-      if (strcmp(b->string, c->string) == 0)
-        return apply_err(&a, GK_EINVAL, c->string, "duplicate key");
-    int rc = apply_value(&a, c->string, c, 0);
-    if (rc) return rc;
-  }
-  return 0;
-}
-
 /* Checks a genre's server options by applying them to a scratch config. */
 static int check_options(ctx *x, const gk_sim *sim, const cJSON *opts,
                          const char *path) {
@@ -385,7 +272,7 @@ static int check_options(ctx *x, const gk_sim *sim, const cJSON *opts,
   sim->config_default(cfg);
   char msg[GK_SERVER_CONFIG_ERR_MAX];
   msg[0] = '\0';
-  int rc = gk_server_options_apply(sim, cfg, opts, path, msg, sizeof(msg));
+  int rc = gk_config_apply(sim, cfg, opts, path, msg, sizeof(msg));
   if (sim->config_free) sim->config_free(cfg);
   free(cfg);
   if (rc) {
@@ -400,7 +287,7 @@ static int walk_genre(ctx *x, uint32_t gi, const cJSON *obj,
   gk_server_genre *g = &x->c->genres[gi];
   if (!cJSON_IsObject(obj))
     return fail(x, GK_EINVAL, path, "must be an object, got %s",
-                type_name(obj));
+                gk_config_type_name(obj));
   int rc = check_keys(x, obj, path);
   if (rc) return rc;
   g->enabled = 1; /* listing a genre enables it unless it says otherwise */
@@ -410,7 +297,7 @@ static int walk_genre(ctx *x, uint32_t gi, const cJSON *obj,
     if (strcmp(v->string, "enabled") == 0) {
       if (!cJSON_IsBool(v))
         return fail(x, GK_EINVAL, p, "must be true or false, got %s",
-                    type_name(v));
+                    gk_config_type_name(v));
       g->enabled = cJSON_IsTrue(v);
     } else if (strcmp(v->string, "max_players") == 0) {
       uint64_t u = 0;
@@ -434,7 +321,7 @@ static int walk_genre(ctx *x, uint32_t gi, const cJSON *obj,
 static int walk_genres(ctx *x, const cJSON *obj, const char *path) {
   if (!cJSON_IsObject(obj))
     return fail(x, GK_EINVAL, path, "must be an object, got %s",
-                type_name(obj));
+                gk_config_type_name(obj));
   int rc = check_keys(x, obj, path);
   if (rc) return rc;
   /* listing genres means: exactly these are offered */
@@ -605,7 +492,7 @@ int gk_server_config_parse(gk_server_config *c, const char *json, size_t len,
               line, col);
   } else if (!cJSON_IsObject(root)) {
     rc = fail(&x, GK_EPARSE, NULL, "must be a JSON object, got %s",
-              type_name(root));
+              gk_config_type_name(root));
   } else {
     rc = walk(&x, root, top_fields, "");
     if (rc == 0) rc = finish(&x);
@@ -666,26 +553,11 @@ int gk_server_room_config(const gk_server_genre *g, void *cfg,
   const gk_sim *sim = g->sim;
   memset(cfg, 0, sim->config_size);
   sim->config_default(cfg);
-  int rc = gk_server_options_apply(sim, cfg, g->options, "server options",
-                                   err, errlen);
-  if (rc == 0 && client_json && len > 0) {
-    const char *end = NULL;
-    cJSON *obj = cJSON_ParseWithLengthOpts(client_json, len, &end, 0);
-    size_t at = obj && end ? (size_t)(end - client_json) : 0;
-    while (obj && at < len && (client_json[at] == ' ' ||
-                               client_json[at] == '\n' ||
-                               client_json[at] == '\t' ||
-                               client_json[at] == '\r'))
-      at++;
-    if (!obj || at < len || !cJSON_IsObject(obj)) {
-      if (err && errlen)
-        snprintf(err, errlen, "options: must be a JSON object");
-      rc = GK_EPARSE;
-    } else {
-      rc = gk_server_options_apply(sim, cfg, obj, "options", err, errlen);
-    }
-    cJSON_Delete(obj);
-  }
+  int rc = gk_config_apply(sim, cfg, g->options, "server options", err,
+                           errlen);
+  if (rc == 0)
+    rc = gk_config_apply_text(sim, cfg, client_json, len, "options", err,
+                              errlen);
   if (rc && sim->config_free) sim->config_free(cfg);
   return rc;
 }

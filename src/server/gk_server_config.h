@@ -9,11 +9,11 @@
  *
  *   configs/server.json: limits.rooms: must be an integer in 1..4096, got 0
  *
- * Genre options are checked the way a room will use them: the options
- * object is applied to the genre's default config through the genre's own
- * config_set (nested objects flatten into dotted keys, as in replay
- * headers), so an option the genre does not know or refuses is reported
- * with its path here, at start-up, not when the first room opens.
+ * Genre options are checked the way a room (and every peer) will use
+ * them: the options object is applied to the genre's default config by
+ * src/config (gk_config_apply: nested objects flatten into dotted keys),
+ * so an option the genre does not know or refuses is reported with its
+ * path here, at start-up, not when the first room opens.
  *
  * Parsing is pure (bytes in, struct out: no sockets, no clock), so the
  * same function backs the server, its tests and the config fuzzer. The
@@ -112,19 +112,12 @@ void gk_server_config_free(gk_server_config *c);
 const gk_server_genre *gk_server_config_genre(const gk_server_config *c,
                                               const char *name);
 
-/* Applies a JSON object of genre options to `cfg` (already filled by
- * config_default or an earlier apply) through sim->config_set. Nested
- * objects and arrays flatten into dotted keys. `path` prefixes keys in
- * messages. Returns 0 or the genre's/this function's code with a message
- * naming the key. */
-int gk_server_options_apply(const gk_sim *sim, void *cfg, const cJSON *obj,
-                            const char *path, char *err, size_t errlen);
-
 /* Builds a room's genre config: defaults, then the server's options for
  * the genre, then the client's options (JSON object text of at most
- * `len` bytes; empty = none). cfg holds sim->config_size bytes; on success
- * the caller releases it with sim->config_free (if non-NULL); on failure
- * it needs no release. */
+ * `len` bytes; NULL or empty = none), both through src/config
+ * (gk_config.h; messages name keys as "options.<key>"). cfg holds
+ * sim->config_size bytes; on success the caller releases it with
+ * sim->config_free (if non-NULL); on failure it needs no release. */
 int gk_server_room_config(const gk_server_genre *g, void *cfg,
                           const char *client_json, size_t len, char *err,
                           size_t errlen);

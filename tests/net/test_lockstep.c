@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "gk_config.h"
 #include "gk_err.h"
 #include "harness.h"
 
@@ -35,8 +36,9 @@ static harness_opts base_opts(uint32_t peers, uint64_t steps) {
   char err[GK_ERRMSG_MAX];
   cr_assert_leq(GENRE.config_size, sizeof cfg_mem);
   GENRE.config_default(cfg_mem);
-  cr_assert_eq(gk_net_config_json(&GENRE, cfg_mem, CONFIG_JSON, err,
-                                  sizeof err),
+  cr_assert_eq(gk_config_apply_text(&GENRE, cfg_mem, CONFIG_JSON,
+                                    strlen(CONFIG_JSON), "options", err,
+                                    sizeof err),
                0, "%s", err);
   harness_opts o = {.sim = &GENRE,
                     .sim_cfg = cfg_mem,

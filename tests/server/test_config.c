@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "gk_config.h"
 #include "gk_err.h"
 #include "gk_genres.h"
 #include "gk_net_wire.h"
@@ -83,7 +84,7 @@ Test(server_config, the_shipped_server_json_and_genre_examples_are_valid) {
     cr_assert_not_null(opts, "%s: not JSON", path);
     void *cfg = calloc(1, sim->config_size);
     sim->config_default(cfg);
-    rc = gk_server_options_apply(sim, cfg, opts, path, err, sizeof(err));
+    rc = gk_config_apply(sim, cfg, opts, path, err, sizeof(err));
     cr_assert_eq(rc, 0, "%s", err);
     if (sim->config_free) sim->config_free(cfg);
     free(cfg);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gk_config_json.h"
+#include "gk_config.h"
 #include "gk_genres.h"
 #include "gk_replay_cli_internal.h"
 

@@ -1,0 +1,281 @@
+/* gk_config.c: JSON <-> genre config (see gk_config.h).
+ *
+ * apply walks the object depth first, building dotted keys in a fixed
+ * buffer, and hands each leaf to the genre's config_set. The genre is the
+ * only judge of keys and ranges; this file only judges JSON shapes that no
+ * gk_value can carry (null, fractions, huge integers, empty containers,
+ * duplicates) and bounds the walk (key length, depth, key count) so a
+ * hostile document costs little. to_json is the inverse over config_each.
+ */
+#include "gk_config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define EXACT_INT_MAX 9007199254740992.0 /* 2^53 */
+
+typedef struct walk {
+  const gk_sim *sim;
+  void *cfg;
+  const char *path;
+  char *err;
+  size_t errlen;
+  size_t keys;
+  char key[GK_CONFIG_KEY_MAX + 1];
+} walk;
+
+/* Writes "<path>.<key>: <reason>" (either part may be empty) into err and
+ * returns code. */
+static int failv(const char *path, const char *key, char *err, size_t errlen,
+                 int code, const char *fmt, va_list ap) {
+  if (err == NULL || errlen == 0)
+    return code;
+  char reason[GK_ERRMSG_MAX];
+  vsnprintf(reason, sizeof reason, fmt, ap);
+  int has_path = path != NULL && path[0] != '\0';
+  int has_key = key != NULL && key[0] != '\0';
+  if (!has_path && !has_key)
+    snprintf(err, errlen, "%s", reason);
+  else
+    snprintf(err, errlen, "%s%s%s: %s", has_path ? path : "",
+             has_path && has_key ? "." : "", has_key ? key : "", reason);
+  return code;
+}
+
+static int fail(const walk *w, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* A failure about the key in w->key. */
+static int fail(const walk *w, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  failv(w->path, w->key, w->err, w->errlen, code, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+static int fail_top(const char *path, char *err, size_t errlen, int code,
+                    const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+/* A failure about the whole object. */
+static int fail_top(const char *path, char *err, size_t errlen, int code,
+                    const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  failv(path, NULL, err, errlen, code, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+const char *gk_config_type_name(const cJSON *v) {
+  if (v == NULL) return "nothing";
+  if (cJSON_IsObject(v)) return "an object";
+  if (cJSON_IsArray(v)) return "an array";
+  if (cJSON_IsString(v)) return "a string";
+  if (cJSON_IsBool(v)) return "a boolean";
+  if (cJSON_IsNull(v)) return "null";
+  if (cJSON_IsNumber(v)) return "a number";
+  return "an invalid value";
+}
+
+/* Applies one leaf; w->key is its full dotted key. */
+static int apply_leaf(walk *w, const cJSON *item) {
+  gk_value v;
+  memset(&v, 0, sizeof v);
+  if (cJSON_IsBool(item)) {
+    v.type = GK_VALUE_BOOL;
+    v.i = cJSON_IsTrue(item) ? 1 : 0;
+  } else if (cJSON_IsNumber(item)) {
+    double d = item->valuedouble;
+    /* NaN fails every comparison, so the range test is written to reject it */
+    if (!(d <= EXACT_INT_MAX && d >= -EXACT_INT_MAX) ||
+        (double)(int64_t)d != d)
+      return fail(w, GK_EINVAL, "must be an integer within +/-2^53, got %g",
+                  d);
+    v.type = GK_VALUE_INT;
+    v.i = (int64_t)d;
+  } else if (cJSON_IsString(item) && item->valuestring != NULL) {
+    v.type = GK_VALUE_STRING;
+    v.s = item->valuestring;
+  } else {
+    return fail(w, GK_EINVAL,
+                "must be an integer, a boolean or a string, got %s",
+                gk_config_type_name(item));
+  }
+  if (++w->keys > GK_CONFIG_KEYS_MAX)
+    return fail(w, GK_ETOOBIG, "more than %d keys", GK_CONFIG_KEYS_MAX);
+  char msg[GK_ERRMSG_MAX];
+  msg[0] = '\0';
+  int rc = w->sim->config_set(w->cfg, w->key, &v, msg, sizeof msg);
+  if (rc == 0)
+    return 0;
+  if (rc > 0)
+    rc = GK_EINVAL; /* a genre broke the contract; stay negative */
+  return fail(w, rc, "%s", msg[0] != '\0' ? msg : gk_strerror(rc));
+}
+
+/* Walks the children of an object or array whose dotted key occupies
+ * w->key[0..keylen). */
+static int walk_children(walk *w, const cJSON *node, size_t keylen,
+                         int depth) {
+  size_t index = 0;
+  for (const cJSON *c = node->child; c != NULL; c = c->next, index++) {
+    char part[GK_CONFIG_KEY_MAX + 1];
+    if (cJSON_IsArray(node)) {
+      snprintf(part, sizeof part, "%zu", index);
+    } else {
+      if (c->string == NULL || c->string[0] == '\0')
+        return fail(w, GK_EINVAL, "empty key");
+      size_t n = strlen(c->string);
+      if (n > GK_CONFIG_KEY_MAX)
+        return fail(w, GK_ETOOBIG, "a key longer than %d bytes",
+                    GK_CONFIG_KEY_MAX);
+      memcpy(part, c->string, n + 1);
+    }
+    size_t plen = strlen(part);
+    size_t need = keylen + (keylen ? 1 : 0) + plen;
+    if (need > GK_CONFIG_KEY_MAX)
+      return fail(w, GK_ETOOBIG, "a key longer than %d bytes",
+                  GK_CONFIG_KEY_MAX);
+    size_t at = keylen;
+    if (keylen)
+      w->key[at++] = '.';
+    memcpy(w->key + at, part, plen + 1);
+    /* duplicates: later siblings are checked against earlier ones */
+    if (cJSON_IsObject(node))
+      for (const cJSON *p = node->child; p != c; p = p->next)
+        if (p->string != NULL && strcmp(p->string, c->string) == 0)
+          return fail(w, GK_EINVAL, "duplicate key");
+    int rc;
+    if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
+      if (depth >= GK_CONFIG_DEPTH_MAX)
+        return fail(w, GK_ETOOBIG, "nested deeper than %d",
+                    GK_CONFIG_DEPTH_MAX);
+      if (c->child == NULL)
+        return fail(w, GK_EINVAL, "empty %s",
+                    cJSON_IsObject(c) ? "object" : "array");
+      rc = walk_children(w, c, need, depth + 1);
+    } else {
+      rc = apply_leaf(w, c);
+    }
+    if (rc != 0)
+      return rc;
+    w->key[keylen] = '\0';
+  }
+  return 0;
+}
+
+int gk_config_apply(const gk_sim *sim, void *cfg, const cJSON *obj,
+                    const char *path, char *err, size_t errlen) {
+  if (sim == NULL || cfg == NULL)
+    return fail_top(path, err, errlen, GK_EINVAL, "no genre or config");
+  if (obj == NULL)
+    return 0;
+  if (!cJSON_IsObject(obj))
+    return fail_top(path, err, errlen, GK_EINVAL,
+                    "must be a JSON object, got %s", gk_config_type_name(obj));
+  walk w = {.sim = sim, .cfg = cfg, .path = path, .err = err,
+            .errlen = errlen};
+  return walk_children(&w, obj, 0, 0);
+}
+
+static int is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+int gk_config_apply_text(const gk_sim *sim, void *cfg, const char *text,
+                         size_t len, const char *path, char *err,
+                         size_t errlen) {
+  if (sim == NULL || cfg == NULL)
+    return fail_top(path, err, errlen, GK_EINVAL, "no genre or config");
+  size_t at = 0;
+  while (text != NULL && at < len && is_space(text[at]))
+    at++;
+  if (text == NULL || at == len)
+    return 0;
+  if (len > GK_CONFIG_TEXT_MAX)
+    return fail_top(path, err, errlen, GK_ETOOBIG, "larger than %u bytes",
+                    GK_CONFIG_TEXT_MAX);
+  if (memchr(text, '\0', len) != NULL)
+    return fail_top(path, err, errlen, GK_EPARSE,
+                    "must be a JSON object (contains a NUL byte)");
+  const char *end = NULL;
+  cJSON *obj = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+  at = obj != NULL && end != NULL ? (size_t)(end - text) : 0;
+  while (obj != NULL && at < len && is_space(text[at]))
+    at++;
+  int rc;
+  if (obj == NULL || at < len || !cJSON_IsObject(obj))
+    rc = fail_top(path, err, errlen, GK_EPARSE, "must be a JSON object");
+  else
+    rc = gk_config_apply(sim, cfg, obj, path, err, errlen);
+  cJSON_Delete(obj);
+  return rc;
+}
+
+int gk_config_from_json(const gk_sim *sim, void *cfg, const cJSON *obj,
+                        char *err, size_t errlen) {
+  if (sim == NULL || cfg == NULL)
+    return fail_top("config", err, errlen, GK_EINVAL, "no genre or config");
+  sim->config_default(cfg);
+  int rc = gk_config_apply(sim, cfg, obj, "config", err, errlen);
+  if (rc != 0) {
+    if (sim->config_free != NULL)
+      sim->config_free(cfg);
+    sim->config_default(cfg);
+  }
+  return rc;
+}
+
+typedef struct emit {
+  cJSON *obj;
+  int failed;
+} emit;
+
+static void emit_key(void *ctx, const char *key, const gk_value *v) {
+  emit *e = ctx;
+  if (e->failed)
+    return;
+  cJSON *item = NULL;
+  switch (v->type) {
+  case GK_VALUE_INT:
+    if (v->i > (int64_t)EXACT_INT_MAX || v->i < -(int64_t)EXACT_INT_MAX) {
+      e->failed = 1;
+      return;
+    }
+    item = cJSON_CreateNumber((double)v->i);
+    break;
+  case GK_VALUE_BOOL:
+    item = cJSON_CreateBool(v->i != 0);
+    break;
+  case GK_VALUE_STRING:
+    item = cJSON_CreateString(v->s != NULL ? v->s : "");
+    break;
+  }
+  if (item == NULL || !cJSON_AddItemToObject(e->obj, key, item)) {
+    cJSON_Delete(item);
+    e->failed = 1;
+  }
+}
+
+cJSON *gk_config_to_json(const gk_sim *sim, const void *cfg) {
+  if (sim == NULL || cfg == NULL)
+    return NULL;
+  emit e = {cJSON_CreateObject(), 0};
+  if (e.obj == NULL)
+    return NULL;
+  sim->config_each(cfg, emit_key, &e);
+  if (e.failed) {
+    cJSON_Delete(e.obj);
+    return NULL;
+  }
+  return e.obj;
+}
