@@ -191,11 +191,9 @@ static int is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-int gk_config_apply_text(const gk_sim *sim, void *cfg, const char *text,
-                         size_t len, const char *path, char *err,
-                         size_t errlen) {
-  if (sim == NULL || cfg == NULL)
-    return fail_top(path, err, errlen, GK_EINVAL, "no genre or config");
+int gk_config_parse_text(const char *text, size_t len, const char *path,
+                         cJSON **out, char *err, size_t errlen) {
+  *out = NULL;
   size_t at = 0;
   while (text != NULL && at < len && is_space(text[at]))
     at++;
@@ -212,10 +210,22 @@ int gk_config_apply_text(const gk_sim *sim, void *cfg, const char *text,
   at = obj != NULL && end != NULL ? (size_t)(end - text) : 0;
   while (obj != NULL && at < len && is_space(text[at]))
     at++;
-  int rc;
-  if (obj == NULL || at < len || !cJSON_IsObject(obj))
-    rc = fail_top(path, err, errlen, GK_EPARSE, "must be a JSON object");
-  else
+  if (obj == NULL || at < len || !cJSON_IsObject(obj)) {
+    cJSON_Delete(obj);
+    return fail_top(path, err, errlen, GK_EPARSE, "must be a JSON object");
+  }
+  *out = obj;
+  return 0;
+}
+
+int gk_config_apply_text(const gk_sim *sim, void *cfg, const char *text,
+                         size_t len, const char *path, char *err,
+                         size_t errlen) {
+  if (sim == NULL || cfg == NULL)
+    return fail_top(path, err, errlen, GK_EINVAL, "no genre or config");
+  cJSON *obj = NULL;
+  int rc = gk_config_parse_text(text, len, path, &obj, err, errlen);
+  if (rc == 0 && obj != NULL)
     rc = gk_config_apply(sim, cfg, obj, path, err, errlen);
   cJSON_Delete(obj);
   return rc;

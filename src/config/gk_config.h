@@ -66,6 +66,13 @@ int gk_config_apply_text(const gk_sim *sim, void *cfg, const char *text,
                          size_t len, const char *path, char *err,
                          size_t errlen);
 
+/* Parses `len` bytes of options text as gk_config_apply_text does, without
+ * applying it: *out gets a new object owned by the caller (cJSON_Delete),
+ * or NULL for NULL/empty/whitespace-only text. out must be non-NULL.
+ * Returns 0, GK_EPARSE or GK_ETOOBIG with a message under `path`. */
+int gk_config_parse_text(const char *text, size_t len, const char *path,
+                         cJSON **out, char *err, size_t errlen);
+
 /* Fills cfg with the genre's defaults, then applies `obj` (NULL: defaults
  * only) with path "config" (the replay header's field). On failure cfg is
  * released (config_free) and reset to the defaults. Returns as

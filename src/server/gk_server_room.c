@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gk_config.h"
 #include "gk_err.h"
 #include "gk_server_internal.h"
 
@@ -91,19 +92,10 @@ static int merge_options(const gk_server_genre *g, const char *client,
   cJSON *mine = NULL;
   int rc = 0;
   if (!merged) return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
-  if (client && *client) {
-    size_t len = strlen(client);
-    const char *end = NULL;
-    mine = cJSON_ParseWithLengthOpts(client, len, &end, 0);
-    size_t at = mine && end ? (size_t)(end - client) : 0;
-    while (mine && at < len &&
-           (client[at] == ' ' || client[at] == '\n' || client[at] == '\t' ||
-            client[at] == '\r'))
-      at++;
-    if (!mine || at < len || !cJSON_IsObject(mine)) {
-      rc = gk_errf(err, errlen, GK_EPARSE, "options: must be a JSON object");
-      goto out;
-    }
+  rc = gk_config_parse_text(client, client ? strlen(client) : 0, "options",
+                            &mine, err, errlen);
+  if (rc) goto out;
+  if (mine) {
     for (cJSON *c = mine->child; c; c = c->next) {
       for (cJSON *b = mine->child; b != c; b = b->next) {
         if (strcmp(b->string, c->string) == 0) {
