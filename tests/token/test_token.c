@@ -368,7 +368,9 @@ Test(token, base64url) {
   longer[GK_TOKEN_B64_LEN] = 'A';
   cr_assert_eq(gk_token_from_base64(longer, GK_TOKEN_B64_LEN + 1, back),
                GK_ETOOBIG);
-  const char bad_chars[] = {'+', '/', '=', ' ', '\n', '\0', '.'};
+  /* (char)0x89 and 0xC9: libsodium 1.0.18 alone decodes them. */
+  const char bad_chars[] = {'+', '/', '=', ' ', '\n', '\0', '.', (char)0x89,
+                            (char)0xC9, (char)0xFF, (char)0x80};
   for (size_t i = 0; i < sizeof bad_chars; i++) {
     char t2[GK_TOKEN_B64_LEN + 1];
     memcpy(t2, text, sizeof t2);
