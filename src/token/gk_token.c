@@ -30,9 +30,9 @@ _Static_assert(GK_TOKEN_BYTES == GK_TOKEN_PUBLIC_BYTES +
                                      GK_TOKEN_PRIVATE_BYTES +
                                      GK_TOKEN_TAG_BYTES,
                "token size");
+#define B64_VARIANT sodium_base64_VARIANT_URLSAFE_NO_PADDING
 _Static_assert(GK_TOKEN_B64_LEN + 1 ==
-                   sodium_base64_ENCODED_LEN(
-                       GK_TOKEN_BYTES, sodium_base64_VARIANT_URLSAFE_NO_PADDING),
+                   sodium_base64_ENCODED_LEN(GK_TOKEN_BYTES, B64_VARIANT),
                "base64 length");
 
 /* Offsets in the public part and in the private plaintext. */
@@ -60,6 +60,10 @@ _Static_assert(P_NAME + P_NAME_LEN == GK_TOKEN_PRIVATE_BYTES,
 
 static const uint8_t magic[4] = {'G', 'K', 'C', 'T'};
 
+static void msg(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Writes a message to err (if any). */
 static void msg(char *err, size_t errlen, const char *fmt, ...) {
   if (err == NULL || errlen == 0)
     return;
@@ -390,7 +394,7 @@ int gk_token_to_base64(const uint8_t tok[GK_TOKEN_BYTES],
   if (tok == NULL || out == NULL)
     return GK_EINVAL;
   sodium_bin2base64(out, GK_TOKEN_B64_LEN + 1, tok, GK_TOKEN_BYTES,
-                    sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+                    B64_VARIANT);
   return 0;
 }
 
@@ -416,7 +420,7 @@ int gk_token_from_base64(const char *text, size_t len,
   /* b64_end set: stops at the first invalid character instead of failing,
    * so require that it consumed everything. */
   if (sodium_base642bin(tok, sizeof tok, text, len, NULL, &n, &end,
-                        sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
+                        B64_VARIANT) != 0 ||
       end != text + len || n != GK_TOKEN_BYTES)
     return GK_EPARSE;
   memcpy(out, tok, sizeof tok);
