@@ -19,12 +19,13 @@ RUN . scripts/lib.sh && gk_build build --buildtype=release \
 FROM debian:bookworm-slim AS runtime
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-      --no-install-recommends libuv1 libenet7 libcjson1 tini \
+      --no-install-recommends libuv1 libenet7 libcjson1 libsodium23 tini \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --create-home --home-dir /srv/gk --shell /usr/sbin/nologin gk
 COPY --from=build /src/build/src/server/gk-server /usr/local/bin/gk-server
 COPY --from=build /src/build/tools/bot/gk-bot /usr/local/bin/gk-bot
 COPY --from=build /src/build/tools/replay/gk-replay /usr/local/bin/gk-replay
+COPY --from=build /src/build/tools/token/gk-token /usr/local/bin/gk-token
 COPY configs/ /srv/gk/configs/
 RUN mkdir -p /srv/gk/replays && chown -R gk:gk /srv/gk
 USER gk

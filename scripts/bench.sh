@@ -35,6 +35,7 @@ run survivors $b/bench/bench_survivors "$reps" 50
 run hash $b/bench/bench-hash
 run replay $b/bench/bench_replay --reps "$reps"
 run net $b/bench/bench_net
+run token $b/bench/bench_token
 run server python3 bench/bench_server.py --server $b/src/server/gk-server \
   --bot $b/tools/bot/gk-bot --udp $b/bench/bench_udp --rooms "$rooms"
 echo

@@ -69,6 +69,15 @@ for m in re.finditer(r"^(clean|loss 5%)\s+samples\s+(\d+)\s+p50\s+([\d.]+) ms\s+
         "p50 / p99 ms (budget delay x step + RTT)",
         f"{m.group(3)} / {m.group(4)} ({m.group(5)}), over budget {m.group(6)}")
 
+t = log("token")
+for key, label in (("open", "open a valid token (server check)"),
+                   ("refused", "open a forged token (refused at the seal)"),
+                   ("mint", "mint (backend)"),
+                   ("seen", "replay cache, 1,000 ids (already used)")):
+    m = re.search(r"^token " + key + r"\s+(\d+) ns/op", t, re.M)
+    if m:
+        add("connect token: " + label, "ns/op (median)", m.group(1))
+
 t = log("server")
 m = re.search(r"bare UDP send\+receive on loopback: (\d+) ns CPU per datagram", t)
 bare = int(m.group(1)) if m else 0
