@@ -45,8 +45,7 @@ int main(int argc, char **argv) {
          "xxh3_ns", "memcpy_ns", "hash/memcpy");
   for (size_t g = 0; gk_genres[g] != NULL; g++) {
     const gk_sim *sim = gk_genres[g];
-    if (sim->bot_size == 0)
-      continue;
+    if (sim->bot_size == 0) continue;
     uint32_t players = sim->players_max < 3 ? sim->players_max : 3;
     void *cfg = calloc(1, sim->config_size);
     gk_loop loop;
@@ -77,8 +76,7 @@ int main(int argc, char **argv) {
       for (uint64_t i = 0; i < iters; i++)
         sink += gk_sim_hash(sim, gk_loop_state(&loop), &h);
       uint64_t t1 = now_ns();
-      for (uint64_t i = 0; i < iters; i++)
-        sink += gk_hash_bytes(bytes, len);
+      for (uint64_t i = 0; i < iters; i++) sink += gk_hash_bytes(bytes, len);
       uint64_t t2 = now_ns();
       for (uint64_t i = 0; i < iters; i++) {
         bytes[0] = (uint8_t)i;
@@ -92,15 +90,14 @@ int main(int argc, char **argv) {
     }
     double mh = median(th, BATCHES, iters), mx = median(tx, BATCHES, iters),
            mm = median(tm, BATCHES, iters);
-    printf("%-12s %10zu %12.0f %12.0f %12.0f %10.1fx\n", sim->name, len, mh,
-           mx, mm, mh / (mm > 0 ? mm : 1));
+    printf("%-12s %10zu %12.0f %12.0f %12.0f %10.1fx\n", sim->name, len, mh, mx,
+           mm, mh / (mm > 0 ? mm : 1));
     gk_hasher_close(&h);
     free(copy);
     free(bytes);
     gk_buf_writer_close(&bw);
     gk_loop_close(&loop);
-    if (sim->config_free != NULL)
-      sim->config_free(cfg);
+    if (sim->config_free != NULL) sim->config_free(cfg);
     free(cfg);
   }
   return 0;

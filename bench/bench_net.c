@@ -53,8 +53,7 @@ static int run(const char *name, uint64_t steps, uint32_t loss_ppm) {
                     .stall_notice_ms = 5000,
                     .guard_ms = steps * 1000 / 60 * 3 + 10000};
   harness *h = calloc(1, sizeof *h);
-  if (h == NULL)
-    return 1;
+  if (h == NULL) return 1;
   int rc = harness_run(h, &o);
   if (rc != 0) {
     fprintf(stderr, "%s: %s\n", name, h->why);
@@ -65,14 +64,12 @@ static int run(const char *name, uint64_t steps, uint32_t loss_ppm) {
   uint32_t n = 0, rtt = 0;
   for (uint32_t i = 0; i < 2; i++) {
     n += h->p[i].nlat;
-    if (h->p[i].rtt_ms > rtt)
-      rtt = h->p[i].rtt_ms;
+    if (h->p[i].rtt_ms > rtt) rtt = h->p[i].rtt_ms;
   }
   uint32_t *all = malloc((n + 1) * sizeof *all);
   uint32_t k = 0;
   for (uint32_t i = 0; all != NULL && i < 2; i++)
-    for (uint32_t j = 0; j < h->p[i].nlat; j++)
-      all[k++] = h->p[i].lat_us[j];
+    for (uint32_t j = 0; j < h->p[i].nlat; j++) all[k++] = h->p[i].lat_us[j];
   if (all == NULL || n == 0) {
     fprintf(stderr, "%s: no latency samples\n", name);
     harness_free(h);
@@ -84,8 +81,7 @@ static int run(const char *name, uint64_t steps, uint32_t loss_ppm) {
   double step_ms = 1000.0 / 60.0;
   double budget_ms = o.input_delay * step_ms + rtt;
   uint32_t over = 0;
-  for (uint32_t i = 0; i < n; i++)
-    over += all[i] / 1000.0 > budget_ms;
+  for (uint32_t i = 0; i < n; i++) over += all[i] / 1000.0 > budget_ms;
   uint32_t p50 = all[(n * 50 + 99) / 100 - 1];
   uint32_t p99 = all[(n * 99 + 99) / 100 - 1];
   printf("%-10s samples %6u  p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms  "

@@ -32,8 +32,7 @@ typedef struct level_run {
 
 static char *read_file(const char *path) {
   FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return NULL;
+  if (f == NULL) return NULL;
   size_t cap = 4096, n = 0, got;
   char *buf = malloc(cap + 1);
   while (buf != NULL && (got = fread(buf + n, 1, cap - n, f)) > 0) {
@@ -50,8 +49,7 @@ static char *read_file(const char *path) {
     }
   }
   fclose(f);
-  if (buf != NULL)
-    buf[n] = '\0';
+  if (buf != NULL) buf[n] = '\0';
   return buf;
 }
 
@@ -84,10 +82,8 @@ static int load(level_run *lv, const char *dir, int i) {
   sim->config_default(&lv->cfg);
   gk_value v = {GK_VALUE_STRING, 0, sok};
   gk_value adv = {GK_VALUE_BOOL, 0, NULL};
-  if (rc == 0)
-    rc = sim->config_set(&lv->cfg, "levels", &v, err, sizeof err);
-  if (rc == 0)
-    rc = sim->config_set(&lv->cfg, "advance", &adv, err, sizeof err);
+  if (rc == 0) rc = sim->config_set(&lv->cfg, "levels", &v, err, sizeof err);
+  if (rc == 0) rc = sim->config_set(&lv->cfg, "advance", &adv, err, sizeof err);
   if (rc == 0) {
     lv->steps = m.count;
     lv->records = malloc(m.count * GK_PP_INPUT_SIZE + 1);
@@ -95,8 +91,7 @@ static int load(level_run *lv, const char *dir, int i) {
              ? GK_ENOMEM
              : gk_pp_script(m.moves, m.count, 1, 0, lv->records);
   }
-  if (rc != 0)
-    fprintf(stderr, "level %d: %s\n", i, err);
+  if (rc != 0) fprintf(stderr, "level %d: %s\n", i, err);
   gk_pp_moves_close(&m);
   free(sok);
   free(sol);
@@ -115,13 +110,11 @@ int main(int argc, char **argv) {
   static level_run lv[LEVELS];
   uint64_t total_steps = 0;
   for (int i = 0; i < LEVELS; i++) {
-    if (load(&lv[i], dir, i + 1) != 0)
-      return 1;
+    if (load(&lv[i], dir, i + 1) != 0) return 1;
     total_steps += lv[i].steps;
   }
   gk_loop loop;
-  if (gk_loop_init(&loop, NULL) != 0)
-    return 1;
+  if (gk_loop_init(&loop, NULL) != 0) return 1;
   uint64_t ns[RUNS_MAX];
   uint64_t check = 0;
   for (int r = 0; r < runs; r++) {
@@ -136,8 +129,7 @@ int main(int argc, char **argv) {
       gk_script_input_init(&in, lv[i].records, lv[i].steps, 1,
                            GK_PP_INPUT_SIZE);
       uint64_t t0 = now_ns();
-      int ran = gk_loop_frame(&loop, &in.base, gk_budget_steps(lv[i].steps),
-                              0);
+      int ran = gk_loop_frame(&loop, &in.base, gk_budget_steps(lv[i].steps), 0);
       spent += now_ns() - t0;
       if (ran != (int)lv[i].steps || !sim->is_over(gk_loop_state(&loop))) {
         fprintf(stderr, "level %d: not solved by its solution\n", i + 1);

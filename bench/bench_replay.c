@@ -53,8 +53,7 @@ static double median(double *v, int n) {
 static int quiet_cli(int argc, char **argv) {
   FILE *null = fopen("/dev/null", "w");
   int rc = gk_replay_cli(argc, argv, null != NULL ? null : stdout, stderr);
-  if (null != NULL)
-    fclose(null);
+  if (null != NULL) fclose(null);
   return rc;
 }
 
@@ -93,18 +92,15 @@ static void unload(workload *w) {
 static uint64_t run_direct(workload *w, gk_hasher *h) {
   char err[GK_ERRMSG_MAX];
   void *st = w->sim->create(w->cfg, w->r.seed, w->r.players, err, sizeof err);
-  if (st == NULL)
-    return 0;
+  if (st == NULL) return 0;
   uint64_t acc = 0;
   size_t hint = 0;
   for (uint64_t s = 0; s < w->r.steps; s++) {
     gk_replay_step rs;
     gk_replay_step_at(&w->r, s, &rs, &hint);
-    gk_step_input in = {s, rs.active_mask, rs.flags, w->r.players,
-                        rs.inputs};
+    gk_step_input in = {s, rs.active_mask, rs.flags, w->r.players, rs.inputs};
     w->sim->step(st, &in);
-    if (h != NULL)
-      acc ^= gk_sim_hash(w->sim, st, h);
+    if (h != NULL) acc ^= gk_sim_hash(w->sim, st, h);
   }
   w->sim->destroy(st);
   return acc + 1;
@@ -116,8 +112,7 @@ static int run_verify(workload *w) {
   gk_replay_verdict v;
   int st = gk_replay_verify(&r, NULL, NULL, NULL, &v);
   gk_replay_close(&r);
-  if (st != GK_REPLAY_OK)
-    fprintf(stderr, "%s: %s\n", w->path, v.message);
+  if (st != GK_REPLAY_OK) fprintf(stderr, "%s: %s\n", w->path, v.message);
   return st;
 }
 
@@ -129,7 +124,8 @@ static const char *mode_names[MODES] = {"verify", "hashed", "bare"};
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
-static double run_mode(int mode, workload *ws, int n, gk_hasher *h) {
+static double
+run_mode(int mode, workload *ws, int n, gk_hasher *h) {
   double t0 = now_s();
   uint64_t sink = 0;
   for (int i = 0; i < n; i++) {
@@ -139,23 +135,19 @@ static double run_mode(int mode, workload *ws, int n, gk_hasher *h) {
       sink += run_direct(&ws[i], mode == MODE_HASHED ? h : NULL);
   }
   double t = now_s() - t0;
-  if (sink == 0xdeadbeef)
-    puts("");
+  if (sink == 0xdeadbeef) puts("");
   return t;
 }
 
 static void bench(const char *name, workload *ws, int n, int reps, int only,
                   gk_hasher *h) {
   uint64_t steps = 0;
-  for (int i = 0; i < n; i++)
-    steps += ws[i].r.steps;
+  for (int i = 0; i < n; i++) steps += ws[i].r.steps;
   double med[MODES] = {0};
   for (int m = 0; m < MODES; m++) {
-    if (only >= 0 && m != only)
-      continue;
+    if (only >= 0 && m != only) continue;
     double t[REPS_MAX];
-    for (int k = 0; k < reps; k++)
-      t[k] = run_mode(m, ws, n, h);
+    for (int k = 0; k < reps; k++) t[k] = run_mode(m, ws, n, h);
     med[m] = median(t, reps);
     printf("%-22s %-7s %10" PRIu64 " steps  median %9.3f ms  %12.0f steps/s\n",
            name, mode_names[m], steps, med[m] * 1e3,
@@ -171,7 +163,7 @@ static void bench(const char *name, workload *ws, int n, int reps, int only,
 int main(int argc, char **argv) {
   int reps = 7, only = -1;
   const char *workload_only = NULL; /* "survivors" or "push-puzzle" */
-  uint64_t sv_steps = 36000; /* ten minutes at 60 steps/s */
+  uint64_t sv_steps = 36000;        /* ten minutes at 60 steps/s */
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--reps") == 0)
       reps = atoi(argv[i + 1]);
@@ -181,26 +173,23 @@ int main(int argc, char **argv) {
       workload_only = argv[i + 1];
     else if (strcmp(argv[i], "--mode") == 0)
       for (int m = 0; m < MODES; m++)
-        if (strcmp(argv[i + 1], mode_names[m]) == 0)
-          only = m;
+        if (strcmp(argv[i + 1], mode_names[m]) == 0) only = m;
   }
-  if (reps < 1 || reps > REPS_MAX)
-    reps = 7;
+  if (reps < 1 || reps > REPS_MAX) reps = 7;
   char dir[] = "/tmp/gk-bench-replay-XXXXXX";
-  if (mkdtemp(dir) == NULL)
-    return 1;
+  if (mkdtemp(dir) == NULL) return 1;
 
   static workload sv[1], pp[PP_LEVELS];
   char steps_s[32];
   snprintf(steps_s, sizeof steps_s, "%" PRIu64, sv_steps);
   snprintf(sv[0].path, sizeof sv[0].path, "%s/survivors.gkr", dir);
   char *rec_sv[] = {"gk-replay", "record", "--genre", "survivors",
-                    "--players", "4", "--seed", "42", "--steps", steps_s,
-                    "--out", sv[0].path};
-  int want_sv = workload_only == NULL ||
-                strcmp(workload_only, "survivors") == 0;
-  int want_pp = workload_only == NULL ||
-                strcmp(workload_only, "push-puzzle") == 0;
+                    "--players", "4",      "--seed",  "42",
+                    "--steps",   steps_s,  "--out",   sv[0].path};
+  int want_sv =
+      workload_only == NULL || strcmp(workload_only, "survivors") == 0;
+  int want_pp =
+      workload_only == NULL || strcmp(workload_only, "push-puzzle") == 0;
   int have_sv = want_sv && gk_genre_find("survivors") != NULL &&
                 quiet_cli(12, rec_sv) == 0 && load(&sv[0]) == 0;
   int npp = 0;
@@ -210,10 +199,10 @@ int main(int argc, char **argv) {
       snprintf(sok, sizeof sok, XSOK "/xsokoban%04d.sok", l);
       snprintf(sol, sizeof sol, "@" XSOK "/xsokoban%04d.sol", l);
       snprintf(pp[npp].path, sizeof pp[npp].path, "%s/pp%02d.gkr", dir, l);
-      char *rec[] = {"gk-replay", "record", "--genre", "push-puzzle",
-                     "--level", sok, "--lurd", sol, "--out", pp[npp].path};
-      if (quiet_cli(10, rec) != 0 || load(&pp[npp]) != 0)
-        break;
+      char *rec[] = {"gk-replay", "record",    "--genre", "push-puzzle",
+                     "--level",   sok,         "--lurd",  sol,
+                     "--out",     pp[npp].path};
+      if (quiet_cli(10, rec) != 0 || load(&pp[npp]) != 0) break;
       npp++;
     }
   }

@@ -82,7 +82,8 @@ int main(int argc, char **argv) {
   int batches = argc > 1 ? atoi(argv[1]) : 15;
   int per = argc > 2 ? atoi(argv[2]) : 200;
   if (batches < 1 || batches > 1000 || per < 1 || per > 100000) {
-    fprintf(stderr, "usage: bench_survivors [batches 1..1000 [steps 1..100000]]\n");
+    fprintf(stderr,
+            "usage: bench_survivors [batches 1..1000 [steps 1..100000]]\n");
     return 2;
   }
   gk_sv_config cfg;
@@ -105,25 +106,20 @@ int main(int argc, char **argv) {
     fprintf(stderr, "create: %s\n", err);
     return 1;
   }
-  for (uint32_t i = 0; i < players; i++)
-    sim->bot_init(&bots[i], &cfg, 42, i);
+  for (uint32_t i = 0; i < players; i++) sim->bot_init(&bots[i], &cfg, 42, i);
   gk_rng_seed(&top_rng, 1, 1);
   gk_hasher h;
-  if (gk_hasher_init(&h) != 0)
-    return 1;
-  for (int i = 0; i < 300; i++)
-    one_step(s, players);
+  if (gk_hasher_init(&h) != 0) return 1;
+  for (int i = 0; i < 300; i++) one_step(s, players);
 
   uint64_t *t_step = calloc((size_t)batches, sizeof(uint64_t));
   uint64_t *t_both = calloc((size_t)batches, sizeof(uint64_t));
   uint64_t *t_hash = calloc((size_t)batches, sizeof(uint64_t));
-  if (!t_step || !t_both || !t_hash)
-    return 1;
+  if (!t_step || !t_both || !t_hash) return 1;
   uint64_t sink = 0, min_e = UINT64_MAX, min_p = UINT64_MAX;
   for (int b = 0; b < batches; b++) {
     uint64_t t0 = now_ns();
-    for (int i = 0; i < per; i++)
-      one_step(s, players);
+    for (int i = 0; i < per; i++) one_step(s, players);
     t_step[b] = (now_ns() - t0) / (uint64_t)per;
     t0 = now_ns();
     for (int i = 0; i < per; i++) {
@@ -132,14 +128,11 @@ int main(int argc, char **argv) {
     }
     t_both[b] = (now_ns() - t0) / (uint64_t)per;
     t0 = now_ns();
-    for (int i = 0; i < per; i++)
-      sink ^= gk_sim_hash(sim, s, &h) + (uint64_t)i;
+    for (int i = 0; i < per; i++) sink ^= gk_sim_hash(sim, s, &h) + (uint64_t)i;
     t_hash[b] = (now_ns() - t0) / (uint64_t)per;
-    if (s->n_enemies < min_e)
-      min_e = s->n_enemies;
+    if (s->n_enemies < min_e) min_e = s->n_enemies;
     top_up_projectiles(s);
-    if (s->n_proj < min_p)
-      min_p = s->n_proj;
+    if (s->n_proj < min_p) min_p = s->n_proj;
   }
   gk_buf_writer bw;
   gk_buf_writer_init(&bw);

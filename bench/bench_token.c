@@ -49,8 +49,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   uint8_t key[GK_TOKEN_KEY_BYTES];
-  for (int i = 0; i < GK_TOKEN_KEY_BYTES; i++)
-    key[i] = (uint8_t)(i * 13 + 5);
+  for (int i = 0; i < GK_TOKEN_KEY_BYTES; i++) key[i] = (uint8_t)(i * 13 + 5);
   gk_token_grant g;
   memset(&g, 0, sizeof g);
   g.kind = GK_TOKEN_JOIN;
@@ -68,19 +67,16 @@ int main(int argc, char **argv) {
   bad[100] ^= 1;
   gk_token_seen_entry *store = calloc(SEEN, sizeof *store);
   gk_token_seen seen;
-  if (store == NULL || gk_token_seen_init(&seen, store, SEEN) != 0)
-    return 1;
+  if (store == NULL || gk_token_seen_init(&seen, store, SEEN) != 0) return 1;
   uint8_t id[GK_TOKEN_ID_BYTES] = {0};
   for (int i = 0; i < SEEN; i++) {
     memcpy(id, &i, sizeof i);
-    if (gk_token_seen_check_and_add(&seen, id, NOW + 60, NOW) != 0)
-      return 1;
+    if (gk_token_seen_check_and_add(&seen, id, NOW + 60, NOW) != 0) return 1;
   }
 
   uint64_t *ns[FIGURES];
   for (int f = 0; f < FIGURES; f++)
-    if ((ns[f] = calloc((size_t)batches, sizeof *ns[f])) == NULL)
-      return 1;
+    if ((ns[f] = calloc((size_t)batches, sizeof *ns[f])) == NULL) return 1;
   for (int b = 0; b < batches; b++) {
     uint64_t t0 = now_ns();
     for (int i = 0; i < ITERS; i++)

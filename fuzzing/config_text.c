@@ -19,44 +19,37 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void release(const gk_sim *sim, void *cfg) {
-  if (sim->config_free != NULL)
-    sim->config_free(cfg);
+  if (sim->config_free != NULL) sim->config_free(cfg);
   free(cfg);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t ngenres = 0;
-  while (gk_genres[ngenres] != NULL)
-    ngenres++;
-  if (size < 1 || ngenres == 0)
-    return 0;
+  while (gk_genres[ngenres] != NULL) ngenres++;
+  if (size < 1 || ngenres == 0) return 0;
   const gk_sim *sim = gk_genres[data[0] % ngenres];
   void *cfg = calloc(1, sim->config_size ? sim->config_size : 1);
-  if (cfg == NULL)
-    return 0;
+  if (cfg == NULL) return 0;
   sim->config_default(cfg);
   char err[GK_ERRMSG_MAX];
   err[0] = '\0';
   int rc = gk_config_apply_text(sim, cfg, (const char *)data + 1, size - 1,
                                 "options", err, sizeof err);
-  if (rc > 0 || (rc != 0 && (err[0] == '\0' ||
-                             memchr(err, '\0', sizeof err) == NULL)))
+  if (rc > 0 ||
+      (rc != 0 && (err[0] == '\0' || memchr(err, '\0', sizeof err) == NULL)))
     abort();
   if (rc == 0) {
     /* round trip: out, in, and out again to the same text */
     cJSON *out = gk_config_to_json(sim, cfg);
     void *back = calloc(1, sim->config_size ? sim->config_size : 1);
     if (out != NULL && back != NULL) {
-      if (gk_config_from_json(sim, back, out, err, sizeof err) != 0)
-        abort();
+      if (gk_config_from_json(sim, back, out, err, sizeof err) != 0) abort();
       cJSON *again = gk_config_to_json(sim, back);
-      if (again == NULL || !cJSON_Compare(out, again, 1))
-        abort();
+      if (again == NULL || !cJSON_Compare(out, again, 1)) abort();
       cJSON_Delete(again);
     }
     cJSON_Delete(out);
-    if (back != NULL)
-      release(sim, back);
+    if (back != NULL) release(sim, back);
   }
   release(sim, cfg);
   return 0;

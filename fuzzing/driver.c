@@ -52,8 +52,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     if (!S_ISDIR(st.st_mode)) {
-      if (run_file(argv[i]) != 0)
-        return 1;
+      if (run_file(argv[i]) != 0) return 1;
       files++;
       continue;
     }
@@ -64,8 +63,7 @@ int main(int argc, char **argv) {
     }
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-      if (e->d_name[0] == '.')
-        continue;
+      if (e->d_name[0] == '.') continue;
       char path[4096];
       snprintf(path, sizeof path, "%s/%s", argv[i], e->d_name);
       if (run_file(path) != 0) {

@@ -19,13 +19,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void feed_inputs(const gk_wire_input *m) {
   gk_inbuf b;
-  gk_inbuf_options o = {.players = 4, .input_size = m->input_size,
-                        .active_mask = 0xf, .window = 64,
-                        .neutral_steps = 2, .ack_mask = 0xf};
-  if (gk_inbuf_init(&b, &o) != 0)
-    return;
-  if (m->slot < 4)
-    gk_inbuf_schedule(&b, 3, GK_INBUF_REMOVE_PLAYER, m->slot);
+  gk_inbuf_options o = {.players = 4,
+                        .input_size = m->input_size,
+                        .active_mask = 0xf,
+                        .window = 64,
+                        .neutral_steps = 2,
+                        .ack_mask = 0xf};
+  if (gk_inbuf_init(&b, &o) != 0) return;
+  if (m->slot < 4) gk_inbuf_schedule(&b, 3, GK_INBUF_REMOVE_PLAYER, m->slot);
   for (uint32_t p = 0; p < 4; p++)
     for (uint32_t i = 0; i < m->count; i++)
       gk_inbuf_put(&b, p, m->first + i, m->records + i * m->input_size);
@@ -33,17 +34,17 @@ static void feed_inputs(const gk_wire_input *m) {
   gk_inbuf_confirm(&b);
   gk_step_input in;
   while (gk_inbuf_ready(&b) > 0)
-    if (b.base.read(&b.base, b.next_read, &in) != 0)
-      abort();
+    if (b.base.read(&b.base, b.next_read, &in) != 0) abort();
   gk_inbuf_close(&b);
 }
 
 static void feed_confirmed(const gk_wire_confirmed *c) {
   gk_inbuf b;
-  gk_inbuf_options o = {.players = c->players, .input_size = c->input_size,
-                        .active_mask = 1, .window = 32};
-  if (gk_inbuf_init(&b, &o) != 0)
-    return;
+  gk_inbuf_options o = {.players = c->players,
+                        .input_size = c->input_size,
+                        .active_mask = 1,
+                        .window = 32};
+  if (gk_inbuf_init(&b, &o) != 0) return;
   for (uint32_t i = 0; i < c->count; i++) {
     gk_step_input in;
     gk_wire_step_get(c, i, &in);
@@ -52,15 +53,13 @@ static void feed_confirmed(const gk_wire_confirmed *c) {
   gk_inbuf_confirm(&b);
   gk_step_input in;
   while (gk_inbuf_ready(&b) > 0)
-    if (b.base.read(&b.base, b.next_read, &in) != 0)
-      abort();
+    if (b.base.read(&b.base, b.next_read, &in) != 0) abort();
   gk_inbuf_close(&b);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   gk_wire_msg m;
-  if (gk_wire_decode(data, size, &m) != 0)
-    return 0;
+  if (gk_wire_decode(data, size, &m) != 0) return 0;
   uint8_t out[GK_WIRE_MAX];
   size_t len;
   if (gk_wire_encode(&m, out, sizeof out, &len) != 0 || len != size ||

@@ -28,13 +28,11 @@ static void snapshot_round_trip(const gk_sim *sim, const gk_pp_config *cfg,
   gk_reader_init(&r, ba, na);
   char err[GK_ERRMSG_MAX];
   void *copy = sim->read_state(cfg, &r, err, sizeof err);
-  if (copy == NULL)
-    abort(); /* a state the genre wrote must read back */
+  if (copy == NULL) abort(); /* a state the genre wrote must read back */
   gk_buf_writer_init(&b);
   sim->write_state(copy, &b.w);
   uint8_t *bb = gk_buf_writer_take(&b, &nb);
-  if (na != nb || memcmp(ba, bb, na) != 0)
-    abort();
+  if (na != nb || memcmp(ba, bb, na) != 0) abort();
   sim->destroy(copy);
   free(ba);
   free(bb);
@@ -53,8 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   /* config strings are NUL-terminated: cut at the first NUL */
   char *text = malloc(size + 1);
-  if (text == NULL)
-    return 0;
+  if (text == NULL) return 0;
   memcpy(text, data, size);
   text[size] = '\0';
   const gk_sim *sim = &gk_push_puzzle_sim;
@@ -72,8 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           rec[k] = data[(s * sizeof rec + k) % size];
         gk_step_input in = {s, 3, 0, 2, rec};
         sim->step(run, &in);
-        if (s % 64 == 63)
-          snapshot_round_trip(sim, &cfg, run);
+        if (s % 64 == 63) snapshot_round_trip(sim, &cfg, run);
       }
       snapshot_round_trip(sim, &cfg, run);
       sim->destroy(run);

@@ -26,8 +26,7 @@ static void resign(uint8_t *b, size_t len) {
   while (pos <= len && len - pos >= GK_REPLAY_BLOCK_OVERHEAD) {
     uint32_t plen = (uint32_t)b[pos + 8] | (uint32_t)b[pos + 9] << 8 |
                     (uint32_t)b[pos + 10] << 16 | (uint32_t)b[pos + 11] << 24;
-    if ((uint64_t)plen > len - pos - GK_REPLAY_BLOCK_OVERHEAD)
-      return;
+    if ((uint64_t)plen > len - pos - GK_REPLAY_BLOCK_OVERHEAD) return;
     uint64_t h = gk_hash_bytes(b + pos, 12 + (size_t)plen);
     for (int i = 0; i < 8; i++)
       b[pos + 12 + plen + (size_t)i] = (uint8_t)(h >> (8 * i));
@@ -48,8 +47,7 @@ static void exercise(const uint8_t *data, size_t size) {
     }
     for (uint64_t s = r.steps; s > 0; s /= 2) {
       gk_replay_step st;
-      if (gk_replay_step_at(&r, s - 1, &st, NULL) == 0)
-        sum += st.active_mask;
+      if (gk_replay_step_at(&r, s - 1, &st, NULL) == 0) sum += st.active_mask;
     }
     (void)sum;
     if (r.steps <= VERIFY_STEPS_MAX) {
@@ -63,12 +61,10 @@ static void exercise(const uint8_t *data, size_t size) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   exercise(data, size);
   uint8_t *copy = malloc(size ? size : 1);
-  if (copy == NULL)
-    return 0;
+  if (copy == NULL) return 0;
   memcpy(copy, data, size);
   resign(copy, size);
-  if (memcmp(copy, data, size) != 0)
-    exercise(copy, size);
+  if (memcmp(copy, data, size) != 0) exercise(copy, size);
   free(copy);
   return 0;
 }

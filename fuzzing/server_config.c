@@ -34,8 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (gk_server_room_config(g, cfg, NULL, 0, err, sizeof(err)) == 0 &&
           g->sim->config_free)
         g->sim->config_free(cfg);
-      if (gk_server_room_config(g, cfg, (const char *)data + size - tail,
-                                tail, err, sizeof(err)) == 0 &&
+      if (gk_server_room_config(g, cfg, (const char *)data + size - tail, tail,
+                                err, sizeof(err)) == 0 &&
           g->sim->config_free)
         g->sim->config_free(cfg);
       free(cfg);

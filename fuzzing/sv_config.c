@@ -35,8 +35,7 @@ typedef struct keys {
 static void collect(void *ctx, const char *key, const gk_value *v) {
   keys *k = ctx;
   (void)v;
-  if (k->n < MAX_KEYS)
-    k->name[k->n++] = key;
+  if (k->n < MAX_KEYS) k->name[k->n++] = key;
 }
 
 static uint8_t *snapshot(const void *state, size_t *len) {
@@ -91,8 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     gk_survivors_sim.config_set(&cfg, sel < k.n ? k.name[sel] : "no_such_key",
                                 &v, err, sizeof err);
   }
-  if (pos >= size)
-    return 0;
+  if (pos >= size) return 0;
   uint8_t sel = data[pos++];
   uint32_t players = 1u + (sel & 7u);
   const uint8_t *rest = data + pos;
@@ -100,11 +98,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   if ((sel & 0x80) == 0) {
     void *s = gk_survivors_sim.create(&cfg, 7, players, err, sizeof err);
-    if (s == NULL)
-      return 0;
+    if (s == NULL) return 0;
     uint32_t mask = left > 0 ? rest[0] | 1u : 0xFFu;
     unsigned steps = (unsigned)(left / (players * GK_SV_INPUT_SIZE)) + 10;
-    run_steps(s, players, mask, rest, left, steps > MAX_STEPS ? MAX_STEPS : steps);
+    run_steps(s, players, mask, rest, left,
+              steps > MAX_STEPS ? MAX_STEPS : steps);
     size_t len = 0, len2 = 0;
     uint8_t *bytes = snapshot(s, &len);
     gk_reader r;
@@ -113,8 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (t == NULL || gk_reader_left(&r) != 0)
       abort(); /* a state the run reached must read back */
     uint8_t *bytes2 = snapshot(t, &len2);
-    if (len2 != len || memcmp(bytes, bytes2, len) != 0)
-      abort();
+    if (len2 != len || memcmp(bytes, bytes2, len) != 0) abort();
     free(bytes);
     free(bytes2);
     gk_survivors_sim.destroy(t);
@@ -123,8 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     gk_reader r;
     gk_reader_init(&r, rest, left);
     void *t = gk_survivors_sim.read_state(&cfg, &r, err, sizeof err);
-    if (t == NULL)
-      return 0;
+    if (t == NULL) return 0;
     run_steps(t, GK_SV_PLAYERS_MAX, 0xFFu, NULL, 0, 30);
     size_t len = 0;
     free(snapshot(t, &len));

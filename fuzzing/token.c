@@ -28,22 +28,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static uint64_t le64(const uint8_t *p) {
   uint64_t v = 0;
-  for (int i = 7; i >= 0; i--)
-    v = v << 8 | p[i];
+  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
   return v;
 }
 
 static void check(int rc, const gk_token *t, const char *err, size_t errlen,
                   uint64_t now) {
-  if (memchr(err, '\0', errlen) == NULL)
-    abort();
+  if (memchr(err, '\0', errlen) == NULL) abort();
   if (rc != 0) {
     static const gk_token zero;
-    if (err[0] == '\0' || memcmp(t, &zero, sizeof zero) != 0)
-      abort();
+    if (err[0] == '\0' || memcmp(t, &zero, sizeof zero) != 0) abort();
     switch (rc) {
-    case GK_ETRUNC: case GK_ETOOBIG: case GK_EPROTO: case GK_EVERSION:
-    case GK_EAUTH: case GK_ERANGE: case GK_EEXPIRED: case GK_ENOTYET:
+    case GK_ETRUNC:
+    case GK_ETOOBIG:
+    case GK_EPROTO:
+    case GK_EVERSION:
+    case GK_EAUTH:
+    case GK_ERANGE:
+    case GK_EEXPIRED:
+    case GK_ENOTYET:
       return;
     default:
       abort();
@@ -63,8 +66,8 @@ static void open_and_check(const uint8_t *b, size_t n, const uint8_t *key,
                            uint64_t now) {
   gk_token t;
   char err[256];
-  int rc = gk_token_open(b, n, key, GK_TOKEN_PROTOCOL, now, &t, err,
-                         sizeof err);
+  int rc =
+      gk_token_open(b, n, key, GK_TOKEN_PROTOCOL, now, &t, err, sizeof err);
   check(rc, &t, err, sizeof err, now);
 }
 

@@ -12,8 +12,7 @@
 #define GK_FUZZ_TOKEN_NOW UINT64_C(1700000000)
 
 static inline void gk_fuzz_token_key(uint8_t key[GK_TOKEN_KEY_BYTES]) {
-  for (int i = 0; i < GK_TOKEN_KEY_BYTES; i++)
-    key[i] = (uint8_t)i;
+  for (int i = 0; i < GK_TOKEN_KEY_BYTES; i++) key[i] = (uint8_t)i;
 }
 
 #endif

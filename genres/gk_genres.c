@@ -18,10 +18,8 @@ const gk_sim *const gk_genres[] = {
 #undef GK__GENRE
 
 const gk_sim *gk_genre_find(const char *name) {
-  if (name == NULL)
-    return NULL;
+  if (name == NULL) return NULL;
   for (size_t i = 0; gk_genres[i] != NULL; i++)
-    if (strcmp(gk_genres[i]->name, name) == 0)
-      return gk_genres[i];
+    if (strcmp(gk_genres[i]->name, name) == 0) return gk_genres[i];
   return NULL;
 }

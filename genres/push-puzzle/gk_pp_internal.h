@@ -19,11 +19,11 @@
 
 typedef struct gk__pp_board {
   uint16_t width, height;
-  uint8_t *cells;                      /* width*height, not owned */
+  uint8_t *cells; /* width*height, not owned */
   uint32_t npushers;
-  uint32_t pusher[GK_PP_PUSHERS_MAX];  /* cell index of each pusher */
-  uint32_t boxes;                      /* total boxes */
-  uint32_t on_goals;                   /* boxes on goals */
+  uint32_t pusher[GK_PP_PUSHERS_MAX]; /* cell index of each pusher */
+  uint32_t boxes;                     /* total boxes */
+  uint32_t on_goals;                  /* boxes on goals */
 } gk__pp_board;
 
 /* Outcome of one attempted move. */
@@ -52,8 +52,8 @@ int gk__pp_unmove(gk__pp_board *b, uint32_t p, unsigned dir, int pushed);
 int gk__pp_pusher_at(const gk__pp_board *b, uint32_t c, uint32_t except);
 /* Copies a parsed level onto a board whose cells hold width*height bytes,
  * keeping only the first `players` pushers (the rest become floor). */
-void gk__pp_board_load(gk__pp_board *b, uint8_t *cells,
-                       const gk_pp_level *lvl, uint32_t players);
+void gk__pp_board_load(gk__pp_board *b, uint8_t *cells, const gk_pp_level *lvl,
+                       uint32_t players);
 
 /* What gk-replay offers for push-puzzle (gk_pp_tool.c). */
 extern const gk_sim_tool gk__pp_tool;

@@ -28,8 +28,7 @@ typedef struct lurd {
 void gk_pp_text_pos(const char *text, size_t len, size_t off, uint32_t *line,
                     uint32_t *col) {
   uint32_t l = 1, c = 1;
-  if (off > len)
-    off = len;
+  if (off > len) off = len;
   for (size_t i = 0; i < off; i++) {
     if (text[i] == '\n') {
       l++;
@@ -55,8 +54,7 @@ static int is_space(char c) {
 }
 
 static void skip_space(lurd *p) {
-  while (p->pos < p->len && is_space(p->text[p->pos]))
-    p->pos++;
+  while (p->pos < p->len && is_space(p->text[p->pos])) p->pos++;
 }
 
 /* Makes room for `more` moves, refusing to pass GK_PP_LURD_MAX. */
@@ -65,20 +63,16 @@ static int reserve(lurd *p, size_t more, size_t at) {
   if (more > GK_PP_LURD_MAX || m->count > GK_PP_LURD_MAX - more)
     return fail_at(p, GK_ETOOBIG, at, "solution expands to too many moves");
   size_t need = m->count + more;
-  if (need <= p->cap)
-    return 0;
+  if (need <= p->cap) return 0;
   size_t ncap = p->cap ? p->cap : 256;
-  while (ncap < need)
-    ncap *= 2;
+  while (ncap < need) ncap *= 2;
   uint8_t *nm = realloc(m->moves, ncap);
   if (nm == NULL)
-    return gk_errf(p->err, p->errlen, GK_ENOMEM, "%s: out of memory",
-                   p->name);
+    return gk_errf(p->err, p->errlen, GK_ENOMEM, "%s: out of memory", p->name);
   m->moves = nm;
   uint32_t *nw = realloc(m->where, ncap * sizeof *nw);
   if (nw == NULL)
-    return gk_errf(p->err, p->errlen, GK_ENOMEM, "%s: out of memory",
-                   p->name);
+    return gk_errf(p->err, p->errlen, GK_ENOMEM, "%s: out of memory", p->name);
   m->where = nw;
   p->cap = ncap;
   return 0;
@@ -86,15 +80,32 @@ static int reserve(lurd *p, size_t more, size_t at) {
 
 static int letter_move(char c, uint8_t *mv) {
   switch (c) {
-  case 'l': *mv = GK_PP_DIR_LEFT; return 1;
-  case 'u': *mv = GK_PP_DIR_UP; return 1;
-  case 'r': *mv = GK_PP_DIR_RIGHT; return 1;
-  case 'd': *mv = GK_PP_DIR_DOWN; return 1;
-  case 'L': *mv = GK_PP_DIR_LEFT | GK_PP_MOVE_PUSH; return 1;
-  case 'U': *mv = GK_PP_DIR_UP | GK_PP_MOVE_PUSH; return 1;
-  case 'R': *mv = GK_PP_DIR_RIGHT | GK_PP_MOVE_PUSH; return 1;
-  case 'D': *mv = GK_PP_DIR_DOWN | GK_PP_MOVE_PUSH; return 1;
-  default: return 0;
+  case 'l':
+    *mv = GK_PP_DIR_LEFT;
+    return 1;
+  case 'u':
+    *mv = GK_PP_DIR_UP;
+    return 1;
+  case 'r':
+    *mv = GK_PP_DIR_RIGHT;
+    return 1;
+  case 'd':
+    *mv = GK_PP_DIR_DOWN;
+    return 1;
+  case 'L':
+    *mv = GK_PP_DIR_LEFT | GK_PP_MOVE_PUSH;
+    return 1;
+  case 'U':
+    *mv = GK_PP_DIR_UP | GK_PP_MOVE_PUSH;
+    return 1;
+  case 'R':
+    *mv = GK_PP_DIR_RIGHT | GK_PP_MOVE_PUSH;
+    return 1;
+  case 'D':
+    *mv = GK_PP_DIR_DOWN | GK_PP_MOVE_PUSH;
+    return 1;
+  default:
+    return 0;
   }
 }
 
@@ -111,8 +122,7 @@ static int parse_seq(lurd *p, unsigned depth, size_t open_at) {
     size_t item_at = p->pos;
     char c = p->text[p->pos];
     if (c == ')') {
-      if (depth == 0)
-        return fail_at(p, GK_EPARSE, p->pos, "')' without '('");
+      if (depth == 0) return fail_at(p, GK_EPARSE, p->pos, "')' without '('");
       p->pos++;
       return 0;
     }
@@ -139,8 +149,7 @@ static int parse_seq(lurd *p, unsigned depth, size_t open_at) {
     uint8_t mv;
     if (letter_move(c, &mv)) {
       int rc = reserve(p, count, p->pos);
-      if (rc != 0)
-        return rc;
+      if (rc != 0) return rc;
       gk_pp_moves *m = p->out;
       for (size_t i = 0; i < count; i++) {
         m->moves[m->count] = mv;
@@ -156,16 +165,14 @@ static int parse_seq(lurd *p, unsigned depth, size_t open_at) {
       size_t at = p->pos++;
       size_t start = p->out->count;
       int rc = parse_seq(p, depth + 1, at);
-      if (rc != 0)
-        return rc;
+      if (rc != 0) return rc;
       size_t glen = p->out->count - start;
       if (count > 1 && glen > 0) {
         if (glen > GK_PP_LURD_MAX / (count - 1))
           return fail_at(p, GK_ETOOBIG, item_at,
                          "solution expands to too many moves");
         rc = reserve(p, glen * (count - 1), item_at);
-        if (rc != 0)
-          return rc;
+        if (rc != 0) return rc;
         gk_pp_moves *m = p->out;
         for (size_t i = 1; i < count; i++) {
           memcpy(m->moves + m->count, m->moves + start, glen);
@@ -182,11 +189,9 @@ static int parse_seq(lurd *p, unsigned depth, size_t open_at) {
 
 int gk_pp_lurd_parse(gk_pp_moves *out, const char *text, size_t len,
                      const char *name, char *err, size_t errlen) {
-  if (out == NULL)
-    return gk_errf(err, errlen, GK_EINVAL, "no output given");
+  if (out == NULL) return gk_errf(err, errlen, GK_EINVAL, "no output given");
   memset(out, 0, sizeof *out);
-  if (name == NULL)
-    name = "<lurd>";
+  if (name == NULL) name = "<lurd>";
   if (text == NULL)
     return gk_errf(err, errlen, GK_EINVAL, "%s: no text given", name);
   if (len > (size_t)UINT32_MAX)
@@ -200,14 +205,12 @@ int gk_pp_lurd_parse(gk_pp_moves *out, const char *text, size_t len,
   p.errlen = errlen;
   p.out = out;
   int rc = parse_seq(&p, 0, 0);
-  if (rc != 0)
-    gk_pp_moves_close(out);
+  if (rc != 0) gk_pp_moves_close(out);
   return rc;
 }
 
 void gk_pp_moves_close(gk_pp_moves *m) {
-  if (m == NULL)
-    return;
+  if (m == NULL) return;
   free(m->moves);
   free(m->where);
   m->moves = NULL;
@@ -234,15 +237,13 @@ int gk_pp_check(const gk_pp_level *lvl, const gk_pp_moves *m, int strict,
                 const char *text, size_t textlen, gk_pp_check_result *res,
                 char *err, size_t errlen) {
   gk_pp_check_result local;
-  if (res == NULL)
-    res = &local;
+  if (res == NULL) res = &local;
   memset(res, 0, sizeof *res);
   if (lvl == NULL || m == NULL || (m->count > 0 && m->moves == NULL))
     return gk_errf(err, errlen, GK_EINVAL, "no level or moves given");
   size_t n = (size_t)lvl->width * lvl->height;
   uint8_t *cells = malloc(n ? n : 1);
-  if (cells == NULL)
-    return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
+  if (cells == NULL) return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
   gk__pp_board b;
   gk__pp_board_load(&b, cells, lvl, lvl->npushers);
   int rc = 0;
@@ -265,8 +266,7 @@ int gk_pp_check(const gk_pp_level *lvl, const gk_pp_moves *m, int strict,
         gk_pp_text_pos(text, textlen, m->where[i], &line, &col);
         rc = gk_errf(err, errlen, GK_EMISMATCH,
                      "move %zu ('%c', line %u, column %u) %s", i + 1,
-                     move_letter[mv & 7u], (unsigned)line, (unsigned)col,
-                     why);
+                     move_letter[mv & 7u], (unsigned)line, (unsigned)col, why);
       } else {
         rc = gk_errf(err, errlen, GK_EMISMATCH, "move %zu ('%c') %s", i + 1,
                      move_letter[mv & 7u], why);
@@ -274,8 +274,7 @@ int gk_pp_check(const gk_pp_level *lvl, const gk_pp_moves *m, int strict,
       break;
     }
     res->moves_done++;
-    if (r == GK__PP_PUSHED)
-      res->pushes++;
+    if (r == GK__PP_PUSHED) res->pushes++;
     if (b.on_goals == b.boxes && !res->solved) {
       res->solved = 1;
       res->solved_at = res->moves_done;

@@ -12,8 +12,7 @@
 
 int gk__pp_pusher_at(const gk__pp_board *b, uint32_t c, uint32_t except) {
   for (uint32_t i = 0; i < b->npushers; i++)
-    if (i != except && b->pusher[i] == c)
-      return 1;
+    if (i != except && b->pusher[i] == c) return 1;
   return 0;
 }
 
@@ -22,20 +21,16 @@ int gk__pp_try_move(gk__pp_board *b, uint32_t p, unsigned dir) {
   uint32_t from = b->pusher[p];
   uint32_t to = (uint32_t)((int32_t)from + d);
   uint8_t c = b->cells[to];
-  if (c & (GK_PP_WALL | GK_PP_OUTSIDE))
-    return GK__PP_BLOCKED;
-  if (gk__pp_pusher_at(b, to, p))
-    return GK__PP_BLOCKED;
+  if (c & (GK_PP_WALL | GK_PP_OUTSIDE)) return GK__PP_BLOCKED;
+  if (gk__pp_pusher_at(b, to, p)) return GK__PP_BLOCKED;
   if (!(c & GK_PP_BOX)) {
     b->pusher[p] = to;
     return GK__PP_MOVED;
   }
   uint32_t behind = (uint32_t)((int32_t)to + d);
   uint8_t cb = b->cells[behind];
-  if (cb & (GK_PP_WALL | GK_PP_OUTSIDE | GK_PP_BOX))
-    return GK__PP_BLOCKED;
-  if (gk__pp_pusher_at(b, behind, p))
-    return GK__PP_BLOCKED;
+  if (cb & (GK_PP_WALL | GK_PP_OUTSIDE | GK_PP_BOX)) return GK__PP_BLOCKED;
+  if (gk__pp_pusher_at(b, behind, p)) return GK__PP_BLOCKED;
   b->cells[to] = (uint8_t)(c & ~GK_PP_BOX);
   b->cells[behind] = (uint8_t)(cb | GK_PP_BOX);
   b->on_goals -= (c & GK_PP_GOAL) ? 1u : 0u;
@@ -45,22 +40,18 @@ int gk__pp_try_move(gk__pp_board *b, uint32_t p, unsigned dir) {
 }
 
 int gk__pp_unmove(gk__pp_board *b, uint32_t p, unsigned dir, int pushed) {
-  if (p >= b->npushers)
-    return GK_ERANGE;
+  if (p >= b->npushers) return GK_ERANGE;
   int32_t d = gk__pp_delta(b, dir);
   uint32_t at = b->pusher[p];
   /* The pusher's cell is inside, so at - d and at + d are in bounds. */
   uint32_t back = (uint32_t)((int32_t)at - d);
   uint32_t ahead = (uint32_t)((int32_t)at + d);
   uint8_t cb = b->cells[back];
-  if (cb & (GK_PP_WALL | GK_PP_OUTSIDE | GK_PP_BOX))
-    return GK_ERANGE;
-  if (gk__pp_pusher_at(b, back, p))
-    return GK_ERANGE;
+  if (cb & (GK_PP_WALL | GK_PP_OUTSIDE | GK_PP_BOX)) return GK_ERANGE;
+  if (gk__pp_pusher_at(b, back, p)) return GK_ERANGE;
   if (pushed) {
     uint8_t ca = b->cells[ahead];
-    if (!(ca & GK_PP_BOX) || (b->cells[at] & GK_PP_BOX))
-      return GK_ERANGE;
+    if (!(ca & GK_PP_BOX) || (b->cells[at] & GK_PP_BOX)) return GK_ERANGE;
     b->cells[ahead] = (uint8_t)(ca & ~GK_PP_BOX);
     b->cells[at] = (uint8_t)(b->cells[at] | GK_PP_BOX);
     b->on_goals -= (ca & GK_PP_GOAL) ? 1u : 0u;
@@ -70,25 +61,22 @@ int gk__pp_unmove(gk__pp_board *b, uint32_t p, unsigned dir, int pushed) {
   return 0;
 }
 
-void gk__pp_board_load(gk__pp_board *b, uint8_t *cells,
-                       const gk_pp_level *lvl, uint32_t players) {
+void gk__pp_board_load(gk__pp_board *b, uint8_t *cells, const gk_pp_level *lvl,
+                       uint32_t players) {
   size_t n = (size_t)lvl->width * lvl->height;
   memcpy(cells, lvl->cells, n);
   b->width = lvl->width;
   b->height = lvl->height;
   b->cells = cells;
   b->npushers = lvl->npushers < players ? lvl->npushers : players;
-  for (uint32_t i = 0; i < b->npushers; i++)
-    b->pusher[i] = lvl->pushers[i];
-  for (uint32_t i = b->npushers; i < GK_PP_PUSHERS_MAX; i++)
-    b->pusher[i] = 0;
+  for (uint32_t i = 0; i < b->npushers; i++) b->pusher[i] = lvl->pushers[i];
+  for (uint32_t i = b->npushers; i < GK_PP_PUSHERS_MAX; i++) b->pusher[i] = 0;
   b->boxes = 0;
   b->on_goals = 0;
   for (size_t i = 0; i < n; i++) {
     if (cells[i] & GK_PP_BOX) {
       b->boxes++;
-      if (cells[i] & GK_PP_GOAL)
-        b->on_goals++;
+      if (cells[i] & GK_PP_GOAL) b->on_goals++;
     }
   }
 }

@@ -44,12 +44,12 @@ typedef struct pp_run {
   uint32_t undo_cap;
   /* canonical */
   uint32_t level;
-  gk__pp_board b;  /* b.cells points at `cells` */
-  uint8_t *cells;  /* owned; as big as the set's largest level */
+  gk__pp_board b; /* b.cells points at `cells` */
+  uint8_t *cells; /* owned; as big as the set's largest level */
   uint32_t moves, pushes;
   int solved;
   pp_hold hold[GK_PLAYERS_MAX];
-  uint8_t *undo;   /* owned, undo_cap bytes (NULL when 0) */
+  uint8_t *undo; /* owned, undo_cap bytes (NULL when 0) */
   uint32_t undo_head, undo_len;
   /* outputs, not canonical */
   uint64_t version;
@@ -104,8 +104,8 @@ static int int_key(const char *key, const gk_value *v, int64_t lo, int64_t hi,
   return 0;
 }
 
-static int config_set(void *cfgp, const char *key, const gk_value *v,
-                      char *err, size_t errlen) {
+static int config_set(void *cfgp, const char *key, const gk_value *v, char *err,
+                      size_t errlen) {
   gk_pp_config *c = cfgp;
   if (key == NULL || v == NULL)
     return gk_errf(err, errlen, GK_EINVAL, "no key or value given");
@@ -121,8 +121,7 @@ static int config_set(void *cfgp, const char *key, const gk_value *v,
     gk_pp_set set;
     int rc = gk_pp_set_parse(&set, v->s, n, "levels", GK_PP_DIM_MAX,
                              GK_PP_DIM_MAX, err, errlen);
-    if (rc != 0)
-      return rc;
+    if (rc != 0) return rc;
     gk_pp_set_close(&set);
     char *copy = malloc(n + 1);
     if (copy == NULL)
@@ -195,8 +194,7 @@ static void emit(pp_run *run, const char *name, int32_t player, uint32_t n,
 
 static void start_level(pp_run *run, uint32_t level) {
   run->level = level;
-  gk__pp_board_load(&run->b, run->cells, &run->set.levels[level],
-                    run->players);
+  gk__pp_board_load(&run->b, run->cells, &run->set.levels[level], run->players);
   run->moves = 0;
   run->pushes = 0;
   run->solved = 0;
@@ -219,9 +217,9 @@ static pp_run *run_new(const gk_pp_config *c, uint32_t players, char *err,
             (unsigned)players, (unsigned)GK_PLAYERS_MAX);
     return NULL;
   }
-  if (c->max_width < 3 || c->max_width > GK_PP_DIM_MAX ||
-      c->max_height < 3 || c->max_height > GK_PP_DIM_MAX ||
-      c->undo_limit < 0 || c->undo_limit > GK_PP_UNDO_MAX || c->level < 0) {
+  if (c->max_width < 3 || c->max_width > GK_PP_DIM_MAX || c->max_height < 3 ||
+      c->max_height > GK_PP_DIM_MAX || c->undo_limit < 0 ||
+      c->undo_limit > GK_PP_UNDO_MAX || c->level < 0) {
     gk_errf(err, errlen, GK_ERANGE, "push-puzzle: config out of range");
     return NULL;
   }
@@ -239,8 +237,8 @@ static pp_run *run_new(const gk_pp_config *c, uint32_t players, char *err,
   }
   if ((uint32_t)c->level >= run->set.count) {
     gk_errf(err, errlen, GK_ERANGE,
-            "level: %d is past the last level (the set has %u)",
-            (int)c->level, (unsigned)run->set.count);
+            "level: %d is past the last level (the set has %u)", (int)c->level,
+            (unsigned)run->set.count);
     gk_pp_set_close(&run->set);
     free(run);
     return NULL;
@@ -248,8 +246,7 @@ static pp_run *run_new(const gk_pp_config *c, uint32_t players, char *err,
   size_t most = 1;
   for (uint32_t i = 0; i < run->set.count; i++) {
     size_t n = (size_t)run->set.levels[i].width * run->set.levels[i].height;
-    if (n > most)
-      most = n;
+    if (n > most) most = n;
   }
   run->players = players;
   run->advance = c->advance != 0;
@@ -276,16 +273,14 @@ static void *create(const void *cfgp, uint64_t seed, uint32_t players,
     return NULL;
   }
   pp_run *run = run_new(c, players, err, errlen);
-  if (run == NULL)
-    return NULL;
+  if (run == NULL) return NULL;
   start_level(run, (uint32_t)c->level);
   return run;
 }
 
 static void destroy(void *state) {
   pp_run *run = state;
-  if (run == NULL)
-    return;
+  if (run == NULL) return;
   gk_pp_set_close(&run->set);
   free(run->cells);
   free(run->undo);
@@ -293,8 +288,7 @@ static void destroy(void *state) {
 }
 
 static void history_push(pp_run *run, uint8_t e) {
-  if (run->undo_cap == 0)
-    return;
+  if (run->undo_cap == 0) return;
   if (run->undo_len < run->undo_cap) {
     run->undo[(run->undo_head + run->undo_len) % run->undo_cap] = e;
     run->undo_len++;
@@ -317,13 +311,10 @@ static void solved_now(pp_run *run, uint32_t player) {
 /* One turn of player p in dir. Returns 1 if the level got solved. */
 static int turn(pp_run *run, uint32_t p, unsigned dir) {
   int r = gk__pp_try_move(&run->b, p, dir);
-  if (r == GK__PP_BLOCKED)
-    return 0;
+  if (r == GK__PP_BLOCKED) return 0;
   run->moves++;
-  if (r == GK__PP_PUSHED)
-    run->pushes++;
-  history_push(run, (uint8_t)((p << 3) | (r == GK__PP_PUSHED ? 4u : 0u) |
-                              dir));
+  if (r == GK__PP_PUSHED) run->pushes++;
+  history_push(run, (uint8_t)((p << 3) | (r == GK__PP_PUSHED ? 4u : 0u) | dir));
   run->version++;
   if (r == GK__PP_PUSHED && run->b.on_goals == run->b.boxes) {
     solved_now(run, p);
@@ -333,8 +324,7 @@ static int turn(pp_run *run, uint32_t p, unsigned dir) {
 }
 
 static void undo_one(pp_run *run) {
-  if (run->undo_len == 0)
-    return;
+  if (run->undo_len == 0) return;
   uint32_t at = (run->undo_head + run->undo_len - 1) % run->undo_cap;
   uint8_t e = run->undo[at];
   int pushed = (e & 4u) != 0;
@@ -342,26 +332,22 @@ static void undo_one(pp_run *run) {
     return; /* cannot happen for a history read_state accepted */
   run->undo_len--;
   run->moves--;
-  if (pushed)
-    run->pushes--;
+  if (pushed) run->pushes--;
   run->version++;
 }
 
 static unsigned lowest_dir(unsigned bits) {
   for (unsigned d = 0; d < 4; d++)
-    if (bits & (1u << d))
-      return d;
+    if (bits & (1u << d)) return d;
   return 0;
 }
 
 static void step(void *state, const gk_step_input *in) {
   pp_run *run = state;
   run->step = in->step;
-  if (run->solved)
-    return;
+  if (run->solved) return;
   uint32_t n = run->b.npushers;
-  if (n > in->players)
-    n = in->players;
+  if (n > in->players) n = in->players;
   for (uint32_t p = 0; p < n; p++) {
     const uint8_t *rec = in->inputs + (size_t)p * GK_PP_INPUT_SIZE;
     unsigned held = rec[0] & 0x0fu, press = rec[1];
@@ -380,12 +366,10 @@ static void step(void *state, const gk_step_input *in) {
       unsigned d = lowest_dir(press);
       h->dir = (uint8_t)(d + 1);
       h->steps = 0;
-      if (turn(run, p, d))
-        return;
+      if (turn(run, p, d)) return;
       continue;
     }
-    if (h->dir == 0)
-      continue;
+    if (h->dir == 0) continue;
     if (!(held & (1u << (h->dir - 1)))) {
       h->dir = 0;
       h->steps = 0;
@@ -393,8 +377,7 @@ static void step(void *state, const gk_step_input *in) {
     }
     if (++h->steps >= GK_PP_REPEAT_FIRST) {
       h->steps = GK_PP_REPEAT_FIRST - GK_PP_REPEAT_NEXT;
-      if (turn(run, p, (unsigned)(h->dir - 1)))
-        return;
+      if (turn(run, p, (unsigned)(h->dir - 1))) return;
     }
   }
 }
@@ -403,8 +386,7 @@ static void drain_events(void *state, gk_event_cb cb, void *ctx) {
   pp_run *run = state;
   uint32_t n = run->nev;
   run->nev = 0;
-  for (uint32_t i = 0; i < n; i++)
-    cb(ctx, &run->ev[i]);
+  for (uint32_t i = 0; i < n; i++) cb(ctx, &run->ev[i]);
   /* A frame that queued more than the queue holds (a long { steps } frame
    * of restarts) says so instead of losing events silently. */
   uint32_t dropped = run->ev_dropped;
@@ -503,18 +485,15 @@ static int read_board(pp_run *run, gk_reader *r, const gk_pp_level *lvl,
       on_goals += (v & GK_PP_GOAL) ? 1u : 0u;
     }
   }
-  if (boxes != lvl->boxes)
-    return bad(what, "wrong number of boxes", GK_ERANGE);
+  if (boxes != lvl->boxes) return bad(what, "wrong number of boxes", GK_ERANGE);
   run->b.on_goals = on_goals;
   uint8_t np = gk_read_u8(r);
   if (r->err != 0 || np != run->b.npushers)
     return bad(what, "wrong number of pushers", r->err ? r->err : GK_ERANGE);
   for (uint32_t i = 0; i < np; i++) {
     uint16_t x = gk_read_u16(r), y = gk_read_u16(r);
-    if (r->err != 0)
-      return bad(what, "truncated pushers", r->err);
-    if (x >= w || y >= h)
-      return bad(what, "pusher off the map", GK_ERANGE);
+    if (r->err != 0) return bad(what, "truncated pushers", r->err);
+    if (x >= w || y >= h) return bad(what, "pusher off the map", GK_ERANGE);
     uint32_t cell = (uint32_t)y * w + x;
     if (run->cells[cell] & (GK_PP_WALL | GK_PP_OUTSIDE | GK_PP_BOX))
       return bad(what, "pusher on a wall, a box or outside", GK_ERANGE);
@@ -531,8 +510,7 @@ static int read_progress(pp_run *run, gk_reader *r, const char **what) {
   run->moves = gk_read_u32(r);
   run->pushes = gk_read_u32(r);
   run->solved = gk_read_bool(r);
-  if (r->err != 0)
-    return bad(what, "truncated counters", r->err);
+  if (r->err != 0) return bad(what, "truncated counters", r->err);
   if (run->solved != (run->b.on_goals == run->b.boxes))
     return bad(what, "solved flag disagrees with the boxes", GK_ERANGE);
   if (run->pushes > run->moves)
@@ -540,21 +518,18 @@ static int read_progress(pp_run *run, gk_reader *r, const char **what) {
   for (uint32_t i = 0; i < run->players; i++) {
     run->hold[i].dir = gk_read_u8(r);
     run->hold[i].steps = gk_read_u8(r);
-    if (r->err != 0)
-      return bad(what, "truncated holds", r->err);
+    if (r->err != 0) return bad(what, "truncated holds", r->err);
     if (run->hold[i].dir > 4 || run->hold[i].steps >= GK_PP_REPEAT_FIRST ||
         (run->hold[i].dir == 0 && run->hold[i].steps != 0))
       return bad(what, "bad hold counter", GK_ERANGE);
   }
   uint32_t len = gk_read_u32(r);
-  if (r->err != 0)
-    return bad(what, "truncated undo length", r->err);
+  if (r->err != 0) return bad(what, "truncated undo length", r->err);
   if (len > run->undo_cap || len > run->moves)
     return bad(what, "undo history too long", GK_ERANGE);
   if (len > 0 && gk_read_bytes(r, run->undo, len) != 0)
     return bad(what, "truncated undo history", r->err);
-  if (gk_reader_left(r) != 0)
-    return bad(what, "trailing bytes", GK_EPROTO);
+  if (gk_reader_left(r) != 0) return bad(what, "trailing bytes", GK_EPROTO);
   run->undo_head = 0;
   run->undo_len = len;
   return 0;
@@ -564,8 +539,7 @@ static int read_progress(pp_run *run, gk_reader *r, const char **what) {
 static int check_history(const pp_run *run, const char **what) {
   size_t n = (size_t)run->b.width * run->b.height;
   uint8_t *scratch = malloc(n);
-  if (scratch == NULL)
-    return bad(what, "out of memory", GK_ENOMEM);
+  if (scratch == NULL) return bad(what, "out of memory", GK_ENOMEM);
   memcpy(scratch, run->cells, n);
   gk__pp_board sb = run->b;
   sb.cells = scratch;
@@ -600,8 +574,7 @@ static void *read_state(const void *cfgp, gk_reader *r, char *err,
     return NULL;
   }
   pp_run *run = run_new(c, players, err, errlen);
-  if (run == NULL)
-    return NULL;
+  if (run == NULL) return NULL;
   uint32_t level = gk_read_u32(r);
   uint16_t w = gk_read_u16(r), h = gk_read_u16(r);
   if (r->err != 0)
@@ -617,12 +590,9 @@ static void *read_state(const void *cfgp, gk_reader *r, char *err,
   run->level = level;
   const char *what = NULL;
   int code = read_board(run, r, lvl, &what);
-  if (code == 0)
-    code = read_progress(run, r, &what);
-  if (code == 0)
-    code = check_history(run, &what);
-  if (code != 0)
-    return read_fail(run, err, errlen, code, what);
+  if (code == 0) code = read_progress(run, r, &what);
+  if (code == 0) code = check_history(run, &what);
+  if (code != 0) return read_fail(run, err, errlen, code, what);
   return run;
 }
 
@@ -657,8 +627,7 @@ static void bot_next(void *botp, uint8_t *rec) {
   if (bot->hold_left > 0) {
     bot->hold_left--;
     rec[0] = bot->held;
-    if (bot->hold_left == 0)
-      bot->held = 0;
+    if (bot->hold_left == 0) bot->held = 0;
     return;
   }
   gk_rng rng;

@@ -44,8 +44,7 @@ static int load_level(void *cfg, const char *level, gk_read_text_fn read_text,
   size_t len = 0;
   char *xsb =
       read_text(read_ctx, path, GK_PP_LEVELS_TEXT_MAX, &len, msg, sizeof msg);
-  if (xsb == NULL)
-    return gk_errf(err, errlen, GK_EIO, "--level: %s", msg);
+  if (xsb == NULL) return gk_errf(err, errlen, GK_EIO, "--level: %s", msg);
   /* check the set here so the message names the file */
   gk_pp_set set;
   int rc = gk_pp_set_parse(&set, xsb, len, path, GK_PP_DIM_MAX, GK_PP_DIM_MAX,
@@ -66,8 +65,7 @@ static int load_level(void *cfg, const char *level, gk_read_text_fn read_text,
   if (rc == 0)
     rc = set_key(cfg, "advance", GK_VALUE_BOOL, 0, NULL, msg, sizeof msg);
   free(xsb);
-  if (rc != 0)
-    return gk_errf(err, errlen, rc, "--level: %s", msg);
+  if (rc != 0) return gk_errf(err, errlen, rc, "--level: %s", msg);
   return 0;
 }
 
@@ -82,19 +80,16 @@ static int load_solution(const char *lurd, gk_read_text_fn read_text,
   if (lurd[0] == '@') {
     name = lurd + 1;
     text = read_text(read_ctx, lurd + 1, 0, &len, msg, sizeof msg);
-    if (text == NULL)
-      return gk_errf(err, errlen, GK_EIO, "--lurd: %s", msg);
+    if (text == NULL) return gk_errf(err, errlen, GK_EIO, "--lurd: %s", msg);
   } else {
     len = strlen(lurd);
     text = malloc(len + 1);
-    if (text == NULL)
-      return GK_ENOMEM;
+    if (text == NULL) return GK_ENOMEM;
     memcpy(text, lurd, len + 1);
   }
   int rc = gk_pp_lurd_parse(moves, text, len, name, msg, sizeof msg);
   free(text);
-  if (rc != 0)
-    return gk_errf(err, errlen, rc, "--lurd: %s", msg);
+  if (rc != 0) return gk_errf(err, errlen, rc, "--lurd: %s", msg);
   return 0;
 }
 
@@ -107,12 +102,10 @@ static int record_script(void *cfg, const char *const *values, uint32_t players,
   uint64_t index = 1;
   int rc = load_level(cfg, values[0], read_text, read_ctx, path, sizeof path,
                       &index, err, errlen);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   gk_pp_moves moves;
   rc = load_solution(values[1], read_text, read_ctx, &moves, err, errlen);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   size_t rsize = (size_t)players * GK_PP_INPUT_SIZE;
   uint8_t *records = malloc(moves.count * rsize + 1);
   if (records == NULL ||

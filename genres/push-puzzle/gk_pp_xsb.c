@@ -52,20 +52,17 @@ static int fail(parser *p, int code, uint32_t line, uint32_t col,
 }
 
 static int is_map_char(char c) {
-  return c == '#' || c == '@' || c == '+' || c == '$' || c == '*' ||
-         c == '.' || c == ' ' || c == '-' || c == '_';
+  return c == '#' || c == '@' || c == '+' || c == '$' || c == '*' || c == '.' ||
+         c == ' ' || c == '-' || c == '_';
 }
 
 static int starts_key(const char *s, size_t n, const char *key) {
   size_t k = strlen(key);
-  if (n < k)
-    return 0;
+  if (n < k) return 0;
   for (size_t i = 0; i < k; i++) {
     char c = s[i];
-    if (c >= 'A' && c <= 'Z')
-      c = (char)(c - 'A' + 'a');
-    if (c != key[i])
-      return 0;
+    if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+    if (c != key[i]) return 0;
   }
   return 1;
 }
@@ -121,8 +118,8 @@ static uint32_t nearest_edge(const uint8_t *cells, uint32_t w, uint32_t h,
 /* Reads the h collected rows into cells (w*h, rows padded with 0x80, which
  * marks padding while the level is built), filling lvl's pushers and box
  * count and *goals. */
-static int read_cells(parser *p, gk_pp_level *lvl, uint8_t *cells,
-                      uint32_t w, uint32_t h, uint32_t *goals) {
+static int read_cells(parser *p, gk_pp_level *lvl, uint8_t *cells, uint32_t w,
+                      uint32_t h, uint32_t *goals) {
   for (uint32_t r = 0; r < h; r++) {
     const char *s = p->text + p->rows[r].off;
     for (uint32_t c = 0; c < w; c++) {
@@ -158,13 +155,10 @@ static int read_cells(parser *p, gk_pp_level *lvl, uint8_t *cells,
         v = 0;
         break;
       default:
-        return fail(p, GK_EPARSE, p->rows[r].line, c + 1,
-                    "unknown character");
+        return fail(p, GK_EPARSE, p->rows[r].line, c + 1, "unknown character");
       }
-      if (v & GK_PP_BOX)
-        lvl->boxes++;
-      if (v & GK_PP_GOAL)
-        (*goals)++;
+      if (v & GK_PP_BOX) lvl->boxes++;
+      if (v & GK_PP_GOAL) (*goals)++;
       cells[(size_t)r * w + c] = v;
     }
   }
@@ -173,13 +167,12 @@ static int read_cells(parser *p, gk_pp_level *lvl, uint8_t *cells,
 
 /* A level needs a pusher, a box, as many goals as boxes, and must not be
  * solved already. */
-static int check_counts(parser *p, const gk_pp_level *lvl,
-                        const uint8_t *cells, size_t n, uint32_t goals) {
+static int check_counts(parser *p, const gk_pp_level *lvl, const uint8_t *cells,
+                        size_t n, uint32_t goals) {
   uint32_t first = lvl->line;
   if (lvl->npushers == 0)
     return fail(p, GK_EPARSE, first, 1, "level has no pusher (@ or +)");
-  if (lvl->boxes == 0)
-    return fail(p, GK_EPARSE, first, 1, "level has no box");
+  if (lvl->boxes == 0) return fail(p, GK_EPARSE, first, 1, "level has no box");
   uint32_t placed = 0;
   for (size_t i = 0; i < n; i++)
     if ((cells[i] & (GK_PP_BOX | GK_PP_GOAL)) == (GK_PP_BOX | GK_PP_GOAL))
@@ -197,8 +190,7 @@ static int check_counts(parser *p, const gk_pp_level *lvl,
 
 /* Marks OUTSIDE every non-wall cell connected to the border or the
  * padding. `q` has w*h slots. */
-static void flood_outside(uint8_t *cells, uint32_t w, uint32_t h,
-                          uint32_t *q) {
+static void flood_outside(uint8_t *cells, uint32_t w, uint32_t h, uint32_t *q) {
   size_t head = 0, tail = 0;
   for (uint32_t y = 0; y < h; y++) {
     for (uint32_t x = 0; x < w; x++) {
@@ -215,14 +207,10 @@ static void flood_outside(uint8_t *cells, uint32_t w, uint32_t h,
     uint32_t x = c % w, y = c / w;
     uint32_t nb[4];
     unsigned k = 0;
-    if (x > 0)
-      nb[k++] = c - 1;
-    if (x + 1 < w)
-      nb[k++] = c + 1;
-    if (y > 0)
-      nb[k++] = c - w;
-    if (y + 1 < h)
-      nb[k++] = c + w;
+    if (x > 0) nb[k++] = c - 1;
+    if (x + 1 < w) nb[k++] = c + 1;
+    if (y > 0) nb[k++] = c - w;
+    if (y + 1 < h) nb[k++] = c + w;
     for (unsigned i = 0; i < k; i++) {
       uint8_t v = cells[nb[i]];
       if (!(v & (GK_PP_WALL | GK_PP_OUTSIDE))) {
@@ -283,15 +271,13 @@ static int append_level(parser *p, gk_pp_level *lvl) {
 static int finish_level(parser *p) {
   uint32_t h = p->nrows;
   p->nrows = 0;
-  if (h == 0)
-    return 0;
+  if (h == 0) return 0;
   uint32_t first = p->rows[0].line;
   if (p->set->count >= GK_PP_LEVELS_MAX)
     return fail(p, GK_ETOOBIG, first, 1, "too many levels in one set");
   uint32_t w = 0;
   for (uint32_t r = 0; r < h; r++)
-    if (p->rows[r].len > w)
-      w = p->rows[r].len;
+    if (p->rows[r].len > w) w = p->rows[r].len;
 
   gk_pp_level lvl;
   memset(&lvl, 0, sizeof lvl);
@@ -311,8 +297,7 @@ static int finish_level(parser *p) {
     flood_outside(cells, w, h, q);
     if ((rc = check_edges(p, &lvl, cells, w, h, q, seen)) == 0) {
       lvl.cells = cells;
-      if ((rc = append_level(p, &lvl)) == 0)
-        cells = NULL;
+      if ((rc = append_level(p, &lvl)) == 0) cells = NULL;
     }
   }
   free(cells);
@@ -341,12 +326,10 @@ static int take_line(parser *p, size_t start, size_t end, uint32_t line) {
   size_t n = end - first;
 
   if (p->in_comment) {
-    if (starts_key(s, n, "comment-end:"))
-      p->in_comment = 0;
+    if (starts_key(s, n, "comment-end:")) p->in_comment = 0;
     return 0;
   }
-  if (n == 0)
-    return finish_level(p);
+  if (n == 0) return finish_level(p);
   if (is_map_char(*s)) {
     if (p->nrows >= p->max_h)
       return fail(p, GK_EPARSE, line, 1,
@@ -360,12 +343,10 @@ static int take_line(parser *p, size_t start, size_t end, uint32_t line) {
     p->nrows++;
     return 0;
   }
-  if (*s == ';')
-    return finish_level(p);
+  if (*s == ';') return finish_level(p);
   if (starts_key(s, n, "title:")) {
     int rc = finish_level(p);
-    if (rc == 0)
-      take_title(p, s + 6, n - 6);
+    if (rc == 0) take_title(p, s + 6, n - 6);
     return rc;
   }
   if (starts_key(s, n, "comment-end:") || starts_key(s, n, "author:"))
@@ -373,10 +354,8 @@ static int take_line(parser *p, size_t start, size_t end, uint32_t line) {
   if (starts_key(s, n, "comment:")) {
     int rc = finish_level(p);
     size_t k = 8;
-    while (k < n && (s[k] == ' ' || s[k] == '\t'))
-      k++;
-    if (k == n)
-      p->in_comment = 1;
+    while (k < n && (s[k] == ' ' || s[k] == '\t')) k++;
+    if (k == n) p->in_comment = 1;
     return rc;
   }
   if (p->nrows > 0)
@@ -388,22 +367,18 @@ static int take_line(parser *p, size_t start, size_t end, uint32_t line) {
 int gk_pp_set_parse(gk_pp_set *set, const char *text, size_t len,
                     const char *name, uint32_t max_width, uint32_t max_height,
                     char *err, size_t errlen) {
-  if (set == NULL)
-    return gk_errf(err, errlen, GK_EINVAL, "no set given");
+  if (set == NULL) return gk_errf(err, errlen, GK_EINVAL, "no set given");
   set->levels = NULL;
   set->count = 0;
-  if (name == NULL)
-    name = "<levels>";
+  if (name == NULL) name = "<levels>";
   if (text == NULL)
     return gk_errf(err, errlen, GK_EINVAL, "%s: no text given", name);
   if (len > GK_PP_LEVELS_TEXT_MAX)
     return gk_errf(err, errlen, GK_ETOOBIG,
-                   "%s: level text is %zu bytes, more than the limit %u",
-                   name, len, (unsigned)GK_PP_LEVELS_TEXT_MAX);
-  if (max_width > GK_PP_DIM_MAX)
-    max_width = GK_PP_DIM_MAX;
-  if (max_height > GK_PP_DIM_MAX)
-    max_height = GK_PP_DIM_MAX;
+                   "%s: level text is %zu bytes, more than the limit %u", name,
+                   len, (unsigned)GK_PP_LEVELS_TEXT_MAX);
+  if (max_width > GK_PP_DIM_MAX) max_width = GK_PP_DIM_MAX;
+  if (max_height > GK_PP_DIM_MAX) max_height = GK_PP_DIM_MAX;
 
   parser *p = calloc(1, sizeof *p);
   if (p == NULL)
@@ -424,42 +399,34 @@ int gk_pp_set_parse(gk_pp_set *set, const char *text, size_t len,
   while (rc == 0 && pos < len) {
     line++;
     size_t start = pos;
-    while (pos < len && text[pos] != '\n')
-      pos++;
+    while (pos < len && text[pos] != '\n') pos++;
     size_t end = pos;
-    if (pos < len)
-      pos++; /* the '\n' */
+    if (pos < len) pos++; /* the '\n' */
     while (end > start && (text[end - 1] == '\r' || text[end - 1] == ' ' ||
                            text[end - 1] == '\t'))
       end--;
     rc = take_line(p, start, end, line);
   }
-  if (rc == 0)
-    rc = finish_level(p);
+  if (rc == 0) rc = finish_level(p);
   if (rc == 0 && set->count == 0)
     rc = gk_errf(err, errlen, GK_EPARSE, "%s:%u:1: no level found", name,
                  (unsigned)(line ? line : 1));
   free(p);
-  if (rc != 0)
-    gk_pp_set_close(set);
+  if (rc != 0) gk_pp_set_close(set);
   return rc;
 }
 
 void gk_pp_set_close(gk_pp_set *set) {
-  if (set == NULL)
-    return;
-  for (uint32_t i = 0; i < set->count; i++)
-    free(set->levels[i].cells);
+  if (set == NULL) return;
+  for (uint32_t i = 0; i < set->count; i++) free(set->levels[i].cells);
   free(set->levels);
   set->levels = NULL;
   set->count = 0;
 }
 
 int gk_pp_set_find(const gk_pp_set *set, const char *title) {
-  if (set == NULL || title == NULL)
-    return GK_EINVAL;
+  if (set == NULL || title == NULL) return GK_EINVAL;
   for (uint32_t i = 0; i < set->count; i++)
-    if (strcmp(set->levels[i].title, title) == 0)
-      return (int)i;
+    if (strcmp(set->levels[i].title, title) == 0) return (int)i;
   return GK_ENOTFOUND;
 }

@@ -128,11 +128,11 @@ typedef struct gk_pp_level {
   char title[GK_PP_TITLE_MAX]; /* from a Title: line, truncated; "" if none */
   uint32_t line;               /* 1-based line of the map's first row */
   uint16_t width, height;
-  uint8_t *cells;              /* width*height GK_PP_* bits, row-major; owned
-                                  by the set */
-  uint32_t npushers;           /* 1..GK_PP_PUSHERS_MAX */
+  uint8_t *cells;    /* width*height GK_PP_* bits, row-major; owned
+                        by the set */
+  uint32_t npushers; /* 1..GK_PP_PUSHERS_MAX */
   uint32_t pushers[GK_PP_PUSHERS_MAX]; /* cell index, reading order */
-  uint32_t boxes;              /* == goals, >= 1 */
+  uint32_t boxes;                      /* == goals, >= 1 */
 } gk_pp_level;
 
 typedef struct gk_pp_set {
@@ -171,8 +171,8 @@ int gk_pp_set_find(const gk_pp_set *set, const char *title);
 #define GK_PP_LURD_DEPTH 32       /* nested groups accepted */
 
 typedef struct gk_pp_moves {
-  uint8_t *moves;   /* count bytes, owned */
-  uint32_t *where;  /* count byte offsets of the letter in the text, owned */
+  uint8_t *moves;  /* count bytes, owned */
+  uint32_t *where; /* count byte offsets of the letter in the text, owned */
   size_t count;
 } gk_pp_moves;
 
@@ -199,10 +199,10 @@ int gk_pp_script(const uint8_t *moves, size_t count, uint32_t players,
 
 /* What replaying moves on a level found. */
 typedef struct gk_pp_check_result {
-  size_t moves_done;      /* moves that were played before stopping */
-  uint32_t pushes;        /* pushes among them */
-  int solved;             /* all boxes on goals after the last move played */
-  size_t solved_at;       /* moves played when first solved (0 if never) */
+  size_t moves_done; /* moves that were played before stopping */
+  uint32_t pushes;   /* pushes among them */
+  int solved;        /* all boxes on goals after the last move played */
+  size_t solved_at;  /* moves played when first solved (0 if never) */
 } gk_pp_check_result;
 
 /* Replays moves with pusher 0 on level `lvl` (other pushers stay put).

@@ -100,14 +100,14 @@
 
 #define GK_SV_PLAYERS_MAX 8
 #define GK_SV_ENTITIES_MAX 8192 /* upper bound of every cap key */
-#define GK_SV_EVENTS_MAX 1024 /* the event queue, allocated at create */
+#define GK_SV_EVENTS_MAX 1024   /* the event queue, allocated at create */
 #define GK_SV_INPUT_SIZE 4
 
 enum { GK_SV_BUTTON_PAUSE = 1u << 0 };
 
 /* Upgrade ids, as offered in level_up and reported in upgrade_picked. */
 enum {
-  GK_SV_UP_WAND = 0,   /* new or +1 level (max 5) */
+  GK_SV_UP_WAND = 0, /* new or +1 level (max 5) */
   GK_SV_UP_AURA = 1,
   GK_SV_UP_ORBIT = 2,
   GK_SV_UP_HEALTH = 3, /* +20 max health, heals 20 (max 5 times) */

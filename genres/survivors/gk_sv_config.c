@@ -54,18 +54,16 @@ static int32_t field_get(const void *cfg, const key_info *k) {
 
 void gk__sv_config_default(void *cfg) {
   memset(cfg, 0, sizeof(gk_sv_config));
-  for (size_t i = 0; i < NKEYS; i++)
-    *field(cfg, &keys[i]) = keys[i].def;
+  for (size_t i = 0; i < NKEYS; i++) *field(cfg, &keys[i]) = keys[i].def;
 }
 
-int gk__sv_config_set(void *cfg, const char *key, const gk_value *v,
-                      char *err, size_t errlen) {
+int gk__sv_config_set(void *cfg, const char *key, const gk_value *v, char *err,
+                      size_t errlen) {
   if (cfg == NULL || key == NULL || v == NULL)
     return gk_errf(err, errlen, GK_EINVAL, "survivors: missing argument");
   for (size_t i = 0; i < NKEYS; i++) {
     const key_info *k = &keys[i];
-    if (strcmp(k->name, key) != 0)
-      continue;
+    if (strcmp(k->name, key) != 0) continue;
     if (k->is_bool) {
       if (v->type != GK_VALUE_BOOL || (v->i != 0 && v->i != 1))
         return gk_errf(err, errlen, GK_EINVAL,
@@ -81,8 +79,7 @@ int gk__sv_config_set(void *cfg, const char *key, const gk_value *v,
     *field(cfg, k) = (int32_t)v->i;
     return 0;
   }
-  return gk_errf(err, errlen, GK_ENOTFOUND, "survivors: unknown key '%s'",
-                 key);
+  return gk_errf(err, errlen, GK_ENOTFOUND, "survivors: unknown key '%s'", key);
 }
 
 void gk__sv_config_each(const void *cfg, gk_config_each_cb cb, void *ctx) {

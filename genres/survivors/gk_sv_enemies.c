@@ -14,9 +14,9 @@
 
 const gk__sv_kind_info gk__sv_kinds[GK_SV_KINDS] = {
     /* speed             health damage radius xp */
-    {GK_FX_ONE * 3 / 2, 6, 2, 8, 1},    /* bat: fast, frail, small */
-    {GK_FX_ONE, 16, 4, 12, 2},          /* zombie */
-    {GK_FX_ONE * 7 / 10, 60, 8, 20, 5}  /* brute: slow, tough, big */
+    {GK_FX_ONE * 3 / 2, 6, 2, 8, 1},   /* bat: fast, frail, small */
+    {GK_FX_ONE, 16, 4, 12, 2},         /* zombie */
+    {GK_FX_ONE * 7 / 10, 60, 8, 20, 5} /* brute: slow, tough, big */
 };
 
 #define SEP_PUSH_MAX (GK_FX_ONE * 3 / 2)
@@ -24,8 +24,7 @@ const gk__sv_kind_info gk__sv_kinds[GK_SV_KINDS] = {
 /* --- grid --------------------------------------------------------------- */
 
 static uint32_t cell_coord(gk_fx v, uint32_t n) {
-  if (v < 0)
-    return 0;
+  if (v < 0) return 0;
   uint32_t c = (uint32_t)v >> GK__SV_CELL_SHIFT;
   return c < n ? c : n - 1;
 }
@@ -66,8 +65,7 @@ void gk__sv_grid_query(gk__sv_state *s, gk_fx x, gk_fx y, int32_t r,
     for (uint32_t cx = cx0; cx <= cx1; cx++) {
       uint32_t c = cy * s->grid_w + cx;
       for (uint32_t k = s->cell_start[c]; k < s->cell_start[c + 1]; k++)
-        if (cb(s, s->cell_items[k], ctx))
-          return;
+        if (cb(s, s->cell_items[k], ctx)) return;
     }
 }
 
@@ -119,8 +117,7 @@ void gk__sv_spawn_phase(gk__sv_state *s) {
     gk__sv_event_field(e, "interval", spawn_interval(s));
     gk__sv_event_field(e, "batch", spawn_batch(s));
   }
-  if (!s->cfg.spawning)
-    return;
+  if (!s->cfg.spawning) return;
   if (s->spawn_timer > 1) {
     s->spawn_timer--;
     return;
@@ -128,25 +125,23 @@ void gk__sv_spawn_phase(gk__sv_state *s) {
   s->spawn_timer = spawn_interval(s);
   uint32_t living[GK_SV_PLAYERS_MAX], nl = 0;
   for (uint32_t i = 0; i < s->players; i++)
-    if (s->p[i].alive)
-      living[nl++] = i;
-  if (nl == 0)
-    return;
+    if (s->p[i].alive) living[nl++] = i;
+  if (nl == 0) return;
   uint32_t batch = spawn_batch(s);
   for (uint32_t b = 0; b < batch; b++) {
-    if (s->n_enemies >= (uint32_t)s->cfg.max_enemies)
-      return;
+    if (s->n_enemies >= (uint32_t)s->cfg.max_enemies) return;
     const gk__sv_player *p = &s->p[living[gk_rng_below(&s->rng, nl)]];
     uint16_t a = (uint16_t)gk_rng_below(&s->rng, 65536);
-    int32_t d = s->cfg.spawn_distance +
-                (int32_t)gk_rng_below(&s->rng,
-                                      (uint32_t)s->cfg.spawn_distance / 4 + 1);
+    int32_t d =
+        s->cfg.spawn_distance +
+        (int32_t)gk_rng_below(&s->rng, (uint32_t)s->cfg.spawn_distance / 4 + 1);
     gk_fx x = p->x + gk_fx_cos(a) * d; /* |cos| <= 1.0, d <= 10240 */
     gk_fx y = p->y + gk_fx_sin(a) * d;
     /* Brutes join from wave 2; bats are the most common. */
     uint32_t roll = gk_rng_below(&s->rng, s->wave >= 2 ? 100 : 85);
-    uint32_t kind = roll < 50 ? GK_SV_BAT : roll < 85 ? GK_SV_ZOMBIE
-                                                     : GK_SV_BRUTE;
+    uint32_t kind = roll < 50   ? GK_SV_BAT
+                    : roll < 85 ? GK_SV_ZOMBIE
+                                : GK_SV_BRUTE;
     gk__sv_spawn_enemy(s, kind, x, y);
   }
 }
@@ -183,14 +178,13 @@ static void separation(const gk__sv_state *s, uint32_t i, int64_t *pxo,
       int64_t rr = r16 / 256; /* Q8 */
       int64_t dx = dx16 / 256, dy = dy16 / 256;
       int64_t f = rr * rr - (dx * dx + dy * dy);
-      if (f <= 0)
-        continue;
+      if (f <= 0) continue;
       if (dx == 0 && dy == 0) {
         px += (i < j ? -rr : rr) * 8192; /* rr / 8 in Q24 */
         continue;
       }
       int64_t g = f * 65536 / (rr * rr * 2); /* Q16 fraction, <= 1/2 */
-      px += dx * g; /* Q24 */
+      px += dx * g;                          /* Q24 */
       py += dy * g;
     }
   }
@@ -215,8 +209,7 @@ void gk__sv_enemies_move(gk__sv_state *s) {
     int64_t bdx = 0, bdy = 0;
     for (uint32_t pi = 0; pi < s->players; pi++) {
       const gk__sv_player *p = &s->p[pi];
-      if (!p->alive)
-        continue;
+      if (!p->alive) continue;
       int64_t dx = (int64_t)p->x - e->x, dy = (int64_t)p->y - e->y;
       int64_t d2 = dx * dx + dy * dy;
       if (d2 < best) {
@@ -264,8 +257,7 @@ void gk__sv_deaths_phase(gk__sv_state *s) {
     uint32_t xp = gk__sv_kinds[e->kind].xp;
     s->kills++;
     int32_t killer = e->killer < s->players ? (int32_t)e->killer : -1;
-    if (killer >= 0)
-      s->p[killer].kills++;
+    if (killer >= 0) s->p[killer].kills++;
     if (gk__sv_add_gem(s, e->x, e->y, xp) < 0) {
       gk__sv_gem *g = &s->gems[s->kills % s->n_gems];
       g->value = g->value > UINT32_MAX - xp ? UINT32_MAX : g->value + xp;

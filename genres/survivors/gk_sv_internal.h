@@ -36,13 +36,13 @@ typedef struct gk__sv_player {
   gk_fx x, y;
   int32_t health, max_health;
   gk_fx speed;
-  int32_t pickup;   /* pickup radius, whole units */
-  uint32_t xp;      /* experience towards the next level */
+  int32_t pickup; /* pickup radius, whole units */
+  uint32_t xp;    /* experience towards the next level */
   uint32_t kills;
   uint16_t level;
   uint16_t hurt_cd; /* steps of immunity left */
   uint8_t alive;
-  uint8_t gone;     /* left the match (inactive); never comes back */
+  uint8_t gone; /* left the match (inactive); never comes back */
   uint8_t wlevel[GK_SV_WEAPONS];  /* 0 = not held */
   uint16_t wtimer[GK_SV_WEAPONS]; /* steps until the weapon acts */
   uint16_t orbit_angle;
@@ -75,7 +75,7 @@ typedef struct gk__sv_gem {
 } gk__sv_gem;
 
 typedef struct gk__sv_state {
-  gk_sv_config cfg;  /* copied at create */
+  gk_sv_config cfg; /* copied at create */
   uint32_t players;
 
   /* --- canonical --- */
@@ -91,11 +91,11 @@ typedef struct gk__sv_state {
   gk_rng rng;
   gk__sv_player p[GK_SV_PLAYERS_MAX];
   uint32_t n_enemies;
-  gk__sv_enemy *enemies;  /* cfg.max_enemies, owned */
+  gk__sv_enemy *enemies; /* cfg.max_enemies, owned */
   uint32_t n_proj;
-  gk__sv_proj *proj;      /* cfg.max_projectiles, owned */
+  gk__sv_proj *proj; /* cfg.max_projectiles, owned */
   uint32_t n_gems;
-  gk__sv_gem *gems;       /* cfg.max_gems, owned */
+  gk__sv_gem *gems; /* cfg.max_gems, owned */
 
   /* --- derived / scratch (never written) --- */
   uint32_t grid_w, grid_h;
@@ -114,7 +114,9 @@ typedef struct gk__sv_state {
 static inline gk_fx gk__sv_clampfx(gk_fx v, gk_fx lo, gk_fx hi) {
   return v < lo ? lo : v > hi ? hi : v;
 }
-static inline int64_t gk__sv_sq64(int64_t v) { return v * v; }
+static inline int64_t gk__sv_sq64(int64_t v) {
+  return v * v;
+}
 
 /* Queues an event (fields added with gk__sv_event_field); NULL when the
  * queue is full, which counts the event as dropped (gk_sv_sim.c). */
@@ -171,8 +173,8 @@ void gk__sv_move_vector(int32_t mx, int32_t my, gk_fx speed, gk_fx *vx,
 
 /* Config and state functions behind the descriptor (one file each). */
 void gk__sv_config_default(void *cfg);
-int gk__sv_config_set(void *cfg, const char *key, const gk_value *v,
-                      char *err, size_t errlen);
+int gk__sv_config_set(void *cfg, const char *key, const gk_value *v, char *err,
+                      size_t errlen);
 void gk__sv_config_each(const void *cfg, gk_config_each_cb cb, void *ctx);
 void gk__sv_write_state(const void *state, gk_writer *w);
 void *gk__sv_read_state(const void *cfg, gk_reader *r, char *err,
@@ -187,8 +189,8 @@ typedef struct gk__sv_bot {
   uint32_t player;
   uint16_t angle;
   int16_t turn;
-  uint16_t hold;        /* steps until the bot changes its course */
-  uint16_t unpause_in;  /* >0: steps until it presses pause again */
+  uint16_t hold;       /* steps until the bot changes its course */
+  uint16_t unpause_in; /* >0: steps until it presses pause again */
   uint8_t magnitude;
 } gk__sv_bot;
 

@@ -12,7 +12,9 @@
 
 /* --- start and movement ------------------------------------------------- */
 
-uint32_t gk__sv_xp_next(uint32_t level) { return 5 + 6 * (level - 1); }
+uint32_t gk__sv_xp_next(uint32_t level) {
+  return 5 + 6 * (level - 1);
+}
 
 void gk__sv_player_init(gk__sv_state *s, uint32_t i) {
   gk__sv_player *p = &s->p[i];
@@ -36,8 +38,7 @@ void gk__sv_player_init(gk__sv_state *s, uint32_t i) {
 void gk__sv_move_vector(int32_t mx, int32_t my, gk_fx speed, gk_fx *vx,
                         gk_fx *vy) {
   *vx = *vy = 0;
-  if (mx == 0 && my == 0)
-    return;
+  if (mx == 0 && my == 0) return;
   uint64_t m2 = (uint64_t)(mx * mx + my * my);
   int64_t len = (int64_t)gk_isqrt64(m2 << 32);
   int64_t full = (int64_t)127 << 16;
@@ -52,8 +53,7 @@ void gk__sv_players_move(gk__sv_state *s, const gk_step_input *in) {
   gk_fx hy = gk_fx_from_int(s->cfg.arena_height - GK__SV_PLAYER_RADIUS);
   for (uint32_t i = 0; i < s->players && i < in->players; i++) {
     gk__sv_player *p = &s->p[i];
-    if (!p->alive)
-      continue;
+    if (!p->alive) continue;
     const uint8_t *rec = in->inputs + (size_t)i * GK_SV_INPUT_SIZE;
     gk_fx vx, vy;
     gk__sv_move_vector((int8_t)rec[0], (int8_t)rec[1], p->speed, &vx, &vy);
@@ -74,8 +74,7 @@ static int touch_visit(gk__sv_state *s, uint32_t j, void *ctxp) {
   touch_ctx *c = ctxp;
   const gk__sv_enemy *e = &s->enemies[j];
   const gk__sv_kind_info *k = &gk__sv_kinds[e->kind];
-  if (e->health <= 0)
-    return 0;
+  if (e->health <= 0) return 0;
   int64_t rr = gk_fx_from_int(c->radius + k->radius);
   int64_t dx = (int64_t)c->x - e->x, dy = (int64_t)c->y - e->y;
   if (dx * dx + dy * dy <= rr * rr && k->damage > c->damage)
@@ -98,8 +97,7 @@ void gk__sv_player_die(gk__sv_state *s, uint32_t i, int reason) {
 void gk__sv_contact_phase(gk__sv_state *s) {
   for (uint32_t i = 0; i < s->players; i++) {
     gk__sv_player *p = &s->p[i];
-    if (!p->alive)
-      continue;
+    if (!p->alive) continue;
     if (s->play_steps % REGEN_STEPS == 0 && p->health < p->max_health)
       p->health++;
     if (p->hurt_cd > 0) {
@@ -110,24 +108,21 @@ void gk__sv_contact_phase(gk__sv_state *s) {
     gk__sv_grid_query(s, p->x, p->y,
                       GK__SV_PLAYER_RADIUS + GK__SV_ENEMY_RADIUS_MAX,
                       touch_visit, &c);
-    if (c.damage == 0)
-      continue;
+    if (c.damage == 0) continue;
     p->health = c.damage >= p->health ? 0 : p->health - c.damage;
     p->hurt_cd = (uint16_t)s->cfg.hit_cooldown_steps;
     s->hud_version++;
     gk_event *e = gk__sv_event(s, "player_hit", (int32_t)i);
     gk__sv_event_field(e, "damage", c.damage);
     gk__sv_event_field(e, "health", p->health);
-    if (p->health == 0)
-      gk__sv_player_die(s, i, 0);
+    if (p->health == 0) gk__sv_player_die(s, i, 0);
   }
 }
 
 /* --- gems --------------------------------------------------------------- */
 
 int32_t gk__sv_add_gem(gk__sv_state *s, gk_fx x, gk_fx y, uint32_t value) {
-  if (s->n_gems >= (uint32_t)s->cfg.max_gems)
-    return -1;
+  if (s->n_gems >= (uint32_t)s->cfg.max_gems) return -1;
   gk__sv_gem *g = &s->gems[s->n_gems];
   g->x = x;
   g->y = y;
@@ -142,19 +137,17 @@ void gk__sv_gems_phase(gk__sv_state *s) {
     int taken = 0;
     for (uint32_t i = 0; i < s->players && !taken; i++) {
       gk__sv_player *p = &s->p[i];
-      if (!p->alive)
-        continue;
+      if (!p->alive) continue;
       int64_t r = gk_fx_from_int(p->pickup);
       if (gk__sv_sq64((int64_t)gem->x - p->x) +
               gk__sv_sq64((int64_t)gem->y - p->y) <=
           r * r) {
-        p->xp = gem->value > UINT32_MAX - p->xp ? UINT32_MAX
-                                                : p->xp + gem->value;
+        p->xp =
+            gem->value > UINT32_MAX - p->xp ? UINT32_MAX : p->xp + gem->value;
         taken = 1;
       }
     }
-    if (!taken)
-      s->gems[out++] = *gem;
+    if (!taken) s->gems[out++] = *gem;
   }
   s->n_gems = out;
 }
@@ -183,8 +176,7 @@ static void apply_upgrade(gk__sv_player *p, uint32_t id) {
   case GK_SV_UP_WAND:
   case GK_SV_UP_AURA:
   case GK_SV_UP_ORBIT:
-    if (p->wlevel[id] < GK_SV_WEAPON_LEVEL_MAX)
-      p->wlevel[id]++;
+    if (p->wlevel[id] < GK_SV_WEAPON_LEVEL_MAX) p->wlevel[id]++;
     break;
   case GK_SV_UP_HEALTH:
     if (p->ups_health < UPS_MAX) {
@@ -206,8 +198,7 @@ static void apply_upgrade(gk__sv_player *p, uint32_t id) {
     }
     break;
   default:
-    p->health = p->health > p->max_health - 30 ? p->max_health
-                                               : p->health + 30;
+    p->health = p->health > p->max_health - 30 ? p->max_health : p->health + 30;
     break;
   }
 }
@@ -225,8 +216,7 @@ void gk__sv_check_level_up(gk__sv_state *s, uint32_t i) {
   uint8_t pool[GK_SV_UP_COUNT];
   uint32_t n = 0;
   for (uint32_t id = 0; id < GK_SV_UP_COUNT; id++)
-    if (upgrade_available(p, id))
-      pool[n++] = (uint8_t)id;
+    if (upgrade_available(p, id)) pool[n++] = (uint8_t)id;
   for (uint32_t k = 0; k < 3; k++) {
     if (k < n) {
       uint32_t j = k + gk_rng_below(&s->rng, n - k);

@@ -38,8 +38,7 @@ gk_event *gk__sv_event(gk__sv_state *s, const char *name, int32_t player) {
 }
 
 void gk__sv_event_field(gk_event *e, const char *key, int64_t value) {
-  if (e == NULL || e->nfields >= GK_EVENT_FIELDS_MAX)
-    return;
+  if (e == NULL || e->nfields >= GK_EVENT_FIELDS_MAX) return;
   e->fields[e->nfields].key = key;
   e->fields[e->nfields].value = value;
   e->nfields++;
@@ -48,8 +47,7 @@ void gk__sv_event_field(gk_event *e, const char *key, int64_t value) {
 /* --- allocation --------------------------------------------------------- */
 
 void gk__sv_free(gk__sv_state *s) {
-  if (s == NULL)
-    return;
+  if (s == NULL) return;
   free(s->enemies);
   free(s->proj);
   free(s->gems);
@@ -63,8 +61,7 @@ void gk__sv_free(gk__sv_state *s) {
 
 gk__sv_state *gk__sv_alloc(const gk_sv_config *cfg, uint32_t players) {
   gk__sv_state *s = calloc(1, sizeof *s);
-  if (s == NULL)
-    return NULL;
+  if (s == NULL) return NULL;
   s->cfg = *cfg;
   s->players = players;
   size_t ne = (size_t)cfg->max_enemies;
@@ -78,8 +75,8 @@ gk__sv_state *gk__sv_alloc(const gk_sv_config *cfg, uint32_t players) {
   s->move_x = calloc(ne, sizeof(gk_fx));
   s->move_y = calloc(ne, sizeof(gk_fx));
   s->events = calloc(GK_SV_EVENTS_MAX, sizeof *s->events);
-  if (!s->enemies || !s->proj || !s->gems || !s->cell_start ||
-      !s->cell_items || !s->move_x || !s->move_y || !s->events) {
+  if (!s->enemies || !s->proj || !s->gems || !s->cell_start || !s->cell_items ||
+      !s->move_x || !s->move_y || !s->events) {
     gk__sv_free(s);
     return NULL;
   }
@@ -89,12 +86,10 @@ gk__sv_state *gk__sv_alloc(const gk_sv_config *cfg, uint32_t players) {
 static void *create(const void *cfgp, uint64_t seed, uint32_t players,
                     char *err, size_t errlen) {
   const gk_sv_config *cfg = cfgp;
-  if (gk__sv_config_check(cfg, err, errlen) != 0)
-    return NULL;
+  if (gk__sv_config_check(cfg, err, errlen) != 0) return NULL;
   if (players < 1 || players > GK_SV_PLAYERS_MAX) {
-    gk_errf(err, errlen, GK_ERANGE,
-            "survivors: %lu players, must be 1..%d", (unsigned long)players,
-            GK_SV_PLAYERS_MAX);
+    gk_errf(err, errlen, GK_ERANGE, "survivors: %lu players, must be 1..%d",
+            (unsigned long)players, GK_SV_PLAYERS_MAX);
     return NULL;
   }
   gk__sv_state *s = gk__sv_alloc(cfg, players);
@@ -105,8 +100,7 @@ static void *create(const void *cfgp, uint64_t seed, uint32_t players,
   gk_rng_seed(&s->rng, seed, 0x5eed5u);
   s->spawn_timer = (uint32_t)cfg->spawn_interval_start;
   s->next_enemy_id = 1;
-  for (uint32_t i = 0; i < players; i++)
-    gk__sv_player_init(s, i);
+  for (uint32_t i = 0; i < players; i++) gk__sv_player_init(s, i);
   return s;
 }
 
@@ -134,27 +128,23 @@ static void end_run(gk__sv_state *s, int reason) {
 
 static uint32_t alive_count(const gk__sv_state *s) {
   uint32_t n = 0;
-  for (uint32_t i = 0; i < s->players; i++)
-    n += s->p[i].alive;
+  for (uint32_t i = 0; i < s->players; i++) n += s->p[i].alive;
   return n;
 }
 
 static void step(void *state, const gk_step_input *in) {
   gk__sv_state *s = state;
   s->step++;
-  if (s->over)
-    return;
+  if (s->over) return;
   uint32_t np = in->players < s->players ? in->players : s->players;
   uint32_t mask = in->active_mask;
-  if (in->inputs == NULL)
-    np = 0;
+  if (in->inputs == NULL) np = 0;
 
   for (uint32_t i = 0; i < s->players; i++) {
     gk__sv_player *p = &s->p[i];
     if (!p->gone && !(mask & (1u << i))) {
       p->gone = 1;
-      if (p->alive)
-        gk__sv_player_die(s, i, 1);
+      if (p->alive) gk__sv_player_die(s, i, 1);
     }
   }
 
@@ -171,8 +161,7 @@ static void step(void *state, const gk_step_input *in) {
   int frozen = s->paused;
   for (uint32_t i = 0; i < s->players; i++) {
     gk__sv_player *p = &s->p[i];
-    if (!p->pick_pending)
-      continue;
+    if (!p->pick_pending) continue;
     uint8_t pick = i < np ? in->inputs[(size_t)i * GK_SV_INPUT_SIZE + 3] : 0;
     if (pick >= 1 && pick <= 3)
       gk__sv_resolve_pick(s, i, pick, 0);
@@ -186,8 +175,7 @@ static void step(void *state, const gk_step_input *in) {
     return;
   }
   if (frozen) {
-    if (in->flags & GK_STEP_MATCH_END)
-      end_run(s, 2);
+    if (in->flags & GK_STEP_MATCH_END) end_run(s, 2);
     return;
   }
 
@@ -202,8 +190,7 @@ static void step(void *state, const gk_step_input *in) {
   gk__sv_projectiles_phase(s);
   gk__sv_deaths_phase(s);
   gk__sv_gems_phase(s);
-  for (uint32_t i = 0; i < s->players; i++)
-    gk__sv_check_level_up(s, i);
+  for (uint32_t i = 0; i < s->players; i++) gk__sv_check_level_up(s, i);
 
   if (alive_count(s) == 0)
     end_run(s, 0);
@@ -213,15 +200,16 @@ static void step(void *state, const gk_step_input *in) {
     end_run(s, 2);
 }
 
-static void destroy(void *state) { gk__sv_free(state); }
+static void destroy(void *state) {
+  gk__sv_free(state);
+}
 
 static void drain_events(void *state, gk_event_cb cb, void *ctx) {
   gk__sv_state *s = state;
   /* Copy out first so a callback that drains again sees an empty queue. */
   uint32_t n = s->n_events;
   s->n_events = 0;
-  for (uint32_t i = 0; i < n; i++)
-    cb(ctx, &s->events[i]);
+  for (uint32_t i = 0; i < n; i++) cb(ctx, &s->events[i]);
   /* Events that found the queue full are not lost silently: the drain
    * ends with their count (as push-puzzle's does). */
   uint32_t dropped = s->events_unreported;

@@ -36,8 +36,7 @@ static void write_player(gk_writer *w, const gk__sv_player *p) {
   gk_write_u8(w, "ups_speed", p->ups_speed);
   gk_write_u8(w, "ups_magnet", p->ups_magnet);
   gk_write_bool(w, "pick_pending", p->pick_pending);
-  for (int k = 0; k < 3; k++)
-    gk_write_u8(w, "option", p->options[k]);
+  for (int k = 0; k < 3; k++) gk_write_u8(w, "option", p->options[k]);
   gk_write_u32(w, "pick_timer", p->pick_timer);
 }
 
@@ -115,8 +114,7 @@ static void bad(rd *d, const char *what) {
 /* A position must lie in [0, size] units (entities may touch the edge). */
 static gk_fx read_pos(rd *d, int32_t size, const char *what) {
   gk_fx v = gk_read_i32(d->r);
-  if (v < 0 || v > gk_fx_from_int(size))
-    bad(d, what);
+  if (v < 0 || v > gk_fx_from_int(size)) bad(d, what);
   return v;
 }
 
@@ -128,29 +126,24 @@ static void read_player(rd *d, const gk_sv_config *cfg, gk__sv_player *p) {
   p->max_health = gk_read_i32(r);
   /* The largest max_health a run can reach: the config's cap plus the five
    * health upgrades. Bounding it keeps upgrade arithmetic from overflowing. */
-  if (p->max_health < 1 || p->max_health > 1000000 + 5 * 20 ||
-      p->health < 0 || p->health > p->max_health)
+  if (p->max_health < 1 || p->max_health > 1000000 + 5 * 20 || p->health < 0 ||
+      p->health > p->max_health)
     bad(d, "player health");
   p->speed = gk_read_i32(r);
-  if (p->speed < 0 || p->speed > GK_FX_ONE * 16)
-    bad(d, "player speed");
+  if (p->speed < 0 || p->speed > GK_FX_ONE * 16) bad(d, "player speed");
   p->pickup = gk_read_i32(r);
-  if (p->pickup < 0 || p->pickup > 4096)
-    bad(d, "player pickup");
+  if (p->pickup < 0 || p->pickup > 4096) bad(d, "player pickup");
   p->xp = gk_read_u32(r);
   p->kills = gk_read_u32(r);
   p->level = gk_read_u16(r);
-  if (p->level < 1 || p->level > GK__SV_LEVEL_MAX)
-    bad(d, "player level");
+  if (p->level < 1 || p->level > GK__SV_LEVEL_MAX) bad(d, "player level");
   p->hurt_cd = gk_read_u16(r);
   p->alive = (uint8_t)gk_read_bool(r);
   p->gone = (uint8_t)gk_read_bool(r);
-  if (p->gone && p->alive)
-    bad(d, "player gone but alive");
+  if (p->gone && p->alive) bad(d, "player gone but alive");
   for (int k = 0; k < GK_SV_WEAPONS; k++) {
     p->wlevel[k] = gk_read_u8(r);
-    if (p->wlevel[k] > GK_SV_WEAPON_LEVEL_MAX)
-      bad(d, "weapon level");
+    if (p->wlevel[k] > GK_SV_WEAPON_LEVEL_MAX) bad(d, "weapon level");
     p->wtimer[k] = gk_read_u16(r);
   }
   p->orbit_angle = gk_read_u16(r);
@@ -162,12 +155,10 @@ static void read_player(rd *d, const gk_sv_config *cfg, gk__sv_player *p) {
   p->pick_pending = (uint8_t)gk_read_bool(r);
   for (int k = 0; k < 3; k++) {
     p->options[k] = gk_read_u8(r);
-    if (p->options[k] >= GK_SV_UP_COUNT)
-      bad(d, "upgrade option");
+    if (p->options[k] >= GK_SV_UP_COUNT) bad(d, "upgrade option");
   }
   p->pick_timer = gk_read_u32(r);
-  if (p->pick_pending && p->pick_timer == 0)
-    bad(d, "pick timer");
+  if (p->pick_pending && p->pick_timer == 0) bad(d, "pick timer");
 }
 
 static uint32_t read_count(rd *d, int32_t cap, const char *what) {
@@ -182,11 +173,9 @@ static uint32_t read_count(rd *d, int32_t cap, const char *what) {
 void *gk__sv_read_state(const void *cfgp, gk_reader *r, char *err,
                         size_t errlen) {
   const gk_sv_config *cfg = cfgp;
-  if (r == NULL || gk__sv_config_check(cfg, err, errlen) != 0)
-    return NULL;
+  if (r == NULL || gk__sv_config_check(cfg, err, errlen) != 0) return NULL;
   rd d = {r, NULL};
-  if (gk_read_u32(r) != STATE_MAGIC && r->err == 0)
-    bad(&d, "magic");
+  if (gk_read_u32(r) != STATE_MAGIC && r->err == 0) bad(&d, "magic");
   uint32_t players = gk_read_u8(r);
   if (r->err == 0 && (players < 1 || players > GK_SV_PLAYERS_MAX))
     bad(&d, "player count");
@@ -205,16 +194,13 @@ void *gk__sv_read_state(const void *cfgp, gk_reader *r, char *err,
   s->paused = (uint8_t)gk_read_bool(r);
   s->over = (uint8_t)gk_read_bool(r);
   s->over_reason = gk_read_u8(r);
-  if (s->over_reason > 2)
-    bad(&d, "over reason");
+  if (s->over_reason > 2) bad(&d, "over reason");
   s->wave = gk_read_u32(r);
   s->spawn_timer = gk_read_u32(r);
-  if (s->spawn_timer > 3600)
-    bad(&d, "spawn timer");
+  if (s->spawn_timer > 3600) bad(&d, "spawn timer");
   s->kills = gk_read_u32(r);
   s->next_enemy_id = gk_read_u32(r);
-  if (s->next_enemy_id == 0)
-    bad(&d, "next enemy id");
+  if (s->next_enemy_id == 0) bad(&d, "next enemy id");
   gk_rng_read(&s->rng, r);
   for (uint32_t i = 0; i < players && r->err == 0; i++)
     read_player(&d, cfg, &s->p[i]);
@@ -225,12 +211,10 @@ void *gk__sv_read_state(const void *cfgp, gk_reader *r, char *err,
     e->x = read_pos(&d, cfg->arena_width, "enemy x");
     e->y = read_pos(&d, cfg->arena_height, "enemy y");
     e->health = gk_read_i32(r);
-    if (e->health <= 0)
-      bad(&d, "enemy health");
+    if (e->health <= 0) bad(&d, "enemy health");
     e->id = gk_read_u32(r);
     e->kind = gk_read_u8(r);
-    if (e->kind >= GK_SV_KINDS)
-      bad(&d, "enemy kind");
+    if (e->kind >= GK_SV_KINDS) bad(&d, "enemy kind");
     e->killer = gk_read_u8(r);
   }
   s->n_proj = read_count(&d, cfg->max_projectiles, "projectile count");
@@ -244,16 +228,13 @@ void *gk__sv_read_state(const void *cfgp, gk_reader *r, char *err,
         q->vy < -GK_FX_ONE * 64 || q->vy > GK_FX_ONE * 64)
       bad(&d, "projectile velocity");
     q->damage = gk_read_i32(r);
-    if (q->damage < 0 || q->damage > 1000000)
-      bad(&d, "projectile damage");
+    if (q->damage < 0 || q->damage > 1000000) bad(&d, "projectile damage");
     q->last_hit = gk_read_u32(r);
     q->life = gk_read_u16(r);
-    if (q->life == 0)
-      bad(&d, "projectile life");
+    if (q->life == 0) bad(&d, "projectile life");
     q->pierce = gk_read_u8(r);
     q->owner = gk_read_u8(r);
-    if (q->owner >= players)
-      bad(&d, "projectile owner");
+    if (q->owner >= players) bad(&d, "projectile owner");
   }
   s->n_gems = read_count(&d, cfg->max_gems, "gem count");
   for (uint32_t i = 0; i < s->n_gems && r->err == 0; i++) {
@@ -275,7 +256,8 @@ void *gk__sv_read_state(const void *cfgp, gk_reader *r, char *err,
 void gk__sv_write_sample(const void *state, gk_writer *w) {
   const gk__sv_state *s = state;
   gk_write_u32(w, "elapsed_steps", s->play_steps);
-  gk_write_u32(w, "elapsed_ms", (uint32_t)((uint64_t)s->play_steps * 1000 / 60));
+  gk_write_u32(w, "elapsed_ms",
+               (uint32_t)((uint64_t)s->play_steps * 1000 / 60));
   gk_write_u32(w, "wave", s->wave);
   gk_write_u32(w, "kills", s->kills);
   gk_write_u32(w, "enemies", s->n_enemies);
@@ -329,8 +311,7 @@ void gk__sv_bot_next(void *bot, uint8_t *record) {
   int32_t my = gk_fx_mul(gk_fx_sin(b->angle), gk_fx_from_int(b->magnitude));
   uint8_t buttons = 0, pick = 0;
   if (b->unpause_in > 0) {
-    if (--b->unpause_in == 0)
-      buttons = GK_SV_BUTTON_PAUSE;
+    if (--b->unpause_in == 0) buttons = GK_SV_BUTTON_PAUSE;
   } else if (gk_rng_below(&b->rng, 6000) == 0) {
     buttons = GK_SV_BUTTON_PAUSE;
     b->unpause_in = (uint16_t)gk_rng_range(&b->rng, 30, 150);

@@ -15,8 +15,7 @@
 
 static int add_proj(gk__sv_state *s, uint32_t owner, gk_fx x, gk_fx y,
                     uint16_t angle, int32_t damage, uint8_t pierce) {
-  if (s->n_proj >= (uint32_t)s->cfg.max_projectiles)
-    return -1;
+  if (s->n_proj >= (uint32_t)s->cfg.max_projectiles) return -1;
   gk__sv_proj *q = &s->proj[s->n_proj++];
   q->x = x;
   q->y = y;
@@ -31,8 +30,7 @@ static int add_proj(gk__sv_state *s, uint32_t owner, gk_fx x, gk_fx y,
 }
 
 static void hurt_enemy(gk__sv_enemy *e, int32_t damage, uint32_t player) {
-  if (e->health <= 0)
-    return;
+  if (e->health <= 0) return;
   e->health = damage >= e->health ? 0 : e->health - damage;
   e->killer = (uint8_t)player;
 }
@@ -47,12 +45,10 @@ typedef struct area_ctx {
 static int area_visit(gk__sv_state *s, uint32_t j, void *ctxp) {
   area_ctx *c = ctxp;
   gk__sv_enemy *e = &s->enemies[j];
-  if (e->health <= 0)
-    return 0;
+  if (e->health <= 0) return 0;
   int64_t rr = gk_fx_from_int(c->radius + gk__sv_kinds[e->kind].radius);
   int64_t dx = (int64_t)c->x - e->x, dy = (int64_t)c->y - e->y;
-  if (dx * dx + dy * dy <= rr * rr)
-    hurt_enemy(e, c->damage, c->player);
+  if (dx * dx + dy * dy <= rr * rr) hurt_enemy(e, c->damage, c->player);
   return 0;
 }
 
@@ -69,10 +65,9 @@ static void fire_wand(gk__sv_state *s, uint32_t i) {
   int32_t target = -1;
   for (uint32_t j = 0; j < s->n_enemies; j++) {
     const gk__sv_enemy *e = &s->enemies[j];
-    if (e->health <= 0)
-      continue;
-    int64_t d2 = gk__sv_sq64((int64_t)e->x - p->x) +
-                 gk__sv_sq64((int64_t)e->y - p->y);
+    if (e->health <= 0) continue;
+    int64_t d2 =
+        gk__sv_sq64((int64_t)e->x - p->x) + gk__sv_sq64((int64_t)e->y - p->y);
     if (d2 < best) {
       best = d2;
       target = (int32_t)j;
@@ -95,18 +90,14 @@ static void fire_wand(gk__sv_state *s, uint32_t i) {
 void gk__sv_weapons_phase(gk__sv_state *s) {
   for (uint32_t i = 0; i < s->players; i++) {
     gk__sv_player *p = &s->p[i];
-    if (!p->alive)
-      continue;
+    if (!p->alive) continue;
     if (p->wlevel[GK_SV_WAND]) {
-      if (p->wtimer[GK_SV_WAND] > 0)
-        p->wtimer[GK_SV_WAND]--;
-      if (p->wtimer[GK_SV_WAND] == 0)
-        fire_wand(s, i);
+      if (p->wtimer[GK_SV_WAND] > 0) p->wtimer[GK_SV_WAND]--;
+      if (p->wtimer[GK_SV_WAND] == 0) fire_wand(s, i);
     }
     if (p->wlevel[GK_SV_AURA]) {
       int32_t lv = p->wlevel[GK_SV_AURA];
-      if (p->wtimer[GK_SV_AURA] > 0)
-        p->wtimer[GK_SV_AURA]--;
+      if (p->wtimer[GK_SV_AURA] > 0) p->wtimer[GK_SV_AURA]--;
       if (p->wtimer[GK_SV_AURA] == 0) {
         area_hit(s, i, p->x, p->y, 44 + 8 * (lv - 1), 3 + 2 * (lv - 1));
         p->wtimer[GK_SV_AURA] = AURA_TICK;
@@ -115,8 +106,7 @@ void gk__sv_weapons_phase(gk__sv_state *s) {
     if (p->wlevel[GK_SV_ORBIT]) {
       int32_t lv = p->wlevel[GK_SV_ORBIT];
       p->orbit_angle = (uint16_t)(p->orbit_angle + ORBIT_TURN);
-      if (p->wtimer[GK_SV_ORBIT] > 0)
-        p->wtimer[GK_SV_ORBIT]--;
+      if (p->wtimer[GK_SV_ORBIT] > 0) p->wtimer[GK_SV_ORBIT]--;
       if (p->wtimer[GK_SV_ORBIT] == 0) {
         uint32_t orbs = 1 + (uint32_t)lv / 2;
         for (uint32_t k = 0; k < orbs; k++) {
@@ -142,13 +132,11 @@ static int proj_visit(gk__sv_state *s, uint32_t j, void *ctxp) {
   proj_ctx *c = ctxp;
   gk__sv_proj *q = c->q;
   gk__sv_enemy *e = &s->enemies[j];
-  if (e->health <= 0 || e->id == q->last_hit)
-    return 0;
+  if (e->health <= 0 || e->id == q->last_hit) return 0;
   int64_t rr =
       gk_fx_from_int(GK__SV_PROJ_RADIUS + gk__sv_kinds[e->kind].radius);
   int64_t dx = (int64_t)q->x - e->x, dy = (int64_t)q->y - e->y;
-  if (dx * dx + dy * dy > rr * rr)
-    return 0;
+  if (dx * dx + dy * dy > rr * rr) return 0;
   hurt_enemy(e, q->damage, q->owner);
   q->last_hit = e->id;
   if (q->pierce == 0) {
@@ -169,8 +157,7 @@ void gk__sv_projectiles_phase(gk__sv_state *s) {
     gk__sv_proj *q = &s->proj[i];
     q->x += q->vx;
     q->y += q->vy;
-    int dead = q->life <= 1 || q->x < 0 || q->y < 0 || q->x > wx ||
-               q->y > wy;
+    int dead = q->life <= 1 || q->x < 0 || q->y < 0 || q->x > wx || q->y > wy;
     if (!dead) {
       q->life--;
       proj_ctx c = {q, 0};
@@ -179,8 +166,7 @@ void gk__sv_projectiles_phase(gk__sv_state *s) {
                         proj_visit, &c);
       dead = c.dead;
     }
-    if (!dead)
-      s->proj[out++] = *q;
+    if (!dead) s->proj[out++] = *q;
   }
   s->n_proj = out;
 }

@@ -29,8 +29,7 @@ typedef struct walk {
  * returns code. */
 static int failv(const char *path, const char *key, char *err, size_t errlen,
                  int code, const char *fmt, va_list ap) {
-  if (err == NULL || errlen == 0)
-    return code;
+  if (err == NULL || errlen == 0) return code;
   char reason[GK_ERRMSG_MAX];
   vsnprintf(reason, sizeof reason, fmt, ap);
   int has_path = path != NULL && path[0] != '\0';
@@ -96,10 +95,8 @@ static int apply_leaf(walk *w, const cJSON *item) {
   } else if (cJSON_IsNumber(item)) {
     double d = item->valuedouble;
     /* NaN fails every comparison, so the range test is written to reject it */
-    if (!(d <= EXACT_INT_MAX && d >= -EXACT_INT_MAX) ||
-        (double)(int64_t)d != d)
-      return fail(w, GK_EINVAL, "must be an integer within +/-2^53, got %g",
-                  d);
+    if (!(d <= EXACT_INT_MAX && d >= -EXACT_INT_MAX) || (double)(int64_t)d != d)
+      return fail(w, GK_EINVAL, "must be an integer within +/-2^53, got %g", d);
     v.type = GK_VALUE_INT;
     v.i = (int64_t)d;
   } else if (cJSON_IsString(item) && item->valuestring != NULL) {
@@ -115,17 +112,14 @@ static int apply_leaf(walk *w, const cJSON *item) {
   char msg[GK_ERRMSG_MAX];
   msg[0] = '\0';
   int rc = w->sim->config_set(w->cfg, w->key, &v, msg, sizeof msg);
-  if (rc == 0)
-    return 0;
-  if (rc > 0)
-    rc = GK_EINVAL; /* a genre broke the contract; stay negative */
+  if (rc == 0) return 0;
+  if (rc > 0) rc = GK_EINVAL; /* a genre broke the contract; stay negative */
   return fail(w, rc, "%s", msg[0] != '\0' ? msg : gk_strerror(rc));
 }
 
 /* Walks the children of an object or array whose dotted key occupies
  * w->key[0..keylen). */
-static int walk_children(walk *w, const cJSON *node, size_t keylen,
-                         int depth) {
+static int walk_children(walk *w, const cJSON *node, size_t keylen, int depth) {
   size_t index = 0;
   for (const cJSON *c = node->child; c != NULL; c = c->next, index++) {
     char part[GK_CONFIG_KEY_MAX + 1];
@@ -146,8 +140,7 @@ static int walk_children(walk *w, const cJSON *node, size_t keylen,
       return fail(w, GK_ETOOBIG, "a key longer than %d bytes",
                   GK_CONFIG_KEY_MAX);
     size_t at = keylen;
-    if (keylen)
-      w->key[at++] = '.';
+    if (keylen) w->key[at++] = '.';
     memcpy(w->key + at, part, plen + 1);
     /* duplicates: later siblings are checked against earlier ones */
     if (cJSON_IsObject(node))
@@ -166,8 +159,7 @@ static int walk_children(walk *w, const cJSON *node, size_t keylen,
     } else {
       rc = apply_leaf(w, c);
     }
-    if (rc != 0)
-      return rc;
+    if (rc != 0) return rc;
     w->key[keylen] = '\0';
   }
   return 0;
@@ -177,13 +169,11 @@ int gk_config_apply(const gk_sim *sim, void *cfg, const cJSON *obj,
                     const char *path, char *err, size_t errlen) {
   if (sim == NULL || cfg == NULL)
     return fail_top(path, err, errlen, GK_EINVAL, "no genre or config");
-  if (obj == NULL)
-    return 0;
+  if (obj == NULL) return 0;
   if (!cJSON_IsObject(obj))
     return fail_top(path, err, errlen, GK_EINVAL,
                     "must be a JSON object, got %s", gk_config_type_name(obj));
-  walk w = {.sim = sim, .cfg = cfg, .path = path, .err = err,
-            .errlen = errlen};
+  walk w = {.sim = sim, .cfg = cfg, .path = path, .err = err, .errlen = errlen};
   return walk_children(&w, obj, 0, 0);
 }
 
@@ -195,10 +185,8 @@ int gk_config_parse_text(const char *text, size_t len, const char *path,
                          cJSON **out, char *err, size_t errlen) {
   *out = NULL;
   size_t at = 0;
-  while (text != NULL && at < len && is_space(text[at]))
-    at++;
-  if (text == NULL || at == len)
-    return 0;
+  while (text != NULL && at < len && is_space(text[at])) at++;
+  if (text == NULL || at == len) return 0;
   if (len > GK_CONFIG_TEXT_MAX)
     return fail_top(path, err, errlen, GK_ETOOBIG, "larger than %u bytes",
                     GK_CONFIG_TEXT_MAX);
@@ -208,8 +196,7 @@ int gk_config_parse_text(const char *text, size_t len, const char *path,
   const char *end = NULL;
   cJSON *obj = cJSON_ParseWithLengthOpts(text, len, &end, 0);
   at = obj != NULL && end != NULL ? (size_t)(end - text) : 0;
-  while (obj != NULL && at < len && is_space(text[at]))
-    at++;
+  while (obj != NULL && at < len && is_space(text[at])) at++;
   if (obj == NULL || at < len || !cJSON_IsObject(obj)) {
     cJSON_Delete(obj);
     return fail_top(path, err, errlen, GK_EPARSE, "must be a JSON object");
@@ -238,8 +225,7 @@ int gk_config_from_json(const gk_sim *sim, void *cfg, const cJSON *obj,
   sim->config_default(cfg);
   int rc = gk_config_apply(sim, cfg, obj, "config", err, errlen);
   if (rc != 0) {
-    if (sim->config_free != NULL)
-      sim->config_free(cfg);
+    if (sim->config_free != NULL) sim->config_free(cfg);
     sim->config_default(cfg);
   }
   return rc;
@@ -252,8 +238,7 @@ typedef struct emit {
 
 static void emit_key(void *ctx, const char *key, const gk_value *v) {
   emit *e = ctx;
-  if (e->failed)
-    return;
+  if (e->failed) return;
   cJSON *item = NULL;
   switch (v->type) {
   case GK_VALUE_INT:
@@ -277,11 +262,9 @@ static void emit_key(void *ctx, const char *key, const gk_value *v) {
 }
 
 cJSON *gk_config_to_json(const gk_sim *sim, const void *cfg) {
-  if (sim == NULL || cfg == NULL)
-    return NULL;
+  if (sim == NULL || cfg == NULL) return NULL;
   emit e = {cJSON_CreateObject(), 0};
-  if (e.obj == NULL)
-    return NULL;
+  if (e.obj == NULL) return NULL;
   sim->config_each(cfg, emit_key, &e);
   if (e.failed) {
     cJSON_Delete(e.obj);

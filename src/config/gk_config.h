@@ -42,9 +42,9 @@
 
 #include "gk_sim.h"
 
-#define GK_CONFIG_KEY_MAX 128   /* bytes in a (dotted) key, without NUL */
-#define GK_CONFIG_DEPTH_MAX 8   /* object/array nesting below the top */
-#define GK_CONFIG_KEYS_MAX 1024 /* keys applied from one object */
+#define GK_CONFIG_KEY_MAX 128         /* bytes in a (dotted) key, without NUL */
+#define GK_CONFIG_DEPTH_MAX 8         /* object/array nesting below the top */
+#define GK_CONFIG_KEYS_MAX 1024       /* keys applied from one object */
 #define GK_CONFIG_TEXT_MAX (1u << 20) /* bytes of JSON text */
 
 /* Applies every key of `obj` to cfg as it is (already filled by

@@ -38,8 +38,7 @@ static int bot_setup(gk_bot_input *b, const gk_sim *sim, uint32_t players) {
 int gk_bot_input_init(gk_bot_input *b, const gk_sim *sim, const void *cfg,
                       uint64_t seed, uint32_t players) {
   int rc = bot_setup(b, sim, players);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   uint64_t x = seed;
   for (uint32_t p = 0; p < players; p++)
     sim->bot_init(b->bots[p], cfg, gk_splitmix64(&x), p);
@@ -49,8 +48,7 @@ int gk_bot_input_init(gk_bot_input *b, const gk_sim *sim, const void *cfg,
 int gk_bot_input_init_one(gk_bot_input *b, const gk_sim *sim, const void *cfg,
                           uint64_t seed, uint32_t player) {
   int rc = bot_setup(b, sim, 1);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   sim->bot_init(b->bots[0], cfg, seed, player);
   return 0;
 }

@@ -14,8 +14,7 @@ static int script_read(gk_input *in, uint64_t step, gk_step_input *out) {
   out->flags = 0;
   if (step < s->count) {
     out->inputs = s->records + (size_t)step * stride;
-    if (step + 1 == s->count)
-      out->flags = s->end_flags;
+    if (step + 1 == s->count) out->flags = s->end_flags;
   } else {
     out->inputs = s->neutral;
   }

@@ -34,7 +34,8 @@ static int busy(const gk_loop *loop) {
 
 int gk_loop_init(gk_loop *loop, const gk_loop_options *opts) {
   memset(loop, 0, sizeof *loop);
-  loop->ring_cap = (opts != NULL && opts->hash_ring > 0) ? opts->hash_ring : 256;
+  loop->ring_cap =
+      (opts != NULL && opts->hash_ring > 0) ? opts->hash_ring : 256;
   loop->ring = calloc(loop->ring_cap, sizeof *loop->ring);
   loop->hasher = malloc(sizeof *loop->hasher);
   if (loop->ring == NULL || loop->hasher == NULL ||
@@ -48,16 +49,14 @@ int gk_loop_init(gk_loop *loop, const gk_loop_options *opts) {
 }
 
 static void free_run(gk_loop *loop) {
-  if (loop->sim != NULL && loop->state != NULL)
-    loop->sim->destroy(loop->state);
+  if (loop->sim != NULL && loop->state != NULL) loop->sim->destroy(loop->state);
   loop->sim = NULL;
   loop->state = NULL;
 }
 
 void gk_loop_close(gk_loop *loop) {
   free_run(loop);
-  if (loop->hasher != NULL)
-    gk_hasher_close(loop->hasher);
+  if (loop->hasher != NULL) gk_hasher_close(loop->hasher);
   free(loop->hasher);
   free(loop->ring);
   memset(loop, 0, sizeof *loop);
@@ -85,15 +84,13 @@ int gk_loop_start(gk_loop *loop, const gk_sim *sim, const void *cfg,
     return gk_errf(err, errlen, GK_EBUSY,
                    "gk_loop_start called from inside a frame");
   int rc = gk_sim_check(sim, err, errlen);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   if (players < sim->players_min || players > sim->players_max)
     return gk_errf(err, errlen, GK_ERANGE,
                    "%s: %u players, the genre takes %u to %u", sim->name,
                    (unsigned)players, (unsigned)sim->players_min,
                    (unsigned)sim->players_max);
-  if (err != NULL && errlen > 0)
-    err[0] = '\0';
+  if (err != NULL && errlen > 0) err[0] = '\0';
   void *state = sim->create(cfg, seed, players, err, errlen);
   if (state == NULL) {
     if (err != NULL && errlen > 0 && err[0] == '\0')
@@ -117,8 +114,7 @@ int gk_loop_adopt(gk_loop *loop, const gk_sim *sim, void *state,
 }
 
 int gk_loop_stop(gk_loop *loop) {
-  if (busy(loop))
-    return GK_EBUSY;
+  if (busy(loop)) return GK_EBUSY;
   if (loop->sim != NULL) {
     free_run(loop);
     loop->version++;
@@ -132,9 +128,8 @@ static uint64_t owed_steps(gk_loop *loop, gk_budget budget) {
     loop->carry = 0;
     return budget.amount;
   }
-  uint64_t ns = budget.amount < GK_LOOP_MAX_COUNTED_NS
-                    ? budget.amount
-                    : GK_LOOP_MAX_COUNTED_NS;
+  uint64_t ns = budget.amount < GK_LOOP_MAX_COUNTED_NS ? budget.amount
+                                                       : GK_LOOP_MAX_COUNTED_NS;
   /* den < 2^32 and ns <= 2.5e8, so the product stays below 2^61. */
   uint64_t unit = (uint64_t)loop->sim->step_seconds.num * NS_PER_S;
   loop->carry += ns * loop->sim->step_seconds.den;
@@ -160,8 +155,7 @@ static void deliver_event(void *ctx, const gk_event *ev) {
 }
 
 static void flush_events(gk_loop *loop) {
-  if (loop->sim->drain_events == NULL)
-    return;
+  if (loop->sim->drain_events == NULL) return;
   flush_ctx fc = {loop};
   loop->delivering = 1;
   loop->sim->drain_events(loop->state, deliver_event, &fc);
@@ -181,8 +175,7 @@ static void maybe_sample(gk_loop *loop, uint64_t now_ms) {
   else
     due = simv != loop->sample_sim_version ||
           loop->version != loop->sample_version;
-  if (!due)
-    return;
+  if (!due) return;
   loop->sampled = 1;
   loop->sample_ms = now_ms;
   loop->sample_sim_version = simv;
@@ -195,14 +188,11 @@ static void maybe_sample(gk_loop *loop, uint64_t now_ms) {
 
 int gk_loop_frame(gk_loop *loop, gk_input *input, gk_budget budget,
                   uint64_t now_ms) {
-  if (busy(loop))
-    return GK_EBUSY;
-  if (input == NULL || input->read == NULL)
-    return GK_EINVAL;
+  if (busy(loop)) return GK_EBUSY;
+  if (input == NULL || input->read == NULL) return GK_EINVAL;
   if (budget.kind == GK_BUDGET_STEPS && budget.amount > INT_MAX)
     return GK_ERANGE;
-  if (loop->sim == NULL)
-    return 0;
+  if (loop->sim == NULL) return 0;
   const gk_sim *sim = loop->sim;
   uint64_t owed = loop->paused ? 0 : owed_steps(loop, budget);
   uint64_t ran = 0;
@@ -224,34 +214,35 @@ int gk_loop_frame(gk_loop *loop, gk_input *input, gk_budget budget,
     loop->ring[loop->steps % loop->ring_cap] = h;
     loop->last_hash = h;
     loop->steps++;
-    if (input->end_step != NULL)
-      input->end_step(input);
+    if (input->end_step != NULL) input->end_step(input);
   }
-  if (ran > 0 && input->end_frame != NULL)
-    input->end_frame(input);
+  if (ran > 0 && input->end_frame != NULL) input->end_frame(input);
   flush_events(loop);
   maybe_sample(loop, now_ms);
   loop->in_frame = 0;
   return (int)ran;
 }
 
-void gk_loop_pause(gk_loop *loop) { loop->paused = 1; }
-void gk_loop_resume(gk_loop *loop) { loop->paused = 0; }
+void gk_loop_pause(gk_loop *loop) {
+  loop->paused = 1;
+}
+void gk_loop_resume(gk_loop *loop) {
+  loop->paused = 0;
+}
 
 int gk_loop_modify(gk_loop *loop, int (*fn)(void *state, void *ctx),
                    void *ctx) {
-  if (busy(loop))
-    return GK_EBUSY;
-  if (loop->sim == NULL)
-    return GK_ENORUN;
-  if (fn == NULL)
-    return GK_EINVAL;
+  if (busy(loop)) return GK_EBUSY;
+  if (loop->sim == NULL) return GK_ENORUN;
+  if (fn == NULL) return GK_EINVAL;
   int rc = fn(loop->state, ctx);
   loop->version++;
   return rc;
 }
 
-const void *gk_loop_state(const gk_loop *loop) { return loop->state; }
+const void *gk_loop_state(const gk_loop *loop) {
+  return loop->state;
+}
 
 int gk_loop_hash_at(const gk_loop *loop, uint64_t step, uint64_t *hash) {
   if (loop->sim == NULL || step >= loop->steps || step < loop->ring_from ||
@@ -262,12 +253,9 @@ int gk_loop_hash_at(const gk_loop *loop, uint64_t step, uint64_t *hash) {
 }
 
 int gk_loop_on_event(gk_loop *loop, gk_loop_event_cb cb, void *ctx) {
-  if (cb == NULL)
-    return GK_EINVAL;
-  if (loop->delivering)
-    return GK_EBUSY;
-  if (loop->n_event >= GK_LOOP_LISTENERS_MAX)
-    return GK_EFULL;
+  if (cb == NULL) return GK_EINVAL;
+  if (loop->delivering) return GK_EBUSY;
+  if (loop->n_event >= GK_LOOP_LISTENERS_MAX) return GK_EFULL;
   loop->on_event[loop->n_event].cb = cb;
   loop->on_event[loop->n_event].ctx = ctx;
   loop->n_event++;
@@ -275,12 +263,9 @@ int gk_loop_on_event(gk_loop *loop, gk_loop_event_cb cb, void *ctx) {
 }
 
 int gk_loop_on_sample(gk_loop *loop, gk_loop_sample_cb cb, void *ctx) {
-  if (cb == NULL)
-    return GK_EINVAL;
-  if (loop->delivering)
-    return GK_EBUSY;
-  if (loop->n_sample >= GK_LOOP_LISTENERS_MAX)
-    return GK_EFULL;
+  if (cb == NULL) return GK_EINVAL;
+  if (loop->delivering) return GK_EBUSY;
+  if (loop->n_sample >= GK_LOOP_LISTENERS_MAX) return GK_EFULL;
   loop->on_sample[loop->n_sample].cb = cb;
   loop->on_sample[loop->n_sample].ctx = ctx;
   loop->n_sample++;
@@ -288,6 +273,5 @@ int gk_loop_on_sample(gk_loop *loop, gk_loop_sample_cb cb, void *ctx) {
 }
 
 void gk_loop_write_sample(const gk_loop *loop, gk_writer *w) {
-  if (loop->sim != NULL)
-    loop->sim->write_sample(loop->state, w);
+  if (loop->sim != NULL) loop->sim->write_sample(loop->state, w);
 }

@@ -121,11 +121,14 @@ int gk_bot_input_init(gk_bot_input *b, const gk_sim *sim, const void *cfg,
 /* One player's bot as a one-player source (players 1, active mask 1), for
  * a peer that sends only its own input: the bot of slot `player`, seeded
  * with `seed` as given. Errors as gk_bot_input_init. */
-int gk_bot_input_init_one(gk_bot_input *b, const gk_sim *sim,
-                          const void *cfg, uint64_t seed, uint32_t player);
+int gk_bot_input_init_one(gk_bot_input *b, const gk_sim *sim, const void *cfg,
+                          uint64_t seed, uint32_t player);
 
 /* --- budgets ------------------------------------------------------------ */
-typedef enum gk_budget_kind { GK_BUDGET_SECONDS, GK_BUDGET_STEPS } gk_budget_kind;
+typedef enum gk_budget_kind {
+  GK_BUDGET_SECONDS,
+  GK_BUDGET_STEPS
+} gk_budget_kind;
 typedef struct gk_budget {
   gk_budget_kind kind;
   uint64_t amount; /* nanoseconds for SECONDS, steps for STEPS */
@@ -157,28 +160,34 @@ typedef struct gk_loop_options {
 
 struct gk_loop {
   /* read-only for callers */
-  const gk_sim *sim;    /* NULL when no run */
-  void *state;          /* the run's state, owned by the loop */
-  uint64_t steps;       /* steps run in this run; the next step's index */
-  uint64_t last_hash;   /* hash after the last step (0 before any step) */
-  uint64_t version;     /* moves on every modify and start */
-  int input_err;        /* last error a source's read returned, else 0 */
+  const gk_sim *sim;  /* NULL when no run */
+  void *state;        /* the run's state, owned by the loop */
+  uint64_t steps;     /* steps run in this run; the next step's index */
+  uint64_t last_hash; /* hash after the last step (0 before any step) */
+  uint64_t version;   /* moves on every modify and start */
+  int input_err;      /* last error a source's read returned, else 0 */
   int paused;
   /* private */
   uint32_t players;
-  uint64_t carry;       /* fixed clock remainder, ns * step_seconds.den */
-  int delivering;       /* listeners are being called */
-  int in_frame;         /* inside gk_loop_frame, from first read to sample */
+  uint64_t carry; /* fixed clock remainder, ns * step_seconds.den */
+  int delivering; /* listeners are being called */
+  int in_frame;   /* inside gk_loop_frame, from first read to sample */
   uint64_t *ring;
   uint32_t ring_cap;
-  uint64_t ring_from;   /* first step whose hash this run computed */
+  uint64_t ring_from; /* first step whose hash this run computed */
   gk_hasher *hasher;
-  int sampled;          /* a sample was taken in this run */
-  uint64_t sample_ms;   /* now_ms of the last sample */
+  int sampled;             /* a sample was taken in this run */
+  uint64_t sample_ms;      /* now_ms of the last sample */
   uint64_t sample_version; /* loop version + sim version at the last sample */
   uint64_t sample_sim_version;
-  struct { gk_loop_event_cb cb; void *ctx; } on_event[GK_LOOP_LISTENERS_MAX];
-  struct { gk_loop_sample_cb cb; void *ctx; } on_sample[GK_LOOP_LISTENERS_MAX];
+  struct {
+    gk_loop_event_cb cb;
+    void *ctx;
+  } on_event[GK_LOOP_LISTENERS_MAX];
+  struct {
+    gk_loop_sample_cb cb;
+    void *ctx;
+  } on_sample[GK_LOOP_LISTENERS_MAX];
   uint32_t n_event, n_sample;
 };
 
@@ -215,8 +224,7 @@ void gk_loop_resume(gk_loop *loop);
 /* The only way to change run state from outside: calls fn(state, ctx) and
  * moves the version. Returns fn's result, GK_ENORUN or GK_EBUSY (inside a
  * frame: fn is not called and the version does not move). */
-int gk_loop_modify(gk_loop *loop, int (*fn)(void *state, void *ctx),
-                   void *ctx);
+int gk_loop_modify(gk_loop *loop, int (*fn)(void *state, void *ctx), void *ctx);
 
 /* Read-only view of the run state (NULL without a run). */
 const void *gk_loop_state(const gk_loop *loop);

@@ -27,7 +27,7 @@ struct gk__fault_client {
 };
 
 struct gk__fault_item {
-  uint64_t due;            /* uv_hrtime ns */
+  uint64_t due; /* uv_hrtime ns */
   uint64_t seq;
   uint32_t client;
   uint32_t dir;
@@ -59,12 +59,9 @@ static void heap_pop(gk_net_fault *f) {
   uint32_t i = 0;
   for (;;) {
     uint32_t l = 2 * i + 1, r = l + 1, m = i;
-    if (l < f->nqueued && item_before(&f->queue[l], &f->queue[m]))
-      m = l;
-    if (r < f->nqueued && item_before(&f->queue[r], &f->queue[m]))
-      m = r;
-    if (m == i)
-      break;
+    if (l < f->nqueued && item_before(&f->queue[l], &f->queue[m])) m = l;
+    if (r < f->nqueued && item_before(&f->queue[r], &f->queue[m])) m = r;
+    if (m == i) break;
     swap_items(&f->queue[i], &f->queue[m]);
     i = m;
   }
@@ -73,14 +70,12 @@ static void heap_pop(gk_net_fault *f) {
 static void deliver(gk_net_fault *f, uint32_t client, uint32_t dir,
                     const uint8_t *data, size_t len) {
   gk__fault_client *c = &f->clients[client];
-  if (!c->open)
-    return;
+  if (!c->open) return;
   uv_buf_t buf = uv_buf_init((char *)data, (unsigned)len);
-  int rc = dir == DIR_UP
-               ? uv_udp_try_send(&c->back, &buf, 1,
-                                 (const struct sockaddr *)&f->target)
-               : uv_udp_try_send(&f->front, &buf, 1,
-                                 (const struct sockaddr *)&c->addr);
+  int rc = dir == DIR_UP ? uv_udp_try_send(&c->back, &buf, 1,
+                                           (const struct sockaddr *)&f->target)
+                         : uv_udp_try_send(&f->front, &buf, 1,
+                                           (const struct sockaddr *)&c->addr);
   if (rc < 0)
     f->stats.lost++;
   else
@@ -90,8 +85,7 @@ static void deliver(gk_net_fault *f, uint32_t client, uint32_t dir,
 static void on_timer(uv_timer_t *h);
 
 static void arm(gk_net_fault *f) {
-  if (f->nqueued == 0 || f->closing)
-    return;
+  if (f->nqueued == 0 || f->closing) return;
   uint64_t now = uv_hrtime();
   uint64_t due = f->queue[0].due;
   uint64_t ms = due > now ? (due - now + 999999u) / 1000000u : 0;
@@ -110,11 +104,9 @@ static void on_timer(uv_timer_t *h) {
 }
 
 static void hold(gk_net_fault *f, uint32_t client, uint32_t dir,
-                 const uint8_t *data, size_t len,
-                 const gk_net_fault_dir *fd) {
+                 const uint8_t *data, size_t len, const gk_net_fault_dir *fd) {
   uint64_t delay_ms = fd->latency_ms;
-  if (fd->jitter_ms > 0)
-    delay_ms += gk_rng_below(&f->rng, fd->jitter_ms + 1u);
+  if (fd->jitter_ms > 0) delay_ms += gk_rng_below(&f->rng, fd->jitter_ms + 1u);
   if (delay_ms == 0 && f->nqueued == 0) {
     deliver(f, client, dir, data, len);
     return;
@@ -160,11 +152,10 @@ static void on_back_recv(uv_udp_t *h, ssize_t n, const uv_buf_t *buf,
                          const struct sockaddr *from, unsigned flags) {
   (void)from;
   (void)flags;
-  gk__fault_client *c = (gk__fault_client *)((char *)h -
-                                             offsetof(gk__fault_client, back));
+  gk__fault_client *c =
+      (gk__fault_client *)((char *)h - offsetof(gk__fault_client, back));
   gk_net_fault *f = c->f;
-  if (n <= 0 || f->closing)
-    return;
+  if (n <= 0 || f->closing) return;
   relay(f, (uint32_t)(c - f->clients), DIR_DOWN, (const uint8_t *)buf->base,
         (size_t)n);
 }
@@ -179,16 +170,14 @@ static int client_of(gk_net_fault *f, const struct sockaddr_in *a,
       *out = i;
       return 0;
     }
-  if (f->nclients >= f->opts.max_clients)
-    return GK_EFULL;
+  if (f->nclients >= f->opts.max_clients) return GK_EFULL;
   gk__fault_client *c = &f->clients[f->nclients];
   memset(c, 0, sizeof *c);
   c->f = f;
   c->addr = *a;
   struct sockaddr_in any;
   uv_ip4_addr("127.0.0.1", 0, &any);
-  if (uv_udp_init(f->loop, &c->back) != 0)
-    return GK_EIO;
+  if (uv_udp_init(f->loop, &c->back) != 0) return GK_EIO;
   c->back.data = f;
   f->handles++;
   c->open = 1;
@@ -227,10 +216,8 @@ int gk_net_fault_init(gk_net_fault *f, uv_loop_t *loop,
   memset(f, 0, sizeof *f);
   f->loop = loop;
   f->opts = *opts;
-  if (f->opts.max_clients == 0)
-    f->opts.max_clients = 16;
-  if (f->opts.max_queued == 0)
-    f->opts.max_queued = 1024;
+  if (f->opts.max_clients == 0) f->opts.max_clients = 16;
+  if (f->opts.max_queued == 0) f->opts.max_queued = 1024;
   struct sockaddr_in *t = (struct sockaddr_in *)&f->target;
   if (uv_ip4_addr(opts->target_host, opts->target_port, t) != 0)
     return GK_EINVAL;
@@ -267,30 +254,25 @@ int gk_net_fault_set(gk_net_fault *f, const gk_net_fault_dir *up,
   if ((up != NULL && check_dir(up) != 0) ||
       (down != NULL && check_dir(down) != 0))
     return GK_EINVAL;
-  if (up != NULL)
-    f->opts.up = *up;
-  if (down != NULL)
-    f->opts.down = *down;
+  if (up != NULL) f->opts.up = *up;
+  if (down != NULL) f->opts.down = *down;
   return 0;
 }
 
 static void on_closed(uv_handle_t *h) {
   gk_net_fault *f = h->data;
-  if (--f->handles > 0)
-    return;
+  if (--f->handles > 0) return;
   free(f->clients);
   free(f->queue);
   free(f->rbuf);
   f->clients = NULL;
   f->queue = NULL;
   f->rbuf = NULL;
-  if (f->close_cb != NULL)
-    f->close_cb(f);
+  if (f->close_cb != NULL) f->close_cb(f);
 }
 
 void gk_net_fault_close(gk_net_fault *f, void (*close_cb)(gk_net_fault *f)) {
-  if (f->closing)
-    return;
+  if (f->closing) return;
   f->closing = 1;
   f->close_cb = close_cb;
   f->nqueued = 0;

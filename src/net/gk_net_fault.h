@@ -33,8 +33,8 @@
 #include "gk_rng.h"
 
 typedef struct gk_net_fault_dir {
-  uint32_t loss_ppm;    /* 0..1000000 */
-  uint32_t dup_ppm;     /* 0..1000000 */
+  uint32_t loss_ppm; /* 0..1000000 */
+  uint32_t dup_ppm;  /* 0..1000000 */
   uint32_t latency_ms;
   uint32_t jitter_ms;
 } gk_net_fault_dir;
@@ -42,11 +42,11 @@ typedef struct gk_net_fault_dir {
 typedef struct gk_net_fault_options {
   const char *target_host; /* the real host, e.g. "127.0.0.1" */
   uint16_t target_port;
-  gk_net_fault_dir up;     /* client -> target */
-  gk_net_fault_dir down;   /* target -> client */
+  gk_net_fault_dir up;   /* client -> target */
+  gk_net_fault_dir down; /* target -> client */
   uint64_t seed;
-  uint32_t max_clients;    /* 0 -> 16 */
-  uint32_t max_queued;     /* held datagrams; 0 -> 4096 */
+  uint32_t max_clients; /* 0 -> 16 */
+  uint32_t max_queued;  /* held datagrams; 0 -> 4096 */
 } gk_net_fault_options;
 
 typedef struct gk_net_fault_stats {
@@ -59,7 +59,7 @@ typedef struct gk__fault_item gk__fault_item;
 typedef struct gk_net_fault {
   /* read-only for callers */
   gk_net_fault_stats stats;
-  uint16_t port;           /* the front port clients connect to */
+  uint16_t port; /* the front port clients connect to */
   /* private */
   uv_loop_t *loop;
   gk_net_fault_options opts;
@@ -69,10 +69,10 @@ typedef struct gk_net_fault {
   uv_timer_t timer;
   gk__fault_client *clients;
   uint32_t nclients;
-  gk__fault_item *queue;   /* min-heap on due time */
+  gk__fault_item *queue; /* min-heap on due time */
   uint32_t nqueued;
-  uint64_t seq;            /* ties in due time keep arrival order */
-  char *rbuf;              /* receive buffer shared by every socket */
+  uint64_t seq; /* ties in due time keep arrival order */
+  char *rbuf;   /* receive buffer shared by every socket */
   int handles;
   int closing;
   void (*close_cb)(struct gk_net_fault *f);

@@ -40,11 +40,9 @@ static int in_window(const gk_inbuf *b, uint64_t step) {
 /* The step at which a match end is scheduled or confirmed, else
  * UINT64_MAX. */
 static uint64_t end_at(const gk_inbuf *b) {
-  if (b->end_step != UINT64_MAX)
-    return b->end_step;
+  if (b->end_step != UINT64_MAX) return b->end_step;
   for (uint32_t i = 0; i < b->ncmds; i++)
-    if (b->cmds[i].kind == GK_INBUF_MATCH_END)
-      return b->cmds[i].step;
+    if (b->cmds[i].kind == GK_INBUF_MATCH_END) return b->cmds[i].step;
   return UINT64_MAX;
 }
 
@@ -82,13 +80,11 @@ static void fill(const gk_inbuf *b, uint64_t step, gk_step_input *out) {
  * loop read stays held (its input is in use until the next read), unread
  * steps stay, and so does every step an acking slot has not acknowledged. */
 static void release(gk_inbuf *b) {
-  uint64_t bound = b->next_read > b->first_step ? b->next_read - 1
-                                                 : b->first_step;
-  if (b->confirmed < bound)
-    bound = b->confirmed;
+  uint64_t bound =
+      b->next_read > b->first_step ? b->next_read - 1 : b->first_step;
+  if (b->confirmed < bound) bound = b->confirmed;
   for (uint32_t p = 0; p < b->players; p++)
-    if ((b->ack_mask >> p & 1u) && b->acked[p] < bound)
-      bound = b->acked[p];
+    if ((b->ack_mask >> p & 1u) && b->acked[p] < bound) bound = b->acked[p];
   while (b->low < bound) {
     memset(meta_of(b, b->low), 0, sizeof(gk__inbuf_meta));
     memset(records_of(b, b->low), 0, step_bytes(b));
@@ -99,17 +95,14 @@ static void release(gk_inbuf *b) {
 static int read_cb(gk_input *in, uint64_t step, gk_step_input *out) {
   gk_inbuf *b = (gk_inbuf *)in;
   int rc = gk_inbuf_get(b, step, out);
-  if (rc != 0)
-    return rc;
-  if (step + 1 > b->next_read)
-    b->next_read = step + 1;
+  if (rc != 0) return rc;
+  if (step + 1 > b->next_read) b->next_read = step + 1;
   release(b);
   return 0;
 }
 
 int gk_inbuf_init(gk_inbuf *b, const gk_inbuf_options *o) {
-  if (b == NULL || o == NULL)
-    return GK_EINVAL;
+  if (b == NULL || o == NULL) return GK_EINVAL;
   memset(b, 0, sizeof *b);
   uint32_t window = o->window != 0 ? o->window : GK_INBUF_WINDOW_DEFAULT;
   if (o->players < 1 || o->players > GK_PLAYERS_MAX || o->input_size < 1 ||
@@ -133,8 +126,7 @@ int gk_inbuf_init(gk_inbuf *b, const gk_inbuf_options *o) {
   b->end_step = UINT64_MAX;
   b->active_mask = o->active_mask;
   b->ack_mask = o->ack_mask;
-  for (uint32_t p = 0; p < GK_PLAYERS_MAX; p++)
-    b->acked[p] = o->first_step;
+  for (uint32_t p = 0; p < GK_PLAYERS_MAX; p++) b->acked[p] = o->first_step;
   if (o->neutral_steps > 0) {
     b->mode = MODE_PLAYERS;
     for (uint32_t i = 0; i < o->neutral_steps; i++)
@@ -144,8 +136,7 @@ int gk_inbuf_init(gk_inbuf *b, const gk_inbuf_options *o) {
 }
 
 void gk_inbuf_close(gk_inbuf *b) {
-  if (b == NULL)
-    return;
+  if (b == NULL) return;
   free(b->meta);
   free(b->records);
   b->meta = NULL;
@@ -154,21 +145,14 @@ void gk_inbuf_close(gk_inbuf *b) {
 
 int gk_inbuf_put(gk_inbuf *b, uint32_t slot, uint64_t step,
                  const uint8_t *record) {
-  if (b->mode == MODE_MERGED)
-    return GK_ESTATE;
-  if (slot >= b->players)
-    return GK_ERANGE;
-  if (step < b->confirmed)
-    return GK_ESTALE;
-  if (step > end_at(b))
-    return GK_ECLOSED;
-  if (!in_window(b, step))
-    return GK_EAHEAD;
-  if ((gk_inbuf_active_at(b, step) >> slot & 1u) == 0)
-    return GK_EPERM;
+  if (b->mode == MODE_MERGED) return GK_ESTATE;
+  if (slot >= b->players) return GK_ERANGE;
+  if (step < b->confirmed) return GK_ESTALE;
+  if (step > end_at(b)) return GK_ECLOSED;
+  if (!in_window(b, step)) return GK_EAHEAD;
+  if ((gk_inbuf_active_at(b, step) >> slot & 1u) == 0) return GK_EPERM;
   gk__inbuf_meta *m = meta_of(b, step);
-  if (m->present >> slot & 1u)
-    return GK_EEXIST;
+  if (m->present >> slot & 1u) return GK_EEXIST;
   b->mode = MODE_PLAYERS;
   memcpy(records_of(b, step) + (size_t)slot * b->input_size, record,
          b->input_size);
@@ -177,22 +161,17 @@ int gk_inbuf_put(gk_inbuf *b, uint32_t slot, uint64_t step,
 }
 
 int gk_inbuf_put_merged(gk_inbuf *b, const gk_step_input *in) {
-  if (b->mode == MODE_PLAYERS)
-    return GK_ESTATE;
+  if (b->mode == MODE_PLAYERS) return GK_ESTATE;
   if (in == NULL || in->players != b->players || in->inputs == NULL)
     return GK_EINVAL;
-  if (in->step < b->confirmed)
-    return GK_ESTALE;
-  if (in->step > b->end_step)
-    return GK_ECLOSED;
-  if (!in_window(b, in->step))
-    return GK_EAHEAD;
+  if (in->step < b->confirmed) return GK_ESTALE;
+  if (in->step > b->end_step) return GK_ECLOSED;
+  if (!in_window(b, in->step)) return GK_EAHEAD;
   if ((in->active_mask & ~gk_all_players(b->players)) != 0 ||
       (in->flags & ~(uint32_t)GK_STEP_MATCH_END) != 0)
     return GK_EPROTO;
   gk__inbuf_meta *m = meta_of(b, in->step);
-  if (m->present != 0)
-    return GK_EEXIST;
+  if (m->present != 0) return GK_EEXIST;
   b->mode = MODE_MERGED;
   uint8_t *dst = records_of(b, in->step);
   memcpy(dst, in->inputs, step_bytes(b));
@@ -207,28 +186,21 @@ int gk_inbuf_put_merged(gk_inbuf *b, const gk_step_input *in) {
 
 int gk_inbuf_schedule(gk_inbuf *b, uint64_t step, gk_inbuf_cmd cmd,
                       uint32_t slot) {
-  if (step < b->confirmed)
-    return GK_ESTALE;
-  if (!in_window(b, step))
-    return GK_EAHEAD;
-  if (cmd != GK_INBUF_MATCH_END && slot >= b->players)
-    return GK_ERANGE;
-  if (b->ncmds >= GK_INBUF_CMDS_MAX)
-    return GK_EFULL;
+  if (step < b->confirmed) return GK_ESTALE;
+  if (!in_window(b, step)) return GK_EAHEAD;
+  if (cmd != GK_INBUF_MATCH_END && slot >= b->players) return GK_ERANGE;
+  if (b->ncmds >= GK_INBUF_CMDS_MAX) return GK_EFULL;
   uint32_t active = gk_inbuf_active_at(b, step);
   switch (cmd) {
   case GK_INBUF_MATCH_END:
-    if (end_at(b) != UINT64_MAX)
-      return GK_EEXIST;
+    if (end_at(b) != UINT64_MAX) return GK_EEXIST;
     slot = 0;
     break;
   case GK_INBUF_ADD_PLAYER:
-    if (active >> slot & 1u)
-      return GK_EEXIST;
+    if (active >> slot & 1u) return GK_EEXIST;
     break;
   case GK_INBUF_REMOVE_PLAYER:
-    if ((active >> slot & 1u) == 0)
-      return GK_EPERM;
+    if ((active >> slot & 1u) == 0) return GK_EPERM;
     break;
   default:
     return GK_EINVAL;
@@ -291,16 +263,14 @@ uint64_t gk_inbuf_confirm(gk_inbuf *b) {
     uint64_t s = b->confirmed;
     if (b->mode == MODE_MERGED) {
       gk__inbuf_meta *m = meta_of(b, s);
-      if (m->present == 0)
-        break;
+      if (m->present == 0) break;
       b->active_mask = m->active;
     } else if (!confirm_one_players(b)) {
       break;
     }
     b->confirmed = s + 1;
     n++;
-    if (meta_of(b, s)->flags & GK_STEP_MATCH_END)
-      b->end_step = s;
+    if (meta_of(b, s)->flags & GK_STEP_MATCH_END) b->end_step = s;
   }
   return n;
 }
@@ -316,30 +286,23 @@ uint32_t gk_inbuf_missing(const gk_inbuf *b, uint64_t step) {
 }
 
 int gk_inbuf_get(const gk_inbuf *b, uint64_t step, gk_step_input *out) {
-  if (step < b->low)
-    return GK_ESTALE;
-  if (step >= b->confirmed)
-    return GK_EAHEAD;
+  if (step < b->low) return GK_ESTALE;
+  if (step >= b->confirmed) return GK_EAHEAD;
   fill(b, step, out);
   return 0;
 }
 
 int gk_inbuf_ack(gk_inbuf *b, uint32_t slot, uint64_t upto) {
-  if (slot >= b->players)
-    return GK_ERANGE;
-  if (upto > b->confirmed)
-    upto = b->confirmed;
-  if (upto > b->acked[slot])
-    b->acked[slot] = upto;
+  if (slot >= b->players) return GK_ERANGE;
+  if (upto > b->confirmed) upto = b->confirmed;
+  if (upto > b->acked[slot]) b->acked[slot] = upto;
   release(b);
   return 0;
 }
 
-uint64_t gk_inbuf_contiguous(const gk_inbuf *b, uint32_t slot,
-                             uint64_t from) {
+uint64_t gk_inbuf_contiguous(const gk_inbuf *b, uint32_t slot, uint64_t from) {
   uint64_t s = from > b->confirmed ? from : b->confirmed;
-  if (slot >= b->players)
-    return s;
+  if (slot >= b->players) return s;
   while (in_window(b, s) && s <= end_at(b)) {
     if ((gk_inbuf_active_at(b, s) >> slot & 1u) &&
         (meta_of(b, s)->present >> slot & 1u) == 0)

@@ -51,23 +51,23 @@ typedef enum gk_inbuf_cmd {
 } gk_inbuf_cmd;
 
 typedef struct gk_inbuf_options {
-  uint32_t players;      /* 1..GK_PLAYERS_MAX */
-  uint32_t input_size;   /* 1..GK_INPUT_SIZE_MAX */
-  uint32_t active_mask;  /* active at first_step; only bits below players */
-  uint64_t first_step;   /* the first step of the match */
-  uint32_t window;       /* steps held at most; 0 -> GK_INBUF_WINDOW_DEFAULT */
+  uint32_t players;       /* 1..GK_PLAYERS_MAX */
+  uint32_t input_size;    /* 1..GK_INPUT_SIZE_MAX */
+  uint32_t active_mask;   /* active at first_step; only bits below players */
+  uint64_t first_step;    /* the first step of the match */
+  uint32_t window;        /* steps held at most; 0 -> GK_INBUF_WINDOW_DEFAULT */
   uint32_t neutral_steps; /* steps first_step.. first_step+n-1 are given
                             all-neutral records for every player (the
                             input_delay steps nobody sampled for); host
                             side only */
-  uint32_t ack_mask;     /* slots whose acks hold releases (host: the
-                            remote players; peer: 0) */
+  uint32_t ack_mask;      /* slots whose acks hold releases (host: the
+                             remote players; peer: 0) */
 } gk_inbuf_options;
 
 typedef struct gk__inbuf_meta {
-  uint32_t present;      /* players whose record is held */
-  uint32_t active;       /* merged: active mask (valid once confirmed) */
-  uint32_t flags;        /* merged: GK_STEP_* (valid once confirmed) */
+  uint32_t present; /* players whose record is held */
+  uint32_t active;  /* merged: active mask (valid once confirmed) */
+  uint32_t flags;   /* merged: GK_STEP_* (valid once confirmed) */
 } gk__inbuf_meta;
 
 typedef struct gk__inbuf_cmd {
@@ -77,26 +77,26 @@ typedef struct gk__inbuf_cmd {
 } gk__inbuf_cmd;
 
 typedef struct gk_inbuf {
-  gk_input base;         /* must be first: pass &b->base to gk_loop_frame */
+  gk_input base; /* must be first: pass &b->base to gk_loop_frame */
   /* read-only for callers */
   uint32_t players;
   uint32_t input_size;
   uint32_t window;
   uint64_t first_step;
-  uint64_t low;          /* lowest step still held (steps below: released) */
-  uint64_t confirmed;    /* steps < confirmed are confirmed */
-  uint64_t next_read;    /* steps < next_read have been read by the loop */
-  uint64_t end_step;     /* the MATCH_END step once confirmed, else
-                            UINT64_MAX */
-  uint32_t active_mask;  /* active at step `confirmed` (commands applied) */
+  uint64_t low;         /* lowest step still held (steps below: released) */
+  uint64_t confirmed;   /* steps < confirmed are confirmed */
+  uint64_t next_read;   /* steps < next_read have been read by the loop */
+  uint64_t end_step;    /* the MATCH_END step once confirmed, else
+                           UINT64_MAX */
+  uint32_t active_mask; /* active at step `confirmed` (commands applied) */
   uint32_t ack_mask;
   uint64_t acked[GK_PLAYERS_MAX]; /* slot holds every step < acked[slot] */
   /* private */
-  gk__inbuf_meta *meta;  /* window entries, ring indexed by step % window */
-  uint8_t *records;      /* window * players * input_size bytes */
+  gk__inbuf_meta *meta; /* window entries, ring indexed by step % window */
+  uint8_t *records;     /* window * players * input_size bytes */
   gk__inbuf_cmd cmds[GK_INBUF_CMDS_MAX];
   uint32_t ncmds;
-  int mode;              /* 0 unset, 1 per-player puts, 2 merged puts */
+  int mode; /* 0 unset, 1 per-player puts, 2 merged puts */
 } gk_inbuf;
 
 /* Allocates the window. GK_EINVAL on out-of-range options, GK_ENOMEM. */

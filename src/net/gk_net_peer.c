@@ -24,16 +24,15 @@
 #include "gk_genres.h"
 #include "gk_rng.h"
 
-/* --- helpers --------------------------------------------------------------- */
+/* --- helpers ---------------------------------------------------------------
+ */
 
 static int send_msg(gk_net_peer *p, const gk_wire_msg *m) {
   size_t len;
   int rc = gk_wire_encode(m, p->buf, sizeof p->buf, &len);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   rc = p->cb.send(p->cb.ctx, p->buf, len, gk_wire_type_reliable((int)m->type));
-  if (rc == 0)
-    p->stats.packets_out++;
+  if (rc == 0) p->stats.packets_out++;
   return rc;
 }
 
@@ -51,13 +50,11 @@ static uint64_t next_sample(const gk_net_peer *p) {
 }
 
 static void finish(gk_net_peer *p, uint64_t step, int reason) {
-  if (p->ended)
-    return;
+  if (p->ended) return;
   p->ended = 1;
   p->end_reason = reason;
   uv_timer_stop(&p->timer);
-  if (p->cb.ended != NULL)
-    p->cb.ended(p->cb.ctx, p, step, reason);
+  if (p->cb.ended != NULL) p->cb.ended(p->cb.ctx, p, step, reason);
 }
 
 /* Sends every record the host has not acknowledged (the oldest first, as
@@ -68,12 +65,11 @@ static void send_inputs(gk_net_peer *p) {
   uint64_t to = next_sample(p);
   uint64_t n = to > from ? to - from : 0;
   uint32_t fit = gk_wire_input_fit(isz);
-  if (n > fit)
-    n = fit;
+  if (n > fit) n = fit;
   uint8_t records[GK_WIRE_MAX];
   for (uint64_t i = 0; i < n; i++)
-    memcpy(records + i * isz,
-           p->unacked + ((from + i) % p->inbuf.window) * isz, isz);
+    memcpy(records + i * isz, p->unacked + ((from + i) % p->inbuf.window) * isz,
+           isz);
   gk_wire_msg m;
   m.type = GK_MSG_INPUT;
   m.u.input = (gk_wire_input){.slot = p->match.slot,
@@ -91,8 +87,7 @@ static void send_hashes(gk_net_peer *p) {
     m.type = GK_MSG_HASH;
     m.u.hash.first = p->hash_from;
     uint64_t n = p->loop.steps - p->hash_from;
-    if (n > GK_WIRE_STEPS_MAX)
-      n = GK_WIRE_STEPS_MAX;
+    if (n > GK_WIRE_STEPS_MAX) n = GK_WIRE_STEPS_MAX;
     uint32_t got = 0;
     for (; got < n; got++)
       if (gk_loop_hash_at(&p->loop, p->hash_from + got,
@@ -119,13 +114,13 @@ static int may_sample(const gk_net_peer *p, uint64_t s) {
   return s - from < p->inbuf.window / 2;
 }
 
-/* --- running confirmed steps ----------------------------------------------- */
+/* --- running confirmed steps -----------------------------------------------
+ */
 
 static int peer_read(gk_input *in, uint64_t step, gk_step_input *out) {
   gk__peer_input *pi = (gk__peer_input *)in;
   int rc = pi->p->inbuf.base.read(&pi->p->inbuf.base, step, out);
-  if (rc == 0)
-    pi->last = *out;
+  if (rc == 0) pi->last = *out;
   return rc;
 }
 
@@ -152,8 +147,7 @@ static void run_steps(gk_net_peer *p) {
 static void on_timer(uv_timer_t *h);
 
 static void arm(gk_net_peer *p, uint64_t now) {
-  if (p->ended || p->stopped)
-    return;
+  if (p->ended || p->stopped) return;
   uint64_t next = p->blocked ? now + p->step_ns : p->t0 + p->k * p->step_ns;
   uint64_t ms = next > now ? (next - now + 999999u) / 1000000u : 0;
   uv_timer_start(&p->timer, on_timer, ms, 0);
@@ -161,8 +155,7 @@ static void arm(gk_net_peer *p, uint64_t now) {
 
 static void on_timer(uv_timer_t *h) {
   gk_net_peer *p = h->data;
-  if (p->ended || p->stopped)
-    return;
+  if (p->ended || p->stopped) return;
   uint64_t now = uv_hrtime();
   int sampled = 0, was_blocked = p->blocked;
   uint32_t isz = p->sim->input_size;
@@ -182,33 +175,29 @@ static void on_timer(uv_timer_t *h) {
     uint8_t *dst = p->unacked + (s % p->inbuf.window) * isz;
     if (p->source->read(p->source, s, &in) == 0 && in.inputs != NULL &&
         (in.players == 1 || in.players > p->match.slot))
-      memcpy(dst, in.inputs + (in.players == 1 ? 0 : p->match.slot * isz),
-             isz);
+      memcpy(dst, in.inputs + (in.players == 1 ? 0 : p->match.slot * isz), isz);
     else
       memset(dst, 0, isz);
     p->sampled_ns[s % p->inbuf.window] = now;
     p->k++;
     p->stats.samples++;
     sampled = 1;
-    if (p->source->end_step != NULL)
-      p->source->end_step(p->source);
+    if (p->source->end_step != NULL) p->source->end_step(p->source);
   }
-  if (sampled && p->source->end_frame != NULL)
-    p->source->end_frame(p->source);
-  if (sampled || p->blocked || was_blocked)
-    send_inputs(p);
+  if (sampled && p->source->end_frame != NULL) p->source->end_frame(p->source);
+  if (sampled || p->blocked || was_blocked) send_inputs(p);
   arm(p, now);
 }
 
-/* --- receiving ------------------------------------------------------------- */
+/* --- receiving -------------------------------------------------------------
+ */
 
 static int on_confirmed(gk_net_peer *p, const gk_wire_confirmed *c) {
   if (c->players != p->match.players || c->input_size != p->sim->input_size) {
     p->stats.drop_unexpected++;
     return GK_EPROTO;
   }
-  if (c->ack > p->acked && c->ack <= next_sample(p))
-    p->acked = c->ack;
+  if (c->ack > p->acked && c->ack <= next_sample(p)) p->acked = c->ack;
   uint64_t before = p->inbuf.confirmed;
   for (uint32_t i = 0; i < c->count; i++) {
     gk_step_input in;
@@ -225,8 +214,8 @@ static int on_confirmed(gk_net_peer *p, const gk_wire_confirmed *c) {
     if (s >= first_sampled(p) && s < next_sample(p) &&
         p->nlatency < p->opts.latency_cap) {
       uint64_t us = (now - p->sampled_ns[s % p->inbuf.window]) / 1000u;
-      p->latency_us[p->nlatency++] = us > UINT32_MAX ? UINT32_MAX
-                                                     : (uint32_t)us;
+      p->latency_us[p->nlatency++] =
+          us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
     }
   run_steps(p);
   if (p->inbuf.confirmed > before) {
@@ -249,8 +238,7 @@ int gk_net_peer_receive(gk_net_peer *p, const uint8_t *bytes, size_t len) {
   if (m.type == GK_MSG_MATCH_START) {
     char err[GK_ERRMSG_MAX];
     rc = gk_net_peer_start(p, &m.u.match_start, err, sizeof err);
-    if (rc != 0)
-      p->stats.drop_unexpected++;
+    if (rc != 0) p->stats.drop_unexpected++;
     return rc;
   }
   int match_msg = m.type == GK_MSG_CONFIRMED || m.type == GK_MSG_STALL ||
@@ -264,12 +252,10 @@ int gk_net_peer_receive(gk_net_peer *p, const uint8_t *bytes, size_t len) {
   case GK_MSG_CONFIRMED:
     return on_confirmed(p, &m.u.confirmed);
   case GK_MSG_STALL:
-    if (p->cb.stall != NULL)
-      p->cb.stall(p->cb.ctx, p, &m.u.stall);
+    if (p->cb.stall != NULL) p->cb.stall(p->cb.ctx, p, &m.u.stall);
     return 0;
   case GK_MSG_DESYNC:
-    if (p->cb.desync != NULL)
-      p->cb.desync(p->cb.ctx, p, &m.u.desync);
+    if (p->cb.desync != NULL) p->cb.desync(p->cb.ctx, p, &m.u.desync);
     return 0;
   case GK_MSG_REMOVE_PLAYER:
     if (m.u.remove.slot >= p->match.players) {
@@ -286,18 +272,17 @@ int gk_net_peer_receive(gk_net_peer *p, const uint8_t *bytes, size_t len) {
     p->end_notice_reason = m.u.match_end.reason;
     if (m.u.match_end.reason == GK_WIRE_END_REMOVED ||
         m.u.match_end.reason == GK_WIRE_END_SHUTDOWN ||
-        (p->inbuf.end_step != UINT64_MAX &&
-         p->loop.steps > p->inbuf.end_step))
+        (p->inbuf.end_step != UINT64_MAX && p->loop.steps > p->inbuf.end_step))
       finish(p, m.u.match_end.step, m.u.match_end.reason);
     return 0;
   default:
-    if (p->cb.message != NULL)
-      p->cb.message(p->cb.ctx, p, &m);
+    if (p->cb.message != NULL) p->cb.message(p->cb.ctx, p, &m);
     return 0;
   }
 }
 
-/* --- life cycle ------------------------------------------------------------ */
+/* --- life cycle ------------------------------------------------------------
+ */
 
 int gk_net_peer_init(gk_net_peer *p, const gk_net_peer_options *opts,
                      const gk_net_peer_callbacks *cb) {
@@ -307,13 +292,10 @@ int gk_net_peer_init(gk_net_peer *p, const gk_net_peer_options *opts,
   memset(p, 0, sizeof *p);
   p->opts = *opts;
   p->cb = *cb;
-  if (p->opts.latency_cap == 0)
-    p->opts.latency_cap = 65536;
-  if (p->opts.hash_ring == 0)
-    p->opts.hash_ring = 1024;
+  if (p->opts.latency_cap == 0) p->opts.latency_cap = 65536;
+  if (p->opts.hash_ring == 0) p->opts.hash_ring = 1024;
   p->latency_us = malloc((size_t)p->opts.latency_cap * sizeof(uint32_t));
-  if (p->latency_us == NULL)
-    return GK_ENOMEM;
+  if (p->latency_us == NULL) return GK_ENOMEM;
   uv_timer_init(opts->loop, &p->timer);
   p->timer.data = p;
   p->timer_open = 1;
@@ -325,8 +307,8 @@ static const gk_sim *default_find(void *ctx, const char *name) {
   return gk_genre_find(name);
 }
 
-int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms,
-                      char *err, size_t errlen) {
+int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
+                      size_t errlen) {
   if (p->started)
     return gk_errf(err, errlen, GK_ESTATE, "peer: match already started");
   if (ms->players < 1 || ms->players > GK_PLAYERS_MAX ||
@@ -342,9 +324,8 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms,
                    ms->genre);
   if (ms->players < sim->players_min || ms->players > sim->players_max)
     return gk_errf(err, errlen, GK_EMISMATCH,
-                   "peer: %u players, genre \"%s\" takes %u..%u",
-                   ms->players, sim->name, sim->players_min,
-                   sim->players_max);
+                   "peer: %u players, genre \"%s\" takes %u..%u", ms->players,
+                   sim->name, sim->players_min, sim->players_max);
   int rc;
   p->sim_cfg = calloc(1, sim->config_size > 0 ? sim->config_size : 1);
   if (p->sim_cfg == NULL)
@@ -355,8 +336,8 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms,
                                  strnlen(ms->config, sizeof ms->config),
                                  "options", err, errlen)) != 0)
     goto fail;
-  uint32_t window = p->opts.window != 0 ? p->opts.window
-                                        : GK_INBUF_WINDOW_DEFAULT;
+  uint32_t window =
+      p->opts.window != 0 ? p->opts.window : GK_INBUF_WINDOW_DEFAULT;
   gk_inbuf_options o = {.players = ms->players,
                         .input_size = sim->input_size,
                         .active_mask = ms->active_mask,
@@ -372,8 +353,8 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms,
     gk_errf(err, errlen, rc, "peer: loop: %s", gk_strerror(rc));
     goto fail;
   }
-  if ((rc = gk_loop_start(&p->loop, sim, p->sim_cfg, ms->seed, ms->players,
-                          err, errlen)) != 0)
+  if ((rc = gk_loop_start(&p->loop, sim, p->sim_cfg, ms->seed, ms->players, err,
+                          errlen)) != 0)
     goto fail_loop;
   p->unacked = calloc(window, sim->input_size);
   p->sampled_ns = calloc(window, sizeof(uint64_t));
@@ -394,10 +375,9 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms,
     p->source = &p->bot.base;
   }
   p->match = *ms;
-  p->step_ns = (uint64_t)ms->step_seconds.num * 1000000000u /
-               ms->step_seconds.den;
-  if (p->step_ns == 0)
-    p->step_ns = 1;
+  p->step_ns =
+      (uint64_t)ms->step_seconds.num * 1000000000u / ms->step_seconds.den;
+  if (p->step_ns == 0) p->step_ns = 1;
   p->in.base.read = peer_read;
   p->in.base.end_step = peer_end_step;
   p->in.p = p;
@@ -406,16 +386,14 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms,
   p->t0 = uv_hrtime();
   p->k = 0;
   p->started = 1;
-  if (p->cb.started != NULL)
-    p->cb.started(p->cb.ctx, p);
+  if (p->cb.started != NULL) p->cb.started(p->cb.ctx, p);
   uv_timer_start(&p->timer, on_timer, 0, 0);
   return 0;
 fail_loop:
   gk_loop_close(&p->loop);
   gk_inbuf_close(&p->inbuf);
 fail:
-  if (sim->config_free != NULL)
-    sim->config_free(p->sim_cfg);
+  if (sim->config_free != NULL) sim->config_free(p->sim_cfg);
   free(p->sim_cfg);
   free(p->unacked);
   free(p->sampled_ns);
@@ -436,8 +414,7 @@ static void on_timer_closed(uv_handle_t *h) {
   if (p->started) {
     gk_loop_close(&p->loop);
     gk_inbuf_close(&p->inbuf);
-    if (p->sim->config_free != NULL)
-      p->sim->config_free(p->sim_cfg);
+    if (p->sim->config_free != NULL) p->sim->config_free(p->sim_cfg);
   }
   free(p->sim_cfg);
   free(p->unacked);
@@ -448,13 +425,11 @@ static void on_timer_closed(uv_handle_t *h) {
   p->sampled_ns = NULL;
   p->latency_us = NULL;
   p->started = 0;
-  if (p->close_cb != NULL)
-    p->close_cb(p);
+  if (p->close_cb != NULL) p->close_cb(p);
 }
 
 void gk_net_peer_close(gk_net_peer *p, void (*close_cb)(gk_net_peer *p)) {
-  if (!p->timer_open)
-    return;
+  if (!p->timer_open) return;
   p->timer_open = 0;
   p->stopped = 1;
   p->close_cb = close_cb;
@@ -467,19 +442,15 @@ static int cmp_u32(const void *a, const void *b) {
 }
 
 uint32_t gk_net_peer_latency_pct(const gk_net_peer *p, uint32_t pct) {
-  if (p->nlatency == 0)
-    return 0;
+  if (p->nlatency == 0) return 0;
   uint32_t *c = malloc((size_t)p->nlatency * sizeof *c);
-  if (c == NULL)
-    return 0;
+  if (c == NULL) return 0;
   memcpy(c, p->latency_us, (size_t)p->nlatency * sizeof *c);
   qsort(c, p->nlatency, sizeof *c, cmp_u32);
-  if (pct > 100)
-    pct = 100;
+  if (pct > 100) pct = 100;
   /* nearest rank: ceil(pct/100 * n), at least 1 */
   uint64_t rank = ((uint64_t)pct * p->nlatency + 99u) / 100u;
-  if (rank < 1)
-    rank = 1;
+  if (rank < 1) rank = 1;
   uint32_t v = c[rank - 1];
   free(c);
   return v;

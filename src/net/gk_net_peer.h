@@ -44,7 +44,6 @@
 
 typedef struct gk_net_peer gk_net_peer;
 
-
 typedef struct gk_net_peer_callbacks {
   void *ctx;
   /* Must be non-NULL. Sends bytes to the host (valid for the call). */
@@ -68,7 +67,7 @@ typedef struct gk_net_peer_callbacks {
 } gk_net_peer_callbacks;
 
 typedef struct gk_net_peer_options {
-  uv_loop_t *loop;          /* must be non-NULL */
+  uv_loop_t *loop; /* must be non-NULL */
   /* The local input source, or NULL for the genre's bot seeded with
    * bot_seed and the slot. Owned by the caller; must outlive the match. */
   gk_input *source;
@@ -76,23 +75,23 @@ typedef struct gk_net_peer_options {
   /* Genre lookup by name; NULL -> gk_genre_find. */
   const gk_sim *(*find_genre)(void *ctx, const char *name);
   void *find_ctx;
-  uint32_t window;          /* input buffer window; 0 -> default */
-  uint32_t latency_cap;     /* latency samples kept; 0 -> 65536 */
-  uint32_t hash_ring;       /* 0 -> default */
+  uint32_t window;      /* input buffer window; 0 -> default */
+  uint32_t latency_cap; /* latency samples kept; 0 -> 65536 */
+  uint32_t hash_ring;   /* 0 -> default */
 } gk_net_peer_options;
 
 typedef struct gk_net_peer_stats {
   uint64_t packets_in, packets_out;
-  uint64_t drop_malformed;   /* decode failed */
-  uint64_t drop_unexpected;  /* wrong shape or not valid now */
-  uint64_t confirmed_dup;    /* redundant confirmed steps */
-  uint64_t samples;          /* inputs sampled */
-  uint64_t waits;            /* timer ticks that could not sample (bound) */
+  uint64_t drop_malformed;  /* decode failed */
+  uint64_t drop_unexpected; /* wrong shape or not valid now */
+  uint64_t confirmed_dup;   /* redundant confirmed steps */
+  uint64_t samples;         /* inputs sampled */
+  uint64_t waits;           /* timer ticks that could not sample (bound) */
   uint64_t steps_run;
 } gk_net_peer_stats;
 
 typedef struct gk__peer_input {
-  gk_input base;             /* must be first */
+  gk_input base; /* must be first */
   gk_net_peer *p;
   gk_step_input last;
 } gk__peer_input;
@@ -102,12 +101,12 @@ struct gk_net_peer {
   gk_net_peer_stats stats;
   gk_wire_match_start match; /* the match parameters (valid once started) */
   const gk_sim *sim;
-  gk_loop loop;              /* this peer's run of the match */
-  gk_inbuf inbuf;            /* confirmed merged inputs */
+  gk_loop loop;   /* this peer's run of the match */
+  gk_inbuf inbuf; /* confirmed merged inputs */
   int started;
   int ended;
   int end_reason;
-  uint32_t *latency_us;      /* confirm latency samples, in order */
+  uint32_t *latency_us; /* confirm latency samples, in order */
   uint32_t nlatency;
   /* private */
   gk_net_peer_options opts;
@@ -116,15 +115,15 @@ struct gk_net_peer {
   gk_input *source;
   void *sim_cfg;
   uint64_t step_ns;
-  uint64_t t0;               /* uv_hrtime of deadline 0 */
-  uint64_t k;                /* samples taken; the next is k */
-  uint64_t acked;            /* host holds my inputs < acked */
-  uint8_t *unacked;          /* ring of my records (window entries) */
-  uint64_t *sampled_ns;      /* ring: when each step's input was sampled */
-  uint64_t hash_from;        /* hashes reported below this step */
-  int blocked;              /* sampling waits on the confirmed bound */
+  uint64_t t0;          /* uv_hrtime of deadline 0 */
+  uint64_t k;           /* samples taken; the next is k */
+  uint64_t acked;       /* host holds my inputs < acked */
+  uint8_t *unacked;     /* ring of my records (window entries) */
+  uint64_t *sampled_ns; /* ring: when each step's input was sampled */
+  uint64_t hash_from;   /* hashes reported below this step */
+  int blocked;          /* sampling waits on the confirmed bound */
   int stopped;
-  int end_notice;            /* MATCH_END received */
+  int end_notice; /* MATCH_END received */
   int end_notice_reason;
   gk__peer_input in;
   uv_timer_t timer;
@@ -148,8 +147,8 @@ int gk_net_peer_receive(gk_net_peer *p, const uint8_t *bytes, size_t len);
  * Returns 0, GK_ESTATE (already started), GK_ENOTFOUND (unknown genre),
  * GK_EINVAL, GK_EMISMATCH (players outside the genre's range), or a config
  * error (GK_EPARSE, or the genre's code); message in err. */
-int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms,
-                      char *err, size_t errlen);
+int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
+                      size_t errlen);
 
 /* Encodes and sends a message (reliability from the type table). */
 int gk_net_peer_send_msg(gk_net_peer *p, const gk_wire_msg *m);

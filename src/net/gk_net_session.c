@@ -49,8 +49,7 @@ static uint32_t audience(const gk_net_session *s) {
 static void broadcast(gk_net_session *s, const gk_wire_msg *m) {
   uint32_t to = audience(s);
   for (uint32_t p = 0; p < s->cfg.players; p++)
-    if (to >> p & 1u)
-      send_msg(s, p, m);
+    if (to >> p & 1u) send_msg(s, p, m);
 }
 
 /* Sends `p` the confirmed steps it has not acknowledged (a few packets at
@@ -62,8 +61,7 @@ static void send_confirmed(gk_net_session *s, uint32_t p, int force) {
   uint64_t from = pl->acked > b->low ? pl->acked : b->low;
   uint64_t input_ack = gk_inbuf_contiguous(b, p, pl->input_ack);
   pl->input_ack = input_ack;
-  if (from >= b->confirmed && input_ack == pl->input_ack_sent && !force)
-    return;
+  if (from >= b->confirmed && input_ack == pl->input_ack_sent && !force) return;
   uint32_t fit = gk_wire_confirmed_fit(s->cfg.players, s->cfg.sim->input_size);
   size_t sb = GK_WIRE_STEP_BYTES(s->cfg.players, s->cfg.sim->input_size);
   for (int packet = 0; packet < 4; packet++) {
@@ -80,17 +78,16 @@ static void send_confirmed(gk_net_session *s, uint32_t p, int force) {
     }
     gk_wire_msg m;
     m.type = GK_MSG_CONFIRMED;
-    m.u.confirmed = (gk_wire_confirmed){
-        .players = (uint8_t)s->cfg.players,
-        .input_size = (uint8_t)s->cfg.sim->input_size,
-        .count = (uint8_t)count,
-        .ack = input_ack,
-        .first = from,
-        .steps = s->pack};
+    m.u.confirmed =
+        (gk_wire_confirmed){.players = (uint8_t)s->cfg.players,
+                            .input_size = (uint8_t)s->cfg.sim->input_size,
+                            .count = (uint8_t)count,
+                            .ack = input_ack,
+                            .first = from,
+                            .steps = s->pack};
     send_msg(s, p, &m);
     from += count;
-    if (from >= b->confirmed)
-      break;
+    if (from >= b->confirmed) break;
   }
   pl->input_ack_sent = input_ack;
   pl->sent_ms = s->now_ms;
@@ -108,17 +105,14 @@ static int step_late(const gk_net_session *s, uint64_t step, uint64_t now) {
 static void confirm_and_send(gk_net_session *s) {
   uint64_t before = s->inbuf.confirmed;
   uint64_t n = gk_inbuf_confirm(&s->inbuf);
-  if (n == 0)
-    return;
+  if (n == 0) return;
   s->stats.steps_confirmed += n;
   for (uint64_t st = before; st < s->inbuf.confirmed; st++)
-    if (step_late(s, st, s->now_ms))
-      s->stats.steps_late++;
+    if (step_late(s, st, s->now_ms)) s->stats.steps_late++;
   s->frontier_since_ms = s->now_ms;
   uint32_t to = gk_all_players(s->cfg.players);
   for (uint32_t p = 0; p < s->cfg.players; p++)
-    if (to >> p & 1u && (s->inbuf.ack_mask >> p & 1u))
-      send_confirmed(s, p, 0);
+    if (to >> p & 1u && (s->inbuf.ack_mask >> p & 1u)) send_confirmed(s, p, 0);
 }
 
 /* --- hashes -------------------------------------------------------------- */
@@ -131,13 +125,11 @@ static void compare(gk_net_session *s, uint32_t p, uint64_t step,
     return;
   }
   s->stats.hashes_compared++;
-  if (mine == hash || s->pl[p].desynced)
-    return;
+  if (mine == hash || s->pl[p].desynced) return;
   s->pl[p].desynced = 1;
   s->stats.desyncs++;
   gk_net_desync d = {step, p, mine, hash};
-  if (s->cb.desync != NULL)
-    s->cb.desync(s->cb.ctx, &d);
+  if (s->cb.desync != NULL) s->cb.desync(s->cb.ctx, &d);
   gk_wire_msg m;
   m.type = GK_MSG_DESYNC;
   m.u.desync = (gk_wire_desync){step, (uint8_t)p, mine, hash};
@@ -148,8 +140,7 @@ static void drain_pending(gk_net_session *s, uint32_t p) {
   gk__session_player *pl = &s->pl[p];
   while (pl->npending > 0) {
     gk__pending_hash *h = &pl->pending[pl->pend_head];
-    if (h->step >= s->loop.steps)
-      break;
+    if (h->step >= s->loop.steps) break;
     compare(s, p, h->step, h->hash);
     pl->pend_head = (pl->pend_head + 1) % s->cfg.pending_hashes;
     pl->npending--;
@@ -164,8 +155,7 @@ static int on_hash(gk_net_session *s, uint32_t p, const gk_wire_hash *m) {
   }
   for (uint32_t i = 0; i < m->count; i++) {
     uint64_t step = m->first + i;
-    if (step < pl->hashes_upto)
-      continue; /* already seen */
+    if (step < pl->hashes_upto) continue; /* already seen */
     pl->hashes_upto = step + 1;
     if (step < s->loop.steps && pl->npending == 0) {
       compare(s, p, step, m->hashes[i]);
@@ -187,10 +177,8 @@ static int on_hash(gk_net_session *s, uint32_t p, const gk_wire_hash *m) {
  * confirmed): stop repeating them to it. */
 static void take_ack(gk_net_session *s, uint32_t p, uint64_t ack) {
   gk__session_player *pl = &s->pl[p];
-  if (ack > s->inbuf.confirmed)
-    ack = s->inbuf.confirmed;
-  if (ack > pl->acked)
-    pl->acked = ack;
+  if (ack > s->inbuf.confirmed) ack = s->inbuf.confirmed;
+  if (ack > pl->acked) pl->acked = ack;
   gk_inbuf_ack(&s->inbuf, p, ack);
 }
 
@@ -226,8 +214,7 @@ static int on_input(gk_net_session *s, uint32_t p, const gk_wire_input *m) {
     else if (rc == GK_EAHEAD)
       ahead = 1;
   }
-  if (ahead)
-    s->stats.drop_ahead++;
+  if (ahead) s->stats.drop_ahead++;
   confirm_and_send(s);
   return ahead ? GK_EAHEAD : 0;
 }
@@ -237,8 +224,7 @@ static int on_input(gk_net_session *s, uint32_t p, const gk_wire_input *m) {
 static int session_read(gk_input *in, uint64_t step, gk_step_input *out) {
   gk__session_input *si = (gk__session_input *)in;
   int rc = si->s->inbuf.base.read(&si->s->inbuf.base, step, out);
-  if (rc == 0)
-    si->last = *out;
+  if (rc == 0) si->last = *out;
   return rc;
 }
 
@@ -246,8 +232,7 @@ static void session_end_step(gk_input *in) {
   gk__session_input *si = (gk__session_input *)in;
   gk_net_session *s = si->s;
   s->stats.steps_run++;
-  if (s->cb.step != NULL)
-    s->cb.step(s->cb.ctx, &si->last, s->loop.last_hash);
+  if (s->cb.step != NULL) s->cb.step(s->cb.ctx, &si->last, s->loop.last_hash);
 }
 
 int gk_net_session_init(gk_net_session *s, const gk_net_session_config *cfg,
@@ -258,29 +243,22 @@ int gk_net_session_init(gk_net_session *s, const gk_net_session_config *cfg,
     return gk_errf(err, errlen, GK_EINVAL, "session: missing argument");
   memset(s, 0, sizeof *s);
   int rc = gk_sim_check(cfg->sim, err, errlen);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   s->cfg = *cfg;
   gk_net_session_config *c = &s->cfg;
   const gk_sim *sim = c->sim;
   if (c->players < sim->players_min || c->players > sim->players_max ||
       c->players > GK_PLAYERS_MAX)
     return gk_errf(err, errlen, GK_EINVAL,
-                   "session: %u players, genre \"%s\" takes %u..%u",
-                   c->players, sim->name, sim->players_min,
-                   sim->players_max);
-  if (c->active_mask == 0)
-    c->active_mask = gk_all_players(c->players);
-  if (c->window == 0)
-    c->window = GK_INBUF_WINDOW_DEFAULT;
-  if (c->hash_ring == 0)
-    c->hash_ring = c->window > 1024 ? c->window : 1024;
-  if (c->pending_hashes == 0)
-    c->pending_hashes = 256;
+                   "session: %u players, genre \"%s\" takes %u..%u", c->players,
+                   sim->name, sim->players_min, sim->players_max);
+  if (c->active_mask == 0) c->active_mask = gk_all_players(c->players);
+  if (c->window == 0) c->window = GK_INBUF_WINDOW_DEFAULT;
+  if (c->hash_ring == 0) c->hash_ring = c->window > 1024 ? c->window : 1024;
+  if (c->pending_hashes == 0) c->pending_hashes = 256;
   if (c->step_seconds.num == 0 || c->step_seconds.den == 0)
     c->step_seconds = sim->step_seconds;
-  if (c->stall_notice_ms == 0)
-    c->stall_notice_ms = 1000;
+  if (c->stall_notice_ms == 0) c->stall_notice_ms = 1000;
   if ((c->active_mask & ~gk_all_players(c->players)) != 0 ||
       c->creator >= c->players || c->input_delay >= c->window / 2 ||
       c->lead > 255 || c->input_delay > 255 ||
@@ -333,8 +311,7 @@ int gk_net_session_init(gk_net_session *s, const gk_net_session_config *cfg,
 }
 
 void gk_net_session_close(gk_net_session *s) {
-  if (s == NULL)
-    return;
+  if (s == NULL) return;
   gk_loop_close(&s->loop);
   gk_inbuf_close(&s->inbuf);
   for (uint32_t p = 0; p < GK_PLAYERS_MAX; p++) {
@@ -368,16 +345,14 @@ int gk_net_session_receive_decoded(gk_net_session *s, uint32_t slot,
 
 int gk_net_session_on_msg(gk_net_session *s, uint32_t slot,
                           const gk_wire_msg *m, uint64_t now_ms) {
-  if (now_ms > s->now_ms)
-    s->now_ms = now_ms;
+  if (now_ms > s->now_ms) s->now_ms = now_ms;
   if (slot >= s->cfg.players) {
     s->stats.drop_slot++;
     return GK_ERANGE;
   }
   switch (m->type) {
   case GK_MSG_INPUT:
-    if (s->ended)
-      return on_late_input(s, slot, &m->u.input);
+    if (s->ended) return on_late_input(s, slot, &m->u.input);
     return on_input(s, slot, &m->u.input);
   case GK_MSG_HASH:
     return on_hash(s, slot, &m->u.hash);
@@ -403,19 +378,16 @@ int gk_net_session_on_msg(gk_net_session *s, uint32_t slot,
 static void check_stall(gk_net_session *s) {
   uint64_t step = s->inbuf.confirmed;
   uint32_t missing = gk_inbuf_missing(&s->inbuf, step);
-  if (missing == 0 || s->ended)
-    return;
+  if (missing == 0 || s->ended) return;
   uint64_t waited = s->now_ms - s->frontier_since_ms;
   if (waited >= s->cfg.stall_notice_ms && s->stall_step != step) {
     s->stall_step = step;
     s->stats.stalls++;
-    if (s->cb.stall != NULL)
-      s->cb.stall(s->cb.ctx, step, missing, waited);
+    if (s->cb.stall != NULL) s->cb.stall(s->cb.ctx, step, missing, waited);
     gk_wire_msg m;
     m.type = GK_MSG_STALL;
-    m.u.stall = (gk_wire_stall){step, missing,
-                                waited > UINT32_MAX ? UINT32_MAX
-                                                    : (uint32_t)waited};
+    m.u.stall = (gk_wire_stall){
+        step, missing, waited > UINT32_MAX ? UINT32_MAX : (uint32_t)waited};
     broadcast(s, &m);
   }
   if (s->cfg.auto_remove_ms != 0 && waited >= s->cfg.auto_remove_ms)
@@ -425,33 +397,28 @@ static void check_stall(gk_net_session *s) {
 }
 
 int gk_net_session_tick(gk_net_session *s, uint64_t now_ms) {
-  if (now_ms > s->now_ms)
-    s->now_ms = now_ms;
+  if (now_ms > s->now_ms) s->now_ms = now_ms;
   confirm_and_send(s);
   /* Repeat what is unacknowledged, about once per step period. */
   const gk_ratio r = s->cfg.step_seconds;
   uint64_t period = (uint64_t)r.num * 1000u / r.den;
-  if (period == 0)
-    period = 1;
+  if (period == 0) period = 1;
   for (uint32_t p = 0; p < s->cfg.players; p++) {
     const gk__session_player *pl = &s->pl[p];
     if ((s->inbuf.ack_mask >> p & 1u) == 0 || s->now_ms - pl->sent_ms < period)
       continue;
     if (pl->acked < s->inbuf.confirmed ||
-        gk_inbuf_contiguous(&s->inbuf, p, pl->input_ack) !=
-            pl->input_ack_sent)
+        gk_inbuf_contiguous(&s->inbuf, p, pl->input_ack) != pl->input_ack_sent)
       send_confirmed(s, p, 1);
   }
   int ran = 0;
   uint64_t ready = gk_inbuf_ready(&s->inbuf);
   if (ready > 0 && !s->ended) {
-    ran = gk_loop_frame(&s->loop, &s->in.base, gk_budget_steps(ready),
-                        s->now_ms);
-    if (ran < 0)
-      return ran;
+    ran =
+        gk_loop_frame(&s->loop, &s->in.base, gk_budget_steps(ready), s->now_ms);
+    if (ran < 0) return ran;
   }
-  for (uint32_t p = 0; p < s->cfg.players; p++)
-    drain_pending(s, p);
+  for (uint32_t p = 0; p < s->cfg.players; p++) drain_pending(s, p);
   const gk_sim *sim = s->cfg.sim;
   if (!s->end_scheduled && sim->is_over != NULL && s->loop.state != NULL &&
       sim->is_over(s->loop.state))
@@ -466,8 +433,7 @@ int gk_net_session_tick(gk_net_session *s, uint64_t now_ms) {
     m.type = GK_MSG_MATCH_END;
     m.u.match_end = (gk_wire_match_end){s->end_step, (uint8_t)s->end_reason};
     broadcast(s, &m);
-    if (s->cb.ended != NULL)
-      s->cb.ended(s->cb.ctx, s->end_step, s->end_reason);
+    if (s->cb.ended != NULL) s->cb.ended(s->cb.ctx, s->end_step, s->end_reason);
   }
   check_stall(s);
   return ran;
@@ -475,21 +441,14 @@ int gk_net_session_tick(gk_net_session *s, uint64_t now_ms) {
 
 int gk_net_session_remove(gk_net_session *s, uint32_t slot, uint64_t step,
                           uint64_t *at, uint64_t now_ms) {
-  if (now_ms > s->now_ms)
-    s->now_ms = now_ms;
-  if (slot >= s->cfg.players)
-    return GK_ERANGE;
-  if (s->ended)
-    return GK_ECLOSED;
-  if (step == GK_WIRE_STEP_ASAP)
-    step = s->inbuf.confirmed;
+  if (now_ms > s->now_ms) s->now_ms = now_ms;
+  if (slot >= s->cfg.players) return GK_ERANGE;
+  if (s->ended) return GK_ECLOSED;
+  if (step == GK_WIRE_STEP_ASAP) step = s->inbuf.confirmed;
   int rc = gk_inbuf_schedule(&s->inbuf, step, GK_INBUF_REMOVE_PLAYER, slot);
-  if (rc != 0)
-    return rc;
-  if (at != NULL)
-    *at = step;
-  if (s->cb.removed != NULL)
-    s->cb.removed(s->cb.ctx, slot, step);
+  if (rc != 0) return rc;
+  if (at != NULL) *at = step;
+  if (s->cb.removed != NULL) s->cb.removed(s->cb.ctx, slot, step);
   gk_wire_msg m;
   m.type = GK_MSG_REMOVE_PLAYER;
   m.u.remove = (gk_wire_remove){(uint8_t)slot, step};
@@ -500,23 +459,19 @@ int gk_net_session_remove(gk_net_session *s, uint32_t slot, uint64_t step,
 
 int gk_net_session_disconnect(gk_net_session *s, uint32_t slot,
                               uint64_t now_ms) {
-  if (slot < s->cfg.players && (gk_inbuf_active_at(&s->inbuf, UINT64_MAX - 1)
-                                    >> slot & 1u) == 0)
+  if (slot < s->cfg.players &&
+      (gk_inbuf_active_at(&s->inbuf, UINT64_MAX - 1) >> slot & 1u) == 0)
     return 0; /* already leaving */
   return gk_net_session_remove(s, slot, GK_WIRE_STEP_ASAP, NULL, now_ms);
 }
 
 int gk_net_session_end(gk_net_session *s, int reason, uint64_t now_ms) {
-  if (now_ms > s->now_ms)
-    s->now_ms = now_ms;
-  if (reason < 1 || reason > GK_WIRE_END_REASON_MAX)
-    return GK_EINVAL;
-  if (s->end_scheduled || s->ended)
-    return GK_ESTATE;
-  int rc = gk_inbuf_schedule(&s->inbuf, s->inbuf.confirmed,
-                             GK_INBUF_MATCH_END, 0);
-  if (rc != 0)
-    return rc;
+  if (now_ms > s->now_ms) s->now_ms = now_ms;
+  if (reason < 1 || reason > GK_WIRE_END_REASON_MAX) return GK_EINVAL;
+  if (s->end_scheduled || s->ended) return GK_ESTATE;
+  int rc =
+      gk_inbuf_schedule(&s->inbuf, s->inbuf.confirmed, GK_INBUF_MATCH_END, 0);
+  if (rc != 0) return rc;
   s->end_scheduled = 1;
   s->end_reason = reason;
   confirm_and_send(s);
@@ -528,11 +483,9 @@ uint64_t gk_net_session_confirmed(const gk_net_session *s) {
 }
 
 int gk_net_session_drained(const gk_net_session *s, uint32_t players) {
-  if (!s->ended)
-    return 0;
+  if (!s->ended) return 0;
   uint32_t wait = players & s->cfg.active_mask;
   for (uint32_t p = 0; p < s->cfg.players; p++)
-    if ((wait >> p & 1u) && s->pl[p].acked < s->inbuf.confirmed)
-      return 0;
+    if ((wait >> p & 1u) && s->pl[p].acked < s->inbuf.confirmed) return 0;
   return 1;
 }

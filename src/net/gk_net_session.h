@@ -74,8 +74,8 @@ typedef struct gk_net_desync {
 } gk_net_desync;
 
 typedef struct gk_net_session_config {
-  const gk_sim *sim;        /* must be non-NULL */
-  const void *sim_config;   /* the genre's config struct; copied by create */
+  const gk_sim *sim;      /* must be non-NULL */
+  const void *sim_config; /* the genre's config struct; copied by create */
   uint64_t seed;
   uint32_t players;         /* 1..GK_PLAYERS_MAX, within the genre's range */
   uint32_t active_mask;     /* 0 -> every slot below players */
@@ -105,8 +105,7 @@ typedef struct gk_net_session_callbacks {
   /* May be NULL. Once per player, at the first step its hash differs. */
   void (*desync)(void *ctx, const gk_net_desync *d);
   /* May be NULL. Step `step` has waited `waited_ms` on `awaited`. */
-  void (*stall)(void *ctx, uint64_t step, uint32_t awaited,
-                uint64_t waited_ms);
+  void (*stall)(void *ctx, uint64_t step, uint32_t awaited, uint64_t waited_ms);
   /* May be NULL. After the host's loop ran `in->step` (for replays). */
   void (*step)(void *ctx, const gk_step_input *in, uint64_t hash);
   /* May be NULL. A removal was scheduled: `slot` is neutral from `step`. */
@@ -119,21 +118,21 @@ typedef struct gk_net_session_callbacks {
 typedef struct gk_net_session_stats {
   uint64_t packets_in, bytes_in;
   uint64_t packets_out, bytes_out;
-  uint64_t drop_malformed;   /* decode failed */
-  uint64_t drop_slot;        /* message names another slot / bad shape */
-  uint64_t drop_unexpected;  /* a type the session does not take */
-  uint64_t drop_perm;        /* action from a non-creator, removed player */
-  uint64_t drop_ahead;       /* input or hash too far ahead */
-  uint64_t drop_send;        /* send callback failed */
-  uint64_t inputs_stale;     /* records for confirmed steps (redundancy) */
-  uint64_t inputs_dup;       /* records already held (redundancy) */
+  uint64_t drop_malformed;  /* decode failed */
+  uint64_t drop_slot;       /* message names another slot / bad shape */
+  uint64_t drop_unexpected; /* a type the session does not take */
+  uint64_t drop_perm;       /* action from a non-creator, removed player */
+  uint64_t drop_ahead;      /* input or hash too far ahead */
+  uint64_t drop_send;       /* send callback failed */
+  uint64_t inputs_stale;    /* records for confirmed steps (redundancy) */
+  uint64_t inputs_dup;      /* records already held (redundancy) */
   uint64_t hashes_compared;
-  uint64_t hashes_dropped;   /* pending overflow, or no longer kept */
+  uint64_t hashes_dropped; /* pending overflow, or no longer kept */
   uint64_t desyncs;
   uint64_t steps_confirmed;
   uint64_t steps_late;
-  uint64_t steps_run;        /* by the host's own loop */
-  uint64_t stalls;           /* stall notices sent */
+  uint64_t steps_run; /* by the host's own loop */
+  uint64_t stalls;    /* stall notices sent */
 } gk_net_session_stats;
 
 typedef struct gk__pending_hash {
@@ -154,7 +153,7 @@ typedef struct gk__session_player {
 } gk__session_player;
 
 typedef struct gk__session_input {
-  gk_input base;             /* must be first */
+  gk_input base; /* must be first */
   gk_net_session *s;
   gk_step_input last;
 } gk__session_input;
@@ -163,9 +162,9 @@ struct gk_net_session {
   /* read-only for callers */
   gk_net_session_config cfg;
   gk_net_session_stats stats;
-  gk_loop loop;              /* the host's own run of the match */
+  gk_loop loop; /* the host's own run of the match */
   gk_inbuf inbuf;
-  int ended;                 /* 1 once the last step ran */
+  int ended; /* 1 once the last step ran */
   int end_reason;
   uint64_t end_step;
   /* private */

@@ -26,8 +26,7 @@ static ENetHost *host_of(const gk_net_transport *t) {
 
 static ENetPeer *peer_of(const gk_net_transport *t, uint32_t id) {
   ENetHost *h = host_of(t);
-  if (h == NULL || id >= h->peerCount)
-    return NULL;
+  if (h == NULL || id >= h->peerCount) return NULL;
   return &h->peers[id];
 }
 
@@ -50,13 +49,11 @@ static void drain(gk_net_transport *t) {
     case ENET_EVENT_TYPE_CONNECT:
       t->stats.connects++;
       set_timeout(t, ev.peer);
-      if (t->cb.connect != NULL)
-        t->cb.connect(t->cb.ctx, t, id);
+      if (t->cb.connect != NULL) t->cb.connect(t->cb.ctx, t, id);
       break;
     case ENET_EVENT_TYPE_DISCONNECT:
       t->stats.disconnects++;
-      if (t->cb.disconnect != NULL)
-        t->cb.disconnect(t->cb.ctx, t, id);
+      if (t->cb.disconnect != NULL) t->cb.disconnect(t->cb.ctx, t, id);
       break;
     case ENET_EVENT_TYPE_RECEIVE:
       if (ev.packet->dataLength > t->opts.max_packet) {
@@ -64,8 +61,7 @@ static void drain(gk_net_transport *t) {
       } else {
         t->stats.packets_in++;
         t->stats.bytes_in += ev.packet->dataLength;
-        t->cb.receive(t->cb.ctx, t, id, ev.packet->data,
-                      ev.packet->dataLength);
+        t->cb.receive(t->cb.ctx, t, id, ev.packet->data, ev.packet->dataLength);
       }
       enet_packet_destroy(ev.packet);
       break;
@@ -82,7 +78,9 @@ static void on_poll(uv_poll_t *h, int status, int events) {
   drain((gk_net_transport *)h->data);
 }
 
-static void on_service(uv_timer_t *h) { drain((gk_net_transport *)h->data); }
+static void on_service(uv_timer_t *h) {
+  drain((gk_net_transport *)h->data);
+}
 
 static void on_prepare(uv_prepare_t *h) {
   gk_net_transport *t = h->data;
@@ -102,16 +100,11 @@ int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
   t->loop = loop;
   t->cb = *cb;
   t->opts = *opts;
-  if (t->opts.max_peers == 0)
-    t->opts.max_peers = 1;
-  if (t->opts.service_ms == 0)
-    t->opts.service_ms = 10;
-  if (t->opts.max_packet == 0)
-    t->opts.max_packet = GK_WIRE_MAX;
-  if (t->opts.max_peers > ENET_PROTOCOL_MAXIMUM_PEER_ID)
-    return GK_EINVAL;
-  if (enet_initialize() != 0)
-    return GK_EIO;
+  if (t->opts.max_peers == 0) t->opts.max_peers = 1;
+  if (t->opts.service_ms == 0) t->opts.service_ms = 10;
+  if (t->opts.max_packet == 0) t->opts.max_packet = GK_WIRE_MAX;
+  if (t->opts.max_peers > ENET_PROTOCOL_MAXIMUM_PEER_ID) return GK_EINVAL;
+  if (enet_initialize() != 0) return GK_EIO;
   ENetAddress addr;
   ENetHost *h;
   if (opts->bind_host != NULL) {
@@ -123,8 +116,7 @@ int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
   } else {
     h = enet_host_create(NULL, t->opts.max_peers, 2, 0, 0);
   }
-  if (h == NULL)
-    return GK_EIO;
+  if (h == NULL) return GK_EIO;
   t->host = h;
   t->port = opts->bind_host != NULL ? h->address.port : 0;
   if (uv_poll_init_socket(loop, &t->poll, h->socket) != 0) {
@@ -145,19 +137,16 @@ int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
 
 int gk_net_transport_connect(gk_net_transport *t, const char *host,
                              uint16_t port, uint32_t *peer) {
-  if (t->host == NULL || t->close_cb != NULL || host == NULL)
-    return GK_ESTATE;
+  if (t->host == NULL || t->close_cb != NULL || host == NULL) return GK_ESTATE;
   ENetAddress addr;
   if (enet_address_set_host_ip(&addr, host) != 0 &&
       enet_address_set_host(&addr, host) != 0)
     return GK_EINVAL;
   addr.port = port;
   ENetPeer *p = enet_host_connect(host_of(t), &addr, 2, 0);
-  if (p == NULL)
-    return GK_EFULL;
+  if (p == NULL) return GK_EFULL;
   set_timeout(t, p);
-  if (peer != NULL)
-    *peer = id_of(t, p);
+  if (peer != NULL) *peer = id_of(t, p);
   t->dirty = 1;
   return 0;
 }
@@ -174,12 +163,11 @@ int gk_net_transport_send(gk_net_transport *t, uint32_t peer,
     t->stats.drop_send++;
     return GK_ETOOBIG;
   }
-  ENetPacket *pkt = enet_packet_create(
-      bytes, len,
-      reliable ? ENET_PACKET_FLAG_RELIABLE : ENET_PACKET_FLAG_UNSEQUENCED);
+  ENetPacket *pkt = enet_packet_create(bytes, len,
+                                       reliable ? ENET_PACKET_FLAG_RELIABLE
+                                                : ENET_PACKET_FLAG_UNSEQUENCED);
   if (pkt == NULL || enet_peer_send(p, reliable ? 0 : 1, pkt) < 0) {
-    if (pkt != NULL)
-      enet_packet_destroy(pkt);
+    if (pkt != NULL) enet_packet_destroy(pkt);
     t->stats.drop_send++;
     return GK_EIO;
   }
@@ -192,8 +180,7 @@ int gk_net_transport_send(gk_net_transport *t, uint32_t peer,
 void gk_net_transport_disconnect(gk_net_transport *t, uint32_t peer,
                                  int at_once) {
   ENetPeer *p = peer_of(t, peer);
-  if (p == NULL || p->state == ENET_PEER_STATE_DISCONNECTED)
-    return;
+  if (p == NULL || p->state == ENET_PEER_STATE_DISCONNECTED) return;
   if (!at_once) {
     /* enet_peer_disconnect would drop what is still queued for the peer
      * (it resets the queues): the last reliable notice, e.g. an ERROR
@@ -206,8 +193,7 @@ void gk_net_transport_disconnect(gk_net_transport *t, uint32_t peer,
   /* enet_peer_disconnect_now raises no local event: report it here. */
   enet_peer_disconnect_now(p, 0);
   t->stats.disconnects++;
-  if (t->cb.disconnect != NULL)
-    t->cb.disconnect(t->cb.ctx, t, peer);
+  if (t->cb.disconnect != NULL) t->cb.disconnect(t->cb.ctx, t, peer);
 }
 
 uint32_t gk_net_transport_rtt(const gk_net_transport *t, uint32_t peer) {
@@ -217,21 +203,19 @@ uint32_t gk_net_transport_rtt(const gk_net_transport *t, uint32_t peer) {
 
 static void on_closed(uv_handle_t *h) {
   gk_net_transport *t = h->data;
-  if (--t->handles > 0)
-    return;
-  if (t->host != NULL)
-    enet_host_destroy(host_of(t));
+  if (--t->handles > 0) return;
+  if (t->host != NULL) enet_host_destroy(host_of(t));
   t->host = NULL;
-  if (t->close_cb != NULL)
-    t->close_cb(t);
+  if (t->close_cb != NULL) t->close_cb(t);
 }
 
-static void no_close_cb(gk_net_transport *t) { (void)t; }
+static void no_close_cb(gk_net_transport *t) {
+  (void)t;
+}
 
 void gk_net_transport_close(gk_net_transport *t,
                             void (*close_cb)(gk_net_transport *t)) {
-  if (t->close_cb != NULL || t->handles == 0)
-    return;
+  if (t->close_cb != NULL || t->handles == 0) return;
   ENetHost *h = host_of(t);
   for (size_t i = 0; i < h->peerCount; i++)
     if (h->peers[i].state != ENET_PEER_STATE_DISCONNECTED)

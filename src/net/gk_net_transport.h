@@ -40,37 +40,37 @@ typedef struct gk_net_transport_callbacks {
 } gk_net_transport_callbacks;
 
 typedef struct gk_net_transport_options {
-  const char *bind_host;  /* "127.0.0.1" for a server; NULL for a client */
-  uint16_t port;          /* with bind_host: 0 -> an ephemeral port */
-  uint32_t max_peers;     /* 1..4095; 0 -> 1 */
-  uint32_t service_ms;    /* service timer period; 0 -> 10 */
-  uint32_t timeout_ms;    /* peer timeout (no ack for this long); 0 -> ENet's
-                             default (5..30 s) */
-  size_t max_packet;      /* incoming size limit; 0 -> GK_WIRE_MAX */
+  const char *bind_host; /* "127.0.0.1" for a server; NULL for a client */
+  uint16_t port;         /* with bind_host: 0 -> an ephemeral port */
+  uint32_t max_peers;    /* 1..4095; 0 -> 1 */
+  uint32_t service_ms;   /* service timer period; 0 -> 10 */
+  uint32_t timeout_ms;   /* peer timeout (no ack for this long); 0 -> ENet's
+                            default (5..30 s) */
+  size_t max_packet;     /* incoming size limit; 0 -> GK_WIRE_MAX */
 } gk_net_transport_options;
 
 typedef struct gk_net_transport_stats {
   uint64_t packets_in, bytes_in;
   uint64_t packets_out, bytes_out;
-  uint64_t drop_oversize;  /* incoming packets over max_packet */
-  uint64_t drop_send;      /* sends refused (no such peer, ENet failure) */
+  uint64_t drop_oversize; /* incoming packets over max_packet */
+  uint64_t drop_send;     /* sends refused (no such peer, ENet failure) */
   uint64_t connects, disconnects;
 } gk_net_transport_stats;
 
 struct gk_net_transport {
   /* read-only for callers */
   gk_net_transport_stats stats;
-  uint16_t port;           /* the bound port (server), 0 for a client */
+  uint16_t port; /* the bound port (server), 0 for a client */
   /* private */
   uv_loop_t *loop;
-  void *host;              /* ENetHost */
+  void *host; /* ENetHost */
   gk_net_transport_callbacks cb;
   gk_net_transport_options opts;
   uv_poll_t poll;
   uv_timer_t service;
   uv_prepare_t flush;
-  int dirty;               /* packets queued since the last flush */
-  int handles;             /* handles still open (close is asynchronous) */
+  int dirty;   /* packets queued since the last flush */
+  int handles; /* handles still open (close is asynchronous) */
   void (*close_cb)(gk_net_transport *t);
 };
 

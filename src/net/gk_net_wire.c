@@ -96,10 +96,8 @@ static int code_char(int c) {
 /* kind: 'g' genre name, 'j' JSON text (no NUL, no control bytes but
  * whitespace; DEL 0x7f is a control byte), 't' printable ASCII text. */
 static int check_text(const char *s, size_t len, size_t max, int kind) {
-  if (len > max)
-    return GK_ETOOBIG;
-  if (kind == 'g' && len == 0)
-    return GK_EPROTO;
+  if (len > max) return GK_ETOOBIG;
+  if (kind == 'g' && len == 0) return GK_EPROTO;
   for (size_t i = 0; i < len; i++) {
     unsigned char c = (unsigned char)s[i];
     int ok;
@@ -109,18 +107,15 @@ static int check_text(const char *s, size_t len, size_t max, int kind) {
       ok = (c >= 0x20 && c != 0x7f) || c == '\t' || c == '\n' || c == '\r';
     else
       ok = c >= 0x20 && c < 0x7f;
-    if (!ok)
-      return GK_EPROTO;
+    if (!ok) return GK_EPROTO;
   }
   return 0;
 }
 
 int gk_wire_code_valid(const char *code) {
-  if (code == NULL)
-    return 0;
+  if (code == NULL) return 0;
   for (size_t i = 0; i < GK_WIRE_CODE_LEN; i++)
-    if (!code_char((unsigned char)code[i]))
-      return 0;
+    if (!code_char((unsigned char)code[i])) return 0;
   return code[GK_WIRE_CODE_LEN] == '\0';
 }
 
@@ -130,8 +125,7 @@ static int check_confirmed_shape(uint32_t players, uint32_t input_size,
   if ((rc = check_players(players)) != 0 ||
       (rc = check_input_size(input_size)) != 0)
     return rc;
-  if (count > gk_wire_confirmed_fit(players, input_size))
-    return GK_ETOOBIG;
+  if (count > gk_wire_confirmed_fit(players, input_size)) return GK_ETOOBIG;
   return 0;
 }
 
@@ -141,14 +135,13 @@ static int check_confirmed_shape(uint32_t players, uint32_t input_size,
 uint32_t gk_wire_confirmed_fit(uint32_t players, uint32_t input_size) {
   if (check_players(players) != 0 || check_input_size(input_size) != 0)
     return 0;
-  size_t n = (GK_WIRE_MAX - MATCH_FIXED) / GK_WIRE_STEP_BYTES(players,
-                                                             input_size);
+  size_t n =
+      (GK_WIRE_MAX - MATCH_FIXED) / GK_WIRE_STEP_BYTES(players, input_size);
   return n > GK_WIRE_STEPS_MAX ? GK_WIRE_STEPS_MAX : (uint32_t)n;
 }
 
 uint32_t gk_wire_input_fit(uint32_t input_size) {
-  if (check_input_size(input_size) != 0)
-    return 0;
+  if (check_input_size(input_size) != 0) return 0;
   size_t n = (GK_WIRE_MAX - MATCH_FIXED) / input_size;
   return n > GK_WIRE_STEPS_MAX ? GK_WIRE_STEPS_MAX : (uint32_t)n;
 }
@@ -163,8 +156,8 @@ void gk_wire_step_pack(uint8_t *dst, uint32_t active_mask, uint32_t flags,
 
 void gk_wire_step_get(const gk_wire_confirmed *c, uint32_t i,
                       gk_step_input *out) {
-  const uint8_t *p = c->steps + (size_t)i * GK_WIRE_STEP_BYTES(c->players,
-                                                              c->input_size);
+  const uint8_t *p =
+      c->steps + (size_t)i * GK_WIRE_STEP_BYTES(c->players, c->input_size);
   out->step = c->first + i;
   out->active_mask = gk_load_le32(p);
   out->flags = gk_load_le32(p + 4);
@@ -182,14 +175,12 @@ typedef struct put_buf {
 } put_buf;
 
 static void put_bytes(put_buf *b, const void *src, size_t n) {
-  if (b->err != 0)
-    return;
+  if (b->err != 0) return;
   if (n > b->cap - b->len) {
     b->err = GK_ETOOBIG;
     return;
   }
-  if (n > 0)
-    memcpy(b->p + b->len, src, n);
+  if (n > 0) memcpy(b->p + b->len, src, n);
   b->len += n;
 }
 
@@ -204,8 +195,7 @@ static void put_str(put_buf *b, const char *s, size_t max, unsigned lenbytes,
   size_t n = strnlen(s, max + 1);
   int rc = check_text(s, n, max, kind);
   if (rc != 0) {
-    if (b->err == 0)
-      b->err = rc;
+    if (b->err == 0) b->err = rc;
     return;
   }
   put_le(b, n, lenbytes);
@@ -219,28 +209,21 @@ static int get_str(gk_reader *r, char *out, size_t max, unsigned lenbytes,
                    int kind) {
   size_t n = lenbytes == 1 ? gk_read_u8(r) : gk_read_u16(r);
   out[0] = '\0';
-  if (r->err != 0)
-    return r->err;
-  if (n > max)
-    return GK_ETOOBIG;
-  if (n > gk_reader_left(r))
-    return GK_ETRUNC;
+  if (r->err != 0) return r->err;
+  if (n > max) return GK_ETOOBIG;
+  if (n > gk_reader_left(r)) return GK_ETRUNC;
   int rc = gk_read_bytes(r, out, n);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   out[n] = '\0';
   rc = check_text(out, n, max, kind);
-  if (rc != 0)
-    out[0] = '\0';
+  if (rc != 0) out[0] = '\0';
   return rc;
 }
 
 /* Points *out at the next n bytes of the datagram (no copy). */
 static int get_span(gk_reader *r, size_t n, const uint8_t **out) {
-  if (r->err != 0)
-    return r->err;
-  if (n > gk_reader_left(r))
-    return GK_ETRUNC;
+  if (r->err != 0) return r->err;
+  if (n > gk_reader_left(r)) return GK_ETRUNC;
   *out = r->p + r->pos;
   r->pos += n;
   return 0;
@@ -250,17 +233,13 @@ static int get_span(gk_reader *r, size_t n, const uint8_t **out) {
 
 static int enc_input(const gk_wire_input *m, put_buf *b) {
   int rc;
-  if ((rc = check_input_size(m->input_size)) != 0)
-    return rc;
-  if (m->slot >= GK_PLAYERS_MAX)
-    return GK_ERANGE;
-  if (m->count > gk_wire_input_fit(m->input_size))
-    return GK_ETOOBIG;
+  if ((rc = check_input_size(m->input_size)) != 0) return rc;
+  if (m->slot >= GK_PLAYERS_MAX) return GK_ERANGE;
+  if (m->count > gk_wire_input_fit(m->input_size)) return GK_ETOOBIG;
   if ((rc = check_range(m->first, m->count)) != 0 ||
       (rc = check_range(m->ack, 0)) != 0)
     return rc;
-  if (m->count > 0 && m->records == NULL)
-    return GK_EINVAL;
+  if (m->count > 0 && m->records == NULL) return GK_EINVAL;
   put_le(b, m->slot, 1);
   put_le(b, m->input_size, 1);
   put_le(b, m->ack, 8);
@@ -278,14 +257,10 @@ static int dec_input(gk_reader *r, gk_wire_input *m) {
   m->first = gk_read_u64(r);
   m->count = gk_read_u8(r);
   m->records = NULL;
-  if (r->err != 0)
-    return r->err;
-  if (m->slot >= GK_PLAYERS_MAX)
-    return GK_ERANGE;
-  if ((rc = check_input_size(m->input_size)) != 0)
-    return rc;
-  if (m->count > gk_wire_input_fit(m->input_size))
-    return GK_ETOOBIG;
+  if (r->err != 0) return r->err;
+  if (m->slot >= GK_PLAYERS_MAX) return GK_ERANGE;
+  if ((rc = check_input_size(m->input_size)) != 0) return rc;
+  if (m->count > gk_wire_input_fit(m->input_size)) return GK_ETOOBIG;
   if ((rc = check_range(m->first, m->count)) != 0 ||
       (rc = check_range(m->ack, 0)) != 0)
     return rc;
@@ -312,10 +287,8 @@ static int enc_confirmed(const gk_wire_confirmed *m, put_buf *b) {
   if ((rc = check_range(m->first, m->count)) != 0 ||
       (rc = check_range(m->ack, 0)) != 0)
     return rc;
-  if (m->count > 0 && m->steps == NULL)
-    return GK_EINVAL;
-  if ((rc = check_steps(m)) != 0)
-    return rc;
+  if (m->count > 0 && m->steps == NULL) return GK_EINVAL;
+  if ((rc = check_steps(m)) != 0) return rc;
   put_le(b, m->players, 1);
   put_le(b, m->input_size, 1);
   put_le(b, m->ack, 8);
@@ -334,8 +307,7 @@ static int dec_confirmed(gk_reader *r, gk_wire_confirmed *m) {
   m->first = gk_read_u64(r);
   m->count = gk_read_u8(r);
   m->steps = NULL;
-  if (r->err != 0)
-    return r->err;
+  if (r->err != 0) return r->err;
   if ((rc = check_confirmed_shape(m->players, m->input_size, m->count)) != 0)
     return rc;
   if ((rc = check_range(m->first, m->count)) != 0 ||
@@ -343,21 +315,17 @@ static int dec_confirmed(gk_reader *r, gk_wire_confirmed *m) {
     return rc;
   rc = get_span(r, m->count * GK_WIRE_STEP_BYTES(m->players, m->input_size),
                 &m->steps);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   return check_steps(m);
 }
 
 static int enc_hash(const gk_wire_hash *m, put_buf *b) {
   int rc;
-  if (m->count < 1 || m->count > GK_WIRE_STEPS_MAX)
-    return GK_ERANGE;
-  if ((rc = check_range(m->first, m->count)) != 0)
-    return rc;
+  if (m->count < 1 || m->count > GK_WIRE_STEPS_MAX) return GK_ERANGE;
+  if ((rc = check_range(m->first, m->count)) != 0) return rc;
   put_le(b, m->first, 8);
   put_le(b, m->count, 1);
-  for (uint32_t i = 0; i < m->count; i++)
-    put_le(b, m->hashes[i], 8);
+  for (uint32_t i = 0; i < m->count; i++) put_le(b, m->hashes[i], 8);
   return b->err;
 }
 
@@ -365,16 +333,11 @@ static int dec_hash(gk_reader *r, gk_wire_hash *m) {
   int rc;
   m->first = gk_read_u64(r);
   m->count = gk_read_u8(r);
-  if (r->err != 0)
-    return r->err;
-  if (m->count < 1 || m->count > GK_WIRE_STEPS_MAX)
-    return GK_ERANGE;
-  if ((rc = check_range(m->first, m->count)) != 0)
-    return rc;
-  if ((size_t)m->count * 8u > gk_reader_left(r))
-    return GK_ETRUNC;
-  for (uint32_t i = 0; i < m->count; i++)
-    m->hashes[i] = gk_read_u64(r);
+  if (r->err != 0) return r->err;
+  if (m->count < 1 || m->count > GK_WIRE_STEPS_MAX) return GK_ERANGE;
+  if ((rc = check_range(m->first, m->count)) != 0) return rc;
+  if ((size_t)m->count * 8u > gk_reader_left(r)) return GK_ETRUNC;
+  for (uint32_t i = 0; i < m->count; i++) m->hashes[i] = gk_read_u64(r);
   return r->err;
 }
 
@@ -392,8 +355,7 @@ static int dec_stall(gk_reader *r, gk_wire_stall *m) {
   m->step = gk_read_u64(r);
   m->awaited = gk_read_u32(r);
   m->waited_ms = gk_read_u32(r);
-  if (r->err != 0)
-    return r->err;
+  if (r->err != 0) return r->err;
   if (check_range(m->step, 0) != 0 || m->awaited == 0 ||
       check_mask(m->awaited, GK_PLAYERS_MAX) != 0)
     return GK_ERANGE;
@@ -415,8 +377,7 @@ static int dec_desync(gk_reader *r, gk_wire_desync *m) {
   m->player = gk_read_u8(r);
   m->host_hash = gk_read_u64(r);
   m->peer_hash = gk_read_u64(r);
-  if (r->err != 0)
-    return r->err;
+  if (r->err != 0) return r->err;
   if (check_range(m->step, 0) != 0 || m->player >= GK_PLAYERS_MAX)
     return GK_ERANGE;
   return 0;
@@ -437,16 +398,14 @@ static int enc_match_end(const gk_wire_match_end *m, put_buf *b) {
 static int dec_match_end(gk_reader *r, gk_wire_match_end *m) {
   m->step = gk_read_u64(r);
   m->reason = gk_read_u8(r);
-  if (r->err != 0)
-    return r->err;
+  if (r->err != 0) return r->err;
   if (check_range(m->step, 0) != 0 || check_reason(m->reason) != 0)
     return GK_ERANGE;
   return 0;
 }
 
 static int check_remove(const gk_wire_remove *m) {
-  if (m->slot >= GK_PLAYERS_MAX)
-    return GK_ERANGE;
+  if (m->slot >= GK_PLAYERS_MAX) return GK_ERANGE;
   if (m->step != GK_WIRE_STEP_ASAP && check_range(m->step, 0) != 0)
     return GK_ERANGE;
   return 0;
@@ -454,8 +413,7 @@ static int check_remove(const gk_wire_remove *m) {
 
 static int enc_remove(const gk_wire_remove *m, put_buf *b) {
   int rc = check_remove(m);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   put_le(b, m->slot, 1);
   put_le(b, m->step, 8);
   return b->err;
@@ -464,14 +422,12 @@ static int enc_remove(const gk_wire_remove *m, put_buf *b) {
 static int dec_remove(gk_reader *r, gk_wire_remove *m) {
   m->slot = gk_read_u8(r);
   m->step = gk_read_u64(r);
-  if (r->err != 0)
-    return r->err;
+  if (r->err != 0) return r->err;
   return check_remove(m);
 }
 
 static int enc_create_room(const gk_wire_create_room *m, put_buf *b) {
-  if (check_players(m->max_players) != 0)
-    return GK_ERANGE;
+  if (check_players(m->max_players) != 0) return GK_ERANGE;
   put_le(b, m->max_players, 1);
   put_le(b, m->input_delay, 1);
   put_str(b, m->genre, GK_WIRE_GENRE_MAX, 1, 'g');
@@ -490,13 +446,10 @@ static int dec_create_room(gk_reader *r, gk_wire_create_room *m) {
 }
 
 static int enc_code(const gk_wire_room_code *m, int with_slot, put_buf *b) {
-  if (!gk_wire_code_valid(m->code))
-    return GK_EPROTO;
-  if (with_slot && m->slot >= GK_PLAYERS_MAX)
-    return GK_ERANGE;
+  if (!gk_wire_code_valid(m->code)) return GK_EPROTO;
+  if (with_slot && m->slot >= GK_PLAYERS_MAX) return GK_ERANGE;
   put_bytes(b, m->code, GK_WIRE_CODE_LEN);
-  if (with_slot)
-    put_le(b, m->slot, 1);
+  if (with_slot) put_le(b, m->slot, 1);
   return b->err;
 }
 
@@ -504,8 +457,7 @@ static int dec_code(gk_reader *r, gk_wire_room_code *m, int with_slot) {
   int rc = gk_read_bytes(r, m->code, GK_WIRE_CODE_LEN);
   m->code[GK_WIRE_CODE_LEN] = '\0';
   m->slot = with_slot ? gk_read_u8(r) : 0;
-  if (rc != 0 || r->err != 0)
-    return r->err != 0 ? r->err : rc;
+  if (rc != 0 || r->err != 0) return r->err != 0 ? r->err : rc;
   if (!gk_wire_code_valid(m->code)) {
     m->code[0] = '\0';
     return GK_EPROTO;
@@ -520,21 +472,17 @@ static int check_joined(const gk_wire_joined *m) {
 }
 
 static int check_match_start(const gk_wire_match_start *m) {
-  if (check_players(m->players) != 0 || m->slot >= m->players)
-    return GK_ERANGE;
+  if (check_players(m->players) != 0 || m->slot >= m->players) return GK_ERANGE;
   if (m->active_mask == 0 || check_mask(m->active_mask, m->players) != 0)
     return GK_EPROTO;
-  if (check_range(m->first_step, 0) != 0)
-    return GK_ERANGE;
-  if (m->step_seconds.num == 0 || m->step_seconds.den == 0)
-    return GK_ERANGE;
+  if (check_range(m->first_step, 0) != 0) return GK_ERANGE;
+  if (m->step_seconds.num == 0 || m->step_seconds.den == 0) return GK_ERANGE;
   return 0;
 }
 
 static int enc_match_start(const gk_wire_match_start *m, put_buf *b) {
   int rc = check_match_start(m);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   put_le(b, m->seed, 8);
   put_le(b, m->players, 1);
   put_le(b, m->slot, 1);
@@ -567,8 +515,7 @@ static int dec_match_start(gk_reader *r, gk_wire_match_start *m) {
 }
 
 static int enc_error(const gk_wire_error *m, put_buf *b) {
-  if (m->code >= 0)
-    return GK_ERANGE;
+  if (m->code >= 0) return GK_ERANGE;
   put_le(b, (uint16_t)m->code, 2);
   put_str(b, m->text, GK_WIRE_TEXT_MAX, 1, 't');
   return b->err;
@@ -577,20 +524,18 @@ static int enc_error(const gk_wire_error *m, put_buf *b) {
 static int dec_error(gk_reader *r, gk_wire_error *m) {
   m->code = gk_read_i16(r);
   int rc = get_str(r, m->text, GK_WIRE_TEXT_MAX, 1, 't');
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   return m->code < 0 ? 0 : GK_ERANGE;
 }
 
-/* --- entry points ---------------------------------------------------------- */
+/* --- entry points ----------------------------------------------------------
+ */
 
 int gk_wire_encode(const gk_wire_msg *m, uint8_t *out, size_t cap,
                    size_t *len) {
-  if (m == NULL || out == NULL || len == NULL)
-    return GK_EINVAL;
+  if (m == NULL || out == NULL || len == NULL) return GK_EINVAL;
   *len = 0;
-  if (!type_known((int)m->type))
-    return GK_EPROTO;
+  if (!type_known((int)m->type)) return GK_EPROTO;
   put_buf b = {out, cap < GK_WIRE_MAX ? cap : GK_WIRE_MAX, 0, 0};
   put_le(&b, GK_WIRE_VERSION, 1);
   put_le(&b, (uint64_t)m->type, 1);
@@ -652,30 +597,23 @@ int gk_wire_encode(const gk_wire_msg *m, uint8_t *out, size_t cap,
     rc = GK_EPROTO;
     break;
   }
-  if (rc == 0)
-    rc = b.err;
-  if (rc != 0)
-    return rc;
+  if (rc == 0) rc = b.err;
+  if (rc != 0) return rc;
   *len = b.len;
   return 0;
 }
 
 int gk_wire_decode(const uint8_t *bytes, size_t len, gk_wire_msg *m) {
-  if (m == NULL || (bytes == NULL && len > 0))
-    return GK_EINVAL;
+  if (m == NULL || (bytes == NULL && len > 0)) return GK_EINVAL;
   memset(m, 0, sizeof *m);
-  if (len > GK_WIRE_MAX)
-    return GK_ETOOBIG;
+  if (len > GK_WIRE_MAX) return GK_ETOOBIG;
   gk_reader r;
   gk_reader_init(&r, bytes, len);
   uint8_t version = gk_read_u8(&r);
   uint8_t type = gk_read_u8(&r);
-  if (r.err != 0)
-    return r.err;
-  if (version != GK_WIRE_VERSION)
-    return GK_EVERSION;
-  if (!type_known(type))
-    return GK_EPROTO;
+  if (r.err != 0) return r.err;
+  if (version != GK_WIRE_VERSION) return GK_EVERSION;
+  if (!type_known(type)) return GK_EPROTO;
   m->type = (gk_wire_type)type;
   int rc;
   switch (m->type) {
@@ -735,10 +673,8 @@ int gk_wire_decode(const uint8_t *bytes, size_t len, gk_wire_msg *m) {
     rc = GK_EPROTO;
     break;
   }
-  if (rc == 0 && r.err != 0)
-    rc = r.err;
-  if (rc == 0 && gk_reader_left(&r) != 0)
-    rc = GK_EPROTO; /* trailing bytes */
+  if (rc == 0 && r.err != 0) rc = r.err;
+  if (rc == 0 && gk_reader_left(&r) != 0) rc = GK_EPROTO; /* trailing bytes */
   if (rc != 0) {
     gk_wire_type t = m->type;
     memset(m, 0, sizeof *m);

@@ -72,15 +72,16 @@
 #include "gk_sim.h"
 
 #define GK_WIRE_VERSION 1
-#define GK_WIRE_MAX 1200        /* hard limit of one encoded message, bytes */
-#define GK_WIRE_HEADER 2        /* version + type */
-#define GK_WIRE_STEPS_MAX 64    /* steps in one INPUT, CONFIRMED or HASH */
-#define GK_WIRE_GENRE_MAX 32    /* genre name, bytes: [a-z0-9_-] */
-#define GK_WIRE_CONFIG_MAX 768  /* genre config JSON text, bytes */
-#define GK_WIRE_TEXT_MAX 120    /* error text, printable ASCII */
-#define GK_WIRE_CODE_LEN 16     /* room code: base32 text [A-Z2-7] */
+#define GK_WIRE_MAX 1200       /* hard limit of one encoded message, bytes */
+#define GK_WIRE_HEADER 2       /* version + type */
+#define GK_WIRE_STEPS_MAX 64   /* steps in one INPUT, CONFIRMED or HASH */
+#define GK_WIRE_GENRE_MAX 32   /* genre name, bytes: [a-z0-9_-] */
+#define GK_WIRE_CONFIG_MAX 768 /* genre config JSON text, bytes */
+#define GK_WIRE_TEXT_MAX 120   /* error text, printable ASCII */
+#define GK_WIRE_CODE_LEN 16    /* room code: base32 text [A-Z2-7] */
 #define GK_WIRE_STEP_ASAP UINT64_MAX /* REMOVE_PLAYER: the earliest step */
-#define GK_WIRE_STEP_LIMIT (UINT64_C(1) << 48) /* steps on the wire are below */
+#define GK_WIRE_STEP_LIMIT (UINT64_C(1) << 48) /* steps on the wire are below  \
+                                                */
 
 /* The one table of message types: X(NAME, id, reliable). `reliable` says
  * how the sender should send it: 1 on the reliable channel, 0 unreliably
@@ -122,13 +123,13 @@ enum {
 
 typedef struct gk_wire_input {
   uint8_t slot;
-  uint8_t input_size;       /* 1..GK_INPUT_SIZE_MAX */
-  uint8_t count;            /* 0..GK_WIRE_STEPS_MAX */
+  uint8_t input_size; /* 1..GK_INPUT_SIZE_MAX */
+  uint8_t count;      /* 0..GK_WIRE_STEPS_MAX */
   uint64_t ack;
-  uint64_t first;           /* first + count <= GK_WIRE_STEP_LIMIT */
-  const uint8_t *records;   /* count * input_size bytes; points into the
-                               decoded datagram (or the caller's buffer for
-                               encode) */
+  uint64_t first;         /* first + count <= GK_WIRE_STEP_LIMIT */
+  const uint8_t *records; /* count * input_size bytes; points into the
+                             decoded datagram (or the caller's buffer for
+                             encode) */
 } gk_wire_input;
 
 /* One confirmed step on the wire: 8 + players * input_size bytes. */
@@ -136,24 +137,24 @@ typedef struct gk_wire_input {
   (8u + (size_t)(players) * (size_t)(input_size))
 
 typedef struct gk_wire_confirmed {
-  uint8_t players;          /* 1..GK_PLAYERS_MAX */
-  uint8_t input_size;       /* 1..GK_INPUT_SIZE_MAX */
-  uint8_t count;            /* 0..GK_WIRE_STEPS_MAX, and the total fits */
+  uint8_t players;    /* 1..GK_PLAYERS_MAX */
+  uint8_t input_size; /* 1..GK_INPUT_SIZE_MAX */
+  uint8_t count;      /* 0..GK_WIRE_STEPS_MAX, and the total fits */
   uint64_t ack;
   uint64_t first;
-  const uint8_t *steps;     /* count packed steps in wire layout (see
-                               gk_wire_step_pack / gk_wire_step_get) */
+  const uint8_t *steps; /* count packed steps in wire layout (see
+                           gk_wire_step_pack / gk_wire_step_get) */
 } gk_wire_confirmed;
 
 typedef struct gk_wire_hash {
   uint64_t first;
-  uint8_t count;            /* 1..GK_WIRE_STEPS_MAX */
+  uint8_t count; /* 1..GK_WIRE_STEPS_MAX */
   uint64_t hashes[GK_WIRE_STEPS_MAX];
 } gk_wire_hash;
 
 typedef struct gk_wire_stall {
   uint64_t step;
-  uint32_t awaited;         /* mask of awaited players, non-zero */
+  uint32_t awaited; /* mask of awaited players, non-zero */
   uint32_t waited_ms;
 } gk_wire_stall;
 
@@ -166,16 +167,16 @@ typedef struct gk_wire_desync {
 
 typedef struct gk_wire_match_end {
   uint64_t step;
-  uint8_t reason;           /* GK_WIRE_END_* */
+  uint8_t reason; /* GK_WIRE_END_* */
 } gk_wire_match_end;
 
 typedef struct gk_wire_remove {
   uint8_t slot;
-  uint64_t step;            /* < GK_WIRE_STEP_LIMIT, or GK_WIRE_STEP_ASAP */
+  uint64_t step; /* < GK_WIRE_STEP_LIMIT, or GK_WIRE_STEP_ASAP */
 } gk_wire_remove;
 
 typedef struct gk_wire_create_room {
-  uint8_t max_players;      /* 1..GK_PLAYERS_MAX */
+  uint8_t max_players; /* 1..GK_PLAYERS_MAX */
   uint8_t input_delay;
   char genre[GK_WIRE_GENRE_MAX + 1];   /* NUL-terminated, non-empty */
   char config[GK_WIRE_CONFIG_MAX + 1]; /* NUL-terminated JSON text (may be
@@ -194,19 +195,19 @@ typedef struct gk_wire_joined {
 
 typedef struct gk_wire_match_start {
   uint64_t seed;
-  uint8_t players;          /* 1..GK_PLAYERS_MAX */
-  uint8_t slot;             /* < players */
-  uint32_t active_mask;     /* non-zero, only bits below players */
-  uint64_t first_step;      /* < GK_WIRE_STEP_LIMIT */
+  uint8_t players;      /* 1..GK_PLAYERS_MAX */
+  uint8_t slot;         /* < players */
+  uint32_t active_mask; /* non-zero, only bits below players */
+  uint64_t first_step;  /* < GK_WIRE_STEP_LIMIT */
   uint8_t input_delay;
   uint8_t lead;
-  gk_ratio step_seconds;    /* num, den non-zero */
+  gk_ratio step_seconds; /* num, den non-zero */
   char genre[GK_WIRE_GENRE_MAX + 1];
   char config[GK_WIRE_CONFIG_MAX + 1];
 } gk_wire_match_start;
 
 typedef struct gk_wire_error {
-  int16_t code;             /* a negative GK_E* code */
+  int16_t code; /* a negative GK_E* code */
   char text[GK_WIRE_TEXT_MAX + 1];
 } gk_wire_error;
 
@@ -222,12 +223,12 @@ typedef struct gk_wire_msg {
     gk_wire_desync desync;
     gk_wire_match_end match_end;
     gk_wire_remove remove;
-    uint8_t end_reason;            /* END_MATCH */
+    uint8_t end_reason; /* END_MATCH */
     gk_wire_create_room create_room;
-    gk_wire_room_code room;        /* ROOM_CREATED, JOIN_ROOM */
+    gk_wire_room_code room; /* ROOM_CREATED, JOIN_ROOM */
     gk_wire_joined joined;
     gk_wire_match_start match_start;
-    uint32_t shutdown_grace_ms;    /* SHUTDOWN */
+    uint32_t shutdown_grace_ms; /* SHUTDOWN */
     gk_wire_error error;
   } u;
 } gk_wire_msg;
@@ -235,8 +236,7 @@ typedef struct gk_wire_msg {
 /* Encodes `m` into out (cap bytes) and stores the length in *len. Checks
  * the same limits decode checks (so every encoded message decodes), and
  * GK_ETOOBIG if the result would exceed GK_WIRE_MAX or cap. */
-int gk_wire_encode(const gk_wire_msg *m, uint8_t *out, size_t cap,
-                   size_t *len);
+int gk_wire_encode(const gk_wire_msg *m, uint8_t *out, size_t cap, size_t *len);
 
 /* Decodes one datagram. Pointers in *m (input records, confirmed steps)
  * point into `bytes`, which must outlive their use; strings are copied. */

@@ -45,13 +45,13 @@
 #define GK_REPLAY_FORMAT 1
 #define GK_REPLAY_EXT ".gkr"
 #define GK_REPLAY_PREAMBLE_SIZE 16
-#define GK_REPLAY_BLOCK_OVERHEAD 20         /* 12-byte block header + u64 sum */
-#define GK_REPLAY_HEADER_MAX (4u << 20)     /* header JSON bytes */
-#define GK_REPLAY_BLOCK_MAX (1u << 20)      /* steps block payload bytes */
-#define GK_REPLAY_FILE_MAX (1ull << 30)     /* largest file open_file reads */
-#define GK_REPLAY_BLOCK_STEPS 256           /* writer default, steps/block */
+#define GK_REPLAY_BLOCK_OVERHEAD 20     /* 12-byte block header + u64 sum */
+#define GK_REPLAY_HEADER_MAX (4u << 20) /* header JSON bytes */
+#define GK_REPLAY_BLOCK_MAX (1u << 20)  /* steps block payload bytes */
+#define GK_REPLAY_FILE_MAX (1ull << 30) /* largest file open_file reads */
+#define GK_REPLAY_BLOCK_STEPS 256       /* writer default, steps/block */
 #define GK_REPLAY_BLOCK_STEPS_MAX 1024
-#define GK_REPLAY_GENRE_MAX 63              /* bytes in a genre name */
+#define GK_REPLAY_GENRE_MAX 63 /* bytes in a genre name */
 #define GK_REPLAY_MSG_MAX 320
 
 /* Block types (the first byte of a block). */
@@ -65,9 +65,9 @@ enum {
 
 /* What goes into the header. Everything is copied or serialized at open. */
 typedef struct gk_replay_meta {
-  const gk_sim *sim;  /* must be non-NULL */
-  const void *cfg;    /* must be non-NULL: the config the run was started
-                         with (written through gk_config_to_json) */
+  const gk_sim *sim; /* must be non-NULL */
+  const void *cfg;   /* must be non-NULL: the config the run was started
+                        with (written through gk_config_to_json) */
   uint64_t seed;
   uint32_t players;   /* sim->players_min..sim->players_max */
   const char *origin; /* may be NULL: where the replay came from (free text,
@@ -83,17 +83,17 @@ typedef struct gk_replay_writer {
   /* may be set after open, before the first append: 1..BLOCK_STEPS_MAX */
   uint32_t block_steps;
   /* private */
-  int fd;             /* -1 for the memory sink or when closed */
+  int fd; /* -1 for the memory sink or when closed */
   int open;
   int memory;
-  char *path;         /* final name, owned */
-  char *tmp_path;     /* path + ".tmp", owned */
-  uint8_t *mem;       /* memory sink, owned until gk_replay_writer_take */
+  char *path;     /* final name, owned */
+  char *tmp_path; /* path + ".tmp", owned */
+  uint8_t *mem;   /* memory sink, owned until gk_replay_writer_take */
   size_t mem_len, mem_cap;
-  uint8_t *block;     /* pending steps block (header room + entries), owned */
+  uint8_t *block; /* pending steps block (header room + entries), owned */
   size_t block_len, block_cap;
   uint32_t block_count;
-  uint32_t seq;       /* next block's sequence number */
+  uint32_t seq; /* next block's sequence number */
   uint32_t players, input_size, entry_size;
 } gk_replay_writer;
 
@@ -102,8 +102,7 @@ typedef struct gk_replay_writer {
  * GK_EIO / GK_ENOMEM with a message; on failure nothing is left behind and
  * the writer needs no abort (abort is harmless). */
 int gk_replay_writer_open(gk_replay_writer *w, const char *path,
-                          const gk_replay_meta *meta, char *err,
-                          size_t errlen);
+                          const gk_replay_meta *meta, char *err, size_t errlen);
 /* The same, into a growing memory buffer (tests, tools, fuzz seeds). */
 int gk_replay_writer_open_mem(gk_replay_writer *w, const gk_replay_meta *meta,
                               char *err, size_t errlen);
@@ -133,16 +132,16 @@ void gk_replay_writer_abort(gk_replay_writer *w);
 
 /* The first thing wrong with a file. `code` is 0 when nothing is. */
 typedef struct gk_replay_damage {
-  int code;        /* GK_ETRUNC, GK_ECORRUPT, GK_EPROTO, GK_EPARSE,
-                      GK_EVERSION, GK_ETOOBIG, GK_EIO, GK_ENOMEM */
-  uint64_t offset; /* byte offset where it was found */
+  int code;                     /* GK_ETRUNC, GK_ECORRUPT, GK_EPROTO, GK_EPARSE,
+                                   GK_EVERSION, GK_ETOOBIG, GK_EIO, GK_ENOMEM */
+  uint64_t offset;              /* byte offset where it was found */
   char what[GK_REPLAY_MSG_MAX]; /* "expected ..., found ..." */
 } gk_replay_damage;
 
 typedef struct gk__replay_block {
-  size_t entries;  /* offset of the block's first entry */
-  uint64_t first;  /* its first step */
-  uint32_t count;  /* its step count */
+  size_t entries; /* offset of the block's first entry */
+  uint64_t first; /* its first step */
+  uint32_t count; /* its step count */
 } gk__replay_block;
 
 typedef struct gk_replay {
@@ -155,16 +154,16 @@ typedef struct gk_replay {
   uint32_t players;
   uint32_t input_size;
   gk_ratio step_seconds;
-  cJSON *header;        /* the parsed header JSON, owned */
-  const cJSON *config;  /* the "config" object inside `header` */
-  const char *origin;   /* inside `header`, or NULL */
+  cJSON *header;       /* the parsed header JSON, owned */
+  const cJSON *config; /* the "config" object inside `header` */
+  const char *origin;  /* inside `header`, or NULL */
   /* content */
-  uint64_t steps;       /* steps readable (in complete, valid blocks) */
-  uint64_t last_hash;   /* hash after the last readable step, else 0 */
-  int complete;         /* the footer was read and everything checked */
-  uint64_t final_hash;  /* from the footer, when complete */
-  uint64_t valid_end;   /* offset just past the last valid block */
-  uint64_t size;        /* file size in bytes */
+  uint64_t steps;      /* steps readable (in complete, valid blocks) */
+  uint64_t last_hash;  /* hash after the last readable step, else 0 */
+  int complete;        /* the footer was read and everything checked */
+  uint64_t final_hash; /* from the footer, when complete */
+  uint64_t valid_end;  /* offset just past the last valid block */
+  uint64_t size;       /* file size in bytes */
   gk_replay_damage damage;
   /* private */
   const uint8_t *bytes;
@@ -238,8 +237,7 @@ typedef struct gk_replay_verdict {
 
 /* Called every `GK_REPLAY_PROGRESS_STEPS` steps and at the end. */
 #define GK_REPLAY_PROGRESS_STEPS 4096
-typedef void (*gk_replay_progress_cb)(void *ctx, uint64_t done,
-                                      uint64_t total);
+typedef void (*gk_replay_progress_cb)(void *ctx, uint64_t done, uint64_t total);
 
 /* Starts the replay's run on `loop` (initialized by the caller, with a
  * hash ring of at least GK_REPLAY_PROGRESS_STEPS) and runs its first

@@ -18,8 +18,7 @@
 
 #include "gk_replay_internal.h"
 
-static int damage(gk_replay *r, int code, uint64_t offset, const char *fmt,
-                  ...)
+static int damage(gk_replay *r, int code, uint64_t offset, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
@@ -27,8 +26,7 @@ static int damage(gk_replay *r, int code, uint64_t offset, const char *fmt,
 
 static int damage(gk_replay *r, int code, uint64_t offset, const char *fmt,
                   ...) {
-  if (r->damage.code != 0)
-    return r->damage.code;
+  if (r->damage.code != 0) return r->damage.code;
   r->damage.code = code;
   r->damage.offset = offset;
   va_list ap;
@@ -53,8 +51,7 @@ static const char *block_name(uint8_t type) {
 
 /* A seed is decimal with no sign, spaces or leading zeros. */
 static int parse_seed(const char *s, uint64_t *out) {
-  if (s == NULL || (s[0] == '0' && s[1] != '\0'))
-    return -1;
+  if (s == NULL || (s[0] == '0' && s[1] != '\0')) return -1;
   return gk_parse_u64(s, out);
 }
 
@@ -62,11 +59,9 @@ static int parse_seed(const char *s, uint64_t *out) {
 static int json_uint(const cJSON *h, const char *key, double lo, double hi,
                      uint32_t *out) {
   const cJSON *it = cJSON_GetObjectItemCaseSensitive(h, key);
-  if (!cJSON_IsNumber(it))
-    return -1;
+  if (!cJSON_IsNumber(it)) return -1;
   double d = it->valuedouble;
-  if (!(d >= lo && d <= hi) || (double)(uint32_t)d != d)
-    return -1;
+  if (!(d >= lo && d <= hi) || (double)(uint32_t)d != d) return -1;
   *out = (uint32_t)d;
   return 0;
 }
@@ -93,8 +88,8 @@ static int parse_header(gk_replay *r, const uint8_t *text, size_t len,
     end++;
   if (end != (const char *)text + len)
     return damage(r, GK_EPARSE,
-                  offset + (uint64_t)(end != NULL ? end - (const char *)text
-                                                  : 0),
+                  offset +
+                      (uint64_t)(end != NULL ? end - (const char *)text : 0),
                   "expected the end of the header JSON");
   if (!cJSON_IsObject(h))
     return damage(r, GK_EPARSE, offset, "expected a header JSON object");
@@ -104,13 +99,12 @@ static int parse_header(gk_replay *r, const uint8_t *text, size_t len,
                   "expected header key 'format' (an integer)");
   if (format != GK_REPLAY_FORMAT)
     return damage(r, GK_EVERSION, offset,
-                  "expected header format %d, found %" PRIu32,
-                  GK_REPLAY_FORMAT, format);
+                  "expected header format %d, found %" PRIu32, GK_REPLAY_FORMAT,
+                  format);
   r->format = format;
   const cJSON *g = cJSON_GetObjectItemCaseSensitive(h, "genre");
   if (!cJSON_IsString(g) || g->valuestring == NULL ||
-      g->valuestring[0] == '\0' ||
-      strlen(g->valuestring) > GK_REPLAY_GENRE_MAX)
+      g->valuestring[0] == '\0' || strlen(g->valuestring) > GK_REPLAY_GENRE_MAX)
     return damage(r, GK_EPROTO, offset,
                   "expected header key 'genre' (a name of 1..%d bytes)",
                   GK_REPLAY_GENRE_MAX);
@@ -123,8 +117,8 @@ static int parse_header(gk_replay *r, const uint8_t *text, size_t len,
     return damage(r, GK_EPROTO, offset,
                   "expected header key 'seed' (a decimal string)");
   if (json_uint(h, "players", 1, GK_PLAYERS_MAX, &r->players) != 0)
-    return damage(r, GK_EPROTO, offset,
-                  "expected header key 'players' (1..%d)", GK_PLAYERS_MAX);
+    return damage(r, GK_EPROTO, offset, "expected header key 'players' (1..%d)",
+                  GK_PLAYERS_MAX);
   if (json_uint(h, "input_size", 1, GK_INPUT_SIZE_MAX, &r->input_size) != 0)
     return damage(r, GK_EPROTO, offset,
                   "expected header key 'input_size' (1..%d)",
@@ -233,10 +227,9 @@ static int read_steps(gk_replay *r, const uint8_t *p, size_t len,
                     ": expected all-zero records for inactive players",
                     first + i);
   }
-  int rc = add_block(r, (size_t)(p - r->bytes) + STEPS_HEAD, first, count,
-                     offset);
-  if (rc != 0)
-    return rc;
+  int rc =
+      add_block(r, (size_t)(p - r->bytes) + STEPS_HEAD, first, count, offset);
+  if (rc != 0) return rc;
   r->steps += count;
   r->last_hash = gk_load_le(p + STEPS_HEAD + (size_t)(count - 1) * esize, 8);
   return 0;
@@ -247,8 +240,7 @@ static int read_footer(gk_replay *r, const uint8_t *p, size_t len,
   uint64_t at = offset + BLOCK_HEAD;
   if (len != FOOTER_SIZE)
     return damage(r, GK_EPROTO, offset + 8,
-                  "expected a footer of %d bytes, found %zu", FOOTER_SIZE,
-                  len);
+                  "expected a footer of %d bytes, found %zu", FOOTER_SIZE, len);
   uint64_t count = gk_load_le(p, 8);
   uint64_t hash = gk_load_le(p + 8, 8);
   if (count != r->steps)
@@ -293,8 +285,7 @@ static int read_all(gk_replay *r) {
   const uint8_t *b = r->bytes;
   size_t len = (size_t)r->size;
   int prc = read_preamble(r);
-  if (prc != 0)
-    return prc;
+  if (prc != 0) return prc;
   size_t pos = GK_REPLAY_PREAMBLE_SIZE;
   r->valid_end = pos;
   for (uint32_t seq = 0;; seq++) {
@@ -361,8 +352,7 @@ static int read_all(gk_replay *r) {
       rc = read_steps(r, payload, plen, pos);
     else
       rc = read_footer(r, payload, plen, pos);
-    if (rc != 0)
-      return rc;
+    if (rc != 0) return rc;
     pos += BLOCK_HEAD + plen + 8;
     r->valid_end = pos;
     if (type == GK_REPLAY_BLOCK_FOOTER) {
@@ -381,8 +371,7 @@ int gk_replay_open_bytes(gk_replay *r, const void *bytes, size_t len) {
   memset(r, 0, sizeof *r);
   r->bytes = bytes;
   r->size = len;
-  if (bytes == NULL && len != 0)
-    return damage(r, GK_EINVAL, 0, "no bytes");
+  if (bytes == NULL && len != 0) return damage(r, GK_EINVAL, 0, "no bytes");
   if (len == 0)
     return damage(r, GK_ETRUNC, 0, "expected a replay, the file is empty");
   return read_all(r);
@@ -401,10 +390,9 @@ int gk_replay_open_file(gk_replay *r, const char *path) {
   }
   if ((uint64_t)st.st_size > GK_REPLAY_FILE_MAX) {
     close(fd);
-    return damage(r, GK_ETOOBIG, 0,
-                  "expected a file of at most %llu bytes, found %lld",
-                  (unsigned long long)GK_REPLAY_FILE_MAX,
-                  (long long)st.st_size);
+    return damage(
+        r, GK_ETOOBIG, 0, "expected a file of at most %llu bytes, found %lld",
+        (unsigned long long)GK_REPLAY_FILE_MAX, (long long)st.st_size);
   }
   size_t size = (size_t)st.st_size;
   uint8_t *buf = malloc(size ? size : 1);
@@ -415,8 +403,7 @@ int gk_replay_open_file(gk_replay *r, const char *path) {
   size_t got = 0;
   while (got < size) {
     ssize_t n = read(fd, buf + got, size - got);
-    if (n < 0 && errno == EINTR)
-      continue;
+    if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       close(fd);
       free(buf);
@@ -441,8 +428,7 @@ void gk_replay_close(gk_replay *r) {
 
 int gk_replay_step_at(const gk_replay *r, uint64_t step, gk_replay_step *out,
                       size_t *hint) {
-  if (step >= r->steps || r->nblocks == 0)
-    return GK_ERANGE;
+  if (step >= r->steps || r->nblocks == 0) return GK_ERANGE;
   size_t i = hint != NULL && *hint < r->nblocks ? *hint : 0;
   const gk__replay_block *b = &r->blocks[i];
   if (step < b->first || step - b->first >= b->count) {
@@ -462,8 +448,7 @@ int gk_replay_step_at(const gk_replay *r, uint64_t step, gk_replay_step *out,
     }
     b = &r->blocks[i];
   }
-  if (hint != NULL)
-    *hint = i;
+  if (hint != NULL) *hint = i;
   const uint8_t *e =
       r->bytes + b->entries + (size_t)(step - b->first) * r->entry_size;
   out->step = step;

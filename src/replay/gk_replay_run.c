@@ -18,8 +18,7 @@ static int replay_read(gk_input *base, uint64_t step, gk_step_input *out) {
   gk_replay_input *in = (gk_replay_input *)base;
   gk_replay_step s;
   int rc = gk_replay_step_at(in->r, step, &s, &in->hint);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   out->step = step;
   out->active_mask = s.active_mask;
   out->flags = s.flags;
@@ -39,8 +38,8 @@ int gk_replay_prepare(const gk_replay *r, const gk_sim *sim, void *cfg,
   if (!r->header_ok)
     return gk_errf(err, errlen, GK_EINVAL, "replay has no valid header");
   if (sim == NULL)
-    return gk_errf(err, errlen, GK_ENOTFOUND,
-                   "genre '%s' is not in this build", r->genre);
+    return gk_errf(err, errlen, GK_ENOTFOUND, "genre '%s' is not in this build",
+                   r->genre);
   if (strcmp(sim->name, r->genre) != 0)
     return gk_errf(err, errlen, GK_EMISMATCH,
                    "the replay is for genre '%s', not '%s'", r->genre,
@@ -58,8 +57,7 @@ int gk_replay_prepare(const gk_replay *r, const gk_sim *sim, void *cfg,
     return gk_errf(err, errlen, GK_ERANGE,
                    "recorded with %" PRIu32 " players, %s takes %" PRIu32
                    "..%" PRIu32,
-                   r->players, sim->name, sim->players_min,
-                   sim->players_max);
+                   r->players, sim->name, sim->players_min, sim->players_max);
   return gk_config_from_json(sim, cfg, r->config, err, errlen);
 }
 
@@ -89,12 +87,11 @@ int gk_replay_run(const gk_replay *r, const gk_sim *sim, uint64_t steps,
   if (!r->header_ok)
     return invalid(v, r->damage.code ? r->damage.code : GK_EINVAL,
                    r->damage.offset, r->damage.what, 0);
-  if (sim == NULL)
-    sim = gk_genre_find(r->genre);
+  if (sim == NULL) sim = gk_genre_find(r->genre);
   char msg[GK_ERRMSG_MAX];
   msg[0] = '\0';
-  void *cfg = sim != NULL ? calloc(1, sim->config_size ? sim->config_size : 1)
-                          : NULL;
+  void *cfg =
+      sim != NULL ? calloc(1, sim->config_size ? sim->config_size : 1) : NULL;
   if (sim != NULL && cfg == NULL)
     return invalid(v, GK_ENOMEM, 0, "out of memory", 0);
   int rc = gk_replay_prepare(r, sim, cfg, msg, sizeof msg);
@@ -103,24 +100,20 @@ int gk_replay_run(const gk_replay *r, const gk_sim *sim, uint64_t steps,
     if (rc != 0 && msg[0] == '\0')
       snprintf(msg, sizeof msg, "cannot start the run: %s", gk_strerror(rc));
   }
-  if (sim != NULL && sim->config_free != NULL)
-    sim->config_free(cfg);
+  if (sim != NULL && sim->config_free != NULL) sim->config_free(cfg);
   free(cfg);
-  if (rc != 0)
-    return invalid(v, rc, 0, msg, 0);
+  if (rc != 0) return invalid(v, rc, 0, msg, 0);
   if (loop->ring_cap < GK_REPLAY_PROGRESS_STEPS)
     return invalid(v, GK_EINVAL, 0, "the loop's hash ring is too small", 0);
 
-  if (steps > r->steps)
-    steps = r->steps;
+  if (steps > r->steps) steps = r->steps;
   gk_replay_input in;
   gk_replay_input_init(&in, r);
   size_t hint = 0;
   uint64_t done = 0;
   while (done < steps && v->status == GK_REPLAY_OK) {
     uint64_t want = steps - done;
-    if (want > GK_REPLAY_PROGRESS_STEPS)
-      want = GK_REPLAY_PROGRESS_STEPS;
+    if (want > GK_REPLAY_PROGRESS_STEPS) want = GK_REPLAY_PROGRESS_STEPS;
     int ran = gk_loop_frame(loop, &in.base, gk_budget_steps(want), 0);
     if (ran < 0 || (uint64_t)ran != want) {
       int code = ran < 0 ? ran : loop->input_err;
@@ -159,8 +152,7 @@ int gk_replay_verify(const gk_replay *r, const gk_sim *sim,
   gk_loop loop;
   gk_loop_options opts = {GK_REPLAY_PROGRESS_STEPS};
   int rc = gk_loop_init(&loop, &opts);
-  if (rc != 0)
-    return invalid(v, rc, 0, "cannot create a loop", 0);
+  if (rc != 0) return invalid(v, rc, 0, "cannot create a loop", 0);
   gk_replay_run(r, sim, r->steps, &loop, progress, ctx, v);
   gk_loop_close(&loop);
   if (v->status == GK_REPLAY_OK && r->damage.code != 0)

@@ -19,16 +19,13 @@
 #include "gk_replay_internal.h"
 
 static int sink(gk_replay_writer *w, const uint8_t *bytes, size_t len) {
-  if (w->err != 0)
-    return w->err;
+  if (w->err != 0) return w->err;
   if (w->memory) {
     if (w->mem_cap - w->mem_len < len) {
       size_t cap = w->mem_cap ? w->mem_cap : 4096;
-      while (cap - w->mem_len < len)
-        cap *= 2;
+      while (cap - w->mem_len < len) cap *= 2;
       uint8_t *p = realloc(w->mem, cap);
-      if (p == NULL)
-        return w->err = GK_ENOMEM;
+      if (p == NULL) return w->err = GK_ENOMEM;
       w->mem = p;
       w->mem_cap = cap;
     }
@@ -38,10 +35,8 @@ static int sink(gk_replay_writer *w, const uint8_t *bytes, size_t len) {
     size_t done = 0;
     while (done < len) {
       ssize_t n = write(w->fd, bytes + done, len - done);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return w->err = GK_EIO;
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return w->err = GK_EIO;
       done += (size_t)n;
     }
   }
@@ -61,8 +56,7 @@ static int emit_block(gk_replay_writer *w, uint8_t type, uint8_t *buf,
   gk_store_le(buf + BLOCK_HEAD + payload,
               gk_hash_bytes(buf, BLOCK_HEAD + payload), 8);
   int rc = sink(w, buf, BLOCK_HEAD + payload + 8);
-  if (rc == 0)
-    w->seq++;
+  if (rc == 0) w->seq++;
   return rc;
 }
 
@@ -75,25 +69,21 @@ static char *build_header(const gk_replay_meta *m, char *err, size_t errlen) {
   int ok = h != NULL && cfg != NULL && ratio != NULL;
   ok = ok && cJSON_AddNumberToObject(h, "format", GK_REPLAY_FORMAT) != NULL;
   ok = ok && cJSON_AddStringToObject(h, "genre", m->sim->name) != NULL;
-  ok = ok && cJSON_AddNumberToObject(h, "genre_version",
-                                     m->sim->version) != NULL;
+  ok = ok &&
+       cJSON_AddNumberToObject(h, "genre_version", m->sim->version) != NULL;
   ok = ok && cJSON_AddStringToObject(h, "seed", seed) != NULL;
   ok = ok && cJSON_AddNumberToObject(h, "players", m->players) != NULL;
-  ok = ok && cJSON_AddNumberToObject(h, "input_size",
-                                     m->sim->input_size) != NULL;
+  ok = ok &&
+       cJSON_AddNumberToObject(h, "input_size", m->sim->input_size) != NULL;
   if (ok) {
-    cJSON_AddItemToArray(ratio,
-                         cJSON_CreateNumber(m->sim->step_seconds.num));
-    cJSON_AddItemToArray(ratio,
-                         cJSON_CreateNumber(m->sim->step_seconds.den));
+    cJSON_AddItemToArray(ratio, cJSON_CreateNumber(m->sim->step_seconds.num));
+    cJSON_AddItemToArray(ratio, cJSON_CreateNumber(m->sim->step_seconds.den));
     ok = cJSON_AddItemToObject(h, "step_seconds", ratio);
-    if (ok)
-      ratio = NULL;
+    if (ok) ratio = NULL;
   }
   if (ok) {
     ok = cJSON_AddItemToObject(h, "config", cfg);
-    if (ok)
-      cfg = NULL;
+    if (ok) cfg = NULL;
   }
   if (ok && m->origin != NULL)
     ok = cJSON_AddStringToObject(h, "origin", m->origin) != NULL;
@@ -108,16 +98,15 @@ static char *build_header(const gk_replay_meta *m, char *err, size_t errlen) {
   return text;
 }
 
-static int writer_start(gk_replay_writer *w, const gk_replay_meta *m,
-                        char *err, size_t errlen) {
+static int writer_start(gk_replay_writer *w, const gk_replay_meta *m, char *err,
+                        size_t errlen) {
   const gk_sim *sim = m->sim;
   if (m->players < sim->players_min || m->players > sim->players_max ||
       m->players > GK_PLAYERS_MAX)
     return gk_errf(err, errlen, GK_EINVAL,
                    "replay: %" PRIu32 " players, %s takes %" PRIu32
                    "..%" PRIu32,
-                   m->players, sim->name, sim->players_min,
-                   sim->players_max);
+                   m->players, sim->name, sim->players_min, sim->players_max);
   if (sim->input_size < 1 || sim->input_size > GK_INPUT_SIZE_MAX)
     return gk_errf(err, errlen, GK_EINVAL, "replay: bad input size");
   w->players = m->players;
@@ -174,12 +163,10 @@ int gk_replay_writer_open_mem(gk_replay_writer *w, const gk_replay_meta *meta,
                               char *err, size_t errlen) {
   writer_zero(w);
   int rc = meta_ok(meta, err, errlen);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   w->memory = 1;
   rc = writer_start(w, meta, err, errlen);
-  if (rc != 0)
-    gk_replay_writer_abort(w);
+  if (rc != 0) gk_replay_writer_abort(w);
   return rc;
 }
 
@@ -188,8 +175,7 @@ int gk_replay_writer_open(gk_replay_writer *w, const char *path,
                           size_t errlen) {
   writer_zero(w);
   int rc = meta_ok(meta, err, errlen);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   size_t n = path != NULL ? strlen(path) : 0;
   size_t ext = strlen(GK_REPLAY_EXT);
   if (n <= ext || strcmp(path + n - ext, GK_REPLAY_EXT) != 0)
@@ -215,18 +201,14 @@ int gk_replay_writer_open(gk_replay_writer *w, const char *path,
     return rc;
   }
   rc = writer_start(w, meta, err, errlen);
-  if (rc != 0)
-    gk_replay_writer_abort(w);
+  if (rc != 0) gk_replay_writer_abort(w);
   return rc;
 }
 
 int gk_replay_writer_flush(gk_replay_writer *w) {
-  if (!w->open)
-    return GK_ESTATE;
-  if (w->err != 0)
-    return w->err;
-  if (w->block_count == 0)
-    return 0;
+  if (!w->open) return GK_ESTATE;
+  if (w->err != 0) return w->err;
+  if (w->block_count == 0) return 0;
   uint8_t *p = w->block + BLOCK_HEAD;
   gk_store_le(p, w->steps - w->block_count, 8);
   gk_store_le(p + 8, w->block_count, 4);
@@ -239,10 +221,8 @@ int gk_replay_writer_flush(gk_replay_writer *w) {
 
 int gk_replay_writer_append(gk_replay_writer *w, const gk_step_input *in,
                             uint64_t hash) {
-  if (!w->open)
-    return GK_ESTATE;
-  if (w->err != 0)
-    return w->err;
+  if (!w->open) return GK_ESTATE;
+  if (w->err != 0) return w->err;
   if (in == NULL || in->step != w->steps || in->players != w->players ||
       (in->active_mask & ~gk_all_players(w->players)) != 0 ||
       (in->flags & ~KNOWN_FLAGS) != 0 || in->inputs == NULL ||
@@ -260,14 +240,12 @@ int gk_replay_writer_append(gk_replay_writer *w, const gk_step_input *in,
   w->block_count++;
   w->steps++;
   w->last_hash = hash;
-  if (w->block_count >= w->block_steps)
-    return gk_replay_writer_flush(w);
+  if (w->block_count >= w->block_steps) return gk_replay_writer_flush(w);
   return 0;
 }
 
 static void writer_release(gk_replay_writer *w) {
-  if (w->fd >= 0)
-    close(w->fd);
+  if (w->fd >= 0) close(w->fd);
   w->fd = -1;
   free(w->path);
   free(w->tmp_path);
@@ -286,10 +264,8 @@ static void sync_dir(const char *path) {
     dir[1] = '\0';
   } else {
     size_t n = (size_t)(slash - path);
-    if (n == 0)
-      n = 1;
-    if (n >= sizeof dir)
-      return;
+    if (n == 0) n = 1;
+    if (n >= sizeof dir) return;
     memcpy(dir, path, n);
     dir[n] = '\0';
   }
@@ -312,17 +288,17 @@ int gk_replay_writer_finish(gk_replay_writer *w, char *err, size_t errlen) {
   }
   if (rc == 0 && !w->memory) {
     if (fsync(w->fd) != 0)
-      rc = gk_errf(err, errlen, GK_EIO, "replay: fsync '%s': %s",
-                   w->tmp_path, strerror(errno));
+      rc = gk_errf(err, errlen, GK_EIO, "replay: fsync '%s': %s", w->tmp_path,
+                   strerror(errno));
     else if (close(w->fd) != 0) {
       w->fd = -1;
-      rc = gk_errf(err, errlen, GK_EIO, "replay: close '%s': %s",
-                   w->tmp_path, strerror(errno));
+      rc = gk_errf(err, errlen, GK_EIO, "replay: close '%s': %s", w->tmp_path,
+                   strerror(errno));
     } else {
       w->fd = -1;
       if (rename(w->tmp_path, w->path) != 0)
-        rc = gk_errf(err, errlen, GK_EIO, "replay: rename to '%s': %s",
-                     w->path, strerror(errno));
+        rc = gk_errf(err, errlen, GK_EIO, "replay: rename to '%s': %s", w->path,
+                     strerror(errno));
       else
         sync_dir(w->path);
     }
@@ -352,8 +328,7 @@ uint8_t *gk_replay_writer_take(gk_replay_writer *w, size_t *len) {
 void gk_replay_writer_abort(gk_replay_writer *w) {
   /* tmp_path lives from the .tmp file's creation until finish or abort */
   if (!w->memory && w->tmp_path != NULL) {
-    if (w->fd >= 0)
-      close(w->fd);
+    if (w->fd >= 0) close(w->fd);
     w->fd = -1;
     (void)unlink(w->tmp_path);
   }

@@ -101,7 +101,9 @@ static void close_all(gk_server *s) {
   gk_net_transport_close(&s->transport, on_transport_closed);
 }
 
-static void on_linger(uv_timer_t *t) { close_all(t->data); }
+static void on_linger(uv_timer_t *t) {
+  close_all(t->data);
+}
 
 /* Once shutting down and no room is left: let the last packets leave. */
 static void maybe_done(gk_server *s) {
@@ -237,12 +239,11 @@ static int ensure_dir(const char *dir, char *err, size_t errlen) {
   struct stat st;
   if (stat(dir, &st) == 0) {
     if (S_ISDIR(st.st_mode)) return 0;
-    return gk_errf(err, errlen, GK_EIO, "replays.dir: %s is not a folder",
-                   dir);
+    return gk_errf(err, errlen, GK_EIO, "replays.dir: %s is not a folder", dir);
   }
   if (mkdir(dir, 0755) == 0) return 0;
-  return gk_errf(err, errlen, GK_EIO, "replays.dir: cannot create %s: %s",
-                 dir, strerror(errno));
+  return gk_errf(err, errlen, GK_EIO, "replays.dir: cannot create %s: %s", dir,
+                 strerror(errno));
 }
 
 int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
@@ -311,15 +312,17 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
     gk_log_u64(log, "step_hz", cfg->step_hz);
     gk_log_u64(log, "max_rooms", cfg->max_rooms);
     gk_log_u64(log, "max_peers", cfg->max_peers);
-    gk_log_str(log, "replay_dir", cfg->replays_enabled ? cfg->replay_dir
-                                                       : NULL);
+    gk_log_str(log, "replay_dir",
+               cfg->replays_enabled ? cfg->replay_dir : NULL);
     gk_log_end(log);
   }
   *out = s;
   return 0;
 }
 
-uint16_t gk_server_port(const gk_server *s) { return s->transport.port; }
+uint16_t gk_server_port(const gk_server *s) {
+  return s->transport.port;
+}
 
 const gk_server_stats *gk_server_get_stats(const gk_server *s) {
   return &s->stats;

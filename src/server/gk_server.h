@@ -77,7 +77,7 @@ typedef struct gk_server_stats {
   uint64_t refused;         /* create/join/start refused with an ERROR */
   uint64_t strikes;
   uint64_t ticks, ticks_missed;
-  uint64_t room_steps;      /* steps run by the rooms' own loops */
+  uint64_t room_steps; /* steps run by the rooms' own loops */
   uint64_t steps_confirmed, steps_late;
 } gk_server_stats;
 

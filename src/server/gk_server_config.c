@@ -29,27 +29,29 @@
 #define KEYS_PER_OBJECT_MAX 256
 
 typedef enum kind {
-  K_OBJECT,  /* a nested table */
-  K_UINT,    /* uint32_t / uint16_t / uint64_t by size */
-  K_STRING,  /* char[size] */
-  K_BOOL,    /* int */
-  K_LEVEL,   /* gk_log_level */
-  K_DESYNC   /* gk_desync_policy */
+  K_OBJECT, /* a nested table */
+  K_UINT,   /* uint32_t / uint16_t / uint64_t by size */
+  K_STRING, /* char[size] */
+  K_BOOL,   /* int */
+  K_LEVEL,  /* gk_log_level */
+  K_DESYNC  /* gk_desync_policy */
 } kind;
 
 typedef struct field {
   const char *key;
   kind k;
   size_t off;
-  size_t size;           /* of the member (K_UINT, K_STRING) */
-  uint64_t min, max;     /* K_UINT range; K_STRING: min length */
+  size_t size;             /* of the member (K_UINT, K_STRING) */
+  uint64_t min, max;       /* K_UINT range; K_STRING: min length */
   const struct field *sub; /* K_OBJECT */
 } field;
 
 #define OFF(m) offsetof(gk_server_config, m)
 #define SZ(m) sizeof(((gk_server_config *)0)->m)
-#define U(key, m, lo, hi) {key, K_UINT, OFF(m), SZ(m), lo, hi, NULL}
-#define END {NULL, K_OBJECT, 0, 0, 0, 0, NULL}
+#define U(key, m, lo, hi)                                                      \
+  { key, K_UINT, OFF(m), SZ(m), lo, hi, NULL }
+#define END                                                                    \
+  { NULL, K_OBJECT, 0, 0, 0, 0, NULL }
 
 static const field listen_fields[] = {
     {"host", K_STRING, OFF(host), SZ(host), 1, 0, NULL},
@@ -75,20 +77,17 @@ static const field lockstep_fields[] = {
 
 static const field stall_fields[] = {
     U("notice_ms", stall_notice_ms, 1, 3600000),
-    U("auto_remove_ms", stall_auto_remove_ms, 0, 3600000),
-    END};
+    U("auto_remove_ms", stall_auto_remove_ms, 0, 3600000), END};
 
 static const field replays_fields[] = {
-    {"enabled", K_BOOL, OFF(replays_enabled), SZ(replays_enabled), 0, 0,
-     NULL},
+    {"enabled", K_BOOL, OFF(replays_enabled), SZ(replays_enabled), 0, 0, NULL},
     {"dir", K_STRING, OFF(replay_dir), SZ(replay_dir), 1, 0, NULL},
     END};
 
 static const field timing_fields[] = {
     U("service_ms", service_ms, 1, 1000),
     U("peer_timeout_ms", peer_timeout_ms, 1000, 600000),
-    U("catchup_ticks", catchup_ticks, 1, 1000),
-    END};
+    U("catchup_ticks", catchup_ticks, 1, 1000), END};
 
 static const field top_fields[] = {
     {"listen", K_OBJECT, 0, 0, 0, 0, listen_fields},
@@ -165,8 +164,7 @@ static int check_keys(ctx *x, const cJSON *obj, const char *path) {
 static int get_uint(ctx *x, const cJSON *v, const char *path, uint64_t min,
                     uint64_t max, uint64_t *out) {
   if (!cJSON_IsNumber(v))
-    return fail(x, GK_EINVAL, path,
-                "must be an integer in %llu..%llu, got %s",
+    return fail(x, GK_EINVAL, path, "must be an integer in %llu..%llu, got %s",
                 (unsigned long long)min, (unsigned long long)max,
                 gk_config_type_name(v));
   double d = v->valuedouble;
@@ -276,14 +274,14 @@ static int check_options(ctx *x, const gk_sim *sim, const cJSON *opts,
   if (sim->config_free) sim->config_free(cfg);
   free(cfg);
   if (rc) {
-    if (x->err && x->errlen) snprintf(x->err, x->errlen, "%s: %s", x->file, msg);
+    if (x->err && x->errlen)
+      snprintf(x->err, x->errlen, "%s: %s", x->file, msg);
     return rc;
   }
   return 0;
 }
 
-static int walk_genre(ctx *x, uint32_t gi, const cJSON *obj,
-                      const char *path) {
+static int walk_genre(ctx *x, uint32_t gi, const cJSON *obj, const char *path) {
   gk_server_genre *g = &x->c->genres[gi];
   if (!cJSON_IsObject(obj))
     return fail(x, GK_EINVAL, path, "must be an object, got %s",
@@ -331,8 +329,8 @@ static int walk_genres(ctx *x, const cJSON *obj, const char *path) {
     char p[256];
     join(p, sizeof(p), path, v->string);
     uint32_t gi = 0;
-    while (gi < x->c->ngenres && strcmp(x->c->genres[gi].sim->name,
-                                        v->string) != 0)
+    while (gi < x->c->ngenres &&
+           strcmp(x->c->genres[gi].sim->name, v->string) != 0)
       gi++;
     if (gi == x->c->ngenres) {
       char known[256] = "";
@@ -352,7 +350,8 @@ static int walk_genres(ctx *x, const cJSON *obj, const char *path) {
   return 0;
 }
 
-/* --- cross-key checks ------------------------------------------------------ */
+/* --- cross-key checks ------------------------------------------------------
+ */
 
 static int finish(ctx *x) {
   gk_server_config *c = x->c;
@@ -420,14 +419,12 @@ void gk_server_config_default(gk_server_config *c) {
   c->service_ms = 5;
   c->peer_timeout_ms = 10000;
   c->catchup_ticks = 5;
-  for (uint32_t i = 0; gk_genres[i] && c->ngenres < GK_SERVER_GENRES_MAX;
-       i++) {
+  for (uint32_t i = 0; gk_genres[i] && c->ngenres < GK_SERVER_GENRES_MAX; i++) {
     gk_server_genre *g = &c->genres[c->ngenres++];
     g->sim = gk_genres[i];
     g->enabled = 1;
-    g->max_players = g->sim->players_max < c->max_players
-                         ? g->sim->players_max
-                         : c->max_players;
+    g->max_players = g->sim->players_max < c->max_players ? g->sim->players_max
+                                                          : c->max_players;
   }
 }
 
@@ -471,17 +468,17 @@ int gk_server_config_parse(gk_server_config *c, const char *json, size_t len,
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
   if (!root) {
-    size_t at = end && end >= json && end <= json + len ? (size_t)(end - json)
-                                                        : 0;
+    size_t at =
+        end && end >= json && end <= json + len ? (size_t)(end - json) : 0;
     unsigned line, col;
     line_col(json, at, &line, &col);
-    return fail(&x, GK_EPARSE, NULL, "invalid JSON at line %u, column %u",
-                line, col);
+    return fail(&x, GK_EPARSE, NULL, "invalid JSON at line %u, column %u", line,
+                col);
   }
   /* nothing but whitespace may follow the object */
   size_t at = end ? (size_t)(end - json) : len;
-  while (at < len && (json[at] == ' ' || json[at] == '\t' ||
-                      json[at] == '\n' || json[at] == '\r'))
+  while (at < len && (json[at] == ' ' || json[at] == '\t' || json[at] == '\n' ||
+                      json[at] == '\r'))
     at++;
   int rc;
   if (at < len) {
@@ -553,8 +550,7 @@ int gk_server_room_config(const gk_server_genre *g, void *cfg,
   const gk_sim *sim = g->sim;
   memset(cfg, 0, sim->config_size);
   sim->config_default(cfg);
-  int rc = gk_config_apply(sim, cfg, g->options, "server options", err,
-                           errlen);
+  int rc = gk_config_apply(sim, cfg, g->options, "server options", err, errlen);
   if (rc == 0)
     rc = gk_config_apply_text(sim, cfg, client_json, len, "options", err,
                               errlen);

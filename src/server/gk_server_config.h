@@ -34,7 +34,7 @@
 #define GK_SERVER_CONFIG_FILE_MAX (1u << 20) /* bytes of config JSON */
 #define GK_SERVER_GENRES_MAX 16
 #define GK_SERVER_ROOMS_MAX 4096
-#define GK_SERVER_PEERS_MAX 4095  /* ENet's own peer limit */
+#define GK_SERVER_PEERS_MAX 4095 /* ENet's own peer limit */
 #define GK_SERVER_PATH_MAX 1024
 #define GK_SERVER_CONFIG_ERR_MAX 512 /* suggested size of error buffers */
 
@@ -45,32 +45,32 @@ typedef enum gk_desync_policy {
 
 /* One genre the server offers. */
 typedef struct gk_server_genre {
-  const gk_sim *sim;     /* from the registry; never NULL once parsed */
-  int enabled;           /* rooms may be created for it */
-  uint32_t max_players;  /* <= the genre's players_max and limits */
-  cJSON *options;        /* owned; server defaults applied before the
-                            client's options; NULL = genre defaults */
+  const gk_sim *sim;    /* from the registry; never NULL once parsed */
+  int enabled;          /* rooms may be created for it */
+  uint32_t max_players; /* <= the genre's players_max and limits */
+  cJSON *options;       /* owned; server defaults applied before the
+                           client's options; NULL = genre defaults */
 } gk_server_genre;
 
 typedef struct gk_server_config {
   /* listen */
-  char host[64];              /* "0.0.0.0", "127.0.0.1", "::" ... */
-  uint16_t port;              /* 0 = ephemeral (logged as the real port) */
+  char host[64]; /* "0.0.0.0", "127.0.0.1", "::" ... */
+  uint16_t port; /* 0 = ephemeral (logged as the real port) */
   gk_log_level log_level;
-  uint32_t step_hz;           /* match steps per second, 1..1000 */
+  uint32_t step_hz; /* match steps per second, 1..1000 */
   /* limits */
-  uint32_t max_rooms;         /* rooms open at once (lobby + playing) */
-  uint32_t max_players;       /* per room, 1..GK_PLAYERS_MAX */
-  uint32_t max_peers;         /* ENet connections at once */
-  uint32_t max_packet;        /* incoming datagram bytes, 64..GK_WIRE_MAX */
-  uint32_t strikes;           /* bad messages before a disconnect */
-  uint32_t lobby_timeout_ms;  /* a room not started after this is closed;
-                                 0 = never */
+  uint32_t max_rooms;        /* rooms open at once (lobby + playing) */
+  uint32_t max_players;      /* per room, 1..GK_PLAYERS_MAX */
+  uint32_t max_peers;        /* ENet connections at once */
+  uint32_t max_packet;       /* incoming datagram bytes, 64..GK_WIRE_MAX */
+  uint32_t strikes;          /* bad messages before a disconnect */
+  uint32_t lobby_timeout_ms; /* a room not started after this is closed;
+                                0 = never */
   /* lockstep */
-  uint32_t input_delay;       /* used when a client asks for 0 */
+  uint32_t input_delay; /* used when a client asks for 0 */
   uint32_t input_delay_max;
   uint32_t lead;
-  uint32_t window;            /* input buffer window (steps) */
+  uint32_t window; /* input buffer window (steps) */
   uint32_t late_slack_ms;
   /* stall */
   uint64_t stall_notice_ms;
@@ -81,9 +81,9 @@ typedef struct gk_server_config {
   char replay_dir[GK_SERVER_PATH_MAX];
   /* shutdown and timing */
   uint32_t shutdown_grace_ms;
-  uint32_t service_ms;        /* ENet service timer */
-  uint32_t peer_timeout_ms;   /* ENet peer timeout */
-  uint32_t catchup_ticks;     /* see gk_server.h: step timer */
+  uint32_t service_ms;      /* ENet service timer */
+  uint32_t peer_timeout_ms; /* ENet peer timeout */
+  uint32_t catchup_ticks;   /* see gk_server.h: step timer */
   /* genres */
   gk_server_genre genres[GK_SERVER_GENRES_MAX];
   uint32_t ngenres;

@@ -37,12 +37,14 @@
 
 #define SV_NO_ROOM UINT32_MAX
 #define SV_NO_CONN UINT32_MAX
-#define SV_SWEEP_MS 1000u  /* lobby and idle-connection sweep period */
-#define SV_LINGER_MS 150u  /* after the last room closes on shutdown, let
-                              the final MATCH_END/SHUTDOWN packets leave */
-#define SV_DRAIN_MS 1000u  /* longest a room stays after its match ended,
-                              to repeat the last confirmed steps until
-                              every player has acknowledged them */
+#define SV_SWEEP_MS 1000u /* lobby and idle-connection sweep period */
+#define SV_LINGER_MS                                                           \
+  150u /* after the last room closes on shutdown, let                          \
+          the final MATCH_END/SHUTDOWN packets leave */
+#define SV_DRAIN_MS                                                            \
+  1000u /* longest a room stays after its match ended,                         \
+           to repeat the last confirmed steps until                            \
+           every player has acknowledged them */
 
 typedef enum sv_room_state {
   SV_ROOM_LOBBY = 1,
@@ -57,14 +59,14 @@ typedef struct sv_room {
   sv_room_state state;
   char code[GK_WIRE_CODE_LEN + 1];
   const gk_server_genre *genre;
-  void *cfg;                 /* genre config, owned (free) */
-  int cfg_ready;             /* cfg was built: it needs sim->config_free */
+  void *cfg;     /* genre config, owned (free) */
+  int cfg_ready; /* cfg was built: it needs sim->config_free */
   char options[GK_WIRE_CONFIG_MAX + 1]; /* effective options (JSON text) */
   uint64_t seed;
   uint32_t max_players;
   uint32_t input_delay;
   uint32_t conn[GK_PLAYERS_MAX]; /* connection per slot, or SV_NO_CONN */
-  uint32_t nslots;           /* slots handed out */
+  uint32_t nslots;               /* slots handed out */
   uint64_t created_ms;
   /* playing */
   gk_net_session session;
@@ -73,9 +75,9 @@ typedef struct sv_room {
   gk_replay_writer replay;
   int replay_open;
   char replay_path[GK_SERVER_PATH_MAX + 64];
-  int end_pending;           /* the session's loop ran the last step */
+  int end_pending; /* the session's loop ran the last step */
   int end_reason;
-  int desync_end;            /* policy "end" asked for the end */
+  int desync_end; /* policy "end" asked for the end */
   /* draining */
   uint64_t drain_until_ms;
   /* counters */
@@ -86,10 +88,10 @@ typedef struct sv_room {
 
 typedef struct sv_conn {
   int used;
-  uint32_t room;             /* index or SV_NO_ROOM */
+  uint32_t room; /* index or SV_NO_ROOM */
   uint32_t slot;
   uint32_t strikes;
-  uint64_t since_ms;         /* connected, or left its last room */
+  uint64_t since_ms; /* connected, or left its last room */
 } sv_conn;
 
 struct gk_server {
@@ -99,19 +101,19 @@ struct gk_server {
   gk_server_stats stats;
   gk_net_transport transport;
   int transport_open;
-  sv_room **rooms;           /* max_rooms slots, NULL = free */
+  sv_room **rooms; /* max_rooms slots, NULL = free */
   uint32_t nrooms;
-  sv_conn *conns;            /* max_peers entries, by transport peer id */
+  sv_conn *conns; /* max_peers entries, by transport peer id */
   uv_timer_t step_timer;
   uv_timer_t sweep_timer;
   uv_timer_t grace_timer;
   uv_signal_t sig_term, sig_int;
   int signals;
-  int handles;               /* open uv handles (close is asynchronous) */
-  uint64_t t0;               /* uv_hrtime of deadline 0 */
-  uint64_t k;                /* deadlines passed */
+  int handles; /* open uv handles (close is asynchronous) */
+  uint64_t t0; /* uv_hrtime of deadline 0 */
+  uint64_t k;  /* deadlines passed */
   uint64_t step_ns;
-  uint32_t jobs;             /* replay finishes running on the thread pool */
+  uint32_t jobs; /* replay finishes running on the thread pool */
   uint64_t packets_out, drop_oversize; /* transport totals, kept at close */
   int stopped_logged;
   int shutting_down;

@@ -60,10 +60,14 @@ static size_t utf8_len(const unsigned char *s) {
   unsigned c = s[0];
   size_t n;
   if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) n = 2;
-  else if (c >= 0xe0 && c <= 0xef) n = 3;
-  else if (c >= 0xf0 && c <= 0xf4) n = 4;
-  else return 0;
+  if (c >= 0xc2 && c <= 0xdf)
+    n = 2;
+  else if (c >= 0xe0 && c <= 0xef)
+    n = 3;
+  else if (c >= 0xf0 && c <= 0xf4)
+    n = 4;
+  else
+    return 0;
   for (size_t i = 1; i < n; i++)
     if ((s[i] & 0xc0) != 0x80) return 0;
   return n;
@@ -111,8 +115,8 @@ int gk_log_begin(gk_server_log *lg, gk_log_level level, const char *event,
   clock_gettime(CLOCK_REALTIME, &ts);
   gmtime_r(&ts.tv_sec, &tm);
   snprintf(tbuf, sizeof(tbuf), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
-           tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-           tm.tm_min, tm.tm_sec, (long)(ts.tv_nsec / 1000000));
+           tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+           tm.tm_sec, (long)(ts.tv_nsec / 1000000));
   put_cstr(lg, "{\"time\":\"");
   put_cstr(lg, tbuf);
   put_cstr(lg, "\",\"level\":\"");

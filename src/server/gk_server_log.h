@@ -42,10 +42,10 @@ typedef struct gk_server_log {
   FILE *out;          /* not owned; NULL discards every record */
   gk_log_level level; /* records below it are skipped */
   /* private */
-  int active;         /* a record is being built */
-  int cut;            /* a field did not fit */
+  int active; /* a record is being built */
+  int cut;    /* a field did not fit */
   size_t len;
-  size_t mark;        /* end of the last whole field */
+  size_t mark; /* end of the last whole field */
   char line[GK_LOG_LINE_MAX];
 } gk_server_log;
 

@@ -20,23 +20,24 @@
 #define DEFAULT_CONFIG "configs/server.json"
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: gk-server [--config FILE] [--port N] [--log-level LEVEL]\n"
-          "                 [--check-config] [--help]\n"
-          "\n"
-          "Hosts deterministic lockstep matches: many rooms on one UDP port.\n"
-          "\n"
-          "  --config FILE      server config (JSON; default %s;\n"
-          "                     every key is described in configs/README.md)\n"
-          "  --port N           UDP port, overrides listen.port (0: any free\n"
-          "                     port, logged in the \"listening\" line)\n"
-          "  --log-level LEVEL  debug, info, warn or error; overrides log_level\n"
-          "  --check-config     validate the config and exit (0 = valid)\n"
-          "  --help             this text\n"
-          "\n"
-          "Logs are JSON lines on stdout. SIGTERM or SIGINT ends every match\n"
-          "with a notice, finalises the replays and exits 0.\n",
-          DEFAULT_CONFIG);
+  fprintf(
+      f,
+      "usage: gk-server [--config FILE] [--port N] [--log-level LEVEL]\n"
+      "                 [--check-config] [--help]\n"
+      "\n"
+      "Hosts deterministic lockstep matches: many rooms on one UDP port.\n"
+      "\n"
+      "  --config FILE      server config (JSON; default %s;\n"
+      "                     every key is described in configs/README.md)\n"
+      "  --port N           UDP port, overrides listen.port (0: any free\n"
+      "                     port, logged in the \"listening\" line)\n"
+      "  --log-level LEVEL  debug, info, warn or error; overrides log_level\n"
+      "  --check-config     validate the config and exit (0 = valid)\n"
+      "  --help             this text\n"
+      "\n"
+      "Logs are JSON lines on stdout. SIGTERM or SIGINT ends every match\n"
+      "with a notice, finalises the replays and exits 0.\n",
+      DEFAULT_CONFIG);
 }
 
 static int parse_port(const char *s, uint16_t *out) {
@@ -64,7 +65,7 @@ static int parse_args(int argc, char **argv, cli *o) {
       {"check-config", no_argument, NULL, 'C'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  opterr = 0; /* the messages below are ours */
+  opterr = 0;           /* the messages below are ours */
   int opt, at = optind; /* argv[at]: the word being parsed */
   /* '+': stop at the first operand (there are none: it is an error);
    * ':': a missing value is told apart from an unknown option */
@@ -115,13 +116,17 @@ int main(int argc, char **argv) {
   char err[GK_SERVER_CONFIG_ERR_MAX];
   int rc = gk_server_config_load(&cfg, o.config, err, sizeof(err));
   if (rc == 0 && o.port_s && parse_port(o.port_s, &cfg.port) != 0) {
-    snprintf(err, sizeof(err), "--port: must be an integer in 0..65535, got "
-             "'%.64s'", o.port_s);
+    snprintf(err, sizeof(err),
+             "--port: must be an integer in 0..65535, got "
+             "'%.64s'",
+             o.port_s);
     rc = GK_ERANGE;
   }
   if (rc == 0 && o.level_s && gk_log_level_parse(o.level_s, &cfg.log_level)) {
-    snprintf(err, sizeof(err), "--log-level: must be debug, info, warn or "
-             "error, got '%.64s'", o.level_s);
+    snprintf(err, sizeof(err),
+             "--log-level: must be debug, info, warn or "
+             "error, got '%.64s'",
+             o.level_s);
     rc = GK_ERANGE;
   }
   if (rc) {

@@ -271,11 +271,11 @@ static int replay_path(gk_server *s, sv_room *r) {
   struct tm tm;
   clock_gettime(CLOCK_REALTIME, &ts);
   gmtime_r(&ts.tv_sec, &tm);
-  int n = snprintf(r->replay_path, sizeof(r->replay_path),
-                   "%s/%04d%02d%02dT%02d%02d%02dZ-%s-%s.gkr",
-                   s->cfg->replay_dir, tm.tm_year + 1900, tm.tm_mon + 1,
-                   tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                   r->genre->sim->name, r->code);
+  int n =
+      snprintf(r->replay_path, sizeof(r->replay_path),
+               "%s/%04d%02d%02dT%02d%02d%02dZ-%s-%s.gkr", s->cfg->replay_dir,
+               tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+               tm.tm_min, tm.tm_sec, r->genre->sim->name, r->code);
   return n > 0 && (size_t)n < sizeof(r->replay_path) ? 0 : GK_ETOOBIG;
 }
 
@@ -335,8 +335,8 @@ int sv_match_begin(gk_server *s, sv_room *r, char *err, size_t errlen) {
                                  session_step,
                                  session_removed,
                                  session_ended};
-  int rc = gk_net_session_init(&r->session, &sc, &cb, sv_now_ms(s), err,
-                               errlen);
+  int rc =
+      gk_net_session_init(&r->session, &sc, &cb, sv_now_ms(s), err, errlen);
   if (rc) return rc;
   r->session_open = 1;
   r->state = SV_ROOM_PLAYING;

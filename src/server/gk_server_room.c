@@ -87,8 +87,8 @@ void sv_room_finalise(gk_server *s, sv_room *r, int reason) {
  * built from and what every peer gets in MATCH_START. */
 static int merge_options(const gk_server_genre *g, const char *client,
                          char *out, size_t cap, char *err, size_t errlen) {
-  cJSON *merged = g->options ? cJSON_Duplicate(g->options, 1)
-                             : cJSON_CreateObject();
+  cJSON *merged =
+      g->options ? cJSON_Duplicate(g->options, 1) : cJSON_CreateObject();
   cJSON *mine = NULL;
   int rc = 0;
   if (!merged) return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
@@ -167,8 +167,7 @@ static int create_check(const gk_server *s, const sv_conn *c,
   a->genre = g;
   a->max_players = cr->max_players ? cr->max_players : g->max_players;
   a->input_delay = cr->input_delay ? cr->input_delay : s->cfg->input_delay;
-  if (a->max_players < g->sim->players_min ||
-      a->max_players > g->max_players)
+  if (a->max_players < g->sim->players_min || a->max_players > g->max_players)
     return gk_errf(err, errlen, GK_ERANGE, "max_players must be in %u..%u",
                    g->sim->players_min, g->max_players);
   if (a->input_delay > s->cfg->input_delay_max)
@@ -186,11 +185,11 @@ static int room_configure(sv_room *r, const char *client, char *err,
   size_t size = r->genre->sim->config_size;
   r->cfg = calloc(1, size ? size : 1);
   if (!r->cfg) return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
-  int rc = merge_options(r->genre, client, r->options, sizeof(r->options),
-                         err, errlen);
+  int rc = merge_options(r->genre, client, r->options, sizeof(r->options), err,
+                         errlen);
   if (!rc)
-    rc = gk_server_room_config(r->genre, r->cfg, r->options,
-                               strlen(r->options), err, errlen);
+    rc = gk_server_room_config(r->genre, r->cfg, r->options, strlen(r->options),
+                               err, errlen);
   r->cfg_ready = rc == 0;
   return rc;
 }
@@ -207,8 +206,8 @@ static int room_secrets(gk_server *s, sv_room *r, char *err, size_t errlen) {
 /* Builds the room a CREATE_ROOM asks for, not yet in the table: *out is
  * the caller's on success, and nothing is left over on failure. */
 static int room_build(gk_server *s, const sv_conn *c,
-                      const gk_wire_create_room *cr, sv_room **out,
-                      char *err, size_t errlen) {
+                      const gk_wire_create_room *cr, sv_room **out, char *err,
+                      size_t errlen) {
   create_args a = {NULL, 0, 0};
   int rc = create_check(s, c, cr, &a, err, errlen);
   if (rc) return rc;
@@ -250,8 +249,8 @@ void sv_on_create(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   err[0] = '\0';
   leave_drained(s, &s->conns[peer]);
   sv_room *r = NULL;
-  int rc = room_build(s, &s->conns[peer], &m->u.create_room, &r, err,
-                      sizeof(err));
+  int rc =
+      room_build(s, &s->conns[peer], &m->u.create_room, &r, err, sizeof(err));
   if (rc) {
     s->stats.refused++;
     if (gk_log_begin(s->log, GK_LOG_INFO, "create_refused", NULL)) {

@@ -113,8 +113,8 @@ static int is_offence(int rc) {
 
 /* A match message (decoded or not: decode_rc) for a room whose match runs
  * or has just ended. The session counts what it drops. */
-static void route_match(gk_server *s, sv_room *r, uint32_t peer,
-                        int decode_rc, const gk_wire_msg *m, size_t len) {
+static void route_match(gk_server *s, sv_room *r, uint32_t peer, int decode_rc,
+                        const gk_wire_msg *m, size_t len) {
   uint32_t slot = s->conns[peer].slot;
   if (r->state == SV_ROOM_DRAINING) {
     /* the match is over: the session still takes acknowledgements and
@@ -125,8 +125,8 @@ static void route_match(gk_server *s, sv_room *r, uint32_t peer,
   }
   if (r->end_pending) return; /* the match is over; stragglers */
   uint32_t ridx = r->index;
-  int rc = gk_net_session_receive_decoded(&r->session, slot, decode_rc, m,
-                                          len, sv_now_ms(s));
+  int rc = gk_net_session_receive_decoded(&r->session, slot, decode_rc, m, len,
+                                          sv_now_ms(s));
   if (rc) {
     r->drops++;
     s->stats.drop_session++;

@@ -31,7 +31,7 @@
   X(EPERM, -20, "not permitted")                                               \
   X(EEXIST, -21, "already exists")                                             \
   X(ECLOSED, -22, "closed")                                                    \
-  X(EINPUT, -23, "input source failed to produce the step's input")        \
+  X(EINPUT, -23, "input source failed to produce the step's input")            \
   X(EEXPIRED, -24, "expired")                                                  \
   X(ENOTYET, -25, "not valid yet (issued in the future)")                      \
   X(EAUTH, -26, "authentication failed (wrong key or tampered data)")

@@ -25,24 +25,20 @@ void gk_rng_seed(gk_rng *rng, uint64_t initstate, uint64_t initseq) {
 }
 
 uint32_t gk_rng_below(gk_rng *rng, uint32_t bound) {
-  if (bound == 0)
-    return 0;
+  if (bound == 0) return 0;
   /* Reject the low (2^32 mod bound) values so every residue is equally
    * likely; the loop ends with probability >= 1/2 per draw. */
   uint32_t threshold = (0u - bound) % bound;
   for (;;) {
     uint32_t r = gk_rng_next(rng);
-    if (r >= threshold)
-      return r % bound;
+    if (r >= threshold) return r % bound;
   }
 }
 
 int32_t gk_rng_range(gk_rng *rng, int32_t lo, int32_t hi) {
-  if (lo >= hi)
-    return lo;
+  if (lo >= hi) return lo;
   uint32_t span = (uint32_t)((int64_t)hi - (int64_t)lo);
-  if (span == UINT32_MAX)
-    return (int32_t)((int64_t)lo + gk_rng_next(rng));
+  if (span == UINT32_MAX) return (int32_t)((int64_t)lo + gk_rng_next(rng));
   return (int32_t)((int64_t)lo + gk_rng_below(rng, span + 1u));
 }
 
@@ -54,8 +50,7 @@ void gk_rng_write(const gk_rng *rng, gk_writer *w) {
 void gk_rng_read(gk_rng *rng, gk_reader *r) {
   rng->state = gk_read_u64(r);
   rng->inc = gk_read_u64(r);
-  if (r->err == 0 && (rng->inc & 1u) == 0)
-    gk_reader_fail(r, GK_ERANGE);
+  if (r->err == 0 && (rng->inc & 1u) == 0) gk_reader_fail(r, GK_ERANGE);
 }
 
 uint64_t gk_splitmix64(uint64_t *x) {

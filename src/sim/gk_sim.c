@@ -17,8 +17,7 @@ int gk_errf(char *err, size_t errlen, int code, const char *fmt, ...) {
 
 void gk_event_report_dropped(gk_event_cb cb, void *ctx, uint64_t step,
                              uint64_t count) {
-  if (count == 0)
-    return;
+  if (count == 0) return;
   gk_event e;
   memset(&e, 0, sizeof e);
   e.name = "events_dropped";
@@ -54,11 +53,9 @@ int gk_sim_check(const gk_sim *sim, char *err, size_t errlen) {
                    (unsigned)sim->input_size, (unsigned)GK_INPUT_SIZE_MAX);
   if (sim->players_min == 0 || sim->players_min > sim->players_max ||
       sim->players_max > GK_PLAYERS_MAX)
-    return gk_errf(err, errlen, GK_EINVAL, "genre %s: bad player range",
-                   name);
+    return gk_errf(err, errlen, GK_EINVAL, "genre %s: bad player range", name);
   if ((sim->bot_size == 0) != (sim->bot_init == NULL) ||
-      (sim->bot_init == NULL) != (sim->bot_next == NULL) ||
-      sim->bot_size > 256)
+      (sim->bot_init == NULL) != (sim->bot_next == NULL) || sim->bot_size > 256)
     return gk_errf(err, errlen, GK_EINVAL,
                    "genre %s: bot_size/bot_init/bot_next disagree", name);
   return 0;
@@ -71,15 +68,12 @@ uint64_t gk_sim_hash(const gk_sim *sim, const void *state, gk_hasher *h) {
 }
 
 int gk_parse_u64(const char *s, uint64_t *out) {
-  if (s == NULL || *s == '\0')
-    return -1;
+  if (s == NULL || *s == '\0') return -1;
   uint64_t v = 0;
   for (const char *p = s; *p; p++) {
-    if (*p < '0' || *p > '9')
-      return -1;
+    if (*p < '0' || *p > '9') return -1;
     unsigned d = (unsigned)(*p - '0');
-    if (v > (UINT64_MAX - d) / 10)
-      return -1;
+    if (v > (UINT64_MAX - d) / 10) return -1;
     v = v * 10 + d;
   }
   *out = v;

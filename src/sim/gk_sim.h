@@ -37,9 +37,9 @@
 #include "gk_state.h"
 
 #define GK_SIM_ABI 1
-#define GK_PLAYERS_MAX 16      /* active_mask is a uint32_t; 16 keeps headroom */
-#define GK_INPUT_SIZE_MAX 32   /* largest per-player input record, bytes */
-#define GK_ERRMSG_MAX 256      /* suggested size of error message buffers */
+#define GK_PLAYERS_MAX 16    /* active_mask is a uint32_t; 16 keeps headroom */
+#define GK_INPUT_SIZE_MAX 32 /* largest per-player input record, bytes */
+#define GK_ERRMSG_MAX 256    /* suggested size of error message buffers */
 
 /* A rational number of seconds, e.g. {1, 60}. */
 typedef struct gk_ratio {
@@ -79,8 +79,8 @@ typedef enum gk_value_type {
 
 typedef struct gk_value {
   gk_value_type type;
-  int64_t i;       /* INT and BOOL (0/1) */
-  const char *s;   /* STRING */
+  int64_t i;     /* INT and BOOL (0/1) */
+  const char *s; /* STRING */
 } gk_value;
 
 /* An event the genre reports (level_solved, enemy_killed, ...). `name` and
@@ -89,8 +89,8 @@ typedef struct gk_value {
 #define GK_EVENT_FIELDS_MAX 6
 typedef struct gk_event {
   const char *name;
-  uint64_t step;   /* the step during which it happened */
-  int32_t player;  /* player slot, or -1 */
+  uint64_t step;  /* the step during which it happened */
+  int32_t player; /* player slot, or -1 */
   uint32_t nfields;
   struct {
     const char *key;
@@ -155,10 +155,9 @@ typedef struct gk_sim_tool {
    * code with a message in err naming the option first ("--level: ...";
    * err may be left "" for out of memory); *out then holds nothing to
    * free. */
-  int (*record_script)(void *cfg, const char *const *values,
-                       uint32_t players, gk_read_text_fn read_text,
-                       void *read_ctx, gk_sim_script *out, char *err,
-                       size_t errlen);
+  int (*record_script)(void *cfg, const char *const *values, uint32_t players,
+                       gk_read_text_fn read_text, void *read_ctx,
+                       gk_sim_script *out, char *err, size_t errlen);
 } gk_sim_tool;
 
 typedef struct gk_sim {
@@ -217,8 +216,7 @@ typedef struct gk_sim {
   /* Must be non-NULL. Rebuilds a state from write_state's bytes, given the
    * config the run was created with. Returns NULL and writes a message on
    * bad bytes; must not trust any count or index it reads. */
-  void *(*read_state)(const void *cfg, gk_reader *r, char *err,
-                      size_t errlen);
+  void *(*read_state)(const void *cfg, gk_reader *r, char *err, size_t errlen);
 
   /* --- built-in bot --- */
   /* Size of a bot's state (plain data, <= 256). 0 if the genre has none.
@@ -226,8 +224,7 @@ typedef struct gk_sim {
    * of uint64_t / max_align_t). */
   size_t bot_size;
   /* May be NULL (iff bot_size is 0). Seeds one player's bot. */
-  void (*bot_init)(void *bot, const void *cfg, uint64_t seed,
-                   uint32_t player);
+  void (*bot_init)(void *bot, const void *cfg, uint64_t seed, uint32_t player);
   /* May be NULL (iff bot_size is 0). Produces the player's input record for
    * the next step (input_size bytes). Called exactly once per step, in step
    * order, so presses it makes reach exactly one step. */

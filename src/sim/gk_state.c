@@ -17,18 +17,16 @@
 #include <xxhash.h>
 
 void gk_writer_flush(gk_writer *w) {
-  if (w->len == 0)
-    return;
-  if (w->flush != NULL)
-    w->flush(w, w->buf, w->len);
+  if (w->len == 0) return;
+  if (w->flush != NULL) w->flush(w, w->buf, w->len);
   w->len = 0;
 }
 
 void gk__writer_field(gk_writer *w, gk_field_kind kind, const char *name,
                       uint64_t value, const uint8_t *bytes, size_t len) {
   static const uint8_t widths[] = {
-      [GK_FIELD_U8] = 1, [GK_FIELD_U16] = 2, [GK_FIELD_U32] = 4,
-      [GK_FIELD_U64] = 8, [GK_FIELD_I8] = 1, [GK_FIELD_I16] = 2,
+      [GK_FIELD_U8] = 1,  [GK_FIELD_U16] = 2, [GK_FIELD_U32] = 4,
+      [GK_FIELD_U64] = 8, [GK_FIELD_I8] = 1,  [GK_FIELD_I16] = 2,
       [GK_FIELD_I32] = 4, [GK_FIELD_I64] = 8, [GK_FIELD_BOOL] = 1,
   };
   if (kind <= GK_FIELD_BOOL) {
@@ -56,8 +54,7 @@ void gk__writer_bytes(gk_writer *w, const uint8_t *bytes, size_t len) {
   }
   gk_writer_flush(w);
   if (len >= w->cap) {
-    if (w->flush != NULL)
-      w->flush(w, bytes, len);
+    if (w->flush != NULL) w->flush(w, bytes, len);
     return;
   }
   memcpy(w->buf, bytes, len);
@@ -73,8 +70,7 @@ static void hasher_flush(gk_writer *w, const uint8_t *bytes, size_t len) {
 int gk_hasher_init(gk_hasher *h) {
   memset(&h->w, 0, sizeof h->w);
   h->xxh = XXH3_createState();
-  if (h->xxh == NULL)
-    return GK_ENOMEM;
+  if (h->xxh == NULL) return GK_ENOMEM;
   h->w.buf = h->stage;
   h->w.cap = sizeof h->stage;
   h->w.flush = hasher_flush;
@@ -114,8 +110,7 @@ uint64_t gk_hash_bytes(const void *bytes, size_t len) {
 
 static void buf_flush(gk_writer *w, const uint8_t *bytes, size_t len) {
   gk_buf_writer *b = (gk_buf_writer *)w;
-  if (w->err != 0)
-    return;
+  if (w->err != 0) return;
   if (b->cap - b->len < len) {
     size_t cap = b->cap ? b->cap : 1024;
     while (cap - b->len < len) {
@@ -176,8 +171,7 @@ void gk_reader_init(gk_reader *r, const void *bytes, size_t len) {
 
 /* Claims n bytes; NULL (and ETRUNC, once) if fewer remain or err is set. */
 static const uint8_t *take(gk_reader *r, size_t n) {
-  if (r->err != 0)
-    return NULL;
+  if (r->err != 0) return NULL;
   if (r->len - r->pos < n) {
     r->err = GK_ETRUNC;
     return NULL;
@@ -192,16 +186,32 @@ static uint64_t read_le(gk_reader *r, unsigned n) {
   return p != NULL ? gk_load_le(p, n) : 0;
 }
 
-uint8_t gk_read_u8(gk_reader *r) { return (uint8_t)read_le(r, 1); }
-uint16_t gk_read_u16(gk_reader *r) { return (uint16_t)read_le(r, 2); }
-uint32_t gk_read_u32(gk_reader *r) { return (uint32_t)read_le(r, 4); }
-uint64_t gk_read_u64(gk_reader *r) { return read_le(r, 8); }
+uint8_t gk_read_u8(gk_reader *r) {
+  return (uint8_t)read_le(r, 1);
+}
+uint16_t gk_read_u16(gk_reader *r) {
+  return (uint16_t)read_le(r, 2);
+}
+uint32_t gk_read_u32(gk_reader *r) {
+  return (uint32_t)read_le(r, 4);
+}
+uint64_t gk_read_u64(gk_reader *r) {
+  return read_le(r, 8);
+}
 /* Unsigned-to-signed conversion is implementation-defined in C11; every
  * compiler we target wraps (two's complement), which is what we want. */
-int8_t gk_read_i8(gk_reader *r) { return (int8_t)read_le(r, 1); }
-int16_t gk_read_i16(gk_reader *r) { return (int16_t)read_le(r, 2); }
-int32_t gk_read_i32(gk_reader *r) { return (int32_t)read_le(r, 4); }
-int64_t gk_read_i64(gk_reader *r) { return (int64_t)read_le(r, 8); }
+int8_t gk_read_i8(gk_reader *r) {
+  return (int8_t)read_le(r, 1);
+}
+int16_t gk_read_i16(gk_reader *r) {
+  return (int16_t)read_le(r, 2);
+}
+int32_t gk_read_i32(gk_reader *r) {
+  return (int32_t)read_le(r, 4);
+}
+int64_t gk_read_i64(gk_reader *r) {
+  return (int64_t)read_le(r, 8);
+}
 
 int gk_read_bool(gk_reader *r) {
   uint8_t b = gk_read_u8(r);
@@ -215,19 +225,18 @@ int gk_read_bool(gk_reader *r) {
 int gk_read_bytes(gk_reader *r, void *out, size_t len) {
   const uint8_t *p = take(r, len);
   if (p == NULL) {
-    if (len > 0)
-      memset(out, 0, len);
+    if (len > 0) memset(out, 0, len);
     return r->err;
   }
-  if (len > 0)
-    memcpy(out, p, len);
+  if (len > 0) memcpy(out, p, len);
   return 0;
 }
 
-size_t gk_reader_left(const gk_reader *r) { return r->len - r->pos; }
+size_t gk_reader_left(const gk_reader *r) {
+  return r->len - r->pos;
+}
 
 int gk_reader_fail(gk_reader *r, int err) {
-  if (r->err == 0)
-    r->err = err;
+  if (r->err == 0) r->err = err;
   return r->err;
 }

@@ -37,7 +37,8 @@ typedef enum gk_field_kind {
   GK_FIELD_I64,
   GK_FIELD_BOOL,  /* one byte, 0 or 1 */
   GK_FIELD_BYTES, /* raw bytes, written as is */
-  GK_FIELD_BEGIN, /* a named group starts (index >= 0 for list items); no bytes */
+  GK_FIELD_BEGIN, /* a named group starts (index >= 0 for list items); no bytes
+                   */
   GK_FIELD_END    /* the innermost group ends; no bytes */
 } gk_field_kind;
 
@@ -56,14 +57,14 @@ typedef void (*gk_writer_field_cb)(gk_writer *w, gk_field_kind kind,
                                    const uint8_t *bytes, size_t len);
 
 struct gk_writer {
-  uint8_t *buf;  /* staging buffer, owned by whoever set the writer up */
-  size_t len;    /* bytes staged */
-  size_t cap;    /* capacity of buf; >= 8 unless `field` is set */
+  uint8_t *buf;   /* staging buffer, owned by whoever set the writer up */
+  size_t len;     /* bytes staged */
+  size_t cap;     /* capacity of buf; >= 8 unless `field` is set */
   uint64_t total; /* bytes written so far (staged or flushed) */
   gk_writer_flush_cb flush;
   gk_writer_field_cb field;
-  int err;       /* first error a sink reported (e.g. GK_ENOMEM), else 0 */
-  void *data;    /* for the sink's use */
+  int err;    /* first error a sink reported (e.g. GK_ENOMEM), else 0 */
+  void *data; /* for the sink's use */
 };
 
 /* Hands staged bytes to `flush` and empties the stage. Call once when done. */
@@ -82,8 +83,7 @@ static inline void gk__put_le(uint8_t *p, uint64_t v, unsigned n) {
   (void)n;
   memcpy(p, &v, 8);
 #else
-  for (unsigned i = 0; i < n; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
+  for (unsigned i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
 #endif
 }
 
@@ -134,8 +134,7 @@ static inline void gk_write_bool(gk_writer *w, const char *name, int v) {
 static inline void gk_write_bytes(gk_writer *w, const char *name,
                                   const void *bytes, size_t len) {
   if (w->field != NULL)
-    gk__writer_field(w, GK_FIELD_BYTES, name, len, (const uint8_t *)bytes,
-                     len);
+    gk__writer_field(w, GK_FIELD_BYTES, name, len, (const uint8_t *)bytes, len);
   else
     gk__writer_bytes(w, (const uint8_t *)bytes, len);
 }
@@ -147,15 +146,14 @@ static inline void gk_write_begin(gk_writer *w, const char *name,
     gk__writer_field(w, GK_FIELD_BEGIN, name, index, NULL, 0);
 }
 static inline void gk_write_end(gk_writer *w) {
-  if (w->field != NULL)
-    gk__writer_field(w, GK_FIELD_END, NULL, 0, NULL, 0);
+  if (w->field != NULL) gk__writer_field(w, GK_FIELD_END, NULL, 0, NULL, 0);
 }
 
 /* A writer that feeds XXH3-64. The hasher owns its stage and XXH3 state;
  * init allocates (so do it before a run starts), close frees. */
 typedef struct gk_hasher {
-  gk_writer w;      /* must be first: pass &h->w to write_state */
-  void *xxh;        /* XXH3_state_t, owned */
+  gk_writer w; /* must be first: pass &h->w to write_state */
+  void *xxh;   /* XXH3_state_t, owned */
   uint8_t stage[2048];
 } gk_hasher;
 
@@ -171,7 +169,7 @@ uint64_t gk_hash_bytes(const void *bytes, size_t len);
 /* A writer that appends to a growing heap buffer. `bytes` is owned by the
  * buf writer until gk_buf_writer_close, or taken with gk_buf_writer_take. */
 typedef struct gk_buf_writer {
-  gk_writer w;      /* must be first */
+  gk_writer w; /* must be first */
   uint8_t *bytes;
   size_t len;
   size_t cap;
@@ -200,20 +198,16 @@ static inline uint64_t gk_load_le64(const uint8_t *p) {
 
 /* The n-byte little-endian value at p. */
 static inline uint64_t gk_load_le(const uint8_t *p, unsigned n) {
-  if (n == 8)
-    return gk_load_le64(p);
-  if (n == 4)
-    return gk_load_le32(p);
+  if (n == 8) return gk_load_le64(p);
+  if (n == 4) return gk_load_le32(p);
   uint64_t v = 0;
-  for (unsigned i = 0; i < n; i++)
-    v |= (uint64_t)p[i] << (8 * i);
+  for (unsigned i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
   return v;
 }
 
 /* Stores exactly the low n bytes of v little-endian at p. */
 static inline void gk_store_le(uint8_t *p, uint64_t v, unsigned n) {
-  for (unsigned i = 0; i < n; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
+  for (unsigned i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
 /* One bounded cursor over bytes the caller owns. */

@@ -55,8 +55,7 @@ enum {
 };
 _Static_assert(OFF_NONCE + GK_TOKEN_NONCE_BYTES == GK_TOKEN_PUBLIC_BYTES,
                "public layout");
-_Static_assert(P_NAME + P_NAME_LEN == GK_TOKEN_PRIVATE_BYTES,
-               "private layout");
+_Static_assert(P_NAME + P_NAME_LEN == GK_TOKEN_PRIVATE_BYTES, "private layout");
 
 static const uint8_t magic[4] = {'G', 'K', 'C', 'T'};
 
@@ -65,8 +64,7 @@ static void msg(char *err, size_t errlen, const char *fmt, ...)
 
 /* Writes a message to err (if any). */
 static void msg(char *err, size_t errlen, const char *fmt, ...) {
-  if (err == NULL || errlen == 0)
-    return;
+  if (err == NULL || errlen == 0) return;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(err, errlen, fmt, ap);
@@ -74,32 +72,30 @@ static void msg(char *err, size_t errlen, const char *fmt, ...) {
 }
 
 static void put32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
 static void put64(uint8_t *p, uint64_t v) {
-  for (int i = 0; i < 8; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
 static uint32_t get32(const uint8_t *p) {
   uint32_t v = 0;
-  for (int i = 3; i >= 0; i--)
-    v = v << 8 | p[i];
+  for (int i = 3; i >= 0; i--) v = v << 8 | p[i];
   return v;
 }
 
 static uint64_t get64(const uint8_t *p) {
   uint64_t v = 0;
-  for (int i = 7; i >= 0; i--)
-    v = v << 8 | p[i];
+  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
   return v;
 }
 
 /* sodium_init is idempotent and thread-safe; it picks the fast ChaCha20
  * implementation for this CPU. */
-static int sodium_ready(void) { return sodium_init() >= 0; }
+static int sodium_ready(void) {
+  return sodium_init() >= 0;
+}
 
 static int genre_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -112,12 +108,10 @@ static int code_char(char c) {
 
 /* Checks a NUL-terminated string within `cap` bytes of 1..max characters
  * for which ok() holds; returns its length or -1. */
-static int text_check(const char *s, size_t cap, size_t max,
-                      int (*ok)(char)) {
+static int text_check(const char *s, size_t cap, size_t max, int (*ok)(char)) {
   size_t n = 0;
   while (n < cap && s[n] != '\0') {
-    if (n >= max || !ok(s[n]))
-      return -1;
+    if (n >= max || !ok(s[n])) return -1;
     n++;
   }
   return n == 0 || n == cap ? -1 : (int)n;
@@ -126,8 +120,7 @@ static int text_check(const char *s, size_t cap, size_t max,
 static int is_zero(const void *p, size_t n) {
   const uint8_t *b = p;
   uint8_t acc = 0;
-  for (size_t i = 0; i < n; i++)
-    acc |= b[i];
+  for (size_t i = 0; i < n; i++) acc |= b[i];
   return acc == 0;
 }
 
@@ -137,10 +130,12 @@ int gk_token_grant_check(const gk_token_grant *g, char *err, size_t errlen) {
     return GK_EINVAL;
   }
   if (g->kind == GK_TOKEN_CREATE) {
-    if (text_check(g->genre, sizeof g->genre, GK_TOKEN_GENRE_MAX,
-                   genre_char) < 0) {
-      msg(err, errlen, "create grant: the genre name must be 1..%d "
-          "characters of [a-z0-9_-]", GK_TOKEN_GENRE_MAX);
+    if (text_check(g->genre, sizeof g->genre, GK_TOKEN_GENRE_MAX, genre_char) <
+        0) {
+      msg(err, errlen,
+          "create grant: the genre name must be 1..%d "
+          "characters of [a-z0-9_-]",
+          GK_TOKEN_GENRE_MAX);
       return GK_ERANGE;
     }
     if (g->max_players < 1 || g->max_players > GK_TOKEN_PLAYERS_MAX) {
@@ -148,9 +143,9 @@ int gk_token_grant_check(const gk_token_grant *g, char *err, size_t errlen) {
           (unsigned)g->max_players, GK_TOKEN_PLAYERS_MAX);
       return GK_ERANGE;
     }
-    if (g->code[0] != '\0' || g->role != 0 ||
-        g->slot != GK_TOKEN_SLOT_ANY) {
-      msg(err, errlen, "create grant: code and role must be empty and "
+    if (g->code[0] != '\0' || g->role != 0 || g->slot != GK_TOKEN_SLOT_ANY) {
+      msg(err, errlen,
+          "create grant: code and role must be empty and "
           "slot 'any'");
       return GK_ERANGE;
     }
@@ -159,20 +154,25 @@ int gk_token_grant_check(const gk_token_grant *g, char *err, size_t errlen) {
   if (g->kind == GK_TOKEN_JOIN) {
     int n = text_check(g->code, sizeof g->code, GK_TOKEN_CODE_LEN, code_char);
     if (n != GK_TOKEN_CODE_LEN) {
-      msg(err, errlen, "join grant: the room code must be %d characters "
-          "of [A-Z2-7]", GK_TOKEN_CODE_LEN);
+      msg(err, errlen,
+          "join grant: the room code must be %d characters "
+          "of [A-Z2-7]",
+          GK_TOKEN_CODE_LEN);
       return GK_ERANGE;
     }
     if (g->role != GK_TOKEN_PLAYER && g->role != GK_TOKEN_SPECTATOR) {
-      msg(err, errlen, "join grant: role %u is neither player (0) nor "
-          "spectator (1)", (unsigned)g->role);
+      msg(err, errlen,
+          "join grant: role %u is neither player (0) nor "
+          "spectator (1)",
+          (unsigned)g->role);
       return GK_ERANGE;
     }
     if (g->slot != GK_TOKEN_SLOT_ANY &&
         (g->role == GK_TOKEN_SPECTATOR || g->slot >= GK_TOKEN_PLAYERS_MAX)) {
-      msg(err, errlen, "join grant: slot %u is not 0..%d or 'any' "
-          "(spectators: 'any' only)", (unsigned)g->slot,
-          GK_TOKEN_PLAYERS_MAX - 1);
+      msg(err, errlen,
+          "join grant: slot %u is not 0..%d or 'any' "
+          "(spectators: 'any' only)",
+          (unsigned)g->slot, GK_TOKEN_PLAYERS_MAX - 1);
       return GK_ERANGE;
     }
     if (g->genre[0] != '\0' || g->max_players != 0) {
@@ -199,8 +199,8 @@ static void private_pack(uint8_t p[GK_TOKEN_PRIVATE_BYTES],
 }
 
 /* Unpacks and checks a private part. */
-static int private_unpack(const uint8_t p[GK_TOKEN_PRIVATE_BYTES],
-                          gk_token *t, char *err, size_t errlen) {
+static int private_unpack(const uint8_t p[GK_TOKEN_PRIVATE_BYTES], gk_token *t,
+                          char *err, size_t errlen) {
   gk_token_grant *g = &t->grant;
   memset(g, 0, sizeof *g);
   t->client_id = get64(p + P_CLIENT);
@@ -214,8 +214,7 @@ static int private_unpack(const uint8_t p[GK_TOKEN_PRIVATE_BYTES],
   }
   const uint8_t *name = p + P_NAME;
   size_t n = 0;
-  while (n < P_NAME_LEN && name[n] != 0)
-    n++;
+  while (n < P_NAME_LEN && name[n] != 0) n++;
   if (!is_zero(name + n, P_NAME_LEN - n)) {
     msg(err, errlen, "private part: bytes after the name are not zero");
     return GK_ERANGE;
@@ -247,16 +246,13 @@ static int private_unpack(const uint8_t p[GK_TOKEN_PRIVATE_BYTES],
 int gk_token_mint(const gk_token_grant *g, uint64_t client_id, uint64_t now_s,
                   uint32_t expires_in_s, const uint8_t key[GK_TOKEN_KEY_BYTES],
                   uint8_t out[GK_TOKEN_BYTES]) {
-  if (g == NULL || key == NULL || out == NULL)
-    return GK_EINVAL;
+  if (g == NULL || key == NULL || out == NULL) return GK_EINVAL;
   int rc = gk_token_grant_check(g, NULL, 0);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   if (expires_in_s < 1 || expires_in_s > GK_TOKEN_LIFETIME_MAX ||
       now_s > UINT64_MAX - expires_in_s)
     return GK_ERANGE;
-  if (!sodium_ready())
-    return GK_EIO;
+  if (!sodium_ready()) return GK_EIO;
   uint8_t tok[GK_TOKEN_BYTES];
   uint8_t plain[GK_TOKEN_PRIVATE_BYTES];
   memcpy(tok + OFF_MAGIC, magic, sizeof magic);
@@ -308,25 +304,24 @@ static int public_unpack(const uint8_t *b, size_t len, gk_token_public *p,
 }
 
 int gk_token_peek(const uint8_t *bytes, size_t len, gk_token_public *out) {
-  if (out == NULL || (bytes == NULL && len != 0))
-    return GK_EINVAL;
+  if (out == NULL || (bytes == NULL && len != 0)) return GK_EINVAL;
   gk_token_public p;
   memset(&p, 0, sizeof p);
   int rc = public_unpack(bytes, len, &p, NULL, 0);
-  if (rc == 0)
-    *out = p;
+  if (rc == 0) *out = p;
   return rc;
 }
 
 static int open_checked(const uint8_t *b, size_t len, const uint8_t *key,
-                        uint32_t protocol_version, uint64_t now_s,
-                        gk_token *t, char *err, size_t errlen) {
+                        uint32_t protocol_version, uint64_t now_s, gk_token *t,
+                        char *err, size_t errlen) {
   int rc = public_unpack(b, len, &t->pub, err, errlen);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   if (t->pub.protocol_version != protocol_version) {
-    msg(err, errlen, "token is for protocol version %u, this server speaks "
-        "%u", (unsigned)t->pub.protocol_version, (unsigned)protocol_version);
+    msg(err, errlen,
+        "token is for protocol version %u, this server speaks "
+        "%u",
+        (unsigned)t->pub.protocol_version, (unsigned)protocol_version);
     return GK_EVERSION;
   }
   if (!sodium_ready()) {
@@ -337,16 +332,16 @@ static int open_checked(const uint8_t *b, size_t len, const uint8_t *key,
   unsigned long long plen = 0;
   if (crypto_aead_xchacha20poly1305_ietf_decrypt(
           plain, &plen, NULL, b + GK_TOKEN_PUBLIC_BYTES,
-          GK_TOKEN_PRIVATE_BYTES + GK_TOKEN_TAG_BYTES, b,
-          GK_TOKEN_PUBLIC_BYTES, b + OFF_NONCE, key) != 0) {
-    msg(err, errlen, "token failed authentication: wrong key or tampered "
+          GK_TOKEN_PRIVATE_BYTES + GK_TOKEN_TAG_BYTES, b, GK_TOKEN_PUBLIC_BYTES,
+          b + OFF_NONCE, key) != 0) {
+    msg(err, errlen,
+        "token failed authentication: wrong key or tampered "
         "(the two look the same by design)");
     return GK_EAUTH;
   }
   rc = private_unpack(plain, t, err, errlen);
   sodium_memzero(plain, sizeof plain);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   if (t->pub.expire_s <= t->pub.create_s ||
       t->pub.expire_s - t->pub.create_s > GK_TOKEN_LIFETIME_MAX) {
     msg(err, errlen, "token lifetime %llu..%llu is not 1..%d s",
@@ -359,9 +354,9 @@ static int open_checked(const uint8_t *b, size_t len, const uint8_t *key,
         (unsigned long long)(now_s - t->pub.expire_s));
     return GK_EEXPIRED;
   }
-  if (t->pub.create_s > now_s &&
-      t->pub.create_s - now_s > GK_TOKEN_SKEW_S) {
-    msg(err, errlen, "token issued %llu s in the future (more than the "
+  if (t->pub.create_s > now_s && t->pub.create_s - now_s > GK_TOKEN_SKEW_S) {
+    msg(err, errlen,
+        "token issued %llu s in the future (more than the "
         "%d s of clock skew allowed)",
         (unsigned long long)(t->pub.create_s - now_s), GK_TOKEN_SKEW_S);
     return GK_ENOTYET;
@@ -376,14 +371,12 @@ int gk_token_open(const uint8_t *bytes, size_t len,
   msg(err, errlen, "%s", "");
   if (out == NULL || key == NULL || (bytes == NULL && len != 0)) {
     msg(err, errlen, "NULL argument");
-    if (out != NULL)
-      memset(out, 0, sizeof *out);
+    if (out != NULL) memset(out, 0, sizeof *out);
     return GK_EINVAL;
   }
-  int rc = open_checked(bytes, len, key, protocol_version, now_s, out, err,
-                        errlen);
-  if (rc != 0)
-    memset(out, 0, sizeof *out);
+  int rc =
+      open_checked(bytes, len, key, protocol_version, now_s, out, err, errlen);
+  if (rc != 0) memset(out, 0, sizeof *out);
   return rc;
 }
 
@@ -391,8 +384,7 @@ int gk_token_open(const uint8_t *bytes, size_t len,
 
 int gk_token_to_base64(const uint8_t tok[GK_TOKEN_BYTES],
                        char out[GK_TOKEN_B64_LEN + 1]) {
-  if (tok == NULL || out == NULL)
-    return GK_EINVAL;
+  if (tok == NULL || out == NULL) return GK_EINVAL;
   sodium_bin2base64(out, GK_TOKEN_B64_LEN + 1, tok, GK_TOKEN_BYTES,
                     B64_VARIANT);
   return 0;
@@ -400,12 +392,9 @@ int gk_token_to_base64(const uint8_t tok[GK_TOKEN_BYTES],
 
 int gk_token_from_base64(const char *text, size_t len,
                          uint8_t out[GK_TOKEN_BYTES]) {
-  if (out == NULL || (text == NULL && len != 0))
-    return GK_EINVAL;
-  if (len < GK_TOKEN_B64_LEN)
-    return GK_ETRUNC;
-  if (len > GK_TOKEN_B64_LEN)
-    return GK_ETOOBIG;
+  if (out == NULL || (text == NULL && len != 0)) return GK_EINVAL;
+  if (len < GK_TOKEN_B64_LEN) return GK_ETRUNC;
+  if (len > GK_TOKEN_B64_LEN) return GK_ETOOBIG;
   /* libsodium 1.0.18 decodes some bytes >= 0x80 as if they were base64
    * characters (found by fuzzing/token.c): check the alphabet first. */
   for (size_t i = 0; i < len; i++) {
@@ -431,8 +420,7 @@ int gk_token_from_base64(const char *text, size_t len,
 
 int gk_token_seen_init(gk_token_seen *c, gk_token_seen_entry *storage,
                        size_t capacity) {
-  if (c == NULL || storage == NULL || capacity == 0)
-    return GK_EINVAL;
+  if (c == NULL || storage == NULL || capacity == 0) return GK_EINVAL;
   c->entries = storage;
   c->capacity = capacity;
   c->count = 0;
@@ -442,11 +430,9 @@ int gk_token_seen_init(gk_token_seen *c, gk_token_seen_entry *storage,
 int gk_token_seen_check_and_add(gk_token_seen *c,
                                 const uint8_t id[GK_TOKEN_ID_BYTES],
                                 uint64_t expire_s, uint64_t now_s) {
-  if (c == NULL || c->entries == NULL || id == NULL ||
-      c->count > c->capacity)
+  if (c == NULL || c->entries == NULL || id == NULL || c->count > c->capacity)
     return GK_EINVAL;
-  if (expire_s <= now_s)
-    return GK_EEXPIRED;
+  if (expire_s <= now_s) return GK_EEXPIRED;
   /* Drop expired ids (order does not matter: swap with the last one). */
   size_t i = 0;
   while (i < c->count) {
@@ -456,10 +442,8 @@ int gk_token_seen_check_and_add(gk_token_seen *c,
       i++;
   }
   for (i = 0; i < c->count; i++)
-    if (memcmp(c->entries[i].id, id, GK_TOKEN_ID_BYTES) == 0)
-      return GK_EEXIST;
-  if (c->count == c->capacity)
-    return GK_EFULL;
+    if (memcmp(c->entries[i].id, id, GK_TOKEN_ID_BYTES) == 0) return GK_EEXIST;
+  if (c->count == c->capacity) return GK_EFULL;
   gk_token_seen_entry *e = &c->entries[c->count++];
   memcpy(e->id, id, GK_TOKEN_ID_BYTES);
   e->expire_s = expire_s;
@@ -493,27 +477,27 @@ int gk_token_key_load(const char *path, uint8_t key[GK_TOKEN_KEY_BYTES],
     msg(err, errlen, "%s: key file is not a regular file", path);
     rc = GK_EINVAL;
   } else if ((st.st_mode & 077) != 0) {
-    msg(err, errlen, "%s: key file has mode %04o: group or others may "
-        "access it; it must be 0600 or stricter (chmod 600 %s)", path,
-        (unsigned)(st.st_mode & 07777), path);
+    msg(err, errlen,
+        "%s: key file has mode %04o: group or others may "
+        "access it; it must be 0600 or stricter (chmod 600 %s)",
+        path, (unsigned)(st.st_mode & 07777), path);
     rc = GK_EPERM;
   } else {
     size_t got = 0;
     while (got < sizeof buf) {
       n = read(fd, buf + got, sizeof buf - got);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
       got += (size_t)n;
     }
     if (n < 0) {
-      msg(err, errlen, "%s: cannot read key file: %s", path,
-          strerror(errno));
+      msg(err, errlen, "%s: cannot read key file: %s", path, strerror(errno));
       rc = GK_EIO;
     } else if (got != GK_TOKEN_KEY_BYTES) {
-      msg(err, errlen, "%s: key file has %s%zu bytes, a key is exactly %d "
-          "raw bytes", path, got > GK_TOKEN_KEY_BYTES ? "more than " : "",
+      msg(err, errlen,
+          "%s: key file has %s%zu bytes, a key is exactly %d "
+          "raw bytes",
+          path, got > GK_TOKEN_KEY_BYTES ? "more than " : "",
           got > GK_TOKEN_KEY_BYTES ? (size_t)GK_TOKEN_KEY_BYTES : got,
           GK_TOKEN_KEY_BYTES);
       rc = got > GK_TOKEN_KEY_BYTES ? GK_ETOOBIG : GK_ETRUNC;
@@ -536,8 +520,8 @@ int gk_token_key_write(const char *path, char *err, size_t errlen) {
     msg(err, errlen, "libsodium failed to initialise");
     return GK_EIO;
   }
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                0600);
+  int fd =
+      open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
     int e = errno;
     msg(err, errlen, "%s: cannot create key file: %s%s", path, strerror(e),
@@ -550,8 +534,7 @@ int gk_token_key_write(const char *path, char *err, size_t errlen) {
   int rc = 0;
   while (put < sizeof key) {
     ssize_t n = write(fd, key + put, sizeof key - put);
-    if (n < 0 && errno == EINTR)
-      continue;
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       rc = GK_EIO;
       break;
@@ -560,15 +543,13 @@ int gk_token_key_write(const char *path, char *err, size_t errlen) {
   }
   sodium_memzero(key, sizeof key);
   /* The mode at creation is 0600 minus the umask: make it exactly 0600. */
-  if (rc == 0 && (fchmod(fd, 0600) != 0 || fsync(fd) != 0))
-    rc = GK_EIO;
+  if (rc == 0 && (fchmod(fd, 0600) != 0 || fsync(fd) != 0)) rc = GK_EIO;
   if (rc != 0)
     msg(err, errlen, "%s: cannot write key file: %s", path, strerror(errno));
   if (close(fd) != 0 && rc == 0) {
     msg(err, errlen, "%s: cannot write key file: %s", path, strerror(errno));
     rc = GK_EIO;
   }
-  if (rc != 0)
-    unlink(path);
+  if (rc != 0) unlink(path);
   return rc;
 }

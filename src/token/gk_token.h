@@ -68,21 +68,22 @@
 #include <stdint.h>
 
 #define GK_TOKEN_FORMAT 1
-#define GK_TOKEN_PROTOCOL 1       /* = GK_WIRE_VERSION (checked at build) */
+#define GK_TOKEN_PROTOCOL 1 /* = GK_WIRE_VERSION (checked at build) */
 #define GK_TOKEN_KEY_BYTES 32
 #define GK_TOKEN_ID_BYTES 16
 #define GK_TOKEN_NONCE_BYTES 24
 #define GK_TOKEN_PUBLIC_BYTES 68
 #define GK_TOKEN_PRIVATE_BYTES 64
 #define GK_TOKEN_TAG_BYTES 16
-#define GK_TOKEN_BYTES 148        /* 68 + 64 + 16 */
-#define GK_TOKEN_B64_LEN 198      /* base64url characters, no padding */
-#define GK_TOKEN_GENRE_MAX 32     /* = GK_WIRE_GENRE_MAX */
-#define GK_TOKEN_CODE_LEN 16      /* = GK_WIRE_CODE_LEN */
-#define GK_TOKEN_PLAYERS_MAX 16   /* = GK_PLAYERS_MAX */
+#define GK_TOKEN_BYTES 148      /* 68 + 64 + 16 */
+#define GK_TOKEN_B64_LEN 198    /* base64url characters, no padding */
+#define GK_TOKEN_GENRE_MAX 32   /* = GK_WIRE_GENRE_MAX */
+#define GK_TOKEN_CODE_LEN 16    /* = GK_WIRE_CODE_LEN */
+#define GK_TOKEN_PLAYERS_MAX 16 /* = GK_PLAYERS_MAX */
 #define GK_TOKEN_SLOT_ANY 255
-#define GK_TOKEN_LIFETIME_MAX 3600 /* seconds from create to expire, at most */
-#define GK_TOKEN_SKEW_S 30        /* clock skew allowed for create_s, s */
+#define GK_TOKEN_LIFETIME_MAX 3600 /* seconds from create to expire, at most   \
+                                    */
+#define GK_TOKEN_SKEW_S 30         /* clock skew allowed for create_s, s */
 
 enum { GK_TOKEN_CREATE = 1, GK_TOKEN_JOIN = 2 };
 enum { GK_TOKEN_PLAYER = 0, GK_TOKEN_SPECTATOR = 1 };
@@ -91,12 +92,12 @@ enum { GK_TOKEN_PLAYER = 0, GK_TOKEN_SPECTATOR = 1 };
  * (strings empty), except slot, which is GK_TOKEN_SLOT_ANY unless a join
  * as player names a slot. */
 typedef struct gk_token_grant {
-  uint8_t kind;                          /* GK_TOKEN_CREATE or _JOIN */
-  char genre[GK_TOKEN_GENRE_MAX + 1];    /* create: [a-z0-9_-], 1..32 */
-  uint8_t max_players;                   /* create: 1..GK_TOKEN_PLAYERS_MAX */
-  char code[GK_TOKEN_CODE_LEN + 1];      /* join: [A-Z2-7], exactly 16 */
-  uint8_t role;                          /* join: GK_TOKEN_PLAYER/SPECTATOR */
-  uint8_t slot;                          /* join as player: 0..15 or ANY */
+  uint8_t kind;                       /* GK_TOKEN_CREATE or _JOIN */
+  char genre[GK_TOKEN_GENRE_MAX + 1]; /* create: [a-z0-9_-], 1..32 */
+  uint8_t max_players;                /* create: 1..GK_TOKEN_PLAYERS_MAX */
+  char code[GK_TOKEN_CODE_LEN + 1];   /* join: [A-Z2-7], exactly 16 */
+  uint8_t role;                       /* join: GK_TOKEN_PLAYER/SPECTATOR */
+  uint8_t slot;                       /* join as player: 0..15 or ANY */
 } gk_token_grant;
 
 /* The public part, as read from the bytes: unauthenticated until

@@ -22,8 +22,7 @@ Test(config, a_null_object_gives_the_genre_defaults) {
   tiny_cfg cfg, def;
   memset(&cfg, 0xab, sizeof cfg);
   char err[GK_ERRMSG_MAX] = "";
-  cr_assert_eq(gk_config_from_json(&tiny_sim, &cfg, NULL, err, sizeof err),
-               0);
+  cr_assert_eq(gk_config_from_json(&tiny_sim, &cfg, NULL, err, sizeof err), 0);
   tiny_sim.config_default(&def);
   cr_assert_eq(memcmp(&cfg, &def, sizeof cfg), 0);
 }
@@ -77,8 +76,7 @@ Test(config, an_unknown_key_fails_naming_the_key_and_resets_to_defaults) {
 Test(config, the_genre_judges_ranges_and_types) {
   tiny_cfg cfg;
   char err[GK_ERRMSG_MAX] = "";
-  cr_assert_eq(from_text("{\"start\": -1}", &cfg, err, sizeof err),
-               GK_ERANGE);
+  cr_assert_eq(from_text("{\"start\": -1}", &cfg, err, sizeof err), GK_ERANGE);
   cr_assert(strstr(err, "start") != NULL, "%s", err);
   cr_assert_eq(from_text("{\"twice\": 1}", &cfg, err, sizeof err), GK_EINVAL);
   cr_assert(strstr(err, "twice") != NULL, "%s", err);
@@ -88,14 +86,12 @@ Test(config, fractions_huge_numbers_and_null_are_errors_naming_the_key) {
   tiny_cfg cfg;
   char err[GK_ERRMSG_MAX] = "";
   const char *bad[] = {"{\"start\": 1.5}", "{\"start\": 1e300}",
-                       "{\"start\": -9007199254740994}",
-                       "{\"start\": null}"};
+                       "{\"start\": -9007199254740994}", "{\"start\": null}"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     err[0] = '\0';
     cr_assert_eq(from_text(bad[i], &cfg, err, sizeof err), GK_EINVAL, "%s",
                  bad[i]);
-    cr_assert(strstr(err, "config.start: ") != NULL, "%s -> %s", bad[i],
-              err);
+    cr_assert(strstr(err, "config.start: ") != NULL, "%s -> %s", bad[i], err);
   }
 }
 
@@ -118,8 +114,8 @@ Test(config, a_non_object_and_deep_nesting_are_rejected) {
   cr_assert(strstr(err, "nested deeper") != NULL, "%s", err);
 }
 
-static int accept_all(void *cfg, const char *key, const gk_value *v,
-                      char *err, size_t errlen) {
+static int accept_all(void *cfg, const char *key, const gk_value *v, char *err,
+                      size_t errlen) {
   return 0;
 }
 
@@ -192,12 +188,11 @@ Test(config, null_empty_or_blank_text_is_no_options) {
 Test(config, text_that_is_not_one_object_is_a_parse_error) {
   tiny_cfg cfg;
   char err[GK_ERRMSG_MAX];
-  const char *bad[] = {"[1]", "{\"start\": 1} x", "{\"start\":", "7",
-                       "{} {}", "\"s\""};
+  const char *bad[] = {"[1]",  "{\"start\": 1} x", "{\"start\":", "7", "{} {}",
+                       "\"s\""};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     err[0] = '\0';
-    cr_assert_eq(text(&cfg, bad[i], err, sizeof err), GK_EPARSE, "%s",
-                 bad[i]);
+    cr_assert_eq(text(&cfg, bad[i], err, sizeof err), GK_EPARSE, "%s", bad[i]);
     cr_assert_str_eq(err, "options: must be a JSON object", "%s", bad[i]);
   }
   static const char nul[] = "{\"start\": 1}\0{}";
@@ -212,9 +207,9 @@ Test(config, errors_name_the_key_as_a_path_under_the_prefix) {
   cr_assert_eq(text(&cfg, "{\"limits\": {\"min\": 1}}", err, sizeof err),
                GK_ENOTFOUND);
   cr_assert_str_eq(err, "options.limits.min: unknown key");
-  cr_assert_eq(text(&cfg, "{\"limits\": {\"max\": 1, \"max\": 2}}", err,
-                    sizeof err),
-               GK_EINVAL);
+  cr_assert_eq(
+      text(&cfg, "{\"limits\": {\"max\": 1, \"max\": 2}}", err, sizeof err),
+      GK_EINVAL);
   cr_assert_str_eq(err, "options.limits.max: duplicate key");
   cr_assert_eq(text(&cfg, "{\"limits\": {}}", err, sizeof err), GK_EINVAL);
   cr_assert_str_eq(err, "options.limits: empty object");
@@ -238,13 +233,12 @@ Test(config, apply_changes_only_the_keys_given) {
   cr_assert_eq(cfg.start, 5);
   cr_assert_eq(cfg.twice, 1);
   cJSON *arr = cJSON_CreateArray();
-  cr_assert_eq(gk_config_apply(&tiny_sim, &cfg, arr, "server options", err,
-                               sizeof err),
-               GK_EINVAL);
+  cr_assert_eq(
+      gk_config_apply(&tiny_sim, &cfg, arr, "server options", err, sizeof err),
+      GK_EINVAL);
   cr_assert_str_eq(err, "server options: must be a JSON object, got an array");
   cJSON_Delete(arr);
-  cr_assert_eq(gk_config_apply(&tiny_sim, &cfg, NULL, "x", err, sizeof err),
-               0);
+  cr_assert_eq(gk_config_apply(&tiny_sim, &cfg, NULL, "x", err, sizeof err), 0);
   cr_assert_eq(gk_config_apply(NULL, &cfg, NULL, "x", err, sizeof err),
                GK_EINVAL);
 }

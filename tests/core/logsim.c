@@ -7,19 +7,18 @@
 #include "gk_rng.h"
 
 void logsim_append(logsim_log *log, const char *s) {
-  if (log == NULL)
-    return;
+  if (log == NULL) return;
   size_t n = strlen(s);
-  if (log->len + n + 2 >= sizeof log->text)
-    return;
-  if (log->len > 0)
-    log->text[log->len++] = ' ';
+  if (log->len + n + 2 >= sizeof log->text) return;
+  if (log->len > 0) log->text[log->len++] = ' ';
   memcpy(log->text + log->len, s, n);
   log->len += n;
   log->text[log->len] = '\0';
 }
 
-static void cfg_default(void *cfg) { memset(cfg, 0, sizeof(logsim_cfg)); }
+static void cfg_default(void *cfg) {
+  memset(cfg, 0, sizeof(logsim_cfg));
+}
 
 static int cfg_set(void *cfg, const char *key, const gk_value *v, char *err,
                    size_t errlen) {
@@ -37,16 +36,15 @@ static void cfg_each(const void *cfg, gk_config_each_cb cb, void *ctx) {
   cb(ctx, "start", &v);
 }
 
-static void *create(const void *cfg, uint64_t seed, uint32_t players,
-                    char *err, size_t errlen) {
+static void *create(const void *cfg, uint64_t seed, uint32_t players, char *err,
+                    size_t errlen) {
   const logsim_cfg *c = cfg;
   if (c->start < 0) {
     gk_errf(err, errlen, GK_ERANGE, "\"start\" must be >= 0");
     return NULL;
   }
   logsim_state *s = calloc(1, sizeof *s);
-  if (s == NULL)
-    return NULL;
+  if (s == NULL) return NULL;
   s->log = c->log;
   s->counter = c->start;
   s->players = players;
@@ -57,8 +55,7 @@ static void *create(const void *cfg, uint64_t seed, uint32_t players,
 
 static void destroy(void *state) {
   logsim_state *s = state;
-  if (s != NULL)
-    logsim_append(s->log, "destroy");
+  if (s != NULL) logsim_append(s->log, "destroy");
   free(s);
 }
 
@@ -70,10 +67,8 @@ static void step(void *state, const gk_step_input *in) {
   for (uint32_t p = 0; p < in->players; p++) {
     const uint8_t *r = in->inputs + 2 * p;
     s->counter += r[0];
-    if (r[1] & 1u)
-      s->pending_events++;
-    if (r[1] & 2u)
-      s->version++;
+    if (r[1] & 1u) s->pending_events++;
+    if (r[1] & 2u) s->version++;
   }
   s->counter += (int64_t)(gk_rng_next(&s->rng) & 1u);
   s->steps++;
@@ -83,8 +78,8 @@ static void drain(void *state, gk_event_cb cb, void *ctx) {
   logsim_state *s = state;
   logsim_append(s->log, "flush");
   while (s->pending_events > 0) {
-    gk_event ev = {.name = "ping", .step = s->steps, .player = -1,
-                   .nfields = 1};
+    gk_event ev = {
+        .name = "ping", .step = s->steps, .player = -1, .nfields = 1};
     ev.fields[0].key = "counter";
     ev.fields[0].value = s->counter;
     s->pending_events--;
@@ -116,8 +111,7 @@ static void write_state(const void *state, gk_writer *w) {
 static void *read_state(const void *cfg, gk_reader *r, char *err,
                         size_t errlen) {
   logsim_state *s = calloc(1, sizeof *s);
-  if (s == NULL)
-    return NULL;
+  if (s == NULL) return NULL;
   s->log = cfg != NULL ? ((const logsim_cfg *)cfg)->log : NULL;
   s->counter = gk_read_i64(r);
   s->steps = gk_read_u64(r);
@@ -154,7 +148,7 @@ static void *read_state(const void *cfg, gk_reader *r, char *err,
       .step = step,                                                            \
       .drain_events = drain,                                                   \
       .every_ms = every,                                                       \
-      .sample_version = version,                                                      \
+      .sample_version = version,                                               \
       .write_sample = write_sample,                                            \
       .write_state = write_state,                                              \
       .read_state = read_state,                                                \

@@ -20,8 +20,8 @@ typedef struct logsim_cfg {
 } logsim_cfg;
 
 void logsim_append(logsim_log *log, const char *s);
-extern const gk_sim logsim_sim;      /* every_ms 0, step 1/60 */
-extern const gk_sim logsim_sim_250;  /* every_ms 250 */
+extern const gk_sim logsim_sim;       /* every_ms 0, step 1/60 */
+extern const gk_sim logsim_sim_250;   /* every_ms 250 */
 extern const gk_sim logsim_sim_tenth; /* step 1/10 */
 
 typedef struct logsim_state {

@@ -74,7 +74,9 @@ static void clear_log(fixture *f) {
   f->log.text[0] = '\0';
 }
 
-Test(loop_order, a_steps_frame_runs_read_step_hash_end_step_per_step_then_end_frame_flush_sample) {
+Test(
+    loop_order,
+    a_steps_frame_runs_read_step_hash_end_step_per_step_then_end_frame_flush_sample) {
   fixture f;
   fixture_start(&f, &logsim_sim);
   f.in.records[1] = 1; /* one event per step */
@@ -92,11 +94,10 @@ Test(loop_order, a_seconds_frame_runs_the_same_order) {
   /* 50 ms at 1/60 s is exactly three steps. */
   cr_assert_eq(
       gk_loop_frame(&f.loop, &f.in.base, gk_budget_seconds_ns(50000000), 7), 3);
-  cr_assert_str_eq(f.log.text,
-                   "read(0) step(0) hash end_step "
-                   "read(1) step(1) hash end_step "
-                   "read(2) step(2) hash end_step "
-                   "end_frame flush sample(7)");
+  cr_assert_str_eq(f.log.text, "read(0) step(0) hash end_step "
+                               "read(1) step(1) hash end_step "
+                               "read(2) step(2) hash end_step "
+                               "end_frame flush sample(7)");
   gk_loop_close(&f.loop);
 }
 
@@ -140,22 +141,25 @@ Test(loop_clock, at_most_a_quarter_second_is_counted_per_frame) {
   fixture f;
   fixture_start(&f, &logsim_sim_tenth);
   /* 1 s counts as 0.25 s: two steps, 50 ms carried. */
-  cr_assert_eq(gk_loop_frame(&f.loop, &f.in.base,
-                             gk_budget_seconds_ns(1000000000), 0), 2);
-  cr_assert_eq(gk_loop_frame(&f.loop, &f.in.base,
-                             gk_budget_seconds_ns(50000000), 0), 1);
+  cr_assert_eq(
+      gk_loop_frame(&f.loop, &f.in.base, gk_budget_seconds_ns(1000000000), 0),
+      2);
+  cr_assert_eq(
+      gk_loop_frame(&f.loop, &f.in.base, gk_budget_seconds_ns(50000000), 0), 1);
   gk_loop_close(&f.loop);
 }
 
-Test(loop_clock, the_backlog_is_dropped_after_five_steps_keeping_the_sub_step_remainder) {
+Test(loop_clock,
+     the_backlog_is_dropped_after_five_steps_keeping_the_sub_step_remainder) {
   fixture f;
   fixture_start(&f, &logsim_sim);
   /* 210 ms owes 12 steps and 10 ms: five run, seven are dropped. */
-  cr_assert_eq(gk_loop_frame(&f.loop, &f.in.base,
-                             gk_budget_seconds_ns(210000000), 0), 5);
+  cr_assert_eq(
+      gk_loop_frame(&f.loop, &f.in.base, gk_budget_seconds_ns(210000000), 0),
+      5);
   /* 10 ms kept + 7 ms = 17 ms: one step, not eight. */
-  cr_assert_eq(gk_loop_frame(&f.loop, &f.in.base,
-                             gk_budget_seconds_ns(7000000), 0), 1);
+  cr_assert_eq(
+      gk_loop_frame(&f.loop, &f.in.base, gk_budget_seconds_ns(7000000), 0), 1);
   gk_loop_close(&f.loop);
 }
 
@@ -185,8 +189,9 @@ Test(loop_clock, a_paused_loop_runs_no_steps_and_returns_zero) {
   fixture_start(&f, &logsim_sim);
   gk_loop_pause(&f.loop);
   cr_assert_eq(gk_loop_frame(&f.loop, &f.in.base, gk_budget_steps(3), 0), 0);
-  cr_assert_eq(gk_loop_frame(&f.loop, &f.in.base,
-                             gk_budget_seconds_ns(100000000), 0), 0);
+  cr_assert_eq(
+      gk_loop_frame(&f.loop, &f.in.base, gk_budget_seconds_ns(100000000), 0),
+      0);
   cr_assert_eq(f.loop.steps, 0);
   gk_loop_resume(&f.loop);
   cr_assert_eq(gk_loop_frame(&f.loop, &f.in.base, gk_budget_steps(3), 0), 3);
@@ -221,8 +226,7 @@ Test(loop_samples, every_ms_is_counted_on_now_ms) {
 
 static int count_samples(const char *log) {
   int n = 0;
-  for (const char *p = log; (p = strstr(p, "sample(")) != NULL; p++)
-    n++;
+  for (const char *p = log; (p = strstr(p, "sample(")) != NULL; p++) n++;
   return n;
 }
 
@@ -297,7 +301,9 @@ static void rude_sample(void *ctx, gk_loop *loop, uint64_t now) {
   rude_cb(ctx);
 }
 
-Test(loop_reentrancy, listeners_calling_frame_start_modify_or_stop_get_ebusy_and_nothing_changes) {
+Test(
+    loop_reentrancy,
+    listeners_calling_frame_start_modify_or_stop_get_ebusy_and_nothing_changes) {
   for (int which = 0; which < 2; which++) {
     fixture f;
     fixture_start(&f, &logsim_sim);
@@ -326,8 +332,7 @@ Test(loop_reentrancy, listeners_calling_frame_start_modify_or_stop_get_ebusy_and
  * end_step and end_frame try every call that runs a step or replaces,
  * frees or changes the state. Each is refused with GK_EBUSY and the outer
  * frame runs exactly as it would have. */
-enum { SITE_NONE, SITE_STEP, SITE_READ, SITE_END_STEP, SITE_END_FRAME,
-       SITES };
+enum { SITE_NONE, SITE_STEP, SITE_READ, SITE_END_STEP, SITE_END_FRAME, SITES };
 enum { TRY_FRAME, TRY_START, TRY_ADOPT, TRY_MODIFY, TRY_STOP, TRIES };
 static const char *const site_names[SITES] = {"none", "step", "read",
                                               "end_step", "end_frame"};
@@ -348,8 +353,7 @@ static reenter *g_reenter;
 
 static void reenter_try(int site) {
   reenter *re = g_reenter;
-  if (re == NULL || re->site != site || re->depth > 0)
-    return;
+  if (re == NULL || re->site != site || re->depth > 0) return;
   re->depth++;
   re->tried++;
   logsim_cfg quiet = {0}; /* no log: a wrong start would not show in it */
@@ -429,8 +433,10 @@ static void reenter_frame(int site, reenter *re, reenter_run *out) {
   out->version = f.loop.version;
   out->ran = gk_loop_frame(&f.loop, &f.in.base, gk_budget_steps(3), 0);
   g_reenter = NULL;
-  cr_assert_eq(gk_loop_state(&f.loop), state, "site %s: the state was "
-               "replaced", site_names[site]);
+  cr_assert_eq(gk_loop_state(&f.loop), state,
+               "site %s: the state was "
+               "replaced",
+               site_names[site]);
   memcpy(out->log, f.log.text, f.log.len + 1);
   out->steps = f.loop.steps;
   out->last_hash = f.loop.last_hash;
@@ -448,8 +454,7 @@ static void expect_refused_inside(int site) {
   cr_assert_eq(re.tried, 0);
   reenter_frame(site, &re, &run);
   cr_assert_gt(re.tried, 0, "site %s was never reached", site_names[site]);
-  for (int t = 0; t < TRIES; t++)
-    cr_assert_eq(re.rc[t], GK_EBUSY);
+  for (int t = 0; t < TRIES; t++) cr_assert_eq(re.rc[t], GK_EBUSY);
   /* The outer frame ran exactly as a frame without the calls. */
   cr_assert_eq(run.ran, 3);
   cr_assert_eq(run.steps, 3);
@@ -463,19 +468,23 @@ static void expect_refused_inside(int site) {
   cr_assert_eq(run.version, 0, "the version moved inside the frame");
 }
 
-Test(loop_reentrancy, a_genre_step_calling_frame_start_adopt_modify_or_stop_gets_ebusy) {
+Test(loop_reentrancy,
+     a_genre_step_calling_frame_start_adopt_modify_or_stop_gets_ebusy) {
   expect_refused_inside(SITE_STEP);
 }
 
-Test(loop_reentrancy, an_input_read_calling_frame_start_adopt_modify_or_stop_gets_ebusy) {
+Test(loop_reentrancy,
+     an_input_read_calling_frame_start_adopt_modify_or_stop_gets_ebusy) {
   expect_refused_inside(SITE_READ);
 }
 
-Test(loop_reentrancy, an_input_end_step_calling_frame_start_adopt_modify_or_stop_gets_ebusy) {
+Test(loop_reentrancy,
+     an_input_end_step_calling_frame_start_adopt_modify_or_stop_gets_ebusy) {
   expect_refused_inside(SITE_END_STEP);
 }
 
-Test(loop_reentrancy, an_input_end_frame_calling_frame_start_adopt_modify_or_stop_gets_ebusy) {
+Test(loop_reentrancy,
+     an_input_end_frame_calling_frame_start_adopt_modify_or_stop_gets_ebusy) {
   expect_refused_inside(SITE_END_FRAME);
 }
 
@@ -498,12 +507,12 @@ Test(loop_runs, a_failed_start_keeps_the_previous_run) {
   gk_loop_frame(&f.loop, &f.in.base, gk_budget_steps(3), 0);
   logsim_cfg bad = {.start = -1};
   char err[GK_ERRMSG_MAX];
-  cr_assert_neq(gk_loop_start(&f.loop, &logsim_sim, &bad, 9, 1, err, sizeof err),
-                0);
+  cr_assert_neq(
+      gk_loop_start(&f.loop, &logsim_sim, &bad, 9, 1, err, sizeof err), 0);
   cr_assert(strstr(err, "start") != NULL, "%s", err);
   cr_assert_eq(f.loop.steps, 3);
-  cr_assert_neq(gk_loop_start(&f.loop, &logsim_sim, &f.cfg, 9, 9, err, sizeof err),
-                0);
+  cr_assert_neq(
+      gk_loop_start(&f.loop, &logsim_sim, &f.cfg, 9, 9, err, sizeof err), 0);
   cr_assert(strstr(err, "players") != NULL, "%s", err);
   cr_assert_eq(f.loop.steps, 3);
   gk_loop_close(&f.loop);
@@ -531,7 +540,8 @@ Test(loop_runs, a_source_that_cannot_read_a_step_stops_the_frame_there) {
   gk_loop_close(&f.loop);
 }
 
-Test(loop_hashes, the_ring_answers_recent_steps_and_reports_older_ones_as_not_kept) {
+Test(loop_hashes,
+     the_ring_answers_recent_steps_and_reports_older_ones_as_not_kept) {
   gk_loop loop;
   gk_loop_options o = {.hash_ring = 4};
   cr_assert_eq(gk_loop_init(&loop, &o), 0);

@@ -35,10 +35,8 @@ Test(state_writer, large_writes_cross_the_stage_without_losing_bytes) {
   gk_buf_writer b;
   gk_buf_writer_init(&b);
   uint8_t big[3000];
-  for (size_t i = 0; i < sizeof big; i++)
-    big[i] = (uint8_t)(i * 7);
-  for (uint32_t i = 0; i < 1000; i++)
-    gk_write_u32(&b.w, "i", i);
+  for (size_t i = 0; i < sizeof big; i++) big[i] = (uint8_t)(i * 7);
+  for (uint32_t i = 0; i < 1000; i++) gk_write_u32(&b.w, "i", i);
   gk_write_bytes(&b.w, "big", big, sizeof big);
   gk_write_u8(&b.w, "tail", 0xab);
   size_t len;
@@ -52,7 +50,8 @@ Test(state_writer, large_writes_cross_the_stage_without_losing_bytes) {
   gk_buf_writer_close(&b);
 }
 
-Test(state_hash, the_hasher_equals_xxh3_over_the_written_bytes_in_any_chunking) {
+Test(state_hash,
+     the_hasher_equals_xxh3_over_the_written_bytes_in_any_chunking) {
   gk_hasher h;
   cr_assert_eq(gk_hasher_init(&h), 0);
   gk_buf_writer b;
@@ -131,7 +130,8 @@ Test(state_reader, reads_past_the_end_return_zero_and_report_truncation_once) {
   cr_assert_eq(out[0], 0);
 }
 
-Test(state_round_trip, a_written_state_read_back_and_written_again_gives_the_same_bytes) {
+Test(state_round_trip,
+     a_written_state_read_back_and_written_again_gives_the_same_bytes) {
   gk_loop loop;
   cr_assert_eq(gk_loop_init(&loop, NULL), 0);
   logsim_cfg cfg = {.start = 5};
@@ -208,8 +208,7 @@ Test(rng, below_and_range_stay_in_bounds_and_cover_them) {
     int32_t x = gk_rng_range(&r, -3, 3);
     cr_assert(x >= -3 && x <= 3);
   }
-  for (int i = 0; i < 7; i++)
-    cr_assert_gt(hits[i], 800);
+  for (int i = 0; i < 7; i++) cr_assert_gt(hits[i], 800);
   cr_assert_eq(gk_rng_below(&r, 0), 0);
   cr_assert_eq(gk_rng_range(&r, 5, 5), 5);
 }
@@ -241,7 +240,7 @@ Test(rng, the_state_round_trips_and_an_even_increment_is_refused) {
 Test(fixed, multiply_and_divide_round_as_documented_and_saturate) {
   cr_assert_eq(gk_fx_mul(GK_FX_ONE * 3, GK_FX_HALF), GK_FX_ONE * 3 / 2);
   cr_assert_eq(gk_fx_mul(-GK_FX_ONE * 3, GK_FX_HALF), -GK_FX_ONE * 3 / 2);
-  cr_assert_eq(gk_fx_mul(1, GK_FX_HALF), 1);   /* 0.5 LSB rounds away */
+  cr_assert_eq(gk_fx_mul(1, GK_FX_HALF), 1); /* 0.5 LSB rounds away */
   cr_assert_eq(gk_fx_mul(-1, GK_FX_HALF), -1);
   cr_assert_eq(gk_fx_mul(GK_FX_ONE * 30000, GK_FX_ONE * 30000), GK_FX_MAX);
   cr_assert_eq(gk_fx_mul(-GK_FX_ONE * 30000, GK_FX_ONE * 30000), GK_FX_MIN);
@@ -273,7 +272,8 @@ Test(fixed, integer_square_roots_are_exact_floors) {
   cr_assert_eq(gk_fx_hypot(GK_FX_MIN, GK_FX_MIN), GK_FX_MAX);
 }
 
-Test(fixed, sin_and_cos_hit_the_quarter_turns_exactly_and_stay_close_elsewhere) {
+Test(fixed,
+     sin_and_cos_hit_the_quarter_turns_exactly_and_stay_close_elsewhere) {
   cr_assert_eq(gk_fx_sin(0), 0);
   cr_assert_eq(gk_fx_sin(16384), GK_FX_ONE);
   cr_assert_eq(gk_fx_sin(32768), 0);

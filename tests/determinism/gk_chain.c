@@ -44,8 +44,7 @@ static void chain_add(chain *c, uint64_t hash) {
 /* Steps `loop` one step at a time over `in`, folding every hash. */
 static int run_chain(gk_loop *loop, gk_input *in, uint64_t steps, chain *c) {
   for (uint64_t s = 0; s < steps; s++) {
-    if (gk_loop_frame(loop, in, gk_budget_steps(1), 0) != 1)
-      return -1;
+    if (gk_loop_frame(loop, in, gk_budget_steps(1), 0) != 1) return -1;
     chain_add(c, loop->last_hash);
   }
   return 0;
@@ -72,29 +71,25 @@ static int bot_run(const gk_sim *sim, uint32_t players, uint64_t seed,
   if (rc == 0) {
     gk_bot_input b;
     rc = gk_bot_input_init(&b, sim, cfg, seed, players);
-    if (rc == 0)
-      rc = run_chain(&loop, &b.base, steps, &c);
+    if (rc == 0) rc = run_chain(&loop, &b.base, steps, &c);
     if (rc == 0)
       printf("%s %s players=%u seed=%llu steps=%llu final=%016llx "
              "chain=%016llx\n",
              label, sim->name, (unsigned)players, (unsigned long long)seed,
-             (unsigned long long)c.steps,
-             (unsigned long long)loop.last_hash,
+             (unsigned long long)c.steps, (unsigned long long)loop.last_hash,
              (unsigned long long)c.digest);
   } else {
     fprintf(stderr, "%s: %s\n", sim->name, err);
   }
   gk_loop_close(&loop);
-  if (sim->config_free != NULL)
-    sim->config_free(cfg);
+  if (sim->config_free != NULL) sim->config_free(cfg);
   free(cfg);
   return rc;
 }
 
 static char *read_file(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
-  if (f == NULL)
-    return NULL;
+  if (f == NULL) return NULL;
   size_t cap = 1 << 16, n = 0, got;
   char *buf = malloc(cap + 1);
   while (buf != NULL && (got = fread(buf + n, 1, cap - n, f)) > 0) {
@@ -158,15 +153,13 @@ static int solution_run(const char *dir, int n) {
   gk_script_input script;
   gk_script_input_init(&script, records, moves.count, 1, GK_PP_INPUT_SIZE);
   chain c = {0, 0};
-  if (run_chain(&loop, &script.base, moves.count, &c) != 0)
-    goto done;
+  if (run_chain(&loop, &script.base, moves.count, &c) != 0) goto done;
   printf("solution xsokoban%04d steps=%llu final=%016llx chain=%016llx\n", n,
          (unsigned long long)c.steps, (unsigned long long)loop.last_hash,
          (unsigned long long)c.digest);
   rc = 0;
 done:
-  if (loop_ok)
-    gk_loop_close(&loop);
+  if (loop_ok) gk_loop_close(&loop);
   free(records);
   gk_pp_moves_close(&moves);
   sim->config_free(&cfg);
@@ -192,7 +185,6 @@ int main(int argc, char **argv) {
   /* The inputs of tests/data/replays/survivors-2p-seed7-3000.gkr: its
    * final hash here must equal the one the replay records. */
   failed |= bot_run(&gk_survivors_sim, 2, 7, 3000, "golden") != 0;
-  for (int n = 1; n <= 90; n++)
-    failed |= solution_run(argv[argi], n) != 0;
+  for (int n = 1; n <= 90; n++) failed |= solution_run(argv[argi], n) != 0;
   return failed ? 1 : 0;
 }

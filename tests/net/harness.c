@@ -7,18 +7,19 @@
 
 #include "gk_err.h"
 
-static uint64_t now_ms(void) { return uv_hrtime() / 1000000u; }
+static uint64_t now_ms(void) {
+  return uv_hrtime() / 1000000u;
+}
 
 static void fail(harness *h, const char *why) {
-  if (!h->failed)
-    snprintf(h->why, sizeof h->why, "%s", why);
+  if (!h->failed) snprintf(h->why, sizeof h->why, "%s", why);
   h->failed = 1;
 }
 
 /* --- host side ------------------------------------------------------------ */
 
-static int host_send(void *ctx, uint32_t slot, const uint8_t *bytes,
-                     size_t len, int reliable) {
+static int host_send(void *ctx, uint32_t slot, const uint8_t *bytes, size_t len,
+                     int reliable) {
   harness *h = ctx;
   return gk_net_transport_send(&h->host, h->id_of_slot[slot], bytes, len,
                                reliable);
@@ -26,8 +27,7 @@ static int host_send(void *ctx, uint32_t slot, const uint8_t *bytes,
 
 static void host_step(void *ctx, const gk_step_input *in, uint64_t hash) {
   harness *h = ctx;
-  if (in->step < h->cap)
-    h->host_hashes[in->step] = hash;
+  if (in->step < h->cap) h->host_hashes[in->step] = hash;
   size_t n = (size_t)in->players * h->o.sim->input_size;
   for (size_t i = 0; i < n; i++)
     if (in->inputs[i] != 0) {
@@ -38,8 +38,7 @@ static void host_step(void *ctx, const gk_step_input *in, uint64_t hash) {
 
 static void host_desync(void *ctx, const gk_net_desync *d) {
   harness *h = ctx;
-  if (h->ndesyncs < GK_PLAYERS_MAX)
-    h->desyncs[h->ndesyncs++] = *d;
+  if (h->ndesyncs < GK_PLAYERS_MAX) h->desyncs[h->ndesyncs++] = *d;
 }
 
 static void host_stall(void *ctx, uint64_t step, uint32_t awaited,
@@ -56,8 +55,7 @@ static void host_removed(void *ctx, uint32_t slot, uint64_t step) {
   h->removed_slot = slot;
   h->removed_step = step;
   for (uint32_t i = 0; i < h->o.peers; i++)
-    if (h->p[i].peer.started && h->p[i].slot == slot)
-      h->p[i].removed = 1;
+    if (h->p[i].peer.started && h->p[i].slot == slot) h->p[i].removed = 1;
 }
 
 static void host_ended(void *ctx, uint64_t step, int reason) {
@@ -77,19 +75,16 @@ static void arm_tick(harness *h) {
 }
 
 static int all_done(const harness *h) {
-  if (!h->host_ended)
-    return 0;
+  if (!h->host_ended) return 0;
   for (uint32_t i = 0; i < h->o.peers; i++)
-    if (!h->p[i].ended && !h->p[i].removed)
-      return 0;
+    if (!h->p[i].ended && !h->p[i].removed) return 0;
   return 1;
 }
 
 static void on_tick(uv_timer_t *t) {
   harness *h = t->data;
   uint64_t now = uv_hrtime();
-  while (h->t0 + h->k * h->step_ns <= now)
-    h->k++;
+  while (h->t0 + h->k * h->step_ns <= now) h->k++;
   if (gk_net_session_tick(&h->session, now_ms()) < 0)
     fail(h, "session tick failed");
   if (!h->end_requested && h->session.loop.steps >= h->o.steps) {
@@ -179,8 +174,7 @@ static void host_connect(void *ctx, gk_net_transport *t, uint32_t id) {
   }
   h->slot_of_id[id] = h->nconnected;
   h->id_of_slot[h->nconnected] = id;
-  if (++h->nconnected == h->o.peers)
-    start_match(h);
+  if (++h->nconnected == h->o.peers) start_match(h);
 }
 
 static void host_disconnect(void *ctx, gk_net_transport *t, uint32_t id) {
@@ -194,13 +188,12 @@ static void host_receive(void *ctx, gk_net_transport *t, uint32_t id,
                          const uint8_t *bytes, size_t len) {
   (void)t;
   harness *h = ctx;
-  if (!h->session_up || id >= 64 || h->slot_of_id[id] >= h->o.peers)
-    return;
-  gk_net_session_receive(&h->session, h->slot_of_id[id], bytes, len,
-                         now_ms());
+  if (!h->session_up || id >= 64 || h->slot_of_id[id] >= h->o.peers) return;
+  gk_net_session_receive(&h->session, h->slot_of_id[id], bytes, len, now_ms());
 }
 
-/* --- peer side -------------------------------------------------------------- */
+/* --- peer side --------------------------------------------------------------
+ */
 
 static int peer_send(void *ctx, const uint8_t *bytes, size_t len,
                      int reliable) {
@@ -212,10 +205,8 @@ static void peer_step(void *ctx, gk_net_peer *peer, const gk_step_input *in,
                       uint64_t hash) {
   (void)peer;
   hpeer *p = ctx;
-  if (in->step < p->h->cap)
-    p->hashes[in->step] = hash;
-  if (in->step != p->nsteps)
-    p->order_errors++;
+  if (in->step < p->h->cap) p->hashes[in->step] = hash;
+  if (in->step != p->nsteps) p->order_errors++;
   p->nsteps = in->step + 1;
   p->step_calls++;
 }
@@ -242,8 +233,7 @@ static void peer_stall(void *ctx, gk_net_peer *peer, const gk_wire_stall *st) {
   }
 }
 
-static void peer_desync(void *ctx, gk_net_peer *peer,
-                        const gk_wire_desync *d) {
+static void peer_desync(void *ctx, gk_net_peer *peer, const gk_wire_desync *d) {
   (void)peer;
   hpeer *p = ctx;
   p->desync_notices++;
@@ -257,8 +247,7 @@ static void peer_ended(void *ctx, gk_net_peer *peer, uint64_t step,
   p->ended = 1;
   p->end_step = step;
   p->end_reason = reason;
-  if (all_done(p->h))
-    uv_stop(&p->h->loop);
+  if (all_done(p->h)) uv_stop(&p->h->loop);
 }
 
 static const gk_sim *find_genre(void *ctx, const char *name) {
@@ -303,8 +292,7 @@ static int setup_peer(harness *h, uint32_t i) {
                                  .up = h->o.up,
                                  .down = h->o.down,
                                  .seed = h->o.seed};
-      if (gk_net_fault_init(&h->shared, &h->loop, &fo) != 0)
-        return -1;
+      if (gk_net_fault_init(&h->shared, &h->loop, &fo) != 0) return -1;
       h->shared_up = 1;
     }
     port = h->shared.port;
@@ -314,17 +302,14 @@ static int setup_peer(harness *h, uint32_t i) {
                                .up = h->o.up,
                                .down = h->o.down,
                                .seed = h->o.seed * 31u + i};
-    if (gk_net_fault_init(&p->fault, &h->loop, &fo) != 0)
-      return -1;
+    if (gk_net_fault_init(&p->fault, &h->loop, &fo) != 0) return -1;
     p->faulty = 1;
     port = p->fault.port;
   }
   gk_net_transport_options to = {.max_peers = 1, .service_ms = 5};
-  gk_net_transport_callbacks tc = {.ctx = p,
-                                   .receive = client_receive,
-                                   .connect = client_connect};
-  if (gk_net_transport_init(&p->t, &h->loop, &to, &tc) != 0)
-    return -1;
+  gk_net_transport_callbacks tc = {
+      .ctx = p, .receive = client_receive, .connect = client_connect};
+  if (gk_net_transport_init(&p->t, &h->loop, &to, &tc) != 0) return -1;
   gk_net_peer_options po = {.loop = &h->loop,
                             .bot_seed = 1000u + i,
                             .find_genre = find_genre,
@@ -336,26 +321,21 @@ static int setup_peer(harness *h, uint32_t i) {
                               .stall = peer_stall,
                               .desync = peer_desync,
                               .ended = peer_ended};
-  if (gk_net_peer_init(&p->peer, &po, &pc) != 0)
-    return -1;
+  if (gk_net_peer_init(&p->peer, &po, &pc) != 0) return -1;
   p->hashes = calloc(h->cap, sizeof(uint64_t));
-  if (p->hashes == NULL)
-    return -1;
+  if (p->hashes == NULL) return -1;
   return gk_net_transport_connect(&p->t, "127.0.0.1", port, &p->server_id);
 }
 
 int harness_run(harness *h, const harness_opts *o) {
   memset(h, 0, sizeof *h);
   h->o = *o;
-  if (o->peers < 1 || o->peers > HARNESS_PEERS_MAX)
-    return -1;
-  for (uint32_t i = 0; i < 64; i++)
-    h->slot_of_id[i] = UINT32_MAX;
+  if (o->peers < 1 || o->peers > HARNESS_PEERS_MAX) return -1;
+  for (uint32_t i = 0; i < 64; i++) h->slot_of_id[i] = UINT32_MAX;
   h->cap = o->steps + 4096;
   h->step_ns = (uint64_t)o->step.num * 1000000000u / o->step.den;
   h->host_hashes = calloc(h->cap, sizeof(uint64_t));
-  if (h->host_hashes == NULL || uv_loop_init(&h->loop) != 0)
-    return -1;
+  if (h->host_hashes == NULL || uv_loop_init(&h->loop) != 0) return -1;
   gk_net_transport_options ho = {.bind_host = "127.0.0.1",
                                  .max_peers = o->peers + 2,
                                  .service_ms = 5,
@@ -372,15 +352,13 @@ int harness_run(harness *h, const harness_opts *o) {
   h->tick.data = h->guard.data = h;
   uv_timer_start(&h->guard, on_guard, o->guard_ms, 0);
   for (uint32_t i = 0; i < o->peers && !h->failed; i++)
-    if (setup_peer(h, i) != 0)
-      fail(h, "peer setup");
+    if (setup_peer(h, i) != 0) fail(h, "peer setup");
   for (uint64_t iter = 0; iter < 100000000u && !h->failed && !all_done(h);
        iter++)
     uv_run(&h->loop, UV_RUN_ONCE);
   for (uint32_t i = 0; i < o->peers; i++) {
     hpeer *p = &h->p[i];
-    if (p->h == NULL || p->peer.nlatency == 0)
-      continue;
+    if (p->h == NULL || p->peer.nlatency == 0) continue;
     p->lat_us = malloc(p->peer.nlatency * sizeof(uint32_t));
     if (p->lat_us != NULL) {
       memcpy(p->lat_us, p->peer.latency_us,
@@ -395,15 +373,12 @@ int harness_run(harness *h, const harness_opts *o) {
   uv_close((uv_handle_t *)&h->guard, NULL);
   for (uint32_t i = 0; i < o->peers; i++) {
     hpeer *p = &h->p[i];
-    if (p->h == NULL)
-      continue;
+    if (p->h == NULL) continue;
     gk_net_peer_close(&p->peer, NULL);
     gk_net_transport_close(&p->t, NULL);
-    if (p->faulty)
-      gk_net_fault_close(&p->fault, NULL);
+    if (p->faulty) gk_net_fault_close(&p->fault, NULL);
   }
-  if (h->shared_up)
-    gk_net_fault_close(&h->shared, NULL);
+  if (h->shared_up) gk_net_fault_close(&h->shared, NULL);
   gk_net_transport_close(&h->host, NULL);
   for (int i = 0; i < 1000 && uv_run(&h->loop, UV_RUN_NOWAIT) != 0; i++)
     ;
@@ -412,8 +387,7 @@ int harness_run(harness *h, const harness_opts *o) {
 }
 
 void harness_free(harness *h) {
-  if (h->session_up)
-    gk_net_session_close(&h->session);
+  if (h->session_up) gk_net_session_close(&h->session);
   h->session_up = 0;
   free(h->host_hashes);
   for (uint32_t i = 0; i < HARNESS_PEERS_MAX; i++) {

@@ -20,7 +20,9 @@ typedef struct tally_bot {
   gk_rng rng;
 } tally_bot;
 
-static void cfg_default(void *cfg) { memset(cfg, 0, sizeof(tally_cfg)); }
+static void cfg_default(void *cfg) {
+  memset(cfg, 0, sizeof(tally_cfg));
+}
 
 static int cfg_set(void *cfg, const char *key, const gk_value *v, char *err,
                    size_t errlen) {
@@ -37,8 +39,8 @@ static void cfg_each(const void *cfg, gk_config_each_cb cb, void *ctx) {
   cb(ctx, "start", &v);
 }
 
-static void *create(const void *cfg, uint64_t seed, uint32_t players,
-                    char *err, size_t errlen) {
+static void *create(const void *cfg, uint64_t seed, uint32_t players, char *err,
+                    size_t errlen) {
   tally_state *s = calloc(1, sizeof *s);
   if (s == NULL) {
     gk_errf(err, errlen, GK_ENOMEM, "out of memory");
@@ -50,21 +52,21 @@ static void *create(const void *cfg, uint64_t seed, uint32_t players,
   return s;
 }
 
-static void destroy(void *state) { free(state); }
+static void destroy(void *state) {
+  free(state);
+}
 
 static void step(void *state, const gk_step_input *in) {
   tally_state *s = state;
   for (uint32_t p = 0; p < in->players; p++) {
     const uint8_t *r = in->inputs + 4 * p;
-    uint32_t v = (uint32_t)r[0] | (uint32_t)r[1] << 8 |
-                 (uint32_t)r[2] << 16 | (uint32_t)r[3] << 24;
+    uint32_t v = (uint32_t)r[0] | (uint32_t)r[1] << 8 | (uint32_t)r[2] << 16 |
+                 (uint32_t)r[3] << 24;
     s->sum[p] += v;
     s->mix = (s->mix ^ v) * 0x100000001b3ull + gk_rng_next(&s->rng);
-    if (in->active_mask >> p & 1u)
-      s->active_steps[p]++;
+    if (in->active_mask >> p & 1u) s->active_steps[p]++;
   }
-  if (in->flags & GK_STEP_MATCH_END)
-    s->over = 1;
+  if (in->flags & GK_STEP_MATCH_END) s->over = 1;
   s->steps++;
 }
 
@@ -95,8 +97,7 @@ static void *read_state(const void *cfg, gk_reader *r, char *err,
                         size_t errlen) {
   (void)cfg;
   tally_state *s = calloc(1, sizeof *s);
-  if (s == NULL)
-    return NULL;
+  if (s == NULL) return NULL;
   s->players = gk_read_u32(r);
   if (s->players < 1 || s->players > GK_PLAYERS_MAX)
     gk_reader_fail(r, GK_ERANGE);
@@ -124,10 +125,8 @@ static void bot_init(void *bot, const void *cfg, uint64_t seed,
 
 static void bot_next(void *bot, uint8_t *record) {
   uint32_t v = gk_rng_next(&((tally_bot *)bot)->rng);
-  if ((v & 3u) == 0)
-    v = 0;
-  for (int i = 0; i < 4; i++)
-    record[i] = (uint8_t)(v >> (8 * i));
+  if ((v & 3u) == 0) v = 0;
+  for (int i = 0; i < 4; i++) record[i] = (uint8_t)(v >> (8 * i));
 }
 
 const gk_sim tally_sim = {

@@ -11,8 +11,7 @@
 static gk_inbuf b;
 
 static void rec(uint8_t out[4], uint32_t v) {
-  for (int i = 0; i < 4; i++)
-    out[i] = (uint8_t)(v >> (8 * i));
+  for (int i = 0; i < 4; i++) out[i] = (uint8_t)(v >> (8 * i));
 }
 
 static int put(uint32_t slot, uint64_t step, uint32_t v) {
@@ -22,13 +21,19 @@ static int put(uint32_t slot, uint64_t step, uint32_t v) {
 }
 
 static void open3(uint32_t window, uint32_t neutral) {
-  gk_inbuf_options o = {.players = 3, .input_size = 4, .active_mask = 7,
-                        .first_step = 0, .window = window,
-                        .neutral_steps = neutral, .ack_mask = 7};
+  gk_inbuf_options o = {.players = 3,
+                        .input_size = 4,
+                        .active_mask = 7,
+                        .first_step = 0,
+                        .window = window,
+                        .neutral_steps = neutral,
+                        .ack_mask = 7};
   cr_assert_eq(gk_inbuf_init(&b, &o), 0);
 }
 
-static void fini(void) { gk_inbuf_close(&b); }
+static void fini(void) {
+  gk_inbuf_close(&b);
+}
 
 static uint32_t rec_at(const gk_step_input *in, uint32_t p) {
   const uint8_t *r = in->inputs + 4 * p;
@@ -66,8 +71,7 @@ Test(inbuf, bad_and_redundant_records_are_refused_and_change_nothing) {
   cr_assert_eq(put(0, UINT64_MAX, 1), GK_EAHEAD);
   cr_assert_eq(put(0, 7, 1), 0);
   cr_assert_eq(put(0, 7, 2), GK_EEXIST);
-  for (uint32_t p = 0; p < 3; p++)
-    cr_assert_eq(put(p, 0, 5), 0);
+  for (uint32_t p = 0; p < 3; p++) cr_assert_eq(put(p, 0, 5), 0);
   cr_assert_eq(gk_inbuf_confirm(&b), 1);
   cr_assert_eq(put(1, 0, 9), GK_ESTALE);
   gk_step_input in;
@@ -82,8 +86,7 @@ Test(inbuf, neutral_steps_are_confirmed_without_anyone_sending) {
   cr_assert_eq(gk_inbuf_confirm(&b), 3);
   gk_step_input in;
   cr_assert_eq(gk_inbuf_get(&b, 2, &in), 0);
-  for (uint32_t p = 0; p < 3; p++)
-    cr_assert_eq(rec_at(&in, p), 0);
+  for (uint32_t p = 0; p < 3; p++) cr_assert_eq(rec_at(&in, p), 0);
   cr_assert_eq(put(0, 2, 1), GK_ESTALE);
 }
 
@@ -97,7 +100,7 @@ Test(inbuf, a_removed_player_is_neutral_and_no_longer_awaited_from_its_step) {
   }
   cr_assert_eq(put(1, 0, 200), 0);
   cr_assert_eq(put(1, 2, 202), GK_EPERM); /* out from step 2 on */
-  cr_assert_eq(gk_inbuf_confirm(&b), 1); /* step 1 waits for player 1 */
+  cr_assert_eq(gk_inbuf_confirm(&b), 1);  /* step 1 waits for player 1 */
   cr_assert_eq(gk_inbuf_missing(&b, 1), 0x2);
   cr_assert_eq(put(1, 1, 201), 0);
   cr_assert_eq(gk_inbuf_confirm(&b), 3);
@@ -114,8 +117,11 @@ Test(inbuf, a_removed_player_is_neutral_and_no_longer_awaited_from_its_step) {
 }
 
 Test(inbuf, an_added_player_is_awaited_from_its_step) {
-  gk_inbuf_options o = {.players = 2, .input_size = 4, .active_mask = 1,
-                        .window = 16, .ack_mask = 1};
+  gk_inbuf_options o = {.players = 2,
+                        .input_size = 4,
+                        .active_mask = 1,
+                        .window = 16,
+                        .ack_mask = 1};
   cr_assert_eq(gk_inbuf_init(&b, &o), 0);
   cr_assert_eq(gk_inbuf_schedule(&b, 1, GK_INBUF_ADD_PLAYER, 1), 0);
   cr_assert_eq(put(1, 0, 5), GK_EPERM);
@@ -133,8 +139,7 @@ Test(inbuf, an_added_player_is_awaited_from_its_step) {
 
 Test(inbuf, a_match_end_confirms_its_step_with_missing_inputs_neutral) {
   open3(16, 0);
-  for (uint32_t p = 0; p < 3; p++)
-    cr_assert_eq(put(p, 0, 1), 0);
+  for (uint32_t p = 0; p < 3; p++) cr_assert_eq(put(p, 0, 1), 0);
   cr_assert_eq(put(0, 1, 11), 0);
   cr_assert_eq(gk_inbuf_schedule(&b, 1, GK_INBUF_MATCH_END, 0), 0);
   cr_assert_eq(gk_inbuf_schedule(&b, 2, GK_INBUF_MATCH_END, 0), GK_EEXIST);
@@ -147,15 +152,13 @@ Test(inbuf, a_match_end_confirms_its_step_with_missing_inputs_neutral) {
   cr_assert_eq(rec_at(&in, 0), 11);
   cr_assert_eq(rec_at(&in, 1), 0);
   cr_assert_eq(gk_inbuf_confirm(&b), 0);
-  cr_assert_eq(gk_inbuf_schedule(&b, 0, GK_INBUF_REMOVE_PLAYER, 0),
-               GK_ESTALE);
+  cr_assert_eq(gk_inbuf_schedule(&b, 0, GK_INBUF_REMOVE_PLAYER, 0), GK_ESTALE);
 }
 
 Test(inbuf, steps_are_released_only_once_read_and_acknowledged_by_all) {
   open3(4, 0);
   for (uint64_t s = 0; s < 4; s++)
-    for (uint32_t p = 0; p < 3; p++)
-      cr_assert_eq(put(p, s, 1), 0);
+    for (uint32_t p = 0; p < 3; p++) cr_assert_eq(put(p, s, 1), 0);
   cr_assert_eq(put(0, 4, 1), GK_EAHEAD); /* window full */
   cr_assert_eq(gk_inbuf_confirm(&b), 4);
   gk_step_input in;
@@ -187,28 +190,25 @@ Test(inbuf, scheduling_refuses_bad_commands) {
   open3(128, 0);
   cr_assert_eq(gk_inbuf_schedule(&b, 128, GK_INBUF_REMOVE_PLAYER, 0),
                GK_EAHEAD);
-  cr_assert_eq(gk_inbuf_schedule(&b, 1, GK_INBUF_REMOVE_PLAYER, 3),
-               GK_ERANGE);
+  cr_assert_eq(gk_inbuf_schedule(&b, 1, GK_INBUF_REMOVE_PLAYER, 3), GK_ERANGE);
   cr_assert_eq(gk_inbuf_schedule(&b, 1, GK_INBUF_ADD_PLAYER, 0), GK_EEXIST);
   cr_assert_eq(gk_inbuf_schedule(&b, 1, (gk_inbuf_cmd)9, 0), GK_EINVAL);
   for (uint64_t i = 0; i < GK_INBUF_CMDS_MAX; i++)
-    cr_assert_eq(gk_inbuf_schedule(&b, 1 + i,
-                                   i % 2 ? GK_INBUF_ADD_PLAYER
-                                         : GK_INBUF_REMOVE_PLAYER,
-                                   0),
-                 0);
+    cr_assert_eq(
+        gk_inbuf_schedule(
+            &b, 1 + i, i % 2 ? GK_INBUF_ADD_PLAYER : GK_INBUF_REMOVE_PLAYER, 0),
+        0);
   cr_assert_eq(gk_inbuf_schedule(&b, 100, GK_INBUF_MATCH_END, 0), GK_EFULL);
 }
 
 Test(inbuf, merged_steps_confirm_in_order_whatever_order_they_arrive_in) {
-  gk_inbuf_options o = {.players = 2, .input_size = 4, .active_mask = 3,
-                        .window = 8};
+  gk_inbuf_options o = {
+      .players = 2, .input_size = 4, .active_mask = 3, .window = 8};
   cr_assert_eq(gk_inbuf_init(&b, &o), 0);
   uint8_t recs[8];
   rec(recs, 1);
   rec(recs + 4, 2);
-  gk_step_input m = {.step = 1, .active_mask = 1, .players = 2,
-                     .inputs = recs};
+  gk_step_input m = {.step = 1, .active_mask = 1, .players = 2, .inputs = recs};
   cr_assert_eq(gk_inbuf_put_merged(&b, &m), 0);
   cr_assert_eq(gk_inbuf_confirm(&b), 0);
   m.step = 0;
@@ -248,26 +248,24 @@ Test(inbuf, a_game_loop_steps_exactly_the_confirmed_steps_over_it) {
   char err[GK_ERRMSG_MAX];
   tally_cfg cfg = {0};
   cr_assert_eq(gk_loop_init(&loop, NULL), 0);
-  cr_assert_eq(gk_loop_start(&loop, &tally_sim, &cfg, 1, 3, err, sizeof err),
-               0, "%s", err);
+  cr_assert_eq(gk_loop_start(&loop, &tally_sim, &cfg, 1, 3, err, sizeof err), 0,
+               "%s", err);
   for (uint64_t s = 2; s < 10; s++)
     for (uint32_t p = 0; p < 3; p++)
       if (!(s == 6 && p == 1))
         cr_assert_eq(put(p, s, (uint32_t)(s * 3 + p)), 0);
   gk_inbuf_confirm(&b);
   cr_assert_eq(gk_inbuf_ready(&b), 6);
-  cr_assert_eq(gk_loop_frame(&loop, &b.base, gk_budget_steps(gk_inbuf_ready(&b)),
-                             0),
-               6);
+  cr_assert_eq(
+      gk_loop_frame(&loop, &b.base, gk_budget_steps(gk_inbuf_ready(&b)), 0), 6);
   cr_assert_eq(gk_inbuf_ready(&b), 0);
   /* Asking for more than is confirmed stops at the first missing step. */
   cr_assert_eq(gk_loop_frame(&loop, &b.base, gk_budget_steps(1), 0), 0);
   cr_assert_eq(loop.input_err, GK_EAHEAD);
   cr_assert_eq(put(1, 6, 19), 0);
   gk_inbuf_confirm(&b);
-  cr_assert_eq(gk_loop_frame(&loop, &b.base, gk_budget_steps(gk_inbuf_ready(&b)),
-                             0),
-               4);
+  cr_assert_eq(
+      gk_loop_frame(&loop, &b.base, gk_budget_steps(gk_inbuf_ready(&b)), 0), 4);
   cr_assert_eq(loop.steps, 10);
   gk_loop_close(&loop);
 }

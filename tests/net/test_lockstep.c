@@ -26,7 +26,9 @@
 
 static harness h;
 
-static void fini(void) { harness_free(&h); }
+static void fini(void) {
+  harness_free(&h);
+}
 
 TestSuite(SUITE, .fini = fini, .timeout = 110);
 
@@ -67,8 +69,7 @@ static void expect_agreement(uint32_t skip_peer) {
     moved += h.host_hashes[s] != h.host_hashes[s - 1];
   cr_assert_gt(moved, steps / 2);
   for (uint32_t i = 0; i < h.o.peers; i++) {
-    if (i == skip_peer)
-      continue;
+    if (i == skip_peer) continue;
     hpeer *p = &h.p[i];
     cr_assert(p->ended, "peer %u did not end", i);
     cr_assert_eq(p->nsteps, steps, "peer %u ran %llu of %llu steps", i,
@@ -100,8 +101,8 @@ Test(SUITE, four_peers_agree_with_the_host_at_every_step) {
 Test(SUITE, three_peers_agree_under_loss_latency_jitter_and_dups) {
   harness_opts o = base_opts(3, 3600);
   o.faults = 1;
-  o.up = (gk_net_fault_dir){.loss_ppm = 50000, .dup_ppm = 10000,
-                            .latency_ms = 30, .jitter_ms = 10};
+  o.up = (gk_net_fault_dir){
+      .loss_ppm = 50000, .dup_ppm = 10000, .latency_ms = 30, .jitter_ms = 10};
   o.down = o.up;
 #ifdef LOCKSTEP_SURVIVORS
   o.shared_fault = 1; /* host-wide faults; tally uses one relay per peer */
@@ -130,8 +131,7 @@ Test(SUITE, three_peers_agree_under_loss_latency_jitter_and_dups) {
 
 static void step_twice_at_k(void *state, const gk_step_input *in) {
   GENRE.step(state, in);
-  if (in->step == DESYNC_STEP)
-    GENRE.step(state, in);
+  if (in->step == DESYNC_STEP) GENRE.step(state, in);
 }
 
 Test(SUITE, an_altered_peer_is_reported_at_the_step_it_diverged) {
@@ -149,8 +149,7 @@ Test(SUITE, an_altered_peer_is_reported_at_the_step_it_diverged) {
   cr_assert_neq(h.desyncs[0].host_hash, h.desyncs[0].peer_hash);
   cr_assert_eq(h.desyncs[0].peer_hash, h.p[1].hashes[DESYNC_STEP]);
   cr_assert_eq(h.desyncs[0].host_hash, h.host_hashes[DESYNC_STEP]);
-  cr_assert_eq(h.p[1].hashes[DESYNC_STEP - 1],
-               h.host_hashes[DESYNC_STEP - 1]);
+  cr_assert_eq(h.p[1].hashes[DESYNC_STEP - 1], h.host_hashes[DESYNC_STEP - 1]);
   /* Every player is told, naming the same player and step. */
   for (uint32_t i = 0; i < 2; i++) {
     cr_assert_eq(h.p[i].desync_notices, 1);

@@ -64,10 +64,10 @@ static void setup(void) {
   fx = calloc(1, sizeof *fx);
   cr_assert_not_null(fx);
   cr_assert_eq(uv_loop_init(&fx->loop), 0);
-  gk_net_peer_options o = {.loop = &fx->loop, .bot_seed = 3,
-                           .find_genre = find, .window = 64};
-  gk_net_peer_callbacks cb = {.ctx = fx, .send = on_send, .ended = on_ended,
-                              .step = on_step};
+  gk_net_peer_options o = {
+      .loop = &fx->loop, .bot_seed = 3, .find_genre = find, .window = 64};
+  gk_net_peer_callbacks cb = {
+      .ctx = fx, .send = on_send, .ended = on_ended, .step = on_step};
   cr_assert_eq(gk_net_peer_init(&fx->p, &o, &cb), 0);
 }
 
@@ -95,7 +95,9 @@ static gk_wire_match_start match(void) {
   return ms;
 }
 
-static void on_stop(uv_timer_t *t) { uv_stop(t->loop); }
+static void on_stop(uv_timer_t *t) {
+  uv_stop(t->loop);
+}
 
 /* Runs the loop for about `ms` milliseconds (bounded, never asserted). */
 static void run_for(uint64_t ms) {
@@ -123,9 +125,12 @@ static int confirm(uint64_t first, uint8_t count, uint32_t flags_last) {
                       i + 1u == count ? flags_last : 0, recs, 2, 4);
   gk_wire_msg m;
   m.type = GK_MSG_CONFIRMED;
-  m.u.confirmed = (gk_wire_confirmed){.players = 2, .input_size = 4,
-                                      .count = count, .ack = 0,
-                                      .first = first, .steps = steps};
+  m.u.confirmed = (gk_wire_confirmed){.players = 2,
+                                      .input_size = 4,
+                                      .count = count,
+                                      .ack = 0,
+                                      .first = first,
+                                      .steps = steps};
   return feed(&m);
 }
 
@@ -141,8 +146,7 @@ Test(peer, it_samples_no_further_than_the_lead_past_confirmation) {
   /* Its INPUTs carry its slot and every unacknowledged record. */
   const gk_wire_msg *last = NULL;
   for (uint32_t i = 0; i < fx->nsent; i++)
-    if (fx->sent[i].type == GK_MSG_INPUT)
-      last = &fx->sent[i];
+    if (fx->sent[i].type == GK_MSG_INPUT) last = &fx->sent[i];
   cr_assert_not_null(last);
   cr_assert_eq(last->u.input.slot, 1);
   cr_assert_eq(last->u.input.first, 2);
@@ -185,13 +189,11 @@ Test(peer, bad_match_parameters_and_messages_are_refused) {
   char err[GK_ERRMSG_MAX] = "";
   gk_wire_match_start ms = match();
   strcpy(ms.genre, "chess");
-  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err),
-               GK_ENOTFOUND);
+  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), GK_ENOTFOUND);
   cr_assert_neq(strstr(err, "chess"), NULL, "%s", err);
   ms = match();
   strcpy(ms.config, "{\"speed\": 3}");
-  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err),
-               GK_ENOTFOUND);
+  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), GK_ENOTFOUND);
   cr_assert_neq(strstr(err, "speed"), NULL, "%s", err);
   ms = match();
   strcpy(ms.config, "{\"start\": 1.5}");
@@ -210,14 +212,13 @@ Test(peer, bad_match_parameters_and_messages_are_refused) {
   cr_assert_eq(fx->p.stats.drop_malformed, 1);
   /* A good start, then a CONFIRMED of the wrong shape. */
   ms = match();
-  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), 0, "%s",
-               err);
+  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), 0, "%s", err);
   cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), GK_ESTATE);
   static uint8_t steps[GK_WIRE_STEP_BYTES(3, 4)];
   gk_wire_msg m;
   m.type = GK_MSG_CONFIRMED;
-  m.u.confirmed = (gk_wire_confirmed){.players = 3, .input_size = 4,
-                                      .count = 1, .steps = steps};
+  m.u.confirmed = (gk_wire_confirmed){
+      .players = 3, .input_size = 4, .count = 1, .steps = steps};
   cr_assert_eq(feed(&m), GK_EPROTO);
   /* Steps far past the window are not taken. */
   cr_assert_eq(confirm(1000, 1, 0), 0);
@@ -237,15 +238,13 @@ typedef struct log_source {
 } log_source;
 
 static void log_put(log_source *s, char c) {
-  if (s->len + 1 < sizeof s->log)
-    s->log[s->len++] = c;
+  if (s->len + 1 < sizeof s->log) s->log[s->len++] = c;
 }
 
 static int log_read(gk_input *in, uint64_t step, gk_step_input *out) {
   log_source *s = (log_source *)in;
   log_put(s, 'r');
-  if (s->reads < 1024)
-    s->steps[s->reads] = step;
+  if (s->reads < 1024) s->steps[s->reads] = step;
   s->reads++;
   s->record[0] = (uint8_t)s->reads;
   out->step = step;
@@ -256,8 +255,12 @@ static int log_read(gk_input *in, uint64_t step, gk_step_input *out) {
   return 0;
 }
 
-static void log_end_step(gk_input *in) { log_put((log_source *)in, 'e'); }
-static void log_end_frame(gk_input *in) { log_put((log_source *)in, 'f'); }
+static void log_end_step(gk_input *in) {
+  log_put((log_source *)in, 'e');
+}
+static void log_end_frame(gk_input *in) {
+  log_put((log_source *)in, 'f');
+}
 
 Test(peer, each_sample_is_read_then_ended_and_each_tick_ends_a_frame) {
   static log_source src;
@@ -268,15 +271,14 @@ Test(peer, each_sample_is_read_then_ended_and_each_tick_ends_a_frame) {
   /* A peer of its own with the logging source. */
   gk_net_peer_close(&fx->p, NULL);
   uv_run(&fx->loop, UV_RUN_DEFAULT);
-  gk_net_peer_options o = {.loop = &fx->loop, .source = &src.base,
-                           .find_genre = find, .window = 64};
+  gk_net_peer_options o = {
+      .loop = &fx->loop, .source = &src.base, .find_genre = find, .window = 64};
   gk_net_peer_callbacks cb = {.ctx = fx, .send = on_send};
   cr_assert_eq(gk_net_peer_init(&fx->p, &o, &cb), 0);
   char err[GK_ERRMSG_MAX];
   gk_wire_match_start ms = match();
   ms.lead = 40;
-  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), 0, "%s",
-               err);
+  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), 0, "%s", err);
   run_for(60);
   cr_assert_geq(src.reads, 2);
   cr_assert_eq(src.reads, fx->p.stats.samples);
@@ -289,13 +291,10 @@ Test(peer, each_sample_is_read_then_ended_and_each_tick_ends_a_frame) {
   cr_assert_eq(src.log[0], 'r');
   cr_assert_eq(src.log[src.len - 1], 'f', "%s", src.log);
   for (size_t i = 0; i + 1 < src.len; i++) {
-    if (src.log[i] == 'r')
-      cr_assert_eq(src.log[i + 1], 'e', "%s", src.log);
+    if (src.log[i] == 'r') cr_assert_eq(src.log[i + 1], 'e', "%s", src.log);
     if (src.log[i] == 'e')
-      cr_assert(src.log[i + 1] == 'r' || src.log[i + 1] == 'f', "%s",
-                src.log);
-    if (src.log[i] == 'f')
-      cr_assert_eq(src.log[i + 1], 'r', "%s", src.log);
+      cr_assert(src.log[i + 1] == 'r' || src.log[i + 1] == 'f', "%s", src.log);
+    if (src.log[i] == 'f') cr_assert_eq(src.log[i + 1], 'r', "%s", src.log);
   }
   /* The records sent are the ones the source produced, in order. */
   const gk_wire_msg *last = NULL;

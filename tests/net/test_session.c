@@ -30,8 +30,8 @@ typedef struct fixture {
   int end_reason;
   uint64_t end_step;
   /* the host's loop, as seen from the step callback */
-  uint64_t steps_seen;       /* step callbacks so far */
-  gk_step_input last_run;    /* the input of the last step it ran */
+  uint64_t steps_seen;    /* step callbacks so far */
+  gk_step_input last_run; /* the input of the last step it ran */
   /* when `ended` was called */
   uint64_t ended_loop_steps;
   gk_step_input ended_last_run;
@@ -115,7 +115,9 @@ static void open_session(uint64_t auto_remove_ms) {
                "%s", err);
 }
 
-static void fini(void) { gk_net_session_close(&fx.s); }
+static void fini(void) {
+  gk_net_session_close(&fx.s);
+}
 
 TestSuite(session, .fini = fini);
 
@@ -136,8 +138,11 @@ static int send_input_ack(uint32_t from, uint32_t claimed, uint64_t first,
   }
   gk_wire_msg m;
   m.type = GK_MSG_INPUT;
-  m.u.input = (gk_wire_input){.slot = (uint8_t)claimed, .input_size = 4,
-                              .count = count, .ack = ack, .first = first,
+  m.u.input = (gk_wire_input){.slot = (uint8_t)claimed,
+                              .input_size = 4,
+                              .count = count,
+                              .ack = ack,
+                              .first = first,
                               .records = recs};
   return feed(from, &m, now);
 }
@@ -198,8 +203,8 @@ Test(session, misplaced_and_hostile_messages_are_dropped_and_counted) {
   uint8_t rec[8] = {0};
   gk_wire_msg m;
   m.type = GK_MSG_INPUT;
-  m.u.input = (gk_wire_input){.slot = 0, .input_size = 8, .count = 1,
-                              .first = 1, .records = rec};
+  m.u.input = (gk_wire_input){
+      .slot = 0, .input_size = 8, .count = 1, .first = 1, .records = rec};
   cr_assert_eq(feed(0, &m, 1001), GK_EPERM);
   cr_assert_eq(fx.s.stats.drop_malformed, 1);
   cr_assert_eq(fx.s.stats.drop_slot, 3);
@@ -331,19 +336,16 @@ Test(session, bad_configs_are_refused_with_a_message) {
   gk_net_session s;
   gk_net_session_callbacks cb = {.ctx = &fx, .send = on_send};
   char err[GK_ERRMSG_MAX] = "";
-  gk_net_session_config c = {.sim = &tally_sim, .sim_config = &cfg,
-                             .players = 0};
-  cr_assert_eq(gk_net_session_init(&s, &c, &cb, 0, err, sizeof err),
-               GK_EINVAL);
+  gk_net_session_config c = {
+      .sim = &tally_sim, .sim_config = &cfg, .players = 0};
+  cr_assert_eq(gk_net_session_init(&s, &c, &cb, 0, err, sizeof err), GK_EINVAL);
   cr_assert_neq(strstr(err, "players"), NULL, "%s", err);
   c.players = 2;
   c.creator = 2;
-  cr_assert_eq(gk_net_session_init(&s, &c, &cb, 0, err, sizeof err),
-               GK_EINVAL);
+  cr_assert_eq(gk_net_session_init(&s, &c, &cb, 0, err, sizeof err), GK_EINVAL);
   c.creator = 0;
   c.input_delay = 200; /* half the default window or more */
-  cr_assert_eq(gk_net_session_init(&s, &c, &cb, 0, err, sizeof err),
-               GK_EINVAL);
+  cr_assert_eq(gk_net_session_init(&s, &c, &cb, 0, err, sizeof err), GK_EINVAL);
   open_session(0); /* so fini has something to close */
 }
 
@@ -372,7 +374,9 @@ static void reference_hashes(uint32_t v0, uint32_t v1, uint64_t *hashes,
   gk_loop_close(&loop);
 }
 
-Test(session, hash_reports_that_arrive_before_the_host_ran_the_steps_are_all_compared_later) {
+Test(
+    session,
+    hash_reports_that_arrive_before_the_host_ran_the_steps_are_all_compared_later) {
   open_session(0);
   send_input(0, 0, 1, 4, 3, 1001);
   send_input(1, 1, 1, 4, 4, 1001);
@@ -413,7 +417,8 @@ Test(session, hash_reports_that_arrive_before_the_host_ran_the_steps_are_all_com
   }
 }
 
-Test(session, when_every_player_left_the_host_runs_the_end_step_before_announcing_it) {
+Test(session,
+     when_every_player_left_the_host_runs_the_end_step_before_announcing_it) {
   open_session(0);
   send_input(0, 0, 1, 2, 1, 1001);
   send_input(1, 1, 1, 2, 2, 1001);
@@ -487,7 +492,9 @@ Test(session, an_ack_of_step_n_whose_confirmed_was_lost_resends_from_n) {
   cr_assert_not(next_confirmed(1, mark, &m));
 }
 
-Test(session, records_for_the_end_step_and_after_it_are_refused_once_the_end_is_scheduled) {
+Test(
+    session,
+    records_for_the_end_step_and_after_it_are_refused_once_the_end_is_scheduled) {
   open_session(0);
   send_input(0, 0, 1, 3, 5, 1001);
   send_input(1, 1, 1, 2, 6, 1001);

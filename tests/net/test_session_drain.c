@@ -12,7 +12,7 @@
 
 typedef struct fixture {
   gk_net_session s;
-  uint32_t sent_to[2];   /* CONFIRMED messages sent, per slot */
+  uint32_t sent_to[2]; /* CONFIRMED messages sent, per slot */
   int ended;
 } fixture;
 
@@ -22,8 +22,7 @@ static int on_send(void *ctx, uint32_t slot, const uint8_t *bytes, size_t len,
                    int reliable) {
   fixture *f = ctx;
   (void)reliable;
-  if (slot < 2 && len > 1 && bytes[1] == GK_MSG_CONFIRMED)
-    f->sent_to[slot]++;
+  if (slot < 2 && len > 1 && bytes[1] == GK_MSG_CONFIRMED) f->sent_to[slot]++;
   return 0;
 }
 
@@ -45,8 +44,7 @@ static void open_one(fixture *f) {
                              .lead = 2,
                              .window = 64,
                              .stall_notice_ms = 100};
-  gk_net_session_callbacks cb = {.ctx = f, .send = on_send,
-                                 .ended = on_ended};
+  gk_net_session_callbacks cb = {.ctx = f, .send = on_send, .ended = on_ended};
   char err[GK_ERRMSG_MAX];
   cr_assert_eq(gk_net_session_init(&f->s, &c, &cb, 1000, err, sizeof err), 0,
                "%s", err);
@@ -81,12 +79,14 @@ static int feed_decoded(fixture *f, uint32_t slot, const uint8_t *bytes,
 static int input(uint32_t slot, uint64_t first, uint8_t count, uint64_t ack,
                  uint64_t now) {
   uint8_t recs[64 * 4] = {0};
-  for (uint32_t i = 0; i < count; i++)
-    recs[i * 4] = (uint8_t)(slot + 1);
+  for (uint32_t i = 0; i < count; i++) recs[i * 4] = (uint8_t)(slot + 1);
   gk_wire_msg m;
   m.type = GK_MSG_INPUT;
-  m.u.input = (gk_wire_input){.slot = (uint8_t)slot, .input_size = 4,
-                              .count = count, .ack = ack, .first = first,
+  m.u.input = (gk_wire_input){.slot = (uint8_t)slot,
+                              .input_size = 4,
+                              .count = count,
+                              .ack = ack,
+                              .first = first,
                               .records = recs};
   uint8_t buf[GK_WIRE_MAX];
   return feed_decoded(&fx, slot, buf, encode(&m, buf), now);
@@ -98,8 +98,12 @@ Test(session_drain, decoded_messages_are_counted_like_datagrams) {
   uint8_t recs[8] = {1, 0, 0, 0, 2, 0, 0, 0};
   gk_wire_msg m;
   m.type = GK_MSG_INPUT;
-  m.u.input = (gk_wire_input){.slot = 0, .input_size = 4, .count = 2,
-                              .ack = 0, .first = 1, .records = recs};
+  m.u.input = (gk_wire_input){.slot = 0,
+                              .input_size = 4,
+                              .count = 2,
+                              .ack = 0,
+                              .first = 1,
+                              .records = recs};
   lens[0] = encode(&m, msgs[0]);
   m.u.input.slot = 1;
   lens[1] = encode(&m, msgs[1]);
@@ -124,9 +128,9 @@ Test(session_drain, decoded_messages_are_counted_like_datagrams) {
 }
 
 Test(session_drain, a_malformed_message_needs_no_decoded_struct) {
-  cr_assert_eq(gk_net_session_receive_decoded(&fx.s, 0, GK_EPROTO, NULL, 9,
-                                              1001),
-               GK_EPROTO);
+  cr_assert_eq(
+      gk_net_session_receive_decoded(&fx.s, 0, GK_EPROTO, NULL, 9, 1001),
+      GK_EPROTO);
   cr_assert_eq(fx.s.stats.packets_in, 1);
   cr_assert_eq(fx.s.stats.bytes_in, 9);
   cr_assert_eq(fx.s.stats.drop_malformed, 1);
@@ -154,7 +158,7 @@ Test(session_drain, drained_once_every_connected_player_acknowledged) {
   cr_assert_eq(gk_net_session_drained(&fx.s, 3), 0);
   cr_assert_eq(gk_net_session_drained(&fx.s, 1), 1);
   cr_assert_eq(input(1, 3, 1, 2, 1005), GK_ECLOSED);
-  cr_assert_eq(gk_net_session_drained(&fx.s, 3), 0); /* step 3 missing */
+  cr_assert_eq(gk_net_session_drained(&fx.s, 3), 0);  /* step 3 missing */
   cr_assert_eq(input(1, 3, 1, 99, 1006), GK_ECLOSED); /* clamped to 4 */
   cr_assert_eq(gk_net_session_drained(&fx.s, 3), 1);
 }
@@ -164,8 +168,12 @@ Test(session_drain, an_ack_for_another_slot_is_not_taken) {
   uint8_t recs[4] = {0};
   gk_wire_msg m;
   m.type = GK_MSG_INPUT;
-  m.u.input = (gk_wire_input){.slot = 0, .input_size = 4, .count = 1,
-                              .ack = 4, .first = 3, .records = recs};
+  m.u.input = (gk_wire_input){.slot = 0,
+                              .input_size = 4,
+                              .count = 1,
+                              .ack = 4,
+                              .first = 3,
+                              .records = recs};
   uint8_t buf[GK_WIRE_MAX];
   cr_assert_eq(feed_decoded(&fx, 1, buf, encode(&m, buf), 1004), GK_ECLOSED);
   cr_assert_eq(gk_net_session_drained(&fx.s, 2), 0);

@@ -54,15 +54,14 @@ static void on_closed(gk_net_transport *t) {
 
 /* Runs the loop until *flag reaches want (bounded by iterations). */
 static void run_until(const int *flag, int want) {
-  for (int i = 0; i < 20000 && *flag < want; i++)
-    uv_run(&w->loop, UV_RUN_ONCE);
+  for (int i = 0; i < 20000 && *flag < want; i++) uv_run(&w->loop, UV_RUN_ONCE);
 }
 
 static void setup(void) {
   w = calloc(1, sizeof *w);
   cr_assert_eq(uv_loop_init(&w->loop), 0);
-  gk_net_transport_options so = {.bind_host = "127.0.0.1", .max_peers = 4,
-                                 .service_ms = 5};
+  gk_net_transport_options so = {
+      .bind_host = "127.0.0.1", .max_peers = 4, .service_ms = 5};
   gk_net_transport_callbacks sc = {.ctx = &w->server,
                                    .receive = on_receive,
                                    .connect = on_connect,
@@ -97,14 +96,12 @@ TestSuite(transport, .init = setup, .fini = teardown, .timeout = 60);
 
 Test(transport, datagrams_arrive_both_ways_on_both_channels) {
   const uint8_t hello[5] = {1, 20, 0, 0, 7};
-  cr_assert_eq(gk_net_transport_send(&w->client.t, w->client.peer, hello, 5,
-                                     1),
+  cr_assert_eq(gk_net_transport_send(&w->client.t, w->client.peer, hello, 5, 1),
                0);
   run_until(&w->server.received, 1);
   cr_assert_eq(w->server.last_len, 5);
   cr_assert_arr_eq(w->server.last, hello, 5);
-  cr_assert_eq(gk_net_transport_send(&w->server.t, w->server.peer, hello, 3,
-                                     0),
+  cr_assert_eq(gk_net_transport_send(&w->server.t, w->server.peer, hello, 3, 0),
                0);
   run_until(&w->client.received, 1);
   cr_assert_eq(w->client.last_len, 3);
@@ -115,12 +112,12 @@ Test(transport, datagrams_arrive_both_ways_on_both_channels) {
 Test(transport, oversized_packets_are_dropped_and_counted_before_delivery) {
   /* A hostile client is not bound by our send check: go below it. */
   static uint8_t big[GK_WIRE_MAX + 1];
-  cr_assert_eq(gk_net_transport_send(&w->client.t, w->client.peer, big,
-                                     sizeof big, 1),
-               GK_ETOOBIG);
+  cr_assert_eq(
+      gk_net_transport_send(&w->client.t, w->client.peer, big, sizeof big, 1),
+      GK_ETOOBIG);
   ENetHost *ch = w->client.t.host;
-  ENetPacket *pkt = enet_packet_create(big, sizeof big,
-                                       ENET_PACKET_FLAG_RELIABLE);
+  ENetPacket *pkt =
+      enet_packet_create(big, sizeof big, ENET_PACKET_FLAG_RELIABLE);
   cr_assert_eq(enet_peer_send(&ch->peers[w->client.peer], 0, pkt), 0);
   const uint8_t ok[2] = {1, 20};
   cr_assert_eq(gk_net_transport_send(&w->client.t, w->client.peer, ok, 2, 1),
@@ -134,8 +131,7 @@ Test(transport, oversized_packets_are_dropped_and_counted_before_delivery) {
 Test(transport, sends_to_unknown_peers_are_refused) {
   const uint8_t b[2] = {1, 20};
   cr_assert_eq(gk_net_transport_send(&w->server.t, 3, b, 2, 1), GK_ENOTFOUND);
-  cr_assert_eq(gk_net_transport_send(&w->server.t, 999, b, 2, 1),
-               GK_ENOTFOUND);
+  cr_assert_eq(gk_net_transport_send(&w->server.t, 999, b, 2, 1), GK_ENOTFOUND);
   cr_assert_eq(w->server.t.stats.drop_send, 2);
 }
 

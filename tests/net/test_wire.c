@@ -16,23 +16,27 @@ static uint8_t steps[8 * GK_WIRE_STEP_BYTES(3, 4)];
 /* One valid message of every type, filled with distinctive values. */
 static int sample_msg(int i, gk_wire_msg *m) {
   memset(m, 0, sizeof *m);
-  for (size_t k = 0; k < sizeof records; k++)
-    records[k] = (uint8_t)(k * 7 + 1);
+  for (size_t k = 0; k < sizeof records; k++) records[k] = (uint8_t)(k * 7 + 1);
   switch (i) {
   case 0:
     m->type = GK_MSG_INPUT;
-    m->u.input = (gk_wire_input){.slot = 3, .input_size = 4, .count = 5,
-                                 .ack = 99, .first = 1000,
+    m->u.input = (gk_wire_input){.slot = 3,
+                                 .input_size = 4,
+                                 .count = 5,
+                                 .ack = 99,
+                                 .first = 1000,
                                  .records = records};
     return 1;
   case 1: {
     m->type = GK_MSG_CONFIRMED;
     for (uint32_t s = 0; s < 8; s++)
-      gk_wire_step_pack(steps + s * GK_WIRE_STEP_BYTES(3, 4),
-                        s == 7 ? 5u : 7u, s == 7 ? GK_STEP_MATCH_END : 0,
-                        records + s, 3, 4);
-    m->u.confirmed = (gk_wire_confirmed){.players = 3, .input_size = 4,
-                                         .count = 8, .ack = 17, .first = 12,
+      gk_wire_step_pack(steps + s * GK_WIRE_STEP_BYTES(3, 4), s == 7 ? 5u : 7u,
+                        s == 7 ? GK_STEP_MATCH_END : 0, records + s, 3, 4);
+    m->u.confirmed = (gk_wire_confirmed){.players = 3,
+                                         .input_size = 4,
+                                         .count = 8,
+                                         .ack = 17,
+                                         .first = 12,
                                          .steps = steps};
     return 1;
   }
@@ -50,13 +54,13 @@ static int sample_msg(int i, gk_wire_msg *m) {
     return 1;
   case 4:
     m->type = GK_MSG_DESYNC;
-    m->u.desync = (gk_wire_desync){.step = 9, .player = 2, .host_hash = 5,
-                                   .peer_hash = 6};
+    m->u.desync = (gk_wire_desync){
+        .step = 9, .player = 2, .host_hash = 5, .peer_hash = 6};
     return 1;
   case 5:
     m->type = GK_MSG_MATCH_END;
-    m->u.match_end = (gk_wire_match_end){.step = 3600,
-                                         .reason = GK_WIRE_END_HOST};
+    m->u.match_end =
+        (gk_wire_match_end){.step = 3600, .reason = GK_WIRE_END_HOST};
     return 1;
   case 6:
     m->type = GK_MSG_REMOVE_PLAYER;
@@ -131,8 +135,7 @@ Test(wire_codec, every_message_type_round_trips_to_the_same_bytes) {
   int seen[256] = {0};
   for (int i = 0;; i++) {
     gk_wire_msg m, d;
-    if (!sample_msg(i, &m))
-      break;
+    if (!sample_msg(i, &m)) break;
     uint8_t a[GK_WIRE_MAX], b[GK_WIRE_MAX];
     size_t la = encode_ok(&m, a);
     cr_assert_eq(a[0], GK_WIRE_VERSION);
@@ -186,8 +189,7 @@ Test(wire_codec, decoded_fields_match_what_was_encoded) {
 Test(wire_codec, every_proper_prefix_of_every_message_is_truncated) {
   for (int i = 0;; i++) {
     gk_wire_msg m, d;
-    if (!sample_msg(i, &m))
-      break;
+    if (!sample_msg(i, &m)) break;
     uint8_t buf[GK_WIRE_MAX];
     size_t len = encode_ok(&m, buf);
     for (size_t n = 0; n < len; n++)
@@ -199,8 +201,7 @@ Test(wire_codec, every_proper_prefix_of_every_message_is_truncated) {
 Test(wire_codec, trailing_bytes_are_refused) {
   for (int i = 0;; i++) {
     gk_wire_msg m, d;
-    if (!sample_msg(i, &m))
-      break;
+    if (!sample_msg(i, &m)) break;
     uint8_t buf[GK_WIRE_MAX + 1];
     size_t len = encode_ok(&m, buf);
     buf[len] = 0;
@@ -252,15 +253,13 @@ static void expect_u8(int i, size_t off, uint8_t v, int want) {
 
 static void expect_u64(int i, size_t off, uint64_t v, int want) {
   uint8_t b[8];
-  for (int k = 0; k < 8; k++)
-    b[k] = (uint8_t)(v >> (8 * k));
+  for (int k = 0; k < 8; k++) b[k] = (uint8_t)(v >> (8 * k));
   expect_patched(i, off, b, 8, want);
 }
 
 static void expect_u32(int i, size_t off, uint32_t v, int want) {
   uint8_t b[4];
-  for (int k = 0; k < 4; k++)
-    b[k] = (uint8_t)(v >> (8 * k));
+  for (int k = 0; k < 4; k++) b[k] = (uint8_t)(v >> (8 * k));
   expect_patched(i, off, b, 4, want);
 }
 
@@ -326,10 +325,10 @@ Test(wire_codec, room_messages_reject_bad_strings_and_codes) {
   /* CREATE_ROOM: 2 max_players | 3 delay | 4 genre len | 5 genre */
   expect_u8(8, 2, 0, GK_ERANGE);
   expect_u8(8, 2, GK_PLAYERS_MAX + 1, GK_ERANGE);
-  expect_u8(8, 4, 0, GK_EPROTO);                 /* empty genre */
+  expect_u8(8, 4, 0, GK_EPROTO); /* empty genre */
   expect_u8(8, 4, GK_WIRE_GENRE_MAX + 1, GK_ETOOBIG);
-  expect_u8(8, 5, 'S', GK_EPROTO);               /* upper case */
-  expect_u8(8, 5, 0, GK_EPROTO);                 /* NUL inside */
+  expect_u8(8, 5, 'S', GK_EPROTO); /* upper case */
+  expect_u8(8, 5, 0, GK_EPROTO);   /* NUL inside */
   size_t cfg_len_at = 5 + strlen("survivors");
   expect_patched(8, cfg_len_at, (const uint8_t[]){0x01, 0x03}, 2,
                  GK_ETOOBIG);                    /* 769 bytes */
@@ -387,8 +386,8 @@ Test(wire_codec, encode_refuses_what_decode_would_refuse) {
   static uint8_t big[GK_WIRE_MAX];
   memset(big, 0, sizeof big);
   m.type = GK_MSG_CONFIRMED;
-  m.u.confirmed = (gk_wire_confirmed){.players = 16, .input_size = 32,
-                                      .count = 2, .steps = big};
+  m.u.confirmed = (gk_wire_confirmed){
+      .players = 16, .input_size = 32, .count = 2, .steps = big};
   cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), 0);
   cr_assert_leq(len, GK_WIRE_MAX);
   m.u.confirmed.count = 3;
@@ -445,8 +444,7 @@ Test(wire_codec, every_fuzz_seed_decodes_as_documented) {
   struct dirent *e;
   int n = 0;
   while ((e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.')
-      continue;
+    if (e->d_name[0] == '.') continue;
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     FILE *f = fopen(path, "rb");
@@ -472,12 +470,12 @@ static int round_trip(const gk_wire_msg *m, gk_wire_msg *d) {
   uint8_t buf[GK_WIRE_MAX];
   size_t len;
   int rc = gk_wire_encode(m, buf, sizeof buf, &len);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   return gk_wire_decode(buf, len, d);
 }
 
-Test(wire_codec, step_ranges_ending_at_the_last_wire_step_pass_and_one_more_is_refused) {
+Test(wire_codec,
+     step_ranges_ending_at_the_last_wire_step_pass_and_one_more_is_refused) {
   const uint64_t last = GK_WIRE_STEP_LIMIT - 1; /* the largest step number */
   for (uint32_t count = 1; count <= 3; count++) {
     gk_wire_msg m, d;
@@ -517,7 +515,9 @@ Test(wire_codec, step_ranges_ending_at_the_last_wire_step_pass_and_one_more_is_r
   expect_u64(0, 4, GK_WIRE_STEP_LIMIT, GK_ERANGE);
 }
 
-static int is_control(int c) { return c < 0x20 || c == 0x7f; }
+static int is_control(int c) {
+  return c < 0x20 || c == 0x7f;
+}
 
 Test(wire_codec, control_bytes_in_any_text_are_refused_as_protocol_errors) {
   /* ERROR: 2 code | 4 len | 5 text ("no room with that code") */
@@ -525,8 +525,7 @@ Test(wire_codec, control_bytes_in_any_text_are_refused_as_protocol_errors) {
     gk_wire_msg m, d;
     int want = (is_control(c) || c >= 0x80) ? GK_EPROTO : 0;
     expect_u8(15, 6, (uint8_t)c, want);
-    if (c == 0)
-      continue; /* a NUL ends the C string: nothing to encode */
+    if (c == 0) continue; /* a NUL ends the C string: nothing to encode */
     sample_msg(15, &m);
     m.u.error.text[1] = (char)c;
     cr_assert_eq(round_trip(&m, &d), want, "ERROR text with 0x%02x", c);
@@ -540,8 +539,7 @@ Test(wire_codec, control_bytes_in_any_text_are_refused_as_protocol_errors) {
     int want = is_control(c) && !ws ? GK_EPROTO : 0;
     expect_u8(8, cfg_at + 1, (uint8_t)c, want);
     expect_u8(13, ms_cfg_at + 1, (uint8_t)c, want);
-    if (c == 0)
-      continue;
+    if (c == 0) continue;
     gk_wire_msg m, d;
     sample_msg(8, &m);
     m.u.create_room.config[1] = (char)c;

@@ -19,8 +19,7 @@ static void slurp(FILE *f, char *buf, size_t cap) {
 }
 
 static void take(char *mem, size_t n, char *buf, size_t cap) {
-  if (n >= cap)
-    n = cap - 1;
+  if (n >= cap) n = cap - 1;
   memcpy(buf, mem != NULL ? mem : "", n);
   buf[n] = '\0';
   free(mem);

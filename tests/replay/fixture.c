@@ -26,11 +26,9 @@ static int rec_read(gk_input *base, uint64_t step, gk_step_input *out) {
   in->bots.base.read(&in->bots.base, step, &all);
   memcpy(in->records, all.inputs, 2 * (size_t)in->players);
   uint32_t mask = all.active_mask;
-  if (in->players > 1 && step % 5 == 4)
-    mask &= ~2u;
+  if (in->players > 1 && step % 5 == 4) mask &= ~2u;
   for (uint32_t p = 0; p < in->players; p++) {
-    if (!(mask & (1u << p)))
-      memset(in->records + 2 * p, 0, 2);
+    if (!(mask & (1u << p))) memset(in->records + 2 * p, 0, 2);
   }
   out->step = step;
   out->active_mask = mask;
@@ -50,20 +48,19 @@ uint8_t *fixture_tiny_replay(uint32_t players, uint64_t steps,
   char err[GK_ERRMSG_MAX];
   gk_loop loop;
   cr_assert_eq(gk_loop_init(&loop, NULL), 0);
-  cr_assert_eq(gk_loop_start(&loop, &tiny_sim, &cfg, seed, players, err,
-                             sizeof err),
-               0, "%s", err);
+  cr_assert_eq(
+      gk_loop_start(&loop, &tiny_sim, &cfg, seed, players, err, sizeof err), 0,
+      "%s", err);
   rec_input in;
   memset(&in, 0, sizeof in);
   in.base.read = rec_read;
   in.players = players;
-  cr_assert_eq(gk_bot_input_init(&in.bots, &tiny_sim, &cfg, seed, players),
-               0);
+  cr_assert_eq(gk_bot_input_init(&in.bots, &tiny_sim, &cfg, seed, players), 0);
 
   gk_replay_meta meta = {&tiny_sim, &cfg, seed, players, "test fixture"};
   gk_replay_writer w;
-  cr_assert_eq(gk_replay_writer_open_mem(&w, &meta, err, sizeof err), 0,
-               "%s", err);
+  cr_assert_eq(gk_replay_writer_open_mem(&w, &meta, err, sizeof err), 0, "%s",
+               err);
   w.block_steps = block_steps;
   for (uint64_t s = 0; s < steps; s++) {
     cr_assert_eq(gk_loop_frame(&loop, &in.base, gk_budget_steps(1), 0), 1);
@@ -76,8 +73,7 @@ uint8_t *fixture_tiny_replay(uint32_t players, uint64_t steps,
     si.players = players;
     uint8_t rec[8];
     memcpy(rec, in.records, sizeof rec);
-    if (s == tamper_step)
-      rec[0] ^= 0x40; /* player 0 is always active */
+    if (s == tamper_step) rec[0] ^= 0x40; /* player 0 is always active */
     si.inputs = rec;
     cr_assert_eq(gk_replay_writer_append(&w, &si, loop.last_hash), 0);
   }
@@ -94,8 +90,7 @@ int fixture_write_file(const char *path, const void *bytes, size_t len) {
    * place on close (auto_da_alloc), which makes the exhaustive loops wait */
   unlink(path);
   FILE *f = fopen(path, "wb");
-  if (f == NULL)
-    return -1;
+  if (f == NULL) return -1;
   size_t n = fwrite(bytes, 1, len, f);
   return (fclose(f) == 0 && n == len) ? 0 : -1;
 }
@@ -127,14 +122,12 @@ static uint32_t get_u32(const uint8_t *p) {
 
 uint64_t fixture_get_u64(const uint8_t *p) {
   uint64_t v = 0;
-  for (int i = 7; i >= 0; i--)
-    v = v << 8 | p[i];
+  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
   return v;
 }
 
 void fixture_put_u64(uint8_t *p, uint64_t v) {
-  for (int i = 0; i < 8; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
 size_t fixture_block_at(const uint8_t *bytes, size_t len, uint32_t seq) {
@@ -142,8 +135,7 @@ size_t fixture_block_at(const uint8_t *bytes, size_t len, uint32_t seq) {
   for (uint32_t i = 0;; i++) {
     cr_assert(pos <= len && len - pos >= GK_REPLAY_BLOCK_OVERHEAD,
               "no block %u", seq);
-    if (i == seq)
-      return pos;
+    if (i == seq) return pos;
     pos += GK_REPLAY_BLOCK_OVERHEAD + (size_t)get_u32(bytes + pos + 8);
   }
 }
@@ -152,6 +144,6 @@ void fixture_resign_block(uint8_t *bytes, size_t len, size_t off) {
   cr_assert(off <= len && len - off >= GK_REPLAY_BLOCK_OVERHEAD);
   size_t plen = get_u32(bytes + off + 8);
   cr_assert_leq(plen, len - off - GK_REPLAY_BLOCK_OVERHEAD);
-  fixture_put_u64(bytes + off + 12 + plen, gk_hash_bytes(bytes + off,
-                                                         12 + plen));
+  fixture_put_u64(bytes + off + 12 + plen,
+                  gk_hash_bytes(bytes + off, 12 + plen));
 }

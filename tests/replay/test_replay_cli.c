@@ -55,8 +55,7 @@ Test(replay_cli, unknown_commands_and_options_are_named) {
   cr_assert_eq(r.code, 2);
   RUN(&r, "info", "a.gkr", "b.gkr");
   cr_assert_eq(r.code, 2);
-  cr_assert(strstr(r.err, "unexpected argument 'b.gkr'") != NULL, "%s",
-            r.err);
+  cr_assert(strstr(r.err, "unexpected argument 'b.gkr'") != NULL, "%s", r.err);
   RUN(&r, "verify");
   cr_assert_eq(r.code, 2);
   cr_assert(strstr(r.err, "no FILE") != NULL);
@@ -165,7 +164,8 @@ static void lie_in_footer(uint8_t *bytes, size_t len) {
   fixture_resign_block(bytes, len, off);
 }
 
-Test(replay_cli, verify_exits_2_naming_the_block_when_a_steps_block_is_out_of_order) {
+Test(replay_cli,
+     verify_exits_2_naming_the_block_when_a_steps_block_is_out_of_order) {
   forged f;
   forge(&f, move_first_step);
   cli_result r;
@@ -182,12 +182,12 @@ Test(replay_cli, verify_exits_2_naming_the_block_when_a_steps_block_is_out_of_or
   forged_done(&f);
 }
 
-Test(replay_cli, a_footer_whose_final_hash_lies_exits_2_and_info_never_prints_it) {
+Test(replay_cli,
+     a_footer_whose_final_hash_lies_exits_2_and_info_never_prints_it) {
   forged f;
   forge(&f, lie_in_footer);
   char truth[24], lie[24];
-  snprintf(truth, sizeof truth, "0x%016llx",
-           (unsigned long long)f.final_hash);
+  snprintf(truth, sizeof truth, "0x%016llx", (unsigned long long)f.final_hash);
   snprintf(lie, sizeof lie, "0x%016llx",
            (unsigned long long)(f.final_hash ^ 0x5a5a));
   cli_result r;

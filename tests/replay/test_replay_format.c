@@ -23,8 +23,7 @@ Test(replay_format, a_recorded_run_reads_back_with_its_header_and_steps) {
   size_t len;
   uint8_t *bytes = fixture_tiny_replay(3, 100, 16, 99, NO_TAMPER, &len);
   gk_replay r;
-  cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0, "%s",
-               r.damage.what);
+  cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0, "%s", r.damage.what);
   cr_assert(r.header_ok && r.complete);
   cr_assert_str_eq(r.genre, "tiny");
   cr_assert_eq(r.genre_version, 3);
@@ -129,8 +128,7 @@ static uint64_t steps_before(const gk_replay *full, size_t cut) {
   for (size_t b = 0; b < full->nblocks; b++) {
     size_t end = full->blocks[b].entries +
                  (size_t)full->blocks[b].count * full->entry_size + 8;
-    if (end <= cut)
-      n = full->blocks[b].first + full->blocks[b].count;
+    if (end <= cut) n = full->blocks[b].first + full->blocks[b].count;
   }
   return n;
 }
@@ -230,8 +228,7 @@ Test(replay_format, a_replay_of_another_genre_version_is_not_run) {
   gk_sim newer = tiny_sim;
   newer.version = 4;
   gk_replay_verdict v;
-  cr_assert_eq(gk_replay_verify(&r, &newer, NULL, NULL, &v),
-               GK_REPLAY_INVALID);
+  cr_assert_eq(gk_replay_verify(&r, &newer, NULL, NULL, &v), GK_REPLAY_INVALID);
   cr_assert_eq(v.code, GK_EVERSION);
   cr_assert(strstr(v.message, "version 3") != NULL, "%s", v.message);
   cr_assert_eq(gk_replay_verify(&r, NULL, NULL, NULL, &v), GK_REPLAY_INVALID,
@@ -308,7 +305,8 @@ Test(replay_format, a_crashed_recording_reads_up_to_its_last_complete_block) {
   gk_replay r;
   cr_assert_eq(gk_replay_open_file(&r, tmp), GK_ETRUNC);
   cr_assert_eq(r.steps, 8);
-  cr_assert_eq(r.damage.offset, r.valid_end, "damage starts where the "
+  cr_assert_eq(r.damage.offset, r.valid_end,
+               "damage starts where the "
                "complete blocks end");
   cr_assert(strstr(r.damage.what, "after 8 complete steps") != NULL, "%s",
             r.damage.what);
@@ -363,8 +361,7 @@ Test(replay_format, the_writer_refuses_bad_steps_and_names) {
 
 Test(replay_format, missing_and_non_regular_files_are_clear_errors) {
   gk_replay r;
-  cr_assert_eq(gk_replay_open_file(&r, "/nonexistent/dir/x.gkr"),
-               GK_ENOTFOUND);
+  cr_assert_eq(gk_replay_open_file(&r, "/nonexistent/dir/x.gkr"), GK_ENOTFOUND);
   cr_assert(strstr(r.damage.what, "cannot open") != NULL);
   gk_replay_close(&r);
   cr_assert_eq(gk_replay_open_file(&r, "/tmp"), GK_EIO);
@@ -408,8 +405,7 @@ Test(replay_format, header_json_with_trailing_bytes_is_damage) {
   b[hend] = 'x';
   memcpy(b + hend + 1, bytes + hend, len - hend);
   plen++;
-  for (int i = 0; i < 4; i++)
-    b[24 + i] = (uint8_t)(plen >> (8 * i));
+  for (int i = 0; i < 4; i++) b[24 + i] = (uint8_t)(plen >> (8 * i));
   fixture_resign_block(b, len + 1, 16);
   gk_replay r;
   cr_assert_eq(gk_replay_open_bytes(&r, b, len + 1), GK_EPARSE, "%s",
@@ -422,8 +418,7 @@ Test(replay_format, header_json_with_trailing_bytes_is_damage) {
 }
 
 /* Steps block `seq` of a replay: its offset and its first-step field. */
-static size_t first_step_field(const uint8_t *bytes, size_t len,
-                               uint32_t seq) {
+static size_t first_step_field(const uint8_t *bytes, size_t len, uint32_t seq) {
   size_t off = fixture_block_at(bytes, len, seq);
   cr_assert_eq(bytes[off], GK_REPLAY_BLOCK_STEPS_T);
   return off + 12;
@@ -467,7 +462,8 @@ Test(replay_format, a_steps_block_out_of_order_is_refused_naming_the_block) {
   }
 }
 
-Test(replay_format, a_footer_whose_final_hash_lies_is_refused_naming_the_footer) {
+Test(replay_format,
+     a_footer_whose_final_hash_lies_is_refused_naming_the_footer) {
   size_t len;
   uint8_t *bytes = fixture_tiny_replay(2, 24, 8, 9, NO_TAMPER, &len);
   gk_replay good;

@@ -74,8 +74,8 @@ Test(replay_genres, the_survivors_golden_replay_verifies) {
   cr_assert_not_null(o, "info --json prints JSON: %s", r.out);
   cJSON *sample = cJSON_GetObjectItemCaseSensitive(o, "sample");
   cJSON *players = cJSON_GetObjectItemCaseSensitive(sample, "players");
-  cr_assert(cJSON_IsArray(players) && cJSON_GetArraySize(players) == 2,
-            "%s", r.out);
+  cr_assert(cJSON_IsArray(players) && cJSON_GetArraySize(players) == 2, "%s",
+            r.out);
   cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(o, "seed")->valuestring,
                    "7");
   cJSON_Delete(o);
@@ -119,9 +119,9 @@ Test(replay_genres, a_changed_survivors_move_fails_at_exactly_that_step) {
     size_t at = (size_t)(s.inputs - bytes);
     if (copy[at] == 0 && copy[at + 1] == 0) {
       copy[at] = 100; /* stand still -> walk right */
-    } else {              /* walk the other way */
-      copy[at] = (uint8_t)-(int8_t)copy[at];
-      copy[at + 1] = (uint8_t)-(int8_t)copy[at + 1];
+    } else {          /* walk the other way */
+      copy[at] = (uint8_t) - (int8_t)copy[at];
+      copy[at + 1] = (uint8_t) - (int8_t)copy[at + 1];
     }
     resign(copy, len);
     cr_assert_eq(fixture_write_file(path, copy, len), 0);
@@ -129,8 +129,8 @@ Test(replay_genres, a_changed_survivors_move_fails_at_exactly_that_step) {
     RUN(&r, "verify", path);
     cr_assert_eq(r.code, 1, "%s%s", r.out, r.err);
     char want[64];
-    snprintf(want, sizeof want, "MISMATCH at step %llu:",
-             (unsigned long long)steps[i]);
+    snprintf(want, sizeof want,
+             "MISMATCH at step %llu:", (unsigned long long)steps[i]);
     cr_assert(strstr(r.out, want) != NULL, "%s", r.out);
     free(copy);
   }
@@ -178,10 +178,8 @@ static int exec_on_pty(const char *const *argv, char *buf, size_t cap) {
   size_t n = 0;
   for (int i = 0; i < 100000 && n + 1 < cap; i++) {
     ssize_t got = read(master, buf + n, cap - 1 - n);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got <= 0)
-      break; /* EIO once the child closed the terminal */
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break; /* EIO once the child closed the terminal */
     n += (size_t)got;
   }
   buf[n] = '\0';
@@ -214,7 +212,8 @@ Test(replay_genres, long_runs_show_progress_only_on_a_terminal) {
 #endif /* GK_HAVE_SURVIVORS */
 
 #if GK_HAVE_PUSH_PUZZLE
-Test(replay_genres, verify_of_several_files_reports_each_and_exits_with_the_worst) {
+Test(replay_genres,
+     verify_of_several_files_reports_each_and_exits_with_the_worst) {
   char dir[64], bad[128], cut[128];
   fixture_tmpdir(dir, sizeof dir);
   snprintf(bad, sizeof bad, "%s/bad.gkr", dir);
@@ -255,7 +254,8 @@ Test(replay_genres, the_push_puzzle_golden_replay_verifies_and_is_solved) {
   cr_assert(json_has(r.out, "\"pushes\":97"), "%s", r.out);
 }
 
-Test(replay_genres, recording_the_golden_push_puzzle_level_again_gives_the_same_bytes) {
+Test(replay_genres,
+     recording_the_golden_push_puzzle_level_again_gives_the_same_bytes) {
   char dir[64], path[128];
   fixture_tmpdir(dir, sizeof dir);
   snprintf(path, sizeof path, "%s/again.gkr", dir);
@@ -302,8 +302,8 @@ Test(replay_genres, a_changed_step_input_fails_verify_at_exactly_that_step) {
     RUN(&r, "verify", path);
     cr_assert_eq(r.code, 1, "%s%s", r.out, r.err);
     char want[64];
-    snprintf(want, sizeof want, "MISMATCH at step %llu:",
-             (unsigned long long)steps[i]);
+    snprintf(want, sizeof want,
+             "MISMATCH at step %llu:", (unsigned long long)steps[i]);
     cr_assert(strstr(r.out, want) != NULL, "%s", r.out);
     RUN(&r, "verify", "--json", path);
     cr_assert_eq(r.code, 1);
@@ -343,8 +343,8 @@ Test(replay_genres, truncation_at_every_offset_gives_exit_2_with_a_message,
     cli_result r;
     RUN(&r, "verify", path);
     cr_assert_eq(r.code, 2, "cut at %zu: %s", cut, r.out);
-    cr_assert(strstr(r.out, "INVALID: offset ") != NULL, "cut at %zu: %s",
-              cut, r.out);
+    cr_assert(strstr(r.out, "INVALID: offset ") != NULL, "cut at %zu: %s", cut,
+              r.out);
   }
   free(bytes);
   unlink(path);
@@ -406,8 +406,8 @@ Test(replay_genres, record_reports_bad_levels_and_solutions) {
       XSOK "/xsokoban0001.sok#2", "--lurd", "u", "--out", path);
   cr_assert_eq(r.code, 2);
   cr_assert(strstr(r.err, "has 1 level(s), not 2") != NULL, "%s", r.err);
-  RUN(&r, "record", "--genre", "push-puzzle", "--level",
-      XSOK "/missing.sok", "--lurd", "u", "--out", path);
+  RUN(&r, "record", "--genre", "push-puzzle", "--level", XSOK "/missing.sok",
+      "--lurd", "u", "--out", path);
   cr_assert_eq(r.code, 2);
   cr_assert(strstr(r.err, "cannot open") != NULL, "%s", r.err);
   RUN(&r, "record", "--genre", "push-puzzle", "--level",
@@ -422,7 +422,8 @@ Test(replay_genres, record_reports_bad_levels_and_solutions) {
   rmdir(dir);
 }
 
-Test(replay_genres, all_90_xsokoban_levels_recorded_from_their_solutions_are_solved,
+Test(replay_genres,
+     all_90_xsokoban_levels_recorded_from_their_solutions_are_solved,
      .timeout = 600) {
   char dir[64], out[128];
   fixture_tmpdir(dir, sizeof dir);
@@ -439,8 +440,7 @@ Test(replay_genres, all_90_xsokoban_levels_recorded_from_their_solutions_are_sol
     cr_assert_eq(r.code, 0, "level %d: %s", n, r.out);
     RUN(&r, "info", "--json", out);
     cr_assert_eq(r.code, 0, "level %d: %s", n, r.err);
-    cr_assert(json_has(r.out, "\"solved\":true"), "level %d is not solved",
-              n);
+    cr_assert(json_has(r.out, "\"solved\":true"), "level %d is not solved", n);
   }
   unlink(out);
   rmdir(dir);

@@ -83,8 +83,7 @@ static void *tiny_create(const void *cfg, uint64_t seed, uint32_t players,
     return NULL;
   }
   tiny_state *s = calloc(1, sizeof *s);
-  if (s == NULL)
-    return NULL;
+  if (s == NULL) return NULL;
   s->acc = (uint32_t)c->start;
   s->players = players;
   s->twice = c->twice;
@@ -93,19 +92,19 @@ static void *tiny_create(const void *cfg, uint64_t seed, uint32_t players,
   return s;
 }
 
-static void tiny_destroy(void *state) { free(state); }
+static void tiny_destroy(void *state) {
+  free(state);
+}
 
 static void tiny_step(void *state, const gk_step_input *in) {
   tiny_state *s = state;
   for (uint32_t p = 0; p < in->players; p++) {
-    if (!(in->active_mask & (1u << p)))
-      continue;
+    if (!(in->active_mask & (1u << p))) continue;
     const uint8_t *r = in->inputs + 2 * p;
     s->acc = s->acc * 31u + r[0] + ((uint32_t)r[1] << 8);
   }
   s->acc ^= gk_rng_next(&s->rng) & 0xffu;
-  if (s->twice)
-    s->acc *= 2u;
+  if (s->twice) s->acc *= 2u;
   s->steps++;
 }
 

@@ -46,8 +46,8 @@ void e2e_dir_remove(const e2e_dir *d) {
   nftw(d->path, rm_fn, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-void e2e_write(const e2e_dir *d, const char *name, const char *json,
-               char *out, size_t cap) {
+void e2e_write(const e2e_dir *d, const char *name, const char *json, char *out,
+               size_t cap) {
   snprintf(out, cap, "%s/%s", d->path, name);
   FILE *f = fopen(out, "w");
   cr_assert_not_null(f, "%s: %s", out, strerror(errno));
@@ -63,10 +63,10 @@ void e2e_spawn(e2e_proc *p, const e2e_dir *d, const char *tag,
   snprintf(p->err, sizeof(p->err), "%s/%s.err", d->path, tag);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, p->out,
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, p->err,
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 1, p->out, O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_addopen(&fa, 2, p->err, O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
   int rc = posix_spawn(&p->pid, argv[0], &fa, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   cr_assert_eq(rc, 0, "spawn %s: %s", argv[0], strerror(rc));
@@ -161,8 +161,7 @@ cJSON *e2e_read_json(const char *path) {
 }
 
 static int run_cli_verify(const char *file) {
-  char *argv[] = {(char *)GK_REPLAY_BIN, (char *)"verify", (char *)file,
-                  NULL};
+  char *argv[] = {(char *)GK_REPLAY_BIN, (char *)"verify", (char *)file, NULL};
   pid_t pid;
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);

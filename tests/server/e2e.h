@@ -16,15 +16,15 @@
 #include <cjson/cJSON.h>
 
 typedef struct e2e_dir {
-  char path[256];     /* the temporary folder */
-  char replays[300];  /* path/replays */
+  char path[256];    /* the temporary folder */
+  char replays[300]; /* path/replays */
 } e2e_dir;
 
 typedef struct e2e_proc {
   pid_t pid;
-  char out[320];      /* stdout file */
-  char err[320];      /* stderr file */
-  int status;         /* exit status once reaped, else -1 */
+  char out[320]; /* stdout file */
+  char err[320]; /* stderr file */
+  int status;    /* exit status once reaped, else -1 */
 } e2e_proc;
 
 void e2e_dir_make(e2e_dir *d);
@@ -32,8 +32,8 @@ void e2e_dir_make(e2e_dir *d);
  * a failing test leaves it for a look). */
 void e2e_dir_remove(const e2e_dir *d);
 /* Writes `json` as path/name and returns the full path in out. */
-void e2e_write(const e2e_dir *d, const char *name, const char *json,
-               char *out, size_t cap);
+void e2e_write(const e2e_dir *d, const char *name, const char *json, char *out,
+               size_t cap);
 
 /* Spawns argv[0] with stdout/stderr into path/<tag>.out / .err. */
 void e2e_spawn(e2e_proc *p, const e2e_dir *d, const char *tag,

@@ -63,8 +63,8 @@ Test(server_config, an_empty_object_gives_the_documented_defaults) {
 Test(server_config, the_shipped_server_json_and_genre_examples_are_valid) {
   gk_server_config c;
   char err[GK_SERVER_CONFIG_ERR_MAX];
-  int rc = gk_server_config_load(&c, GK_SOURCE_ROOT "/configs/server.json",
-                                 err, sizeof(err));
+  int rc = gk_server_config_load(&c, GK_SOURCE_ROOT "/configs/server.json", err,
+                                 sizeof(err));
   cr_assert_eq(rc, 0, "%s", err);
   /* each configs/genres/<name>.json is a valid options object for the
    * genre of that name (checked for the genres this build has) */
@@ -156,15 +156,13 @@ Test(server_config, a_wrong_type_is_named_with_its_path) {
 Test(server_config, an_out_of_range_value_is_named_with_its_path) {
   expect_error("{\"limits\":{\"rooms\":0}}", GK_ERANGE, "limits.rooms",
                "1..4096", "got 0", NULL);
-  expect_error("{\"listen\":{\"port\":70000}}", GK_ERANGE, "listen.port",
-               NULL);
+  expect_error("{\"listen\":{\"port\":70000}}", GK_ERANGE, "listen.port", NULL);
   expect_error("{\"step_hz\":1.5}", GK_ERANGE, "step_hz", NULL);
   expect_error("{\"step_hz\":-1}", GK_ERANGE, "step_hz", NULL);
   expect_error("{\"step_hz\":1e300}", GK_ERANGE, "step_hz", NULL);
   expect_error("{\"log_level\":\"loud\"}", GK_ERANGE, "log_level", NULL);
   expect_error("{\"desync\":\"panic\"}", GK_ERANGE, "desync", NULL);
-  expect_error("{\"listen\":{\"host\":\"\"}}", GK_ERANGE, "listen.host",
-               NULL);
+  expect_error("{\"listen\":{\"host\":\"\"}}", GK_ERANGE, "listen.host", NULL);
 }
 
 Test(server_config, keys_that_must_agree_are_checked_together) {
@@ -191,8 +189,9 @@ Test(server_config, broken_json_is_reported_with_line_and_column) {
 Test(server_config, a_failed_parse_leaves_the_defaults) {
   gk_server_config c;
   char err[256];
-  cr_assert_neq(parse(&c, "{\"step_hz\":90,\"limits\":{\"rooms\":0}}", err,
-                      sizeof(err)), 0);
+  cr_assert_neq(
+      parse(&c, "{\"step_hz\":90,\"limits\":{\"rooms\":0}}", err, sizeof(err)),
+      0);
   cr_assert_eq(c.step_hz, 60);
   gk_server_config_free(&c);
 }
@@ -200,8 +199,7 @@ Test(server_config, a_failed_parse_leaves_the_defaults) {
 Test(server_config, a_missing_file_is_named) {
   gk_server_config c;
   char err[GK_SERVER_CONFIG_ERR_MAX];
-  int rc = gk_server_config_load(&c, "/nonexistent/gk.json", err,
-                                 sizeof(err));
+  int rc = gk_server_config_load(&c, "/nonexistent/gk.json", err, sizeof(err));
   cr_assert_eq(rc, GK_ENOTFOUND);
   cr_assert(strstr(err, "/nonexistent/gk.json"), "%s", err);
   gk_server_config_free(&c);
@@ -215,14 +213,12 @@ Test(server_config, an_unknown_genre_is_named) {
 Test(server_config, genre_options_are_checked_by_the_genre_with_their_path) {
   expect_error("{\"genres\":{\"survivors\":{\"options\":{\"max_enemis\":3}}}}",
                GK_ENOTFOUND, "genres.survivors.options.max_enemis", NULL);
-  expect_error(
-      "{\"genres\":{\"survivors\":{\"options\":{\"max_enemies\":0}}}}",
-      GK_ERANGE, "genres.survivors.options.max_enemies", NULL);
-  expect_error(
-      "{\"genres\":{\"survivors\":{\"options\":{\"spawning\":null}}}}",
-      GK_EINVAL, "genres.survivors.options.spawning", NULL);
-  expect_error("{\"genres\":{\"survivors\":{\"max_players\":99}}}",
-               GK_ERANGE, "genres.survivors.max_players", NULL);
+  expect_error("{\"genres\":{\"survivors\":{\"options\":{\"max_enemies\":0}}}}",
+               GK_ERANGE, "genres.survivors.options.max_enemies", NULL);
+  expect_error("{\"genres\":{\"survivors\":{\"options\":{\"spawning\":null}}}}",
+               GK_EINVAL, "genres.survivors.options.spawning", NULL);
+  expect_error("{\"genres\":{\"survivors\":{\"max_players\":99}}}", GK_ERANGE,
+               "genres.survivors.max_players", NULL);
   expect_error("{\"genres\":{\"survivors\":{\"colour\":1}}}", GK_ENOTFOUND,
                "genres.survivors.colour", NULL);
 }
@@ -260,13 +256,15 @@ Test(server_config, a_room_config_takes_server_options_then_the_clients) {
   cr_assert_eq(parse(&c,
                      "{\"genres\":{\"survivors\":{\"options\":"
                      "{\"duration_steps\":600,\"max_enemies\":50}}}}",
-                     err, sizeof(err)), 0, "%s", err);
+                     err, sizeof(err)),
+               0, "%s", err);
   const gk_server_genre *g = gk_server_config_genre(&c, "survivors");
   cr_assert(g);
   void *cfg = calloc(1, g->sim->config_size);
   const char *mine = "{\"max_enemies\":70}";
-  cr_assert_eq(gk_server_room_config(g, cfg, mine, strlen(mine), err,
-                                     sizeof(err)), 0, "%s", err);
+  cr_assert_eq(
+      gk_server_room_config(g, cfg, mine, strlen(mine), err, sizeof(err)), 0,
+      "%s", err);
   struct seen seen = {-1, -1};
   g->sim->config_each(cfg, seen_cb, &seen);
   cr_assert_eq(seen.duration, 600);
@@ -274,12 +272,14 @@ Test(server_config, a_room_config_takes_server_options_then_the_clients) {
   if (g->sim->config_free) g->sim->config_free(cfg);
 
   const char *bad = "{\"max_enemies\":0}";
-  cr_assert_eq(gk_server_room_config(g, cfg, bad, strlen(bad), err,
-                                     sizeof(err)), GK_ERANGE);
+  cr_assert_eq(
+      gk_server_room_config(g, cfg, bad, strlen(bad), err, sizeof(err)),
+      GK_ERANGE);
   cr_assert(strstr(err, "options.max_enemies"), "%s", err);
   const char *notobj = "[1]";
-  cr_assert_eq(gk_server_room_config(g, cfg, notobj, strlen(notobj), err,
-                                     sizeof(err)), GK_EPARSE);
+  cr_assert_eq(
+      gk_server_room_config(g, cfg, notobj, strlen(notobj), err, sizeof(err)),
+      GK_EPARSE);
   free(cfg);
   gk_server_config_free(&c);
 }
@@ -316,7 +316,8 @@ Test(server_log, each_record_is_one_json_object_per_line) {
   char *out = capture(fill_plain, &len);
   char *save = NULL;
   int lines = 0;
-  for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+  for (char *l = strtok_r(out, "\n", &save); l;
+       l = strtok_r(NULL, "\n", &save)) {
     cJSON *j = cJSON_Parse(l);
     cr_assert(j, "not JSON: %s", l);
     cr_assert(cJSON_IsString(cJSON_GetObjectItem(j, "time")));
@@ -384,7 +385,8 @@ Test(server_log, records_below_the_level_are_not_written) {
   free(out);
 }
 
-/* --- room codes ------------------------------------------------------------ */
+/* --- room codes ------------------------------------------------------------
+ */
 
 Test(server_codes, a_code_is_16_base32_characters_and_codes_do_not_repeat) {
   enum { N = 2000 };

@@ -45,12 +45,20 @@ static void start_bot(e2e_proc *bot, const e2e_dir *d, const char *tag,
                       const char *steps) {
   char server[64];
   snprintf(server, sizeof(server), "127.0.0.1:%u", (unsigned)port);
-  char *argv[] = {(char *)GK_BOT_BIN, (char *)"--server", server,
-                  (char *)"--genre", (char *)"survivors",
-                  (char *)"--rooms", (char *)rooms,
-                  (char *)"--players", (char *)players,
-                  (char *)"--steps", (char *)steps,
-                  (char *)"--timeout", (char *)"60", NULL};
+  char *argv[] = {(char *)GK_BOT_BIN,
+                  (char *)"--server",
+                  server,
+                  (char *)"--genre",
+                  (char *)"survivors",
+                  (char *)"--rooms",
+                  (char *)rooms,
+                  (char *)"--players",
+                  (char *)players,
+                  (char *)"--steps",
+                  (char *)steps,
+                  (char *)"--timeout",
+                  (char *)"60",
+                  NULL};
   e2e_spawn(bot, d, tag, argv);
 }
 
@@ -65,16 +73,14 @@ static int check_bot(e2e_proc *bot, int rooms, char (*codes)[17],
   cr_assert_eq(bot->status, 0, "gk-bot exit %d: %s", bot->status, text);
   cr_assert_eq(cJSON_GetObjectItem(sum, "rooms_completed")->valuedouble, rooms,
                "%s", text);
-  cr_assert_eq(cJSON_GetObjectItem(sum, "desyncs")->valuedouble, 0, "%s",
-               text);
+  cr_assert_eq(cJSON_GetObjectItem(sum, "desyncs")->valuedouble, 0, "%s", text);
   const cJSON *res = cJSON_GetObjectItem(sum, "room_results");
   int n = 0;
   for (const cJSON *r = res ? res->child : NULL; r; r = r->next, n++) {
     cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(r, "agree")), "%s", text);
-    snprintf(codes[n], 17, "%s",
-             cJSON_GetObjectItem(r, "code")->valuestring);
-    hashes[n] = strtoull(cJSON_GetObjectItem(r, "final_hash")->valuestring,
-                         NULL, 16);
+    snprintf(codes[n], 17, "%s", cJSON_GetObjectItem(r, "code")->valuestring);
+    hashes[n] =
+        strtoull(cJSON_GetObjectItem(r, "final_hash")->valuestring, NULL, 16);
   }
   cr_assert_eq(n, rooms);
   cJSON_free(text);
@@ -92,8 +98,7 @@ static void stop_server(e2e_proc *srv) {
   cr_assert_eq(e2e_count_events(srv, "stopped"), 1);
 }
 
-static double stat_of(const e2e_proc *srv, const char *event,
-                      const char *key) {
+static double stat_of(const e2e_proc *srv, const char *event, const char *key) {
   cJSON *j = e2e_last_event(srv, event);
   cr_assert_not_null(j, "no %s event", event);
   const cJSON *v = cJSON_GetObjectItem(j, key);
@@ -103,7 +108,8 @@ static double stat_of(const e2e_proc *srv, const char *event,
   return d;
 }
 
-Test(server_e2e, twenty_rooms_of_two_to_four_bots_agree_and_every_replay_verifies) {
+Test(server_e2e,
+     twenty_rooms_of_two_to_four_bots_agree_and_every_replay_verifies) {
   e2e_dir d;
   e2e_dir_make(&d);
   e2e_proc srv, bots[3];
@@ -161,8 +167,7 @@ Test(server_e2e, sigterm_during_play_leaves_complete_verifiable_replays) {
   cr_assert_eq(stat_of(&srv, "stopped", "replays_written"), 4);
   cr_assert_eq(e2e_count_events(&srv, "match_end"), 4);
   cJSON *end = e2e_last_event(&srv, "match_end");
-  cr_assert_str_eq(cJSON_GetObjectItem(end, "reason")->valuestring,
-                   "shutdown");
+  cr_assert_str_eq(cJSON_GetObjectItem(end, "reason")->valuestring, "shutdown");
   cr_assert_gt(cJSON_GetObjectItem(end, "steps")->valuedouble, 10);
   cJSON_Delete(end);
   char codes[8][17];
@@ -175,7 +180,8 @@ Test(server_e2e, sigterm_during_play_leaves_complete_verifiable_replays) {
   e2e_dir_remove(&d);
 }
 
-/* --- config errors through the binary -------------------------------------- */
+/* --- config errors through the binary --------------------------------------
+ */
 
 static int run_server_cfg(const e2e_dir *d, const char *json, char *err,
                           size_t cap) {
@@ -196,18 +202,20 @@ Test(server_e2e, a_bad_config_stops_start_up_naming_file_key_and_reason) {
   e2e_dir d;
   e2e_dir_make(&d);
   char err[1024];
-  cr_assert_eq(run_server_cfg(&d, "{\"limits\":{\"rooms\":0}}", err,
-                              sizeof(err)), 2);
+  cr_assert_eq(
+      run_server_cfg(&d, "{\"limits\":{\"rooms\":0}}", err, sizeof(err)), 2);
   cr_assert(strstr(err, "bad.json") && strstr(err, "limits.rooms") &&
-            strstr(err, "1..4096"), "%s", err);
-  cr_assert_eq(run_server_cfg(&d, "{\"stall\":{\"notice\":5}}", err,
-                              sizeof(err)), 2);
+                strstr(err, "1..4096"),
+            "%s", err);
+  cr_assert_eq(
+      run_server_cfg(&d, "{\"stall\":{\"notice\":5}}", err, sizeof(err)), 2);
   cr_assert(strstr(err, "stall.notice") && strstr(err, "unknown key"), "%s",
             err);
   cr_assert_eq(run_server_cfg(&d,
                               "{\"genres\":{\"survivors\":{\"options\":"
                               "{\"arena_width\":true}}}}",
-                              err, sizeof(err)), 2);
+                              err, sizeof(err)),
+               2);
   cr_assert(strstr(err, "genres.survivors.options.arena_width"), "%s", err);
   e2e_dir_remove(&d);
 }
@@ -270,9 +278,9 @@ static void raw_connect(raw *c, uint16_t port) {
 }
 
 static void raw_send(raw *c, const void *bytes, size_t len, int reliable) {
-  ENetPacket *pk = enet_packet_create(
-      bytes, len, reliable ? ENET_PACKET_FLAG_RELIABLE
-                           : ENET_PACKET_FLAG_UNSEQUENCED);
+  ENetPacket *pk = enet_packet_create(bytes, len,
+                                      reliable ? ENET_PACKET_FLAG_RELIABLE
+                                               : ENET_PACKET_FLAG_UNSEQUENCED);
   enet_peer_send(c->p, reliable ? 0 : 1, pk);
   enet_host_flush(c->h);
 }
@@ -384,8 +392,7 @@ Test(server_e2e, bad_input_is_dropped_and_counted_while_other_rooms_agree) {
   memset(&cr, 0, sizeof(cr));
   cr.type = GK_MSG_CREATE_ROOM;
   cr.u.create_room.max_players = 2;
-  snprintf(cr.u.create_room.genre, sizeof(cr.u.create_room.genre),
-           "survivors");
+  snprintf(cr.u.create_room.genre, sizeof(cr.u.create_room.genre), "survivors");
   raw_send_msg(&a, &cr);
   raw_expect(&a, GK_MSG_ROOM_CREATED, 3000);
   memset(&join, 0, sizeof(join));
@@ -404,14 +411,14 @@ Test(server_e2e, bad_input_is_dropped_and_counted_while_other_rooms_agree) {
   raw_send_msg(&a, &start);
   raw_expect(&a, GK_MSG_MATCH_START, 3000);
   raw_expect(&b, GK_MSG_MATCH_START, 3000);
-  send_input(&b, 0, 3, 1);                     /* the creator's slot */
-  send_input(&b, 1, UINT64_C(1) << 40, 1);     /* far in the future */
+  send_input(&b, 0, 3, 1);                 /* the creator's slot */
+  send_input(&b, 1, UINT64_C(1) << 40, 1); /* far in the future */
   gk_wire_msg rm;
   memset(&rm, 0, sizeof(rm));
   rm.type = GK_MSG_REMOVE_PLAYER;
   rm.u.remove.slot = 0;
   rm.u.remove.step = GK_WIRE_STEP_ASAP;
-  raw_send_msg(&b, &rm);                       /* not the creator */
+  raw_send_msg(&b, &rm); /* not the creator */
   raw_pump(&b, 300);
   raw_pump(&a, 50);
 
@@ -481,8 +488,7 @@ Test(server_e2e, a_stall_is_noticed_and_a_desync_ends_the_match_by_policy) {
   memset(&m, 0, sizeof(m));
   m.type = GK_MSG_CREATE_ROOM;
   m.u.create_room.max_players = 1;
-  snprintf(m.u.create_room.genre, sizeof(m.u.create_room.genre),
-           "survivors");
+  snprintf(m.u.create_room.genre, sizeof(m.u.create_room.genre), "survivors");
   raw_send_msg(&a, &m);
   raw_expect(&a, GK_MSG_ROOM_CREATED, 3000);
   memset(&m, 0, sizeof(m));
@@ -506,8 +512,7 @@ Test(server_e2e, a_stall_is_noticed_and_a_desync_ends_the_match_by_policy) {
   cr_assert_eq(a.last[GK_MSG_DESYNC].u.desync.player, 0);
   cr_assert_eq(a.last[GK_MSG_DESYNC].u.desync.peer_hash, 0x1234);
   raw_expect(&a, GK_MSG_MATCH_END, 3000);
-  cr_assert_eq(a.last[GK_MSG_MATCH_END].u.match_end.reason,
-               GK_WIRE_END_DESYNC);
+  cr_assert_eq(a.last[GK_MSG_MATCH_END].u.match_end.reason, GK_WIRE_END_DESYNC);
   raw_close(&a);
   enet_deinitialize();
   stop_server(&srv);
@@ -540,8 +545,8 @@ static gk_wire_msg create_room(raw *c, const char *genre, int max_players,
            options);
   c->seen[GK_MSG_ERROR] = c->seen[GK_MSG_ROOM_CREATED] = 0;
   raw_send_msg(c, &m);
-  for (int waited = 0; waited < 3000 && !c->seen[GK_MSG_ERROR] &&
-                       !c->seen[GK_MSG_ROOM_CREATED];
+  for (int waited = 0;
+       waited < 3000 && !c->seen[GK_MSG_ERROR] && !c->seen[GK_MSG_ROOM_CREATED];
        waited += 20)
     raw_pump(c, 20);
   cr_assert(c->seen[GK_MSG_ERROR] || c->seen[GK_MSG_ROOM_CREATED],
@@ -611,14 +616,12 @@ Test(server_e2e, bots_over_a_lossy_slow_link_still_agree) {
   start_server(&srv, &d, NULL, &port);
   char server[64];
   snprintf(server, sizeof(server), "127.0.0.1:%u", (unsigned)port);
-  char *argv[] = {(char *)GK_BOT_BIN, (char *)"--server", server,
-                  (char *)"--genre", (char *)"survivors",
-                  (char *)"--rooms", (char *)"2",
-                  (char *)"--players", (char *)"3",
-                  (char *)"--steps", (char *)"360",
-                  (char *)"--loss", (char *)"0.05",
-                  (char *)"--latency", (char *)"30",
-                  (char *)"--timeout", (char *)"60", NULL};
+  char *argv[] = {(char *)GK_BOT_BIN,  (char *)"--server",  server,
+                  (char *)"--genre",   (char *)"survivors", (char *)"--rooms",
+                  (char *)"2",         (char *)"--players", (char *)"3",
+                  (char *)"--steps",   (char *)"360",       (char *)"--loss",
+                  (char *)"0.05",      (char *)"--latency", (char *)"30",
+                  (char *)"--timeout", (char *)"60",        NULL};
   e2e_spawn(&bot, &d, "bot", argv);
   char codes[2][17];
   uint64_t hashes[2];
@@ -633,8 +636,8 @@ Test(server_e2e, bots_over_a_lossy_slow_link_still_agree) {
   double lost = cJSON_GetObjectItem(f, "lost")->valuedouble;
   double fwd = cJSON_GetObjectItem(f, "forwarded")->valuedouble;
   cr_assert_gt(seen, 1000);
-  cr_assert(lost > seen * 0.02 && lost < seen * 0.10, "lost %.0f of %.0f",
-            lost, seen);
+  cr_assert(lost > seen * 0.02 && lost < seen * 0.10, "lost %.0f of %.0f", lost,
+            seen);
   cr_assert_gt(fwd, seen * 0.8);
   cJSON_Delete(sum);
   stop_server(&srv);

@@ -42,8 +42,8 @@
 
 static gk_sim nested_sim; /* tally_sim with another name and config keys */
 
-static int nested_set(void *cfg, const char *key, const gk_value *v,
-                      char *err, size_t errlen) {
+static int nested_set(void *cfg, const char *key, const gk_value *v, char *err,
+                      size_t errlen) {
   if (strcmp(key, "mix.start") != 0)
     return gk_errf(err, errlen, GK_ENOTFOUND, "unknown key '%s'", key);
   return tally_sim.config_set(cfg, "start", v, err, errlen);
@@ -71,10 +71,10 @@ typedef struct client {
   gk_net_transport t;
   uint32_t server_id;
   gk_net_peer peer;
-  int joined;                /* JOINED (or ROOM_CREATED) received */
-  int start_refused;         /* MATCH_START arrived and was refused: rc */
+  int joined;        /* JOINED (or ROOM_CREATED) received */
+  int start_refused; /* MATCH_START arrived and was refused: rc */
   int desyncs;
-  int error;                 /* an ERROR from the server: its code */
+  int error; /* an ERROR from the server: its code */
   char error_text[GK_WIRE_TEXT_MAX + 1];
   uint64_t hashes[STEPS_WANTED];
   uint64_t nsteps;
@@ -91,8 +91,7 @@ struct world {
 };
 
 static void send_or_fail(client *c, const gk_wire_msg *m) {
-  if (gk_net_peer_send_msg(&c->peer, m) != 0)
-    c->error = GK_EIO;
+  if (gk_net_peer_send_msg(&c->peer, m) != 0) c->error = GK_EIO;
 }
 
 static void send_join(client *c) {
@@ -105,24 +104,20 @@ static void send_join(client *c) {
 
 static int all_ran(const world *w) {
   for (uint32_t i = 0; i < PEERS; i++)
-    if (w->c[i].nsteps < STEPS_WANTED)
-      return 0;
+    if (w->c[i].nsteps < STEPS_WANTED) return 0;
   return 1;
 }
 
 static int any_failed(const world *w) {
   for (uint32_t i = 0; i < PEERS; i++)
-    if (w->c[i].start_refused || w->c[i].error || w->c[i].desyncs)
-      return 1;
+    if (w->c[i].start_refused || w->c[i].error || w->c[i].desyncs) return 1;
   return 0;
 }
 
 static void maybe_start(world *w) {
-  if (w->start_sent)
-    return;
+  if (w->start_sent) return;
   for (uint32_t i = 0; i < PEERS; i++)
-    if (!w->c[i].joined)
-      return;
+    if (!w->c[i].joined) return;
   gk_wire_msg m;
   memset(&m, 0, sizeof m);
   m.type = GK_MSG_START_MATCH;
@@ -140,12 +135,9 @@ static void peer_step(void *ctx, gk_net_peer *p, const gk_step_input *in,
                       uint64_t hash) {
   (void)p;
   client *c = ctx;
-  if (in->step < STEPS_WANTED)
-    c->hashes[in->step] = hash;
-  if (in->step + 1 > c->nsteps)
-    c->nsteps = in->step + 1;
-  if (all_ran(c->w))
-    uv_stop(&c->w->loop);
+  if (in->step < STEPS_WANTED) c->hashes[in->step] = hash;
+  if (in->step + 1 > c->nsteps) c->nsteps = in->step + 1;
+  if (all_ran(c->w)) uv_stop(&c->w->loop);
 }
 
 static void peer_desync(void *ctx, gk_net_peer *p, const gk_wire_desync *d) {
@@ -164,8 +156,7 @@ static void peer_message(void *ctx, gk_net_peer *p, const gk_wire_msg *m) {
   case GK_MSG_ROOM_CREATED:
     snprintf(w->code, sizeof w->code, "%s", m->u.room.code);
     c->joined = 1;
-    for (uint32_t i = 1; i < PEERS; i++)
-      send_join(&w->c[i]);
+    for (uint32_t i = 1; i < PEERS; i++) send_join(&w->c[i]);
     break;
   case GK_MSG_JOINED:
     c->joined = 1;
@@ -204,8 +195,7 @@ static void client_connect(void *ctx, gk_net_transport *t, uint32_t id) {
   (void)t;
   client *c = ctx;
   c->server_id = id;
-  if (c->index != 0)
-    return;
+  if (c->index != 0) return;
   /* the creator asks for the genre with no options of its own: the
    * server's options (nested) are what reaches MATCH_START */
   gk_wire_msg m;
@@ -228,26 +218,22 @@ static void setup_client(world *w, uint32_t i, uint16_t port) {
   c->w = w;
   c->index = i;
   gk_net_transport_options to = {.max_peers = 1, .service_ms = 5};
-  gk_net_transport_callbacks tc = {.ctx = c,
-                                   .receive = client_receive,
-                                   .connect = client_connect};
+  gk_net_transport_callbacks tc = {
+      .ctx = c, .receive = client_receive, .connect = client_connect};
   cr_assert_eq(gk_net_transport_init(&c->t, &w->loop, &to, &tc), 0);
-  gk_net_peer_options po = {.loop = &w->loop,
-                            .bot_seed = 100u + i,
-                            .find_genre = find_genre};
+  gk_net_peer_options po = {
+      .loop = &w->loop, .bot_seed = 100u + i, .find_genre = find_genre};
   gk_net_peer_callbacks pc = {.ctx = c,
                               .send = peer_send,
                               .step = peer_step,
                               .desync = peer_desync,
                               .message = peer_message};
   cr_assert_eq(gk_net_peer_init(&c->peer, &po, &pc), 0);
-  cr_assert_eq(gk_net_transport_connect(&c->t, "127.0.0.1", port,
-                                        &c->server_id),
-               0);
+  cr_assert_eq(
+      gk_net_transport_connect(&c->t, "127.0.0.1", port, &c->server_id), 0);
 }
 
-Test(match_options, a_nested_server_option_reaches_every_peer,
-     .timeout = 60) {
+Test(match_options, a_nested_server_option_reaches_every_peer, .timeout = 60) {
   nested_init();
   char err[GK_SERVER_CONFIG_ERR_MAX] = "";
 
@@ -271,8 +257,7 @@ Test(match_options, a_nested_server_option_reaches_every_peer,
   tally_cfg check;
   nested_sim.config_default(&check);
   cr_assert_eq(gk_config_apply(&nested_sim, &check, g->options,
-                               "genres.tally-nested.options", err,
-                               sizeof err),
+                               "genres.tally-nested.options", err, sizeof err),
                0, "%s", err);
   cr_assert_eq(check.start, 5);
 
@@ -284,15 +269,13 @@ Test(match_options, a_nested_server_option_reaches_every_peer,
   static world w;
   memset(&w, 0, sizeof w);
   cr_assert_eq(uv_loop_init(&w.loop), 0);
-  cr_assert_eq(gk_server_start(&w.loop, &cfg, &log, 0, &w.srv, err,
-                               sizeof err),
+  cr_assert_eq(gk_server_start(&w.loop, &cfg, &log, 0, &w.srv, err, sizeof err),
                0, "%s", err);
   uint16_t port = gk_server_port(w.srv);
   uv_timer_init(&w.loop, &w.guard);
   w.guard.data = &w;
   uv_timer_start(&w.guard, on_guard, GUARD_MS, 0);
-  for (uint32_t i = 0; i < PEERS; i++)
-    setup_client(&w, i, port);
+  for (uint32_t i = 0; i < PEERS; i++) setup_client(&w, i, port);
 
   while (!w.timed_out && !all_ran(&w) && !any_failed(&w))
     uv_run(&w.loop, UV_RUN_ONCE);

@@ -21,8 +21,7 @@
 static uint8_t key[GK_TOKEN_KEY_BYTES];
 
 static void setup(void) {
-  for (int i = 0; i < GK_TOKEN_KEY_BYTES; i++)
-    key[i] = (uint8_t)(i * 7 + 1);
+  for (int i = 0; i < GK_TOKEN_KEY_BYTES; i++) key[i] = (uint8_t)(i * 7 + 1);
 }
 
 TestSuite(token, .init = setup);
@@ -38,8 +37,7 @@ static gk_token_grant create_grant(const char *genre, uint8_t players) {
   return g;
 }
 
-static gk_token_grant join_grant(const char *code, uint8_t role,
-                                 uint8_t slot) {
+static gk_token_grant join_grant(const char *code, uint8_t role, uint8_t slot) {
   gk_token_grant g;
   memset(&g, 0, sizeof g);
   g.kind = GK_TOKEN_JOIN;
@@ -54,10 +52,9 @@ static void mint(const gk_token_grant *g, uint8_t tok[GK_TOKEN_BYTES]) {
   cr_assert_eq(gk_token_mint(g, 42, NOW, 60, key, tok), 0);
 }
 
-static int open_at(const uint8_t *tok, size_t len, uint64_t now,
-                   gk_token *t, char *err, size_t errlen) {
-  return gk_token_open(tok, len, key, GK_TOKEN_PROTOCOL, now, t, err,
-                       errlen);
+static int open_at(const uint8_t *tok, size_t len, uint64_t now, gk_token *t,
+                   char *err, size_t errlen) {
+  return gk_token_open(tok, len, key, GK_TOKEN_PROTOCOL, now, t, err, errlen);
 }
 
 Test(token, round_trip_create) {
@@ -66,8 +63,8 @@ Test(token, round_trip_create) {
   cr_assert_eq(gk_token_mint(&g, UINT64_MAX, NOW, 30, key, tok), 0);
   gk_token t;
   char err[256];
-  cr_assert_eq(open_at(tok, sizeof tok, NOW + 5, &t, err, sizeof err), 0,
-               "%s", err);
+  cr_assert_eq(open_at(tok, sizeof tok, NOW + 5, &t, err, sizeof err), 0, "%s",
+               err);
   cr_assert_str_eq(err, "");
   cr_assert_eq(t.client_id, UINT64_MAX);
   cr_assert_eq(t.pub.format, GK_TOKEN_FORMAT);
@@ -91,8 +88,8 @@ Test(token, round_trip_join) {
                {GK_TOKEN_PLAYER, 15},
                {GK_TOKEN_SPECTATOR, GK_TOKEN_SLOT_ANY}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    gk_token_grant g = join_grant("ABCDEFGHIJKLMN27", cases[i].role,
-                                  cases[i].slot);
+    gk_token_grant g =
+        join_grant("ABCDEFGHIJKLMN27", cases[i].role, cases[i].slot);
     uint8_t tok[GK_TOKEN_BYTES];
     mint(&g, tok);
     gk_token t;
@@ -125,8 +122,8 @@ Test(token, mint_refuses_bad_grants_and_lifetimes) {
       create_grant("survivors", 0),
       create_grant("survivors", 17),
       create_grant("abcdefghijabcdefghijabcdefghijab", 2), /* + 'c' below */
-      join_grant("ABCDEFGHIJKLMNO", GK_TOKEN_PLAYER, 0), /* 15 chars */
-      join_grant("ABCDEFGHIJKLMNO1", GK_TOKEN_PLAYER, 0), /* '1' */
+      join_grant("ABCDEFGHIJKLMNO", GK_TOKEN_PLAYER, 0),   /* 15 chars */
+      join_grant("ABCDEFGHIJKLMNO1", GK_TOKEN_PLAYER, 0),  /* '1' */
       join_grant("abcdefghijklmnop", GK_TOKEN_PLAYER, 0),
       join_grant("ABCDEFGHIJKLMNOP", 2, GK_TOKEN_SLOT_ANY),
       join_grant("ABCDEFGHIJKLMNOP", GK_TOKEN_PLAYER, 16),
@@ -147,8 +144,7 @@ Test(token, mint_refuses_bad_grants_and_lifetimes) {
   cr_assert_eq(gk_token_mint(&g, 1, NOW, 0, key, tok), GK_ERANGE);
   cr_assert_eq(gk_token_mint(&g, 1, NOW, GK_TOKEN_LIFETIME_MAX + 1, key, tok),
                GK_ERANGE);
-  cr_assert_eq(gk_token_mint(&g, 1, UINT64_MAX - 10, 60, key, tok),
-               GK_ERANGE);
+  cr_assert_eq(gk_token_mint(&g, 1, UINT64_MAX - 10, 60, key, tok), GK_ERANGE);
   for (size_t i = 0; i < sizeof tok; i++)
     cr_assert_eq(tok[i], 0xAB, "out written on failure");
   cr_assert_eq(gk_token_mint(NULL, 1, NOW, 60, key, tok), GK_EINVAL);
@@ -168,11 +164,9 @@ Test(token, expired_and_not_yet_valid) {
                GK_EEXPIRED);
   cr_assert(strstr(err, "expired") != NULL, "%s", err);
   cr_assert_eq(t.client_id, 0, "out not zeroed");
-  cr_assert_eq(open_at(tok, sizeof tok, UINT64_MAX, &t, NULL, 0),
-               GK_EEXPIRED);
+  cr_assert_eq(open_at(tok, sizeof tok, UINT64_MAX, &t, NULL, 0), GK_EEXPIRED);
   /* Issued in the future: within the skew it opens, beyond it does not. */
-  cr_assert_eq(open_at(tok, sizeof tok, NOW - GK_TOKEN_SKEW_S, &t, NULL, 0),
-               0);
+  cr_assert_eq(open_at(tok, sizeof tok, NOW - GK_TOKEN_SKEW_S, &t, NULL, 0), 0);
   cr_assert_eq(
       open_at(tok, sizeof tok, NOW - GK_TOKEN_SKEW_S - 1, &t, err, sizeof err),
       GK_ENOTYET);
@@ -188,8 +182,8 @@ Test(token, wrong_key) {
   other[31] ^= 1;
   gk_token t;
   char err[256];
-  cr_assert_eq(gk_token_open(tok, sizeof tok, other, GK_TOKEN_PROTOCOL, NOW,
-                             &t, err, sizeof err),
+  cr_assert_eq(gk_token_open(tok, sizeof tok, other, GK_TOKEN_PROTOCOL, NOW, &t,
+                             err, sizeof err),
                GK_EAUTH);
   cr_assert(strstr(err, "wrong key or tampered") != NULL, "%s", err);
 }
@@ -239,8 +233,7 @@ Test(token, truncated_and_too_long) {
     cr_assert_eq(open_at(tok, len, NOW, &t, err, sizeof err), GK_ETRUNC);
     cr_assert(strstr(err, "truncated") != NULL, "%s", err);
   }
-  cr_assert_eq(open_at(tok, sizeof tok, NOW, &t, err, sizeof err),
-               GK_ETOOBIG);
+  cr_assert_eq(open_at(tok, sizeof tok, NOW, &t, err, sizeof err), GK_ETOOBIG);
   cr_assert_eq(open_at(NULL, 0, NOW, &t, NULL, 0), GK_ETRUNC);
   cr_assert_eq(open_at(NULL, 5, NOW, &t, NULL, 0), GK_EINVAL);
   cr_assert_eq(open_at(tok, GK_TOKEN_BYTES, NOW, NULL, NULL, 0), GK_EINVAL);
@@ -251,8 +244,8 @@ Test(token, truncated_and_too_long) {
 /* Seals a hand-made private part with a valid public part, the way a
  * buggy backend would: the seal opens, the contents are refused. */
 static void seal(uint8_t tok[GK_TOKEN_BYTES],
-                 const uint8_t plain[GK_TOKEN_PRIVATE_BYTES],
-                 uint64_t create, uint64_t expire) {
+                 const uint8_t plain[GK_TOKEN_PRIVATE_BYTES], uint64_t create,
+                 uint64_t expire) {
   gk_token_grant g = create_grant("x", 1);
   mint(&g, tok);
   for (int i = 0; i < 8; i++) {
@@ -266,9 +259,9 @@ static void seal(uint8_t tok[GK_TOKEN_BYTES],
 
 static void plain_create(uint8_t p[GK_TOKEN_PRIVATE_BYTES]) {
   memset(p, 0, GK_TOKEN_PRIVATE_BYTES);
-  p[0] = 9;             /* client id 9 */
+  p[0] = 9; /* client id 9 */
   p[8] = GK_TOKEN_CREATE;
-  p[9] = 3;             /* players */
+  p[9] = 3; /* players */
   p[11] = GK_TOKEN_SLOT_ANY;
   memcpy(p + 16, "survivors", 9);
 }
@@ -288,17 +281,17 @@ Test(token, malformed_private_part) {
     uint8_t v;
     const char *says;
   } cases[] = {
-      {8, 0, "kind"},      {8, 3, "kind"},          {9, 0, "max players"},
-      {9, 17, "max players"}, {10, 1, "role"},      {11, 0, "slot"},
-      {12, 1, "reserved"}, {16, 'S', "genre name"}, {18, ' ', "genre name"},
-      {16, 0, "not zero"}, {30, 'x', "not zero"},   {63, 1, "not zero"},
+      {8, 0, "kind"},         {8, 3, "kind"},          {9, 0, "max players"},
+      {9, 17, "max players"}, {10, 1, "role"},         {11, 0, "slot"},
+      {12, 1, "reserved"},    {16, 'S', "genre name"}, {18, ' ', "genre name"},
+      {16, 0, "not zero"},    {30, 'x', "not zero"},   {63, 1, "not zero"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     plain_create(p);
     p[cases[i].at] = cases[i].v;
     seal(tok, p, NOW, NOW + 60);
-    cr_assert_eq(open_at(tok, sizeof tok, NOW, &t, err, sizeof err),
-                 GK_ERANGE, "case %zu", i);
+    cr_assert_eq(open_at(tok, sizeof tok, NOW, &t, err, sizeof err), GK_ERANGE,
+                 "case %zu", i);
     cr_assert(strstr(err, cases[i].says) != NULL, "case %zu: %s", i, err);
   }
   /* An empty genre name. */
@@ -322,13 +315,12 @@ Test(token, malformed_private_part) {
   cr_assert_eq(open_at(tok, sizeof tok, NOW, &t, err, sizeof err), GK_ERANGE);
   /* Lifetimes: empty, reversed, longer than the limit. */
   plain_create(p);
-  uint64_t bad[][2] = {{NOW, NOW},
-                       {NOW, NOW - 1},
-                       {NOW, NOW + GK_TOKEN_LIFETIME_MAX + 1}};
+  uint64_t bad[][2] = {
+      {NOW, NOW}, {NOW, NOW - 1}, {NOW, NOW + GK_TOKEN_LIFETIME_MAX + 1}};
   for (size_t i = 0; i < 3; i++) {
     seal(tok, p, bad[i][0], bad[i][1]);
-    cr_assert_eq(open_at(tok, sizeof tok, NOW, &t, err, sizeof err),
-                 GK_ERANGE, "lifetime %zu", i);
+    cr_assert_eq(open_at(tok, sizeof tok, NOW, &t, err, sizeof err), GK_ERANGE,
+                 "lifetime %zu", i);
     cr_assert(strstr(err, "lifetime") != NULL, "%s", err);
   }
   seal(tok, p, NOW, NOW + GK_TOKEN_LIFETIME_MAX);
@@ -369,7 +361,8 @@ Test(token, base64url) {
   cr_assert_eq(gk_token_from_base64(longer, GK_TOKEN_B64_LEN + 1, back),
                GK_ETOOBIG);
   /* (char)0x89 and 0xC9: libsodium 1.0.18 alone decodes them. */
-  const char bad_chars[] = {'+', '/', '=', ' ', '\n', '\0', '.', (char)0x89,
+  const char bad_chars[] = {'+',        '/',        '=',       ' ',
+                            '\n',       '\0',       '.',       (char)0x89,
                             (char)0xC9, (char)0xFF, (char)0x80};
   for (size_t i = 0; i < sizeof bad_chars; i++) {
     char t2[GK_TOKEN_B64_LEN + 1];
@@ -455,16 +448,13 @@ static void mkdir_tmp(void) {
 
 static void rm_tmp(void) {
   DIR *d = opendir(dir);
-  if (d == NULL)
-    return;
+  if (d == NULL) return;
   struct dirent *e;
   char path[512];
   while ((e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.')
-      continue;
+    if (e->d_name[0] == '.') continue;
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    if (unlink(path) != 0)
-      rmdir(path);
+    if (unlink(path) != 0) rmdir(path);
   }
   closedir(d);
   rmdir(dir);
@@ -567,8 +557,7 @@ Test(token, fuzz_seeds_still_open) {
   int seen = 0;
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
-    if (strncmp(e->d_name, "valid-", 6) != 0)
-      continue;
+    if (strncmp(e->d_name, "valid-", 6) != 0) continue;
     char file[768];
     snprintf(file, sizeof file, "%s/%s", path, e->d_name);
     FILE *f = fopen(file, "rb");

@@ -133,8 +133,8 @@ Test(token_cli, keygen_mint_inspect_create) {
   cr_assert_eq(st.st_mode & 077, 0);
   cr_assert_eq(st.st_size, GK_TOKEN_KEY_BYTES);
   run_result m, r;
-  RUN(&m, "mint", "--key", keyf, "--client", "18446744073709551615",
-      "--create", "survivors", "--players", "4", "--expires-in", "120");
+  RUN(&m, "mint", "--key", keyf, "--client", "18446744073709551615", "--create",
+      "survivors", "--players", "4", "--expires-in", "120");
   const char *tok = mint_ok(&m);
   RUN(&r, "inspect", "--key", keyf, tok);
   cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
@@ -160,8 +160,8 @@ Test(token_cli, keygen_mint_inspect_create) {
 Test(token_cli, join_spectator_and_slot_from_stdin) {
   keygen(keyf);
   run_result m, r;
-  RUN(&m, "mint", "--key", keyf, "--client", "7", "--join",
-      "ABCDEFGHIJKLMNOP", "--spectator");
+  RUN(&m, "mint", "--key", keyf, "--client", "7", "--join", "ABCDEFGHIJKLMNOP",
+      "--spectator");
   char line[GK_TOKEN_B64_LEN + 2];
   snprintf(line, sizeof line, "%s\n", mint_ok(&m));
   gk_token_run(&r, line,
@@ -174,8 +174,8 @@ Test(token_cli, join_spectator_and_slot_from_stdin) {
   cr_assert_str_eq(str(g, "role"), "spectator");
   cr_assert_str_eq(str(g, "slot"), "any");
   cJSON_Delete(j);
-  RUN(&m, "mint", "--key", keyf, "--client", "8", "--join",
-      "ABCDEFGHIJKLMNOP", "--slot", "5");
+  RUN(&m, "mint", "--key", keyf, "--client", "8", "--join", "ABCDEFGHIJKLMNOP",
+      "--slot", "5");
   RUN(&r, "inspect", "--key", keyf, mint_ok(&m));
   j = json(&r);
   g = cJSON_GetObjectItem(j, "grant");
@@ -202,8 +202,7 @@ Test(token_cli, invalid_tokens_exit_1_with_the_reason) {
   cr_assert_str_eq(str(j, "code"), "GK_EEXPIRED");
   cr_assert(strstr(str(j, "reason"), "expired") != NULL);
   /* An expired token is authentic: what it granted is shown. */
-  cr_assert_str_eq(str(cJSON_GetObjectItem(j, "grant"), "genre"),
-                   "survivors");
+  cr_assert_str_eq(str(cJSON_GetObjectItem(j, "grant"), "genre"), "survivors");
   cJSON_Delete(j);
 
   RUN(&r, "inspect", "--key", keyf, "--now", "1030", tok);
@@ -274,8 +273,8 @@ Test(token_cli, usage_and_io_errors_exit_2) {
       {{"mint", "--key", keyf, "--client", "-1", "--create", "x", "--players",
         "2"},
        "--client"},
-      {{"mint", "--key", keyf, "--client", "18446744073709551616",
-        "--create", "x", "--players", "2"},
+      {{"mint", "--key", keyf, "--client", "18446744073709551616", "--create",
+        "x", "--players", "2"},
        "--client"},
       {{"mint", "--key", keyf, "--client", "1", "--create", "survivors"},
        "--players"},
@@ -310,8 +309,7 @@ Test(token_cli, usage_and_io_errors_exit_2) {
     memcpy(argv, cases[i].args, sizeof cases[i].args);
     gk_token_run(&r, NULL, argv);
     cr_assert_eq(r.code, 2, "case %zu exit %d", i, r.code);
-    cr_assert(strstr(r.err, cases[i].says) != NULL, "case %zu: %s", i,
-              r.err);
+    cr_assert(strstr(r.err, cases[i].says) != NULL, "case %zu: %s", i, r.err);
     cr_assert(strstr(r.err, "usage:") != NULL, "case %zu", i);
     cr_assert_str_eq(r.out, "", "case %zu", i);
   }

@@ -44,7 +44,7 @@ typedef struct bot_room bot_room;
 typedef struct bot_peer {
   bot *b;
   bot_room *room;
-  uint32_t index;            /* in the room; 0 creates and hosts */
+  uint32_t index; /* in the room; 0 creates and hosts */
   gk_net_transport tr;
   int tr_open;
   uint32_t conn;
@@ -54,7 +54,7 @@ typedef struct bot_peer {
   int joined;
   int ended;
   int end_reason;
-  uint64_t desyncs;          /* DESYNC notices about this peer */
+  uint64_t desyncs; /* DESYNC notices about this peer */
   uint64_t steps;
   uint64_t last_hash;
 } bot_peer;
@@ -72,7 +72,7 @@ struct bot_room {
   char code[GK_WIRE_CODE_LEN + 1];
   int created, start_sent, end_sent, done, failed;
   char error[160];
-  uint64_t mismatches;       /* players of this room that disagreed */
+  uint64_t mismatches; /* players of this room that disagreed */
   uint64_t first_mismatch;
   ring_entry *ring;
 };
@@ -81,7 +81,7 @@ struct bot {
   uv_loop_t *loop;
   const gk_sim *sim;
   const char *host;
-  uint16_t port;             /* the server's, or the relay's */
+  uint16_t port; /* the server's, or the relay's */
   uint32_t rooms, players;
   uint64_t steps;
   uint64_t seed;
@@ -101,7 +101,8 @@ struct bot {
   int exit_status;
 };
 
-/* --- helpers ---------------------------------------------------------------- */
+/* --- helpers ----------------------------------------------------------------
+ */
 
 /* Records the room's first failure: `what` and an optional detail. */
 static void room_fail(bot_room *r, const char *what, const char *detail) {
@@ -126,7 +127,8 @@ static void room_check_done(bot_room *r) {
   }
 }
 
-/* --- peer callbacks --------------------------------------------------------- */
+/* --- peer callbacks ---------------------------------------------------------
+ */
 
 static int peer_send(void *ctx, const uint8_t *bytes, size_t len,
                      int reliable) {
@@ -165,12 +167,13 @@ static void peer_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
 static void peer_desync(void *ctx, gk_net_peer *np, const gk_wire_desync *d) {
   bot_peer *p = ctx;
   (void)np;
-  if (d->player < p->b->players) p->room->peers[d->player].desyncs++;
-  else p->desyncs++;
+  if (d->player < p->b->players)
+    p->room->peers[d->player].desyncs++;
+  else
+    p->desyncs++;
 }
 
-static void peer_ended(void *ctx, gk_net_peer *np, uint64_t step,
-                       int reason) {
+static void peer_ended(void *ctx, gk_net_peer *np, uint64_t step, int reason) {
   bot_peer *p = ctx;
   (void)step;
   p->ended = 1;
@@ -222,7 +225,8 @@ static void peer_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
   }
 }
 
-/* --- transport callbacks ---------------------------------------------------- */
+/* --- transport callbacks ----------------------------------------------------
+ */
 
 static void tr_receive(void *ctx, gk_net_transport *t, uint32_t conn,
                        const uint8_t *bytes, size_t len) {
@@ -286,10 +290,18 @@ static void connect_peer(bot_peer *p) {
 
 /* --- end ---------------------------------------------------------------- */
 
-static void on_closed_handle(uv_handle_t *h) { (void)h; }
-static void on_peer_closed(gk_net_peer *p) { (void)p; }
-static void on_tr_closed(gk_net_transport *t) { (void)t; }
-static void on_fault_closed(gk_net_fault *f) { (void)f; }
+static void on_closed_handle(uv_handle_t *h) {
+  (void)h;
+}
+static void on_peer_closed(gk_net_peer *p) {
+  (void)p;
+}
+static void on_tr_closed(gk_net_transport *t) {
+  (void)t;
+}
+static void on_fault_closed(gk_net_fault *f) {
+  (void)f;
+}
 
 static int cmp_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -387,8 +399,8 @@ static int print_summary(bot *b) {
   uint64_t nlat = 0;
   for (uint32_t i = 0; i < b->rooms; i++)
     for (uint32_t j = 0; j < b->players; j++)
-      nlat += b->room[i].peers[j].peer_open ? b->room[i].peers[j].peer.nlatency
-                                            : 0;
+      nlat +=
+          b->room[i].peers[j].peer_open ? b->room[i].peers[j].peer.nlatency : 0;
   t.lat = malloc((nlat ? nlat : 1) * sizeof(*t.lat));
   for (uint32_t i = 0; i < b->rooms; i++)
     cJSON_AddItemToArray(rooms, room_summary(b, &b->room[i], &t));
@@ -447,24 +459,25 @@ static void on_sigint(uv_signal_t *h, int sig) {
   on_timeout((uv_timer_t *)&((bot *)h->data)->timeout);
 }
 
-/* --- command line ----------------------------------------------------------- */
+/* --- command line -----------------------------------------------------------
+ */
 
 static void usage(FILE *f) {
   fprintf(f,
-      "usage: gk-bot --server HOST:PORT --genre G --rooms R --players P\n"
-      "              --steps N [--seed S] [--loss P] [--latency MS]\n"
-      "              [--options JSON] [--input-delay D] [--timeout SEC]\n"
-      "\n"
-      "Plays R rooms of P bot players each against a gk-server, N steps\n"
-      "per match, then the host of each room ends its match. Prints one\n"
-      "JSON summary. Exit 0 if every room finished and every hash agreed,\n"
-      "1 on a desync, 2 on a usage error, 3 if a room failed.\n"
-      "\n"
-      "  --loss P        datagram loss each way, 0..1 (0.05 = 5%%)\n"
-      "  --latency MS    added delay each way\n"
-      "  --options JSON  genre options for every room (a JSON object)\n"
-      "  --input-delay D steps (0: the server's default)\n"
-      "  --timeout SEC   give up after this long (default 60 + N / 20)\n");
+          "usage: gk-bot --server HOST:PORT --genre G --rooms R --players P\n"
+          "              --steps N [--seed S] [--loss P] [--latency MS]\n"
+          "              [--options JSON] [--input-delay D] [--timeout SEC]\n"
+          "\n"
+          "Plays R rooms of P bot players each against a gk-server, N steps\n"
+          "per match, then the host of each room ends its match. Prints one\n"
+          "JSON summary. Exit 0 if every room finished and every hash agreed,\n"
+          "1 on a desync, 2 on a usage error, 3 if a room failed.\n"
+          "\n"
+          "  --loss P        datagram loss each way, 0..1 (0.05 = 5%%)\n"
+          "  --latency MS    added delay each way\n"
+          "  --options JSON  genre options for every room (a JSON object)\n"
+          "  --input-delay D steps (0: the server's default)\n"
+          "  --timeout SEC   give up after this long (default 60 + N / 20)\n");
 }
 
 /* A decimal number up to max (gk_parse_u64: digits only). 0 or -1. */
@@ -485,13 +498,14 @@ typedef struct bot_args {
 /* Reads one "--name value" pair into a / b. Returns 0, 1 for a bad value,
  * or -1 for an unknown option. */
 static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
-  if (strcmp(o, "--server") == 0) a->server = v;
-  else if (strcmp(o, "--genre") == 0) a->genre = v;
+  if (strcmp(o, "--server") == 0)
+    a->server = v;
+  else if (strcmp(o, "--genre") == 0)
+    a->genre = v;
   else if (strcmp(o, "--rooms") == 0)
     return a->have_rooms = 1, parse_num(v, 4096, &a->rooms) != 0;
   else if (strcmp(o, "--players") == 0)
-    return a->have_players = 1,
-           parse_num(v, GK_PLAYERS_MAX, &a->players) != 0;
+    return a->have_players = 1, parse_num(v, GK_PLAYERS_MAX, &a->players) != 0;
   else if (strcmp(o, "--steps") == 0)
     return a->have_steps = 1,
            parse_num(v, GK_WIRE_STEP_LIMIT - 1, &a->steps) != 0;
@@ -503,7 +517,8 @@ static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
     return parse_num(v, 10000, &a->latency) != 0;
   else if (strcmp(o, "--timeout") == 0)
     return parse_num(v, 86400, &a->timeout) != 0;
-  else if (strcmp(o, "--options") == 0) b->options = v;
+  else if (strcmp(o, "--options") == 0)
+    b->options = v;
   else if (strcmp(o, "--loss") == 0) {
     char *end = NULL;
     b->loss = strtod(v, &end);

@@ -5,11 +5,9 @@
 
 #include "gk_replay_cli_internal.h"
 
-
 void gkr_on_progress(void *ctx, uint64_t done, uint64_t total) {
   gkr_progress *p = ctx;
-  if (total < 4 * GK_REPLAY_PROGRESS_STEPS)
-    return;
+  if (total < 4 * GK_REPLAY_PROGRESS_STEPS) return;
   fprintf(p->err, "\r%s: %" PRIu64 "/%" PRIu64 " steps (%u%%)", p->file, done,
           total, (unsigned)(done * 100 / total));
   fflush(p->err);
@@ -17,8 +15,7 @@ void gkr_on_progress(void *ctx, uint64_t done, uint64_t total) {
 }
 
 void gkr_progress_end(gkr_progress *p) {
-  if (p->shown)
-    fputs("\r\033[K", p->err);
+  if (p->shown) fputs("\r\033[K", p->err);
 }
 
 int gkr_is_tty(FILE *f) {
@@ -33,10 +30,10 @@ int gkr_open_and_run(const char *cmd, const char *path, uint64_t steps,
                      gk_replay_verdict *v, FILE *out, FILE *err) {
   int orc = gk_replay_open_file(r, path);
   if (!r->header_ok) {
-    fprintf(err, "gk-replay %s: %s: not a valid replay: offset %" PRIu64
-                 ": %s (%s)\n",
-            cmd, path, r->damage.offset, r->damage.what,
-            gk_err_name(orc));
+    fprintf(err,
+            "gk-replay %s: %s: not a valid replay: offset %" PRIu64
+            ": %s (%s)\n",
+            cmd, path, r->damage.offset, r->damage.what, gk_err_name(orc));
     return GK_CLI_INVALID;
   }
   gk_loop_options lo = {GK_REPLAY_PROGRESS_STEPS};
@@ -46,8 +43,8 @@ int gkr_open_and_run(const char *cmd, const char *path, uint64_t steps,
   }
   gkr_progress pr = {err, path, 0};
   int tty = !json && gkr_is_tty(err);
-  int st = gk_replay_run(r, NULL, steps, loop,
-                         tty ? gkr_on_progress : NULL, &pr, v);
+  int st =
+      gk_replay_run(r, NULL, steps, loop, tty ? gkr_on_progress : NULL, &pr, v);
   gkr_progress_end(&pr);
   (void)out;
   if (st == GK_REPLAY_INVALID) {

@@ -6,7 +6,6 @@
 
 #include "gk_replay_cli_internal.h"
 
-
 /* Parses argv[first..] into opts and positionals. Returns 0 or
  * GK_CLI_INVALID with a message. */
 int gkr_parse_opts(const char *cmd, int argc, char **argv, int first,
@@ -25,8 +24,7 @@ int gkr_parse_opts(const char *cmd, int argc, char **argv, int first,
       size_t n = eq != NULL ? (size_t)(eq - a) : strlen(a);
       const gkr_opt *o = NULL;
       for (const gkr_opt *p = opts; p->name != NULL; p++)
-        if (strlen(p->name) == n && strncmp(p->name, a, n) == 0)
-          o = p;
+        if (strlen(p->name) == n && strncmp(p->name, a, n) == 0) o = p;
       if (o == NULL) {
         fprintf(err,
                 "gk-replay %s: unknown option '%.*s' (see gk-replay %s "
@@ -54,7 +52,8 @@ int gkr_parse_opts(const char *cmd, int argc, char **argv, int first,
       continue;
     }
     if (*npos >= maxpos) {
-      fprintf(err, "gk-replay %s: unexpected argument '%s' (see gk-replay %s "
+      fprintf(err,
+              "gk-replay %s: unexpected argument '%s' (see gk-replay %s "
               "--help)\n",
               cmd, a, cmd);
       return GK_CLI_INVALID;

@@ -6,7 +6,6 @@
 
 #include "gk_replay_cli_internal.h"
 
-
 static void indent(gkr_text_render *t) {
   fputs(t->indent0, t->out);
   for (int i = 0; i < t->depth && i < GKR_RENDER_DEPTH_MAX; i++)
@@ -16,8 +15,7 @@ static void indent(gkr_text_render *t) {
 static void text_field(gk_writer *w, gk_field_kind kind, const char *name,
                        uint64_t value, const uint8_t *bytes, size_t len) {
   gkr_text_render *t = (gkr_text_render *)w;
-  if (name == NULL)
-    name = "?";
+  if (name == NULL) name = "?";
   switch (kind) {
   case GK_FIELD_BEGIN:
     indent(t);
@@ -28,8 +26,7 @@ static void text_field(gk_writer *w, gk_field_kind kind, const char *name,
     t->depth++;
     return;
   case GK_FIELD_END:
-    if (t->depth > 0)
-      t->depth--;
+    if (t->depth > 0) t->depth--;
     return;
   default:
     break;
@@ -47,8 +44,7 @@ static void text_field(gk_writer *w, gk_field_kind kind, const char *name,
     fputs(value ? "true\n" : "false\n", t->out);
     break;
   case GK_FIELD_BYTES:
-    for (size_t i = 0; i < len; i++)
-      fprintf(t->out, "%02x", bytes[i]);
+    for (size_t i = 0; i < len; i++) fprintf(t->out, "%02x", bytes[i]);
     fputc('\n', t->out);
     break;
   default:
@@ -63,7 +59,6 @@ void gkr_text_render_init(gkr_text_render *t, FILE *out, const char *indent0) {
   t->out = out;
   t->indent0 = indent0;
 }
-
 
 #define EXACT_MAX 9007199254740992.0 /* 2^53 */
 
@@ -82,8 +77,7 @@ static const char *pick_key(cJSON *obj, const char *name, cJSON **arr,
     }
     cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (item == NULL) {
-      if (arr != NULL)
-        *arr = NULL;
+      if (arr != NULL) *arr = NULL;
       return key;
     }
     if (arr != NULL && cJSON_IsArray(item)) {
@@ -107,8 +101,7 @@ static void json_add(gkr_json_render *j, const char *name, cJSON *item) {
 static void json_field(gk_writer *w, gk_field_kind kind, const char *name,
                        uint64_t value, const uint8_t *bytes, size_t len) {
   gkr_json_render *j = (gkr_json_render *)w;
-  if (name == NULL)
-    name = "?";
+  if (name == NULL) name = "?";
   if (kind == GK_FIELD_BEGIN &&
       (j->skip > 0 || j->depth >= GKR_RENDER_DEPTH_MAX)) {
     j->skip++;
@@ -122,8 +115,7 @@ static void json_field(gk_writer *w, gk_field_kind kind, const char *name,
       j->depth--;
     return;
   }
-  if (j->skip > 0)
-    return;
+  if (j->skip > 0) return;
   cJSON *cur = j->stack[j->depth];
   if (kind == GK_FIELD_BEGIN) {
     cJSON *obj = cJSON_CreateObject();
@@ -183,8 +175,7 @@ static void json_field(gk_writer *w, gk_field_kind kind, const char *name,
       j->failed = 1;
       return;
     }
-    for (size_t i = 0; i < len; i++)
-      snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+    for (size_t i = 0; i < len; i++) snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
     hex[len * 2] = '\0';
     json_add(j, name, cJSON_CreateString(hex));
     free(hex);

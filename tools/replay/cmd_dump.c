@@ -29,8 +29,7 @@ int gkr_cmd_dump(int argc, char **argv, FILE *out, FILE *err) {
   const char *files[1];
   int n = 0;
   int rc = gkr_parse_opts("dump", argc, argv, 2, opts, files, &n, 1, err);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   if (help) {
     fputs(dump_help, out);
     return 0;
@@ -45,8 +44,8 @@ int gkr_cmd_dump(int argc, char **argv, FILE *out, FILE *err) {
   gk_replay r;
   gk_loop loop;
   gk_replay_verdict v;
-  rc = gkr_open_and_run("dump", files[0], step + 1, json, &r, &loop, &v,
-                        out, err);
+  rc = gkr_open_and_run("dump", files[0], step + 1, json, &r, &loop, &v, out,
+                        err);
   if (rc == GK_CLI_INVALID) {
     gk_replay_close(&r);
     return rc;
@@ -78,8 +77,8 @@ int gkr_cmd_dump(int argc, char **argv, FILE *out, FILE *err) {
     } else {
       char h[24];
       gkr_hex_hash(h, sizeof h, rs.hash);
-      fprintf(out, "%s: %s, state after step %" PRIu64 " (hash %s)\n",
-              files[0], r.genre, step, h);
+      fprintf(out, "%s: %s, state after step %" PRIu64 " (hash %s)\n", files[0],
+              r.genre, step, h);
       gkr_text_render tr;
       gkr_text_render_init(&tr, out, "");
       loop.sim->write_state(gk_loop_state(&loop), &tr.w);

@@ -38,8 +38,7 @@ static void info_json(FILE *out, const char *file, const gk_replay *r,
   cJSON_AddNumberToObject(o, "input_size", r->input_size);
   cJSON *ss = cJSON_GetObjectItemCaseSensitive(r->header, "step_seconds");
   cJSON_AddItemToObject(o, "step_seconds", cJSON_Duplicate(ss, 1));
-  if (r->origin != NULL)
-    cJSON_AddStringToObject(o, "origin", r->origin);
+  if (r->origin != NULL) cJSON_AddStringToObject(o, "origin", r->origin);
   cJSON_AddItemToObject(o, "config", cJSON_Duplicate(r->config, 1));
   cJSON_AddNumberToObject(o, "steps", (double)r->steps);
   cJSON_AddStringToObject(o, "final_hash", fh);
@@ -70,14 +69,12 @@ static void info_text(FILE *out, const char *file, const gk_replay *r,
   char *cfg = cJSON_PrintUnformatted(r->config);
   fprintf(out, "file: %s\n", file);
   fprintf(out, "format: %" PRIu32 "\n", r->format);
-  fprintf(out, "genre: %s (version %" PRIu32 ")\n", r->genre,
-          r->genre_version);
+  fprintf(out, "genre: %s (version %" PRIu32 ")\n", r->genre, r->genre_version);
   fprintf(out, "seed: %s\n", seed);
   fprintf(out, "players: %" PRIu32 "\n", r->players);
   fprintf(out, "step: %" PRIu32 "/%" PRIu32 " s\n", r->step_seconds.num,
           r->step_seconds.den);
-  if (r->origin != NULL)
-    fprintf(out, "origin: %s\n", r->origin);
+  if (r->origin != NULL) fprintf(out, "origin: %s\n", r->origin);
   /* level sets can be long: show the config's size, not all of it */
   if (cfg != NULL && strlen(cfg) <= 400)
     fprintf(out, "config: %s\n", cfg);
@@ -106,8 +103,7 @@ int gkr_cmd_info(int argc, char **argv, FILE *out, FILE *err) {
   const char *files[1];
   int n = 0;
   int rc = gkr_parse_opts("info", argc, argv, 2, opts, files, &n, 1, err);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   if (help) {
     fputs(info_help_head, out);
     for (size_t i = 0; gk_genres[i] != NULL; i++)
@@ -124,8 +120,8 @@ int gkr_cmd_info(int argc, char **argv, FILE *out, FILE *err) {
   gk_replay r;
   gk_loop loop;
   gk_replay_verdict v;
-  rc = gkr_open_and_run("info", files[0], UINT64_MAX, json, &r, &loop, &v,
-                        out, err);
+  rc = gkr_open_and_run("info", files[0], UINT64_MAX, json, &r, &loop, &v, out,
+                        err);
   if (rc == GK_CLI_INVALID) {
     gk_replay_close(&r);
     return rc;

@@ -57,8 +57,7 @@ static void record_help(FILE *out) {
     }
   }
   fputs(lead[0] == 'u' ? "Genres" : "Other genres", out);
-  if (example != NULL)
-    fprintf(out, " (e.g. %s)", example);
+  if (example != NULL) fprintf(out, " (e.g. %s)", example);
   fputs(": records N steps of the genre's built-in\n", out);
   fputs(record_help_tail, out);
 }
@@ -74,41 +73,34 @@ typedef struct genre_opts {
 static void genre_opts_collect(genre_opts *g) {
   memset(g, 0, sizeof *g);
   for (size_t i = 0; gk_genres[i] != NULL; i++) {
-    if (!has_source(gk_genres[i]))
-      continue;
+    if (!has_source(gk_genres[i])) continue;
     const char *const *o = gk_genres[i]->tool->record_opts;
     for (size_t k = 0; k < GK_SIM_TOOL_OPTS_MAX && o[k] != NULL; k++) {
       size_t j = 0;
-      while (j < g->n && strcmp(g->name[j], o[k]) != 0)
-        j++;
-      if (j == g->n && g->n < GENRE_OPTS_MAX)
-        g->name[g->n++] = o[k];
+      while (j < g->n && strcmp(g->name[j], o[k]) != 0) j++;
+      if (j == g->n && g->n < GENRE_OPTS_MAX) g->name[g->n++] = o[k];
     }
   }
 }
 
 static const char *genre_opt(const genre_opts *g, const char *name) {
   for (size_t j = 0; j < g->n; j++)
-    if (strcmp(g->name[j], name) == 0)
-      return g->value[j];
+    if (strcmp(g->name[j], name) == 0) return g->value[j];
   return NULL;
 }
 
 static int takes_opt(const gk_sim *sim, const char *name) {
-  if (!has_source(sim))
-    return 0;
+  if (!has_source(sim)) return 0;
   const char *const *o = sim->tool->record_opts;
   for (size_t k = 0; k < GK_SIM_TOOL_OPTS_MAX && o[k] != NULL; k++)
-    if (strcmp(o[k], name) == 0)
-      return 1;
+    if (strcmp(o[k], name) == 0) return 1;
   return 0;
 }
 
 /* "--a", "--a and --b", "--a, --b and --c" */
 static void print_opt_list(FILE *f, const char *const *o) {
   size_t n = 0;
-  while (n < GK_SIM_TOOL_OPTS_MAX && o[n] != NULL)
-    n++;
+  while (n < GK_SIM_TOOL_OPTS_MAX && o[n] != NULL) n++;
   for (size_t k = 0; k < n; k++)
     fprintf(f, "%s%s", k == 0 ? "" : k + 1 == n ? " and " : ", ", o[k]);
 }
@@ -117,8 +109,7 @@ static void print_opt_list(FILE *f, const char *const *o) {
  * prints which genre takes it and returns 1. */
 static int foreign_opt(const gk_sim *sim, const genre_opts *g, FILE *err) {
   for (size_t j = 0; j < g->n; j++) {
-    if (g->value[j] == NULL || takes_opt(sim, g->name[j]))
-      continue;
+    if (g->value[j] == NULL || takes_opt(sim, g->name[j])) continue;
     for (size_t i = 0; gk_genres[i] != NULL; i++) {
       if (takes_opt(gk_genres[i], g->name[j])) {
         fputs("gk-replay record: ", err);
@@ -141,8 +132,7 @@ typedef struct tap_input {
 static int tap_read(gk_input *base, uint64_t step, gk_step_input *out) {
   tap_input *t = (tap_input *)base;
   int rc = t->inner->read(t->inner, step, out);
-  if (rc == 0)
-    t->last = *out;
+  if (rc == 0) t->last = *out;
   return rc;
 }
 
@@ -177,9 +167,9 @@ static int record_run(const gk_sim *sim, const void *cfg, uint64_t seed,
   for (uint64_t s = 0; s < steps && rc == 0; s++) {
     int ran = gk_loop_frame(&loop, &tap.base, gk_budget_steps(1), 0);
     if (ran != 1) {
-      fprintf(err, "gk-replay record: the run stopped at step %" PRIu64
-                   ": %s\n",
-              s, gk_strerror(ran < 0 ? ran : loop.input_err));
+      fprintf(err,
+              "gk-replay record: the run stopped at step %" PRIu64 ": %s\n", s,
+              gk_strerror(ran < 0 ? ran : loop.input_err));
       rc = GK_CLI_INVALID;
     } else if (gk_replay_writer_append(&w, &tap.last, loop.last_hash) != 0) {
       fprintf(err, "gk-replay record: writing step %" PRIu64 ": %s\n", s,
@@ -194,8 +184,8 @@ static int record_run(const gk_sim *sim, const void *cfg, uint64_t seed,
   if (rc == 0) {
     char h[24];
     gkr_hex_hash(h, sizeof h, loop.last_hash);
-    fprintf(out, "%s: %" PRIu64 " steps of %s, final hash %s\n", outpath,
-            steps, sim->name, h);
+    fprintf(out, "%s: %" PRIu64 " steps of %s, final hash %s\n", outpath, steps,
+            sim->name, h);
   }
   gk_replay_writer_abort(&w);
   gk_loop_close(&loop);
@@ -237,15 +227,13 @@ static int load_config(const gk_sim *sim, void *cfg, const char *path,
 static char *read_text(void *ctx, const char *path, size_t max, size_t *len,
                        char *msg, size_t msglen) {
   (void)ctx;
-  return gkr_read_text(path, max ? max : GKR_TEXT_FILE_MAX, len, msg,
-                       msglen);
+  return gkr_read_text(path, max ? max : GKR_TEXT_FILE_MAX, len, msg, msglen);
 }
 
 /* Records from the genre's own source (gk_sim.tool). */
 static int record_source(const gk_sim *sim, void *cfg, const genre_opts *g,
-                         const char *steps_s, uint32_t players,
-                         uint64_t seed, const char *outpath, FILE *out,
-                         FILE *err) {
+                         const char *steps_s, uint32_t players, uint64_t seed,
+                         const char *outpath, FILE *out, FILE *err) {
   const gk_sim_tool *t = sim->tool;
   const char *values[GK_SIM_TOOL_OPTS_MAX];
   int missing = steps_s != NULL;
@@ -263,15 +251,14 @@ static int record_source(const gk_sim *sim, void *cfg, const genre_opts *g,
   gk_sim_script script;
   if (t->record_script(cfg, values, players, read_text, NULL, &script, msg,
                        sizeof msg) != 0) {
-    if (msg[0] != '\0')
-      fprintf(err, "gk-replay record: %s\n", msg);
+    if (msg[0] != '\0') fprintf(err, "gk-replay record: %s\n", msg);
     return GK_CLI_INVALID;
   }
   gk_script_input in;
   gk_script_input_init(&in, script.records, script.count, players,
                        sim->input_size);
-  int rc = record_run(sim, cfg, seed, players, &in.base, script.count,
-                      outpath, script.origin, out, err);
+  int rc = record_run(sim, cfg, seed, players, &in.base, script.count, outpath,
+                      script.origin, out, err);
   free(script.records);
   return rc;
 }
@@ -284,8 +271,9 @@ static int record_bots(const gk_sim *sim, void *cfg, const char *config,
   uint64_t steps = 0;
   gk_bot_input b;
   if (players_s == NULL || seed_s == NULL || steps_s == NULL) {
-    fprintf(err, "gk-replay record: %s needs --players, --seed and "
-                 "--steps\n",
+    fprintf(err,
+            "gk-replay record: %s needs --players, --seed and "
+            "--steps\n",
             sim->name);
     return GK_CLI_INVALID;
   }
@@ -304,8 +292,8 @@ static int record_bots(const gk_sim *sim, void *cfg, const char *config,
            " --steps %" PRIu64 "%s",
            sim->name, players, seed, steps,
            config != NULL ? " --config (file)" : "");
-  return record_run(sim, cfg, seed, b.players, &b.base, steps, outpath,
-                    origin, out, err);
+  return record_run(sim, cfg, seed, b.players, &b.base, steps, outpath, origin,
+                    out, err);
 }
 
 int gkr_cmd_record(int argc, char **argv, FILE *out, FILE *err) {
@@ -328,8 +316,7 @@ int gkr_cmd_record(int argc, char **argv, FILE *out, FILE *err) {
   const char *pos[1];
   int n = 0;
   int rc = gkr_parse_opts("record", argc, argv, 2, opts, pos, &n, 0, err);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   if (help) {
     record_help(out);
     return 0;
@@ -341,8 +328,8 @@ int gkr_cmd_record(int argc, char **argv, FILE *out, FILE *err) {
   }
   const gk_sim *sim = gk_genre_find(genre);
   if (sim == NULL) {
-    fprintf(err, "gk-replay record: unknown genre '%s'; this build has:",
-            genre);
+    fprintf(err,
+            "gk-replay record: unknown genre '%s'; this build has:", genre);
     for (size_t i = 0; gk_genres[i] != NULL; i++)
       fprintf(err, " %s", gk_genres[i]->name);
     fputc('\n', err);
@@ -357,14 +344,14 @@ int gkr_cmd_record(int argc, char **argv, FILE *out, FILE *err) {
   if (players_s != NULL &&
       (gk_parse_u64(players_s, &players) != 0 || players < sim->players_min ||
        players > sim->players_max)) {
-    fprintf(err, "gk-replay record: --players: %s takes %" PRIu32
-                 "..%" PRIu32 " players, got '%s'\n",
+    fprintf(err,
+            "gk-replay record: --players: %s takes %" PRIu32 "..%" PRIu32
+            " players, got '%s'\n",
             sim->name, sim->players_min, sim->players_max, players_s);
     return GK_CLI_INVALID;
   }
   void *cfg = calloc(1, sim->config_size ? sim->config_size : 1);
-  if (cfg == NULL)
-    return GK_CLI_INVALID;
+  if (cfg == NULL) return GK_CLI_INVALID;
   rc = load_config(sim, cfg, config, err);
   if (rc == 0 && foreign_opt(sim, &g, err))
     rc = GK_CLI_INVALID;
@@ -375,8 +362,7 @@ int gkr_cmd_record(int argc, char **argv, FILE *out, FILE *err) {
   else if (rc == 0)
     rc = record_bots(sim, cfg, config, players_s, seed_s, steps_s, players,
                      seed, outpath, out, err);
-  if (sim->config_free != NULL)
-    sim->config_free(cfg);
+  if (sim->config_free != NULL) sim->config_free(cfg);
   free(cfg);
   return rc;
 }

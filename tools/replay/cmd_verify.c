@@ -37,8 +37,7 @@ static int verify_one(const char *path, int json, FILE *out, FILE *err) {
                             v.status == GK_REPLAY_OK         ? "ok"
                             : v.status == GK_REPLAY_MISMATCH ? "mismatch"
                                                              : "invalid");
-    if (r.header_ok)
-      cJSON_AddStringToObject(o, "genre", r.genre);
+    if (r.header_ok) cJSON_AddStringToObject(o, "genre", r.genre);
     cJSON_AddNumberToObject(o, "steps_verified", (double)v.steps_checked);
     if (v.status == GK_REPLAY_OK) {
       cJSON_AddNumberToObject(o, "steps", (double)r.steps);
@@ -76,8 +75,7 @@ int gkr_cmd_verify(int argc, char **argv, FILE *out, FILE *err) {
                           {"-h", 0, NULL, &help},
                           {NULL, 0, NULL, NULL}};
   const char **files = calloc((size_t)argc + 1, sizeof *files);
-  if (files == NULL)
-    return GK_CLI_INVALID;
+  if (files == NULL) return GK_CLI_INVALID;
   int n = 0;
   int rc = gkr_parse_opts("verify", argc, argv, 2, opts, files, &n, argc, err);
   if (rc == 0 && help) {
@@ -89,8 +87,7 @@ int gkr_cmd_verify(int argc, char **argv, FILE *out, FILE *err) {
   } else if (rc == 0) {
     for (int i = 0; i < n; i++) {
       int st = verify_one(files[i], json, out, err);
-      if (st > rc)
-        rc = st;
+      if (st > rc) rc = st;
     }
   }
   free(files);

@@ -37,7 +37,7 @@ int gkr_cmd_record(int argc, char **argv, FILE *out, FILE *err);
 /* --- options (cli_opts.c) ------------------------------------------------- */
 /* One option; a table of them ends with a NULL name. */
 typedef struct gkr_opt {
-  const char *name;   /* "--json" */
+  const char *name; /* "--json" */
   int takes_value;
   const char **value; /* where a value goes */
   int *flag;          /* set to 1 when seen (for flags) */
@@ -48,8 +48,8 @@ typedef struct gkr_opt {
  * `--name=value` and `--name value` both work. Returns 0, or
  * GK_CLI_INVALID with a message on err naming `cmd`. */
 int gkr_parse_opts(const char *cmd, int argc, char **argv, int first,
-                   const gkr_opt *opts, const char **pos, int *npos,
-                   int maxpos, FILE *err);
+                   const gkr_opt *opts, const char **pos, int *npos, int maxpos,
+                   FILE *err);
 
 /* Reads a whole text file (at most `max` bytes) into a NUL-terminated
  * buffer the caller frees. Returns NULL with a message in msg, which the
@@ -69,8 +69,7 @@ typedef struct gkr_text_render {
 } gkr_text_render;
 
 /* Prints to `out`, each line starting with `indent0` (not copied). */
-void gkr_text_render_init(gkr_text_render *t, FILE *out,
-                          const char *indent0);
+void gkr_text_render_init(gkr_text_render *t, FILE *out, const char *indent0);
 
 typedef struct gkr_json_render {
   gk_writer w; /* must be first */

@@ -52,28 +52,23 @@ static int usage(const char *fmt, ...) {
 }
 
 /* Parses a whole decimal u64 in min..max; returns 0 or -1. */
-static int parse_u64(const char *s, uint64_t min, uint64_t max,
-                     uint64_t *out) {
-  if (s == NULL || *s < '0' || *s > '9')
-    return -1;
+static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out) {
+  if (s == NULL || *s < '0' || *s > '9') return -1;
   uint64_t v = 0;
   for (; *s != '\0'; s++) {
-    if (*s < '0' || *s > '9')
-      return -1;
+    if (*s < '0' || *s > '9') return -1;
     uint64_t d = (uint64_t)(*s - '0');
-    if (v > (UINT64_MAX - d) / 10)
-      return -1;
+    if (v > (UINT64_MAX - d) / 10) return -1;
     v = v * 10 + d;
   }
-  if (v < min || v > max)
-    return -1;
+  if (v < min || v > max) return -1;
   *out = v;
   return 0;
 }
 
 typedef struct opts {
-  const char *out, *key, *client, *create, *players, *join, *slot,
-      *expires_in, *now, *protocol, *token;
+  const char *out, *key, *client, *create, *players, *join, *slot, *expires_in,
+      *now, *protocol, *token;
   int spectator;
 } opts;
 
@@ -109,15 +104,12 @@ static int parse_opts(int argc, char **argv, int positional, opts *o) {
       continue;
     }
     size_t k = 0;
-    while (k < sizeof table / sizeof table[0] && strcmp(a, table[k].name))
-      k++;
+    while (k < sizeof table / sizeof table[0] && strcmp(a, table[k].name)) k++;
     if (k == sizeof table / sizeof table[0])
       return usage("unknown option '%s'", a);
     const char **slot = (const char **)((char *)o + table[k].off);
-    if (*slot != NULL)
-      return usage("option '%s' given twice", a);
-    if (i + 1 >= argc)
-      return usage("option '%s' needs a value", a);
+    if (*slot != NULL) return usage("option '%s' given twice", a);
+    if (i + 1 >= argc) return usage("option '%s' needs a value", a);
     *slot = argv[++i];
   }
   return 0;
@@ -135,8 +127,7 @@ static int now_or(const char *arg, uint64_t *now) {
 }
 
 static int load_key(const char *path, uint8_t key[GK_TOKEN_KEY_BYTES]) {
-  if (path == NULL)
-    return usage("%s", "--key FILE is required");
+  if (path == NULL) return usage("%s", "--key FILE is required");
   char err[MSG_MAX];
   if (gk_token_key_load(path, key, err, sizeof err) != 0) {
     fprintf(stderr, "gk-token: %s\n", err);
@@ -148,10 +139,8 @@ static int load_key(const char *path, uint8_t key[GK_TOKEN_KEY_BYTES]) {
 static int cmd_keygen(int argc, char **argv) {
   opts o;
   int rc = parse_opts(argc, argv, 0, &o);
-  if (rc != 0)
-    return rc;
-  if (o.out == NULL)
-    return usage("%s", "keygen needs --out FILE");
+  if (rc != 0) return rc;
+  if (o.out == NULL) return usage("%s", "keygen needs --out FILE");
   if (o.key || o.client || o.create || o.players || o.join || o.slot ||
       o.expires_in || o.now || o.protocol || o.spectator)
     return usage("%s", "keygen takes only --out FILE");
@@ -176,14 +165,12 @@ static int grant_from_opts(const opts *o, gk_token_grant *g) {
       return usage("genre name '%s' is too long", o->create);
     g->kind = GK_TOKEN_CREATE;
     strcpy(g->genre, o->create);
-    if (o->players == NULL)
-      return usage("%s", "--create needs --players N");
+    if (o->players == NULL) return usage("%s", "--create needs --players N");
     if (parse_u64(o->players, 1, GK_TOKEN_PLAYERS_MAX, &v) != 0)
       return usage("--players '%s' is not 1..16", o->players);
     g->max_players = (uint8_t)v;
   } else {
-    if (o->players != NULL)
-      return usage("%s", "--players is for --create");
+    if (o->players != NULL) return usage("%s", "--players is for --create");
     if (strlen(o->join) > GK_TOKEN_CODE_LEN)
       return usage("room code '%s' is too long", o->join);
     g->kind = GK_TOKEN_JOIN;
@@ -198,21 +185,18 @@ static int grant_from_opts(const opts *o, gk_token_grant *g) {
     }
   }
   char err[MSG_MAX];
-  if (gk_token_grant_check(g, err, sizeof err) != 0)
-    return usage("%s", err);
+  if (gk_token_grant_check(g, err, sizeof err) != 0) return usage("%s", err);
   return 0;
 }
 
 static int cmd_mint(int argc, char **argv) {
   opts o;
   int rc = parse_opts(argc, argv, 0, &o);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   if (o.out != NULL || o.protocol != NULL)
     return usage("%s", "mint takes no --out or --protocol");
   uint64_t client, expires = 60, now;
-  if (o.client == NULL)
-    return usage("%s", "mint needs --client ID");
+  if (o.client == NULL) return usage("%s", "mint needs --client ID");
   if (parse_u64(o.client, 0, UINT64_MAX, &client) != 0)
     return usage("--client '%s' is not an unsigned 64-bit number", o.client);
   if (o.expires_in != NULL &&
@@ -222,8 +206,7 @@ static int cmd_mint(int argc, char **argv) {
   if ((rc = grant_from_opts(&o, &g)) != 0 || (rc = now_or(o.now, &now)) != 0)
     return rc;
   uint8_t key[GK_TOKEN_KEY_BYTES];
-  if ((rc = load_key(o.key, key)) != 0)
-    return rc;
+  if ((rc = load_key(o.key, key)) != 0) return rc;
   uint8_t tok[GK_TOKEN_BYTES];
   char text[GK_TOKEN_B64_LEN + 1];
   rc = gk_token_mint(&g, client, now, (uint32_t)expires, key, tok);
@@ -234,8 +217,7 @@ static int cmd_mint(int argc, char **argv) {
   }
   gk_token_to_base64(tok, text);
   if (printf("%s\n", text) < 0 || fflush(stdout) != 0) {
-    fprintf(stderr, "gk-token: cannot write the token: %s\n",
-            strerror(errno));
+    fprintf(stderr, "gk-token: cannot write the token: %s\n", strerror(errno));
     return EXIT_USAGE;
   }
   return 0;
@@ -249,8 +231,7 @@ static void add_u64(cJSON *o, const char *name, uint64_t v) {
 
 static void add_hex(cJSON *o, const char *name, const uint8_t *b, size_t n) {
   char buf[2 * GK_TOKEN_NONCE_BYTES + 1];
-  for (size_t i = 0; i < n; i++)
-    snprintf(buf + 2 * i, 3, "%02x", b[i]);
+  for (size_t i = 0; i < n; i++) snprintf(buf + 2 * i, 3, "%02x", b[i]);
   buf[2 * n] = '\0';
   cJSON_AddStringToObject(o, name, buf);
 }
@@ -294,25 +275,21 @@ static int token_text(const char *arg, char *buf, size_t cap, size_t *len) {
 static int cmd_inspect(int argc, char **argv) {
   opts o;
   int rc = parse_opts(argc, argv, 1, &o);
-  if (rc != 0)
-    return rc;
+  if (rc != 0) return rc;
   if (o.token == NULL)
     return usage("%s", "inspect needs a TOKEN (or - for stdin)");
   if (o.out || o.client || o.create || o.players || o.join || o.slot ||
       o.expires_in || o.spectator)
     return usage("%s", "inspect takes --key, --protocol, --now and TOKEN");
   uint64_t now, protocol = GK_TOKEN_PROTOCOL;
-  if ((rc = now_or(o.now, &now)) != 0)
-    return rc;
+  if ((rc = now_or(o.now, &now)) != 0) return rc;
   if (o.protocol != NULL && parse_u64(o.protocol, 0, UINT32_MAX, &protocol))
     return usage("--protocol '%s' is not a u32", o.protocol);
   uint8_t key[GK_TOKEN_KEY_BYTES];
-  if ((rc = load_key(o.key, key)) != 0)
-    return rc;
+  if ((rc = load_key(o.key, key)) != 0) return rc;
   char text[GK_TOKEN_B64_LEN + 2];
   size_t len = 0;
-  if ((rc = token_text(o.token, text, sizeof text, &len)) != 0)
-    return rc;
+  if ((rc = token_text(o.token, text, sizeof text, &len)) != 0) return rc;
 
   char why[MSG_MAX] = "";
   uint8_t tok[GK_TOKEN_BYTES];
@@ -321,13 +298,14 @@ static int cmd_inspect(int argc, char **argv) {
   int have_pub = 0, authentic = 0;
   int code = gk_token_from_base64(text, len, tok);
   if (code != 0) {
-    snprintf(why, sizeof why, "not a token in base64url (%d characters, "
-             "expected %d of [A-Za-z0-9_-]): %s", (int)len, GK_TOKEN_B64_LEN,
-             gk_strerror(code));
+    snprintf(why, sizeof why,
+             "not a token in base64url (%d characters, "
+             "expected %d of [A-Za-z0-9_-]): %s",
+             (int)len, GK_TOKEN_B64_LEN, gk_strerror(code));
   } else {
     have_pub = gk_token_peek(tok, sizeof tok, &pub) == 0;
-    code = gk_token_open(tok, sizeof tok, key, (uint32_t)protocol, now, &t,
-                         why, sizeof why);
+    code = gk_token_open(tok, sizeof tok, key, (uint32_t)protocol, now, &t, why,
+                         sizeof why);
     authentic = code == 0;
     /* Expiry is checked last: such a token is authentic and well-formed,
      * so open it at its own creation time to show what it grants. */
@@ -371,18 +349,14 @@ static int cmd_inspect(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2)
-    return usage("%s", "no command");
+  if (argc < 2) return usage("%s", "no command");
   const char *cmd = argv[1];
   if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
     fputs(usage_text, stdout);
     return 0;
   }
-  if (strcmp(cmd, "keygen") == 0)
-    return cmd_keygen(argc, argv);
-  if (strcmp(cmd, "mint") == 0)
-    return cmd_mint(argc, argv);
-  if (strcmp(cmd, "inspect") == 0)
-    return cmd_inspect(argc, argv);
+  if (strcmp(cmd, "keygen") == 0) return cmd_keygen(argc, argv);
+  if (strcmp(cmd, "mint") == 0) return cmd_mint(argc, argv);
+  if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc, argv);
   return usage("unknown command '%s'", cmd);
 }

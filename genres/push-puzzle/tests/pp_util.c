@@ -23,15 +23,13 @@ char *pp_read_file(const char *path, size_t *len) {
   }
   fclose(f);
   buf[n] = '\0';
-  if (len != NULL)
-    *len = n;
+  if (len != NULL) *len = n;
   return buf;
 }
 
 static void collect(void *ctx, const gk_event *ev) {
   pp_harness *h = ctx;
-  if (h->nevents < PP_EVENTS_KEPT)
-    h->events[h->nevents++] = *ev;
+  if (h->nevents < PP_EVENTS_KEPT) h->events[h->nevents++] = *ev;
 }
 
 void pp_start(pp_harness *h, const char *levels, uint32_t players,
@@ -132,8 +130,7 @@ char *pp_board(const gk_sim *sim, const void *state) {
       out[k++] = ch;
     }
     /* trim trailing blanks so pictures need none */
-    while (k > 0 && out[k - 1] == ' ')
-      k--;
+    while (k > 0 && out[k - 1] == ' ') k--;
     out[k++] = '\n';
   }
   out[k] = '\0';
@@ -168,6 +165,6 @@ uint64_t pp_sample(const gk_sim *sim, const void *state, const char *name) {
 
 void pp_lurd(gk_pp_moves *m, const char *lurd) {
   char err[GK_ERRMSG_MAX] = "";
-  cr_assert_eq(gk_pp_lurd_parse(m, lurd, strlen(lurd), "t", err, sizeof err),
-               0, "%s", err);
+  cr_assert_eq(gk_pp_lurd_parse(m, lurd, strlen(lurd), "t", err, sizeof err), 0,
+               "%s", err);
 }

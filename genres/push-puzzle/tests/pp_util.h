@@ -31,8 +31,7 @@ char *pp_read_file(const char *path, size_t *len);
 
 /* Starts a run on `levels` (NULL: shipped levels) with `players`, advance
  * off unless `advance`. Asserts success. */
-void pp_start(pp_harness *h, const char *levels, uint32_t players,
-              int advance);
+void pp_start(pp_harness *h, const char *levels, uint32_t players, int advance);
 void pp_stop(pp_harness *h);
 /* One step with records for every player (players * 2 bytes). */
 void pp_step(pp_harness *h, const uint8_t *records);

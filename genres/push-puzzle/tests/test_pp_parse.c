@@ -110,11 +110,13 @@ Test(push_puzzle_xsb, boxes_and_goals_must_match) {
 
 Test(push_puzzle_xsb, an_open_edge_is_reported_where_the_pusher_walks_off) {
   /* a gap in the right wall on line 2 */
-  expect_xsb_error("#####\n#@$. \n#####\n",
-                   "set.sok:2:5: open edge: a pusher can walk off the map here");
+  expect_xsb_error(
+      "#####\n#@$. \n#####\n",
+      "set.sok:2:5: open edge: a pusher can walk off the map here");
   /* a short row leaves the map open past its end */
-  expect_xsb_error("######\n#@$.\n######\n",
-                   "set.sok:2:5: open edge: a pusher can walk off the map here");
+  expect_xsb_error(
+      "######\n#@$.\n######\n",
+      "set.sok:2:5: open edge: a pusher can walk off the map here");
   /* a box outside the walls */
   expect_xsb_error("#####   \n#@$.#  $\n#####  .\n",
                    "set.sok:2:8: open edge: a box outside the walls");
@@ -123,24 +125,26 @@ Test(push_puzzle_xsb, an_open_edge_is_reported_where_the_pusher_walks_off) {
 Test(push_puzzle_xsb, levels_over_the_size_limits_are_refused) {
   gk_pp_set set;
   const char *text = "#######\n#@ $ .#\n#######\n";
-  cr_expect_eq(gk_pp_set_parse(&set, text, strlen(text), "big", 6, 64, err,
-                               sizeof err),
-               GK_EPARSE);
+  cr_expect_eq(
+      gk_pp_set_parse(&set, text, strlen(text), "big", 6, 64, err, sizeof err),
+      GK_EPARSE);
   cr_expect_str_eq(err, "big:1:7: level is wider than the limit (max_width)");
-  cr_expect_eq(gk_pp_set_parse(&set, text, strlen(text), "big", 64, 2, err,
-                               sizeof err),
-               GK_EPARSE);
+  cr_expect_eq(
+      gk_pp_set_parse(&set, text, strlen(text), "big", 64, 2, err, sizeof err),
+      GK_EPARSE);
   cr_expect_str_eq(err, "big:3:1: level is taller than the limit (max_height)");
 }
 
 Test(push_puzzle_xsb, more_than_sixteen_pushers_are_refused) {
-  expect_xsb_error("###################\n#@@@@@@@@@@@@@@@@@#\n#$               .#\n"
-                   "###################\n",
-                   "set.sok:2:18: too many pushers (at most 16)");
+  expect_xsb_error(
+      "###################\n#@@@@@@@@@@@@@@@@@#\n#$               .#\n"
+      "###################\n",
+      "set.sok:2:18: too many pushers (at most 16)");
 }
 
 Test(push_puzzle_xsb, text_without_a_level_is_refused) {
-  expect_xsb_error("; nothing here\nTitle: empty\n", "set.sok:2:1: no level found");
+  expect_xsb_error("; nothing here\nTitle: empty\n",
+                   "set.sok:2:1: no level found");
   expect_xsb_error("", "set.sok:1:1: no level found");
 }
 
@@ -149,9 +153,9 @@ Test(push_puzzle_xsb, the_two_player_map_has_two_pushers_in_reading_order) {
   char *text = pp_read_file(
       GK_SOURCE_ROOT "/tests/data/push-puzzle/coop/multiplayer0001.sok", &len);
   gk_pp_set set;
-  cr_assert_eq(gk_pp_set_parse(&set, text, len, "coop", 64, 64, err,
-                               sizeof err),
-               0, "%s", err);
+  cr_assert_eq(
+      gk_pp_set_parse(&set, text, len, "coop", 64, 64, err, sizeof err), 0,
+      "%s", err);
   const gk_pp_level *l = &set.levels[0];
   cr_assert_eq(l->npushers, 2);
   cr_expect_eq(l->pushers[0], 3u * l->width + 1);
@@ -174,8 +178,7 @@ static void expect_moves(const char *text, const char *want) {
   static const char letters[] = "lurdLURD";
   char got[256];
   size_t n = m.count < sizeof got - 1 ? m.count : sizeof got - 1;
-  for (size_t i = 0; i < n; i++)
-    got[i] = letters[m.moves[i] & 7u];
+  for (size_t i = 0; i < n; i++) got[i] = letters[m.moves[i] & 7u];
   got[n] = '\0';
   cr_expect_str_eq(got, want, "%s", text);
   gk_pp_moves_close(&m);
@@ -232,22 +235,18 @@ Test(push_puzzle_lurd, expansion_and_nesting_are_bounded) {
                     "s.sol:1:1: solution expands to too many moves");
   char deep[GK_PP_LURD_DEPTH * 2 + 8];
   size_t k = 0;
-  for (int i = 0; i < GK_PP_LURD_DEPTH + 1; i++)
-    deep[k++] = '(';
+  for (int i = 0; i < GK_PP_LURD_DEPTH + 1; i++) deep[k++] = '(';
   deep[k++] = 'r';
-  for (int i = 0; i < GK_PP_LURD_DEPTH + 1; i++)
-    deep[k++] = ')';
+  for (int i = 0; i < GK_PP_LURD_DEPTH + 1; i++) deep[k++] = ')';
   deep[k] = '\0';
   gk_pp_moves m;
   cr_expect_eq(lurd(&m, deep), GK_ETOOBIG);
   cr_expect_str_eq(err, "s.sol:1:33: groups nested too deeply");
   /* exactly the limit is fine */
   k = 0;
-  for (int i = 0; i < GK_PP_LURD_DEPTH; i++)
-    deep[k++] = '(';
+  for (int i = 0; i < GK_PP_LURD_DEPTH; i++) deep[k++] = '(';
   deep[k++] = 'r';
-  for (int i = 0; i < GK_PP_LURD_DEPTH; i++)
-    deep[k++] = ')';
+  for (int i = 0; i < GK_PP_LURD_DEPTH; i++) deep[k++] = ')';
   deep[k] = '\0';
   cr_expect_eq(lurd(&m, deep), 0, "%s", err);
   cr_expect_eq(m.count, 1);

@@ -196,8 +196,7 @@ static uint32_t pusher_x(pp_harness *h) {
   const char *at = strchr(b, '@');
   cr_assert_not_null(at);
   const char *row = at;
-  while (row > b && row[-1] != '\n')
-    row--;
+  while (row > b && row[-1] != '\n') row--;
   uint32_t x = (uint32_t)(at - row);
   free(b);
   return x;
@@ -217,8 +216,7 @@ Test(push_puzzle_rules, a_held_direction_repeats_after_12_steps_then_every_6) {
   for (uint32_t s = 1; s <= 40; s++) {
     pp_press(&h, 0, R, 0);
     uint32_t nx = pusher_x(&h);
-    if (nx != x && n < 8)
-      moved_at[n++] = s;
+    if (nx != x && n < 8) moved_at[n++] = s;
     x = nx;
   }
   cr_assert_eq(n, 5);
@@ -229,21 +227,20 @@ Test(push_puzzle_rules, a_held_direction_repeats_after_12_steps_then_every_6) {
   cr_expect_eq(moved_at[4], 36);
   /* releasing stops it; holding again without a press does nothing */
   pp_press(&h, 0, 0, 0);
-  for (int s = 0; s < 30; s++)
-    pp_press(&h, 0, R, 0);
+  for (int s = 0; s < 30; s++) pp_press(&h, 0, R, 0);
   cr_expect_eq(pusher_x(&h), 7);
   /* a new press restarts the timer from zero */
   pp_press(&h, 0, R, R);
   cr_expect_eq(pusher_x(&h), 8);
-  for (int s = 1; s < 12; s++)
-    pp_press(&h, 0, R, 0);
+  for (int s = 1; s < 12; s++) pp_press(&h, 0, R, 0);
   cr_expect_eq(pusher_x(&h), 8);
   pp_press(&h, 0, R, 0);
   cr_expect_eq(pusher_x(&h), 9);
   pp_stop(&h);
 }
 
-Test(push_puzzle_rules, several_directions_pressed_at_once_take_the_lowest_bit) {
+Test(push_puzzle_rules,
+     several_directions_pressed_at_once_take_the_lowest_bit) {
   pp_harness h;
   pp_start(&h, "#####\n#   #\n# @ #\n#   #\n#$. #\n#####\n", 1, 0);
   pp_press(&h, 0, 0, U | R | D); /* up wins over right and down */
@@ -278,8 +275,7 @@ Test(push_puzzle_rules, undo_wins_over_a_direction_in_the_same_press) {
   pp_press(&h, 0, R, R | GK_PP_UNDO);
   expect_board(&h, "#######\n#@ $ .#\n#######\n");
   /* and the undo ended the hold: holding on moves nothing */
-  for (int s = 0; s < 20; s++)
-    pp_press(&h, 0, R, 0);
+  for (int s = 0; s < 20; s++) pp_press(&h, 0, R, 0);
   expect_board(&h, "#######\n#@ $ .#\n#######\n");
   pp_stop(&h);
 }
@@ -307,15 +303,12 @@ Test(push_puzzle_rules, the_undo_history_is_bounded_by_undo_limit) {
   gk_value lv = {GK_VALUE_STRING, 0, "#########\n#@   $ .#\n#########\n"};
   gk_value lim = {GK_VALUE_INT, 2, NULL};
   cr_assert_eq(sim->config_set(&h.cfg, "levels", &lv, err, sizeof err), 0);
-  cr_assert_eq(sim->config_set(&h.cfg, "undo_limit", &lim, err, sizeof err),
-               0);
+  cr_assert_eq(sim->config_set(&h.cfg, "undo_limit", &lim, err, sizeof err), 0);
   h.players = 1;
   h.state = sim->create(&h.cfg, 0, 1, err, sizeof err);
   cr_assert_not_null(h.state, "%s", err);
-  for (int i = 0; i < 4; i++)
-    pp_press(&h, 0, 0, R);
-  for (int i = 0; i < 4; i++)
-    pp_press(&h, 0, 0, GK_PP_UNDO);
+  for (int i = 0; i < 4; i++) pp_press(&h, 0, 0, R);
+  for (int i = 0; i < 4; i++) pp_press(&h, 0, 0, GK_PP_UNDO);
   expect_board(&h, "#########\n#  @ $ .#\n#########\n");
   cr_expect_eq(hud(&h, "moves"), 2);
   pp_stop(&h);
@@ -335,7 +328,8 @@ static char *duo_level(void) {
   return s;
 }
 
-Test(push_puzzle_rules, players_act_in_slot_order_when_they_contend_for_a_cell) {
+Test(push_puzzle_rules,
+     players_act_in_slot_order_when_they_contend_for_a_cell) {
   pp_harness h;
   char *lvl = duo_level();
   pp_start(&h, "#######\n#@ @ .#\n#  $  #\n#######\n", 2, 0);
@@ -426,9 +420,8 @@ Test(push_puzzle_rules, extra_slots_idle_and_extra_pushers_are_removed) {
 
 Test(push_puzzle_rules, the_two_player_map_loads_both_pushers) {
   size_t len;
-  char *text = pp_read_file(GK_SOURCE_ROOT
-                            "/tests/data/push-puzzle/coop/multiplayer0001.sok",
-                            &len);
+  char *text = pp_read_file(
+      GK_SOURCE_ROOT "/tests/data/push-puzzle/coop/multiplayer0001.sok", &len);
   pp_harness h;
   pp_start(&h, text, 2, 0);
   char *b = pp_board(sim, h.state);
@@ -467,7 +460,9 @@ static void dev_end_step(gk_input *in) {
   d->rec[1] = 0;
   d->end_steps++;
 }
-static void dev_end_frame(gk_input *in) { ((device *)in)->end_frames++; }
+static void dev_end_frame(gk_input *in) {
+  ((device *)in)->end_frames++;
+}
 
 typedef struct samples {
   uint32_t count;
@@ -478,8 +473,7 @@ static void on_sample(void *ctx, gk_loop *loop, uint64_t now_ms) {
   (void)now_ms;
   samples *s = ctx;
   if (s->count < 64)
-    s->moves[s->count++] =
-        pp_sample(loop->sim, gk_loop_state(loop), "moves");
+    s->moves[s->count++] = pp_sample(loop->sim, gk_loop_state(loop), "moves");
 }
 
 Test(push_puzzle_rules, one_press_is_one_turn_when_a_frame_runs_five_steps) {
@@ -488,12 +482,13 @@ Test(push_puzzle_rules, one_press_is_one_turn_when_a_frame_runs_five_steps) {
   gk_pp_config cfg;
   sim->config_default(&cfg);
   char err[GK_ERRMSG_MAX];
-  gk_value lv = {GK_VALUE_STRING, 0, "##########\n#@      .#\n#  $     #\n"
-                                     "##########\n"};
-  cr_assert_eq(sim->config_set(&cfg, "levels", &lv, err, sizeof err), 0,
-               "%s", err);
-  cr_assert_eq(gk_loop_start(&loop, sim, &cfg, 7, 1, err, sizeof err), 0,
-               "%s", err);
+  gk_value lv = {GK_VALUE_STRING, 0,
+                 "##########\n#@      .#\n#  $     #\n"
+                 "##########\n"};
+  cr_assert_eq(sim->config_set(&cfg, "levels", &lv, err, sizeof err), 0, "%s",
+               err);
+  cr_assert_eq(gk_loop_start(&loop, sim, &cfg, 7, 1, err, sizeof err), 0, "%s",
+               err);
   samples s = {0, {0}};
   cr_assert_eq(gk_loop_on_sample(&loop, on_sample, &s), 0);
   device dev;
@@ -505,8 +500,8 @@ Test(push_puzzle_rules, one_press_is_one_turn_when_a_frame_runs_five_steps) {
   /* a slow frame: 100 ms is six steps of 1/60 s; five are run, the rest
    * of the backlog is dropped */
   dev.rec[1] = R;
-  int ran = gk_loop_frame(&loop, &dev.base, gk_budget_seconds_ns(100000000u),
-                          100);
+  int ran =
+      gk_loop_frame(&loop, &dev.base, gk_budget_seconds_ns(100000000u), 100);
   cr_expect_eq(ran, GK_LOOP_MAX_CATCHUP);
   cr_expect_eq(dev.end_steps, 5);
   cr_expect_eq(dev.end_frames, 1);
@@ -543,7 +538,8 @@ static void count_events(void *ctx, gk_loop *loop, const gk_event *ev) {
     c->dropped += ev->fields[0].value;
 }
 
-Test(push_puzzle_events, a_frame_with_more_events_than_the_queue_reports_how_many_were_dropped) {
+Test(push_puzzle_events,
+     a_frame_with_more_events_than_the_queue_reports_how_many_were_dropped) {
   const gk_sim *pp = &gk_push_puzzle_sim;
   gk_pp_config cfg;
   pp->config_default(&cfg);

@@ -28,8 +28,7 @@ static void on_event(void *ctx, gk_loop *loop, const gk_event *ev) {
     s->started++;
     return;
   }
-  if (strcmp(ev->name, "level_solved") != 0)
-    return;
+  if (strcmp(ev->name, "level_solved") != 0) return;
   s->solved++;
   s->step = ev->step;
   for (uint32_t i = 0; i < ev->nfields; i++) {
@@ -74,8 +73,7 @@ static solved_log play(const char *levels, const char *lurd, size_t lurdlen,
   uint64_t left = m.count;
   while (left > 0) {
     uint64_t n = left < chunk ? left : chunk;
-    cr_assert_eq(gk_loop_frame(&loop, &in.base, gk_budget_steps(n), 0),
-                 (int)n);
+    cr_assert_eq(gk_loop_frame(&loop, &in.base, gk_budget_steps(n), 0), (int)n);
     left -= n;
   }
   cr_expect_eq(loop.steps, m.count);
@@ -88,8 +86,8 @@ static solved_log play(const char *levels, const char *lurd, size_t lurdlen,
   return s;
 }
 
-Test(push_puzzle_solutions, all_90_xsokoban_levels_are_solved_in_the_published_moves,
-     .timeout = 120) {
+Test(push_puzzle_solutions,
+     all_90_xsokoban_levels_are_solved_in_the_published_moves, .timeout = 120) {
   uint32_t done = 0;
   uint64_t total_moves = 0;
   for (int i = 1; i <= 90; i++) {
@@ -107,8 +105,8 @@ Test(push_puzzle_solutions, all_90_xsokoban_levels_are_solved_in_the_published_m
     /* the expected count comes from the published text itself */
     gk_pp_moves m;
     char err[GK_ERRMSG_MAX] = "";
-    cr_assert_eq(gk_pp_lurd_parse(&m, lurd, sl, sol, err, sizeof err), 0,
-                 "%s", err);
+    cr_assert_eq(gk_pp_lurd_parse(&m, lurd, sl, sol, err, sizeof err), 0, "%s",
+                 err);
     size_t expected = m.count;
     gk_pp_moves_close(&m);
 
@@ -143,18 +141,18 @@ Test(push_puzzle_solutions, the_published_counts_match_a_strict_check) {
   gk_pp_moves m;
   cr_assert_eq(gk_pp_lurd_parse(&m, lurd, sl, "x1.sol", err, sizeof err), 0);
   gk_pp_check_result res;
-  cr_assert_eq(gk_pp_check(&set.levels[0], &m, 0, lurd, sl, &res, err,
-                           sizeof err),
-               0, "%s", err);
+  cr_assert_eq(
+      gk_pp_check(&set.levels[0], &m, 0, lurd, sl, &res, err, sizeof err), 0,
+      "%s", err);
   cr_expect(res.solved);
   cr_expect_eq(res.moves_done, m.count);
   cr_expect_eq(res.solved_at, m.count);
   solved_log s = play(level, lurd, sl, "x1.sol", 1000);
   cr_expect_eq((uint32_t)s.pushes, res.pushes);
   /* the same solution checked strictly fails at its first push */
-  cr_expect_eq(gk_pp_check(&set.levels[0], &m, 1, lurd, sl, &res, err,
-                           sizeof err),
-               GK_EMISMATCH);
+  cr_expect_eq(
+      gk_pp_check(&set.levels[0], &m, 1, lurd, sl, &res, err, sizeof err),
+      GK_EMISMATCH);
   cr_expect_eq(res.pushes, 0);
   cr_expect_not_null(strstr(err, "pushes a box but is lower case"), "%s", err);
   gk_pp_moves_close(&m);
@@ -200,8 +198,8 @@ Test(push_puzzle_solutions, a_room_with_no_options_plays_the_shipped_levels) {
   sim->config_default(&cfg);
   gk_loop loop;
   cr_assert_eq(gk_loop_init(&loop, NULL), 0);
-  cr_assert_eq(gk_loop_start(&loop, sim, &cfg, 3, 1, err, sizeof err), 0,
-               "%s", err);
+  cr_assert_eq(gk_loop_start(&loop, sim, &cfg, 3, 1, err, sizeof err), 0, "%s",
+               err);
   solved_log s;
   memset(&s, 0, sizeof s);
   gk_loop_on_event(&loop, on_event, &s);

@@ -33,8 +33,7 @@ typedef struct bots {
 static void bots_init(bots *b, const gk_pp_config *cfg, uint32_t players,
                       uint64_t seed) {
   b->players = players;
-  for (uint32_t i = 0; i < players; i++)
-    sim->bot_init(b->bot[i], cfg, seed, i);
+  for (uint32_t i = 0; i < players; i++) sim->bot_init(b->bot[i], cfg, seed, i);
 }
 
 static void bots_next(bots *b, uint8_t *rec, uint32_t *undos) {
@@ -278,8 +277,7 @@ Test(push_puzzle_config, defaults_enumerate_in_a_fixed_order) {
   cr_assert_eq(l.n, 6);
   static const char *const want[] = {"levels",    "level",      "advance",
                                      "max_width", "max_height", "undo_limit"};
-  for (uint32_t i = 0; i < 6; i++)
-    cr_expect_str_eq(l.keys[i], want[i]);
+  for (uint32_t i = 0; i < 6; i++) cr_expect_str_eq(l.keys[i], want[i]);
   cr_expect_str_eq(l.values[0].s, "");
   cr_expect_eq(l.values[1].i, 0);
   cr_expect_eq(l.values[2].type, GK_VALUE_BOOL);
@@ -292,7 +290,8 @@ Test(push_puzzle_config, each_key_round_trips_through_config_each) {
   gk_pp_config a, b;
   sim->config_default(&a);
   sim->config_default(&b);
-  gk_value v = {GK_VALUE_STRING, 0, "#####\n#@$.#\n#####\n\n#####\n#.$@#\n#####\n"};
+  gk_value v = {GK_VALUE_STRING, 0,
+                "#####\n#@$.#\n#####\n\n#####\n#.$@#\n#####\n"};
   cr_assert_eq(sim->config_set(&a, "levels", &v, err, sizeof err), 0);
   gk_value one = {GK_VALUE_INT, 1, NULL};
   gk_value no = {GK_VALUE_BOOL, 0, NULL};
@@ -409,8 +408,8 @@ Test(push_puzzle_bot, bots_play_a_room_with_no_options_through_gameloop) {
   for (int run = 0; run < 2; run++) {
     gk_loop loop;
     cr_assert_eq(gk_loop_init(&loop, NULL), 0);
-    cr_assert_eq(gk_loop_start(&loop, sim, &c, 5, 4, err, sizeof err), 0,
-                 "%s", err);
+    cr_assert_eq(gk_loop_start(&loop, sim, &c, 5, 4, err, sizeof err), 0, "%s",
+                 err);
     bots b;
     bots_init(&b, &c, 4, 77);
     uint8_t rec[4 * GK_PP_INPUT_SIZE];

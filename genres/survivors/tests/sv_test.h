@@ -19,30 +19,26 @@ typedef struct sv_events {
 
 static inline void sv_record(void *ctx, const gk_event *ev) {
   sv_events *r = ctx;
-  if (r->n < 256)
-    r->ev[r->n++] = *ev;
+  if (r->n < 256) r->ev[r->n++] = *ev;
 }
 
 /* The first recorded event with this name, or NULL. */
 static inline const gk_event *sv_find(const sv_events *r, const char *name) {
   for (unsigned i = 0; i < r->n; i++)
-    if (strcmp(r->ev[i].name, name) == 0)
-      return &r->ev[i];
+    if (strcmp(r->ev[i].name, name) == 0) return &r->ev[i];
   return NULL;
 }
 
 static inline unsigned sv_count(const sv_events *r, const char *name) {
   unsigned n = 0;
-  for (unsigned i = 0; i < r->n; i++)
-    n += strcmp(r->ev[i].name, name) == 0;
+  for (unsigned i = 0; i < r->n; i++) n += strcmp(r->ev[i].name, name) == 0;
   return n;
 }
 
 static inline int64_t sv_field(const gk_event *e, const char *key) {
   cr_assert_not_null(e);
   for (uint32_t i = 0; i < e->nfields; i++)
-    if (strcmp(e->fields[i].key, key) == 0)
-      return e->fields[i].value;
+    if (strcmp(e->fields[i].key, key) == 0) return e->fields[i].value;
   cr_assert_fail("event %s has no field %s", e->name, key);
   return 0;
 }
@@ -77,8 +73,7 @@ static inline void sv_step_with(gk__sv_state *s, const uint8_t *records,
 }
 
 static inline void sv_steps(gk__sv_state *s, unsigned n, sv_events *ev) {
-  for (unsigned i = 0; i < n; i++)
-    sv_step_with(s, NULL, ev);
+  for (unsigned i = 0; i < n; i++) sv_step_with(s, NULL, ev);
 }
 
 #endif

@@ -69,8 +69,7 @@ Test(survivors_move, players_stop_at_the_arena_edge) {
   place_player(s, 0, 14, 14);
   uint8_t rec[4];
   gk_sv_input_pack(rec, -128, -128, 0, 0);
-  for (int i = 0; i < 10; i++)
-    sv_step_with(s, rec, NULL);
+  for (int i = 0; i < 10; i++) sv_step_with(s, rec, NULL);
   cr_assert_eq(s->p[0].x, FX(GK__SV_PLAYER_RADIUS));
   cr_assert_eq(s->p[0].y, FX(GK__SV_PLAYER_RADIUS));
   gk_survivors_sim.destroy(s);
@@ -78,7 +77,8 @@ Test(survivors_move, players_stop_at_the_arena_edge) {
 
 /* --- enemies ------------------------------------------------------------ */
 
-Test(survivors_enemies, an_enemy_chases_the_nearest_living_player_at_its_speed) {
+Test(survivors_enemies,
+     an_enemy_chases_the_nearest_living_player_at_its_speed) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
   gk__sv_state *s = sv_new(&cfg, 2);
@@ -107,7 +107,8 @@ Test(survivors_enemies, kinds_differ_in_speed_health_damage_and_size) {
     }
 }
 
-Test(survivors_enemies, enemies_on_one_spot_spread_out_until_they_barely_overlap) {
+Test(survivors_enemies,
+     enemies_on_one_spot_spread_out_until_they_barely_overlap) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
   gk__sv_state *s = sv_new(&cfg, 1);
@@ -148,7 +149,8 @@ Test(survivors_enemies, two_touching_enemies_are_pushed_apart) {
 
 /* --- weapons ------------------------------------------------------------ */
 
-Test(survivors_weapons, the_wand_shoots_the_nearest_enemy_and_the_shot_dies_on_hit) {
+Test(survivors_weapons,
+     the_wand_shoots_the_nearest_enemy_and_the_shot_dies_on_hit) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
   gk__sv_state *s = sv_new(&cfg, 1);
@@ -163,8 +165,7 @@ Test(survivors_weapons, the_wand_shoots_the_nearest_enemy_and_the_shot_dies_on_h
   cr_assert_eq(s->proj[0].vy, 0, "aimed straight at the nearer enemy");
   s->p[0].wtimer[GK_SV_WAND] = 1000; /* no second shot */
   unsigned t = 0;
-  while (s->n_proj == 1 && t++ < 60)
-    sv_step_with(s, NULL, &ev);
+  while (s->n_proj == 1 && t++ < 60) sv_step_with(s, NULL, &ev);
   cr_assert_eq(s->enemies[1].health, hp_near - 8, "level 1 wand: 8 damage");
   cr_assert_eq(s->enemies[0].health, hp_far, "a level 1 shot does not pierce");
   gk_survivors_sim.destroy(s);
@@ -185,8 +186,7 @@ Test(survivors_weapons, a_piercing_shot_hits_two_enemies_in_a_line) {
   sv_step_with(s, NULL, NULL);
   cr_assert_eq(s->n_proj, 2);
   s->p[0].wtimer[GK_SV_WAND] = 1000;
-  for (int t = 0; t < 80 && s->n_proj > 0; t++)
-    sv_step_with(s, NULL, NULL);
+  for (int t = 0; t < 80 && s->n_proj > 0; t++) sv_step_with(s, NULL, NULL);
   cr_assert_eq(s->n_proj, 0);
   int32_t dealt = 0;
   for (uint32_t i = 0; i < s->n_enemies; i++)
@@ -216,7 +216,8 @@ Test(survivors_weapons, a_shot_that_hits_nothing_expires) {
   gk_survivors_sim.destroy(s);
 }
 
-Test(survivors_weapons, the_aura_hurts_what_is_near_every_tick_and_nothing_farther) {
+Test(survivors_weapons,
+     the_aura_hurts_what_is_near_every_tick_and_nothing_farther) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
   gk__sv_state *s = sv_new(&cfg, 1);
@@ -270,8 +271,7 @@ Test(survivors_weapons, the_orbit_hurts_enemies_on_its_ring_only) {
     sv_step_with(s, NULL, NULL);
   }
   int hit = 0;
-  for (int k = 0; k < 8; k++)
-    hit += s->enemies[k].health < hp;
+  for (int k = 0; k < 8; k++) hit += s->enemies[k].health < hp;
   cr_assert_geq(hit, 4, "the orb swept past several ring enemies (%d)", hit);
   cr_assert_eq(s->enemies[8].health, hp);
   gk_survivors_sim.destroy(s);
@@ -286,8 +286,7 @@ Test(survivors_weapons, a_kill_drops_a_gem_and_reports_the_killer) {
   place_player(s, 1, 1400, 200);
   gk__sv_spawn_enemy(s, GK_SV_BAT, FX(560), FX(800));
   sv_events ev = {.n = 0};
-  for (int t = 0; t < 60 && s->kills == 0; t++)
-    sv_step_with(s, NULL, &ev);
+  for (int t = 0; t < 60 && s->kills == 0; t++) sv_step_with(s, NULL, &ev);
   cr_assert_eq(s->kills, 1);
   cr_assert_eq(s->n_enemies, 0);
   cr_assert_eq(s->n_gems, 1);
@@ -329,7 +328,8 @@ static gk__sv_state *leveled(const gk_sv_config *cfg, sv_events *ev) {
   return s;
 }
 
-Test(survivors_levels, a_level_up_offers_three_distinct_upgrades_and_freezes_play) {
+Test(survivors_levels,
+     a_level_up_offers_three_distinct_upgrades_and_freezes_play) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
   sv_events ev = {.n = 0};
@@ -346,8 +346,7 @@ Test(survivors_levels, a_level_up_offers_three_distinct_upgrades_and_freezes_pla
   uint8_t rec[8] = {0};
   gk_sv_input_pack(rec + 4, 127, 0, 0, 0); /* player 1 tries to move */
   gk_fx px1 = s->p[1].x;
-  for (int t = 0; t < 50; t++)
-    sv_step_with(s, rec, NULL);
+  for (int t = 0; t < 50; t++) sv_step_with(s, rec, NULL);
   cr_assert_eq(s->enemies[0].x, ex, "enemies frozen");
   cr_assert_eq(s->p[1].x, px1, "other players frozen too");
   cr_assert_eq(s->play_steps, play);
@@ -385,8 +384,7 @@ Test(survivors_levels, a_late_pick_is_still_taken_and_only_from_its_player) {
   gk__sv_state *s = leveled(&cfg, &ev);
   uint8_t rec[8] = {0};
   rec[4 + 3] = 1; /* player 1 has nothing pending: ignored */
-  for (int t = 0; t < 400; t++)
-    sv_step_with(s, rec, NULL);
+  for (int t = 0; t < 400; t++) sv_step_with(s, rec, NULL);
   cr_assert(s->p[0].pick_pending);
   uint8_t opt = s->p[0].options[2];
   memset(rec, 0, sizeof rec);
@@ -417,7 +415,8 @@ Test(survivors_levels, a_pick_not_made_in_time_takes_the_first_option) {
   gk_survivors_sim.destroy(s);
 }
 
-Test(survivors_levels, experience_for_two_levels_opens_a_second_pick_after_the_first) {
+Test(survivors_levels,
+     experience_for_two_levels_opens_a_second_pick_after_the_first) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
   gk__sv_state *s = sv_new(&cfg, 1);
@@ -453,8 +452,7 @@ Test(survivors_pause, a_press_pauses_at_that_step_and_the_next_press_resumes) {
   cr_assert_eq(s->p[0].x, px);
   uint8_t hold[8] = {0};
   gk_sv_input_pack(hold, 127, 0, 0, 0);
-  for (int t = 0; t < 30; t++)
-    sv_step_with(s, hold, NULL);
+  for (int t = 0; t < 30; t++) sv_step_with(s, hold, NULL);
   cr_assert_eq(s->play_steps, 0);
   cr_assert_eq(s->step, 31);
   memset(press, 0, sizeof press);
@@ -490,8 +488,7 @@ Test(survivors_end, contact_hurts_once_per_cooldown) {
   place_player(s, 0, 800, 800);
   gk__sv_spawn_enemy(s, GK_SV_BRUTE, FX(820), FX(800));
   sv_events ev = {.n = 0};
-  for (int t = 0; t < 31; t++)
-    sv_step_with(s, NULL, &ev);
+  for (int t = 0; t < 31; t++) sv_step_with(s, NULL, &ev);
   cr_assert_eq(sv_count(&ev, "player_hit"), 1);
   const gk_event *h = sv_find(&ev, "player_hit");
   cr_assert_eq(sv_field(h, "damage"), gk__sv_kinds[GK_SV_BRUTE].damage);
@@ -516,8 +513,7 @@ Test(survivors_end, the_last_player_dying_ends_the_run) {
   cr_assert_not(s->p[0].alive);
   cr_assert_eq(sv_field(sv_find(&ev, "player_died"), "reason"), 0);
   cr_assert_not(gk_survivors_sim.is_over(s), "player 1 still lives");
-  for (int t = 0; t < 2000 && !s->over; t++)
-    sv_step_with(s, NULL, &ev);
+  for (int t = 0; t < 2000 && !s->over; t++) sv_step_with(s, NULL, &ev);
   cr_assert(gk_survivors_sim.is_over(s));
   cr_assert_eq(sv_count(&ev, "player_died"), 2);
   const gk_event *go = sv_find(&ev, "game_over");
@@ -650,7 +646,8 @@ static void reference_move(const gk__sv_state *s, uint32_t i, gk_fx *nx,
   for (uint32_t j = 0; j < s->n_enemies; j++) {
     const gk__sv_enemy *o = &s->enemies[j];
     int64_t rr = (int64_t)(k->radius + gk__sv_kinds[o->kind].radius) << 8;
-    int64_t dx = ((int64_t)e->x - o->x) / 256, dy = ((int64_t)e->y - o->y) / 256;
+    int64_t dx = ((int64_t)e->x - o->x) / 256,
+            dy = ((int64_t)e->y - o->y) / 256;
     int64_t f = rr * rr - (dx * dx + dy * dy);
     if (j == i || dx >= rr || dx <= -rr || dy >= rr || dy <= -rr || f <= 0)
       continue;
@@ -681,8 +678,7 @@ Test(survivors_enemies, grid_separation_matches_an_all_pairs_reference) {
   gk__sv_state *s = sv_new(&cfg, 3);
   gk_rng rng;
   gk_rng_seed(&rng, 11, 3);
-  for (uint32_t i = 0; i < 3; i++)
-    disarm(s, i);
+  for (uint32_t i = 0; i < 3; i++) disarm(s, i);
   /* A dense crowd across cell borders and against the arena's edges, with
    * some enemies on exactly the same point. */
   for (int i = 0; i < 1500; i++) {
@@ -714,9 +710,9 @@ Test(survivors_enemies, grid_separation_matches_an_all_pairs_reference) {
 /* --- events ------------------------------------------------------------- */
 
 typedef struct ev_log {
-  uint32_t n;          /* events delivered */
-  uint32_t waves;      /* wave_started, all before any kill */
-  uint32_t kills;      /* enemy_killed, each with total == kills */
+  uint32_t n;     /* events delivered */
+  uint32_t waves; /* wave_started, all before any kill */
+  uint32_t kills; /* enemy_killed, each with total == kills */
   uint32_t out_of_order;
   uint32_t drops;      /* events_dropped events */
   uint32_t drop_index; /* position of the last one */
@@ -763,8 +759,8 @@ static gk__sv_state *crowd_run(void) {
 
 static void step_logged(gk__sv_state *s, ev_log *l) {
   uint8_t neutral[GK_SV_INPUT_SIZE] = {0};
-  gk_step_input in = {.step = s->step, .active_mask = 1, .players = 1,
-                      .inputs = neutral};
+  gk_step_input in = {
+      .step = s->step, .active_mask = 1, .players = 1, .inputs = neutral};
   memset(l, 0, sizeof *l);
   gk_survivors_sim.step(s, &in);
   gk_survivors_sim.drain_events(s, log_event, l);

@@ -19,8 +19,7 @@ typedef struct bot_input {
 
 static int bot_read(gk_input *in, uint64_t step, gk_step_input *out) {
   bot_input *b = (bot_input *)in;
-  if (step != b->next_step)
-    return GK_EINPUT;
+  if (step != b->next_step) return GK_EINPUT;
   b->next_step++;
   for (uint32_t i = 0; i < b->players; i++)
     gk_survivors_sim.bot_next(&b->bots[i], b->records + i * GK_SV_INPUT_SIZE);
@@ -32,8 +31,8 @@ static int bot_read(gk_input *in, uint64_t step, gk_step_input *out) {
   return 0;
 }
 
-static void bot_input_init(bot_input *b, const gk_sv_config *cfg,
-                           uint64_t seed, uint32_t players) {
+static void bot_input_init(bot_input *b, const gk_sv_config *cfg, uint64_t seed,
+                           uint32_t players) {
   memset(b, 0, sizeof *b);
   b->base.read = bot_read;
   b->players = players;
@@ -110,8 +109,7 @@ static void golden_run(run_result *res) {
         chain[st * 8 + (uint64_t)b] = (uint8_t)(h >> (8 * b));
     }
     const gk__sv_state *s = gk_loop_state(&loop);
-    if (s->paused && !was_paused)
-      res->pauses++;
+    if (s->paused && !was_paused) res->pauses++;
     was_paused = s->paused;
   }
   res->final_hash = loop.last_hash;
@@ -133,11 +131,12 @@ Test(survivors_golden, ten_minutes_of_three_bots_give_the_recorded_hashes,
   cr_assert_gt(r.t.hit, 0);
   cr_assert_gt(r.t.waves, 2);
   cr_assert_gt(r.pauses, 0, "the bots paused at least once");
-  fprintf(stderr, "golden: final %016llx chain %016llx levels %u timeouts %u "
-         "kills %u died %u over %u pauses %u\n",
-         (unsigned long long)r.final_hash, (unsigned long long)r.chain,
-         r.t.level_up, r.t.timed_out, r.t.killed, r.t.died, r.t.over,
-         r.pauses);
+  fprintf(stderr,
+          "golden: final %016llx chain %016llx levels %u timeouts %u "
+          "kills %u died %u over %u pauses %u\n",
+          (unsigned long long)r.final_hash, (unsigned long long)r.chain,
+          r.t.level_up, r.t.timed_out, r.t.killed, r.t.died, r.t.over,
+          r.pauses);
   cr_assert_eq(r.final_hash, UINT64_C(0xc811eccd94dc03aa),
                "final hash changed: %016llx", (unsigned long long)r.final_hash);
   cr_assert_eq(r.chain, UINT64_C(0x6869f6b50f4bb7c6),
@@ -165,8 +164,9 @@ Test(survivors_snapshot, a_restored_run_continues_with_the_same_hashes) {
   cr_assert_eq(gk_loop_init(&a, NULL), 0);
   cr_assert_eq(gk_loop_init(&b, NULL), 0);
   char err[GK_ERRMSG_MAX] = "";
-  cr_assert_eq(gk_loop_start(&a, &gk_survivors_sim, &cfg, 99, 4, err,
-                             sizeof err), 0, "%s", err);
+  cr_assert_eq(
+      gk_loop_start(&a, &gk_survivors_sim, &cfg, 99, 4, err, sizeof err), 0,
+      "%s", err);
   static bot_input in_a, in_b;
   bot_input_init(&in_a, &cfg, 5, 4);
   cr_assert_eq(gk_loop_frame(&a, &in_a.base, gk_budget_steps(5000), 0), 5000);
@@ -248,18 +248,32 @@ static void expect_refused(void (*corrupt)(gk__sv_state *), const char *what) {
   gk_survivors_sim.destroy(s);
 }
 
-static void bad_kind(gk__sv_state *s) { s->enemies[0].kind = 7; }
-static void bad_x(gk__sv_state *s) { s->enemies[0].x = FX(5000); }
-static void bad_players(gk__sv_state *s) { s->players = 9; }
-static void bad_level(gk__sv_state *s) { s->p[1].wlevel[2] = 9; }
-static void bad_option(gk__sv_state *s) { s->p[0].options[1] = 200; }
-static void gone_alive(gk__sv_state *s) { s->p[1].gone = 1; }
+static void bad_kind(gk__sv_state *s) {
+  s->enemies[0].kind = 7;
+}
+static void bad_x(gk__sv_state *s) {
+  s->enemies[0].x = FX(5000);
+}
+static void bad_players(gk__sv_state *s) {
+  s->players = 9;
+}
+static void bad_level(gk__sv_state *s) {
+  s->p[1].wlevel[2] = 9;
+}
+static void bad_option(gk__sv_state *s) {
+  s->p[0].options[1] = 200;
+}
+static void gone_alive(gk__sv_state *s) {
+  s->p[1].gone = 1;
+}
 static void bad_damage(gk__sv_state *s) {
   gk__sv_proj q = {FX(5), FX(5), 0, 0, -5, 0, 3, 0, 0};
   s->proj[0] = q;
   s->n_proj = 1;
 }
-static void bad_health(gk__sv_state *s) { s->p[0].health = 101; }
+static void bad_health(gk__sv_state *s) {
+  s->p[0].health = 101;
+}
 
 Test(survivors_snapshot, out_of_range_fields_are_refused_with_their_name) {
   expect_refused(bad_kind, "enemy kind");
@@ -315,8 +329,7 @@ Test(survivors_snapshot, random_bytes_never_crash_the_reader) {
       /* Whatever was accepted must step safely. */
       uint8_t rec[12] = {0};
       gk_step_input in = {0, 7u, 0, 3, rec};
-      for (int st = 0; st < 3; st++)
-        gk_survivors_sim.step(t, &in);
+      for (int st = 0; st < 3; st++) gk_survivors_sim.step(t, &in);
       gk_survivors_sim.destroy(t);
     }
   }
@@ -333,8 +346,9 @@ static uint64_t run_hash(uint64_t seed, uint32_t players, unsigned steps) {
   gk_loop loop;
   cr_assert_eq(gk_loop_init(&loop, NULL), 0);
   char err[GK_ERRMSG_MAX];
-  cr_assert_eq(gk_loop_start(&loop, &gk_survivors_sim, &cfg, seed, players,
-                             err, sizeof err), 0, "%s", err);
+  cr_assert_eq(gk_loop_start(&loop, &gk_survivors_sim, &cfg, seed, players, err,
+                             sizeof err),
+               0, "%s", err);
   static bot_input in;
   bot_input_init(&in, &cfg, seed, players);
   cr_assert_eq(gk_loop_frame(&loop, &in.base, gk_budget_steps(steps), 0),
@@ -344,7 +358,8 @@ static uint64_t run_hash(uint64_t seed, uint32_t players, unsigned steps) {
   return h;
 }
 
-Test(survivors_determinism, the_same_seed_gives_the_same_hash_and_another_does_not) {
+Test(survivors_determinism,
+     the_same_seed_gives_the_same_hash_and_another_does_not) {
   for (uint32_t players = 1; players <= 8; players += 7) {
     uint64_t a = run_hash(3, players, 3000), b = run_hash(3, players, 3000);
     cr_assert_eq(a, b);
@@ -370,10 +385,8 @@ static void sample_field(gk_writer *w, gk_field_kind kind, const char *name,
   r->fields++;
   if (kind == GK_FIELD_BEGIN && !strcmp(name, "players") && value == 1)
     r->saw_players = 1;
-  if (name && !strcmp(name, "kills"))
-    r->saw_kills = 1;
-  if (name && !strcmp(name, "health"))
-    r->saw_health = 1;
+  if (name && !strcmp(name, "kills")) r->saw_kills = 1;
+  if (name && !strcmp(name, "health")) r->saw_health = 1;
 }
 
 static void on_sample(void *ctx, gk_loop *loop, uint64_t now_ms) {
@@ -387,15 +400,17 @@ static void on_sample(void *ctx, gk_loop *loop, uint64_t now_ms) {
   r->samples++;
 }
 
-Test(survivors_samples, the_hud_is_sampled_every_250_ms_with_per_player_fields) {
+Test(survivors_samples,
+     the_hud_is_sampled_every_250_ms_with_per_player_fields) {
   gk_sv_config cfg;
   gk_survivors_sim.config_default(&cfg);
   cr_assert_eq(gk_survivors_sim.every_ms, 250);
   gk_loop loop;
   cr_assert_eq(gk_loop_init(&loop, NULL), 0);
   char err[GK_ERRMSG_MAX];
-  cr_assert_eq(gk_loop_start(&loop, &gk_survivors_sim, &cfg, 1, 2, err,
-                             sizeof err), 0, "%s", err);
+  cr_assert_eq(
+      gk_loop_start(&loop, &gk_survivors_sim, &cfg, 1, 2, err, sizeof err), 0,
+      "%s", err);
   sample_rec rec = {0};
   cr_assert_eq(gk_loop_on_sample(&loop, on_sample, &rec), 0);
   gk_const_input in;
@@ -431,11 +446,11 @@ Test(survivors_config, every_key_written_out_reads_back_to_the_same_config) {
   gk_survivors_sim.config_default(&a);
   char err[GK_ERRMSG_MAX];
   gk_value v = {GK_VALUE_INT, 2400, NULL};
-  cr_assert_eq(gk_survivors_sim.config_set(&a, "arena_width", &v, err,
-                                           sizeof err), 0);
+  cr_assert_eq(
+      gk_survivors_sim.config_set(&a, "arena_width", &v, err, sizeof err), 0);
   v = (gk_value){GK_VALUE_BOOL, 0, NULL};
-  cr_assert_eq(gk_survivors_sim.config_set(&a, "spawning", &v, err,
-                                           sizeof err), 0);
+  cr_assert_eq(gk_survivors_sim.config_set(&a, "spawning", &v, err, sizeof err),
+               0);
   memset(&b, 0x55, sizeof b);
   cfg_copy c = {&b, 0, 0};
   gk_survivors_sim.config_each(&a, copy_key, &c);
@@ -445,30 +460,36 @@ Test(survivors_config, every_key_written_out_reads_back_to_the_same_config) {
   cr_assert_eq(memcmp(&a, &b, sizeof a), 0);
 }
 
-Test(survivors_config, bad_keys_and_values_are_refused_with_a_message_naming_the_key) {
+Test(survivors_config,
+     bad_keys_and_values_are_refused_with_a_message_naming_the_key) {
   gk_sv_config cfg;
   gk_survivors_sim.config_default(&cfg);
   gk_sv_config before = cfg;
   char err[GK_ERRMSG_MAX];
   gk_value v = {GK_VALUE_INT, 5, NULL};
-  cr_assert_eq(gk_survivors_sim.config_set(&cfg, "arena_depth", &v, err,
-                                           sizeof err), GK_ENOTFOUND);
+  cr_assert_eq(
+      gk_survivors_sim.config_set(&cfg, "arena_depth", &v, err, sizeof err),
+      GK_ENOTFOUND);
   cr_assert_not_null(strstr(err, "arena_depth"), "%s", err);
   v.i = 100;
-  cr_assert_eq(gk_survivors_sim.config_set(&cfg, "arena_width", &v, err,
-                                           sizeof err), GK_ERANGE);
+  cr_assert_eq(
+      gk_survivors_sim.config_set(&cfg, "arena_width", &v, err, sizeof err),
+      GK_ERANGE);
   cr_assert_not_null(strstr(err, "arena_width"), "%s", err);
   v.i = (int64_t)1 << 40;
-  cr_assert_eq(gk_survivors_sim.config_set(&cfg, "max_enemies", &v, err,
-                                           sizeof err), GK_ERANGE);
+  cr_assert_eq(
+      gk_survivors_sim.config_set(&cfg, "max_enemies", &v, err, sizeof err),
+      GK_ERANGE);
   cr_assert_not_null(strstr(err, "max_enemies"), "%s", err);
   v = (gk_value){GK_VALUE_STRING, 0, "lots"};
-  cr_assert_eq(gk_survivors_sim.config_set(&cfg, "duration_steps", &v, err,
-                                           sizeof err), GK_EINVAL);
+  cr_assert_eq(
+      gk_survivors_sim.config_set(&cfg, "duration_steps", &v, err, sizeof err),
+      GK_EINVAL);
   cr_assert_not_null(strstr(err, "duration_steps"), "%s", err);
   v = (gk_value){GK_VALUE_INT, 1, NULL};
-  cr_assert_eq(gk_survivors_sim.config_set(&cfg, "spawning", &v, err,
-                                           sizeof err), GK_EINVAL);
+  cr_assert_eq(
+      gk_survivors_sim.config_set(&cfg, "spawning", &v, err, sizeof err),
+      GK_EINVAL);
   cr_assert_eq(memcmp(&cfg, &before, sizeof cfg), 0, "nothing changed");
 }
 
@@ -496,7 +517,8 @@ Test(survivors_config, the_descriptor_passes_the_core_check_and_is_registered) {
   cr_assert_leq(gk_survivors_sim.bot_size, 256);
 }
 
-Test(survivors_scale, two_thousand_enemies_and_a_thousand_shots_step_and_stay_capped) {
+Test(survivors_scale,
+     two_thousand_enemies_and_a_thousand_shots_step_and_stay_capped) {
   gk_sv_config cfg;
   gk_survivors_sim.config_default(&cfg);
   cfg.max_enemies = 2000;
