@@ -10,7 +10,7 @@
 #include "gk_genres_table.h"
 #undef GK__GENRE
 
-#define GK__GENRE(sym) &sym,
+#define GK__GENRE(sym) &sym, /* NOLINT(bugprone-macro-parentheses) */
 const gk_sim *const gk_genres[] = {
 #include "gk_genres_table.h"
     NULL,

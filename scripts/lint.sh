@@ -4,7 +4,8 @@
 # clang-tidy with .clang-tidy over the C files in BUILD_DIR's
 # compile_commands.json (default: build) that live in src/, tools/ and
 # genres/ (tests and fuzzers are not linted: they poke at edges on
-# purpose). Exits non-zero on any finding. Needs clang-format and
+# purpose), then scripts/shape.py (files <= 800 lines, functions <= 100).
+# Exits non-zero on any finding. Needs clang-format and
 # clang-tidy (Debian: clang-format, clang-tidy).
 set -eu
 cd "$(dirname "$0")/.."
@@ -15,16 +16,16 @@ status=0
 files=$(git ls-files '*.c' '*.h')
 # shellcheck disable=SC2086
 if ! clang-format --dry-run --Werror $files 2>/tmp/gk-format.$$; then
-  n=$(grep -c 'warning:' /tmp/gk-format.$$ || true)
+  n=$(grep -c -E 'warning:|error:' /tmp/gk-format.$$ || true)
   echo "lint: $n places not formatted (fix: clang-format -i \$(git ls-files '*.c' '*.h'))"
-  grep 'warning:' /tmp/gk-format.$$ | cut -d: -f1 | sort | uniq -c | head -20
+  grep -E 'warning:|error:' /tmp/gk-format.$$ | cut -d: -f1 | sort | uniq -c | head -20
   status=1
 fi
 rm -f /tmp/gk-format.$$
-if [ ! -f "$build/compile_commands.json" ]; then
-  echo "lint: $build/compile_commands.json missing (build first)"
-  exit 1
-fi
+# clang-tidy needs the compile commands and the generated headers
+# shellcheck disable=SC2086
+gk_install $GK_PACKAGES
+gk_build "$build" >/dev/null
 tidy=$(git ls-files 'src/*.c' 'tools/*.c' 'genres/*.c' | grep -v '/tests/')
 # shellcheck disable=SC2086
 if ! printf '%s\n' $tidy | xargs -P "$(nproc)" -n 4 \
@@ -34,5 +35,6 @@ if ! printf '%s\n' $tidy | xargs -P "$(nproc)" -n 4 \
   status=1
 fi
 rm -f /tmp/gk-tidy.$$
-[ $status -eq 0 ] && echo "lint: format and clang-tidy clean"
+python3 scripts/shape.py || status=1
+[ $status -eq 0 ] && echo "lint: format, clang-tidy and code shape clean"
 exit $status

@@ -39,7 +39,7 @@ void gk__sv_move_vector(int32_t mx, int32_t my, gk_fx speed, gk_fx *vx,
                         gk_fx *vy) {
   *vx = *vy = 0;
   if (mx == 0 && my == 0) return;
-  uint64_t m2 = (uint64_t)(mx * mx + my * my);
+  uint64_t m2 = (uint64_t)((int64_t)mx * mx + (int64_t)my * my);
   int64_t len = (int64_t)gk_isqrt64(m2 << 32);
   int64_t full = (int64_t)127 << 16;
   int64_t den = len > full ? len : full;

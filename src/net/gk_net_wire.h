@@ -80,8 +80,8 @@
 #define GK_WIRE_TEXT_MAX 120   /* error text, printable ASCII */
 #define GK_WIRE_CODE_LEN 16    /* room code: base32 text [A-Z2-7] */
 #define GK_WIRE_STEP_ASAP UINT64_MAX /* REMOVE_PLAYER: the earliest step */
-#define GK_WIRE_STEP_LIMIT (UINT64_C(1) << 48) /* steps on the wire are below  \
-                                                */
+/* steps on the wire are below this */
+#define GK_WIRE_STEP_LIMIT (UINT64_C(1) << 48)
 
 /* The one table of message types: X(NAME, id, reliable). `reliable` says
  * how the sender should send it: 1 on the reliable channel, 0 unreliably

@@ -259,7 +259,7 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
   s->loop = loop;
   s->cfg = cfg;
   s->log = log;
-  s->rooms = calloc(cfg->max_rooms, sizeof(*s->rooms));
+  s->rooms = calloc(cfg->max_rooms, sizeof(sv_room *));
   s->conns = calloc(cfg->max_peers, sizeof(*s->conns));
   if (!s->rooms || !s->conns) {
     free(s->rooms);

@@ -37,7 +37,7 @@ static void error_msg(gk_wire_msg *m, int code, const char *text) {
   size_t j = 0;
   for (size_t i = 0; text && text[i] && j < GK_WIRE_TEXT_MAX; i++) {
     unsigned char c = (unsigned char)text[i];
-    m->u.error.text[j++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+    m->u.error.text[j++] = (char)((c >= 0x20 && c < 0x7f) ? c : '?');
   }
   m->u.error.text[j] = '\0';
 }

@@ -81,9 +81,9 @@
 #define GK_TOKEN_CODE_LEN 16    /* = GK_WIRE_CODE_LEN */
 #define GK_TOKEN_PLAYERS_MAX 16 /* = GK_PLAYERS_MAX */
 #define GK_TOKEN_SLOT_ANY 255
-#define GK_TOKEN_LIFETIME_MAX 3600 /* seconds from create to expire, at most   \
-                                    */
-#define GK_TOKEN_SKEW_S 30         /* clock skew allowed for create_s, s */
+/* seconds from create to expire, at most */
+#define GK_TOKEN_LIFETIME_MAX 3600
+#define GK_TOKEN_SKEW_S 30 /* clock skew allowed for create_s, s */
 
 enum { GK_TOKEN_CREATE = 1, GK_TOKEN_JOIN = 2 };
 enum { GK_TOKEN_PLAYER = 0, GK_TOKEN_SPECTATOR = 1 };

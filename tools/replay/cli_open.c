@@ -7,7 +7,7 @@
 
 void gkr_on_progress(void *ctx, uint64_t done, uint64_t total) {
   gkr_progress *p = ctx;
-  if (total < 4 * GK_REPLAY_PROGRESS_STEPS) return;
+  if (total < 4 * (uint64_t)GK_REPLAY_PROGRESS_STEPS) return;
   fprintf(p->err, "\r%s: %" PRIu64 "/%" PRIu64 " steps (%u%%)", p->file, done,
           total, (unsigned)(done * 100 / total));
   fflush(p->err);

@@ -104,7 +104,8 @@ static int parse_opts(int argc, char **argv, int positional, opts *o) {
       continue;
     }
     size_t k = 0;
-    while (k < sizeof table / sizeof table[0] && strcmp(a, table[k].name)) k++;
+    while (k < sizeof table / sizeof table[0] && strcmp(a, table[k].name) != 0)
+      k++;
     if (k == sizeof table / sizeof table[0])
       return usage("unknown option '%s'", a);
     const char **slot = (const char **)((char *)o + table[k].off);
