@@ -110,9 +110,8 @@ static void confirm_and_send(gk_net_session *s) {
   for (uint64_t st = before; st < s->inbuf.confirmed; st++)
     if (step_late(s, st, s->now_ms)) s->stats.steps_late++;
   s->frontier_since_ms = s->now_ms;
-  uint32_t to = gk_all_players(s->cfg.players);
   for (uint32_t p = 0; p < s->cfg.players; p++)
-    if (to >> p & 1u && (s->inbuf.ack_mask >> p & 1u)) send_confirmed(s, p, 0);
+    if (s->inbuf.ack_mask >> p & 1u) send_confirmed(s, p, 0);
 }
 
 /* --- hashes -------------------------------------------------------------- */
