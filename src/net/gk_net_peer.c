@@ -302,6 +302,19 @@ int gk_net_peer_init(gk_net_peer *p, const gk_net_peer_options *opts,
   return 0;
 }
 
+/* Frees what a peer allocates for a match (its genre config is released
+ * by the caller first) and forgets the pointers. */
+static void release_buffers(gk_net_peer *p) {
+  free(p->sim_cfg);
+  free(p->unacked);
+  free(p->sampled_ns);
+  free(p->latency_us);
+  p->sim_cfg = NULL;
+  p->unacked = NULL;
+  p->sampled_ns = NULL;
+  p->latency_us = NULL;
+}
+
 static const gk_sim *default_find(void *ctx, const char *name) {
   (void)ctx;
   return gk_genre_find(name);
@@ -394,12 +407,7 @@ fail_loop:
   gk_inbuf_close(&p->inbuf);
 fail:
   if (sim->config_free != NULL) sim->config_free(p->sim_cfg);
-  free(p->sim_cfg);
-  free(p->unacked);
-  free(p->sampled_ns);
-  p->sim_cfg = NULL;
-  p->unacked = NULL;
-  p->sampled_ns = NULL;
+  release_buffers(p);
   p->sim = NULL;
   return rc;
 }
@@ -416,14 +424,7 @@ static void on_timer_closed(uv_handle_t *h) {
     gk_inbuf_close(&p->inbuf);
     if (p->sim->config_free != NULL) p->sim->config_free(p->sim_cfg);
   }
-  free(p->sim_cfg);
-  free(p->unacked);
-  free(p->sampled_ns);
-  free(p->latency_us);
-  p->sim_cfg = NULL;
-  p->unacked = NULL;
-  p->sampled_ns = NULL;
-  p->latency_us = NULL;
+  release_buffers(p);
   p->started = 0;
   if (p->close_cb != NULL) p->close_cb(p);
 }
