@@ -162,6 +162,12 @@ typedef struct gk_replay_chunk {
   int sys_errno;  /* set by gk_replay_chunk_write on failure */
 } gk_replay_chunk;
 
+/* gk_replay_writer_open, deferred from the start: the file is created, and
+ * the preamble and header go into the first chunk. On failure w->sys_errno
+ * holds the errno of the create (ENOENT for a missing folder, ...). */
+int gk_replay_writer_open_deferred(gk_replay_writer *w, const char *path,
+                                   const gk_replay_meta *meta, char *err,
+                                   size_t errlen);
 /* Switches a file writer to deferred writing. Returns 0 or GK_ESTATE (not
  * open, or a memory writer). */
 int gk_replay_writer_defer(gk_replay_writer *w);

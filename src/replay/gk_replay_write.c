@@ -211,9 +211,9 @@ int gk_replay_writer_open_mem(gk_replay_writer *w, const gk_replay_meta *meta,
   return rc;
 }
 
-int gk_replay_writer_open(gk_replay_writer *w, const char *path,
-                          const gk_replay_meta *meta, char *err,
-                          size_t errlen) {
+static int open_file(gk_replay_writer *w, const char *path,
+                     const gk_replay_meta *meta, int deferred, char *err,
+                     size_t errlen) {
   writer_zero(w);
   int rc = meta_ok(meta, err, errlen);
   if (rc != 0) return rc;
@@ -234,16 +234,31 @@ int gk_replay_writer_open(gk_replay_writer *w, const char *path,
   memcpy(w->tmp_path + n, ".tmp", 5);
   w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (w->fd < 0) {
+    int e = errno;
     rc = gk_errf(err, errlen, GK_EIO, "replay: cannot create '%s': %s",
-                 w->tmp_path, strerror(errno));
+                 w->tmp_path, strerror(e));
     free(w->path);
     free(w->tmp_path);
     writer_zero(w);
+    w->sys_errno = e;
     return rc;
   }
+  w->deferred = deferred;
   rc = writer_start(w, meta, err, errlen);
   if (rc != 0) gk_replay_writer_abort(w);
   return rc;
+}
+
+int gk_replay_writer_open(gk_replay_writer *w, const char *path,
+                          const gk_replay_meta *meta, char *err,
+                          size_t errlen) {
+  return open_file(w, path, meta, 0, err, errlen);
+}
+
+int gk_replay_writer_open_deferred(gk_replay_writer *w, const char *path,
+                                   const gk_replay_meta *meta, char *err,
+                                   size_t errlen) {
+  return open_file(w, path, meta, 1, err, errlen);
 }
 
 int gk_replay_writer_flush(gk_replay_writer *w) {
