@@ -38,22 +38,8 @@ import sys
 import tempfile
 import time
 
-
-def wait_port(path, proc, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            raise RuntimeError("gk-server exited: %s" % open(path).read())
-        with open(path) as f:
-            for line in f:
-                try:
-                    e = json.loads(line)
-                except ValueError:
-                    continue
-                if e.get("event") == "listening":
-                    return e["port"]
-        time.sleep(0.05)
-    raise RuntimeError("gk-server did not log its port")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_server import wait_port  # noqa: E402
 
 
 class LogTail:

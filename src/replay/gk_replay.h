@@ -108,8 +108,8 @@ typedef struct gk_replay_writer {
   uint32_t block_count;
   uint32_t seq; /* next block's sequence number */
   uint32_t players, input_size, entry_size;
-  int deferred;  /* blocks go to `out` until taken (gk_replay_writer_defer) */
-  uint8_t *out;  /* deferred blocks not yet taken, owned */
+  int deferred; /* blocks go to `out` until taken (gk_replay_writer_defer) */
+  uint8_t *out; /* deferred blocks not yet taken, owned */
   size_t out_len, out_cap;
 } gk_replay_writer;
 
@@ -222,8 +222,8 @@ typedef struct gk_replay {
   int cut_short;       /* the footer says the match was cut short (a
                           recovered replay): `cut` says where and why */
   gk_replay_cut cut;
-  uint64_t footer_at;  /* offset of the footer block, 0 if none was read */
-  uint64_t size;       /* file size in bytes */
+  uint64_t footer_at; /* offset of the footer block, 0 if none was read */
+  uint64_t size;      /* file size in bytes */
   gk_replay_damage damage;
   /* private */
   const uint8_t *bytes;

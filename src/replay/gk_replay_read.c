@@ -236,8 +236,7 @@ static int read_steps(gk_replay *r, const uint8_t *p, size_t len,
 }
 
 /* The cut-short part of a footer (after its first 16 bytes). */
-static int read_cut(gk_replay *r, const uint8_t *p, size_t len,
-                    uint64_t at) {
+static int read_cut(gk_replay *r, const uint8_t *p, size_t len, uint64_t at) {
   uint32_t flags = (uint32_t)gk_load_le(p, 4);
   int32_t code = (int32_t)(uint32_t)gk_load_le(p + 4, 4);
   uint32_t n = (uint32_t)gk_load_le(p + 24, 4);

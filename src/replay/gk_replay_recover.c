@@ -19,15 +19,15 @@
 
 #include "gk_replay_internal.h"
 
-static int fail(gk_replay_recovery *rec, int status, int code,
-                const char *fmt, ...)
+static int fail(gk_replay_recovery *rec, int status, int code, const char *fmt,
+                ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
 
-static int fail(gk_replay_recovery *rec, int status, int code,
-                const char *fmt, ...) {
+static int fail(gk_replay_recovery *rec, int status, int code, const char *fmt,
+                ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(rec->message, sizeof rec->message, fmt, ap);
@@ -56,8 +56,8 @@ static uint8_t *build(const gk_replay *r, const uint8_t *bytes,
   if (out == NULL) return NULL;
   memcpy(out, bytes, (size_t)keep);
   uint8_t *fb = out + keep;
-  size_t n = gk__replay_footer(fb + BLOCK_HEAD, r->steps, r->last_hash,
-                               &rec->cut);
+  size_t n =
+      gk__replay_footer(fb + BLOCK_HEAD, r->steps, r->last_hash, &rec->cut);
   gk__replay_seal(fb, GK_REPLAY_BLOCK_FOOTER, (uint32_t)(r->nblocks + 1), n);
   *len = (size_t)keep + BLOCK_HEAD + n + 8;
   return out;
@@ -102,8 +102,8 @@ static int check(const uint8_t *bytes, size_t len, const gk_sim *sim,
   gk_replay_verify(&r, sim, NULL, NULL, &v);
   gk_replay_close(&r);
   if (v.status != GK_REPLAY_OK)
-    return fail(rec, v.status, v.status == GK_REPLAY_MISMATCH ? GK_EMISMATCH
-                                                              : v.code,
+    return fail(rec, v.status,
+                v.status == GK_REPLAY_MISMATCH ? GK_EMISMATCH : v.code,
                 "the recovered steps do not verify: %s", v.message);
   rec->steps_verified = v.steps_checked;
   return GK_REPLAY_OK;
@@ -116,8 +116,7 @@ int gk_replay_recover(const char *in, const char *out, const gk_sim *sim,
   gk_replay_open_file(&r, in);
   rec->size = r.size;
   if (!r.header_ok) {
-    fail(rec, GK_REPLAY_INVALID, r.damage.code != 0 ? r.damage.code
-                                                    : GK_EPROTO,
+    fail(rec, GK_REPLAY_INVALID, r.damage.code != 0 ? r.damage.code : GK_EPROTO,
          "nothing to recover: no valid header: offset %" PRIu64 ": %s",
          r.damage.offset, r.damage.what);
     gk_replay_close(&r);

@@ -65,8 +65,7 @@ static int sink(gk_replay_writer *w, const uint8_t *bytes, size_t len) {
   return 0;
 }
 
-void gk__replay_seal(uint8_t *buf, uint8_t type, uint32_t seq,
-                     size_t payload) {
+void gk__replay_seal(uint8_t *buf, uint8_t type, uint32_t seq, size_t payload) {
   buf[0] = type;
   buf[1] = 0;
   gk_store_le(buf + 2, 0, 2);

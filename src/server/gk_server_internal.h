@@ -113,9 +113,9 @@ struct gk_server {
   uint64_t t0; /* uv_hrtime of deadline 0 */
   uint64_t k;  /* deadlines passed */
   uint64_t step_ns;
-  uint32_t jobs; /* replay jobs queued on the thread pool */
-  int replay_fault;            /* a replay write failed; none since */
-  uint64_t replay_fault_lost;  /* recordings lost in this fault */
+  uint32_t jobs;              /* replay jobs queued on the thread pool */
+  int replay_fault;           /* a replay write failed; none since */
+  uint64_t replay_fault_lost; /* recordings lost in this fault */
   uint64_t packets_out, drop_oversize; /* transport totals, kept at close */
   int stopped_logged;
   int shutting_down;
@@ -199,7 +199,8 @@ void sv_match_tick(gk_server *s, sv_room *r, uint64_t now);
  * the room's counters, and starts draining. The room stays. */
 void sv_match_end(gk_server *s, sv_room *r, int reason);
 
-/* --- gk_server_replay.c: recordings ---------------------------------------- */
+/* --- gk_server_replay.c: recordings ----------------------------------------
+ */
 
 typedef struct sv_rec sv_rec;
 

@@ -10,10 +10,10 @@
  *   3. the session's `ended` callback marks the room; after the tick,
  *      sv_match_end hands the recording over to be finished (footer,
  *      fsync, rename) on libuv's thread pool (gk_server_replay.c, which
- *      also flushes it every replays.flush_ms) and the room drains: the session, in its after-the-end
- *      state, keeps repeating the last confirmed steps and taking the
- *      players' acknowledgements until gk_net_session_drained says every
- *      connected player holds them (peers end only after running the last
+ *      also flushes it every replays.flush_ms) and the room drains: the
+ * session, in its after-the-end state, keeps repeating the last confirmed steps
+ * and taking the players' acknowledgements until gk_net_session_drained says
+ * every connected player holds them (peers end only after running the last
  *      step), at most SV_DRAIN_MS; then the room is freed.
  * Nothing a room does reaches another room: each has its own session,
  * counters and replay, and a failure in one (a replay disk error, a genre

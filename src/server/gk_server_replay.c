@@ -45,10 +45,10 @@ struct sv_rec {
   gk_replay_writer w;
   char code[GK_WIRE_CODE_LEN + 1];
   char path[GK_SERVER_PATH_MAX + 64];
-  int job;         /* JOB_* while a job runs, else 0 */
-  int released;    /* the room let go of it: finish after the job */
-  int discard;     /* ... and remove it instead (the room failed) */
-  int failed;      /* a write failed (reported); the writer refuses */
+  int job;               /* JOB_* while a job runs, else 0 */
+  int released;          /* the room let go of it: finish after the job */
+  int discard;           /* ... and remove it instead (the room failed) */
+  int failed;            /* a write failed (reported); the writer refuses */
   gk_replay_chunk chunk; /* held by a flush job */
   uint64_t next_flush_ms;
   int rc;
@@ -56,7 +56,8 @@ struct sv_rec {
   char err[GK_REPLAY_MSG_MAX];
 };
 
-/* --- disk faults ----------------------------------------------------------- */
+/* --- disk faults -----------------------------------------------------------
+ */
 
 /* A recording failed on the disk (or could not start): counted; logged at
  * error level only when it starts a fault. */
@@ -91,7 +92,8 @@ static void disk_ok(gk_server *s) {
   s->replay_fault_lost = 0;
 }
 
-/* --- jobs on the thread pool ----------------------------------------------- */
+/* --- jobs on the thread pool -----------------------------------------------
+ */
 
 static void rec_free(sv_rec *rec) {
   gk_replay_chunk_free(&rec->chunk);
@@ -176,7 +178,8 @@ static void job_done(uv_work_t *req, int status) {
   }
 }
 
-/* --- a room's recording ------------------------------------------------------ */
+/* --- a room's recording ------------------------------------------------------
+ */
 
 static int replay_path(gk_server *s, sv_room *r) {
   struct timespec ts;
@@ -277,7 +280,8 @@ void sv_replay_drop(gk_server *s, sv_room *r) {
   if (r->rec) release(s, r, 1);
 }
 
-/* --- leftovers of a crash ---------------------------------------------------- */
+/* --- leftovers of a crash ----------------------------------------------------
+ */
 
 /* Renames `tmp` (NAME.gkr.tmp) to NAME.gkr.damaged, or .damaged.1 ... if
  * that exists. Returns 0 and the new name in `to`, or an errno. */
@@ -312,7 +316,8 @@ static void recover_one(gk_server *s, const char *tmp) {
       gk_log_str(s->log, "path", out);
       gk_log_u64(s->log, "steps", rec.steps);
       gk_log_u64(s->log, "bytes_dropped", rec.cut.dropped);
-      gk_log_str(s->log, "cut", rec.complete ? NULL : gk_err_name(rec.cut.code));
+      gk_log_str(s->log, "cut",
+                 rec.complete ? NULL : gk_err_name(rec.cut.code));
       gk_log_str(s->log, "reason", rec.complete ? NULL : rec.cut.reason);
       gk_log_end(s->log);
     }

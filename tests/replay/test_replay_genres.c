@@ -238,8 +238,7 @@ Test(replay_genres, recover_finishes_a_crashed_survivors_recording) {
             "%s", r.out);
   RUN(&r, "recover", "--json", tmp, "--out", other);
   cr_assert_eq(r.code, 0);
-  cr_assert(json_has(r.out, "\"status\":\"ok\",\"steps\":1280"), "%s",
-            r.out);
+  cr_assert(json_has(r.out, "\"status\":\"ok\",\"steps\":1280"), "%s", r.out);
   /* usage: no .tmp ending without --out, the same file twice, garbage */
   RUN(&r, "recover", out);
   cr_assert_eq(r.code, 2);

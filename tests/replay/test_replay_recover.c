@@ -93,8 +93,8 @@ Test(replay_recover, a_corrupt_block_ends_the_recovery_and_the_footer_says_so) {
   paths(dir, tmp, out, sizeof tmp);
   cr_assert_eq(fixture_write_file(tmp, b, len), 0);
   gk_replay_recovery rec;
-  cr_assert_eq(gk_replay_recover(tmp, out, &tiny_sim, &rec), GK_REPLAY_OK,
-               "%s", rec.message);
+  cr_assert_eq(gk_replay_recover(tmp, out, &tiny_sim, &rec), GK_REPLAY_OK, "%s",
+               rec.message);
   cr_assert_eq(rec.steps, 200);
   cr_assert_eq(rec.cut.code, GK_ECORRUPT);
   cr_assert_eq(rec.cut.offset, third);
@@ -163,8 +163,8 @@ Test(replay_recover, a_complete_file_is_copied_and_an_old_footer_is_replaced) {
   memcpy(more, b, len);
   memset(more + len, 0xab, 7);
   cr_assert_eq(fixture_write_file(tmp, more, len + 7), 0);
-  cr_assert_eq(gk_replay_recover(tmp, out, &tiny_sim, &rec), GK_REPLAY_OK,
-               "%s", rec.message);
+  cr_assert_eq(gk_replay_recover(tmp, out, &tiny_sim, &rec), GK_REPLAY_OK, "%s",
+               rec.message);
   cr_assert(!rec.complete);
   cr_assert_eq(rec.steps, 300);
   cr_assert_eq(rec.cut.code, GK_EPROTO);
@@ -223,85 +223,91 @@ Test(replay_recover, the_cut_short_footer_is_checked_like_every_other_byte) {
 
 /* --- the deferred writer ------------------------------------------------- */
 
-Test(replay_recover, a_deferred_writer_writes_the_same_replay_chunk_by_chunk) {
+/* A tiny replay in memory (src) and a deferred file writer for the same
+ * match at `out`, whose .tmp is `tmp`. */
+typedef struct dcase {
+  uint8_t *bytes;
   size_t len;
-  uint8_t *want = fixture_tiny_replay(2, 600, 256, 8, UINT64_MAX, &len);
+  char dir[256], tmp[300], out[300], err[GK_REPLAY_MSG_MAX];
   gk_replay src;
-  cr_assert_eq(gk_replay_open_bytes(&src, want, len), 0);
-  char dir[256], tmp[300], out[300];
-  paths(dir, tmp, out, sizeof tmp);
-  char err[GK_REPLAY_MSG_MAX];
   tiny_cfg cfg;
-  cr_assert_eq(gk_replay_prepare(&src, &tiny_sim, &cfg, err, sizeof err), 0);
-  gk_replay_meta meta = {&tiny_sim, &cfg, src.seed, 2, "test fixture"};
   gk_replay_writer w;
-  cr_assert_eq(gk_replay_writer_open(&w, out, &meta, err, sizeof err), 0);
-  cr_assert_eq(gk_replay_writer_defer(&w), 0);
-  uint64_t on_disk = 0;
-  for (uint64_t s = 0; s < src.steps; s++) {
-    gk_replay_step st;
-    cr_assert_eq(gk_replay_step_at(&src, s, &st, NULL), 0);
-    gk_step_input in = {s, st.active_mask, st.flags, 2, st.inputs};
-    cr_assert_eq(gk_replay_writer_append(&w, &in, st.hash), 0);
+} dcase;
+
+static void dcase_open(dcase *c, uint32_t players, uint64_t steps) {
+  c->bytes = fixture_tiny_replay(players, steps, 256, 8, UINT64_MAX, &c->len);
+  paths(c->dir, c->tmp, c->out, sizeof c->tmp);
+  cr_assert_eq(gk_replay_open_bytes(&c->src, c->bytes, c->len), 0);
+  cr_assert_eq(
+      gk_replay_prepare(&c->src, &tiny_sim, &c->cfg, c->err, sizeof c->err), 0,
+      "%s", c->err);
+  gk_replay_meta meta = {&tiny_sim, &c->cfg, c->src.seed, players,
+                         "test fixture"};
+  cr_assert_eq(
+      gk_replay_writer_open(&c->w, c->out, &meta, c->err, sizeof c->err), 0,
+      "%s", c->err);
+  cr_assert_eq(gk_replay_writer_defer(&c->w), 0);
+}
+
+static void dcase_close(dcase *c) {
+  if (tiny_sim.config_free != NULL) tiny_sim.config_free(&c->cfg);
+  gk_replay_close(&c->src);
+  free(c->bytes);
+}
+
+/* Appends recorded step `s` of c->src to c->w. */
+static int dcase_append(dcase *c, uint64_t s) {
+  gk_replay_step st;
+  cr_assert_eq(gk_replay_step_at(&c->src, s, &st, NULL), 0);
+  gk_step_input in = {s, st.active_mask, st.flags, c->src.players, st.inputs};
+  return gk_replay_writer_append(&c->w, &in, st.hash);
+}
+
+Test(replay_recover, a_deferred_writer_writes_the_same_replay_chunk_by_chunk) {
+  dcase c;
+  dcase_open(&c, 2, 600);
+  for (uint64_t s = 0; s < c.src.steps; s++) {
+    cr_assert_eq(dcase_append(&c, s), 0);
     if (s % 100 == 99) { /* a flush interval: cut and write what there is */
-      gk_replay_chunk c;
-      cr_assert_eq(gk_replay_writer_take_chunk(&w, &c), 0);
-      cr_assert_eq(c.steps, s + 1);
-      cr_assert_eq(gk_replay_chunk_write(&c, 1), 0);
-      gk_replay_chunk_free(&c);
-      on_disk = s + 1;
+      gk_replay_chunk k;
+      cr_assert_eq(gk_replay_writer_take_chunk(&c.w, &k), 0);
+      cr_assert_eq(k.steps, s + 1);
+      cr_assert_eq(gk_replay_chunk_write(&k, 1), 0);
+      gk_replay_chunk_free(&k);
       /* a crash now loses nothing written: the .tmp recovers to here */
       gk_replay_recovery rec;
-      cr_assert_eq(gk_replay_recover(tmp, out, &tiny_sim, &rec), GK_REPLAY_OK,
-                   "%s", rec.message);
-      cr_assert_eq(rec.steps, on_disk);
+      cr_assert_eq(gk_replay_recover(c.tmp, c.out, &tiny_sim, &rec),
+                   GK_REPLAY_OK, "%s", rec.message);
+      cr_assert_eq(rec.steps, s + 1);
       cr_assert_eq(rec.cut.dropped, 0);
     }
   }
-  cr_assert_eq(gk_replay_writer_finish(&w, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(gk_replay_writer_finish(&c.w, c.err, sizeof c.err), 0, "%s",
+               c.err);
   gk_replay r;
-  cr_assert_eq(gk_replay_open_file(&r, out), 0, "%s", r.damage.what);
+  cr_assert_eq(gk_replay_open_file(&r, c.out), 0, "%s", r.damage.what);
   cr_assert(!r.cut_short);
   cr_assert_eq(r.steps, 600);
-  cr_assert_eq(r.final_hash, src.final_hash);
+  cr_assert_eq(r.final_hash, c.src.final_hash);
   gk_replay_verdict v;
   cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v), GK_REPLAY_OK);
   gk_replay_close(&r);
-  if (tiny_sim.config_free != NULL) tiny_sim.config_free(&cfg);
-  gk_replay_close(&src);
-  free(want);
+  dcase_close(&c);
 }
 
 Test(replay_recover, a_failed_chunk_write_makes_the_writer_refuse_and_abort) {
-  size_t len;
-  uint8_t *want = fixture_tiny_replay(1, 10, 256, 8, UINT64_MAX, &len);
-  gk_replay src;
-  cr_assert_eq(gk_replay_open_bytes(&src, want, len), 0);
-  char dir[256], tmp[300], out[300];
-  paths(dir, tmp, out, sizeof tmp);
-  char err[GK_REPLAY_MSG_MAX];
-  tiny_cfg cfg;
-  cr_assert_eq(gk_replay_prepare(&src, &tiny_sim, &cfg, err, sizeof err), 0);
-  gk_replay_meta meta = {&tiny_sim, &cfg, src.seed, 1, NULL};
-  gk_replay_writer w;
-  cr_assert_eq(gk_replay_writer_open(&w, out, &meta, err, sizeof err), 0);
-  cr_assert_eq(gk_replay_writer_defer(&w), 0);
-  gk_replay_step st;
-  cr_assert_eq(gk_replay_step_at(&src, 0, &st, NULL), 0);
-  gk_step_input in = {0, st.active_mask, st.flags, 1, st.inputs};
-  cr_assert_eq(gk_replay_writer_append(&w, &in, st.hash), 0);
-  gk_replay_chunk c;
-  cr_assert_eq(gk_replay_writer_take_chunk(&w, &c), 0);
-  c.fd = -1; /* the write fails (EBADF), as a full disk would */
-  cr_assert_eq(gk_replay_chunk_write(&c, 1), GK_EIO);
-  cr_assert_neq(c.sys_errno, 0);
-  gk_replay_chunk_free(&c);
-  gk_replay_writer_fail(&w, c.sys_errno);
-  in.step = 1;
-  cr_assert_eq(gk_replay_writer_append(&w, &in, st.hash), GK_EIO);
-  cr_assert_neq(gk_replay_writer_finish(&w, err, sizeof err), 0);
-  cr_assert(!exists(tmp) && !exists(out));
-  if (tiny_sim.config_free != NULL) tiny_sim.config_free(&cfg);
-  gk_replay_close(&src);
-  free(want);
+  dcase c;
+  dcase_open(&c, 1, 10);
+  cr_assert_eq(dcase_append(&c, 0), 0);
+  gk_replay_chunk k;
+  cr_assert_eq(gk_replay_writer_take_chunk(&c.w, &k), 0);
+  k.fd = -1; /* the write fails (EBADF), as a full disk would */
+  cr_assert_eq(gk_replay_chunk_write(&k, 1), GK_EIO);
+  cr_assert_neq(k.sys_errno, 0);
+  gk_replay_chunk_free(&k);
+  gk_replay_writer_fail(&c.w, k.sys_errno);
+  cr_assert_eq(dcase_append(&c, 1), GK_EIO);
+  cr_assert_neq(gk_replay_writer_finish(&c.w, c.err, sizeof c.err), 0);
+  cr_assert(!exists(c.tmp) && !exists(c.out));
+  dcase_close(&c);
 }

@@ -219,7 +219,6 @@ int e2e_verify_replays(const char *dir, char (*codes)[17], uint64_t *hashes,
 
 /* --- a server and bots, as most e2e tests use them ------------------------ */
 
-
 static const char *config_json(char *buf, size_t cap, const e2e_dir *d,
                                const char *replays, const char *extra) {
   snprintf(buf, cap,
@@ -253,9 +252,9 @@ void e2e_start_bot_x(e2e_proc *bot, const e2e_dir *d, const char *tag,
                      const char *steps, const char *const *extra) {
   char server[64];
   snprintf(server, sizeof(server), "127.0.0.1:%u", (unsigned)port);
-  const char *base[] = {GK_BOT_BIN, "--server",  server,  "--genre",
-                        "survivors", "--rooms",  rooms,   "--players",
-                        players,     "--steps",  steps,   "--timeout",
+  const char *base[] = {GK_BOT_BIN,  "--server", server, "--genre",
+                        "survivors", "--rooms",  rooms,  "--players",
+                        players,     "--steps",  steps,  "--timeout",
                         "60"};
   char *argv[32];
   size_t n = 0;
@@ -274,7 +273,7 @@ void e2e_start_bot(e2e_proc *bot, const e2e_dir *d, const char *tag,
 }
 
 int e2e_check_bot(e2e_proc *bot, int rooms, char (*codes)[17],
-                     uint64_t *hashes) {
+                  uint64_t *hashes) {
   cr_assert(e2e_wait(bot, 60000), "gk-bot did not finish");
   cJSON *sum = e2e_read_json(bot->out);
   cr_assert_not_null(sum, "gk-bot printed no JSON summary (%s)", bot->out);
@@ -316,7 +315,6 @@ double e2e_stat(const e2e_proc *srv, const char *event, const char *key) {
   cJSON_Delete(j);
   return d;
 }
-
 
 int e2e_wait_events(const e2e_proc *srv, const char *event, int n, int ms) {
   for (int waited = 0; waited <= ms; waited += 20) {

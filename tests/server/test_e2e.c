@@ -234,9 +234,9 @@ Test(server_e2e, bad_input_is_dropped_and_counted_while_other_rooms_agree) {
   e2e_proc srv, bot;
   uint16_t port;
   e2e_start_server(&srv, &d,
-               "\"limits\":{\"strikes\":4,\"peers\":48,"
-               "\"packet_bytes\":1200}",
-               &port);
+                   "\"limits\":{\"strikes\":4,\"peers\":48,"
+                   "\"packet_bytes\":1200}",
+                   &port);
   e2e_start_bot(&bot, &d, "bot", port, "5", "2", "900");
   for (int waited = 0; e2e_count_events(&srv, "match_start") < 5;
        waited += 20) {
@@ -389,7 +389,7 @@ Test(server_e2e, a_stall_is_noticed_and_a_desync_ends_the_match_by_policy) {
   e2e_proc srv;
   uint16_t port;
   e2e_start_server(&srv, &d, "\"desync\":\"end\",\"stall\":{\"notice_ms\":200}",
-               &port);
+                   &port);
   cr_assert_eq(enet_initialize(), 0);
   raw a;
   raw_connect(&a, port);
@@ -470,10 +470,10 @@ Test(server_e2e, room_requests_outside_the_limits_are_refused_with_a_reason) {
   e2e_proc srv;
   uint16_t port;
   e2e_start_server(&srv, &d,
-               "\"limits\":{\"rooms\":1,\"players_per_room\":2,"
-               "\"lobby_timeout_ms\":1000},"
-               "\"lockstep\":{\"input_delay\":2,\"input_delay_max\":5}",
-               &port);
+                   "\"limits\":{\"rooms\":1,\"players_per_room\":2,"
+                   "\"lobby_timeout_ms\":1000},"
+                   "\"lockstep\":{\"input_delay\":2,\"input_delay_max\":5}",
+                   &port);
   cr_assert_eq(enet_initialize(), 0);
   raw a, b;
   raw_connect(&a, port);

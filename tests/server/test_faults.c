@@ -148,8 +148,8 @@ static void row_clock_jump(const e2e_dir *d, e2e_proc *srv, uint16_t port) {
            "with its clock 0.9 s past its schedule; the room finished, 0 "
            "desyncs",
            codes[0]);
-  snprintf(logged, sizeof(logged), "%d x stall (awaited mask %.0f)",
-           new_stalls, e2e_stat(srv, "stall", "awaited_mask"));
+  snprintf(logged, sizeof(logged), "%d x stall (awaited mask %.0f)", new_stalls,
+           e2e_stat(srv, "stall", "awaited_mask"));
   row(3, "a peer's clock jumps", happened, logged, others);
 }
 
@@ -267,13 +267,13 @@ Test(server_faults,
   uint64_t hashes[16];
   int n = e2e_verify_replays(d.replays, codes, hashes, 16);
   cr_assert_eq(n, 3 + 3 + 3 + 3, "rows 1-4: one verified replay per room");
-  fprintf(stderr, "fault matrix rows 1-4: %d replays, every one verified\n",
-          n);
+  fprintf(stderr, "fault matrix rows 1-4: %d replays, every one verified\n", n);
   e2e_dir_remove(&d);
   row_disk_full();
 }
 
-/* --- crash recovery -------------------------------------------------------- */
+/* --- crash recovery --------------------------------------------------------
+ */
 
 Test(server_faults,
      a_killed_server_recovers_its_recordings_at_start_and_keeps_damage) {

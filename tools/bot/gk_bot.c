@@ -101,8 +101,8 @@ struct bot {
   int timed_out;
   uint32_t rooms_done;
   int exit_status;
-  int chaos_dup;           /* --chaos dup (a test option) */
-  uint64_t chaos_extra;    /* datagrams it sent twice or out of order */
+  int chaos_dup;        /* --chaos dup (a test option) */
+  uint64_t chaos_extra; /* datagrams it sent twice or out of order */
 };
 
 /* --- helpers ----------------------------------------------------------------
@@ -140,9 +140,8 @@ static void chaos_dup(bot_peer *p, const uint8_t *bytes, size_t len,
                       int reliable) {
   if (gk_net_transport_send(&p->tr, p->conn, bytes, len, reliable) == 0)
     p->b->chaos_extra++;
-  if (p->held_len &&
-      gk_net_transport_send(&p->tr, p->conn, p->held, p->held_len,
-                            reliable) == 0)
+  if (p->held_len && gk_net_transport_send(&p->tr, p->conn, p->held,
+                                           p->held_len, reliable) == 0)
     p->b->chaos_extra++;
   memcpy(p->held, bytes, len);
   p->held_len = len;
@@ -153,8 +152,8 @@ static int peer_send(void *ctx, const uint8_t *bytes, size_t len,
   bot_peer *p = ctx;
   if (!p->connected) return GK_ENOTFOUND;
   int rc = gk_net_transport_send(&p->tr, p->conn, bytes, len, reliable);
-  if (rc == 0 && p->b->chaos_dup && p->index + 1 == p->b->players &&
-      len >= 2 && len <= GK_WIRE_MAX && bytes[1] == GK_MSG_INPUT)
+  if (rc == 0 && p->b->chaos_dup && p->index + 1 == p->b->players && len >= 2 &&
+      len <= GK_WIRE_MAX && bytes[1] == GK_MSG_INPUT)
     chaos_dup(p, bytes, len, reliable);
   return rc;
 }

@@ -99,8 +99,9 @@ int gkr_cmd_recover(int argc, char **argv, FILE *out, FILE *err) {
   }
   char *def = dest == NULL ? default_out(files[0]) : NULL;
   if (dest == NULL && def == NULL) {
-    fprintf(err, "gk-replay recover: %s does not end in .tmp: name the "
-                 "output with --out\n",
+    fprintf(err,
+            "gk-replay recover: %s does not end in .tmp: name the "
+            "output with --out\n",
             files[0]);
     return GK_CLI_INVALID;
   }
