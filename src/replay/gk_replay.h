@@ -12,7 +12,10 @@
  * emits a block every `block_steps` steps, finish writes the footer, fsyncs
  * and renames the file to its final `.gkr` name, so a reader never sees a
  * half-written final file. A crash leaves a `.tmp` whose complete blocks
- * are still readable.
+ * are still readable; gk_replay_recover turns it into a finished replay
+ * whose footer says it was cut short (and why). A deferred writer keeps
+ * its blocks in memory and hands them over as chunks, so that another
+ * thread does the disk writes (the server's thread pool).
  *
  * Reading never trusts the file: every block's XXH3-64 checksum, type,
  * sequence number, length, step numbering, player mask and record size is

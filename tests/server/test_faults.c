@@ -12,7 +12,8 @@
  *
  * Crash recovery: the server is killed with SIGKILL mid-match; restarted
  * on the same folder it recovers every .gkr.tmp (at least the steps of
- * the flush interval before the kill) and moves a damaged one aside.
+ * the flush interval before the kill) and moves a damaged one aside;
+ * then its folder disappears and the next room makes it again.
  */
 #define _GNU_SOURCE /* umount2 */
 #include <criterion/criterion.h>
@@ -308,6 +309,15 @@ Test(server_faults,
   char codes[4][17];
   uint64_t hashes[4];
   cr_assert_eq(e2e_verify_replays(d.replays, codes, hashes, 4), 2);
+  /* the folder goes missing while the server runs: the next room makes
+   * it again and is recorded */
+  char moved[400];
+  snprintf(moved, sizeof(moved), "%s/old-replays", d.path);
+  cr_assert_eq(rename(d.replays, moved), 0);
+  e2e_start_bot(&bot, &d, "bot2", port, "1", "2", "240");
+  e2e_check_bot(&bot, 1, codes, hashes);
+  cr_assert(e2e_wait_events(&srv, "replay_written", 1, 5000));
+  cr_assert_eq(e2e_verify_replays(d.replays, codes, hashes, 4), 1);
   e2e_stop_server(&srv);
   cr_assert_eq(e2e_stat(&srv, "stopped", "replays_recovered"), 2);
   cr_assert_eq(e2e_stat(&srv, "stopped", "replays_damaged"), 1);
