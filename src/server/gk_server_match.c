@@ -2,7 +2,7 @@
  *
  * The story of one match, as this file sees it:
  *   1. sv_match_begin (from gk_server_room.c's START_MATCH) opens the
- *      room's gk_net_session and, with replays on, a replay writer;
+ *      room's gk_net_session and, with replays on, its recording;
  *   2. gk_server_route.c hands the session every match datagram of the
  *      room, decoded, with the sender's slot; the step timer
  *      (gk_server.c) calls sv_match_tick, which ticks the session; the
@@ -11,10 +11,11 @@
  *      sv_match_end hands the recording over to be finished (footer,
  *      fsync, rename) on libuv's thread pool (gk_server_replay.c, which
  *      also flushes it every replays.flush_ms) and the room drains: the
- * session, in its after-the-end state, keeps repeating the last confirmed steps
- * and taking the players' acknowledgements until gk_net_session_drained says
- * every connected player holds them (peers end only after running the last
- *      step), at most SV_DRAIN_MS; then the room is freed.
+ *      session, in its after-the-end state, keeps repeating the last
+ *      confirmed steps and taking the players' acknowledgements until
+ *      gk_net_session_drained says every connected player holds them
+ *      (peers end only after running the last step), at most
+ *      SV_DRAIN_MS; then the room is freed.
  * Nothing a room does reaches another room: each has its own session,
  * counters and replay, and a failure in one (a replay disk error, a genre
  * that fails) ends only that room.
@@ -23,10 +24,8 @@
  * flags (end_pending, desync_end) that the caller acts on once the session
  * call has returned (sv_match_after, sv_match_tick).
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gk_err.h"
 #include "gk_server_internal.h"
