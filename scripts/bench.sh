@@ -8,7 +8,10 @@
 # no test asserts a time. The machine's load shows in seconds; instruction
 # counts (valgrind --tool=callgrind) are the stable figures, see the notes
 # in each bench/*.c.
-#   sh scripts/bench.sh [--quick]   (--quick: fewer repetitions and rooms)
+#   sh scripts/bench.sh [--quick] [--minutes N]
+#     --quick: fewer repetitions and rooms, a 1-minute soak
+#     --minutes N: the soak (bench/soak.py: 64 rooms churning, 2% loss) runs
+#       N minutes (default 3; the issue's goal is 30)
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -20,10 +23,25 @@ out=$b/bench-logs
 mkdir -p "$out"
 reps=9
 rooms=8,16,32,64,128
-if [ "${1:-}" = "--quick" ]; then
-  reps=3
-  rooms=4,8
-fi
+soak_minutes=3
+while [ $# -gt 0 ]; do
+  case $1 in
+  --quick)
+    reps=3
+    rooms=4,8
+    soak_minutes=1
+    ;;
+  --minutes)
+    soak_minutes=${2:?--minutes needs a value}
+    shift
+    ;;
+  *)
+    echo "usage: sh scripts/bench.sh [--quick] [--minutes N]" >&2
+    exit 2
+    ;;
+  esac
+  shift
+done
 run() {
   name=$1
   shift
@@ -38,5 +56,10 @@ run net $b/bench/bench_net
 run token $b/bench/bench_token
 run server python3 bench/bench_server.py --server $b/src/server/gk-server \
   --bot $b/tools/bot/gk-bot --udp $b/bench/bench_udp --rooms "$rooms"
+soak_warmup=1
+[ "$soak_minutes" -ge 5 ] 2>/dev/null && soak_warmup=2
+run soak python3 bench/soak.py --server $b/src/server/gk-server \
+  --bot $b/tools/bot/gk-bot --replay $b/tools/replay/gk-replay \
+  --minutes "$soak_minutes" --warmup "$soak_warmup"
 echo
 python3 scripts/bench_table.py "$out"

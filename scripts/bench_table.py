@@ -105,6 +105,14 @@ if m:
     add("gk-server step timer", f"ticks/s over {m.group(1)} s (step_hz 60)",
         m.group(2))
 
+t = log("soak")
+m = re.search(r"after warm-up \((\d+) intervals.*?\): RSS ([+-]\d+) KiB.*?fds "
+              r"([+-]\d+).*?late share max ([\d.]+)%", t)
+if m:
+    add("gk-server soak (64 rooms churning, 2% loss)",
+        f"growth over {m.group(1)} min after warm-up: RSS KiB, fds; late max",
+        f"{m.group(2)}, {m.group(3)}; {m.group(4)}%")
+
 if not rows:
     print("no benchmark figures found in " + d)
     sys.exit(1)

@@ -12,7 +12,10 @@
  * emits a block every `block_steps` steps, finish writes the footer, fsyncs
  * and renames the file to its final `.gkr` name, so a reader never sees a
  * half-written final file. A crash leaves a `.tmp` whose complete blocks
- * are still readable.
+ * are still readable; gk_replay_recover turns it into a finished replay
+ * whose footer says it was cut short (and why). A deferred writer keeps
+ * its blocks in memory and hands them over as chunks, so that another
+ * thread does the disk writes (the server's thread pool).
  *
  * Reading never trusts the file: every block's XXH3-64 checksum, type,
  * sequence number, length, step numbering, player mask and record size is
@@ -54,6 +57,18 @@
 #define GK_REPLAY_GENRE_MAX 63 /* bytes in a genre name */
 #define GK_REPLAY_MSG_MAX 320
 
+/* Footer flags (the cut-short footer form, see FORMAT.md). */
+#define GK_REPLAY_CUT_SHORT 1u
+
+/* Why a recovered replay ends early: what stopped the reader in the file
+ * it was recovered from. Written into the footer by gk_replay_recover. */
+typedef struct gk_replay_cut {
+  int code;                       /* GK_ETRUNC, GK_ECORRUPT, GK_EPROTO, ... */
+  uint64_t offset;                /* where, in the file recovered from */
+  uint64_t dropped;               /* bytes of that file not kept */
+  char reason[GK_REPLAY_MSG_MAX]; /* the reader's "expected ..." text */
+} gk_replay_cut;
+
 /* Block types (the first byte of a block). */
 enum {
   GK_REPLAY_BLOCK_HEADER = 'H',
@@ -80,6 +95,7 @@ typedef struct gk_replay_writer {
   uint64_t last_hash; /* hash of the last appended step, else 0 */
   uint64_t offset;    /* bytes emitted to the sink so far */
   int err;            /* first error; the writer refuses work after one */
+  int sys_errno;      /* the errno behind a GK_EIO err (ENOSPC, ...), or 0 */
   /* may be set after open, before the first append: 1..BLOCK_STEPS_MAX */
   uint32_t block_steps;
   /* private */
@@ -95,6 +111,9 @@ typedef struct gk_replay_writer {
   uint32_t block_count;
   uint32_t seq; /* next block's sequence number */
   uint32_t players, input_size, entry_size;
+  int deferred; /* blocks go to `out` until taken (gk_replay_writer_defer) */
+  uint8_t *out; /* deferred blocks not yet taken, owned */
+  size_t out_len, out_cap;
 } gk_replay_writer;
 
 /* Opens `<path>.tmp` (truncating a stale one) and writes the preamble and
@@ -127,6 +146,46 @@ uint8_t *gk_replay_writer_take(gk_replay_writer *w, size_t *len);
  * finish) and releases everything. Safe after finish and on a writer whose
  * open failed (if it was zero-initialized or opened). */
 void gk_replay_writer_abort(gk_replay_writer *w);
+
+/* --- deferred writing ------------------------------------------------------
+ * For a writer whose disk writes must not run on the caller's thread (the
+ * server's loop): after gk_replay_writer_defer, finished blocks are kept in
+ * memory; gk_replay_writer_take_chunk cuts the pending steps into a block
+ * and hands every kept block over as a chunk, which another thread writes
+ * with gk_replay_chunk_write while the owner keeps appending (the chunk
+ * shares nothing with the writer but the file descriptor, which only
+ * chunks write to while the writer is deferred). Chunks must be written in
+ * the order they were taken, one at a time, and the last one must be
+ * written before finish (which writes what is left) or abort. */
+typedef struct gk_replay_chunk {
+  int fd;         /* the writer's .tmp file (borrowed) */
+  uint8_t *bytes; /* owned: free with gk_replay_chunk_free */
+  size_t len;
+  uint64_t steps; /* steps in the file once this chunk is written */
+  int sys_errno;  /* set by gk_replay_chunk_write on failure */
+} gk_replay_chunk;
+
+/* gk_replay_writer_open, deferred from the start: the file is created, and
+ * the preamble and header go into the first chunk. On failure w->sys_errno
+ * holds the errno of the create (ENOENT for a missing folder, ...). */
+int gk_replay_writer_open_deferred(gk_replay_writer *w, const char *path,
+                                   const gk_replay_meta *meta, char *err,
+                                   size_t errlen);
+/* Switches a file writer to deferred writing. Returns 0 or GK_ESTATE (not
+ * open, or a memory writer). */
+int gk_replay_writer_defer(gk_replay_writer *w);
+/* Cuts the pending steps into a block and moves every kept block into *c
+ * (c->len may be 0). Returns 0, GK_ESTATE (not deferred) or the sticky
+ * error. */
+int gk_replay_writer_take_chunk(gk_replay_writer *w, gk_replay_chunk *c);
+/* Writes the chunk at the end of its file and, if `sync`, fdatasyncs it.
+ * Touches nothing but *c: safe on another thread. Returns 0 or GK_EIO
+ * (c->sys_errno says why: ENOSPC, EDQUOT, EFBIG, EIO, ...). */
+int gk_replay_chunk_write(gk_replay_chunk *c, int sync);
+void gk_replay_chunk_free(gk_replay_chunk *c);
+/* Records a failed chunk write in the writer: it refuses work from now on
+ * (finish then fails and removes the .tmp; abort removes it). */
+void gk_replay_writer_fail(gk_replay_writer *w, int sys_errno);
 
 /* --- reader -------------------------------------------------------------- */
 
@@ -163,7 +222,11 @@ typedef struct gk_replay {
   int complete;        /* the footer was read and everything checked */
   uint64_t final_hash; /* from the footer, when complete */
   uint64_t valid_end;  /* offset just past the last valid block */
-  uint64_t size;       /* file size in bytes */
+  int cut_short;       /* the footer says the match was cut short (a
+                          recovered replay): `cut` says where and why */
+  gk_replay_cut cut;
+  uint64_t footer_at; /* offset of the footer block, 0 if none was read */
+  uint64_t size;      /* file size in bytes */
   gk_replay_damage damage;
   /* private */
   const uint8_t *bytes;
@@ -258,5 +321,36 @@ int gk_replay_run(const gk_replay *r, const gk_sim *sim, uint64_t steps,
 int gk_replay_verify(const gk_replay *r, const gk_sim *sim,
                      gk_replay_progress_cb progress, void *ctx,
                      gk_replay_verdict *v);
+
+/* --- recover -------------------------------------------------------------- */
+
+/* What gk_replay_recover did. */
+typedef struct gk_replay_recovery {
+  int status;              /* GK_REPLAY_OK / _MISMATCH / _INVALID */
+  int code;                /* the gk_err code when status is not OK */
+  int complete;            /* the file already had its footer: copied */
+  uint64_t steps;          /* steps kept */
+  uint64_t steps_verified; /* steps whose hash matched (== steps when OK) */
+  uint64_t size;           /* bytes of the file recovered from */
+  uint64_t kept;           /* of those, bytes kept */
+  gk_replay_cut cut;       /* where and why it was cut (not complete) */
+  char message[GK_REPLAY_MSG_MAX * 2];
+} gk_replay_recovery;
+
+/* Recovers the replay a crash left in `in` (a .gkr.tmp): keeps every
+ * complete, checksum-valid block before the first damage, appends a footer
+ * that marks the replay as cut short at step rec->steps and why (the
+ * reader's damage: code, offset, text; see FORMAT.md), verifies every
+ * kept step, and only then publishes the result as `out` (through
+ * `out`.part, fsynced and renamed; an existing `out` is replaced). A file
+ * that already has its footer is copied as it is, if it verifies. `in` is
+ * never changed. Both paths must be non-NULL; `sim` may be NULL (the
+ * genre is looked up with gk_genre_find). Returns rec->status:
+ * GK_REPLAY_OK (written), GK_REPLAY_MISMATCH (a kept step's hash differs:
+ * nothing written) or GK_REPLAY_INVALID (no valid header, a genre this
+ * build lacks, out of memory, or `out` cannot be written: nothing
+ * written); rec->message says why. */
+int gk_replay_recover(const char *in, const char *out, const gk_sim *sim,
+                      gk_replay_recovery *rec);
 
 #endif

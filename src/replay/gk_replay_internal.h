@@ -17,6 +17,10 @@
 #define STEPS_HEAD 16  /* first step (u64), count (u32), entry size (u32) */
 #define ENTRY_HEAD 16  /* hash (u64), active mask (u32), flags (u32) */
 #define FOOTER_SIZE 16 /* step count (u64), final hash (u64) */
+/* A cut-short footer adds: flags (u32), code (i32), offset (u64),
+ * dropped (u64), reason length (u32), then the reason's bytes. */
+#define FOOTER_CUT_HEAD (FOOTER_SIZE + 28)
+#define FOOTER_MAX (FOOTER_CUT_HEAD + GK_REPLAY_MSG_MAX - 1)
 #define KNOWN_FLAGS ((uint32_t)GK_STEP_MATCH_END)
 
 /* True if every record of an inactive player is all zero. */
@@ -31,5 +35,17 @@ static inline int gk__replay_inactive_zero(const uint8_t *records,
   }
   return 1;
 }
+
+/* Fills a block's header and checksum around the `payload` bytes at
+ * buf + 12 (buf has room for 12 + payload + 8 bytes). */
+void gk__replay_seal(uint8_t *buf, uint8_t type, uint32_t seq, size_t payload);
+/* Writes a footer payload (16 bytes, or the cut-short form when `cut` is
+ * non-NULL) at `payload` (room for FOOTER_MAX bytes); returns its length. */
+size_t gk__replay_footer(uint8_t *payload, uint64_t steps, uint64_t hash,
+                         const gk_replay_cut *cut);
+/* write(2) until done; returns 0 or the errno that stopped it. */
+int gk__replay_write_all(int fd, const uint8_t *bytes, size_t len);
+/* fsyncs the folder holding `path` (a rename in it survives a crash). */
+void gk__replay_sync_dir(const char *path);
 
 #endif

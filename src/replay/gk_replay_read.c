@@ -235,12 +235,45 @@ static int read_steps(gk_replay *r, const uint8_t *p, size_t len,
   return 0;
 }
 
+/* The cut-short part of a footer (after its first 16 bytes). */
+static int read_cut(gk_replay *r, const uint8_t *p, size_t len, uint64_t at) {
+  uint32_t flags = (uint32_t)gk_load_le(p, 4);
+  int32_t code = (int32_t)(uint32_t)gk_load_le(p + 4, 4);
+  uint32_t n = (uint32_t)gk_load_le(p + 24, 4);
+  if (flags != GK_REPLAY_CUT_SHORT)
+    return damage(r, GK_EPROTO, at,
+                  "expected footer flags 0x%x (cut short), found 0x%" PRIx32,
+                  GK_REPLAY_CUT_SHORT, flags);
+  if (code >= 0)
+    return damage(r, GK_EPROTO, at + 4,
+                  "expected a negative error code in the footer, found "
+                  "%" PRId32,
+                  code);
+  if ((uint64_t)n + 28 != len)
+    return damage(r, GK_EPROTO, at + 24,
+                  "expected a footer reason of %zu bytes, found length "
+                  "%" PRIu32,
+                  len - 28, n);
+  if (memchr(p + 28, 0, n) != NULL)
+    return damage(r, GK_EPROTO, at + 28,
+                  "expected footer reason text, found a NUL byte");
+  r->cut.code = code;
+  r->cut.offset = gk_load_le(p + 8, 8);
+  r->cut.dropped = gk_load_le(p + 16, 8);
+  memcpy(r->cut.reason, p + 28, n);
+  r->cut.reason[n] = '\0';
+  r->cut_short = 1;
+  return 0;
+}
+
 static int read_footer(gk_replay *r, const uint8_t *p, size_t len,
                        uint64_t offset) {
   uint64_t at = offset + BLOCK_HEAD;
-  if (len != FOOTER_SIZE)
+  if (len != FOOTER_SIZE && (len < FOOTER_CUT_HEAD || len > FOOTER_MAX))
     return damage(r, GK_EPROTO, offset + 8,
-                  "expected a footer of %d bytes, found %zu", FOOTER_SIZE, len);
+                  "expected a footer of %d bytes (or %d..%d when cut short), "
+                  "found %zu",
+                  FOOTER_SIZE, FOOTER_CUT_HEAD, FOOTER_MAX, len);
   uint64_t count = gk_load_le(p, 8);
   uint64_t hash = gk_load_le(p + 8, 8);
   if (count != r->steps)
@@ -252,7 +285,12 @@ static int read_footer(gk_replay *r, const uint8_t *p, size_t len,
                   "expected footer final hash 0x%016" PRIx64
                   " (the last step's), found 0x%016" PRIx64,
                   r->last_hash, hash);
+  if (len > FOOTER_SIZE) {
+    int rc = read_cut(r, p + FOOTER_SIZE, len - FOOTER_SIZE, at + FOOTER_SIZE);
+    if (rc != 0) return rc;
+  }
   r->final_hash = hash;
+  r->footer_at = offset;
   return 0;
 }
 

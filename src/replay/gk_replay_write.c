@@ -18,43 +18,83 @@
 #include "gk_config.h"
 #include "gk_replay_internal.h"
 
+int gk__replay_write_all(int fd, const uint8_t *bytes, size_t len) {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = write(fd, bytes + done, len - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno != 0 ? errno : EIO;
+    if (n == 0) return EIO;
+    done += (size_t)n;
+  }
+  return 0;
+}
+
+/* Appends to a growing buffer. Returns 0 or GK_ENOMEM (unchanged). */
+static int buf_append(uint8_t **buf, size_t *len, size_t *cap,
+                      const uint8_t *bytes, size_t n) {
+  if (*cap - *len < n) {
+    size_t c = *cap ? *cap : 4096;
+    while (c - *len < n) c *= 2;
+    uint8_t *p = realloc(*buf, c);
+    if (p == NULL) return GK_ENOMEM;
+    *buf = p;
+    *cap = c;
+  }
+  memcpy(*buf + *len, bytes, n);
+  *len += n;
+  return 0;
+}
+
 static int sink(gk_replay_writer *w, const uint8_t *bytes, size_t len) {
   if (w->err != 0) return w->err;
   if (w->memory) {
-    if (w->mem_cap - w->mem_len < len) {
-      size_t cap = w->mem_cap ? w->mem_cap : 4096;
-      while (cap - w->mem_len < len) cap *= 2;
-      uint8_t *p = realloc(w->mem, cap);
-      if (p == NULL) return w->err = GK_ENOMEM;
-      w->mem = p;
-      w->mem_cap = cap;
-    }
-    memcpy(w->mem + w->mem_len, bytes, len);
-    w->mem_len += len;
+    if (buf_append(&w->mem, &w->mem_len, &w->mem_cap, bytes, len) != 0)
+      return w->err = GK_ENOMEM;
+  } else if (w->deferred) {
+    if (buf_append(&w->out, &w->out_len, &w->out_cap, bytes, len) != 0)
+      return w->err = GK_ENOMEM;
   } else {
-    size_t done = 0;
-    while (done < len) {
-      ssize_t n = write(w->fd, bytes + done, len - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return w->err = GK_EIO;
-      done += (size_t)n;
+    int e = gk__replay_write_all(w->fd, bytes, len);
+    if (e != 0) {
+      w->sys_errno = e;
+      return w->err = GK_EIO;
     }
   }
   w->offset += len;
   return 0;
 }
 
+void gk__replay_seal(uint8_t *buf, uint8_t type, uint32_t seq, size_t payload) {
+  buf[0] = type;
+  buf[1] = 0;
+  gk_store_le(buf + 2, 0, 2);
+  gk_store_le(buf + 4, seq, 4);
+  gk_store_le(buf + 8, payload, 4);
+  gk_store_le(buf + BLOCK_HEAD + payload,
+              gk_hash_bytes(buf, BLOCK_HEAD + payload), 8);
+}
+
+size_t gk__replay_footer(uint8_t *payload, uint64_t steps, uint64_t hash,
+                         const gk_replay_cut *cut) {
+  gk_store_le(payload, steps, 8);
+  gk_store_le(payload + 8, hash, 8);
+  if (cut == NULL) return FOOTER_SIZE;
+  size_t n = strnlen(cut->reason, sizeof cut->reason - 1);
+  gk_store_le(payload + FOOTER_SIZE, GK_REPLAY_CUT_SHORT, 4);
+  gk_store_le(payload + FOOTER_SIZE + 4, (uint32_t)(int32_t)cut->code, 4);
+  gk_store_le(payload + FOOTER_SIZE + 8, cut->offset, 8);
+  gk_store_le(payload + FOOTER_SIZE + 16, cut->dropped, 8);
+  gk_store_le(payload + FOOTER_SIZE + 24, n, 4);
+  memcpy(payload + FOOTER_CUT_HEAD, cut->reason, n);
+  return FOOTER_CUT_HEAD + n;
+}
+
 /* Emits one block: `buf` holds BLOCK_HEAD bytes of room, then the payload,
  * then 8 bytes of room for the checksum. */
 static int emit_block(gk_replay_writer *w, uint8_t type, uint8_t *buf,
                       size_t payload) {
-  buf[0] = type;
-  buf[1] = 0;
-  gk_store_le(buf + 2, 0, 2);
-  gk_store_le(buf + 4, w->seq, 4);
-  gk_store_le(buf + 8, payload, 4);
-  gk_store_le(buf + BLOCK_HEAD + payload,
-              gk_hash_bytes(buf, BLOCK_HEAD + payload), 8);
+  gk__replay_seal(buf, type, w->seq, payload);
   int rc = sink(w, buf, BLOCK_HEAD + payload + 8);
   if (rc == 0) w->seq++;
   return rc;
@@ -170,9 +210,9 @@ int gk_replay_writer_open_mem(gk_replay_writer *w, const gk_replay_meta *meta,
   return rc;
 }
 
-int gk_replay_writer_open(gk_replay_writer *w, const char *path,
-                          const gk_replay_meta *meta, char *err,
-                          size_t errlen) {
+static int open_file(gk_replay_writer *w, const char *path,
+                     const gk_replay_meta *meta, int deferred, char *err,
+                     size_t errlen) {
   writer_zero(w);
   int rc = meta_ok(meta, err, errlen);
   if (rc != 0) return rc;
@@ -193,16 +233,31 @@ int gk_replay_writer_open(gk_replay_writer *w, const char *path,
   memcpy(w->tmp_path + n, ".tmp", 5);
   w->fd = open(w->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (w->fd < 0) {
+    int e = errno;
     rc = gk_errf(err, errlen, GK_EIO, "replay: cannot create '%s': %s",
-                 w->tmp_path, strerror(errno));
+                 w->tmp_path, strerror(e));
     free(w->path);
     free(w->tmp_path);
     writer_zero(w);
+    w->sys_errno = e;
     return rc;
   }
+  w->deferred = deferred;
   rc = writer_start(w, meta, err, errlen);
   if (rc != 0) gk_replay_writer_abort(w);
   return rc;
+}
+
+int gk_replay_writer_open(gk_replay_writer *w, const char *path,
+                          const gk_replay_meta *meta, char *err,
+                          size_t errlen) {
+  return open_file(w, path, meta, 0, err, errlen);
+}
+
+int gk_replay_writer_open_deferred(gk_replay_writer *w, const char *path,
+                                   const gk_replay_meta *meta, char *err,
+                                   size_t errlen) {
+  return open_file(w, path, meta, 1, err, errlen);
 }
 
 int gk_replay_writer_flush(gk_replay_writer *w) {
@@ -250,13 +305,14 @@ static void writer_release(gk_replay_writer *w) {
   free(w->path);
   free(w->tmp_path);
   free(w->block);
+  free(w->out);
   w->path = w->tmp_path = NULL;
-  w->block = NULL;
+  w->block = w->out = NULL;
+  w->out_len = w->out_cap = 0;
   w->open = 0;
 }
 
-/* fsync the directory holding `path`, so the rename survives a crash. */
-static void sync_dir(const char *path) {
+void gk__replay_sync_dir(const char *path) {
   const char *slash = strrchr(path, '/');
   char dir[4096];
   if (slash == NULL) {
@@ -276,35 +332,53 @@ static void sync_dir(const char *path) {
   }
 }
 
+/* Writes what a deferred writer holds, then switches it to direct writes. */
+static int undefer(gk_replay_writer *w) {
+  if (!w->deferred) return 0;
+  w->deferred = 0;
+  if (w->err != 0 || w->out_len == 0) return w->err;
+  int e = gk__replay_write_all(w->fd, w->out, w->out_len);
+  w->out_len = 0;
+  if (e != 0) {
+    w->sys_errno = e;
+    return w->err = GK_EIO;
+  }
+  return 0;
+}
+
+/* Closes the .tmp file durably and renames it to its final name. */
+static int publish(gk_replay_writer *w, char *err, size_t errlen) {
+  if (fsync(w->fd) != 0)
+    return gk_errf(err, errlen, GK_EIO, "replay: fsync '%s': %s", w->tmp_path,
+                   strerror(errno));
+  int rc = close(w->fd);
+  w->fd = -1;
+  if (rc != 0)
+    return gk_errf(err, errlen, GK_EIO, "replay: close '%s': %s", w->tmp_path,
+                   strerror(errno));
+  if (rename(w->tmp_path, w->path) != 0)
+    return gk_errf(err, errlen, GK_EIO, "replay: rename to '%s': %s", w->path,
+                   strerror(errno));
+  gk__replay_sync_dir(w->path);
+  return 0;
+}
+
 int gk_replay_writer_finish(gk_replay_writer *w, char *err, size_t errlen) {
   if (!w->open)
     return gk_errf(err, errlen, GK_ESTATE, "replay: writer is not open");
   int rc = gk_replay_writer_flush(w);
   if (rc == 0) {
     uint8_t fb[BLOCK_HEAD + FOOTER_SIZE + 8];
-    gk_store_le(fb + BLOCK_HEAD, w->steps, 8);
-    gk_store_le(fb + BLOCK_HEAD + 8, w->last_hash, 8);
-    rc = emit_block(w, GK_REPLAY_BLOCK_FOOTER, fb, FOOTER_SIZE);
+    size_t n = gk__replay_footer(fb + BLOCK_HEAD, w->steps, w->last_hash, NULL);
+    rc = emit_block(w, GK_REPLAY_BLOCK_FOOTER, fb, n);
   }
+  if (rc == 0) rc = undefer(w);
   if (rc == 0 && !w->memory) {
-    if (fsync(w->fd) != 0)
-      rc = gk_errf(err, errlen, GK_EIO, "replay: fsync '%s': %s", w->tmp_path,
-                   strerror(errno));
-    else if (close(w->fd) != 0) {
-      w->fd = -1;
-      rc = gk_errf(err, errlen, GK_EIO, "replay: close '%s': %s", w->tmp_path,
-                   strerror(errno));
-    } else {
-      w->fd = -1;
-      if (rename(w->tmp_path, w->path) != 0)
-        rc = gk_errf(err, errlen, GK_EIO, "replay: rename to '%s': %s", w->path,
-                     strerror(errno));
-      else
-        sync_dir(w->path);
-    }
+    rc = publish(w, err, errlen);
   } else if (rc != 0) {
     gk_errf(err, errlen, rc, "replay: writing '%s': %s",
-            w->memory ? "(memory)" : w->tmp_path, gk_strerror(rc));
+            w->memory ? "(memory)" : w->tmp_path,
+            w->sys_errno ? strerror(w->sys_errno) : gk_strerror(rc));
   }
   if (rc != 0) {
     w->err = rc;
@@ -336,4 +410,47 @@ void gk_replay_writer_abort(gk_replay_writer *w) {
   free(w->mem);
   w->mem = NULL;
   w->mem_len = w->mem_cap = 0;
+}
+
+/* --- deferred writing ----------------------------------------------------- */
+
+int gk_replay_writer_defer(gk_replay_writer *w) {
+  if (!w->open || w->memory) return GK_ESTATE;
+  w->deferred = 1;
+  return 0;
+}
+
+int gk_replay_writer_take_chunk(gk_replay_writer *w, gk_replay_chunk *c) {
+  memset(c, 0, sizeof *c);
+  c->fd = -1;
+  if (!w->open || !w->deferred) return GK_ESTATE;
+  int rc = gk_replay_writer_flush(w);
+  if (rc != 0) return rc;
+  c->fd = w->fd;
+  c->bytes = w->out;
+  c->len = w->out_len;
+  c->steps = w->steps;
+  w->out = NULL;
+  w->out_len = w->out_cap = 0;
+  return 0;
+}
+
+int gk_replay_chunk_write(gk_replay_chunk *c, int sync) {
+  c->sys_errno = 0;
+  if (c->len > 0) c->sys_errno = gk__replay_write_all(c->fd, c->bytes, c->len);
+  if (c->sys_errno == 0 && sync && fdatasync(c->fd) != 0)
+    c->sys_errno = errno != 0 ? errno : EIO;
+  return c->sys_errno != 0 ? GK_EIO : 0;
+}
+
+void gk_replay_chunk_free(gk_replay_chunk *c) {
+  free(c->bytes);
+  c->bytes = NULL;
+  c->len = 0;
+}
+
+void gk_replay_writer_fail(gk_replay_writer *w, int sys_errno) {
+  if (w->err != 0) return;
+  w->err = GK_EIO;
+  w->sys_errno = sys_errno;
 }

@@ -74,6 +74,10 @@ void sv_log_stopped(gk_server *s) {
     gk_log_u64(s->log, "room_steps", st->room_steps);
     gk_log_u64(s->log, "steps_confirmed", st->steps_confirmed);
     gk_log_u64(s->log, "steps_late", st->steps_late);
+    gk_log_u64(s->log, "replay_disk_errors", st->replay_disk_errors);
+    gk_log_u64(s->log, "replay_flushes", st->replay_flushes);
+    gk_log_u64(s->log, "replays_recovered", st->replays_recovered);
+    gk_log_u64(s->log, "replays_damaged", st->replays_damaged);
     gk_log_end(s->log);
   }
 }
@@ -250,10 +254,6 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
                     gk_server_log *log, int handle_signals, gk_server **out,
                     char *err, size_t errlen) {
   *out = NULL;
-  if (cfg->replays_enabled) {
-    int rc = ensure_dir(cfg->replay_dir, err, errlen);
-    if (rc) return rc;
-  }
   gk_server *s = calloc(1, sizeof(*s));
   if (!s) return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
   s->loop = loop;
@@ -285,6 +285,16 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
                    (unsigned)cfg->port, gk_strerror(rc));
   }
   s->transport_open = 1;
+  if (cfg->replays_enabled) {
+    /* a folder that cannot be made now is tried again by every room */
+    char why[GK_SERVER_CONFIG_ERR_MAX];
+    if (ensure_dir(cfg->replay_dir, why, sizeof(why)) == 0)
+      sv_replay_recover_dir(s);
+    else {
+      s->replay_fault = 1;
+      gk_log_msg(log, GK_LOG_ERROR, "replay_failed", NULL, "reason", why);
+    }
+  }
 
   uv_timer_init(loop, &s->step_timer);
   uv_timer_init(loop, &s->sweep_timer);

@@ -79,6 +79,12 @@ typedef struct gk_server_stats {
   uint64_t ticks, ticks_missed;
   uint64_t room_steps; /* steps run by the rooms' own loops */
   uint64_t steps_confirmed, steps_late;
+  /* replays on disk (gk_server_replay.c) */
+  uint64_t replay_disk_errors; /* recordings lost to the disk (a missing or
+                                  unwritable folder, ENOSPC, EDQUOT, EFBIG) */
+  uint64_t replay_flushes;     /* flush jobs run (replays.flush_ms) */
+  uint64_t replays_recovered;  /* .gkr.tmp leftovers recovered at start */
+  uint64_t replays_damaged;    /* leftovers moved aside as .gkr.damaged */
 } gk_server_stats;
 
 /* Creates the server on `loop`: binds the ENet host, starts the step

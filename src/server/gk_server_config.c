@@ -82,6 +82,7 @@ static const field stall_fields[] = {
 static const field replays_fields[] = {
     {"enabled", K_BOOL, OFF(replays_enabled), SZ(replays_enabled), 0, 0, NULL},
     {"dir", K_STRING, OFF(replay_dir), SZ(replay_dir), 1, 0, NULL},
+    U("flush_ms", replay_flush_ms, 0, 600000),
     END};
 
 static const field timing_fields[] = {
@@ -415,6 +416,7 @@ void gk_server_config_default(gk_server_config *c) {
   c->desync = GK_DESYNC_REPORT;
   c->replays_enabled = 1;
   snprintf(c->replay_dir, sizeof(c->replay_dir), "replays");
+  c->replay_flush_ms = 1000;
   c->shutdown_grace_ms = 5000;
   c->service_ms = 5;
   c->peer_timeout_ms = 10000;

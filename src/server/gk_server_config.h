@@ -79,6 +79,8 @@ typedef struct gk_server_config {
   /* replays */
   int replays_enabled;
   char replay_dir[GK_SERVER_PATH_MAX];
+  uint32_t replay_flush_ms; /* write + fdatasync a recording's blocks this
+                               often (thread pool); 0 = only at the end */
   /* shutdown and timing */
   uint32_t shutdown_grace_ms;
   uint32_t service_ms;      /* ENet service timer */

@@ -10,8 +10,9 @@
  *   gk_server_room.c   rooms: create, join, start, lobby end, option merge,
  *                      discarding and freeing a room;
  *   gk_server_match.c  a room's match: its session and the session's
- *                      callbacks, ticking, the end, draining, finishing
- *                      the replay on the thread pool.
+ *                      callbacks, ticking, the end, draining;
+ *   gk_server_replay.c a room's recording: deferred writes flushed on the
+ *                      thread pool, disk faults, recovering leftovers.
  *
  * Naming: every function, type and constant declared here is prefixed
  * sv_ / SV_ (internal, not API: the gk_server_ prefix is the public
@@ -72,8 +73,7 @@ typedef struct sv_room {
   gk_net_session session;
   int session_open;
   uint64_t start_ns;
-  gk_replay_writer replay;
-  int replay_open;
+  struct sv_rec *rec; /* the recording (gk_server_replay.c), or NULL */
   char replay_path[GK_SERVER_PATH_MAX + 64];
   int end_pending; /* the session's loop ran the last step */
   int end_reason;
@@ -113,7 +113,9 @@ struct gk_server {
   uint64_t t0; /* uv_hrtime of deadline 0 */
   uint64_t k;  /* deadlines passed */
   uint64_t step_ns;
-  uint32_t jobs; /* replay finishes running on the thread pool */
+  uint32_t jobs;              /* replay jobs queued on the thread pool */
+  int replay_fault;           /* a replay write failed; none since */
+  uint64_t replay_fault_lost; /* recordings lost in this fault */
   uint64_t packets_out, drop_oversize; /* transport totals, kept at close */
   int stopped_logged;
   int shutting_down;
@@ -196,5 +198,28 @@ void sv_match_tick(gk_server *s, sv_room *r, uint64_t now);
 /* The match is over (or is being cut short): finishes the replay, logs
  * the room's counters, and starts draining. The room stays. */
 void sv_match_end(gk_server *s, sv_room *r, int reason);
+
+/* --- gk_server_replay.c: recordings ----------------------------------------
+ */
+
+typedef struct sv_rec sv_rec;
+
+/* Starts the room's recording (r->rec); a failure is counted and logged
+ * (once per disk fault) and the match is played unrecorded. */
+void sv_replay_open(gk_server *s, sv_room *r);
+/* Appends a step to the room's recording (in memory), if it has one. */
+void sv_replay_step(gk_server *s, sv_room *r, const gk_step_input *in,
+                    uint64_t hash);
+/* Every step tick of a playing room: hands the blocks so far to a flush
+ * job when replays.flush_ms has passed and no job holds the recording. */
+void sv_replay_tick(gk_server *s, sv_room *r, uint64_t now);
+/* The match ended: the recording leaves the room (r->rec = NULL) and is
+ * finished (footer, fsync, rename) on the thread pool. */
+void sv_replay_finish(gk_server *s, sv_room *r);
+/* The room goes without an end: its recording is removed. */
+void sv_replay_drop(gk_server *s, sv_room *r);
+/* At start: recovers every .gkr.tmp in the replay folder, or moves it
+ * aside as .gkr.damaged; one log line each. */
+void sv_replay_recover_dir(gk_server *s);
 
 #endif

@@ -10,6 +10,7 @@
  * "config_error" JSON line on stdout for log collectors).
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,9 @@ int main(int argc, char **argv) {
     return 0;
   }
   log.level = cfg.log_level;
+  /* a file size limit (RLIMIT_FSIZE) makes a replay write fail with EFBIG,
+   * which costs that recording only, instead of killing the process */
+  signal(SIGXFSZ, SIG_IGN);
   rc = gk_server_run(&cfg, &log);
   gk_server_config_free(&cfg);
   return rc;

@@ -50,7 +50,7 @@ static uint32_t popcount32(uint32_t m) {
  * or not) and itself. Every error path of building a room ends here. */
 static void room_discard(sv_room *r) {
   if (r->session_open) gk_net_session_close(&r->session);
-  if (r->replay_open) gk_replay_writer_abort(&r->replay);
+  if (r->rec) sv_replay_drop(r->srv, r);
   if (r->cfg_ready && r->genre->sim->config_free)
     r->genre->sim->config_free(r->cfg);
   free(r->cfg);
@@ -394,7 +394,7 @@ void sv_on_start(gk_server *s, uint32_t peer) {
     gk_log_u64(s->log, "active_mask", r->session.cfg.active_mask);
     gk_log_hex(s->log, "seed", r->seed);
     gk_log_u64(s->log, "input_delay", r->input_delay);
-    gk_log_str(s->log, "replay", r->replay_open ? r->replay_path : NULL);
+    gk_log_str(s->log, "replay", r->rec ? r->replay_path : NULL);
     gk_log_end(s->log);
   }
 }

@@ -209,6 +209,52 @@ Test(replay_genres, long_runs_show_progress_only_on_a_terminal) {
   unlink(path);
   rmdir(dir);
 }
+/* A recording cut short as a crash leaves it: `gk-replay recover` (the
+ * binary) finishes it; info and verify then show where it was cut. */
+Test(replay_genres, recover_finishes_a_crashed_survivors_recording) {
+  size_t len;
+  uint8_t *bytes = slurp_file(GOLDEN_SV, &len);
+  char dir[64], tmp[128], out[128], other[128];
+  fixture_tmpdir(dir, sizeof dir);
+  snprintf(tmp, sizeof tmp, "%s/crash.gkr.tmp", dir);
+  snprintf(out, sizeof out, "%s/crash.gkr", dir);
+  snprintf(other, sizeof other, "%s/elsewhere.gkr", dir);
+  cr_assert_eq(fixture_write_file(tmp, bytes, len / 2), 0);
+  cli_result r;
+  const char *const rec[] = {"recover", tmp, NULL};
+  cli_exec(&r, rec);
+  cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "recovered 1280 steps (verified), cut short") != NULL,
+            "%s", r.out);
+  RUN(&r, "info", out);
+  cr_assert_eq(r.code, 0, "%s", r.err);
+  cr_assert(strstr(r.out, "cut short: at step 1280") != NULL, "%s", r.out);
+  cr_assert(strstr(r.out, "GK_ETRUNC") != NULL, "%s", r.out);
+  RUN(&r, "info", "--json", out);
+  cr_assert(json_has(r.out, "\"cut_short\":{\"step\":1280"), "%s", r.out);
+  RUN(&r, "verify", out);
+  cr_assert_eq(r.code, 0);
+  cr_assert(strstr(r.out, "1280 steps verified") && strstr(r.out, "cut short"),
+            "%s", r.out);
+  RUN(&r, "recover", "--json", tmp, "--out", other);
+  cr_assert_eq(r.code, 0);
+  cr_assert(json_has(r.out, "\"status\":\"ok\",\"steps\":1280"), "%s", r.out);
+  /* usage: no .tmp ending without --out, the same file twice, garbage */
+  RUN(&r, "recover", out);
+  cr_assert_eq(r.code, 2);
+  cr_assert(strstr(r.err, "--out") != NULL, "%s", r.err);
+  RUN(&r, "recover", tmp, "--out", tmp);
+  cr_assert_eq(r.code, 2);
+  cr_assert_eq(fixture_write_file(tmp, "GKR?", 4), 0);
+  RUN(&r, "recover", tmp);
+  cr_assert_eq(r.code, 2);
+  cr_assert(strstr(r.out, "NOT RECOVERED") != NULL, "%s", r.out);
+  unlink(tmp);
+  unlink(out);
+  unlink(other);
+  rmdir(dir);
+  free(bytes);
+}
 #endif /* GK_HAVE_SURVIVORS */
 
 #if GK_HAVE_PUSH_PUZZLE

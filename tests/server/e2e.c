@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "gk_replay.h"
 
 extern char **environ;
@@ -213,4 +215,111 @@ int e2e_verify_replays(const char *dir, char (*codes)[17], uint64_t *hashes,
   }
   closedir(d);
   return n;
+}
+
+/* --- a server and bots, as most e2e tests use them ------------------------ */
+
+static const char *config_json(char *buf, size_t cap, const e2e_dir *d,
+                               const char *replays, const char *extra) {
+  snprintf(buf, cap,
+           "{\"listen\":{\"host\":\"127.0.0.1\",\"port\":0},"
+           "\"log_level\":\"info\",\"step_hz\":" E2E_STEP_HZ ","
+           "\"replays\":{\"dir\":\"%s\"%s%s},\"shutdown_grace_ms\":5000%s%s}",
+           d->replays, replays ? "," : "", replays ? replays : "",
+           extra ? "," : "", extra ? extra : "");
+  return buf;
+}
+
+void e2e_start_server_x(e2e_proc *srv, const e2e_dir *d, const char *replays,
+                        const char *extra, uint16_t *port) {
+  char json[2048], path[512];
+  e2e_write(d, "server.json",
+            config_json(json, sizeof(json), d, replays, extra), path,
+            sizeof(path));
+  char *argv[] = {(char *)GK_SERVER_BIN, (char *)"--config", path, NULL};
+  e2e_spawn(srv, d, "server", argv);
+  *port = e2e_server_port(srv, 10000);
+  cr_assert_neq(*port, 0, "the server did not log its port");
+}
+
+void e2e_start_server(e2e_proc *srv, const e2e_dir *d, const char *extra,
+                      uint16_t *port) {
+  e2e_start_server_x(srv, d, NULL, extra, port);
+}
+
+void e2e_start_bot_x(e2e_proc *bot, const e2e_dir *d, const char *tag,
+                     uint16_t port, const char *rooms, const char *players,
+                     const char *steps, const char *const *extra) {
+  char server[64];
+  snprintf(server, sizeof(server), "127.0.0.1:%u", (unsigned)port);
+  const char *base[] = {GK_BOT_BIN,  "--server", server, "--genre",
+                        "survivors", "--rooms",  rooms,  "--players",
+                        players,     "--steps",  steps,  "--timeout",
+                        "60"};
+  char *argv[32];
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
+    argv[n++] = (char *)base[i];
+  for (size_t i = 0; extra && extra[i] && n < 31; i++)
+    argv[n++] = (char *)extra[i];
+  argv[n] = NULL;
+  e2e_spawn(bot, d, tag, argv);
+}
+
+void e2e_start_bot(e2e_proc *bot, const e2e_dir *d, const char *tag,
+                   uint16_t port, const char *rooms, const char *players,
+                   const char *steps) {
+  e2e_start_bot_x(bot, d, tag, port, rooms, players, steps, NULL);
+}
+
+int e2e_check_bot(e2e_proc *bot, int rooms, char (*codes)[17],
+                  uint64_t *hashes) {
+  cr_assert(e2e_wait(bot, 60000), "gk-bot did not finish");
+  cJSON *sum = e2e_read_json(bot->out);
+  cr_assert_not_null(sum, "gk-bot printed no JSON summary (%s)", bot->out);
+  char *text = cJSON_PrintUnformatted(sum);
+  cr_assert_eq(bot->status, 0, "gk-bot exit %d: %s", bot->status, text);
+  cr_assert_eq(cJSON_GetObjectItem(sum, "rooms_completed")->valuedouble, rooms,
+               "%s", text);
+  cr_assert_eq(cJSON_GetObjectItem(sum, "desyncs")->valuedouble, 0, "%s", text);
+  const cJSON *res = cJSON_GetObjectItem(sum, "room_results");
+  int n = 0;
+  for (const cJSON *r = res ? res->child : NULL; r; r = r->next, n++) {
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(r, "agree")), "%s", text);
+    snprintf(codes[n], 17, "%s", cJSON_GetObjectItem(r, "code")->valuestring);
+    hashes[n] =
+        strtoull(cJSON_GetObjectItem(r, "final_hash")->valuestring, NULL, 16);
+  }
+  cr_assert_eq(n, rooms);
+  cJSON_free(text);
+  cJSON_Delete(sum);
+  return n;
+}
+
+void e2e_stop_server(e2e_proc *srv) {
+  cr_assert_gt(srv->pid, 0);
+  kill(srv->pid, SIGTERM);
+  int done = e2e_wait(srv, 15000);
+  if (!done) e2e_kill(srv);
+  cr_assert(done, "gk-server did not exit after SIGTERM");
+  cr_assert_eq(srv->status, 0, "gk-server exit status %d", srv->status);
+  cr_assert_eq(e2e_count_events(srv, "stopped"), 1);
+}
+
+double e2e_stat(const e2e_proc *srv, const char *event, const char *key) {
+  cJSON *j = e2e_last_event(srv, event);
+  cr_assert_not_null(j, "no %s event", event);
+  const cJSON *v = cJSON_GetObjectItem(j, key);
+  cr_assert(cJSON_IsNumber(v), "%s.%s missing", event, key);
+  double d = v->valuedouble;
+  cJSON_Delete(j);
+  return d;
+}
+
+int e2e_wait_events(const e2e_proc *srv, const char *event, int n, int ms) {
+  for (int waited = 0; waited <= ms; waited += 20) {
+    if (e2e_count_events(srv, event) >= n) return 1;
+    e2e_sleep_ms(20);
+  }
+  return 0;
 }

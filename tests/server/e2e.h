@@ -61,4 +61,38 @@ int e2e_verify_replays(const char *dir, char (*codes)[17], uint64_t *hashes,
 
 void e2e_sleep_ms(int ms);
 
+/* --- a server and bots ------------------------------------------------------
+ * The server's config: 127.0.0.1 port 0, step_hz E2E_STEP_HZ, replays in
+ * d->replays, 5 s of shutdown grace, then `extra` (more top-level members,
+ * may be NULL). */
+#define E2E_STEP_HZ "120"
+/* Writes the config as path/server.json, spawns gk-server, waits for its
+ * port (fails the test if it does not come). */
+void e2e_start_server(e2e_proc *srv, const e2e_dir *d, const char *extra,
+                      uint16_t *port);
+/* The same with more members of "replays" (`replays`, e.g.
+ * "\"flush_ms\":50"; may be NULL). */
+void e2e_start_server_x(e2e_proc *srv, const e2e_dir *d, const char *replays,
+                        const char *extra, uint16_t *port);
+/* Spawns gk-bot: survivors, `rooms` rooms of `players`, `steps` steps. */
+void e2e_start_bot(e2e_proc *bot, const e2e_dir *d, const char *tag,
+                   uint16_t port, const char *rooms, const char *players,
+                   const char *steps);
+/* The same with more gk-bot arguments (`extra`, NULL-terminated, may be
+ * NULL). */
+void e2e_start_bot_x(e2e_proc *bot, const e2e_dir *d, const char *tag,
+                     uint16_t port, const char *rooms, const char *players,
+                     const char *steps, const char *const *extra);
+/* Checks a finished gk-bot: exit 0, every room completed, no desync; fills
+ * codes[i] and hashes[i] per room. Returns the room count. */
+int e2e_check_bot(e2e_proc *bot, int rooms, char (*codes)[17],
+                  uint64_t *hashes);
+/* SIGTERM, then checks: exit 0 within 15 s and one "stopped" line. */
+void e2e_stop_server(e2e_proc *srv);
+/* A number from the last `event` line (fails the test if missing). */
+double e2e_stat(const e2e_proc *srv, const char *event, const char *key);
+/* Waits up to ms until the server's log has at least n lines of `event`;
+ * returns 1 if it has. */
+int e2e_wait_events(const e2e_proc *srv, const char *event, int n, int ms);
+
 #endif

@@ -17,119 +17,28 @@
 #include "gk_err.h"
 #include "gk_net_wire.h"
 
-#define STEP_HZ "120"
-
-static const char *config_json(char *buf, size_t cap, const e2e_dir *d,
-                               const char *extra) {
-  snprintf(buf, cap,
-           "{\"listen\":{\"host\":\"127.0.0.1\",\"port\":0},"
-           "\"log_level\":\"info\",\"step_hz\":" STEP_HZ ","
-           "\"replays\":{\"dir\":\"%s\"},\"shutdown_grace_ms\":5000%s%s}",
-           d->replays, extra ? "," : "", extra ? extra : "");
-  return buf;
-}
-
-static void start_server(e2e_proc *srv, const e2e_dir *d, const char *extra,
-                         uint16_t *port) {
-  char json[2048], path[512];
-  e2e_write(d, "server.json", config_json(json, sizeof(json), d, extra), path,
-            sizeof(path));
-  char *argv[] = {(char *)GK_SERVER_BIN, (char *)"--config", path, NULL};
-  e2e_spawn(srv, d, "server", argv);
-  *port = e2e_server_port(srv, 10000);
-  cr_assert_neq(*port, 0, "the server did not log its port");
-}
-
-static void start_bot(e2e_proc *bot, const e2e_dir *d, const char *tag,
-                      uint16_t port, const char *rooms, const char *players,
-                      const char *steps) {
-  char server[64];
-  snprintf(server, sizeof(server), "127.0.0.1:%u", (unsigned)port);
-  char *argv[] = {(char *)GK_BOT_BIN,
-                  (char *)"--server",
-                  server,
-                  (char *)"--genre",
-                  (char *)"survivors",
-                  (char *)"--rooms",
-                  (char *)rooms,
-                  (char *)"--players",
-                  (char *)players,
-                  (char *)"--steps",
-                  (char *)steps,
-                  (char *)"--timeout",
-                  (char *)"60",
-                  NULL};
-  e2e_spawn(bot, d, tag, argv);
-}
-
-/* Checks a finished gk-bot: exit 0, every room completed, no desync, and
- * records its room codes and final hashes. */
-static int check_bot(e2e_proc *bot, int rooms, char (*codes)[17],
-                     uint64_t *hashes) {
-  cr_assert(e2e_wait(bot, 60000), "gk-bot did not finish");
-  cJSON *sum = e2e_read_json(bot->out);
-  cr_assert_not_null(sum, "gk-bot printed no JSON summary (%s)", bot->out);
-  char *text = cJSON_PrintUnformatted(sum);
-  cr_assert_eq(bot->status, 0, "gk-bot exit %d: %s", bot->status, text);
-  cr_assert_eq(cJSON_GetObjectItem(sum, "rooms_completed")->valuedouble, rooms,
-               "%s", text);
-  cr_assert_eq(cJSON_GetObjectItem(sum, "desyncs")->valuedouble, 0, "%s", text);
-  const cJSON *res = cJSON_GetObjectItem(sum, "room_results");
-  int n = 0;
-  for (const cJSON *r = res ? res->child : NULL; r; r = r->next, n++) {
-    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(r, "agree")), "%s", text);
-    snprintf(codes[n], 17, "%s", cJSON_GetObjectItem(r, "code")->valuestring);
-    hashes[n] =
-        strtoull(cJSON_GetObjectItem(r, "final_hash")->valuestring, NULL, 16);
-  }
-  cr_assert_eq(n, rooms);
-  cJSON_free(text);
-  cJSON_Delete(sum);
-  return n;
-}
-
-static void stop_server(e2e_proc *srv) {
-  cr_assert_gt(srv->pid, 0);
-  kill(srv->pid, SIGTERM);
-  int done = e2e_wait(srv, 15000);
-  if (!done) e2e_kill(srv);
-  cr_assert(done, "gk-server did not exit after SIGTERM");
-  cr_assert_eq(srv->status, 0, "gk-server exit status %d", srv->status);
-  cr_assert_eq(e2e_count_events(srv, "stopped"), 1);
-}
-
-static double stat_of(const e2e_proc *srv, const char *event, const char *key) {
-  cJSON *j = e2e_last_event(srv, event);
-  cr_assert_not_null(j, "no %s event", event);
-  const cJSON *v = cJSON_GetObjectItem(j, key);
-  cr_assert(cJSON_IsNumber(v), "%s.%s missing", event, key);
-  double d = v->valuedouble;
-  cJSON_Delete(j);
-  return d;
-}
-
 Test(server_e2e,
      twenty_rooms_of_two_to_four_bots_agree_and_every_replay_verifies) {
   e2e_dir d;
   e2e_dir_make(&d);
   e2e_proc srv, bots[3];
   uint16_t port;
-  start_server(&srv, &d, NULL, &port);
-  start_bot(&bots[0], &d, "bot2", port, "7", "2", "360");
-  start_bot(&bots[1], &d, "bot3", port, "7", "3", "360");
-  start_bot(&bots[2], &d, "bot4", port, "6", "4", "360");
+  e2e_start_server(&srv, &d, NULL, &port);
+  e2e_start_bot(&bots[0], &d, "bot2", port, "7", "2", "360");
+  e2e_start_bot(&bots[1], &d, "bot3", port, "7", "3", "360");
+  e2e_start_bot(&bots[2], &d, "bot4", port, "6", "4", "360");
 
   char codes[20][17];
   uint64_t hashes[20];
   int n = 0;
-  n += check_bot(&bots[0], 7, codes + n, hashes + n);
-  n += check_bot(&bots[1], 7, codes + n, hashes + n);
-  n += check_bot(&bots[2], 6, codes + n, hashes + n);
+  n += e2e_check_bot(&bots[0], 7, codes + n, hashes + n);
+  n += e2e_check_bot(&bots[1], 7, codes + n, hashes + n);
+  n += e2e_check_bot(&bots[2], 6, codes + n, hashes + n);
   cr_assert_eq(n, 20);
   /* all twenty were open at once: every room started before any ended */
   cr_assert_eq(e2e_count_events(&srv, "match_start"), 20);
-  stop_server(&srv);
-  cr_assert_eq(stat_of(&srv, "stopped", "replays_written"), 20);
+  e2e_stop_server(&srv);
+  cr_assert_eq(e2e_stat(&srv, "stopped", "replays_written"), 20);
   cr_assert_eq(e2e_count_events(&srv, "desync"), 0);
 
   char rcodes[32][17];
@@ -155,16 +64,16 @@ Test(server_e2e, sigterm_during_play_leaves_complete_verifiable_replays) {
   e2e_dir_make(&d);
   e2e_proc srv, bot;
   uint16_t port;
-  start_server(&srv, &d, NULL, &port);
-  start_bot(&bot, &d, "bot", port, "4", "2", "1000000");
+  e2e_start_server(&srv, &d, NULL, &port);
+  e2e_start_bot(&bot, &d, "bot", port, "4", "2", "1000000");
   for (int waited = 0; e2e_count_events(&srv, "match_start") < 4;
        waited += 20) {
     cr_assert_lt(waited, 20000, "the matches did not start");
     e2e_sleep_ms(20);
   }
   e2e_sleep_ms(600); /* let them play */
-  stop_server(&srv);
-  cr_assert_eq(stat_of(&srv, "stopped", "replays_written"), 4);
+  e2e_stop_server(&srv);
+  cr_assert_eq(e2e_stat(&srv, "stopped", "replays_written"), 4);
   cr_assert_eq(e2e_count_events(&srv, "match_end"), 4);
   cJSON *end = e2e_last_event(&srv, "match_end");
   cr_assert_str_eq(cJSON_GetObjectItem(end, "reason")->valuestring, "shutdown");
@@ -324,11 +233,11 @@ Test(server_e2e, bad_input_is_dropped_and_counted_while_other_rooms_agree) {
   e2e_dir_make(&d);
   e2e_proc srv, bot;
   uint16_t port;
-  start_server(&srv, &d,
-               "\"limits\":{\"strikes\":4,\"peers\":48,"
-               "\"packet_bytes\":1200}",
-               &port);
-  start_bot(&bot, &d, "bot", port, "5", "2", "900");
+  e2e_start_server(&srv, &d,
+                   "\"limits\":{\"strikes\":4,\"peers\":48,"
+                   "\"packet_bytes\":1200}",
+                   &port);
+  e2e_start_bot(&bot, &d, "bot", port, "5", "2", "900");
   for (int waited = 0; e2e_count_events(&srv, "match_start") < 5;
        waited += 20) {
     cr_assert_lt(waited, 20000, "the bot matches did not start");
@@ -440,19 +349,19 @@ Test(server_e2e, bad_input_is_dropped_and_counted_while_other_rooms_agree) {
   /* the bot rooms were not touched */
   char codes[5][17];
   uint64_t hashes[5];
-  check_bot(&bot, 5, codes, hashes);
+  e2e_check_bot(&bot, 5, codes, hashes);
   raw_close(&a);
   raw_close(&b);
   raw_close(&o);
   enet_deinitialize();
-  stop_server(&srv);
+  e2e_stop_server(&srv);
 
-  cr_assert_geq(stat_of(&srv, "stopped", "drop_malformed"), 3);
-  cr_assert_geq(stat_of(&srv, "stopped", "drop_unexpected"), 1);
-  cr_assert_geq(stat_of(&srv, "stopped", "drop_oversize"), 1);
-  cr_assert_geq(stat_of(&srv, "stopped", "kicked"), 1);
-  cr_assert_geq(stat_of(&srv, "stopped", "drop_session"), 3);
-  cr_assert_geq(stat_of(&srv, "stopped", "refused"), 3);
+  cr_assert_geq(e2e_stat(&srv, "stopped", "drop_malformed"), 3);
+  cr_assert_geq(e2e_stat(&srv, "stopped", "drop_unexpected"), 1);
+  cr_assert_geq(e2e_stat(&srv, "stopped", "drop_oversize"), 1);
+  cr_assert_geq(e2e_stat(&srv, "stopped", "kicked"), 1);
+  cr_assert_geq(e2e_stat(&srv, "stopped", "drop_session"), 3);
+  cr_assert_geq(e2e_stat(&srv, "stopped", "refused"), 3);
   cr_assert_eq(e2e_count_events(&srv, "desync"), 0);
   /* the raw room ended last (at shutdown) and its session counted each
    * offence in its own counters */
@@ -479,8 +388,8 @@ Test(server_e2e, a_stall_is_noticed_and_a_desync_ends_the_match_by_policy) {
   e2e_dir_make(&d);
   e2e_proc srv;
   uint16_t port;
-  start_server(&srv, &d, "\"desync\":\"end\",\"stall\":{\"notice_ms\":200}",
-               &port);
+  e2e_start_server(&srv, &d, "\"desync\":\"end\",\"stall\":{\"notice_ms\":200}",
+                   &port);
   cr_assert_eq(enet_initialize(), 0);
   raw a;
   raw_connect(&a, port);
@@ -515,7 +424,7 @@ Test(server_e2e, a_stall_is_noticed_and_a_desync_ends_the_match_by_policy) {
   cr_assert_eq(a.last[GK_MSG_MATCH_END].u.match_end.reason, GK_WIRE_END_DESYNC);
   raw_close(&a);
   enet_deinitialize();
-  stop_server(&srv);
+  e2e_stop_server(&srv);
   cr_assert_geq(e2e_count_events(&srv, "stall"), 1);
   cJSON *ds = e2e_last_event(&srv, "desync");
   cr_assert_not_null(ds);
@@ -560,11 +469,11 @@ Test(server_e2e, room_requests_outside_the_limits_are_refused_with_a_reason) {
   e2e_dir_make(&d);
   e2e_proc srv;
   uint16_t port;
-  start_server(&srv, &d,
-               "\"limits\":{\"rooms\":1,\"players_per_room\":2,"
-               "\"lobby_timeout_ms\":1000},"
-               "\"lockstep\":{\"input_delay\":2,\"input_delay_max\":5}",
-               &port);
+  e2e_start_server(&srv, &d,
+                   "\"limits\":{\"rooms\":1,\"players_per_room\":2,"
+                   "\"lobby_timeout_ms\":1000},"
+                   "\"lockstep\":{\"input_delay\":2,\"input_delay_max\":5}",
+                   &port);
   cr_assert_eq(enet_initialize(), 0);
   raw a, b;
   raw_connect(&a, port);
@@ -602,8 +511,8 @@ Test(server_e2e, room_requests_outside_the_limits_are_refused_with_a_reason) {
   raw_close(&a);
   raw_close(&b);
   enet_deinitialize();
-  stop_server(&srv);
-  cr_assert_geq(stat_of(&srv, "stopped", "refused"), 6);
+  e2e_stop_server(&srv);
+  cr_assert_geq(e2e_stat(&srv, "stopped", "refused"), 6);
   cr_assert_eq(e2e_count_events(&srv, "room_created"), 2);
   e2e_dir_remove(&d);
 }
@@ -613,7 +522,7 @@ Test(server_e2e, bots_over_a_lossy_slow_link_still_agree) {
   e2e_dir_make(&d);
   e2e_proc srv, bot;
   uint16_t port;
-  start_server(&srv, &d, NULL, &port);
+  e2e_start_server(&srv, &d, NULL, &port);
   char server[64];
   snprintf(server, sizeof(server), "127.0.0.1:%u", (unsigned)port);
   char *argv[] = {(char *)GK_BOT_BIN,  (char *)"--server",  server,
@@ -625,7 +534,7 @@ Test(server_e2e, bots_over_a_lossy_slow_link_still_agree) {
   e2e_spawn(&bot, &d, "bot", argv);
   char codes[2][17];
   uint64_t hashes[2];
-  check_bot(&bot, 2, codes, hashes);
+  e2e_check_bot(&bot, 2, codes, hashes);
   cJSON *sum = e2e_read_json(bot.out);
   const cJSON *f = cJSON_GetObjectItem(sum, "faults");
   cr_assert(cJSON_IsObject(f), "no fault relay in the summary");
@@ -640,7 +549,7 @@ Test(server_e2e, bots_over_a_lossy_slow_link_still_agree) {
             seen);
   cr_assert_gt(fwd, seen * 0.8);
   cJSON_Delete(sum);
-  stop_server(&srv);
+  e2e_stop_server(&srv);
   char rcodes[4][17];
   uint64_t rhashes[4];
   cr_assert_eq(e2e_verify_replays(d.replays, rcodes, rhashes, 4), 2);
@@ -652,8 +561,8 @@ Test(server_e2e, a_second_signal_finalises_at_once_and_still_exits_0) {
   e2e_dir_make(&d);
   e2e_proc srv, bot;
   uint16_t port;
-  start_server(&srv, &d, NULL, &port);
-  start_bot(&bot, &d, "bot", port, "2", "2", "1000000");
+  e2e_start_server(&srv, &d, NULL, &port);
+  e2e_start_bot(&bot, &d, "bot", port, "2", "2", "1000000");
   for (int waited = 0; e2e_count_events(&srv, "match_start") < 2;
        waited += 20) {
     cr_assert_lt(waited, 20000, "the matches did not start");
@@ -667,7 +576,7 @@ Test(server_e2e, a_second_signal_finalises_at_once_and_still_exits_0) {
   cr_assert(e2e_wait(&srv, 10000), "gk-server did not exit");
   cr_assert_eq(srv.status, 0);
   cr_assert_eq(e2e_count_events(&srv, "shutdown_forced"), 1);
-  cr_assert_eq(stat_of(&srv, "stopped", "replays_written"), 2);
+  cr_assert_eq(e2e_stat(&srv, "stopped", "replays_written"), 2);
   char codes[4][17];
   uint64_t hashes[4];
   cr_assert_eq(e2e_verify_replays(d.replays, codes, hashes, 4), 2);

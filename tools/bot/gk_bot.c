@@ -57,6 +57,8 @@ typedef struct bot_peer {
   uint64_t desyncs; /* DESYNC notices about this peer */
   uint64_t steps;
   uint64_t last_hash;
+  uint8_t held[GK_WIRE_MAX]; /* --chaos dup: the last INPUT sent */
+  size_t held_len;
 } bot_peer;
 
 typedef struct ring_entry {
@@ -99,6 +101,8 @@ struct bot {
   int timed_out;
   uint32_t rooms_done;
   int exit_status;
+  int chaos_dup;        /* --chaos dup (a test option) */
+  uint64_t chaos_extra; /* datagrams it sent twice or out of order */
 };
 
 /* --- helpers ----------------------------------------------------------------
@@ -130,11 +134,28 @@ static void room_check_done(bot_room *r) {
 /* --- peer callbacks ---------------------------------------------------------
  */
 
+/* --chaos dup: the room's last player sends every INPUT twice, then the
+ * INPUT before it again (an older one after a newer one). */
+static void chaos_dup(bot_peer *p, const uint8_t *bytes, size_t len,
+                      int reliable) {
+  if (gk_net_transport_send(&p->tr, p->conn, bytes, len, reliable) == 0)
+    p->b->chaos_extra++;
+  if (p->held_len && gk_net_transport_send(&p->tr, p->conn, p->held,
+                                           p->held_len, reliable) == 0)
+    p->b->chaos_extra++;
+  memcpy(p->held, bytes, len);
+  p->held_len = len;
+}
+
 static int peer_send(void *ctx, const uint8_t *bytes, size_t len,
                      int reliable) {
   bot_peer *p = ctx;
   if (!p->connected) return GK_ENOTFOUND;
-  return gk_net_transport_send(&p->tr, p->conn, bytes, len, reliable);
+  int rc = gk_net_transport_send(&p->tr, p->conn, bytes, len, reliable);
+  if (rc == 0 && p->b->chaos_dup && p->index + 1 == p->b->players && len >= 2 &&
+      len <= GK_WIRE_MAX && bytes[1] == GK_MSG_INPUT)
+    chaos_dup(p, bytes, len, reliable);
+  return rc;
 }
 
 static void peer_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
@@ -409,6 +430,9 @@ static int print_summary(bot *b) {
   cJSON_AddNumberToObject(out, "desyncs", (double)(t.desyncs + t.mismatches));
   cJSON_AddNumberToObject(out, "server_desyncs", (double)t.desyncs);
   cJSON_AddNumberToObject(out, "peer_mismatches", (double)t.mismatches);
+  if (b->chaos_dup)
+    cJSON_AddNumberToObject(out, "chaos_extra_datagrams",
+                            (double)b->chaos_extra);
   add_latency(out, &t);
   free(t.lat);
   if (b->fault_open) {
@@ -477,7 +501,9 @@ static void usage(FILE *f) {
           "  --latency MS    added delay each way\n"
           "  --options JSON  genre options for every room (a JSON object)\n"
           "  --input-delay D steps (0: the server's default)\n"
-          "  --timeout SEC   give up after this long (default 60 + N / 20)\n");
+          "  --timeout SEC   give up after this long (default 60 + N / 20)\n"
+          "  --chaos dup     (tests) each room's last player sends every\n"
+          "                  INPUT twice and the one before it again\n");
 }
 
 /* A decimal number up to max (gk_parse_u64: digits only). 0 or -1. */
@@ -519,6 +545,8 @@ static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
     return parse_num(v, 86400, &a->timeout) != 0;
   else if (strcmp(o, "--options") == 0)
     b->options = v;
+  else if (strcmp(o, "--chaos") == 0)
+    return !(b->chaos_dup = strcmp(v, "dup") == 0);
   else if (strcmp(o, "--loss") == 0) {
     char *end = NULL;
     b->loss = strtod(v, &end);

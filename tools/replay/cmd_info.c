@@ -43,6 +43,14 @@ static void info_json(FILE *out, const char *file, const gk_replay *r,
   cJSON_AddNumberToObject(o, "steps", (double)r->steps);
   cJSON_AddStringToObject(o, "final_hash", fh);
   cJSON_AddBoolToObject(o, "complete", r->complete);
+  if (r->cut_short) {
+    cJSON *c = cJSON_AddObjectToObject(o, "cut_short");
+    cJSON_AddNumberToObject(c, "step", (double)r->steps);
+    cJSON_AddStringToObject(c, "code", gk_err_name(r->cut.code));
+    cJSON_AddNumberToObject(c, "offset", (double)r->cut.offset);
+    cJSON_AddNumberToObject(c, "bytes_dropped", (double)r->cut.dropped);
+    cJSON_AddStringToObject(c, "reason", r->cut.reason);
+  }
   if (r->damage.code != 0) {
     cJSON *d = cJSON_AddObjectToObject(o, "damage");
     cJSON_AddNumberToObject(d, "offset", (double)r->damage.offset);
@@ -83,6 +91,12 @@ static void info_text(FILE *out, const char *file, const gk_replay *r,
   cJSON_free(cfg);
   fprintf(out, "steps: %" PRIu64 "\n", r->steps);
   fprintf(out, "final hash: %s\n", fh);
+  if (r->cut_short)
+    fprintf(out,
+            "cut short: at step %" PRIu64 " (recovered: offset %" PRIu64
+            " of the crashed file: %s (%s); %" PRIu64 " bytes dropped)\n",
+            r->steps, r->cut.offset, r->cut.reason, gk_err_name(r->cut.code),
+            r->cut.dropped);
   if (r->damage.code != 0)
     fprintf(out, "damage: offset %" PRIu64 ": %s (%s)\n", r->damage.offset,
             r->damage.what, gk_err_name(r->damage.code));

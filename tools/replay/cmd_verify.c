@@ -42,6 +42,7 @@ static int verify_one(const char *path, int json, FILE *out, FILE *err) {
     if (v.status == GK_REPLAY_OK) {
       cJSON_AddNumberToObject(o, "steps", (double)r.steps);
       gkr_add_hash(o, "final_hash", r.final_hash);
+      cJSON_AddBoolToObject(o, "cut_short", r.cut_short);
     } else if (v.status == GK_REPLAY_MISMATCH) {
       cJSON_AddNumberToObject(o, "step", (double)v.step);
       cJSON_AddStringToObject(o, "expected", eh);
@@ -55,8 +56,9 @@ static int verify_one(const char *path, int json, FILE *out, FILE *err) {
   } else if (v.status == GK_REPLAY_OK) {
     char fh[24];
     gkr_hex_hash(fh, sizeof fh, r.final_hash);
-    fprintf(out, "%s: ok: %" PRIu64 " steps verified, final hash %s\n", path,
-            v.steps_checked, fh);
+    fprintf(out, "%s: ok: %" PRIu64 " steps verified, final hash %s%s\n", path,
+            v.steps_checked, fh,
+            r.cut_short ? " (recovered: cut short, see gk-replay info)" : "");
   } else if (v.status == GK_REPLAY_MISMATCH) {
     fprintf(out,
             "%s: MISMATCH at step %" PRIu64 ": expected hash %s, actual %s\n",

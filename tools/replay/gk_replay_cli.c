@@ -1,4 +1,4 @@
-/* gk_replay_cli.c: gk-replay verify | info | dump | record.
+/* gk_replay_cli.c: gk-replay verify | info | dump | record | recover.
  *
  * Every command reads replays through the one bounded reader in
  * src/replay and runs them through gk_loop with { steps } budgets, the way
@@ -27,6 +27,7 @@ static const char main_help[] =
     "  info FILE                  header, steps, final hash and HUD sample\n"
     "  dump FILE --step N         the state after step N\n"
     "  record --genre G ... --out OUT.gkr   record a replay\n"
+    "  recover FILE.gkr.tmp [--out FILE.gkr]   finish a crashed recording\n"
     "\n"
     "`gk-replay COMMAND --help` describes each command. Exit status: 0 ok,\n"
     "1 a hash mismatch, 2 an invalid replay or a usage error.\n";
@@ -51,6 +52,8 @@ int gk_replay_cli(int argc, char **argv, FILE *out, FILE *err) {
     rc = gkr_cmd_dump(argc, argv, out, err);
   else if (strcmp(cmd, "record") == 0)
     rc = gkr_cmd_record(argc, argv, out, err);
+  else if (strcmp(cmd, "recover") == 0)
+    rc = gkr_cmd_recover(argc, argv, out, err);
   else {
     fprintf(err, "gk-replay: unknown command '%s' (see gk-replay --help)\n",
             cmd);

@@ -2,7 +2,8 @@
  * tools/replay: tests and other programs use gk_replay_cli.h.
  *
  *   gk_replay_cli.c  the command table and `gk-replay --help`
- *   cmd_verify.c, cmd_info.c, cmd_dump.c, cmd_record.c   one per command
+ *   cmd_verify.c, cmd_info.c, cmd_dump.c, cmd_record.c, cmd_recover.c
+ *                    one per command
  *   cli_opts.c       option parsing, reading text files
  *   cli_render.c     the canonical writer's fields as text or JSON; hashes
  *   cli_open.c       progress on a terminal; opening and running a replay
@@ -33,6 +34,7 @@ int gkr_cmd_verify(int argc, char **argv, FILE *out, FILE *err);
 int gkr_cmd_info(int argc, char **argv, FILE *out, FILE *err);
 int gkr_cmd_dump(int argc, char **argv, FILE *out, FILE *err);
 int gkr_cmd_record(int argc, char **argv, FILE *out, FILE *err);
+int gkr_cmd_recover(int argc, char **argv, FILE *out, FILE *err);
 
 /* --- options (cli_opts.c) ------------------------------------------------- */
 /* One option; a table of them ends with a NULL name. */

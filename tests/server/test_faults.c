@@ -1,0 +1,325 @@
+/* test_faults.c: the real gk-server when things break.
+ *
+ * The fault matrix: rooms of healthy bots play while, in turn, a bot is
+ * killed with SIGKILL, a peer sends its inputs twice and out of order
+ * (gk-bot --chaos dup), a peer's clock jumps (its process is stopped and
+ * continued: on resume its monotonic clock is far past its schedule), the
+ * server gets SIGTERM while replay writes are in flight (flush_ms 10), and
+ * the replay disk fills (a 256 KiB tmpfs mounted by the test; skipped
+ * with a message where mounting is not allowed). Each row prints what
+ * happened, what the server logged, and that every other room finished
+ * with 0 desyncs and a verified replay.
+ *
+ * Crash recovery: the server is killed with SIGKILL mid-match; restarted
+ * on the same folder it recovers every .gkr.tmp (at least the steps of
+ * the flush interval before the kill) and moves a damaged one aside;
+ * then its folder disappears and the next room makes it again.
+ */
+#define _GNU_SOURCE /* umount2 */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "e2e.h"
+
+/* One row of the matrix, printed as it finishes. */
+static void row(int n, const char *fault, const char *happened,
+                const char *logged, const char *others) {
+  fprintf(stderr,
+          "fault matrix row %d: %s\n  what happened: %s\n  server logged: "
+          "%s\n  other rooms:   %s\n",
+          n, fault, happened, logged, others);
+}
+
+/* The healthy rooms of a row: a gk-bot of 2 rooms x 2 players. */
+static void others_check(e2e_proc *bot, char *out, size_t cap) {
+  char codes[2][17];
+  uint64_t hashes[2];
+  int n = e2e_check_bot(bot, 2, codes, hashes);
+  snprintf(out, cap, "%d rooms (%s, %s) finished, 0 desyncs", n, codes[0],
+           codes[1]);
+}
+
+/* A string field of the last `event` line, into buf. */
+static const char *last_str(const e2e_proc *srv, const char *event,
+                            const char *key, char *buf, size_t cap) {
+  cJSON *j = e2e_last_event(srv, event);
+  const cJSON *v = j ? cJSON_GetObjectItem(j, key) : NULL;
+  snprintf(buf, cap, "%s", cJSON_IsString(v) ? v->valuestring : "(none)");
+  cJSON_Delete(j);
+  return buf;
+}
+
+/* Log lines of the server that contain `needle`. */
+static int count_lines(const e2e_proc *srv, const char *needle) {
+  FILE *f = fopen(srv->out, "r");
+  char line[8192];
+  int n = 0;
+  while (f && fgets(line, sizeof(line), f))
+    if (strstr(line, needle)) n++;
+  if (f) fclose(f);
+  return n;
+}
+
+/* Row 1: a bot process is killed with SIGKILL mid-match. */
+static void row_bot_killed(const e2e_dir *d, e2e_proc *srv, uint16_t port) {
+  int ends = e2e_count_events(srv, "match_end");
+  int starts = e2e_count_events(srv, "match_start");
+  e2e_proc ok, victim;
+  e2e_start_bot(&ok, d, "r1-others", port, "2", "2", "480");
+  e2e_start_bot(&victim, d, "r1-victim", port, "1", "2", "1000000");
+  cr_assert(e2e_wait_events(srv, "match_start", starts + 3, 10000));
+  e2e_sleep_ms(500);
+  kill(victim.pid, SIGKILL);
+  cr_assert(e2e_wait(&victim, 5000));
+  char others[128];
+  others_check(&ok, others, sizeof(others));
+  cr_assert(e2e_wait_events(srv, "match_end", ends + 3, 10000),
+            "the killed bot's match did not end");
+  char why[256], logged[512];
+  int left = count_lines(srv, "\"event\":\"match_end\"") -
+             count_lines(srv, "\"reason\":\"host\"");
+  cr_assert_eq(left, 1, "the killed bot's match ends because all left");
+  snprintf(why, sizeof(why),
+           "gk-bot (1 room) got SIGKILL 0.5 s into its match (exit %d); "
+           "its peers went silent",
+           victim.status);
+  snprintf(logged, sizeof(logged),
+           "%d x player_left, %d x match_end reason all_left, "
+           "replay_written for it",
+           e2e_count_events(srv, "player_left"),
+           count_lines(srv, "\"reason\":\"all_left\""));
+  row(1, "a bot is killed with SIGKILL", why, logged, others);
+}
+
+/* Row 2: a peer sends every INPUT twice and an older one after it. */
+static void row_dup_inputs(const e2e_dir *d, e2e_proc *srv, uint16_t port) {
+  e2e_proc ok, dup;
+  const char *chaos[] = {"--chaos", "dup", NULL};
+  e2e_start_bot(&ok, d, "r2-others", port, "2", "2", "480");
+  e2e_start_bot_x(&dup, d, "r2-dup", port, "1", "2", "480", chaos);
+  char others[128], codes[1][17], happened[256], logged[512];
+  uint64_t hashes[1];
+  e2e_check_bot(&dup, 1, codes, hashes);
+  others_check(&ok, others, sizeof(others));
+  cJSON *sum = e2e_read_json(dup.out);
+  double extra = cJSON_GetObjectItem(sum, "chaos_extra_datagrams")->valuedouble;
+  cJSON_Delete(sum);
+  cr_assert_gt(extra, 400, "the chaos peer did not send its extra inputs");
+  snprintf(happened, sizeof(happened),
+           "room %s: player 1 sent %.0f extra INPUT datagrams (each twice, "
+           "and the one before it again); the room finished, 0 desyncs",
+           codes[0], extra);
+  snprintf(logged, sizeof(logged),
+           "match_end for the room; no desync (%d desync lines in all)",
+           e2e_count_events(srv, "desync"));
+  cr_assert_eq(e2e_count_events(srv, "desync"), 0);
+  row(2, "a peer sends its inputs twice and out of order", happened, logged,
+      others);
+}
+
+/* Row 3: a peer's clock jumps: its process stops for 0.9 s. */
+static void row_clock_jump(const e2e_dir *d, e2e_proc *srv, uint16_t port) {
+  int starts = e2e_count_events(srv, "match_start");
+  int stalls = e2e_count_events(srv, "stall");
+  e2e_proc ok, jump;
+  e2e_start_bot(&jump, d, "r3-jump", port, "1", "2", "600");
+  cr_assert(e2e_wait_events(srv, "match_start", starts + 1, 10000));
+  e2e_start_bot(&ok, d, "r3-others", port, "2", "2", "480");
+  e2e_sleep_ms(300);
+  kill(jump.pid, SIGSTOP);
+  e2e_sleep_ms(900);
+  kill(jump.pid, SIGCONT);
+  char others[128], codes[1][17], happened[256], logged[256];
+  uint64_t hashes[1];
+  e2e_check_bot(&jump, 1, codes, hashes);
+  others_check(&ok, others, sizeof(others));
+  int new_stalls = e2e_count_events(srv, "stall") - stalls;
+  cr_assert_geq(new_stalls, 1, "the stopped peer was not noticed");
+  snprintf(happened, sizeof(happened),
+           "room %s: both peers' process stopped for 0.9 s, then continued "
+           "with its clock 0.9 s past its schedule; the room finished, 0 "
+           "desyncs",
+           codes[0]);
+  snprintf(logged, sizeof(logged), "%d x stall (awaited mask %.0f)", new_stalls,
+           e2e_stat(srv, "stall", "awaited_mask"));
+  row(3, "a peer's clock jumps", happened, logged, others);
+}
+
+/* Row 4: SIGTERM while every room's recording is being flushed. */
+static void row_sigterm(const e2e_dir *d, e2e_proc *srv, uint16_t port) {
+  int starts = e2e_count_events(srv, "match_start");
+  int written = e2e_count_events(srv, "replay_written");
+  e2e_proc bot;
+  e2e_start_bot(&bot, d, "r4-bot", port, "3", "2", "1000000");
+  cr_assert(e2e_wait_events(srv, "match_start", starts + 3, 10000));
+  e2e_sleep_ms(700);
+  e2e_stop_server(srv); /* SIGTERM; exit 0 and "stopped" are checked */
+  int now = e2e_count_events(srv, "replay_written") - written;
+  cr_assert_eq(now, 3, "every recording is finished");
+  cr_assert_eq(count_lines(srv, "\"reason\":\"shutdown\""), 3);
+  double flushes = e2e_stat(srv, "stopped", "replay_flushes");
+  cr_assert_gt(flushes, 20, "flush jobs ran while the matches played");
+  cr_assert_eq(e2e_stat(srv, "stopped", "replays_failed"), 0);
+  cr_assert(e2e_wait(&bot, 20000) || (e2e_kill(&bot), 0));
+  char happened[256], logged[256];
+  snprintf(happened, sizeof(happened),
+           "SIGTERM 0.7 s into 3 matches, their recordings flushed every "
+           "10 ms on the thread pool (%.0f flush jobs in all)",
+           flushes);
+  snprintf(logged, sizeof(logged),
+           "signal, shutdown, 3 x match_end reason shutdown, 3 x "
+           "replay_written, stopped (exit 0)");
+  row(4, "the server gets SIGTERM during replay writes", happened, logged,
+      "the 3 matches ended by the shutdown, 0 desyncs; rows 1-4: every "
+      "replay verifies (below)");
+}
+
+/* Row 5: the replay disk fills; then space comes back. */
+static void row_disk_full(void) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  cr_assert_eq(mkdir(d.replays, 0755), 0);
+  if (mount("tmpfs", d.replays, "tmpfs", 0, "size=256k") != 0) {
+    fprintf(stderr,
+            "fault matrix row 5: the replay disk fills: SKIPPED: cannot "
+            "mount a tmpfs here (%s; needs root or CAP_SYS_ADMIN)\n",
+            strerror(errno));
+    e2e_dir_remove(&d);
+    return;
+  }
+  /* fill it but for 8 KiB: a header and a flush or two fit */
+  char filler[400];
+  snprintf(filler, sizeof(filler), "%s/filler", d.replays);
+  struct statvfs vfs;
+  cr_assert_eq(statvfs(d.replays, &vfs), 0);
+  size_t room = (size_t)vfs.f_bavail * vfs.f_frsize - 8192;
+  char *zeros = calloc(1, room);
+  int fd = open(filler, O_WRONLY | O_CREAT, 0644);
+  cr_assert_eq(write(fd, zeros, room), (ssize_t)room);
+  close(fd);
+  free(zeros);
+
+  e2e_proc srv, ok, later;
+  uint16_t port;
+  e2e_start_server_x(&srv, &d, "\"flush_ms\":50", NULL, &port);
+  e2e_start_bot(&ok, &d, "r5-bots", port, "2", "2", "600");
+  char others[128], reason[128], resumed[160], logged[512];
+  others_check(&ok, others, sizeof(others));
+  cr_assert(e2e_wait_events(&srv, "replay_failed", 1, 5000));
+  last_str(&srv, "replay_failed", "errno", reason, sizeof(reason));
+  cr_assert_str_eq(reason, "No space left on device");
+  int failed_lines = e2e_count_events(&srv, "replay_failed");
+  /* space comes back: a new room records again */
+  cr_assert_eq(unlink(filler), 0);
+  e2e_start_bot(&later, &d, "r5-later", port, "1", "2", "240");
+  char codes[1][17];
+  uint64_t hashes[1];
+  e2e_check_bot(&later, 1, codes, hashes);
+  cr_assert(e2e_wait_events(&srv, "replay_resumed", 1, 5000));
+  snprintf(resumed, sizeof(resumed), "replay_resumed (recordings_lost %.0f)",
+           e2e_stat(&srv, "replay_resumed", "recordings_lost"));
+  e2e_stop_server(&srv);
+  double errors = e2e_stat(&srv, "stopped", "replay_disk_errors");
+  cr_assert_geq(errors, 1);
+  cr_assert_eq(failed_lines, 1, "a disk fault is logged once");
+  char rc[8][17];
+  uint64_t rh[8];
+  int verified = e2e_verify_replays(d.replays, rc, rh, 8);
+  cr_assert_geq(verified, 1, "the room after the fault was recorded");
+  snprintf(logged, sizeof(logged),
+           "1 x replay_failed (error level, errno \"%s\"), %s, stopped "
+           "replay_disk_errors %.0f; %d replay(s) written and verified",
+           reason, resumed, errors, verified);
+  row(5, "the replay disk fills (256 KiB tmpfs, 8 KiB left)",
+      "the 2 matches played on while their recordings hit ENOSPC and were "
+      "dropped (the .tmp removed); then the filler was deleted and a new "
+      "room was recorded",
+      logged, others);
+  umount2(d.replays, MNT_DETACH);
+  e2e_dir_remove(&d);
+}
+
+Test(server_faults,
+     the_fault_matrix_leaves_every_other_room_in_sync_with_a_replay,
+     .timeout = 120) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  e2e_proc srv;
+  uint16_t port;
+  e2e_start_server_x(&srv, &d, "\"flush_ms\":10",
+                     "\"stall\":{\"notice_ms\":300},"
+                     "\"timing\":{\"peer_timeout_ms\":2500}",
+                     &port);
+  row_bot_killed(&d, &srv, port);
+  row_dup_inputs(&d, &srv, port);
+  row_clock_jump(&d, &srv, port);
+  row_sigterm(&d, &srv, port);
+  cr_assert_eq(e2e_count_events(&srv, "desync"), 0);
+  char codes[16][17];
+  uint64_t hashes[16];
+  int n = e2e_verify_replays(d.replays, codes, hashes, 16);
+  cr_assert_eq(n, 3 + 3 + 3 + 3, "rows 1-4: one verified replay per room");
+  fprintf(stderr, "fault matrix rows 1-4: %d replays, every one verified\n", n);
+  e2e_dir_remove(&d);
+  row_disk_full();
+}
+
+/* --- crash recovery --------------------------------------------------------
+ */
+
+Test(server_faults,
+     a_killed_server_recovers_its_recordings_at_start_and_keeps_damage) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  e2e_proc srv, bot;
+  uint16_t port;
+  e2e_start_server_x(&srv, &d, "\"flush_ms\":100", NULL, &port);
+  e2e_start_bot(&bot, &d, "bot", port, "2", "2", "1000000");
+  cr_assert(e2e_wait_events(&srv, "match_start", 2, 10000));
+  e2e_sleep_ms(1500); /* ~180 steps at 120 Hz: less than one 256-step block */
+  kill(srv.pid, SIGKILL);
+  cr_assert(e2e_wait(&srv, 5000));
+  e2e_kill(&bot);
+  char junk[400];
+  snprintf(junk, sizeof(junk), "%s/junk.gkr.tmp", d.replays);
+  e2e_write(&d, "replays/junk.gkr.tmp", "not a replay", junk, sizeof(junk));
+
+  e2e_start_server_x(&srv, &d, "\"flush_ms\":100", NULL, &port);
+  cr_assert_eq(e2e_count_events(&srv, "replay_recovered"), 2);
+  cr_assert_eq(e2e_count_events(&srv, "replay_unrecoverable"), 1);
+  cJSON *rec = e2e_last_event(&srv, "replay_recovered");
+  double steps = cJSON_GetObjectItem(rec, "steps")->valuedouble;
+  cr_assert_geq(steps, 100, "a flush every 100 ms keeps all but the last");
+  cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(rec, "bytes_dropped")));
+  cJSON_Delete(rec);
+  char damaged[400];
+  snprintf(damaged, sizeof(damaged), "%s/junk.gkr.damaged", d.replays);
+  struct stat st;
+  cr_assert_eq(stat(damaged, &st), 0, "the damaged leftover was kept");
+  cr_assert_neq(stat(junk, &st), 0);
+  char codes[4][17];
+  uint64_t hashes[4];
+  cr_assert_eq(e2e_verify_replays(d.replays, codes, hashes, 4), 2);
+  /* the folder goes missing while the server runs: the next room makes
+   * it again and is recorded */
+  char moved[400];
+  snprintf(moved, sizeof(moved), "%s/old-replays", d.path);
+  cr_assert_eq(rename(d.replays, moved), 0);
+  e2e_start_bot(&bot, &d, "bot2", port, "1", "2", "240");
+  e2e_check_bot(&bot, 1, codes, hashes);
+  cr_assert(e2e_wait_events(&srv, "replay_written", 1, 5000));
+  cr_assert_eq(e2e_verify_replays(d.replays, codes, hashes, 4), 1);
+  e2e_stop_server(&srv);
+  cr_assert_eq(e2e_stat(&srv, "stopped", "replays_recovered"), 2);
+  cr_assert_eq(e2e_stat(&srv, "stopped", "replays_damaged"), 1);
+  e2e_dir_remove(&d);
+}
