@@ -68,7 +68,7 @@
 #include <stdint.h>
 
 #define GK_TOKEN_FORMAT 1
-#define GK_TOKEN_PROTOCOL 1 /* = GK_WIRE_VERSION (checked at build) */
+#define GK_TOKEN_PROTOCOL 2 /* = GK_WIRE_VERSION (checked at build) */
 #define GK_TOKEN_KEY_BYTES 32
 #define GK_TOKEN_ID_BYTES 16
 #define GK_TOKEN_NONCE_BYTES 24
@@ -81,9 +81,10 @@
 #define GK_TOKEN_CODE_LEN 16    /* = GK_WIRE_CODE_LEN */
 #define GK_TOKEN_PLAYERS_MAX 16 /* = GK_PLAYERS_MAX */
 #define GK_TOKEN_SLOT_ANY 255
-#define GK_TOKEN_LIFETIME_MAX 3600 /* seconds from create to expire, at most   \
-                                    */
-#define GK_TOKEN_SKEW_S 30         /* clock skew allowed for create_s, s */
+#define GK_TOKEN_LIFETIME_MAX                                                  \
+  3600                     /* seconds from create to expire, at most           \
+                            */
+#define GK_TOKEN_SKEW_S 30 /* clock skew allowed for create_s, s */
 
 enum { GK_TOKEN_CREATE = 1, GK_TOKEN_JOIN = 2 };
 enum { GK_TOKEN_PLAYER = 0, GK_TOKEN_SPECTATOR = 1 };
