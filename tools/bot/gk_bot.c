@@ -36,6 +36,8 @@
 #include "gk_net_transport.h"
 #include "gk_net_wire.h"
 
+#include "gk_bot_light.h"
+
 #define RING 4096 /* steps of hashes kept per room for cross-checks */
 
 typedef struct bot bot;
@@ -477,6 +479,8 @@ static void usage(FILE *f) {
           "  --latency MS    added delay each way\n"
           "  --options JSON  genre options for every room (a JSON object)\n"
           "  --input-delay D steps (0: the server's default)\n"
+          "  --light         many players per ENet host, no simulation,\n"
+          "                  seeded inputs, no hash reports (load tests)\n"
           "  --timeout SEC   give up after this long (default 60 + N / 20)\n");
 }
 
@@ -493,6 +497,7 @@ typedef struct bot_args {
   const char *server, *genre;
   uint64_t rooms, players, steps, seed, delay, latency, timeout;
   int have_rooms, have_players, have_steps;
+  int light; /* --light: gk_bot_light.c plays instead */
 } bot_args;
 
 /* Reads one "--name value" pair into a / b. Returns 0, 1 for a bad value,
@@ -535,6 +540,10 @@ static int parse_args(int argc, char **argv, bot_args *a, bot *b) {
     if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
       usage(stdout);
       return 0;
+    }
+    if (strcmp(o, "--light") == 0) { /* the one option without a value */
+      a->light = 1;
+      continue;
     }
     if (i + 1 >= argc || strncmp(o, "--", 2) != 0) {
       fprintf(stderr, "gk-bot: %s: %s\n", o,
@@ -676,11 +685,24 @@ int main(int argc, char **argv) {
   uv_loop_t loop;
   uv_loop_init(&loop);
   b.loop = &loop;
+  if (a.light) {
+    if (b.loss > 0.0 || b.latency_ms > 0) {
+      fprintf(stderr, "gk-bot: --light takes no --loss or --latency\n");
+      return 2;
+    }
+    gk_bot_light_options lo = {&loop,         b.sim,     b.host,     b.port,
+                               b.rooms,       b.players, b.steps,    b.seed,
+                               b.input_delay, b.options, b.timeout_s};
+    st = gk_bot_light_run(&lo);
+    uv_loop_close(&loop);
+    return st;
+  }
   int rc = open_fault_relay(&b);
   if (rc) {
     fprintf(stderr, "gk-bot: fault relay: %s\n", gk_strerror(rc));
     return 3;
   }
+
   rc = open_rooms(&b);
   if (rc) {
     fprintf(stderr, "gk-bot: peer: %s\n", gk_strerror(rc));
