@@ -20,9 +20,11 @@ out=$b/bench-logs
 mkdir -p "$out"
 reps=9
 rooms=8,16,32,64,128
+search=""
 if [ "${1:-}" = "--quick" ]; then
   reps=3
   rooms=4,8
+  search="--search-s 30"
 fi
 run() {
   name=$1
@@ -36,7 +38,8 @@ run hash $b/bench/bench-hash
 run replay $b/bench/bench_replay --reps "$reps"
 run net $b/bench/bench_net
 run token $b/bench/bench_token
+# shellcheck disable=SC2086
 run server python3 bench/bench_server.py --server $b/src/server/gk-server \
-  --bot $b/tools/bot/gk-bot --udp $b/bench/bench_udp --rooms "$rooms"
+  --bot $b/tools/bot/gk-bot --udp $b/bench/bench_udp --rooms "$rooms" $search
 echo
 python3 scripts/bench_table.py "$out"
