@@ -305,11 +305,6 @@ static void on_fault_closed(gk_net_fault *f) {
   (void)f;
 }
 
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 static int hex_str(char *out, size_t cap, uint64_t v) {
   return snprintf(out, cap, "%016" PRIx64, v);
 }
@@ -371,23 +366,6 @@ static cJSON *room_summary(bot *b, bot_room *r, bot_totals *t) {
   return ro;
 }
 
-/* The confirm latency percentiles over every peer's samples (sorts them). */
-static void add_latency(cJSON *out, bot_totals *t) {
-  cJSON *cl = cJSON_AddObjectToObject(out, "confirm_latency_us");
-  if (t->lat && t->nlat) {
-    uint64_t n = t->nlat;
-    qsort(t->lat, n, sizeof(*t->lat), cmp_u32);
-    uint64_t r50 = (n * 50 + 99) / 100, r99 = (n * 99 + 99) / 100;
-    cJSON_AddNumberToObject(cl, "p50", t->lat[r50 ? r50 - 1 : 0]);
-    cJSON_AddNumberToObject(cl, "p99", t->lat[r99 ? r99 - 1 : 0]);
-    cJSON_AddNumberToObject(cl, "samples", (double)n);
-  } else {
-    cJSON_AddNullToObject(cl, "p50");
-    cJSON_AddNullToObject(cl, "p99");
-    cJSON_AddNumberToObject(cl, "samples", 0);
-  }
-}
-
 /* Prints the one JSON summary; returns the exit status it implies. */
 static int print_summary(bot *b) {
   cJSON *out = cJSON_CreateObject();
@@ -411,7 +389,7 @@ static int print_summary(bot *b) {
   cJSON_AddNumberToObject(out, "desyncs", (double)(t.desyncs + t.mismatches));
   cJSON_AddNumberToObject(out, "server_desyncs", (double)t.desyncs);
   cJSON_AddNumberToObject(out, "peer_mismatches", (double)t.mismatches);
-  add_latency(out, &t);
+  gk_bot_add_latency(out, t.lat, t.nlat);
   free(t.lat);
   if (b->fault_open) {
     cJSON *f = cJSON_AddObjectToObject(out, "faults");
@@ -420,13 +398,7 @@ static int print_summary(bot *b) {
     cJSON_AddNumberToObject(f, "forwarded", (double)b->fault.stats.forwarded);
   }
   cJSON_AddBoolToObject(out, "timed_out", b->timed_out);
-  char *text = cJSON_PrintUnformatted(out);
-  if (text) {
-    printf("%s\n", text);
-    fflush(stdout);
-    cJSON_free(text);
-  }
-  cJSON_Delete(out);
+  gk_bot_print_summary(out);
   return t.desyncs + t.mismatches ? 1 : t.failed ? 3 : 0;
 }
 

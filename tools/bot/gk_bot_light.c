@@ -389,20 +389,29 @@ static int cmp_u32(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static void add_latency(cJSON *out, lbot *b) {
+void gk_bot_add_latency(cJSON *out, uint32_t *lat, uint64_t n) {
   cJSON *cl = cJSON_AddObjectToObject(out, "confirm_latency_us");
-  uint64_t n = b->nlat;
-  if (n == 0) {
+  if (lat == NULL || n == 0) {
     cJSON_AddNullToObject(cl, "p50");
     cJSON_AddNullToObject(cl, "p99");
     cJSON_AddNumberToObject(cl, "samples", 0);
     return;
   }
-  qsort(b->lat, n, sizeof *b->lat, cmp_u32);
+  qsort(lat, n, sizeof *lat, cmp_u32);
   uint64_t r50 = (n * 50 + 99) / 100, r99 = (n * 99 + 99) / 100;
-  cJSON_AddNumberToObject(cl, "p50", b->lat[r50 ? r50 - 1 : 0]);
-  cJSON_AddNumberToObject(cl, "p99", b->lat[r99 ? r99 - 1 : 0]);
+  cJSON_AddNumberToObject(cl, "p50", lat[r50 ? r50 - 1 : 0]);
+  cJSON_AddNumberToObject(cl, "p99", lat[r99 ? r99 - 1 : 0]);
   cJSON_AddNumberToObject(cl, "samples", (double)n);
+}
+
+void gk_bot_print_summary(cJSON *out) {
+  char *text = cJSON_PrintUnformatted(out);
+  if (text) {
+    printf("%s\n", text);
+    fflush(stdout);
+    cJSON_free(text);
+  }
+  cJSON_Delete(out);
 }
 
 /* Prints the summary; returns the exit status it implies. */
@@ -436,15 +445,9 @@ static int print_summary(lbot *b) {
   cJSON_AddNumberToObject(out, "desyncs", (double)desyncs);
   cJSON_AddNumberToObject(out, "server_desyncs", (double)desyncs);
   cJSON_AddNumberToObject(out, "peer_mismatches", 0);
-  add_latency(out, b);
+  gk_bot_add_latency(out, b->lat, b->nlat);
   cJSON_AddBoolToObject(out, "timed_out", b->timed_out);
-  char *text = cJSON_PrintUnformatted(out);
-  if (text) {
-    printf("%s\n", text);
-    fflush(stdout);
-    cJSON_free(text);
-  }
-  cJSON_Delete(out);
+  gk_bot_print_summary(out);
   return desyncs ? 1 : failed ? 3 : 0;
 }
 

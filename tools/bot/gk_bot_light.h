@@ -28,6 +28,7 @@
 
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
 #include <uv.h>
 
 #include "gk_sim.h"
@@ -53,5 +54,11 @@ typedef struct gk_bot_light_options {
  * room finished, 1 a desync notice, 3 a room failed (refused,
  * disconnected, timed out), 2 bad options. */
 int gk_bot_light_run(const gk_bot_light_options *o);
+
+/* Shared by both bots' summaries. Adds "confirm_latency_us" {p50, p99,
+ * samples} (nearest rank; sorts lat, which may be NULL when n is 0). */
+void gk_bot_add_latency(cJSON *out, uint32_t *lat, uint64_t n);
+/* Prints `out` as one line on stdout and deletes it. */
+void gk_bot_print_summary(cJSON *out);
 
 #endif
