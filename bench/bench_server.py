@@ -21,11 +21,20 @@ same run, for the CPU-per-packet comparison.
   bench_server.py --server build/src/server/gk-server \
       --bot build/tools/bot/gk-bot --udp build/bench/bench_udp \
       [--rooms 8,16,32,64,128] [--steps 600] [--rooms-per-bot 32]
+      [--full-bots] [--no-pin] [--search-s 240]
 
-The machine's cores are shared by the server and the bots: the bots (one
-ENet host and one timer per player) cost more CPU than the server, so on a
-small machine the late share measures the whole setup, not the server
-alone. Bot CPU is reported too.
+Load: gk-bot --light (many players per ENet host, no simulation, no hash
+reports: it costs less than the server), one process per --rooms-per-bot
+rooms (--full-bots: the full bot, one ENet host and one simulation per
+player). With two or more cores the server is pinned to core 0 and the
+bots to core 1 (taskset), so the late share is the server's own: the
+steps its sessions confirmed late (match_end steps_late over
+steps_confirmed; the "stopped" line sums them).
+
+Capacity: after the fixed list, the largest room count with <= 1% late
+steps (and every room completed) is searched for: doubling from the
+largest good count of the list until one fails, then bisection to within
+1/16, stopping when --search-s seconds are spent (0: no search).
 """
 import argparse
 import json
@@ -37,6 +46,13 @@ import subprocess
 import sys
 import tempfile
 import time
+
+MAX_ROOMS = 4096
+
+
+def pinned(cmd, core, args):
+    """cmd run on one core (taskset -c), when pinning is on."""
+    return ["taskset", "-c", str(core)] + cmd if args.pin else cmd
 
 
 def events(path):
@@ -75,7 +91,7 @@ def run_one(args, rooms, tmp, keep_log=False):
         "step_hz": 60,
         # ENet scans its whole peer table on every service and flush: size
         # it for the run, as an operator would
-        "limits": {"rooms": 4096, "peers": max(64, 2 * rooms + 16)},
+        "limits": {"rooms": MAX_ROOMS, "peers": max(64, 2 * rooms + 16)},
         "replays": {"enabled": True, "dir": os.path.join(d, "replays")},
     }
     cpath = os.path.join(d, "server.json")
@@ -84,7 +100,8 @@ def run_one(args, rooms, tmp, keep_log=False):
     log = os.path.join(d, "server.log")
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(log, "w") as lf:
-        srv = subprocess.Popen([args.server, "--config", cpath], stdout=lf,
+        srv = subprocess.Popen(pinned([args.server, "--config", cpath], 0,
+                                      args), stdout=lf,
                                stderr=subprocess.STDOUT)
     t0 = time.monotonic()
     port = wait_port(log, srv)
@@ -93,11 +110,14 @@ def run_one(args, rooms, tmp, keep_log=False):
     while left > 0:
         n = min(left, args.rooms_per_bot)
         left -= n
-        bots.append(subprocess.Popen(
-            [args.bot, "--server", "127.0.0.1:%d" % port, "--genre",
-             "survivors", "--rooms", str(n), "--players", "2", "--steps",
-             str(args.steps), "--timeout", str(60 + args.steps // 10)],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
+        cmd = [args.bot, "--server", "127.0.0.1:%d" % port, "--genre",
+               "survivors", "--rooms", str(n), "--players", "2", "--steps",
+               str(args.steps), "--timeout", str(60 + args.steps // 10)]
+        if not args.full_bots:
+            cmd.append("--light")
+        bots.append(subprocess.Popen(pinned(cmd, 1, args),
+                                     stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL))
     summaries, bot_cpu = [], 0.0
     for b in bots:
         out, _ = b.communicate(timeout=120 + args.steps // 10)
@@ -124,6 +144,12 @@ def run_one(args, rooms, tmp, keep_log=False):
     completed = sum(s.get("rooms_completed", 0) for s in summaries)
     desyncs = sum(s.get("desyncs", 0) for s in summaries)
     steps = st.get("room_steps", 0)
+    # the server's own late share, from the rooms' match_end lines (the
+    # "stopped" line sums the same counters)
+    m_late = sum(e.get("steps_late", 0) for e in evs
+                 if e.get("event") == "match_end")
+    m_conf = sum(e.get("steps_confirmed", 0) for e in evs
+                 if e.get("event") == "match_end")
     packets = st.get("packets_in", 0) + st.get("packets_out", 0)
     confirmed = st.get("steps_confirmed", 0) or 1
     res = {
@@ -138,7 +164,9 @@ def run_one(args, rooms, tmp, keep_log=False):
         "packets": packets,
         "cpu_us_per_room_step": round(cpu * 1e6 / steps, 2) if steps else None,
         "cpu_ns_per_packet": round(cpu * 1e9 / packets) if packets else None,
-        "late_share": st.get("steps_late", 0) / confirmed,
+        "late_share": (m_late / m_conf if m_conf else
+                       st.get("steps_late", 0) / confirmed),
+        "datagrams_per_room_step": round(packets / steps, 2) if steps else None,
         "tick_hz": round(st["ticks"] * 1e6 / st["uptime_us"], 3)
         if st.get("uptime_us") else None,
         "ticks_missed": st.get("ticks_missed"),
@@ -161,6 +189,73 @@ def run_one(args, rooms, tmp, keep_log=False):
     return res
 
 
+def good(r):
+    return r["late_share"] <= 0.01 and r["completed"] == r["rooms"]
+
+
+def measure(args, rooms, tmp):
+    res = run_one(args, rooms, tmp)
+    print(json.dumps(res), file=sys.stderr, flush=True)
+    return res
+
+
+def search(args, results, tmp):
+    """The largest room count with <= 1% late steps: doubling from the
+    largest good count measured, then bisection, within args.search_s."""
+    good_n = max([r["rooms"] for r in results if good(r)], default=0)
+    bad_n = min([r["rooms"] for r in results
+                 if not good(r) and r["rooms"] > good_n], default=None)
+    if args.search_s <= 0:
+        return good_n or None
+    end = time.monotonic() + args.search_s
+    lo = max(good_n, 1)
+    while bad_n is None and time.monotonic() < end and lo < MAX_ROOMS // 2:
+        r = measure(args, min(2 * lo, MAX_ROOMS // 2), tmp)
+        results.append(r)
+        if good(r):
+            lo = good_n = r["rooms"]
+        else:
+            bad_n = r["rooms"]
+    while (bad_n is not None and bad_n - good_n > max(1, good_n // 16)
+           and time.monotonic() < end):
+        mid = (good_n + bad_n) // 2
+        r = measure(args, mid, tmp)
+        results.append(r)
+        if good(r):
+            good_n = mid
+        else:
+            bad_n = mid
+    return good_n or None
+
+
+def report(args, udp, results, best):
+    print("bare UDP send+receive on loopback: %d ns CPU per datagram "
+          "(%d datagrams of 40 bytes)" % (udp["cpu_ns_per_packet"],
+                                          udp["datagrams"]))
+    print("load: %s; %s" % ("full gk-bot" if args.full_bots
+                            else "gk-bot --light",
+                            "server on core 0, bots on core 1" if args.pin
+                            else "not pinned"))
+    print()
+    print("| rooms (2p) | done | desyncs bot/server | server CPU s | bot CPU s "
+          "| CPU us/room-step | datagrams/room-step | CPU ns/packet "
+          "| x bare UDP | late % | confirm p50/p99 ms | tick Hz |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in sorted(results, key=lambda x: x["rooms"]):
+        ratio = (r["cpu_ns_per_packet"] / udp["cpu_ns_per_packet"]
+                 if r["cpu_ns_per_packet"] else 0)
+        print("| %d | %d | %d/%d | %.2f | %.2f | %s | %s | %s | %.1f | %.2f "
+              "| %s/%s | %s |" % (r["rooms"], r["completed"], r["desyncs"],
+                                  r["server_desyncs"], r["server_cpu_s"],
+                                  r["bot_cpu_s"], r["cpu_us_per_room_step"],
+                                  r["datagrams_per_room_step"],
+                                  r["cpu_ns_per_packet"], ratio,
+                                  100 * r["late_share"], r["confirm_p50_ms"],
+                                  r["confirm_p99_ms"], r["tick_hz"]))
+    print()
+    print("largest room count with <= 1%% late steps: %s" % best)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--server", required=True)
@@ -168,48 +263,36 @@ def main():
     ap.add_argument("--udp", required=True)
     ap.add_argument("--rooms", default="8,16,32,64,128")
     ap.add_argument("--steps", type=int, default=600)
-    ap.add_argument("--rooms-per-bot", type=int, default=32)
+    ap.add_argument("--rooms-per-bot", type=int, default=None,
+                    help="rooms per gk-bot process (32 full, 1024 light)")
     ap.add_argument("--keep", action="store_true", help="keep the logs")
+    ap.add_argument("--full-bots", action="store_true",
+                    help="the full gk-bot (a simulation per player)")
+    ap.add_argument("--no-pin", action="store_true",
+                    help="do not pin the server and the bots to cores")
+    ap.add_argument("--search-s", type=float, default=240,
+                    help="seconds for the capacity search (0: none)")
     ap.add_argument("--drift-steps", type=int, default=3600,
                     help="one long 2-room match for the step rate (0: skip)")
     args = ap.parse_args()
+    if args.rooms_per_bot is None:
+        args.rooms_per_bot = 32 if args.full_bots else 1024
 
-    udp = json.loads(subprocess.run([args.udp, "200000", "40"], check=True,
-                                    capture_output=True, text=True).stdout)
+    args.pin = not args.no_pin and (os.cpu_count() or 1) >= 2 and \
+        shutil.which("taskset") is not None
+    udp_cmd = pinned([args.udp, "200000", "40"], 0, args)
+    udp = json.loads(subprocess.run(udp_cmd, check=True, capture_output=True,
+                                    text=True).stdout)
     tmp = tempfile.mkdtemp(prefix="gk-bench-server-")
     results = []
     try:
         for r in [int(x) for x in args.rooms.split(",")]:
-            res = run_one(args, r, tmp)
-            results.append(res)
-            print(json.dumps(res), file=sys.stderr, flush=True)
+            results.append(measure(args, r, tmp))
+        best = search(args, results, tmp)
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
-
-    print("bare UDP send+receive on loopback: %d ns CPU per datagram "
-          "(%d datagrams of 40 bytes)" % (udp["cpu_ns_per_packet"],
-                                          udp["datagrams"]))
-    print()
-    print("| rooms (2p) | done | desyncs bot/server | server CPU s | bot CPU s "
-          "| CPU us/room-step | CPU ns/packet | x bare UDP | late % "
-          "| confirm p50/p99 ms | tick Hz |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    best = None
-    for r in results:
-        ratio = (r["cpu_ns_per_packet"] / udp["cpu_ns_per_packet"]
-                 if r["cpu_ns_per_packet"] else 0)
-        print("| %d | %d | %d/%d | %.2f | %.2f | %s | %s | %.1f | %.2f | %s/%s "
-              "| %s |" % (r["rooms"], r["completed"], r["desyncs"],
-                          r["server_desyncs"],
-                          r["server_cpu_s"], r["bot_cpu_s"],
-                          r["cpu_us_per_room_step"], r["cpu_ns_per_packet"],
-                          ratio, 100 * r["late_share"], r["confirm_p50_ms"],
-                          r["confirm_p99_ms"], r["tick_hz"]))
-        if r["late_share"] <= 0.01 and r["completed"] == r["rooms"]:
-            best = r["rooms"] if best is None else max(best, r["rooms"])
-    print()
-    print("largest room count with <= 1%% late steps: %s" % best)
+    report(args, udp, results, best)
     if args.drift_steps:
         tmp = tempfile.mkdtemp(prefix="gk-bench-drift-")
         try:

@@ -24,12 +24,14 @@ mkdir -p "$out"
 reps=9
 rooms=8,16,32,64,128
 soak_minutes=3
+search=""
 while [ $# -gt 0 ]; do
   case $1 in
   --quick)
     reps=3
     rooms=4,8
     soak_minutes=1
+    search="--search-s 30"
     ;;
   --minutes)
     soak_minutes=${2:?--minutes needs a value}
@@ -54,8 +56,9 @@ run hash $b/bench/bench-hash
 run replay $b/bench/bench_replay --reps "$reps"
 run net $b/bench/bench_net
 run token $b/bench/bench_token
+# shellcheck disable=SC2086
 run server python3 bench/bench_server.py --server $b/src/server/gk-server \
-  --bot $b/tools/bot/gk-bot --udp $b/bench/bench_udp --rooms "$rooms"
+  --bot $b/tools/bot/gk-bot --udp $b/bench/bench_udp --rooms "$rooms" $search
 soak_warmup=1
 [ "$soak_minutes" -ge 5 ] 2>/dev/null && soak_warmup=2
 run soak python3 bench/soak.py --server $b/src/server/gk-server \

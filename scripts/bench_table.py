@@ -93,13 +93,16 @@ for line in t.splitlines():
     if "rooms" not in r or "cpu_us_per_room_step" not in r:
         continue
     ratio = f" ({r['cpu_ns_per_packet'] / bare:.1f}x bare UDP)" if bare else ""
+    dg = r.get("datagrams_per_room_step")
     add(f"gk-server, {r['rooms']} 2-player rooms at 60 Hz",
-        "CPU us/room-step, ns/packet, late steps",
+        "CPU us/room-step, ns/packet, late steps, datagrams/room-step",
         f"{r['cpu_us_per_room_step']:.1f}, {r['cpu_ns_per_packet']:.0f}{ratio}, "
-        f"{100 * r['late_share']:.2f}%")
+        f"{100 * r['late_share']:.2f}%, {dg if dg is not None else '-'}")
 m = re.search(r"largest room count with <= 1% late steps: (\d+)", t)
+load = re.search(r"^load: (.+)$", t, re.M)
 if m:
-    add("gk-server capacity", "most rooms with <= 1% late steps", m.group(1))
+    add("gk-server capacity" + (f" ({load.group(1)})" if load else ""),
+        "most rooms with <= 1% late steps", m.group(1))
 m = re.search(r"step timer over (\d+) s: ([\d.]+) ticks/s", t)
 if m:
     add("gk-server step timer", f"ticks/s over {m.group(1)} s (step_hz 60)",

@@ -23,6 +23,7 @@
 #include "gk_err.h"
 #include "gk_genres.h"
 #include "gk_rng.h"
+#include "gk_state.h"
 
 /* --- helpers ---------------------------------------------------------------
  */
@@ -49,16 +50,40 @@ static uint64_t next_sample(const gk_net_peer *p) {
   return first_sampled(p) + p->k;
 }
 
+static void send_inputs(gk_net_peer *p);
+
 static void finish(gk_net_peer *p, uint64_t step, int reason) {
   if (p->ended) return;
   p->ended = 1;
   p->end_reason = reason;
   uv_timer_stop(&p->timer);
+  send_inputs(p); /* the last acknowledgement and hashes */
   if (p->cb.ended != NULL) p->cb.ended(p->cb.ctx, p, step, reason);
 }
 
+/* Packs the hashes the host has not acknowledged (from hash_from, at
+ * most `fit`) into out as little-endian u64; returns how many, and their
+ * first step in *first. Hashes that fell out of the loop's ring are
+ * skipped (the host can no longer be told them). */
+static uint32_t pack_hashes(gk_net_peer *p, uint32_t fit, uint8_t *out,
+                            uint64_t *first) {
+  uint32_t got = 0;
+  while (p->hash_from < p->loop.steps && got == 0) {
+    uint64_t n = p->loop.steps - p->hash_from;
+    if (n > fit) n = fit;
+    for (uint64_t h; got < n; got++) {
+      if (gk_loop_hash_at(&p->loop, p->hash_from + got, &h) != 0) break;
+      gk_store_le(out + (size_t)got * 8u, h, 8);
+    }
+    if (got == 0) p->hash_from++; /* fell out of the ring: skip it */
+  }
+  *first = p->hash_from;
+  return got;
+}
+
 /* Sends every record the host has not acknowledged (the oldest first, as
- * many as fit), with our acknowledgement of confirmed steps. */
+ * many as fit), with our acknowledgement of confirmed steps and the
+ * hashes the host has not acknowledged (CONFIRMED.hash_ack). */
 static void send_inputs(gk_net_peer *p) {
   uint32_t isz = p->sim->input_size;
   uint64_t from = p->acked > first_sampled(p) ? p->acked : first_sampled(p);
@@ -67,9 +92,13 @@ static void send_inputs(gk_net_peer *p) {
   uint32_t fit = gk_wire_input_fit(isz);
   if (n > fit) n = fit;
   uint8_t records[GK_WIRE_MAX];
+  uint8_t hashes[GK_WIRE_STEPS_MAX * 8];
   for (uint64_t i = 0; i < n; i++)
     memcpy(records + i * isz, p->unacked + ((from + i) % p->inbuf.window) * isz,
            isz);
+  uint64_t hash_first = 0;
+  uint32_t nh = pack_hashes(p, gk_wire_input_hash_fit(isz, (uint32_t)n), hashes,
+                            &hash_first);
   gk_wire_msg m;
   m.type = GK_MSG_INPUT;
   m.u.input = (gk_wire_input){.slot = p->match.slot,
@@ -77,30 +106,11 @@ static void send_inputs(gk_net_peer *p) {
                               .count = (uint8_t)n,
                               .ack = p->inbuf.confirmed,
                               .first = from,
-                              .records = records};
+                              .records = records,
+                              .hash_count = (uint8_t)nh,
+                              .hash_first = hash_first,
+                              .hashes = hashes};
   send_msg(p, &m);
-}
-
-static void send_hashes(gk_net_peer *p) {
-  while (p->hash_from < p->loop.steps) {
-    gk_wire_msg m;
-    m.type = GK_MSG_HASH;
-    m.u.hash.first = p->hash_from;
-    uint64_t n = p->loop.steps - p->hash_from;
-    if (n > GK_WIRE_STEPS_MAX) n = GK_WIRE_STEPS_MAX;
-    uint32_t got = 0;
-    for (; got < n; got++)
-      if (gk_loop_hash_at(&p->loop, p->hash_from + got,
-                          &m.u.hash.hashes[got]) != 0)
-        break;
-    if (got == 0) {
-      p->hash_from++; /* fell out of the ring: skip it */
-      continue;
-    }
-    m.u.hash.count = (uint8_t)got;
-    send_msg(p, &m);
-    p->hash_from += got;
-  }
 }
 
 /* May the peer sample step s? Not past confirmed + input_delay + lead,
@@ -138,7 +148,6 @@ static void run_steps(gk_net_peer *p) {
     uint64_t now_ms = uv_hrtime() / 1000000u;
     gk_loop_frame(&p->loop, &p->in.base, gk_budget_steps(ready), now_ms);
   }
-  send_hashes(p);
   if (p->inbuf.end_step != UINT64_MAX && p->loop.steps > p->inbuf.end_step &&
       p->end_notice)
     finish(p, p->inbuf.end_step, p->end_notice_reason);
@@ -198,6 +207,8 @@ static int on_confirmed(gk_net_peer *p, const gk_wire_confirmed *c) {
     return GK_EPROTO;
   }
   if (c->ack > p->acked && c->ack <= next_sample(p)) p->acked = c->ack;
+  if (c->hash_ack > p->hash_from && c->hash_ack <= p->loop.steps)
+    p->hash_from = c->hash_ack;
   uint64_t before = p->inbuf.confirmed;
   for (uint32_t i = 0; i < c->count; i++) {
     gk_step_input in;

@@ -20,9 +20,10 @@
  * reasons (a slow machine) are caught up, within the same bound.
  *
  * Confirmed steps are run at once, with `{ steps: ready }` budgets, and
- * each step's hash is reported to the host (HASH, reliable, batched per
- * timer tick and per received packet). The time from sampling a step's
- * input to receiving that step confirmed is kept (confirm latency) for
+ * each step's hash is reported to the host inside the next INPUT (its
+ * optional hash part), repeated until CONFIRMED.hash_ack says the host
+ * holds it, so hashes cost no datagram of their own. The time from sampling a
+ * step's input to receiving that step confirmed is kept (confirm latency) for
  * benchmarks and gk-bot.
  *
  * Room control: gk_net_peer_send_msg encodes and sends any message (create
@@ -120,7 +121,7 @@ struct gk_net_peer {
   uint64_t acked;       /* host holds my inputs < acked */
   uint8_t *unacked;     /* ring of my records (window entries) */
   uint64_t *sampled_ns; /* ring: when each step's input was sampled */
-  uint64_t hash_from;   /* hashes reported below this step */
+  uint64_t hash_from;   /* the host holds my hashes below this step */
   int blocked;          /* sampling waits on the confirmed bound */
   int stopped;
   int end_notice; /* MATCH_END received */

@@ -83,6 +83,7 @@ static void send_confirmed(gk_net_session *s, uint32_t p, int force) {
                             .input_size = (uint8_t)s->cfg.sim->input_size,
                             .count = (uint8_t)count,
                             .ack = input_ack,
+                            .hash_ack = pl->hashes_upto,
                             .first = from,
                             .steps = s->pack};
     send_msg(s, p, &m);
@@ -146,26 +147,46 @@ static void drain_pending(gk_net_session *s, uint32_t p) {
   }
 }
 
-static int on_hash(gk_net_session *s, uint32_t p, const gk_wire_hash *m) {
+/* One reported hash for `step` (< confirmed): compared now if the host
+ * ran that step, else kept until it has (at most pending_hashes). */
+static void take_hash(gk_net_session *s, uint32_t p, uint64_t step,
+                      uint64_t hash) {
   gk__session_player *pl = &s->pl[p];
-  if (m->first + m->count > s->inbuf.confirmed) {
-    s->stats.drop_ahead++; /* nobody has run an unconfirmed step */
-    return GK_EAHEAD;
+  if (step < pl->hashes_upto) return; /* already seen */
+  pl->hashes_upto = step + 1;
+  if (step < s->loop.steps && pl->npending == 0) {
+    compare(s, p, step, hash);
+  } else if (pl->npending < s->cfg.pending_hashes) {
+    uint32_t at = (pl->pend_head + pl->npending) % s->cfg.pending_hashes;
+    pl->pending[at] = (gk__pending_hash){step, hash};
+    pl->npending++;
+  } else {
+    s->stats.hashes_dropped++;
   }
-  for (uint32_t i = 0; i < m->count; i++) {
-    uint64_t step = m->first + i;
-    if (step < pl->hashes_upto) continue; /* already seen */
-    pl->hashes_upto = step + 1;
-    if (step < s->loop.steps && pl->npending == 0) {
-      compare(s, p, step, m->hashes[i]);
-    } else if (pl->npending < s->cfg.pending_hashes) {
-      uint32_t at = (pl->pend_head + pl->npending) % s->cfg.pending_hashes;
-      pl->pending[at] = (gk__pending_hash){step, m->hashes[i]};
-      pl->npending++;
-    } else {
-      s->stats.hashes_dropped++;
-    }
-  }
+}
+
+/* A hash report may name only confirmed steps: nobody has run the rest. */
+static int hashes_in_range(gk_net_session *s, uint64_t first, uint32_t count) {
+  if (first + count <= s->inbuf.confirmed) return 1;
+  s->stats.drop_ahead++;
+  return 0;
+}
+
+static int on_hash(gk_net_session *s, uint32_t p, const gk_wire_hash *m) {
+  if (!hashes_in_range(s, m->first, m->count)) return GK_EAHEAD;
+  for (uint32_t i = 0; i < m->count; i++)
+    take_hash(s, p, m->first + i, m->hashes[i]);
+  drain_pending(s, p);
+  return 0;
+}
+
+/* The hash report an INPUT carries (wire version 2), if any. */
+static int on_input_hashes(gk_net_session *s, uint32_t p,
+                           const gk_wire_input *m) {
+  if (m->hash_count == 0) return 0;
+  if (!hashes_in_range(s, m->hash_first, m->hash_count)) return GK_EAHEAD;
+  for (uint32_t i = 0; i < m->hash_count; i++)
+    take_hash(s, p, m->hash_first + i, gk_wire_input_hash(m, i));
   drain_pending(s, p);
   return 0;
 }
@@ -186,8 +207,10 @@ static void take_ack(gk_net_session *s, uint32_t p, uint64_t ack) {
  * gk_net_session_drained). */
 static int on_late_input(gk_net_session *s, uint32_t p,
                          const gk_wire_input *m) {
-  if (m->slot == p && m->input_size == s->cfg.sim->input_size)
+  if (m->slot == p && m->input_size == s->cfg.sim->input_size) {
     take_ack(s, p, m->ack);
+    on_input_hashes(s, p, m);
+  }
   s->stats.inputs_stale++;
   return GK_ECLOSED;
 }
@@ -215,6 +238,7 @@ static int on_input(gk_net_session *s, uint32_t p, const gk_wire_input *m) {
   }
   if (ahead) s->stats.drop_ahead++;
   confirm_and_send(s);
+  if (on_input_hashes(s, p, m) != 0) ahead = 1;
   return ahead ? GK_EAHEAD : 0;
 }
 
@@ -398,9 +422,13 @@ static void check_stall(gk_net_session *s) {
 int gk_net_session_tick(gk_net_session *s, uint64_t now_ms) {
   if (now_ms > s->now_ms) s->now_ms = now_ms;
   confirm_and_send(s);
-  /* Repeat what is unacknowledged, about once per step period. */
+  /* Repeat what is unacknowledged once two step periods passed with no
+   * CONFIRMED to that player: while steps are confirmed, each new one
+   * carries the repeats (and the peer's acknowledgement of the last one
+   * takes about a period to come back), so a peer gets at most about one
+   * CONFIRMED per step. */
   const gk_ratio r = s->cfg.step_seconds;
-  uint64_t period = (uint64_t)r.num * 1000u / r.den;
+  uint64_t period = 2u * (uint64_t)r.num * 1000u / r.den;
   if (period == 0) period = 1;
   for (uint32_t p = 0; p < s->cfg.players; p++) {
     const gk__session_player *pl = &s->pl[p];

@@ -13,10 +13,13 @@
  *     no tick wait); the first input_delay steps are neutral;
  *   - sends each player the confirmed merged inputs it has not acknowledged,
  *     unreliably and repeated until acknowledged (CONFIRMED), at once when
- *     a step is confirmed and again from tick while unacknowledged;
+ *     a step is confirmed, and again from tick when two step periods went
+ *     by with nothing sent to it (about one CONFIRMED per player per step;
+ *     CONFIRMED.hash_ack acknowledges the player's hash reports);
  *   - runs its own gk_loop of the match over the confirmed steps, with
  *     `{ steps: ready }` budgets, in tick;
- *   - compares every HASH a player reports with its own hash of that step
+ *   - compares every hash a player reports (in INPUT, or in HASH) with
+ *     its own hash of that step
  *     (gk_loop_hash_at); reports held for steps it has not run yet are
  *     kept, at most `pending_hashes` per player (further ones are counted
  *     and dropped). The first difference per player is reported through

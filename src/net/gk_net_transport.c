@@ -2,8 +2,9 @@
  *
  * ENet normally wants enet_host_service called in a loop with a timeout.
  * Here the uv loop does the waiting: a uv_poll on ENet's (non-blocking)
- * UDP socket wakes us when datagrams arrive, and we then drain every ENet
- * event with a zero timeout. A repeating service timer runs the same drain
+ * UDP socket wakes us when datagrams arrive, and we then service ENet once
+ * with a zero timeout and take every event that queued (see drain). A
+ * one-shot service timer, pushed back by every drain, runs the same drain
  * so ENet's own timers (pings, reliable resends, timeouts) keep going when
  * nothing arrives, and a uv_prepare handle flushes whatever was queued
  * during the loop iteration right before the loop blocks again.
@@ -39,53 +40,77 @@ static void set_timeout(gk_net_transport *t, ENetPeer *p) {
     enet_peer_timeout(p, 0, t->opts.timeout_ms, t->opts.timeout_ms);
 }
 
-/* Drains every pending ENet event. Stops early once close has begun. */
+static void on_service(uv_timer_t *h);
+
+/* Hands one ENet event to the callbacks. */
+static void dispatch(gk_net_transport *t, ENetEvent *ev) {
+  uint32_t id = id_of(t, ev->peer);
+  switch (ev->type) {
+  case ENET_EVENT_TYPE_CONNECT:
+    t->stats.connects++;
+    set_timeout(t, ev->peer);
+    if (t->cb.connect != NULL) t->cb.connect(t->cb.ctx, t, id);
+    break;
+  case ENET_EVENT_TYPE_DISCONNECT:
+    t->stats.disconnects++;
+    if (t->cb.disconnect != NULL) t->cb.disconnect(t->cb.ctx, t, id);
+    break;
+  case ENET_EVENT_TYPE_RECEIVE:
+    if (ev->packet->dataLength > t->opts.max_packet) {
+      t->stats.drop_oversize++;
+    } else {
+      t->stats.packets_in++;
+      t->stats.bytes_in += ev->packet->dataLength;
+      t->cb.receive(t->cb.ctx, t, id, ev->packet->data, ev->packet->dataLength);
+    }
+    enet_packet_destroy(ev->packet);
+    break;
+  default:
+    break;
+  }
+}
+
+/* One ENet service: one pass over the socket (ENet reads up to 256
+ * datagrams, stopping early at a connect or disconnect), then every event
+ * that pass queued, taken with enet_host_check_events, which neither
+ * sends nor reads nor walks the peer table. enet_host_service itself does
+ * that walk twice per call, so it is called once per drain, not once per
+ * event: what is left in the socket wakes the poll again. The service
+ * timer is pushed back, so it fires only when nothing came for
+ * service_ms. Stops early once close has begun. */
 static void drain(gk_net_transport *t) {
   ENetEvent ev;
-  while (t->close_cb == NULL && t->host != NULL &&
-         enet_host_service(host_of(t), &ev, 0) > 0) {
-    uint32_t id = id_of(t, ev.peer);
-    switch (ev.type) {
-    case ENET_EVENT_TYPE_CONNECT:
-      t->stats.connects++;
-      set_timeout(t, ev.peer);
-      if (t->cb.connect != NULL) t->cb.connect(t->cb.ctx, t, id);
-      break;
-    case ENET_EVENT_TYPE_DISCONNECT:
-      t->stats.disconnects++;
-      if (t->cb.disconnect != NULL) t->cb.disconnect(t->cb.ctx, t, id);
-      break;
-    case ENET_EVENT_TYPE_RECEIVE:
-      if (ev.packet->dataLength > t->opts.max_packet) {
-        t->stats.drop_oversize++;
-      } else {
-        t->stats.packets_in++;
-        t->stats.bytes_in += ev.packet->dataLength;
-        t->cb.receive(t->cb.ctx, t, id, ev.packet->data, ev.packet->dataLength);
-      }
-      enet_packet_destroy(ev.packet);
-      break;
-    default:
-      break;
-    }
+  t->stats.services++;
+  int rc = enet_host_service(host_of(t), &ev, 0);
+  if (rc > 0) t->dirty = 1; /* the pass may have queued acknowledgements */
+  while (rc > 0 && t->close_cb == NULL && t->host != NULL) {
+    dispatch(t, &ev);
+    if (t->close_cb != NULL || t->host == NULL) break;
+    rc = enet_host_check_events(host_of(t), &ev);
   }
-  t->dirty = 1; /* servicing may queue acknowledgements */
+  if (t->close_cb == NULL)
+    uv_timer_start(&t->service, on_service, t->opts.service_ms, 0);
 }
 
 static void on_poll(uv_poll_t *h, int status, int events) {
   (void)status;
   (void)events;
-  drain((gk_net_transport *)h->data);
+  gk_net_transport *t = h->data;
+  if (t->close_cb == NULL && t->host != NULL) drain(t);
 }
 
+/* Nothing arrived for service_ms: let ENet run its timers (pings,
+ * resends, timeouts). */
 static void on_service(uv_timer_t *h) {
-  drain((gk_net_transport *)h->data);
+  gk_net_transport *t = h->data;
+  if (t->close_cb == NULL && t->host != NULL) drain(t);
 }
 
 static void on_prepare(uv_prepare_t *h) {
   gk_net_transport *t = h->data;
   if (t->dirty && t->host != NULL && t->close_cb == NULL) {
     enet_host_flush(host_of(t));
+    t->stats.flushes++;
     t->dirty = 0;
   }
 }
@@ -129,8 +154,7 @@ int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
   t->poll.data = t->service.data = t->flush.data = t;
   t->handles = 3;
   uv_poll_start(&t->poll, UV_READABLE, on_poll);
-  uv_timer_start(&t->service, on_service, t->opts.service_ms,
-                 t->opts.service_ms);
+  uv_timer_start(&t->service, on_service, t->opts.service_ms, 0);
   uv_prepare_start(&t->flush, on_prepare);
   return 0;
 }

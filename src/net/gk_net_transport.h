@@ -1,10 +1,13 @@
 /* gk_net_transport.h: ENet datagrams on a libuv loop.
  *
  * An ENet host whose UDP socket the uv loop polls (uv_poll on the ENet
- * socket), a uv timer that services ENet regularly (pings, resends,
- * timeouts), and a uv_prepare handle that flushes queued packets once per
- * loop iteration, just before the loop blocks, so sends made anywhere in an
- * iteration leave together and without waiting for the service timer.
+ * socket; each wake-up is one enet_host_service, then the events it
+ * queued), a uv timer that services ENet when nothing arrived for
+ * service_ms (pings, resends, timeouts), and a uv_prepare handle that
+ * flushes queued packets at most once per loop iteration, just before the
+ * loop blocks, so sends made anywhere in an iteration leave together and
+ * without waiting for the service timer. ENet walks its whole peer table
+ * on every service and flush; these are the only calls that do.
  *
  * The same transport serves a server (bind an address, many peers) and a
  * client (no bind, connect to one host). Peers are named by a small
@@ -43,7 +46,7 @@ typedef struct gk_net_transport_options {
   const char *bind_host; /* "127.0.0.1" for a server; NULL for a client */
   uint16_t port;         /* with bind_host: 0 -> an ephemeral port */
   uint32_t max_peers;    /* 1..4095; 0 -> 1 */
-  uint32_t service_ms;   /* service timer period; 0 -> 10 */
+  uint32_t service_ms;   /* service when idle this long; 0 -> 10 */
   uint32_t timeout_ms;   /* peer timeout (no ack for this long); 0 -> ENet's
                             default (5..30 s) */
   size_t max_packet;     /* incoming size limit; 0 -> GK_WIRE_MAX */
@@ -55,6 +58,8 @@ typedef struct gk_net_transport_stats {
   uint64_t drop_oversize; /* incoming packets over max_packet */
   uint64_t drop_send;     /* sends refused (no such peer, ENet failure) */
   uint64_t connects, disconnects;
+  uint64_t services; /* enet_host_service calls (one per drain) */
+  uint64_t flushes;  /* enet_host_flush calls (at most one per loop turn) */
 } gk_net_transport_stats;
 
 struct gk_net_transport {

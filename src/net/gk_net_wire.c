@@ -132,18 +132,38 @@ static int check_confirmed_shape(uint32_t players, uint32_t input_size,
 /* Fixed part of CONFIRMED / INPUT: header + 2 u8 + 2 u64 + count u8. */
 #define MATCH_FIXED (GK_WIRE_HEADER + 2u + 8u + 8u + 1u)
 
+/* CONFIRMED has hash_ack too. */
+#define CONFIRMED_FIXED (MATCH_FIXED + 8u)
+/* INPUT has hash_count too, and with hashes hash_first before them. */
+#define INPUT_FIXED (MATCH_FIXED + 1u)
+#define HASH_PART_FIXED 8u
+
 uint32_t gk_wire_confirmed_fit(uint32_t players, uint32_t input_size) {
   if (check_players(players) != 0 || check_input_size(input_size) != 0)
     return 0;
   size_t n =
-      (GK_WIRE_MAX - MATCH_FIXED) / GK_WIRE_STEP_BYTES(players, input_size);
+      (GK_WIRE_MAX - CONFIRMED_FIXED) / GK_WIRE_STEP_BYTES(players, input_size);
   return n > GK_WIRE_STEPS_MAX ? GK_WIRE_STEPS_MAX : (uint32_t)n;
 }
 
 uint32_t gk_wire_input_fit(uint32_t input_size) {
   if (check_input_size(input_size) != 0) return 0;
-  size_t n = (GK_WIRE_MAX - MATCH_FIXED) / input_size;
+  size_t n = (GK_WIRE_MAX - INPUT_FIXED) / input_size;
   return n > GK_WIRE_STEPS_MAX ? GK_WIRE_STEPS_MAX : (uint32_t)n;
+}
+
+uint32_t gk_wire_input_hash_fit(uint32_t input_size, uint32_t count) {
+  if (check_input_size(input_size) != 0 ||
+      count > gk_wire_input_fit(input_size))
+    return 0;
+  size_t used = INPUT_FIXED + (size_t)count * input_size + HASH_PART_FIXED;
+  if (used >= GK_WIRE_MAX) return 0;
+  size_t n = (GK_WIRE_MAX - used) / 8u;
+  return n > GK_WIRE_STEPS_MAX ? GK_WIRE_STEPS_MAX : (uint32_t)n;
+}
+
+uint64_t gk_wire_input_hash(const gk_wire_input *m, uint32_t i) {
+  return gk_load_le64(m->hashes + (size_t)i * 8u);
 }
 
 void gk_wire_step_pack(uint8_t *dst, uint32_t active_mask, uint32_t flags,
@@ -246,7 +266,27 @@ static int enc_input(const gk_wire_input *m, put_buf *b) {
   put_le(b, m->first, 8);
   put_le(b, m->count, 1);
   put_bytes(b, m->records, (size_t)m->count * m->input_size);
+  put_le(b, m->hash_count, 1);
+  if (m->hash_count == 0) return b->err;
+  if (m->hash_count > GK_WIRE_STEPS_MAX) return GK_ETOOBIG;
+  if ((rc = check_range(m->hash_first, m->hash_count)) != 0) return rc;
+  if (m->hashes == NULL) return GK_EINVAL;
+  put_le(b, m->hash_first, 8);
+  put_bytes(b, m->hashes, (size_t)m->hash_count * 8u);
   return b->err;
+}
+
+/* The hash report after an INPUT's records: hash_count, and only when it
+ * is not 0, hash_first and the hashes. */
+static int dec_input_hashes(gk_reader *r, gk_wire_input *m) {
+  int rc;
+  m->hash_count = gk_read_u8(r);
+  if (r->err != 0 || m->hash_count == 0) return r->err;
+  if (m->hash_count > GK_WIRE_STEPS_MAX) return GK_ETOOBIG;
+  m->hash_first = gk_read_u64(r);
+  if (r->err != 0) return r->err;
+  if ((rc = check_range(m->hash_first, m->hash_count)) != 0) return rc;
+  return get_span(r, (size_t)m->hash_count * 8u, &m->hashes);
 }
 
 static int dec_input(gk_reader *r, gk_wire_input *m) {
@@ -257,6 +297,9 @@ static int dec_input(gk_reader *r, gk_wire_input *m) {
   m->first = gk_read_u64(r);
   m->count = gk_read_u8(r);
   m->records = NULL;
+  m->hash_count = 0;
+  m->hash_first = 0;
+  m->hashes = NULL;
   if (r->err != 0) return r->err;
   if (m->slot >= GK_PLAYERS_MAX) return GK_ERANGE;
   if ((rc = check_input_size(m->input_size)) != 0) return rc;
@@ -264,7 +307,9 @@ static int dec_input(gk_reader *r, gk_wire_input *m) {
   if ((rc = check_range(m->first, m->count)) != 0 ||
       (rc = check_range(m->ack, 0)) != 0)
     return rc;
-  return get_span(r, (size_t)m->count * m->input_size, &m->records);
+  rc = get_span(r, (size_t)m->count * m->input_size, &m->records);
+  if (rc != 0) return rc;
+  return dec_input_hashes(r, m);
 }
 
 /* Every step's mask must name only existing players and its flags only
@@ -285,13 +330,15 @@ static int enc_confirmed(const gk_wire_confirmed *m, put_buf *b) {
   if ((rc = check_confirmed_shape(m->players, m->input_size, m->count)) != 0)
     return rc;
   if ((rc = check_range(m->first, m->count)) != 0 ||
-      (rc = check_range(m->ack, 0)) != 0)
+      (rc = check_range(m->ack, 0)) != 0 ||
+      (rc = check_range(m->hash_ack, 0)) != 0)
     return rc;
   if (m->count > 0 && m->steps == NULL) return GK_EINVAL;
   if ((rc = check_steps(m)) != 0) return rc;
   put_le(b, m->players, 1);
   put_le(b, m->input_size, 1);
   put_le(b, m->ack, 8);
+  put_le(b, m->hash_ack, 8);
   put_le(b, m->first, 8);
   put_le(b, m->count, 1);
   put_bytes(b, m->steps,
@@ -304,6 +351,7 @@ static int dec_confirmed(gk_reader *r, gk_wire_confirmed *m) {
   m->players = gk_read_u8(r);
   m->input_size = gk_read_u8(r);
   m->ack = gk_read_u64(r);
+  m->hash_ack = gk_read_u64(r);
   m->first = gk_read_u64(r);
   m->count = gk_read_u8(r);
   m->steps = NULL;
@@ -311,7 +359,8 @@ static int dec_confirmed(gk_reader *r, gk_wire_confirmed *m) {
   if ((rc = check_confirmed_shape(m->players, m->input_size, m->count)) != 0)
     return rc;
   if ((rc = check_range(m->first, m->count)) != 0 ||
-      (rc = check_range(m->ack, 0)) != 0)
+      (rc = check_range(m->ack, 0)) != 0 ||
+      (rc = check_range(m->hash_ack, 0)) != 0)
     return rc;
   rc = get_span(r, m->count * GK_WIRE_STEP_BYTES(m->players, m->input_size),
                 &m->steps);

@@ -27,16 +27,24 @@
  * Match messages (unreliable ones are marked ~: they repeat every item the
  * other side has not acknowledged, so a lost datagram costs no resend wait):
  *
- * ~INPUT      peer -> host. Local inputs for steps first..first+count-1.
+ * ~INPUT      peer -> host. Local inputs for steps first..first+count-1,
+ *   and optionally the peer's state hashes after steps
+ *   hash_first..hash_first+hash_count-1 (wire version 2).
  *   slot u8 | input_size u8 | ack u64 | first u64 | count u8 |
- *   records: count * input_size bytes
+ *   records: count * input_size bytes | hash_count u8 (0..64) |
+ *   only if hash_count > 0: hash_first u64 | hash_count * hash u64
  *   `ack`: the peer holds every confirmed step < ack (releases the host's
- *   copies). count may be 0 (a pure ack / keepalive).
+ *   copies). count may be 0 (a pure ack / keepalive); hash_count 0 means
+ *   no hash report (and nothing follows it).
  * ~CONFIRMED  host -> peer. Confirmed merged inputs first..first+count-1.
- *   players u8 | input_size u8 | ack u64 | first u64 | count u8 |
+ *   players u8 | input_size u8 | ack u64 | hash_ack u64 | first u64 |
+ *   count u8 |
  *   count * ( active_mask u32 | flags u32 | players * input_size bytes )
  *   `ack`: the host holds every input of this peer for steps < ack.
- *  HASH       peer -> host. State hashes after steps first..first+count-1.
+ *   `hash_ack`: the host holds this peer's hash reports for steps <
+ *   hash_ack (the peer stops repeating them in INPUT).
+ *  HASH       peer -> host. State hashes after steps first..first+count-1
+ *   (still taken; peers send their hashes inside INPUT since version 2).
  *   first u64 | count u8 | count * hash u64
  *  STALL      host -> peers. Step `step` waits on the players in `awaited`.
  *   step u64 | awaited u32 | waited_ms u32
@@ -71,7 +79,7 @@
 
 #include "gk_sim.h"
 
-#define GK_WIRE_VERSION 1
+#define GK_WIRE_VERSION 2      /* 2: INPUT carries hashes, CONFIRMED hash_ack */
 #define GK_WIRE_MAX 1200       /* hard limit of one encoded message, bytes */
 #define GK_WIRE_HEADER 2       /* version + type */
 #define GK_WIRE_STEPS_MAX 64   /* steps in one INPUT, CONFIRMED or HASH */
@@ -130,6 +138,14 @@ typedef struct gk_wire_input {
   const uint8_t *records; /* count * input_size bytes; points into the
                              decoded datagram (or the caller's buffer for
                              encode) */
+  /* Optional hash report: 0..GK_WIRE_STEPS_MAX hashes (0: none), for
+   * steps hash_first.. (hash_first + hash_count <= GK_WIRE_STEP_LIMIT). */
+  uint8_t hash_count;
+  uint64_t hash_first;
+  const uint8_t *hashes; /* hash_count little-endian u64 (read them with
+                            gk_wire_input_hash); points into the decoded
+                            datagram, or the caller's buffer for encode
+                            (may be NULL when hash_count is 0) */
 } gk_wire_input;
 
 /* One confirmed step on the wire: 8 + players * input_size bytes. */
@@ -141,6 +157,7 @@ typedef struct gk_wire_confirmed {
   uint8_t input_size; /* 1..GK_INPUT_SIZE_MAX */
   uint8_t count;      /* 0..GK_WIRE_STEPS_MAX, and the total fits */
   uint64_t ack;
+  uint64_t hash_ack; /* < GK_WIRE_STEP_LIMIT */
   uint64_t first;
   const uint8_t *steps; /* count packed steps in wire layout (see
                            gk_wire_step_pack / gk_wire_step_get) */
@@ -255,6 +272,12 @@ int gk_wire_type_reliable(int type);
 uint32_t gk_wire_confirmed_fit(uint32_t players, uint32_t input_size);
 /* How many records fit in one INPUT message (at most GK_WIRE_STEPS_MAX). */
 uint32_t gk_wire_input_fit(uint32_t input_size);
+/* How many hashes fit in one INPUT message next to `count` records of
+ * `input_size` bytes (at most GK_WIRE_STEPS_MAX; 0 if none fits or the
+ * arguments are out of range). */
+uint32_t gk_wire_input_hash_fit(uint32_t input_size, uint32_t count);
+/* Hash i (< m->hash_count) of an INPUT's hash report. */
+uint64_t gk_wire_input_hash(const gk_wire_input *m, uint32_t i);
 
 /* Packs one step (mask, flags, players * input_size record bytes) in wire
  * layout at dst, which must hold GK_WIRE_STEP_BYTES(players, input_size). */

@@ -86,8 +86,8 @@ static void close_all(gk_server *s) {
   if (s->closing) return;
   s->closing = 1;
   /* everything must be done: no room is left */
-  for (uint32_t i = 0; i < s->cfg->max_rooms; i++)
-    if (s->rooms[i]) sv_room_finalise(s, s->rooms[i], GK_WIRE_END_SHUTDOWN);
+  for (uint32_t i = s->nrooms; i-- > 0;)
+    sv_room_finalise(s, sv_live_room(s, i), GK_WIRE_END_SHUTDOWN);
   s->packets_out = s->transport.stats.packets_out;
   s->drop_oversize = s->transport.stats.drop_oversize;
   if (s->jobs == 0) sv_log_stopped(s); /* else when the last replay is done */
@@ -100,6 +100,9 @@ static void close_all(gk_server *s) {
   }
   free(s->rooms);
   s->rooms = NULL;
+  free(s->live);
+  free(s->free_idx);
+  s->live = s->free_idx = NULL;
   free(s->conns);
   s->conns = NULL;
   gk_net_transport_close(&s->transport, on_transport_closed);
@@ -150,9 +153,8 @@ void gk_server_shutdown(gk_server *s) {
   note.type = GK_MSG_SHUTDOWN;
   note.u.shutdown_grace_ms = s->cfg->shutdown_grace_ms;
   uint64_t now = sv_now_ms(s);
-  for (uint32_t i = 0; i < s->cfg->max_rooms; i++) {
-    sv_room *r = s->rooms[i];
-    if (!r) continue;
+  for (uint32_t i = s->nrooms; i-- > 0;) {
+    sv_room *r = sv_live_room(s, i);
     sv_send_room(s, r, &note);
     if (r->state == SV_ROOM_LOBBY) {
       sv_room_finalise(s, r, GK_WIRE_END_SHUTDOWN);
@@ -178,8 +180,8 @@ static void arm_step(gk_server *s);
 static void tick_rooms(gk_server *s) {
   uint64_t now = sv_now_ms(s);
   s->stats.ticks++;
-  for (uint32_t i = 0; i < s->cfg->max_rooms; i++)
-    if (s->rooms[i]) sv_match_tick(s, s->rooms[i], now);
+  for (uint32_t i = s->nrooms; i-- > 0;)
+    sv_match_tick(s, sv_live_room(s, i), now);
   maybe_done(s);
 }
 
@@ -218,9 +220,9 @@ static void on_sweep(uv_timer_t *t) {
   uint64_t now = sv_now_ms(s);
   uint64_t limit = s->cfg->lobby_timeout_ms;
   if (!limit || s->closing) return;
-  for (uint32_t i = 0; i < s->cfg->max_rooms; i++) {
-    sv_room *r = s->rooms[i];
-    if (r && r->state == SV_ROOM_LOBBY && now - r->created_ms > limit) {
+  for (uint32_t i = s->nrooms; i-- > 0;) {
+    sv_room *r = sv_live_room(s, i);
+    if (r->state == SV_ROOM_LOBBY && now - r->created_ms > limit) {
       sv_send_room_error(s, r, GK_ECLOSED, "lobby timed out");
       sv_room_finalise(s, r, GK_WIRE_END_ALL_LEFT);
     }
@@ -261,9 +263,13 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
   s->log = log;
   s->rooms = calloc(cfg->max_rooms, sizeof(sv_room *));
   s->conns = calloc(cfg->max_peers, sizeof(*s->conns));
-  if (!s->rooms || !s->conns) {
+  s->live = calloc(cfg->max_rooms, sizeof(*s->live));
+  s->free_idx = calloc(cfg->max_rooms, sizeof(*s->free_idx));
+  if (!s->rooms || !s->conns || !s->live || !s->free_idx) {
     free(s->rooms);
     free(s->conns);
+    free(s->live);
+    free(s->free_idx);
     free(s);
     return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
   }
@@ -276,10 +282,14 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
   to.timeout_ms = cfg->peer_timeout_ms;
   to.max_packet = cfg->max_packet;
   gk_net_transport_callbacks tc = sv_route_callbacks(s);
+  for (uint32_t i = 0; i < cfg->max_rooms; i++)
+    s->free_idx[i] = cfg->max_rooms - 1 - i; /* slot 0 on top */
   int rc = gk_net_transport_init(&s->transport, loop, &to, &tc);
   if (rc) {
     free(s->rooms);
     free(s->conns);
+    free(s->live);
+    free(s->free_idx);
     free(s);
     return gk_errf(err, errlen, rc, "cannot listen on %s:%u: %s", cfg->host,
                    (unsigned)cfg->port, gk_strerror(rc));

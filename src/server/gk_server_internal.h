@@ -57,6 +57,7 @@ typedef enum sv_room_state {
 typedef struct sv_room {
   gk_server *srv;
   uint32_t index;
+  uint32_t live_at; /* its position in s->live */
   sv_room_state state;
   char code[GK_WIRE_CODE_LEN + 1];
   const gk_server_genre *genre;
@@ -103,6 +104,12 @@ struct gk_server {
   int transport_open;
   sv_room **rooms; /* max_rooms slots, NULL = free */
   uint32_t nrooms;
+  /* The rooms in use, so that nothing per step walks max_rooms slots:
+   * live[0..nrooms) are their indices (in no order; a freed room's place
+   * is taken by the last one), free_idx[0..max_rooms - nrooms) the free
+   * slots (a stack). */
+  uint32_t *live;
+  uint32_t *free_idx;
   sv_conn *conns; /* max_peers entries, by transport peer id */
   uv_timer_t step_timer;
   uv_timer_t sweep_timer;
@@ -131,6 +138,12 @@ struct gk_server {
  * left its room). Deadlines of steps use uv_hrtime, not this. */
 static inline uint64_t sv_now_ms(const gk_server *s) {
   return uv_now(s->loop);
+}
+
+/* The i-th room in use (i < s->nrooms). Walk them from the last down:
+ * freeing room i then moves only a room already walked. */
+static inline sv_room *sv_live_room(const gk_server *s, uint32_t i) {
+  return s->rooms[s->live[i]];
 }
 
 /* The room a connection is in, or NULL. */

@@ -25,9 +25,9 @@
 #include "gk_server_internal.h"
 
 static sv_room *find_room(gk_server *s, const char *code) {
-  for (uint32_t i = 0; i < s->cfg->max_rooms; i++) {
-    sv_room *r = s->rooms[i];
-    if (r && memcmp(r->code, code, GK_WIRE_CODE_LEN) == 0) return r;
+  for (uint32_t i = 0; i < s->nrooms; i++) {
+    sv_room *r = sv_live_room(s, i);
+    if (memcmp(r->code, code, GK_WIRE_CODE_LEN) == 0) return r;
   }
   return NULL;
 }
@@ -67,6 +67,10 @@ void sv_room_free(gk_server *s, sv_room *r) {
   }
   s->rooms[r->index] = NULL;
   s->nrooms--;
+  uint32_t moved = s->live[s->nrooms]; /* the last takes its place */
+  s->live[r->live_at] = moved;
+  if (s->rooms[moved]) s->rooms[moved]->live_at = r->live_at;
+  s->free_idx[s->cfg->max_rooms - s->nrooms - 1] = r->index;
   s->stats.rooms_closed++;
   room_discard(r);
 }
@@ -228,10 +232,12 @@ static int room_build(gk_server *s, const sv_conn *c,
 
 /* Puts a built room in the table with `peer` as its creator (slot 0). */
 static void room_publish(gk_server *s, sv_room *r, uint32_t peer) {
-  uint32_t idx = 0;
-  while (s->rooms[idx]) idx++; /* nrooms < max_rooms: a slot is free */
+  /* nrooms < max_rooms: a slot is free */
+  uint32_t idx = s->free_idx[s->cfg->max_rooms - s->nrooms - 1];
   r->srv = s;
   r->index = idx;
+  r->live_at = s->nrooms;
+  s->live[s->nrooms] = idx;
   r->state = SV_ROOM_LOBBY;
   for (uint32_t i = 0; i < GK_PLAYERS_MAX; i++) r->conn[i] = SV_NO_CONN;
   r->conn[0] = peer;

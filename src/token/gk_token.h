@@ -68,7 +68,7 @@
 #include <stdint.h>
 
 #define GK_TOKEN_FORMAT 1
-#define GK_TOKEN_PROTOCOL 1 /* = GK_WIRE_VERSION (checked at build) */
+#define GK_TOKEN_PROTOCOL 2 /* = GK_WIRE_VERSION (checked at build) */
 #define GK_TOKEN_KEY_BYTES 32
 #define GK_TOKEN_ID_BYTES 16
 #define GK_TOKEN_NONCE_BYTES 24

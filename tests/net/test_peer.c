@@ -116,6 +116,8 @@ static int feed(const gk_wire_msg *m) {
   return gk_net_peer_receive(&fx->p, buf, len);
 }
 
+static uint64_t confirm_hash_ack; /* CONFIRMED.hash_ack that confirm sends */
+
 /* Confirms steps first..first+count-1 with both players' record = v. */
 static int confirm(uint64_t first, uint8_t count, uint32_t flags_last) {
   static uint8_t steps[16 * GK_WIRE_STEP_BYTES(2, 4)];
@@ -129,9 +131,23 @@ static int confirm(uint64_t first, uint8_t count, uint32_t flags_last) {
                                       .input_size = 4,
                                       .count = count,
                                       .ack = 0,
+                                      .hash_ack = confirm_hash_ack,
                                       .first = first,
                                       .steps = steps};
   return feed(&m);
+}
+
+/* The end of the hash reports in the INPUTs sent from sent[from] on (0 if
+ * none carried one); *first gets the first step of the last report. */
+static uint64_t hashes_reported(uint32_t from, uint64_t *first) {
+  uint64_t end = 0;
+  for (uint32_t i = from; i < fx->nsent; i++) {
+    const gk_wire_input *in = &fx->sent[i].u.input;
+    if (fx->sent[i].type != GK_MSG_INPUT || in->hash_count == 0) continue;
+    end = in->hash_first + in->hash_count;
+    *first = in->hash_first;
+  }
+  return end;
 }
 
 Test(peer, it_samples_no_further_than_the_lead_past_confirmation) {
@@ -158,12 +174,54 @@ Test(peer, it_samples_no_further_than_the_lead_past_confirmation) {
   run_for(100);
   cr_assert_eq(fx->p.stats.samples, 6);
   cr_assert_eq(fx->p.nlatency, 1); /* step 2 was sampled here */
-  /* Hashes of the steps it ran were reported. */
-  uint64_t hashed = 0;
+  /* Hashes of the steps it ran were reported, inside its INPUTs (no HASH
+   * datagram of their own). */
+  uint64_t first = 99;
+  cr_assert_eq(hashes_reported(0, &first), 3);
+  cr_assert_eq(first, 0, "unacknowledged hashes are repeated from the first");
   for (uint32_t i = 0; i < fx->nsent; i++)
-    if (fx->sent[i].type == GK_MSG_HASH)
-      hashed = fx->sent[i].u.hash.first + fx->sent[i].u.hash.count;
-  cr_assert_eq(hashed, 3);
+    cr_assert_neq(fx->sent[i].type, GK_MSG_HASH);
+}
+
+Test(peer, its_hashes_ride_in_inputs_until_the_host_acknowledges_them) {
+  gk_wire_msg m;
+  m.type = GK_MSG_MATCH_START;
+  m.u.match_start = match();
+  cr_assert_eq(feed(&m), 0);
+  run_for(20);
+  cr_assert_eq(confirm(0, 3, 0), 0);
+  run_for(20);
+  uint64_t first = 99;
+  cr_assert_eq(hashes_reported(0, &first), 3);
+  /* Each report is the host's copy of the peer's hash. */
+  for (uint32_t i = 0; i < fx->nsent; i++) {
+    const gk_wire_input *in = &fx->sent[i].u.input;
+    for (uint32_t k = 0; fx->sent[i].type == GK_MSG_INPUT && k < in->hash_count;
+         k++) {
+      uint64_t mine;
+      cr_assert_eq(gk_loop_hash_at(&fx->p.loop, in->hash_first + k, &mine), 0);
+      cr_assert_eq(gk_wire_input_hash(in, k), mine);
+    }
+  }
+  /* The host holds hashes below 2: only step 2's is repeated ... */
+  confirm_hash_ack = 2;
+  cr_assert_eq(confirm(3, 1, 0), 0);
+  uint32_t mark = fx->nsent;
+  run_for(20);
+  cr_assert_eq(hashes_reported(mark, &first), 4);
+  cr_assert_eq(first, 2);
+  /* ... and once it holds them all, INPUTs carry no hashes. */
+  confirm_hash_ack = 4;
+  cr_assert_eq(confirm(4, 0, 0), 0);
+  mark = fx->nsent;
+  run_for(20);
+  cr_assert_gt(fx->nsent, mark);
+  cr_assert_eq(hashes_reported(mark, &first), 0);
+  /* An acknowledgement past what it ran is ignored. */
+  confirm_hash_ack = 100;
+  cr_assert_eq(confirm(4, 1, 0), 0);
+  cr_assert_eq(fx->p.hash_from, 4);
+  confirm_hash_ack = 0;
 }
 
 Test(peer, it_ends_once_it_ran_the_last_step_and_heard_the_match_end) {
@@ -207,7 +265,7 @@ Test(peer, bad_match_parameters_and_messages_are_refused) {
   cr_assert_not(fx->p.started);
   /* Match messages before a match are dropped. */
   cr_assert_eq(confirm(0, 1, 0), GK_ESTATE);
-  uint8_t junk[3] = {1, 2, 3};
+  uint8_t junk[3] = {GK_WIRE_VERSION, 2, 3};
   cr_assert_eq(gk_net_peer_receive(&fx->p, junk, sizeof junk), GK_ETRUNC);
   cr_assert_eq(fx->p.stats.drop_malformed, 1);
   /* A good start, then a CONFIRMED of the wrong shape. */

@@ -197,7 +197,7 @@ Test(session, misplaced_and_hostile_messages_are_dropped_and_counted) {
   cr_assert_eq(send_input(0, 0, 1000000, 1, 9, 1001), GK_EAHEAD);
   cr_assert_eq(fx.s.stats.drop_ahead, 1);
   /* Garbage, truncation, a wrong record size. */
-  uint8_t junk[7] = {1, 1, 0, 4, 0, 0, 0};
+  uint8_t junk[7] = {GK_WIRE_VERSION, GK_MSG_INPUT, 0, 4, 0, 0, 0};
   cr_assert_eq(gk_net_session_receive(&fx.s, 0, junk, sizeof junk, 1001),
                GK_ETRUNC);
   uint8_t rec[8] = {0};
@@ -458,6 +458,55 @@ static int next_confirmed(uint32_t slot, uint32_t from, gk_wire_msg *m) {
   return 0;
 }
 
+/* INPUT from `slot` with no records and a hash report of steps
+ * first..first+count-1 (the host's own hashes, `bad` flipped if < count). */
+static int send_input_hashes(uint32_t slot, uint64_t first, uint8_t count,
+                             uint32_t bad, uint64_t now) {
+  uint8_t hs[GK_WIRE_STEPS_MAX * 8];
+  for (uint32_t i = 0; i < count; i++) {
+    uint64_t h = 0;
+    gk_loop_hash_at(&fx.s.loop, first + i, &h);
+    if (i == bad) h ^= 1;
+    for (int k = 0; k < 8; k++) hs[i * 8 + k] = (uint8_t)(h >> (8 * k));
+  }
+  gk_wire_msg m;
+  m.type = GK_MSG_INPUT;
+  m.u.input = (gk_wire_input){.slot = (uint8_t)slot,
+                              .input_size = 4,
+                              .first = 1,
+                              .hash_count = count,
+                              .hash_first = first,
+                              .hashes = hs};
+  return feed(slot, &m, now);
+}
+
+Test(session, hashes_riding_in_input_are_compared_and_acknowledged) {
+  open_session(0);
+  send_input(0, 0, 1, 4, 3, 1001);
+  send_input(1, 1, 1, 4, 4, 1001);
+  cr_assert_eq(gk_net_session_tick(&fx.s, 1002), 5);
+  cr_assert_eq(send_input_hashes(0, 0, 5, 99, 1003), 0);
+  cr_assert_eq(send_input_hashes(1, 0, 3, 99, 1003), 0);
+  cr_assert_eq(send_input_hashes(1, 2, 3, 1, 1003), 0); /* step 3 differs */
+  cr_assert_eq(fx.ndesync, 1);
+  cr_assert_eq(fx.desync.step, 3);
+  cr_assert_eq(fx.desync.player, 1);
+  cr_assert_eq(fx.s.stats.hashes_compared, 10, "step 2 counted once");
+  /* A report of steps nobody could have run is refused; the records of
+   * the same INPUT still count. */
+  cr_assert_eq(send_input_hashes(0, 4, 3, 99, 1004), GK_EAHEAD);
+  cr_assert_eq(fx.s.stats.drop_ahead, 1);
+  /* The next CONFIRMED tells each player which hashes the host holds. */
+  uint32_t mark = fx.nout;
+  send_input(0, 0, 5, 1, 3, 1005);
+  send_input(1, 1, 5, 1, 4, 1005);
+  gk_wire_msg m;
+  cr_assert(next_confirmed(0, mark, &m));
+  cr_assert_eq(m.u.confirmed.hash_ack, 5);
+  cr_assert(next_confirmed(1, mark, &m));
+  cr_assert_eq(m.u.confirmed.hash_ack, 5);
+}
+
 Test(session, an_ack_of_step_n_whose_confirmed_was_lost_resends_from_n) {
   open_session(0);
   /* Steps 0-2 reach player 0 (A), which acknowledges them: ack = 3, "I
@@ -481,9 +530,13 @@ Test(session, an_ack_of_step_n_whose_confirmed_was_lost_resends_from_n) {
   cr_assert_leq(fx.s.inbuf.low, 3, "step 3 was released early");
   gk_step_input in;
   cr_assert_eq(gk_inbuf_get(&fx.s.inbuf, 3, &in), 0);
-  /* ... and the next CONFIRMED to A starts at 3. */
+  /* ... and the next CONFIRMED to A starts at 3: not one step period
+   * after the last one (its acknowledgement may still be on its way),
+   * but after two. */
   mark = fx.nout;
-  gk_net_session_tick(&fx.s, 1005 + 17);
+  gk_net_session_tick(&fx.s, 1003 + 17);
+  cr_assert_not(next_confirmed(0, mark, &m), "repeated within two periods");
+  gk_net_session_tick(&fx.s, 1003 + 34);
   cr_assert(next_confirmed(0, mark, &m), "nothing resent to A");
   cr_assert_eq(m.u.confirmed.first, 3);
   cr_assert_geq(m.u.confirmed.count, 3);

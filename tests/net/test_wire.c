@@ -12,6 +12,7 @@
 
 static uint8_t records[64 * 4];
 static uint8_t steps[8 * GK_WIRE_STEP_BYTES(3, 4)];
+static uint8_t hashes[3 * 8];
 
 /* One valid message of every type, filled with distinctive values. */
 static int sample_msg(int i, gk_wire_msg *m) {
@@ -36,6 +37,7 @@ static int sample_msg(int i, gk_wire_msg *m) {
                                          .input_size = 4,
                                          .count = 8,
                                          .ack = 17,
+                                         .hash_ack = 15,
                                          .first = 12,
                                          .steps = steps};
     return 1;
@@ -116,6 +118,20 @@ static int sample_msg(int i, gk_wire_msg *m) {
     m->type = GK_MSG_ERROR;
     m->u.error.code = GK_ENOTFOUND;
     strcpy(m->u.error.text, "no room with that code");
+    return 1;
+  case 16: /* INPUT with a hash report (wire version 2) */
+    for (size_t k = 0; k < sizeof hashes; k++)
+      hashes[k] = (uint8_t)(k * 13 + 5);
+    m->type = GK_MSG_INPUT;
+    m->u.input = (gk_wire_input){.slot = 1,
+                                 .input_size = 4,
+                                 .count = 2,
+                                 .ack = 50,
+                                 .first = 52,
+                                 .records = records,
+                                 .hash_count = 3,
+                                 .hash_first = 47,
+                                 .hashes = hashes};
     return 1;
   default:
     return 0;
@@ -276,17 +292,85 @@ Test(wire_codec, input_rejects_bad_slot_size_count_and_steps) {
   expect_u64(0, 12, UINT64_MAX, GK_ERANGE);
 }
 
+Test(wire_codec, input_hash_reports_reject_bad_counts_and_steps) {
+  /* INPUT with hashes: 2 slot | 3 input_size | 4 ack | 12 first |
+   * 20 count (2) | 21 records (8) | 29 hash_count | 30 hash_first | 38.. */
+  expect_u8(16, 29, 0, GK_EPROTO); /* no hashes: 32 bytes left over */
+  expect_u8(16, 29, GK_WIRE_STEPS_MAX + 1, GK_ETOOBIG);
+  expect_u8(16, 29, 4, GK_ETRUNC);
+  expect_u8(16, 29, 2, GK_EPROTO); /* 8 bytes left over */
+  expect_u64(16, 30, GK_WIRE_STEP_LIMIT - 2, GK_ERANGE);
+  expect_u64(16, 30, UINT64_MAX, GK_ERANGE);
+  gk_wire_msg m, d;
+  cr_assert(sample_msg(16, &m));
+  uint8_t buf[GK_WIRE_MAX];
+  size_t len = encode_ok(&m, buf);
+  cr_assert_eq(len, 38 + 3 * 8);
+  cr_assert_eq(gk_wire_decode(buf, len, &d), 0);
+  cr_assert_eq(d.u.input.hash_count, 3);
+  cr_assert_eq(d.u.input.hash_first, 47);
+  for (uint32_t i = 0; i < 3; i++)
+    cr_assert_eq(gk_wire_input_hash(&d.u.input, i),
+                 gk_wire_input_hash(&m.u.input, i));
+  /* without hashes only hash_count 0 follows the records */
+  cr_assert(sample_msg(0, &m));
+  len = encode_ok(&m, buf);
+  cr_assert_eq(len, 21 + 5 * 4 + 1);
+  cr_assert_eq(buf[len - 1], 0);
+  cr_assert_eq(gk_wire_decode(buf, len, &d), 0);
+  cr_assert_eq(d.u.input.hash_count, 0);
+  cr_assert_null(d.u.input.hashes);
+  /* encode refuses what decode would */
+  m.u.input.hash_count = 1;
+  m.u.input.hash_first = GK_WIRE_STEP_LIMIT;
+  m.u.input.hashes = hashes;
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), GK_ERANGE);
+  m.u.input.hash_first = 0;
+  m.u.input.hashes = NULL;
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), GK_EINVAL);
+  m.u.input.hash_count = GK_WIRE_STEPS_MAX + 1;
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), GK_ETOOBIG);
+}
+
+Test(wire_codec, input_hash_fit_keeps_the_datagram_within_the_limit) {
+  cr_assert_eq(gk_wire_input_hash_fit(4, 0), GK_WIRE_STEPS_MAX);
+  cr_assert_eq(gk_wire_input_hash_fit(0, 0), 0);
+  cr_assert_eq(gk_wire_input_hash_fit(4, GK_WIRE_STEPS_MAX + 1), 0);
+  for (uint32_t isz = 1; isz <= GK_INPUT_SIZE_MAX; isz++) {
+    uint32_t n = gk_wire_input_fit(isz);
+    uint32_t h = gk_wire_input_hash_fit(isz, n);
+    static uint8_t rec[GK_WIRE_MAX], hs[GK_WIRE_STEPS_MAX * 8];
+    gk_wire_msg m;
+    memset(&m, 0, sizeof m);
+    m.type = GK_MSG_INPUT;
+    m.u.input = (gk_wire_input){.input_size = (uint8_t)isz,
+                                .count = (uint8_t)n,
+                                .records = rec,
+                                .hash_count = (uint8_t)h,
+                                .hashes = hs};
+    uint8_t buf[GK_WIRE_MAX];
+    size_t len;
+    if (h > 0) cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), 0);
+    m.u.input.hash_count = (uint8_t)(h + 1);
+    if (h < GK_WIRE_STEPS_MAX)
+      cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), GK_ETOOBIG,
+                   "input_size %u", isz);
+  }
+}
+
 Test(wire_codec, confirmed_rejects_bad_shape_masks_and_flags) {
-  /* CONFIRMED: 2 players | 3 input_size | 4 ack | 12 first | 20 count |
-   * 21 mask of step 0 | 25 flags of step 0 */
+  /* CONFIRMED: 2 players | 3 input_size | 4 ack | 12 hash_ack | 20 first |
+   * 28 count | 29 mask of step 0 | 33 flags of step 0 */
   expect_u8(1, 2, 0, GK_ERANGE);
   expect_u8(1, 2, GK_PLAYERS_MAX + 1, GK_ERANGE);
   expect_u8(1, 3, 0, GK_ERANGE);
-  expect_u8(1, 20, 9, GK_ETRUNC);
-  expect_u8(1, 20, 200, GK_ETOOBIG);
-  expect_u32(1, 21, 0x8, GK_EPROTO); /* player 3 of 3 */
-  expect_u32(1, 25, 0x2, GK_EPROTO); /* unknown flag */
-  expect_u64(1, 12, GK_WIRE_STEP_LIMIT - 1, GK_ERANGE);
+  expect_u8(1, 28, 9, GK_ETRUNC);
+  expect_u8(1, 28, 200, GK_ETOOBIG);
+  expect_u32(1, 29, 0x8, GK_EPROTO); /* player 3 of 3 */
+  expect_u32(1, 33, 0x2, GK_EPROTO); /* unknown flag */
+  expect_u64(1, 20, GK_WIRE_STEP_LIMIT - 1, GK_ERANGE);
+  expect_u64(1, 12, GK_WIRE_STEP_LIMIT, GK_ERANGE);
+  expect_u64(1, 4, GK_WIRE_STEP_LIMIT, GK_ERANGE);
   /* 16 players of 32 bytes: one step is 520 bytes, two fit. */
   cr_assert_eq(gk_wire_confirmed_fit(16, 32), 2);
   cr_assert_eq(gk_wire_confirmed_fit(0, 4), 0);

@@ -36,6 +36,8 @@
 #include "gk_net_transport.h"
 #include "gk_net_wire.h"
 
+#include "gk_bot_light.h"
+
 #define RING 4096 /* steps of hashes kept per room for cross-checks */
 
 typedef struct bot bot;
@@ -324,11 +326,6 @@ static void on_fault_closed(gk_net_fault *f) {
   (void)f;
 }
 
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 static int hex_str(char *out, size_t cap, uint64_t v) {
   return snprintf(out, cap, "%016" PRIx64, v);
 }
@@ -390,23 +387,6 @@ static cJSON *room_summary(bot *b, bot_room *r, bot_totals *t) {
   return ro;
 }
 
-/* The confirm latency percentiles over every peer's samples (sorts them). */
-static void add_latency(cJSON *out, bot_totals *t) {
-  cJSON *cl = cJSON_AddObjectToObject(out, "confirm_latency_us");
-  if (t->lat && t->nlat) {
-    uint64_t n = t->nlat;
-    qsort(t->lat, n, sizeof(*t->lat), cmp_u32);
-    uint64_t r50 = (n * 50 + 99) / 100, r99 = (n * 99 + 99) / 100;
-    cJSON_AddNumberToObject(cl, "p50", t->lat[r50 ? r50 - 1 : 0]);
-    cJSON_AddNumberToObject(cl, "p99", t->lat[r99 ? r99 - 1 : 0]);
-    cJSON_AddNumberToObject(cl, "samples", (double)n);
-  } else {
-    cJSON_AddNullToObject(cl, "p50");
-    cJSON_AddNullToObject(cl, "p99");
-    cJSON_AddNumberToObject(cl, "samples", 0);
-  }
-}
-
 /* Prints the one JSON summary; returns the exit status it implies. */
 static int print_summary(bot *b) {
   cJSON *out = cJSON_CreateObject();
@@ -433,7 +413,7 @@ static int print_summary(bot *b) {
   if (b->chaos_dup)
     cJSON_AddNumberToObject(out, "chaos_extra_datagrams",
                             (double)b->chaos_extra);
-  add_latency(out, &t);
+  gk_bot_add_latency(out, t.lat, t.nlat);
   free(t.lat);
   if (b->fault_open) {
     cJSON *f = cJSON_AddObjectToObject(out, "faults");
@@ -442,13 +422,7 @@ static int print_summary(bot *b) {
     cJSON_AddNumberToObject(f, "forwarded", (double)b->fault.stats.forwarded);
   }
   cJSON_AddBoolToObject(out, "timed_out", b->timed_out);
-  char *text = cJSON_PrintUnformatted(out);
-  if (text) {
-    printf("%s\n", text);
-    fflush(stdout);
-    cJSON_free(text);
-  }
-  cJSON_Delete(out);
+  gk_bot_print_summary(out);
   return t.desyncs + t.mismatches ? 1 : t.failed ? 3 : 0;
 }
 
@@ -501,6 +475,8 @@ static void usage(FILE *f) {
           "  --latency MS    added delay each way\n"
           "  --options JSON  genre options for every room (a JSON object)\n"
           "  --input-delay D steps (0: the server's default)\n"
+          "  --light         many players per ENet host, no simulation,\n"
+          "                  seeded inputs, no hash reports (load tests)\n"
           "  --timeout SEC   give up after this long (default 60 + N / 20)\n"
           "  --chaos dup     (tests) each room's last player sends every\n"
           "                  INPUT twice and the one before it again\n");
@@ -519,6 +495,7 @@ typedef struct bot_args {
   const char *server, *genre;
   uint64_t rooms, players, steps, seed, delay, latency, timeout;
   int have_rooms, have_players, have_steps;
+  int light; /* --light: gk_bot_light.c plays instead */
 } bot_args;
 
 /* Reads one "--name value" pair into a / b. Returns 0, 1 for a bad value,
@@ -563,6 +540,10 @@ static int parse_args(int argc, char **argv, bot_args *a, bot *b) {
     if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
       usage(stdout);
       return 0;
+    }
+    if (strcmp(o, "--light") == 0) { /* the one option without a value */
+      a->light = 1;
+      continue;
     }
     if (i + 1 >= argc || strncmp(o, "--", 2) != 0) {
       fprintf(stderr, "gk-bot: %s: %s\n", o,
@@ -704,11 +685,24 @@ int main(int argc, char **argv) {
   uv_loop_t loop;
   uv_loop_init(&loop);
   b.loop = &loop;
+  if (a.light) {
+    if (b.loss > 0.0 || b.latency_ms > 0) {
+      fprintf(stderr, "gk-bot: --light takes no --loss or --latency\n");
+      return 2;
+    }
+    gk_bot_light_options lo = {&loop,         b.sim,     b.host,     b.port,
+                               b.rooms,       b.players, b.steps,    b.seed,
+                               b.input_delay, b.options, b.timeout_s};
+    st = gk_bot_light_run(&lo);
+    uv_loop_close(&loop);
+    return st;
+  }
   int rc = open_fault_relay(&b);
   if (rc) {
     fprintf(stderr, "gk-bot: fault relay: %s\n", gk_strerror(rc));
     return 3;
   }
+
   rc = open_rooms(&b);
   if (rc) {
     fprintf(stderr, "gk-bot: peer: %s\n", gk_strerror(rc));
