@@ -79,6 +79,7 @@ typedef struct gk_server_stats {
   uint64_t ticks, ticks_missed;
   uint64_t room_steps; /* steps run by the rooms' own loops */
   uint64_t steps_confirmed, steps_late;
+  uint64_t stalls, desyncs; /* of ended matches, like steps_confirmed */
 } gk_server_stats;
 
 /* Creates the server on `loop`: binds the ENet host, starts the step
