@@ -172,6 +172,14 @@ static void finished(sv_agones *g, CURLcode cc) {
 
 static void close_handles(sv_agones *g);
 
+/* The SDK server's answers are not needed (the status says it all): they
+ * are read and dropped, never written to stdout, curl's default. */
+static size_t discard(char *p, size_t size, size_t n, void *ud) {
+  (void)p;
+  (void)ud;
+  return size * n;
+}
+
 static void check_done(sv_agones *g) {
   CURLMsg *m;
   int left = 0;
@@ -229,6 +237,7 @@ static void pump(sv_agones *g) {
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, g->headers);
   curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, REQ_TIMEOUT_MS);
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
   curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L); /* no socket outlives it */
   curl_easy_setopt(e, CURLOPT_PROXY, "");        /* never through a proxy */
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http");
