@@ -114,8 +114,9 @@ static void hist(out *o, const char *name, const char *help, const sv_hist *h) {
   for (uint32_t i = 0; i < SV_HIST_BUCKETS; i++) {
     cum += h->bucket[i];
     uint64_t b = sv_hist_bounds_ns[i];
-    put(o, "%s_bucket{le=\"%" PRIu64 ".%06" PRIu64 "\"} %" PRIu64 "\n", name,
-        b / 1000000000u, b % 1000000000u / 1000u, cum);
+    /* the shortest form ("0.05", "1"), as client libraries write le */
+    put(o, "%s_bucket{le=\"%.9g\"} %" PRIu64 "\n", name, (double)b / 1e9,
+        cum);
   }
   put(o, "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n", name, h->count);
   put(o, "%s_sum %" PRIu64 ".%09" PRIu64 "\n", name, h->sum_ns / 1000000000u,
