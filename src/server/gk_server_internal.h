@@ -11,7 +11,10 @@
  *                      discarding and freeing a room;
  *   gk_server_match.c  a room's match: its session and the session's
  *                      callbacks, ticking, the end, draining, finishing
- *                      the replay on the thread pool.
+ *                      the replay on the thread pool;
+ *   gk_server_metrics.c, gk_server_admin.c, gk_server_agones.c
+ *                      operations: metrics, the admin HTTP listener, the
+ *                      Agones client (declared in gk_server_ops.h).
  *
  * Naming: every function, type and constant declared here is prefixed
  * sv_ / SV_ (internal, not API: the gk_server_ prefix is the public
