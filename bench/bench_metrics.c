@@ -87,7 +87,8 @@ int main(int argc, char **argv) {
   if (!per) return 1;
   for (int b = 0; b < batches; b++) {
     uint64_t t0 = cpu_ns();
-    for (int i = 0; i < ITERS; i++) len = sv_metrics_write(&s, buf, sizeof(buf));
+    for (int i = 0; i < ITERS; i++)
+      len = sv_metrics_write(&s, buf, sizeof(buf));
     per[b] = (cpu_ns() - t0) / ITERS;
   }
   qsort(per, (size_t)batches, sizeof(*per), cmp_u64);

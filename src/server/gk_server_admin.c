@@ -73,7 +73,10 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned status,
                               enum MHD_ResponseMemoryMode mode) {
   struct MHD_Response *r =
       MHD_create_response_from_buffer(len, (void *)body, mode);
-  if (!r) return MHD_NO;
+  if (!r) {
+    if (mode == MHD_RESPMEM_MUST_FREE) free((void *)body);
+    return MHD_NO;
+  }
   MHD_add_response_header(r, "Content-Type", type);
   MHD_add_response_header(r, "Cache-Control", "no-store");
   if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
@@ -104,7 +107,8 @@ static enum MHD_Result answer_json(struct MHD_Connection *c, unsigned status,
   if (!body)
     return answer(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain",
                   "out of memory\n", 14, MHD_RESPMEM_PERSISTENT);
-  return answer(c, status, "application/json", body, n + 1,
+  /* MHD_RESPMEM_MUST_FREE: the response (or answer, on failure) frees it */
+  return answer(c, status, "application/json", body, n + 1, // NOLINT
                 MHD_RESPMEM_MUST_FREE);
 }
 
@@ -342,8 +346,8 @@ typedef enum route {
   R_DRAIN
 } route;
 
-static route classify(gk_server *s, const char *url, sv_room **r,
-                      const char **slot) {
+/* num (4 bytes) receives the slot of a remove path. */
+static route classify(gk_server *s, const char *url, sv_room **r, char *num) {
   const char *rest = NULL;
   if (strcmp(url, "/") == 0) return R_PAGE;
   if (strcmp(url, "/healthz") == 0) return R_HEALTH;
@@ -356,10 +360,8 @@ static route classify(gk_server *s, const char *url, sv_room **r,
   if (strncmp(rest, "/players/", 9) == 0) {
     const char *sl = rest + 9, *e = strchr(sl, '/');
     if (e && strcmp(e, "/remove") == 0 && e - sl < 4) {
-      static char num[4];
       memcpy(num, sl, (size_t)(e - sl));
       num[e - sl] = '\0';
-      *slot = num;
       return R_REMOVE;
     }
   }
@@ -369,8 +371,8 @@ static route classify(gk_server *s, const char *url, sv_room **r,
 static enum MHD_Result dispatch(sv_admin *a, struct MHD_Connection *c,
                                 const char *url, const char *method) {
   sv_room *r = NULL;
-  const char *slot = "";
-  route rt = classify(a->s, url, &r, &slot);
+  char slot[4] = "";
+  route rt = classify(a->s, url, &r, slot);
   int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
   int post = strcmp(method, "POST") == 0;
   if (rt == R_NONE) return fail(c, MHD_HTTP_NOT_FOUND, "no such endpoint");
@@ -630,17 +632,18 @@ int sv_admin_start(gk_server *s, char *err, size_t errlen) {
   if (!rc && !(a->d = daemon_start(a)))
     rc = gk_errf(err, errlen, GK_EIO, "admin.listen: cannot listen on %s",
                  ac->listen);
-  const union MHD_DaemonInfo *ep =
-      rc ? NULL : MHD_get_daemon_info(a->d, MHD_DAEMON_INFO_EPOLL_FD);
-  const union MHD_DaemonInfo *pi =
-      rc ? NULL : MHD_get_daemon_info(a->d, MHD_DAEMON_INFO_BIND_PORT);
+  const union MHD_DaemonInfo *ep = NULL, *pi = NULL;
+  if (!rc) {
+    ep = MHD_get_daemon_info(a->d, MHD_DAEMON_INFO_EPOLL_FD);
+    pi = MHD_get_daemon_info(a->d, MHD_DAEMON_INFO_BIND_PORT);
+  }
   if (!rc && (!ep || !pi))
     rc = gk_errf(err, errlen, GK_EIO, "admin: libmicrohttpd has no epoll");
-  if (rc) {
+  if (rc || !ep || !pi) {
     if (a->d) MHD_stop_daemon(a->d);
     free(a->slots);
     free(a);
-    return rc;
+    return rc ? rc : GK_EIO;
   }
   a->port = pi->port;
   s->admin = a;

@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -115,8 +116,7 @@ static void hist(out *o, const char *name, const char *help, const sv_hist *h) {
     cum += h->bucket[i];
     uint64_t b = sv_hist_bounds_ns[i];
     /* the shortest form ("0.05", "1"), as client libraries write le */
-    put(o, "%s_bucket{le=\"%.9g\"} %" PRIu64 "\n", name, (double)b / 1e9,
-        cum);
+    put(o, "%s_bucket{le=\"%.9g\"} %" PRIu64 "\n", name, (double)b / 1e9, cum);
   }
   put(o, "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n", name, h->count);
   put(o, "%s_sum %" PRIu64 ".%09" PRIu64 "\n", name, h->sum_ns / 1000000000u,
@@ -160,10 +160,15 @@ static void process(out *o) {
        "User and system CPU time of the process.");
   put(o, "gk_process_cpu_seconds_total %" PRIu64 ".%06" PRIu64 "\n",
       cpu_us / 1000000u, cpu_us % 1000000u);
-  unsigned long size = 0, resident = 0;
+  unsigned long resident = 0;
+  char line[128];
   FILE *f = fopen("/proc/self/statm", "r");
   if (f) {
-    if (fscanf(f, "%lu %lu", &size, &resident) != 2) resident = 0;
+    if (fgets(line, sizeof(line), f)) { /* "size resident shared ..." */
+      char *end = NULL;
+      strtoul(line, &end, 10);
+      resident = strtoul(end, NULL, 10);
+    }
     fclose(f);
   }
   long page = sysconf(_SC_PAGESIZE);
