@@ -72,6 +72,28 @@ void e2e_spawn(e2e_proc *p, const e2e_dir *d, const char *tag,
   cr_assert_eq(rc, 0, "spawn %s: %s", argv[0], strerror(rc));
 }
 
+void e2e_spawn_bots(e2e_proc *p, const e2e_dir *d, const char *tag,
+                    uint16_t port, const char *rooms, const char *players,
+                    const char *steps) {
+  char server[64];
+  snprintf(server, sizeof(server), "127.0.0.1:%u", (unsigned)port);
+  char *argv[] = {(char *)GK_BOT_BIN,
+                  (char *)"--server",
+                  server,
+                  (char *)"--genre",
+                  (char *)"survivors",
+                  (char *)"--rooms",
+                  (char *)rooms,
+                  (char *)"--players",
+                  (char *)players,
+                  (char *)"--steps",
+                  (char *)steps,
+                  (char *)"--timeout",
+                  (char *)"60",
+                  NULL};
+  e2e_spawn(p, d, tag, argv);
+}
+
 int e2e_wait(e2e_proc *p, int ms) {
   if (p->pid <= 0) return 1;
   for (int waited = 0;; waited += 10) {

@@ -38,6 +38,11 @@ void e2e_write(const e2e_dir *d, const char *name, const char *json, char *out,
 /* Spawns argv[0] with stdout/stderr into path/<tag>.out / .err. */
 void e2e_spawn(e2e_proc *p, const e2e_dir *d, const char *tag,
                char *const argv[]);
+/* Spawns gk-bot (GK_BOT_BIN) against 127.0.0.1:port: `rooms` rooms of
+ * survivors with `players` bots each, `steps` steps, a 60 s timeout. */
+void e2e_spawn_bots(e2e_proc *p, const e2e_dir *d, const char *tag,
+                    uint16_t port, const char *rooms, const char *players,
+                    const char *steps);
 /* Waits up to ms for the child; returns 1 if it exited (p->status set). */
 int e2e_wait(e2e_proc *p, int ms);
 /* Kills (SIGKILL) and reaps the child if it still runs. */

@@ -122,23 +122,7 @@ static void start(srv *s, const char *extra) {
 
 static void bots(const srv *s, e2e_proc *b, const char *rooms,
                  const char *players, const char *steps) {
-  char server[64];
-  snprintf(server, sizeof(server), "127.0.0.1:%u", (unsigned)s->udp);
-  char *argv[] = {(char *)GK_BOT_BIN,
-                  (char *)"--server",
-                  server,
-                  (char *)"--genre",
-                  (char *)"survivors",
-                  (char *)"--rooms",
-                  (char *)rooms,
-                  (char *)"--players",
-                  (char *)players,
-                  (char *)"--steps",
-                  (char *)steps,
-                  (char *)"--timeout",
-                  (char *)"60",
-                  NULL};
-  e2e_spawn(b, &s->d, "bot", argv);
+  e2e_spawn_bots(b, &s->d, "bot", s->udp, rooms, players, steps);
 }
 
 static void wait_events(const srv *s, const char *event, int n) {

@@ -43,23 +43,7 @@ static void start_server(e2e_proc *srv, const e2e_dir *d, const char *extra,
 static void start_bot(e2e_proc *bot, const e2e_dir *d, const char *tag,
                       uint16_t port, const char *rooms, const char *players,
                       const char *steps) {
-  char server[64];
-  snprintf(server, sizeof(server), "127.0.0.1:%u", (unsigned)port);
-  char *argv[] = {(char *)GK_BOT_BIN,
-                  (char *)"--server",
-                  server,
-                  (char *)"--genre",
-                  (char *)"survivors",
-                  (char *)"--rooms",
-                  (char *)rooms,
-                  (char *)"--players",
-                  (char *)players,
-                  (char *)"--steps",
-                  (char *)steps,
-                  (char *)"--timeout",
-                  (char *)"60",
-                  NULL};
-  e2e_spawn(bot, d, tag, argv);
+  e2e_spawn_bots(bot, d, tag, port, rooms, players, steps);
 }
 
 /* Checks a finished gk-bot: exit 0, every room completed, no desync, and
