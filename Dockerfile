@@ -19,7 +19,8 @@ RUN . scripts/lib.sh && gk_build build --buildtype=release \
 FROM debian:bookworm-slim AS runtime
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-      --no-install-recommends libuv1 libenet7 libcjson1 libsodium23 tini \
+      --no-install-recommends libuv1 libenet7 libcjson1 libsodium23 \
+      libmicrohttpd12 libcurl4 tini \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --create-home --home-dir /srv/gk --shell /usr/sbin/nologin gk
 COPY --from=build /src/build/src/server/gk-server /usr/local/bin/gk-server
@@ -32,6 +33,9 @@ USER gk
 WORKDIR /srv/gk
 VOLUME ["/srv/gk/replays"]
 EXPOSE 7777/udp
+# the admin listener (configs/server.json: loopback only unless a token
+# file is configured; see configs/README.md)
+EXPOSE 7778/tcp
 # The config is re-checked, so a mounted config that went bad turns the
 # container unhealthy (the process itself is PID 1's only child: if it
 # exits, tini exits and the container stops).

@@ -2,7 +2,8 @@
 # Debian 12 only: what the project needs comes from Debian's packages.
 
 GK_PACKAGES="meson ninja-build pkg-config gcc libc6-dev binutils python3
-  libuv1-dev libenet-dev libcjson-dev libcriterion-dev libxxhash-dev libsodium-dev"
+  libuv1-dev libenet-dev libcjson-dev libcriterion-dev libxxhash-dev libsodium-dev
+  libmicrohttpd-dev libcurl4-openssl-dev python3-prometheus-client chromium"
 
 # gk_install PKG...: installs the packages that are not installed yet.
 gk_install() {

@@ -78,6 +78,8 @@ void sv_log_stopped(gk_server *s) {
     gk_log_u64(s->log, "replay_flushes", st->replay_flushes);
     gk_log_u64(s->log, "replays_recovered", st->replays_recovered);
     gk_log_u64(s->log, "replays_damaged", st->replays_damaged);
+    gk_log_u64(s->log, "stalls", st->stalls);
+    gk_log_u64(s->log, "desyncs", st->desyncs);
     gk_log_end(s->log);
   }
 }
@@ -94,6 +96,8 @@ static void close_all(gk_server *s) {
   uv_close((uv_handle_t *)&s->step_timer, on_handle_closed);
   uv_close((uv_handle_t *)&s->sweep_timer, on_handle_closed);
   uv_close((uv_handle_t *)&s->grace_timer, on_handle_closed);
+  sv_admin_close(s);
+  sv_agones_close(s); /* POST /shutdown: the drain is complete */
   if (s->signals) {
     uv_close((uv_handle_t *)&s->sig_term, on_handle_closed);
     uv_close((uv_handle_t *)&s->sig_int, on_handle_closed);
@@ -136,6 +140,12 @@ static void on_grace(uv_timer_t *t) {
 
 void gk_server_shutdown(gk_server *s) {
   if (s->closing) return;
+  if (s->draining) {
+    s->draining = 0; /* a signal during a drain: end the matches now */
+    s->shutting_down = 0;
+    s->lingering = 0;
+    uv_timer_stop(&s->grace_timer);
+  }
   if (s->shutting_down) {
     gk_log_msg(s->log, GK_LOG_WARN, "shutdown_forced", NULL, NULL, NULL);
     s->forced = 1;
@@ -166,6 +176,28 @@ void gk_server_shutdown(gk_server *s) {
   maybe_done(s);
 }
 
+int sv_server_drain(gk_server *s) {
+  if (s->shutting_down || s->closing) return GK_ECLOSED;
+  s->shutting_down = 1; /* create, join and start are refused from now */
+  s->draining = 1;
+  uint32_t playing = 0;
+  for (uint32_t i = 0; i < s->cfg->max_rooms; i++) {
+    sv_room *r = s->rooms[i];
+    if (r && r->state == SV_ROOM_LOBBY) {
+      sv_send_room_error(s, r, GK_ECLOSED, "server is draining");
+      sv_room_finalise(s, r, GK_WIRE_END_SHUTDOWN);
+    } else if (r) {
+      playing++;
+    }
+  }
+  if (gk_log_begin(s->log, GK_LOG_INFO, "drain", NULL)) {
+    gk_log_u64(s->log, "rooms", playing);
+    gk_log_end(s->log);
+  }
+  maybe_done(s);
+  return 0;
+}
+
 static void on_signal(uv_signal_t *h, int signum) {
   gk_server *s = h->data;
   gk_log_msg(s->log, GK_LOG_INFO, "signal", NULL, "signal",
@@ -190,6 +222,7 @@ static void on_step(uv_timer_t *t) {
   uint64_t now = uv_hrtime();
   uint64_t due = (now - s->t0) / s->step_ns; /* deadlines passed */
   if (due > s->k) {
+    sv_metrics_tick(s, now, now - (s->t0 + (s->k + 1) * s->step_ns));
     uint64_t missed = due - s->k - 1;
     if (missed) {
       s->stats.ticks_missed += missed;
@@ -325,6 +358,13 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
   s->k = 0;
   arm_step(s);
   uv_timer_start(&s->sweep_timer, on_sweep, SV_SWEEP_MS, SV_SWEEP_MS);
+  rc = sv_admin_start(s, err, errlen);
+  if (!rc) rc = sv_agones_start(s, err, errlen);
+  if (rc) {
+    s->stopped_logged = 1; /* it never started */
+    close_all(s);          /* frees s once the loop has closed it all */
+    return rc;
+  }
 
   if (gk_log_begin(log, GK_LOG_INFO, "listening", NULL)) {
     gk_log_str(log, "host", cfg->host);
@@ -360,6 +400,7 @@ int gk_server_run(const gk_server_config *cfg, gk_server_log *log) {
   int rc = gk_server_start(&loop, cfg, log, 1, &s, err, sizeof(err));
   if (rc) {
     gk_log_msg(log, GK_LOG_ERROR, "start_failed", NULL, "reason", err);
+    uv_run(&loop, UV_RUN_DEFAULT); /* what a late failure left closing */
     uv_loop_close(&loop);
     return 1;
   }

@@ -85,6 +85,7 @@ typedef struct gk_server_stats {
   uint64_t replay_flushes;     /* flush jobs run (replays.flush_ms) */
   uint64_t replays_recovered;  /* .gkr.tmp leftovers recovered at start */
   uint64_t replays_damaged;    /* leftovers moved aside as .gkr.damaged */
+  uint64_t stalls, desyncs;    /* of ended matches, like steps_confirmed */
 } gk_server_stats;
 
 /* Creates the server on `loop`: binds the ENet host, starts the step

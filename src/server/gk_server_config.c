@@ -15,6 +15,7 @@
  */
 #include "gk_server_config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -90,6 +91,25 @@ static const field timing_fields[] = {
     U("peer_timeout_ms", peer_timeout_ms, 1000, 600000),
     U("catchup_ticks", catchup_ticks, 1, 1000), END};
 
+/* admin and agones (issue 15): checked as a whole by ops_finish */
+#define B(key, m)                                                              \
+  { key, K_BOOL, OFF(m), SZ(m), 0, 0, NULL }
+static const field admin_fields[] = {
+    B("enabled", admin.enabled),
+    {"listen", K_STRING, OFF(admin.listen), SZ(admin.listen), 3, 0, NULL},
+    {"token_file", K_STRING, OFF(admin.token_file), SZ(admin.token_file), 1, 0,
+     NULL},
+    U("connections", admin.connections, 1, 1024),
+    U("request_ms", admin.request_ms, 100, 600000),
+    U("request_bytes", admin.request_bytes, 4096, 1048576),
+    U("headers", admin.headers, 4, 256),
+    U("late_ms", admin.late_ms, 1, 600000),
+    END};
+
+static const field agones_fields[] = {
+    B("enabled", agones.enabled), U("port", agones.port, 0, 65535),
+    U("health_ms", agones.health_ms, 100, 600000), END};
+
 static const field top_fields[] = {
     {"listen", K_OBJECT, 0, 0, 0, 0, listen_fields},
     {"log_level", K_LEVEL, OFF(log_level), 0, 0, 0, NULL},
@@ -102,6 +122,8 @@ static const field top_fields[] = {
     U("shutdown_grace_ms", shutdown_grace_ms, 0, 600000),
     {"timing", K_OBJECT, 0, 0, 0, 0, timing_fields},
     {"genres", K_OBJECT, 0, 0, 0, 0, NULL}, /* walked by hand */
+    {"admin", K_OBJECT, 0, 0, 0, 0, admin_fields},
+    {"agones", K_OBJECT, 0, 0, 0, 0, agones_fields},
     END};
 
 /* --- messages ------------------------------------------------------------ */
@@ -354,6 +376,58 @@ static int walk_genres(ctx *x, const cJSON *obj, const char *path) {
 /* --- cross-key checks ------------------------------------------------------
  */
 
+/* admin.listen "HOST:PORT" or "[V6]:PORT" into host and port: a numeric
+ * address or "localhost" (no name lookups at start-up). */
+static int admin_listen(ctx *x, gk_server_admin_config *a) {
+  const char *l = a->listen, *colon = strrchr(l, ':');
+  const char *h = l, *he = colon;
+  if (l[0] == '[') {
+    h = l + 1;
+    he = strchr(l, ']');
+    if (!he || he[1] != ':')
+      he = NULL;
+    else
+      colon = he + 1;
+  }
+  char *end = NULL;
+  unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
+  if (!colon || !he || he == h || (size_t)(he - h) >= sizeof(a->host) ||
+      !colon[1] || *end || port > 65535 || colon[1] == '-' || colon[1] == '+')
+    return fail(x, GK_EINVAL, "admin.listen",
+                "must be \"HOST:PORT\" (\"[V6]:PORT\" for IPv6), got \"%s\"",
+                l);
+  memcpy(a->host, h, (size_t)(he - h));
+  a->host[he - h] = '\0';
+  a->port = (uint16_t)port;
+  if (strcmp(a->host, "localhost") == 0)
+    snprintf(a->host, sizeof(a->host), "127.0.0.1");
+  unsigned char addr[16];
+  if (inet_pton(AF_INET, a->host, addr) == 1) {
+    a->loopback = addr[0] == 127;
+  } else if (inet_pton(AF_INET6, a->host, addr) == 1) {
+    static const unsigned char one[16] = {[15] = 1};
+    a->loopback = memcmp(addr, one, 16) == 0;
+  } else {
+    return fail(x, GK_EINVAL, "admin.listen",
+                "host must be a numeric address or localhost, got \"%s\"",
+                a->host);
+  }
+  return 0;
+}
+
+/* The admin listener's address, and its one safety rule: anything but
+ * loopback needs a token for the mutating endpoints. */
+static int ops_finish(ctx *x) {
+  gk_server_admin_config *a = &x->c->admin;
+  int rc = admin_listen(x, a);
+  if (rc) return rc;
+  if (a->enabled && !a->loopback && !a->token_file[0])
+    return fail(x, GK_EINVAL, "admin.token_file",
+                "required when admin.listen (%s) is not a loopback address",
+                a->listen);
+  return 0;
+}
+
 static int finish(ctx *x) {
   gk_server_config *c = x->c;
   if (c->input_delay > c->input_delay_max)
@@ -389,10 +463,27 @@ static int finish(ctx *x) {
                   g->sim->players_min, c->max_players);
     }
   }
-  return 0;
+  return ops_finish(x);
 }
 
 /* --- entry points --------------------------------------------------------- */
+
+static void ops_default(gk_server_config *c) {
+  gk_server_admin_config *a = &c->admin;
+  a->enabled = 0;
+  snprintf(a->listen, sizeof(a->listen), "127.0.0.1:7778");
+  snprintf(a->host, sizeof(a->host), "127.0.0.1");
+  a->port = 7778;
+  a->loopback = 1;
+  a->connections = 32;
+  a->request_ms = 5000;
+  a->request_bytes = 16384;
+  a->headers = 32;
+  a->late_ms = 250;
+  c->agones.enabled = 0;
+  c->agones.port = 0;
+  c->agones.health_ms = 2000;
+}
 
 void gk_server_config_default(gk_server_config *c) {
   memset(c, 0, sizeof(*c));
@@ -421,6 +512,7 @@ void gk_server_config_default(gk_server_config *c) {
   c->service_ms = 5;
   c->peer_timeout_ms = 10000;
   c->catchup_ticks = 5;
+  ops_default(c);
   for (uint32_t i = 0; gk_genres[i] && c->ngenres < GK_SERVER_GENRES_MAX; i++) {
     gk_server_genre *g = &c->genres[c->ngenres++];
     g->sim = gk_genres[i];

@@ -43,6 +43,34 @@ typedef enum gk_desync_policy {
   GK_DESYNC_END = 1     /* end the match at the next step */
 } gk_desync_policy;
 
+/* The admin HTTP listener (gk_server_admin.c): health, metrics, rooms,
+ * drain, the status page. Off unless admin.enabled. */
+typedef struct gk_server_admin_config {
+  int enabled;
+  char listen[96]; /* "HOST:PORT" as given ("[::1]:7778" for IPv6) */
+  char host[64];   /* parsed from listen */
+  uint16_t port;   /* parsed from listen; 0 = ephemeral (logged) */
+  int loopback;    /* host is 127.0.0.0/8, ::1 or localhost */
+  char token_file[GK_SERVER_PATH_MAX]; /* "" = none: mutating endpoints
+                                          answer 403 */
+  uint32_t connections;                /* HTTP connections at once */
+  uint32_t request_ms;                 /* a connection must send a whole request
+                                          within this (slow clients are cut) */
+  uint32_t request_bytes; /* per-connection memory for one request */
+  uint32_t headers;       /* request headers at most */
+  uint32_t late_ms;       /* /healthz: 503 when a tick ran this late
+                             within the last two seconds */
+} gk_server_admin_config;
+
+/* The Agones SDK client (gk_server_agones.c). Off unless agones.enabled
+ * or AGONES_SDK_HTTP_PORT is set in the environment (gk-server's main). */
+typedef struct gk_server_agones_config {
+  int enabled;
+  uint16_t port;      /* SDK REST port on localhost; 0 = from
+                         AGONES_SDK_HTTP_PORT, else 9358 */
+  uint32_t health_ms; /* POST /health period */
+} gk_server_agones_config;
+
 /* One genre the server offers. */
 typedef struct gk_server_genre {
   const gk_sim *sim;    /* from the registry; never NULL once parsed */
@@ -89,6 +117,9 @@ typedef struct gk_server_config {
   /* genres */
   gk_server_genre genres[GK_SERVER_GENRES_MAX];
   uint32_t ngenres;
+  /* operations (issue 15) */
+  gk_server_admin_config admin;
+  gk_server_agones_config agones;
 } gk_server_config;
 
 /* Fills c with the defaults: every registered genre enabled with its

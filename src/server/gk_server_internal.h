@@ -13,6 +13,9 @@
  *                      callbacks, ticking, the end, draining;
  *   gk_server_replay.c a room's recording: deferred writes flushed on the
  *                      thread pool, disk faults, recovering leftovers.
+ *   gk_server_metrics.c, gk_server_admin.c, gk_server_agones.c
+ *                      operations: metrics, the admin HTTP listener, the
+ *                      Agones client (declared in gk_server_ops.h).
  *
  * Naming: every function, type and constant declared here is prefixed
  * sv_ / SV_ (internal, not API: the gk_server_ prefix is the public
@@ -35,6 +38,7 @@
 #include "gk_net_transport.h"
 #include "gk_replay.h"
 #include "gk_server.h"
+#include "gk_server_ops.h"
 
 #define SV_NO_ROOM UINT32_MAX
 #define SV_NO_CONN UINT32_MAX
@@ -129,6 +133,11 @@ struct gk_server {
   int lingering;
   int forced;
   int closing;
+  /* operations (gk_server_ops.h) */
+  int draining; /* POST /drain: no new rooms, matches play to their end */
+  sv_metrics metrics;
+  struct sv_admin *admin;   /* NULL = off */
+  struct sv_agones *agones; /* NULL = off */
   uint8_t buf[GK_WIRE_MAX];
 };
 
@@ -158,6 +167,12 @@ static inline sv_room *sv_conn_room(const gk_server *s, const sv_conn *c) {
 void sv_maybe_free(gk_server *s);
 /* Logs the "stopped" record with the server totals, once. */
 void sv_log_stopped(gk_server *s);
+/* Drain (POST /drain): what a shutdown does, except that running matches
+ * play to their own end; lobbies close and no room is created or joined.
+ * The process exits once the last room is gone and the last replay is
+ * written. A signal during a drain is an ordinary shutdown. Returns 0, or
+ * GK_ECLOSED if the server is already shutting down or draining. */
+int sv_server_drain(gk_server *s);
 
 /* --- gk_server_route.c: connections -------------------------------------- */
 
@@ -189,6 +204,10 @@ void sv_room_free(gk_server *s, sv_room *r);
 /* Ends what is running (sv_match_end) and frees the room at once
  * (shutdown, errors, a closed lobby). */
 void sv_room_finalise(gk_server *s, sv_room *r, int reason);
+/* The room with that code (GK_WIRE_CODE_LEN characters), or NULL. */
+sv_room *sv_room_find(gk_server *s, const char *code);
+/* Closes a lobby: MATCH_END(host) to its players, then frees it. */
+void sv_room_end_lobby(gk_server *s, sv_room *r);
 /* Room control from a connection (route.c calls these). */
 void sv_on_create(gk_server *s, uint32_t peer, const gk_wire_msg *m);
 void sv_on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m);

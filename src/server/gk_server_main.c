@@ -106,6 +106,16 @@ static int parse_args(int argc, char **argv, cli *o) {
   return -1;
 }
 
+/* Agones sets AGONES_SDK_HTTP_PORT for the game server process: its
+ * presence turns the SDK client on (agones.port, if set, wins). */
+static void agones_env(gk_server_config *cfg) {
+  const char *env = getenv("AGONES_SDK_HTTP_PORT");
+  uint16_t port = 0;
+  if (!env || !*env) return;
+  cfg->agones.enabled = 1;
+  if (!cfg->agones.port && parse_port(env, &port) == 0) cfg->agones.port = port;
+}
+
 int main(int argc, char **argv) {
   cli o = {DEFAULT_CONFIG, NULL, NULL, 0};
   int status = parse_args(argc, argv, &o);
@@ -145,6 +155,7 @@ int main(int argc, char **argv) {
   /* a file size limit (RLIMIT_FSIZE) makes a replay write fail with EFBIG,
    * which costs that recording only, instead of killing the process */
   signal(SIGXFSZ, SIG_IGN);
+  agones_env(&cfg);
   rc = gk_server_run(&cfg, &log);
   gk_server_config_free(&cfg);
   return rc;

@@ -63,6 +63,8 @@ void sv_match_end(gk_server *s, sv_room *r, int reason) {
   s->stats.matches_ended++;
   s->stats.steps_confirmed += r->session.stats.steps_confirmed;
   s->stats.steps_late += r->session.stats.steps_late;
+  s->stats.stalls += r->session.stats.stalls;
+  s->stats.desyncs += r->desyncs;
   log_match_end(s, r, reason);
   r->state = SV_ROOM_DRAINING;
   r->drain_until_ms = sv_now_ms(s) + SV_DRAIN_MS;
@@ -147,6 +149,7 @@ static void session_stall(void *ctx, uint64_t step, uint32_t awaited,
 static void session_step(void *ctx, const gk_step_input *in, uint64_t hash) {
   sv_room *r = ctx;
   r->srv->stats.room_steps++;
+  sv_metrics_step(r->srv, r, in->step);
   sv_replay_step(r->srv, r, in, hash);
 }
 

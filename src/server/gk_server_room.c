@@ -24,7 +24,7 @@
 #include "gk_err.h"
 #include "gk_server_internal.h"
 
-static sv_room *find_room(gk_server *s, const char *code) {
+sv_room *sv_room_find(gk_server *s, const char *code) {
   for (uint32_t i = 0; i < s->nrooms; i++) {
     sv_room *r = sv_live_room(s, i);
     if (memcmp(r->code, code, GK_WIRE_CODE_LEN) == 0) return r;
@@ -201,7 +201,7 @@ static int room_configure(sv_room *r, const char *client, char *err,
 /* The room's code (unique) and its match seed, from the CSPRNG. */
 static int room_secrets(gk_server *s, sv_room *r, char *err, size_t errlen) {
   int rc = gk_server_room_code(r->code);
-  if (!rc && find_room(s, r->code)) rc = GK_EEXIST; /* 2^-80: refuse */
+  if (!rc && sv_room_find(s, r->code)) rc = GK_EEXIST; /* 2^-80: refuse */
   if (!rc) rc = gk_server_random(&r->seed, sizeof(r->seed));
   if (rc) return gk_errf(err, errlen, rc, "no secure random source");
   return 0;
@@ -298,7 +298,7 @@ void sv_on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   } else if (c->room != SV_NO_ROOM) {
     rc = GK_ESTATE, why = "already in a room";
   } else if (!gk_wire_code_valid(m->u.room.code) ||
-             !(r = find_room(s, m->u.room.code))) {
+             !(r = sv_room_find(s, m->u.room.code))) {
     rc = GK_ENOTFOUND, why = "no room with that code";
   } else if (r->state != SV_ROOM_LOBBY) {
     rc = GK_ESTATE, why = "the match has started";
@@ -414,6 +414,10 @@ void sv_on_lobby_end(gk_server *s, uint32_t peer) {
     sv_strike(s, peer, "END_MATCH outside a room it created", GK_EPERM);
     return;
   }
+  sv_room_end_lobby(s, r);
+}
+
+void sv_room_end_lobby(gk_server *s, sv_room *r) {
   gk_wire_msg out;
   memset(&out, 0, sizeof(out));
   out.type = GK_MSG_MATCH_END;

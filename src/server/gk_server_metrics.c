@@ -1,0 +1,276 @@
+/* gk_server_metrics.c: the server's figures as Prometheus text.
+ *
+ * Two histograms are recorded as the server runs (fixed buckets, no
+ * allocation): how late each step-timer tick fired after its deadline,
+ * and how long after its place on the match's fixed schedule (match start
+ * + (step + 1) * step period) each step a room ran was confirmed, 0 when
+ * it was on time. Everything else is read when /metrics is asked for:
+ * the server totals (gk_server_stats, which take in a match's session
+ * counters when it ends), plus the session counters of the matches still
+ * running, so a counter never goes backwards when a match ends. The
+ * process figures come from getrusage and /proc/self/statm.
+ *
+ * Names follow Prometheus conventions: gk_ prefix, _total for counters,
+ * seconds and bytes. No series is per room (rooms come and go; /rooms
+ * has them), so a scrape costs one pass over the room table.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "gk_server_internal.h"
+
+const uint64_t sv_hist_bounds_ns[SV_HIST_BUCKETS] = {
+    250000u,    500000u,     1000000u,   2000000u,   5000000u,
+    10000000u,  20000000u,   50000000u,  100000000u, 250000000u,
+    500000000u, 1000000000u, 2500000000u};
+
+void sv_hist_observe(sv_hist *h, uint64_t ns) {
+  uint32_t i = 0;
+  while (i < SV_HIST_BUCKETS && ns > sv_hist_bounds_ns[i]) i++;
+  if (i < SV_HIST_BUCKETS) h->bucket[i]++;
+  h->count++;
+  h->sum_ns += ns;
+}
+
+void sv_metrics_tick(gk_server *s, uint64_t now_ns, uint64_t late_ns) {
+  sv_metrics *m = &s->metrics;
+  uint64_t sec = now_ns / 1000000000u;
+  if (sec != m->worst_sec) {
+    m->worst_ns[1] = sec == m->worst_sec + 1 ? m->worst_ns[0] : 0;
+    m->worst_ns[0] = 0;
+    m->worst_sec = sec;
+  }
+  if (late_ns > m->worst_ns[0]) m->worst_ns[0] = late_ns;
+  m->last_tick_ns = now_ns;
+  sv_hist_observe(&m->tick_late, late_ns);
+}
+
+void sv_metrics_step(gk_server *s, const sv_room *r, uint64_t step) {
+  const gk_net_session *ss = &r->session;
+  uint64_t due_ms = ss->start_ms + (step - ss->cfg.first_step + 1) * 1000u *
+                                       ss->cfg.step_seconds.num /
+                                       ss->cfg.step_seconds.den;
+  uint64_t late_ms = ss->now_ms > due_ms ? ss->now_ms - due_ms : 0;
+  sv_hist_observe(&s->metrics.confirm, late_ms * 1000000u);
+}
+
+uint64_t sv_metrics_recent_late_ns(const gk_server *s, uint64_t now_ns) {
+  const sv_metrics *m = &s->metrics;
+  uint64_t sec = now_ns / 1000000000u, worst = 0;
+  if (sec == m->worst_sec)
+    worst = m->worst_ns[0] > m->worst_ns[1] ? m->worst_ns[0] : m->worst_ns[1];
+  else if (sec == m->worst_sec + 1)
+    worst = m->worst_ns[0];
+  /* a timer that stopped firing is late by the time since its last tick,
+   * less the one step period it is allowed */
+  uint64_t since = now_ns > m->last_tick_ns ? now_ns - m->last_tick_ns : 0;
+  since = since > s->step_ns ? since - s->step_ns : 0;
+  return since > worst ? since : worst;
+}
+
+/* --- the text ------------------------------------------------------------ */
+
+typedef struct out {
+  char *buf;
+  size_t cap, len;
+} out;
+
+static void put(out *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void put(out *o, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  size_t room = o->len < o->cap ? o->cap - o->len : 0;
+  int n = vsnprintf(room ? o->buf + o->len : NULL, room, fmt, ap);
+  va_end(ap);
+  if (n > 0) o->len += (size_t)n;
+}
+
+static void head(out *o, const char *name, const char *type, const char *help) {
+  put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void one(out *o, const char *name, const char *type, const char *help,
+                uint64_t v) {
+  head(o, name, type, help);
+  put(o, "%s %" PRIu64 "\n", name, v);
+}
+
+static void counter(out *o, const char *name, const char *help, uint64_t v) {
+  one(o, name, "counter", help, v);
+}
+
+static void hist(out *o, const char *name, const char *help, const sv_hist *h) {
+  head(o, name, "histogram", help);
+  uint64_t cum = 0;
+  for (uint32_t i = 0; i < SV_HIST_BUCKETS; i++) {
+    cum += h->bucket[i];
+    uint64_t b = sv_hist_bounds_ns[i];
+    /* the shortest form ("0.05", "1"), as client libraries write le */
+    put(o, "%s_bucket{le=\"%.9g\"} %" PRIu64 "\n", name, (double)b / 1e9, cum);
+  }
+  put(o, "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n", name, h->count);
+  put(o, "%s_sum %" PRIu64 ".%09" PRIu64 "\n", name, h->sum_ns / 1000000000u,
+      h->sum_ns % 1000000000u);
+  put(o, "%s_count %" PRIu64 "\n", name, h->count);
+}
+
+/* What the rooms hold now: states, players, and the counters of the
+ * matches still running (ended ones are in the server totals). */
+typedef struct live {
+  uint64_t rooms[4]; /* by sv_room_state */
+  uint64_t players;
+  uint64_t steps_confirmed, steps_late, stalls, desyncs;
+} live;
+
+static void gather(const gk_server *s, live *l) {
+  memset(l, 0, sizeof(*l));
+  for (uint32_t i = 0; s->rooms && i < s->cfg->max_rooms; i++) {
+    const sv_room *r = s->rooms[i];
+    if (!r) continue;
+    if ((unsigned)r->state < 4) l->rooms[r->state]++;
+    uint32_t m = sv_room_connected(r);
+    for (; m; m &= m - 1) l->players++;
+    if (r->state != SV_ROOM_PLAYING) continue;
+    l->steps_confirmed += r->session.stats.steps_confirmed;
+    l->steps_late += r->session.stats.steps_late;
+    l->stalls += r->session.stats.stalls;
+    l->desyncs += r->desyncs;
+  }
+}
+
+static void process(out *o) {
+  struct rusage ru;
+  uint64_t cpu_us = 0;
+  if (getrusage(RUSAGE_SELF, &ru) == 0)
+    cpu_us = (uint64_t)ru.ru_utime.tv_sec * 1000000u +
+             (uint64_t)ru.ru_utime.tv_usec +
+             (uint64_t)ru.ru_stime.tv_sec * 1000000u +
+             (uint64_t)ru.ru_stime.tv_usec;
+  head(o, "gk_process_cpu_seconds_total", "counter",
+       "User and system CPU time of the process.");
+  put(o, "gk_process_cpu_seconds_total %" PRIu64 ".%06" PRIu64 "\n",
+      cpu_us / 1000000u, cpu_us % 1000000u);
+  unsigned long resident = 0;
+  char line[128];
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f) {
+    if (fgets(line, sizeof(line), f)) { /* "size resident shared ..." */
+      char *end = NULL;
+      strtoul(line, &end, 10);
+      resident = strtoul(end, NULL, 10);
+    }
+    fclose(f);
+  }
+  long page = sysconf(_SC_PAGESIZE);
+  one(o, "gk_process_resident_memory_bytes", "gauge",
+      "Resident memory of the process.",
+      (uint64_t)resident * (uint64_t)(page > 0 ? page : 4096));
+}
+
+static void rooms_and_players(out *o, const gk_server *s, const live *l) {
+  static const char *const names[4] = {NULL, "lobby", "playing", "draining"};
+  head(o, "gk_rooms", "gauge", "Rooms open, by state.");
+  for (int i = 1; i < 4; i++)
+    put(o, "gk_rooms{state=\"%s\"} %" PRIu64 "\n", names[i], l->rooms[i]);
+  one(o, "gk_rooms_limit", "gauge", "Rooms the server may hold at once.",
+      s->cfg->max_rooms);
+  one(o, "gk_players", "gauge", "Players connected in a room's slot.",
+      l->players);
+  one(o, "gk_draining", "gauge",
+      "1 while the server drains or shuts down (no new rooms).",
+      s->shutting_down ? 1u : 0u);
+}
+
+static void traffic(out *o, const gk_server *s) {
+  const gk_server_stats *st = &s->stats;
+  const gk_net_transport_stats *ts = &s->transport.stats;
+  int open = s->transport_open && !s->closing;
+  counter(o, "gk_datagrams_received_total", "Datagrams received.",
+          st->packets_in);
+  counter(o, "gk_received_bytes_total", "Bytes of datagrams received.",
+          st->bytes_in);
+  counter(o, "gk_datagrams_sent_total", "Datagrams sent.",
+          open ? ts->packets_out : s->packets_out);
+  counter(o, "gk_sent_bytes_total", "Bytes of datagrams sent.", ts->bytes_out);
+  head(o, "gk_datagrams_dropped_total", "counter",
+       "Datagrams dropped, by reason.");
+  const struct {
+    const char *reason;
+    uint64_t v;
+  } drops[] = {{"oversize", open ? ts->drop_oversize : s->drop_oversize},
+               {"malformed", st->drop_malformed},
+               {"unexpected", st->drop_unexpected},
+               {"session", st->drop_session},
+               {"no_room", st->drop_no_room}};
+  for (size_t i = 0; i < sizeof(drops) / sizeof(drops[0]); i++)
+    put(o, "gk_datagrams_dropped_total{reason=\"%s\"} %" PRIu64 "\n",
+        drops[i].reason, drops[i].v);
+  counter(o, "gk_strikes_total", "Bad messages counted against connections.",
+          st->strikes);
+  counter(o, "gk_connects_total", "Connections accepted.", st->connects);
+  counter(o, "gk_kicked_total", "Connections dropped for strikes.", st->kicked);
+  counter(o, "gk_refused_total", "Create, join or start requests refused.",
+          st->refused);
+}
+
+static void matches(out *o, const gk_server *s, const live *l) {
+  const gk_server_stats *st = &s->stats;
+  counter(o, "gk_rooms_created_total", "Rooms created.", st->rooms_created);
+  counter(o, "gk_rooms_closed_total", "Rooms closed.", st->rooms_closed);
+  counter(o, "gk_matches_started_total", "Matches started.",
+          st->matches_started);
+  counter(o, "gk_matches_ended_total", "Matches ended.", st->matches_ended);
+  counter(o, "gk_ticks_total", "Step timer ticks.", st->ticks);
+  counter(o, "gk_tick_deadlines_skipped_total",
+          "Step timer deadlines skipped because the timer fired late.",
+          st->ticks_missed);
+  counter(o, "gk_steps_total", "Steps run by the rooms' own loops.",
+          st->room_steps);
+  counter(o, "gk_steps_confirmed_total", "Steps confirmed.",
+          st->steps_confirmed + l->steps_confirmed);
+  counter(o, "gk_steps_late_total",
+          "Steps confirmed later than their schedule plus "
+          "lockstep.late_slack_ms.",
+          st->steps_late + l->steps_late);
+  counter(o, "gk_stalls_total", "Stall notices sent to players.",
+          st->stalls + l->stalls);
+  counter(o, "gk_desyncs_total", "Desyncs detected.", st->desyncs + l->desyncs);
+  counter(o, "gk_replays_written_total", "Replays finalised.",
+          st->replays_written);
+  counter(o, "gk_replays_failed_total", "Replays that could not be written.",
+          st->replays_failed);
+  counter(o, "gk_admin_requests_total", "Admin HTTP requests answered.",
+          s->metrics.http_requests);
+  counter(o, "gk_admin_connections_cut_total",
+          "Admin HTTP connections cut for sending a request too slowly.",
+          s->metrics.http_cut);
+}
+
+size_t sv_metrics_write(const gk_server *s, char *buf, size_t cap) {
+  out o = {buf, cap, 0};
+  if (buf && cap) buf[0] = '\0';
+  live l;
+  gather(s, &l);
+  rooms_and_players(&o, s, &l);
+  traffic(&o, s);
+  matches(&o, s, &l);
+  hist(&o, "gk_tick_lateness_seconds",
+       "How long after its deadline each step timer tick fired.",
+       &s->metrics.tick_late);
+  hist(&o, "gk_confirm_latency_seconds",
+       "How long after its place on the match's fixed schedule each step "
+       "was confirmed (0 when on time).",
+       &s->metrics.confirm);
+  process(&o);
+  return o.len;
+}

@@ -1,0 +1,96 @@
+/* gk_server_ops.h: what operators and orchestrators talk to (issue 15),
+ * shared by the server's files and nobody else:
+ *   gk_server_metrics.c  fixed-bucket histograms the step timer and the
+ *                        rooms record into, and the Prometheus text
+ *                        exposition of every server figure;
+ *   gk_server_admin.c    the admin HTTP listener (libmicrohttpd driven
+ *                        from the server's uv loop): /healthz, /metrics,
+ *                        /rooms, room actions, /drain, the status page;
+ *   gk_server_agones.c   the Agones SDK REST client (libcurl's
+ *                        multi-socket API on the uv loop): ready, health,
+ *                        counters, shutdown.
+ * Everything runs on the server's loop thread: nothing here touches room
+ * state from another thread. Arguments are never NULL.
+ */
+#ifndef GK_SERVER_OPS_H
+#define GK_SERVER_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct gk_server;
+struct sv_room;
+
+/* --- gk_server_metrics.c ------------------------------------------------- */
+
+#define SV_HIST_BUCKETS 13
+
+/* Upper bounds of the histogram buckets, in ns (the exposition prints
+ * them in seconds); the last real bucket is followed by +Inf. */
+extern const uint64_t sv_hist_bounds_ns[SV_HIST_BUCKETS];
+
+/* A fixed-bucket histogram of durations: bucket[i] counts observations
+ * <= sv_hist_bounds_ns[i] and > the bound before (not cumulative; the
+ * exposition sums them). count and sum_ns cover every observation. */
+typedef struct sv_hist {
+  uint64_t bucket[SV_HIST_BUCKETS];
+  uint64_t count;
+  uint64_t sum_ns;
+} sv_hist;
+
+void sv_hist_observe(sv_hist *h, uint64_t ns);
+
+typedef struct sv_metrics {
+  sv_hist tick_late;    /* each step-timer tick: how long after its deadline */
+  sv_hist confirm;      /* each step a room ran: how long after its place on
+                           the match's fixed schedule it was confirmed */
+  uint64_t worst_ns[2]; /* worst tick lateness in the current second and
+                           the one before (/healthz) */
+  uint64_t worst_sec;   /* the second worst_ns[0] is for (uv_hrtime / 1e9) */
+  uint64_t last_tick_ns;
+  uint64_t http_requests, http_cut; /* admin requests served; slow
+                                       connections cut */
+} sv_metrics;
+
+/* The step timer fired `late_ns` after the deadline it was armed for. */
+void sv_metrics_tick(struct gk_server *s, uint64_t now_ns, uint64_t late_ns);
+/* Room `r` ran step `step` (session step callback). */
+void sv_metrics_step(struct gk_server *s, const struct sv_room *r,
+                     uint64_t step);
+/* The worst tick lateness in the last one to two seconds, or the time
+ * since the last tick if that is longer (a timer that stopped firing). */
+uint64_t sv_metrics_recent_late_ns(const struct gk_server *s, uint64_t now_ns);
+
+/* Writes the Prometheus text exposition (format 0.0.4) of the server into
+ * buf (cap bytes, NUL-terminated when cap > 0). Returns the length the
+ * whole text needs, without the NUL: when it is >= cap the text was cut,
+ * and the caller retries with a larger buffer. buf may be NULL if cap is
+ * 0. */
+size_t sv_metrics_write(const struct gk_server *s, char *buf, size_t cap);
+
+/* --- gk_server_admin.c --------------------------------------------------- */
+
+/* Starts the admin listener if cfg->admin.enabled (else returns 0 and does
+ * nothing): reads the token file, binds, logs "admin_listening" with the
+ * real port. Returns 0, or GK_EIO / GK_EINVAL / GK_ENOMEM with a message
+ * naming the key. Its uv handles count in s->handles. */
+int sv_admin_start(struct gk_server *s, char *err, size_t errlen);
+/* Stops listening and closes the handles (asynchronously). Idempotent. */
+void sv_admin_close(struct gk_server *s);
+/* The bound port, or 0 when the listener is off. */
+uint16_t sv_admin_port(const struct gk_server *s);
+
+/* --- gk_server_agones.c -------------------------------------------------- */
+
+/* Starts the Agones client if cfg->agones.enabled: POST /ready now (and
+ * again every health_ms until it succeeds), then POST /health every
+ * health_ms and the counters "rooms" and "players" whenever they change.
+ * Returns 0, or GK_ENOMEM / GK_EIO with a message. */
+int sv_agones_start(struct gk_server *s, char *err, size_t errlen);
+/* The server is done: POST /shutdown, then close the client's handles
+ * once the request completed or failed (bounded by a timeout). The
+ * server is freed only after that (its handles count in s->handles).
+ * Idempotent; does nothing when the client is off. */
+void sv_agones_close(struct gk_server *s);
+
+#endif
