@@ -5,6 +5,7 @@
  * its built-in bots. */
 #include <criterion/criterion.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "gk_config.h"
@@ -127,6 +128,14 @@ Test(SUITE, an_altered_peer_is_reported_at_the_step_it_diverged) {
     cr_assert_eq(h.p[i].desync.step, DESYNC_STEP);
     cr_assert_eq(h.p[i].desync.player, slot);
   }
+  /* The kit's agreement check names the altered peer and the step. */
+  char why[256];
+  cr_assert_eq(gk_testkit_agree(&h, GK_TESTKIT_ALL, why, sizeof why),
+               GK_EMISMATCH);
+  char want[64];
+  snprintf(want, sizeof want, "peer 1 differs from the host first at step %d",
+           DESYNC_STEP);
+  cr_assert(strstr(why, want), "%s", why);
   /* The honest peer still agrees everywhere. */
   expect_agreement(1);
 }
