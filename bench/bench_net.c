@@ -1,7 +1,7 @@
 /* bench_net.c: lockstep confirm latency over loopback (issue 6).
  *
  * A host and two peers playing survivors with its bots at 60 steps per
- * second, in one process over ENet on 127.0.0.1 (the tests' harness). For
+ * second, in one process over ENet on 127.0.0.1 (src/testkit). For
  * every input a peer samples, the time from sampling it to receiving its
  * step confirmed by the host is recorded. The figure to compare it with is
  * the budget input_delay x step + RTT: an input confirmed within
@@ -17,10 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gk_config.h"
 #include "gk_err.h"
 #include "gk_survivors.h"
-#include "harness.h"
+#include "gk_testkit.h"
 
 static int cmp_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -28,36 +27,22 @@ static int cmp_u32(const void *a, const void *b) {
 }
 
 static int run(const char *name, uint64_t steps, uint32_t loss_ppm) {
-  static max_align_t cfg[4096 / sizeof(max_align_t)];
-  const gk_sim *sim = &gk_survivors_sim;
-  const char *json = "{\"player_health\": 1000000}";
-  char err[GK_ERRMSG_MAX];
-  sim->config_default(cfg);
-  if (gk_config_apply_text(sim, cfg, json, strlen(json), "options", err,
-                           sizeof err) != 0) {
-    fprintf(stderr, "%s\n", err);
-    return 1;
-  }
-  harness_opts o = {.sim = sim,
-                    .sim_cfg = cfg,
-                    .config_json = json,
-                    .peers = 2,
-                    .steps = steps,
-                    .step = {1, 60},
-                    .input_delay = 2,
-                    .lead = 4,
-                    .seed = 7,
-                    .faults = loss_ppm > 0,
-                    .up = {.loss_ppm = loss_ppm},
-                    .down = {.loss_ppm = loss_ppm},
-                    .stall_notice_ms = 5000,
-                    .guard_ms = steps * 1000 / 60 * 3 + 10000};
-  harness *h = calloc(1, sizeof *h);
+  gk_testkit_options o;
+  gk_testkit_options_init(&o, &gk_survivors_sim, "{\"player_health\": 1000000}",
+                          2, steps);
+  o.step = (gk_ratio){1, 60};
+  o.lead = 4;
+  o.seed = 7;
+  o.faults = loss_ppm > 0;
+  o.up.loss_ppm = o.down.loss_ppm = loss_ppm;
+  o.stall_notice_ms = 5000;
+  o.guard_ms = steps * 1000 / 60 * 3 + 10000;
+  gk_testkit *h = calloc(1, sizeof *h);
   if (h == NULL) return 1;
-  int rc = harness_run(h, &o);
+  int rc = gk_testkit_run(h, &o);
   if (rc != 0) {
     fprintf(stderr, "%s: %s\n", name, h->why);
-    harness_free(h);
+    gk_testkit_close(h);
     free(h);
     return 1;
   }
@@ -72,7 +57,7 @@ static int run(const char *name, uint64_t steps, uint32_t loss_ppm) {
     for (uint32_t j = 0; j < h->p[i].nlat; j++) all[k++] = h->p[i].lat_us[j];
   if (all == NULL || n == 0) {
     fprintf(stderr, "%s: no latency samples\n", name);
-    harness_free(h);
+    gk_testkit_close(h);
     free(h);
     free(all);
     return 1;
@@ -92,7 +77,7 @@ static int run(const char *name, uint64_t steps, uint32_t loss_ppm) {
          (unsigned long long)h->session.stats.steps_late,
          (unsigned long long)h->session.stats.steps_confirmed);
   free(all);
-  harness_free(h);
+  gk_testkit_close(h);
   free(h);
   return 0;
 }

@@ -3,7 +3,9 @@
 
 A TAP test (Criterion with --tap) counts each `ok` / `not ok` line, and any
 planned test that never reported (a crash) as failed. Any other test counts
-as one. A sanitizer report anywhere in a test's output (a leak found at a
+as one. build/meson-logs/sdk-check.json (scripts/sdk_check.sh) is a
+record of the same shape whose TAP lines count like a suite's; a log that
+is missing counts as one failure. A sanitizer report anywhere in a test's output (a leak found at a
 forked test's exit, which Criterion itself does not see) counts as one more
 failure. Exits 1 if anything failed or no test ran.
 """
@@ -16,7 +18,13 @@ SANITIZER_REPORTS = ("ERROR: LeakSanitizer", "ERROR: AddressSanitizer",
 
 passed = failed = 0
 for path in sys.argv[1:]:
-    with open(path, encoding="utf-8") as f:
+    try:
+        f = open(path, encoding="utf-8")
+    except FileNotFoundError:
+        print(f"missing test log: {path}")
+        failed += 1
+        continue
+    with f:
         for line in f:
             rec = json.loads(line)
             out = rec.get("stdout") or ""

@@ -3,6 +3,9 @@
 # twice (plain, and with AddressSanitizer + UndefinedBehaviorSanitizer),
 # runs every test suite in both builds, and ends with one line that counts
 # the individual tests: "N passed, N failed". Exits non-zero if any failed.
+# The SDK check (scripts/sdk_check.sh: install into a temporary prefix,
+# build examples/rts out of tree, play it through the installed programs)
+# runs after the plain tests; each of its checks is counted too.
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -15,6 +18,8 @@ status=0
 meson test -C build --print-errorlogs || status=1
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs --timeout-multiplier 3 || status=1
+sh scripts/sdk_check.sh build || status=1
 python3 scripts/count_tests.py build/meson-logs/testlog.json \
-  build-asan/meson-logs/testlog.json || status=1
+  build-asan/meson-logs/testlog.json build/meson-logs/sdk-check.json \
+  || status=1
 exit $status

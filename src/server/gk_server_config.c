@@ -24,6 +24,7 @@
 
 #include "gk_config.h"
 #include "gk_err.h"
+#include "gk_genre_load.h"
 #include "gk_genres.h"
 #include "gk_net_wire.h"
 
@@ -304,6 +305,18 @@ static int check_options(ctx *x, const gk_sim *sim, const cJSON *opts,
   return 0;
 }
 
+/* genres.<name>.path: the genre library gk_server_config_load loaded
+ * before parsing (see load_genre_libs); here it is only checked. */
+static int check_genre_path(ctx *x, const cJSON *v, const char *path) {
+  if (!cJSON_IsString(v) || v->valuestring[0] == '\0')
+    return fail(x, GK_EINVAL, path, "must be a non-empty string, got %s",
+                gk_config_type_name(v));
+  if (strlen(v->valuestring) >= GK_SERVER_PATH_MAX)
+    return fail(x, GK_ERANGE, path, "longer than %d bytes",
+                GK_SERVER_PATH_MAX - 1);
+  return 0;
+}
+
 static int walk_genre(ctx *x, uint32_t gi, const cJSON *obj, const char *path) {
   gk_server_genre *g = &x->c->genres[gi];
   if (!cJSON_IsObject(obj))
@@ -331,9 +344,13 @@ static int walk_genre(ctx *x, uint32_t gi, const cJSON *obj, const char *path) {
       cJSON_Delete(g->options);
       g->options = cJSON_Duplicate(v, 1);
       if (!g->options) return fail(x, GK_ENOMEM, p, "out of memory");
+    } else if (strcmp(v->string, "path") == 0) {
+      rc = check_genre_path(x, v, p);
+      if (rc) return rc;
     } else {
       return fail(x, GK_ENOTFOUND, p,
-                  "unknown key (expected enabled, max_players, options)");
+                  "unknown key (expected enabled, max_players, options, "
+                  "path)");
     }
   }
   return 0;
@@ -364,8 +381,12 @@ static int walk_genres(ctx *x, const cJSON *obj, const char *path) {
         if (n < 0 || (size_t)n >= sizeof(known) - used) break;
         used += (size_t)n;
       }
-      return fail(x, GK_ENOTFOUND, p, "unknown genre (this build has: %s)",
-                  known);
+      return fail(x, GK_ENOTFOUND, p, "unknown genre (this build has: %s)%s",
+                  known,
+                  cJSON_GetObjectItemCaseSensitive(v, "path")
+                      ? "; a genre library named by \"path\" is loaded "
+                        "only when the config is read from a file"
+                      : "");
     }
     rc = walk_genre(x, gi, v, p);
     if (rc) return rc;
@@ -513,9 +534,10 @@ void gk_server_config_default(gk_server_config *c) {
   c->peer_timeout_ms = 10000;
   c->catchup_ticks = 5;
   ops_default(c);
-  for (uint32_t i = 0; gk_genres[i] && c->ngenres < GK_SERVER_GENRES_MAX; i++) {
+  for (uint32_t i = 0; gk_genre_at(i) && c->ngenres < GK_SERVER_GENRES_MAX;
+       i++) {
     gk_server_genre *g = &c->genres[c->ngenres++];
-    g->sim = gk_genres[i];
+    g->sim = gk_genre_at(i);
     g->enabled = 1;
     g->max_players = g->sim->players_max < c->max_players ? g->sim->players_max
                                                           : c->max_players;
@@ -596,6 +618,44 @@ int gk_server_config_parse(gk_server_config *c, const char *json, size_t len,
   return rc;
 }
 
+/* --- genre libraries ("genres.<name>.path") --------------------------------
+ * Loaded before the config is parsed, so the parser (pure: no I/O) sees
+ * them as registered genres. A relative path is relative to the config
+ * file's directory. Bad JSON is left for the parser to report. */
+static int load_genre_lib(const char *file, const cJSON *g, char *err,
+                          size_t errlen) {
+  const cJSON *lib = cJSON_GetObjectItemCaseSensitive(g, "path");
+  if (!cJSON_IsString(lib) || lib->valuestring[0] == '\0' ||
+      strlen(lib->valuestring) >= GK_SERVER_PATH_MAX)
+    return 0; /* the parser names the problem */
+  char full[2 * GK_SERVER_PATH_MAX];
+  const char *slash = strrchr(file, '/');
+  if (lib->valuestring[0] == '/')
+    snprintf(full, sizeof full, "%s", lib->valuestring);
+  else if (slash == NULL)
+    snprintf(full, sizeof full, "./%s", lib->valuestring);
+  else
+    snprintf(full, sizeof full, "%.*s/%s", (int)(slash - file), file,
+             lib->valuestring);
+  char msg[GK_SERVER_CONFIG_ERR_MAX];
+  int rc = gk_genre_load(full, g->string, NULL, msg, sizeof msg);
+  if (rc != 0 && err && errlen)
+    snprintf(err, errlen, "%s: genres.%s.path: %s", file, g->string, msg);
+  return rc;
+}
+
+static int load_genre_libs(const char *json, size_t len, const char *file,
+                           char *err, size_t errlen) {
+  cJSON *root = cJSON_ParseWithLength(json, len);
+  const cJSON *genres = cJSON_GetObjectItemCaseSensitive(root, "genres");
+  int rc = 0;
+  if (cJSON_IsObject(genres))
+    for (const cJSON *g = genres->child; g && rc == 0; g = g->next)
+      if (cJSON_IsObject(g)) rc = load_genre_lib(file, g, err, errlen);
+  cJSON_Delete(root);
+  return rc;
+}
+
 int gk_server_config_load(gk_server_config *c, const char *path, char *err,
                           size_t errlen) {
   gk_server_config_default(c);
@@ -625,7 +685,8 @@ int gk_server_config_load(gk_server_config *c, const char *path, char *err,
                GK_SERVER_CONFIG_FILE_MAX);
     rc = GK_ETOOBIG;
   } else {
-    rc = gk_server_config_parse(c, buf, n, path, err, errlen);
+    rc = load_genre_libs(buf, n, path, err, errlen);
+    if (rc == 0) rc = gk_server_config_parse(c, buf, n, path, err, errlen);
   }
   free(buf);
   return rc;

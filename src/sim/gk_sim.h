@@ -235,6 +235,27 @@ typedef struct gk_sim {
   const gk_sim_tool *tool;
 } gk_sim;
 
+/* --- genres in shared objects ---------------------------------------------
+ * A genre built as a shared object (loaded by gk-server from its config,
+ * by gk-bot and gk-replay with --genre-lib; see src/genre_load) exports
+ * exactly one symbol, GK_GENRE_SYMBOL: a function that returns its
+ * descriptor. Write GK_GENRE_EXPORT(my_descriptor) once, at file scope, in
+ * one source file of the genre. The loader reads the descriptor's `abi`
+ * (the first member, so it can be read whatever the layout) and refuses
+ * anything but GK_SIM_ABI with a message naming both numbers. */
+#define GK_GENRE_SYMBOL "gk_genre_descriptor"
+typedef const struct gk_sim *(*gk_genre_descriptor_fn)(void);
+#if defined(__GNUC__)
+#define GK__EXPORT __attribute__((visibility("default")))
+#else
+#define GK__EXPORT
+#endif
+#define GK_GENRE_EXPORT(desc)                                                  \
+  GK__EXPORT const gk_sim *gk_genre_descriptor(void);                          \
+  GK__EXPORT const gk_sim *gk_genre_descriptor(void) {                         \
+    return &(desc);                                                            \
+  }
+
 /* Checks a descriptor: abi, non-NULL members, sizes. Returns 0 or
  * GK_EINVAL/GK_EVERSION and a message. */
 int gk_sim_check(const gk_sim *sim, char *err, size_t errlen);

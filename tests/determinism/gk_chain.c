@@ -25,27 +25,15 @@
 #include "gk_loop.h"
 #include "gk_push_puzzle.h"
 #include "gk_survivors.h"
+#include "gk_testkit_probe.h"
 
-typedef struct chain {
-  uint64_t digest;
-  uint64_t steps;
-} chain;
-
-static void chain_add(chain *c, uint64_t hash) {
-  uint8_t b[16];
-  for (int i = 0; i < 8; i++) {
-    b[i] = (uint8_t)(c->digest >> (8 * i));
-    b[8 + i] = (uint8_t)(hash >> (8 * i));
-  }
-  c->digest = gk_hash_bytes(b, sizeof b);
-  c->steps++;
-}
+typedef gk_testkit_chain chain; /* folded by the test kit's probe code */
 
 /* Steps `loop` one step at a time over `in`, folding every hash. */
 static int run_chain(gk_loop *loop, gk_input *in, uint64_t steps, chain *c) {
   for (uint64_t s = 0; s < steps; s++) {
     if (gk_loop_frame(loop, in, gk_budget_steps(1), 0) != 1) return -1;
-    chain_add(c, loop->last_hash);
+    gk_testkit_chain_add(c, loop->last_hash);
   }
   return 0;
 }
@@ -67,7 +55,7 @@ static int bot_run(const gk_sim *sim, uint32_t players, uint64_t seed,
   }
   sim->config_default(cfg);
   int rc = gk_loop_start(&loop, sim, cfg, seed, players, err, sizeof err);
-  chain c = {0, 0};
+  chain c = {0, 0, 0};
   if (rc == 0) {
     gk_bot_input b;
     rc = gk_bot_input_init(&b, sim, cfg, seed, players);
@@ -152,7 +140,7 @@ static int solution_run(const char *dir, int n) {
   }
   gk_script_input script;
   gk_script_input_init(&script, records, moves.count, 1, GK_PP_INPUT_SIZE);
-  chain c = {0, 0};
+  chain c = {0, 0, 0};
   if (run_chain(&loop, &script.base, moves.count, &c) != 0) goto done;
   printf("solution xsokoban%04d steps=%llu final=%016llx chain=%016llx\n", n,
          (unsigned long long)c.steps, (unsigned long long)loop.last_hash,

@@ -5,11 +5,12 @@
  * its built-in bots. */
 #include <criterion/criterion.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "gk_config.h"
 #include "gk_err.h"
-#include "harness.h"
+#include "gk_testkit.h"
 
 #ifdef LOCKSTEP_SURVIVORS
 #include "gk_survivors.h"
@@ -24,35 +25,17 @@
 #define CONFIG_JSON "{\"start\": 5}"
 #endif
 
-static harness h;
+static gk_testkit h;
 
 static void fini(void) {
-  harness_free(&h);
+  gk_testkit_close(&h);
 }
 
 TestSuite(SUITE, .fini = fini, .timeout = 110);
 
-static max_align_t cfg_mem[4096 / sizeof(max_align_t)];
-
-static harness_opts base_opts(uint32_t peers, uint64_t steps) {
-  char err[GK_ERRMSG_MAX];
-  cr_assert_leq(GENRE.config_size, sizeof cfg_mem);
-  GENRE.config_default(cfg_mem);
-  cr_assert_eq(gk_config_apply_text(&GENRE, cfg_mem, CONFIG_JSON,
-                                    strlen(CONFIG_JSON), "options", err,
-                                    sizeof err),
-               0, "%s", err);
-  harness_opts o = {.sim = &GENRE,
-                    .sim_cfg = cfg_mem,
-                    .config_json = CONFIG_JSON,
-                    .peers = peers,
-                    .steps = steps,
-                    .step = {1, 500},
-                    .input_delay = 2,
-                    .lead = 2,
-                    .seed = 42,
-                    .stall_notice_ms = 1000,
-                    .guard_ms = 90000};
+static gk_testkit_options base_opts(uint32_t peers, uint64_t steps) {
+  gk_testkit_options o;
+  gk_testkit_options_init(&o, &GENRE, CONFIG_JSON, peers, steps);
   return o;
 }
 
@@ -68,26 +51,15 @@ static void expect_agreement(uint32_t skip_peer) {
   for (uint64_t s = 1; s < steps; s++)
     moved += h.host_hashes[s] != h.host_hashes[s - 1];
   cr_assert_gt(moved, steps / 2);
-  for (uint32_t i = 0; i < h.o.peers; i++) {
-    if (i == skip_peer) continue;
-    hpeer *p = &h.p[i];
-    cr_assert(p->ended, "peer %u did not end", i);
-    cr_assert_eq(p->nsteps, steps, "peer %u ran %llu of %llu steps", i,
-                 (unsigned long long)p->nsteps, (unsigned long long)steps);
-    cr_assert_eq(p->step_calls, steps, "peer %u skipped steps", i);
-    cr_assert_eq(p->order_errors, 0);
-    for (uint64_t s = 0; s < steps; s++)
-      cr_assert_eq(p->hashes[s], h.host_hashes[s],
-                   "peer %u differs from the host at step %llu", i,
-                   (unsigned long long)s);
-  }
+  char why[256];
+  cr_assert_eq(gk_testkit_agree(&h, skip_peer, why, sizeof why), 0, "%s", why);
 }
 
 Test(SUITE, four_peers_agree_with_the_host_at_every_step) {
-  harness_opts o = base_opts(4, 3600);
-  cr_assert_eq(harness_run(&h, &o), 0, "%s", h.why);
+  gk_testkit_options o = base_opts(4, 3600);
+  cr_assert_eq(gk_testkit_run(&h, &o), 0, "%s", h.why);
   cr_assert_geq(h.session.loop.steps, 3600);
-  expect_agreement(UINT32_MAX);
+  expect_agreement(GK_TESTKIT_ALL);
   cr_assert_eq(h.session.stats.desyncs, 0);
   cr_assert_eq(h.ndesyncs, 0);
   /* Every step's hash from every peer was compared, bar the last few. */
@@ -99,7 +71,7 @@ Test(SUITE, four_peers_agree_with_the_host_at_every_step) {
 }
 
 Test(SUITE, three_peers_agree_under_loss_latency_jitter_and_dups) {
-  harness_opts o = base_opts(3, 3600);
+  gk_testkit_options o = base_opts(3, 3600);
   o.faults = 1;
   o.up = (gk_net_fault_dir){
       .loss_ppm = 50000, .dup_ppm = 10000, .latency_ms = 30, .jitter_ms = 10};
@@ -109,9 +81,9 @@ Test(SUITE, three_peers_agree_under_loss_latency_jitter_and_dups) {
 #endif
   o.input_delay = 3;
   o.lead = 40; /* a 60 ms round trip is ~30 steps of 2 ms */
-  cr_assert_eq(harness_run(&h, &o), 0, "%s", h.why);
+  cr_assert_eq(gk_testkit_run(&h, &o), 0, "%s", h.why);
   cr_assert_geq(h.session.loop.steps, 3600);
-  expect_agreement(UINT32_MAX);
+  expect_agreement(GK_TESTKIT_ALL);
   cr_assert_eq(h.session.stats.desyncs, 0);
   uint64_t lost = 0, dup = 0;
   for (uint32_t i = 0; i < 3; i++) {
@@ -137,12 +109,12 @@ static void step_twice_at_k(void *state, const gk_step_input *in) {
 Test(SUITE, an_altered_peer_is_reported_at_the_step_it_diverged) {
   gk_sim victim = GENRE;
   victim.step = step_twice_at_k;
-  harness_opts o = base_opts(2, 300);
+  gk_testkit_options o = base_opts(2, 300);
   o.step = (gk_ratio){1, 250};
   o.victim_sim = &victim;
   o.victim = 1;
-  cr_assert_eq(harness_run(&h, &o), 0, "%s", h.why);
-  uint32_t slot = harness_slot(&h, 1);
+  cr_assert_eq(gk_testkit_run(&h, &o), 0, "%s", h.why);
+  uint32_t slot = gk_testkit_slot(&h, 1);
   cr_assert_eq(h.ndesyncs, 1);
   cr_assert_eq(h.desyncs[0].step, DESYNC_STEP);
   cr_assert_eq(h.desyncs[0].player, slot);
@@ -156,20 +128,28 @@ Test(SUITE, an_altered_peer_is_reported_at_the_step_it_diverged) {
     cr_assert_eq(h.p[i].desync.step, DESYNC_STEP);
     cr_assert_eq(h.p[i].desync.player, slot);
   }
+  /* The kit's agreement check names the altered peer and the step. */
+  char why[256];
+  cr_assert_eq(gk_testkit_agree(&h, GK_TESTKIT_ALL, why, sizeof why),
+               GK_EMISMATCH);
+  char want[64];
+  snprintf(want, sizeof want, "peer 1 differs from the host first at step %d",
+           DESYNC_STEP);
+  cr_assert(strstr(why, want), "%s", why);
   /* The honest peer still agrees everywhere. */
   expect_agreement(1);
 }
 
 Test(SUITE, a_stalled_peer_stops_everyone_until_the_creator_removes_it) {
-  harness_opts o = base_opts(3, 600);
+  gk_testkit_options o = base_opts(3, 600);
   o.step = (gk_ratio){1, 250};
   o.faults = 1; /* clean relays; one link is cut at step 200 */
   o.cut_at_step = 200;
   o.cut_peer = 2;
   o.stall_notice_ms = 500;
   o.creator_removes_stalled = 1;
-  cr_assert_eq(harness_run(&h, &o), 0, "%s", h.why);
-  uint32_t slot = harness_slot(&h, 2);
+  cr_assert_eq(gk_testkit_run(&h, &o), 0, "%s", h.why);
+  uint32_t slot = gk_testkit_slot(&h, 2);
   cr_assert_geq(h.host_stalls, 1);
   cr_assert_eq(h.host_stall_awaited, 1u << slot);
   for (uint32_t i = 0; i < 2; i++) {
@@ -191,12 +171,12 @@ Test(SUITE, a_stalled_peer_stops_everyone_until_the_creator_removes_it) {
 }
 
 Test(SUITE, a_peer_that_disconnects_is_removed_and_the_rest_finish) {
-  harness_opts o = base_opts(3, 500);
+  gk_testkit_options o = base_opts(3, 500);
   o.step = (gk_ratio){1, 250};
   o.leave_at_step = 150;
   o.leave_peer = 1;
-  cr_assert_eq(harness_run(&h, &o), 0, "%s", h.why);
-  uint32_t slot = harness_slot(&h, 1);
+  cr_assert_eq(gk_testkit_run(&h, &o), 0, "%s", h.why);
+  uint32_t slot = gk_testkit_slot(&h, 1);
   cr_assert_eq(h.removed_slot, slot);
   cr_assert_geq(h.removed_step, 150);
   cr_assert_eq(h.host_stalls, 0);

@@ -30,6 +30,7 @@
 #include <uv.h>
 
 #include "gk_err.h"
+#include "gk_genre_load.h"
 #include "gk_genres.h"
 #include "gk_net_fault.h"
 #include "gk_net_peer.h"
@@ -461,25 +462,28 @@ static void on_sigint(uv_signal_t *h, int sig) {
  */
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: gk-bot --server HOST:PORT --genre G --rooms R --players P\n"
-          "              --steps N [--seed S] [--loss P] [--latency MS]\n"
-          "              [--options JSON] [--input-delay D] [--timeout SEC]\n"
-          "\n"
-          "Plays R rooms of P bot players each against a gk-server, N steps\n"
-          "per match, then the host of each room ends its match. Prints one\n"
-          "JSON summary. Exit 0 if every room finished and every hash agreed,\n"
-          "1 on a desync, 2 on a usage error, 3 if a room failed.\n"
-          "\n"
-          "  --loss P        datagram loss each way, 0..1 (0.05 = 5%%)\n"
-          "  --latency MS    added delay each way\n"
-          "  --options JSON  genre options for every room (a JSON object)\n"
-          "  --input-delay D steps (0: the server's default)\n"
-          "  --light         many players per ENet host, no simulation,\n"
-          "                  seeded inputs, no hash reports (load tests)\n"
-          "  --timeout SEC   give up after this long (default 60 + N / 20)\n"
-          "  --chaos dup     (tests) each room's last player sends every\n"
-          "                  INPUT twice and the one before it again\n");
+  fprintf(
+      f,
+      "usage: gk-bot --server HOST:PORT --genre G --rooms R --players P\n"
+      "              --steps N [--seed S] [--loss P] [--latency MS]\n"
+      "              [--options JSON] [--input-delay D] [--timeout SEC]\n"
+      "              [--genre-lib PATH]...\n"
+      "\n"
+      "Plays R rooms of P bot players each against a gk-server, N steps\n"
+      "per match, then the host of each room ends its match. Prints one\n"
+      "JSON summary. Exit 0 if every room finished and every hash agreed,\n"
+      "1 on a desync, 2 on a usage error, 3 if a room failed.\n"
+      "\n"
+      "  --loss P        datagram loss each way, 0..1 (0.05 = 5%%)\n"
+      "  --latency MS    added delay each way\n"
+      "  --options JSON  genre options for every room (a JSON object)\n"
+      "  --input-delay D steps (0: the server's default)\n"
+      "  --light         many players per ENet host, no simulation,\n"
+      "                  seeded inputs, no hash reports (load tests)\n"
+      "  --timeout SEC   give up after this long (default 60 + N / 20)\n"
+      "  --chaos dup     (tests) each room's last player sends every\n"
+      "                  INPUT twice and the one before it again\n"
+      "  --genre-lib PATH  load a genre from a shared object (repeatable)\n");
 }
 
 /* A decimal number up to max (gk_parse_u64: digits only). 0 or -1. */
@@ -497,6 +501,15 @@ typedef struct bot_args {
   int have_rooms, have_players, have_steps;
   int light; /* --light: gk_bot_light.c plays instead */
 } bot_args;
+
+/* --genre-lib PATH: a genre from a shared object (gk_genre_load.h).
+ * Returns 0, or 1 after printing why it did not load. */
+static int load_genre_lib(const char *path) {
+  char msg[GK_ERRMSG_MAX * 2];
+  if (gk_genre_load(path, NULL, NULL, msg, sizeof msg) == 0) return 0;
+  fprintf(stderr, "gk-bot: %s\n", msg);
+  return 1;
+}
 
 /* Reads one "--name value" pair into a / b. Returns 0, 1 for a bad value,
  * or -1 for an unknown option. */
@@ -524,6 +537,8 @@ static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
     b->options = v;
   else if (strcmp(o, "--chaos") == 0)
     return !(b->chaos_dup = strcmp(v, "dup") == 0);
+  else if (strcmp(o, "--genre-lib") == 0)
+    return load_genre_lib(v);
   else if (strcmp(o, "--loss") == 0) {
     char *end = NULL;
     b->loss = strtod(v, &end);

@@ -1,17 +1,18 @@
-/* harness.c: see harness.h. */
-#include "harness.h"
+/* gk_testkit.c: see gk_testkit.h. */
+#include "gk_testkit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gk_config.h"
 #include "gk_err.h"
 
 static uint64_t now_ms(void) {
   return uv_hrtime() / 1000000u;
 }
 
-static void fail(harness *h, const char *why) {
+static void fail(gk_testkit *h, const char *why) {
   if (!h->failed) snprintf(h->why, sizeof h->why, "%s", why);
   h->failed = 1;
 }
@@ -20,13 +21,13 @@ static void fail(harness *h, const char *why) {
 
 static int host_send(void *ctx, uint32_t slot, const uint8_t *bytes, size_t len,
                      int reliable) {
-  harness *h = ctx;
+  gk_testkit *h = ctx;
   return gk_net_transport_send(&h->host, h->id_of_slot[slot], bytes, len,
                                reliable);
 }
 
 static void host_step(void *ctx, const gk_step_input *in, uint64_t hash) {
-  harness *h = ctx;
+  gk_testkit *h = ctx;
   if (in->step < h->cap) h->host_hashes[in->step] = hash;
   size_t n = (size_t)in->players * h->o.sim->input_size;
   for (size_t i = 0; i < n; i++)
@@ -37,7 +38,7 @@ static void host_step(void *ctx, const gk_step_input *in, uint64_t hash) {
 }
 
 static void host_desync(void *ctx, const gk_net_desync *d) {
-  harness *h = ctx;
+  gk_testkit *h = ctx;
   if (h->ndesyncs < GK_PLAYERS_MAX) h->desyncs[h->ndesyncs++] = *d;
 }
 
@@ -45,13 +46,13 @@ static void host_stall(void *ctx, uint64_t step, uint32_t awaited,
                        uint64_t waited_ms) {
   (void)step;
   (void)waited_ms;
-  harness *h = ctx;
+  gk_testkit *h = ctx;
   h->host_stalls++;
   h->host_stall_awaited = awaited;
 }
 
 static void host_removed(void *ctx, uint32_t slot, uint64_t step) {
-  harness *h = ctx;
+  gk_testkit *h = ctx;
   h->removed_slot = slot;
   h->removed_step = step;
   for (uint32_t i = 0; i < h->o.peers; i++)
@@ -60,21 +61,21 @@ static void host_removed(void *ctx, uint32_t slot, uint64_t step) {
 
 static void host_ended(void *ctx, uint64_t step, int reason) {
   (void)step;
-  harness *h = ctx;
+  gk_testkit *h = ctx;
   h->host_ended = 1;
   h->host_end_reason = reason;
 }
 
 static void on_tick(uv_timer_t *t);
 
-static void arm_tick(harness *h) {
+static void arm_tick(gk_testkit *h) {
   uint64_t now = uv_hrtime();
   uint64_t next = h->t0 + h->k * h->step_ns;
   uint64_t ms = next > now ? (next - now + 999999u) / 1000000u : 0;
   uv_timer_start(&h->tick, on_tick, ms, 0);
 }
 
-static int all_done(const harness *h) {
+static int all_done(const gk_testkit *h) {
   if (!h->host_ended) return 0;
   for (uint32_t i = 0; i < h->o.peers; i++)
     if (!h->p[i].ended && !h->p[i].removed) return 0;
@@ -82,7 +83,7 @@ static int all_done(const harness *h) {
 }
 
 static void on_tick(uv_timer_t *t) {
-  harness *h = t->data;
+  gk_testkit *h = t->data;
   uint64_t now = uv_hrtime();
   while (h->t0 + h->k * h->step_ns <= now) h->k++;
   if (gk_net_session_tick(&h->session, now_ms()) < 0)
@@ -99,7 +100,7 @@ static void on_tick(uv_timer_t *t) {
   }
   if (h->o.leave_at_step != 0 && !h->leave_done &&
       h->session.loop.steps >= h->o.leave_at_step) {
-    hpeer *p = &h->p[h->o.leave_peer];
+    gk_testkit_peer *p = &h->p[h->o.leave_peer];
     gk_net_peer_stop(&p->peer);
     gk_net_transport_disconnect(&p->t, p->server_id, 0);
     p->removed = 1; /* it left: not expected to end */
@@ -112,7 +113,7 @@ static void on_tick(uv_timer_t *t) {
   arm_tick(h);
 }
 
-static void start_match(harness *h) {
+static void start_match(gk_testkit *h) {
   char err[GK_ERRMSG_MAX];
   for (uint32_t slot = 0; slot < h->o.peers; slot++) {
     gk_wire_msg m;
@@ -167,7 +168,7 @@ static void start_match(harness *h) {
 
 static void host_connect(void *ctx, gk_net_transport *t, uint32_t id) {
   (void)t;
-  harness *h = ctx;
+  gk_testkit *h = ctx;
   if (id >= 64 || h->nconnected >= h->o.peers || h->session_up) {
     gk_net_transport_disconnect(&h->host, id, 1);
     return;
@@ -179,7 +180,7 @@ static void host_connect(void *ctx, gk_net_transport *t, uint32_t id) {
 
 static void host_disconnect(void *ctx, gk_net_transport *t, uint32_t id) {
   (void)t;
-  harness *h = ctx;
+  gk_testkit *h = ctx;
   if (h->session_up && id < 64 && h->slot_of_id[id] < h->o.peers)
     gk_net_session_disconnect(&h->session, h->slot_of_id[id], now_ms());
 }
@@ -187,7 +188,7 @@ static void host_disconnect(void *ctx, gk_net_transport *t, uint32_t id) {
 static void host_receive(void *ctx, gk_net_transport *t, uint32_t id,
                          const uint8_t *bytes, size_t len) {
   (void)t;
-  harness *h = ctx;
+  gk_testkit *h = ctx;
   if (!h->session_up || id >= 64 || h->slot_of_id[id] >= h->o.peers) return;
   gk_net_session_receive(&h->session, h->slot_of_id[id], bytes, len, now_ms());
 }
@@ -197,14 +198,14 @@ static void host_receive(void *ctx, gk_net_transport *t, uint32_t id,
 
 static int peer_send(void *ctx, const uint8_t *bytes, size_t len,
                      int reliable) {
-  hpeer *p = ctx;
+  gk_testkit_peer *p = ctx;
   return gk_net_transport_send(&p->t, p->server_id, bytes, len, reliable);
 }
 
 static void peer_step(void *ctx, gk_net_peer *peer, const gk_step_input *in,
                       uint64_t hash) {
   (void)peer;
-  hpeer *p = ctx;
+  gk_testkit_peer *p = ctx;
   if (in->step < p->h->cap) p->hashes[in->step] = hash;
   if (in->step != p->nsteps) p->order_errors++;
   p->nsteps = in->step + 1;
@@ -212,12 +213,12 @@ static void peer_step(void *ctx, gk_net_peer *peer, const gk_step_input *in,
 }
 
 static void peer_started(void *ctx, gk_net_peer *peer) {
-  hpeer *p = ctx;
+  gk_testkit_peer *p = ctx;
   p->slot = peer->match.slot;
 }
 
 static void peer_stall(void *ctx, gk_net_peer *peer, const gk_wire_stall *st) {
-  hpeer *p = ctx;
+  gk_testkit_peer *p = ctx;
   p->stall_notices++;
   p->stall_awaited = st->awaited;
   p->stall_step = st->step;
@@ -235,7 +236,7 @@ static void peer_stall(void *ctx, gk_net_peer *peer, const gk_wire_stall *st) {
 
 static void peer_desync(void *ctx, gk_net_peer *peer, const gk_wire_desync *d) {
   (void)peer;
-  hpeer *p = ctx;
+  gk_testkit_peer *p = ctx;
   p->desync_notices++;
   p->desync = *d;
 }
@@ -243,7 +244,7 @@ static void peer_desync(void *ctx, gk_net_peer *peer, const gk_wire_desync *d) {
 static void peer_ended(void *ctx, gk_net_peer *peer, uint64_t step,
                        int reason) {
   (void)peer;
-  hpeer *p = ctx;
+  gk_testkit_peer *p = ctx;
   p->ended = 1;
   p->end_step = step;
   p->end_reason = reason;
@@ -251,8 +252,8 @@ static void peer_ended(void *ctx, gk_net_peer *peer, uint64_t step,
 }
 
 static const gk_sim *find_genre(void *ctx, const char *name) {
-  hpeer *p = ctx;
-  const harness_opts *o = &p->h->o;
+  gk_testkit_peer *p = ctx;
+  const gk_testkit_options *o = &p->h->o;
   if (o->victim_sim != NULL && p->index == o->victim)
     return strcmp(name, o->victim_sim->name) == 0 ? o->victim_sim : NULL;
   return strcmp(name, o->sim->name) == 0 ? o->sim : NULL;
@@ -262,26 +263,26 @@ static void client_receive(void *ctx, gk_net_transport *t, uint32_t id,
                            const uint8_t *bytes, size_t len) {
   (void)t;
   (void)id;
-  hpeer *p = ctx;
+  gk_testkit_peer *p = ctx;
   gk_net_peer_receive(&p->peer, bytes, len);
 }
 
 static void client_connect(void *ctx, gk_net_transport *t, uint32_t id) {
   (void)t;
-  hpeer *p = ctx;
+  gk_testkit_peer *p = ctx;
   p->server_id = id;
   p->connected = 1;
 }
 
 static void on_guard(uv_timer_t *t) {
-  harness *h = t->data;
+  gk_testkit *h = t->data;
   h->timed_out = 1;
   fail(h, "the run hit its wall-clock guard");
   uv_stop(&h->loop);
 }
 
-static int setup_peer(harness *h, uint32_t i) {
-  hpeer *p = &h->p[i];
+static int setup_peer(gk_testkit *h, uint32_t i) {
+  gk_testkit_peer *p = &h->p[i];
   p->h = h;
   p->index = i;
   uint16_t port = h->host.port;
@@ -327,15 +328,65 @@ static int setup_peer(harness *h, uint32_t i) {
   return gk_net_transport_connect(&p->t, "127.0.0.1", port, &p->server_id);
 }
 
-int harness_run(harness *h, const harness_opts *o) {
+/* Checks the options and builds the host's config if it was not given.
+ * Returns 0 or a code with h->why. */
+static int prepare(gk_testkit *h, const gk_testkit_options *o) {
+  char err[GK_ERRMSG_MAX];
+  if (o->sim == NULL || gk_sim_check(o->sim, err, sizeof err) != 0) {
+    fail(h, o->sim == NULL ? "no genre" : err);
+    return GK_EINVAL;
+  }
+  if (o->peers < 1 || o->peers > GK_TESTKIT_PEERS_MAX ||
+      o->peers < o->sim->players_min || o->peers > o->sim->players_max ||
+      o->step.num == 0 || o->step.den == 0 || o->steps == 0 ||
+      o->guard_ms == 0 || o->steps > (UINT64_C(1) << 32)) {
+    snprintf(h->why, sizeof h->why,
+             "bad options: peers must be 1..%d and fit the genre, step, "
+             "steps and guard_ms non-zero",
+             GK_TESTKIT_PEERS_MAX);
+    h->failed = 1;
+    return GK_EINVAL;
+  }
+  if (o->sim_cfg != NULL) return 0;
+  size_t n = o->sim->config_size / sizeof(max_align_t) + 1;
+  h->own_cfg = calloc(n, sizeof(max_align_t));
+  if (h->own_cfg == NULL) return fail(h, "out of memory"), GK_ENOMEM;
+  o->sim->config_default(h->own_cfg);
+  const char *json = o->config_json != NULL ? o->config_json : "";
+  int rc = gk_config_apply_text(o->sim, h->own_cfg, json, strlen(json),
+                                "config_json", err, sizeof err);
+  if (rc != 0) return fail(h, err), rc;
+  h->o.sim_cfg = h->own_cfg;
+  return 0;
+}
+
+void gk_testkit_options_init(gk_testkit_options *o, const gk_sim *sim,
+                             const char *config_json, uint32_t peers,
+                             uint64_t steps) {
+  memset(o, 0, sizeof *o);
+  o->sim = sim;
+  o->config_json = config_json;
+  o->peers = peers;
+  o->steps = steps;
+  o->step = (gk_ratio){1, 500};
+  o->input_delay = 2;
+  o->lead = 2;
+  o->seed = 42;
+  o->stall_notice_ms = 1000;
+  o->guard_ms = 90000;
+}
+
+int gk_testkit_run(gk_testkit *h, const gk_testkit_options *o) {
   memset(h, 0, sizeof *h);
   h->o = *o;
-  if (o->peers < 1 || o->peers > HARNESS_PEERS_MAX) return -1;
+  int rc = prepare(h, o);
+  if (rc != 0) return rc;
   for (uint32_t i = 0; i < 64; i++) h->slot_of_id[i] = UINT32_MAX;
   h->cap = o->steps + 4096;
   h->step_ns = (uint64_t)o->step.num * 1000000000u / o->step.den;
   h->host_hashes = calloc(h->cap, sizeof(uint64_t));
-  if (h->host_hashes == NULL || uv_loop_init(&h->loop) != 0) return -1;
+  if (h->host_hashes == NULL) return fail(h, "out of memory"), GK_ENOMEM;
+  if (uv_loop_init(&h->loop) != 0) return fail(h, "uv_loop_init"), GK_EIO;
   gk_net_transport_options ho = {.bind_host = "127.0.0.1",
                                  .max_peers = o->peers + 2,
                                  .service_ms = 5,
@@ -357,7 +408,7 @@ int harness_run(harness *h, const harness_opts *o) {
        iter++)
     uv_run(&h->loop, UV_RUN_ONCE);
   for (uint32_t i = 0; i < o->peers; i++) {
-    hpeer *p = &h->p[i];
+    gk_testkit_peer *p = &h->p[i];
     if (p->h == NULL || p->peer.nlatency == 0) continue;
     p->lat_us = malloc(p->peer.nlatency * sizeof(uint32_t));
     if (p->lat_us != NULL) {
@@ -372,7 +423,7 @@ int harness_run(harness *h, const harness_opts *o) {
   uv_close((uv_handle_t *)&h->tick, NULL);
   uv_close((uv_handle_t *)&h->guard, NULL);
   for (uint32_t i = 0; i < o->peers; i++) {
-    hpeer *p = &h->p[i];
+    gk_testkit_peer *p = &h->p[i];
     if (p->h == NULL) continue;
     gk_net_peer_close(&p->peer, NULL);
     gk_net_transport_close(&p->t, NULL);
@@ -383,19 +434,72 @@ int harness_run(harness *h, const harness_opts *o) {
   for (int i = 0; i < 1000 && uv_run(&h->loop, UV_RUN_NOWAIT) != 0; i++)
     ;
   uv_loop_close(&h->loop);
-  return h->failed ? -1 : 0;
+  if (!h->failed && !all_done(h)) fail(h, "the run stopped before its end");
+  return h->failed ? GK_ESTATE : 0;
 }
 
-void harness_free(harness *h) {
+void gk_testkit_close(gk_testkit *h) {
   if (h->session_up) gk_net_session_close(&h->session);
   h->session_up = 0;
+  if (h->own_cfg != NULL && h->o.sim->config_free != NULL)
+    h->o.sim->config_free(h->own_cfg);
+  free(h->own_cfg);
+  h->own_cfg = NULL;
   free(h->host_hashes);
-  for (uint32_t i = 0; i < HARNESS_PEERS_MAX; i++) {
+  h->host_hashes = NULL;
+  for (uint32_t i = 0; i < GK_TESTKIT_PEERS_MAX; i++) {
     free(h->p[i].hashes);
     free(h->p[i].lat_us);
+    h->p[i].hashes = NULL;
+    h->p[i].lat_us = NULL;
   }
 }
 
-uint32_t harness_slot(const harness *h, uint32_t peer) {
+/* One peer against the host: ended, every step in order, same hashes.
+ * Returns 0 or GK_EMISMATCH with why. */
+static int agree_peer(const gk_testkit *h, uint32_t i, uint64_t steps,
+                      char *why, size_t whylen) {
+  const gk_testkit_peer *p = &h->p[i];
+  if (!p->ended)
+    return gk_errf(why, whylen, GK_EMISMATCH, "peer %u did not end", i);
+  if (p->nsteps != steps || p->step_calls != steps || p->order_errors != 0)
+    return gk_errf(
+        why, whylen, GK_EMISMATCH,
+        "peer %u ran %llu steps (%llu calls, %llu out of order), "
+        "the host %llu",
+        i, (unsigned long long)p->nsteps, (unsigned long long)p->step_calls,
+        (unsigned long long)p->order_errors, (unsigned long long)steps);
+  for (uint64_t s = 0; s < steps && s < h->cap; s++)
+    if (p->hashes[s] != h->host_hashes[s])
+      return gk_errf(why, whylen, GK_EMISMATCH,
+                     "peer %u differs from the host first at step %llu: "
+                     "%016llx, host %016llx",
+                     i, (unsigned long long)s, (unsigned long long)p->hashes[s],
+                     (unsigned long long)h->host_hashes[s]);
+  return 0;
+}
+
+int gk_testkit_agree(const gk_testkit *h, uint32_t skip_peer, char *why,
+                     size_t whylen) {
+  if (why != NULL && whylen > 0) why[0] = '\0';
+  if (!h->session_up || h->host_hashes == NULL)
+    return gk_errf(why, whylen, GK_EMISMATCH, "the match never started: %s",
+                   h->why);
+  uint64_t steps = h->session.loop.steps;
+  if (steps == 0)
+    return gk_errf(why, whylen, GK_EMISMATCH, "the host ran no step");
+  if (h->session.end_step + 1 != steps)
+    return gk_errf(why, whylen, GK_EMISMATCH,
+                   "the host ran past its end step %llu",
+                   (unsigned long long)h->session.end_step);
+  for (uint32_t i = 0; i < h->o.peers; i++) {
+    if (i == skip_peer || h->p[i].removed) continue;
+    int rc = agree_peer(h, i, steps, why, whylen);
+    if (rc != 0) return rc;
+  }
+  return 0;
+}
+
+uint32_t gk_testkit_slot(const gk_testkit *h, uint32_t peer) {
   return h->p[peer].slot;
 }
