@@ -10,7 +10,7 @@ WORKDIR /src
 COPY scripts/lib.sh scripts/lib.sh
 RUN . scripts/lib.sh && apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-      --no-install-recommends $GK_PACKAGES \
+      --no-install-recommends $GK_PACKAGES $GK_TEST_PACKAGES \
  && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN . scripts/lib.sh && gk_build build --buildtype=release \

@@ -10,7 +10,7 @@ set -eu
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 # shellcheck disable=SC2086
-gk_install $GK_PACKAGES
+gk_install $GK_PACKAGES $GK_TEST_PACKAGES $GK_BROWSER_PACKAGES
 gk_build build
 gk_build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
   -Dc_args=-fno-sanitize-recover=all
