@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -74,6 +75,7 @@ void sv_log_stopped(gk_server *s) {
     gk_log_u64(s->log, "room_steps", st->room_steps);
     gk_log_u64(s->log, "steps_confirmed", st->steps_confirmed);
     gk_log_u64(s->log, "steps_late", st->steps_late);
+    sv_auth_log_totals(s);
     gk_log_end(s->log);
   }
 }
@@ -98,6 +100,7 @@ static void close_all(gk_server *s) {
   s->rooms = NULL;
   free(s->conns);
   s->conns = NULL;
+  sv_auth_free(s);
   gk_net_transport_close(&s->transport, on_transport_closed);
 }
 
@@ -213,6 +216,7 @@ static void on_sweep(uv_timer_t *t) {
   gk_server *s = t->data;
   uint64_t now = sv_now_ms(s);
   uint64_t limit = s->cfg->lobby_timeout_ms;
+  if (!s->closing) sv_auth_sweep(s, now); /* the handshake deadline */
   if (!limit || s->closing) return;
   for (uint32_t i = 0; i < s->cfg->max_rooms; i++) {
     sv_room *r = s->rooms[i];
@@ -267,6 +271,13 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
     free(s);
     return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
   }
+  int arc = sv_auth_init(s, err, errlen); /* reads auth.key_file */
+  if (arc) {
+    free(s->rooms);
+    free(s->conns);
+    free(s);
+    return arc;
+  }
   gk_net_transport_options to;
   memset(&to, 0, sizeof(to));
   to.bind_host = cfg->host;
@@ -278,6 +289,7 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
   gk_net_transport_callbacks tc = sv_route_callbacks(s);
   int rc = gk_net_transport_init(&s->transport, loop, &to, &tc);
   if (rc) {
+    sv_auth_free(s);
     free(s->rooms);
     free(s->conns);
     free(s);
@@ -340,6 +352,7 @@ int gk_server_run(const gk_server_config *cfg, gk_server_log *log) {
   int rc = gk_server_start(&loop, cfg, log, 1, &s, err, sizeof(err));
   if (rc) {
     gk_log_msg(log, GK_LOG_ERROR, "start_failed", NULL, "reason", err);
+    fprintf(stderr, "gk-server: %s\n", err);
     uv_loop_close(&loop);
     return 1;
   }

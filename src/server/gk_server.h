@@ -79,6 +79,23 @@ typedef struct gk_server_stats {
   uint64_t ticks, ticks_missed;
   uint64_t room_steps; /* steps run by the rooms' own loops */
   uint64_t steps_confirmed, steps_late;
+  /* issue 14: connect tokens (token mode) and abuse limits */
+  uint64_t auth_admitted;  /* requests whose token was accepted */
+  uint64_t auth_missing;   /* no token (GK_ENOTOKEN) */
+  uint64_t auth_bad;       /* wrong key or tampered (GK_EAUTH) */
+  uint64_t auth_malformed; /* not a token of this protocol (GK_EPROTO,
+                              GK_EVERSION, GK_ERANGE) */
+  uint64_t auth_expired;   /* GK_EEXPIRED, or issued in the future
+                              (GK_ENOTYET) */
+  uint64_t auth_grant;     /* for another room, genre, player count,
+                              slot or client (GK_EGRANT) */
+  uint64_t auth_role;      /* a spectator's token for a player (GK_EROLE) */
+  uint64_t auth_reused;    /* a token id admitted before (GK_EEXIST) */
+  uint64_t auth_full;      /* the replay cache was full (GK_EFULL) */
+  uint64_t limit_conns_per_ip, limit_connect_rate, limit_create_rate;
+  uint64_t limit_handshake;
+  uint64_t replies_cut;        /* ERROR texts shortened to the request */
+  uint64_t replies_suppressed; /* ERRORs not sent: larger than the request */
 } gk_server_stats;
 
 /* Creates the server on `loop`: binds the ENet host, starts the step

@@ -24,7 +24,7 @@
 #include "gk_err.h"
 #include "gk_server_internal.h"
 
-static sv_room *find_room(gk_server *s, const char *code) {
+sv_room *sv_room_find(gk_server *s, const char *code) {
   for (uint32_t i = 0; i < s->cfg->max_rooms; i++) {
     sv_room *r = s->rooms[i];
     if (r && memcmp(r->code, code, GK_WIRE_CODE_LEN) == 0) return r;
@@ -197,7 +197,7 @@ static int room_configure(sv_room *r, const char *client, char *err,
 /* The room's code (unique) and its match seed, from the CSPRNG. */
 static int room_secrets(gk_server *s, sv_room *r, char *err, size_t errlen) {
   int rc = gk_server_room_code(r->code);
-  if (!rc && find_room(s, r->code)) rc = GK_EEXIST; /* 2^-80: refuse */
+  if (!rc && sv_room_find(s, r->code)) rc = GK_EEXIST; /* 2^-80: refuse */
   if (!rc) rc = gk_server_random(&r->seed, sizeof(r->seed));
   if (rc) return gk_errf(err, errlen, rc, "no secure random source");
   return 0;
@@ -242,6 +242,7 @@ static void room_publish(gk_server *s, sv_room *r, uint32_t peer) {
   s->stats.rooms_created++;
   s->conns[peer].room = idx;
   s->conns[peer].slot = 0;
+  s->conns[peer].admitted = 1;
 }
 
 void sv_on_create(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
@@ -291,8 +292,10 @@ void sv_on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
     rc = GK_ECLOSED, why = "server is shutting down";
   } else if (c->room != SV_NO_ROOM) {
     rc = GK_ESTATE, why = "already in a room";
+  } else if (m->u.room.role != GK_WIRE_ROLE_PLAYER) {
+    rc = GK_EPERM, why = "spectators are not served yet";
   } else if (!gk_wire_code_valid(m->u.room.code) ||
-             !(r = find_room(s, m->u.room.code))) {
+             !(r = sv_room_find(s, m->u.room.code))) {
     rc = GK_ENOTFOUND, why = "no room with that code";
   } else if (r->state != SV_ROOM_LOBBY) {
     rc = GK_ESTATE, why = "the match has started";
@@ -310,6 +313,7 @@ void sv_on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   r->conn[slot] = peer;
   c->room = r->index;
   c->slot = slot;
+  c->admitted = 1;
   if (gk_log_begin(s->log, GK_LOG_INFO, "player_joined", r->code)) {
     gk_log_u64(s->log, "slot", slot);
     gk_log_u64(s->log, "peer", peer);
