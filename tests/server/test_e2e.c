@@ -14,99 +14,10 @@
 #include <string.h>
 
 #include "e2e.h"
+#include "e2e_raw.h"
+#include "e2e_srv.h"
 #include "gk_err.h"
 #include "gk_net_wire.h"
-
-#define STEP_HZ "120"
-
-static const char *config_json(char *buf, size_t cap, const e2e_dir *d,
-                               const char *extra) {
-  snprintf(buf, cap,
-           "{\"listen\":{\"host\":\"127.0.0.1\",\"port\":0},"
-           "\"log_level\":\"info\",\"step_hz\":" STEP_HZ ","
-           "\"replays\":{\"dir\":\"%s\"},\"shutdown_grace_ms\":5000%s%s}",
-           d->replays, extra ? "," : "", extra ? extra : "");
-  return buf;
-}
-
-static void start_server(e2e_proc *srv, const e2e_dir *d, const char *extra,
-                         uint16_t *port) {
-  char json[2048], path[512];
-  e2e_write(d, "server.json", config_json(json, sizeof(json), d, extra), path,
-            sizeof(path));
-  char *argv[] = {(char *)GK_SERVER_BIN, (char *)"--config", path, NULL};
-  e2e_spawn(srv, d, "server", argv);
-  *port = e2e_server_port(srv, 10000);
-  cr_assert_neq(*port, 0, "the server did not log its port");
-}
-
-static void start_bot(e2e_proc *bot, const e2e_dir *d, const char *tag,
-                      uint16_t port, const char *rooms, const char *players,
-                      const char *steps) {
-  char server[64];
-  snprintf(server, sizeof(server), "127.0.0.1:%u", (unsigned)port);
-  char *argv[] = {(char *)GK_BOT_BIN,
-                  (char *)"--server",
-                  server,
-                  (char *)"--genre",
-                  (char *)"survivors",
-                  (char *)"--rooms",
-                  (char *)rooms,
-                  (char *)"--players",
-                  (char *)players,
-                  (char *)"--steps",
-                  (char *)steps,
-                  (char *)"--timeout",
-                  (char *)"60",
-                  NULL};
-  e2e_spawn(bot, d, tag, argv);
-}
-
-/* Checks a finished gk-bot: exit 0, every room completed, no desync, and
- * records its room codes and final hashes. */
-static int check_bot(e2e_proc *bot, int rooms, char (*codes)[17],
-                     uint64_t *hashes) {
-  cr_assert(e2e_wait(bot, 60000), "gk-bot did not finish");
-  cJSON *sum = e2e_read_json(bot->out);
-  cr_assert_not_null(sum, "gk-bot printed no JSON summary (%s)", bot->out);
-  char *text = cJSON_PrintUnformatted(sum);
-  cr_assert_eq(bot->status, 0, "gk-bot exit %d: %s", bot->status, text);
-  cr_assert_eq(cJSON_GetObjectItem(sum, "rooms_completed")->valuedouble, rooms,
-               "%s", text);
-  cr_assert_eq(cJSON_GetObjectItem(sum, "desyncs")->valuedouble, 0, "%s", text);
-  const cJSON *res = cJSON_GetObjectItem(sum, "room_results");
-  int n = 0;
-  for (const cJSON *r = res ? res->child : NULL; r; r = r->next, n++) {
-    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(r, "agree")), "%s", text);
-    snprintf(codes[n], 17, "%s", cJSON_GetObjectItem(r, "code")->valuestring);
-    hashes[n] =
-        strtoull(cJSON_GetObjectItem(r, "final_hash")->valuestring, NULL, 16);
-  }
-  cr_assert_eq(n, rooms);
-  cJSON_free(text);
-  cJSON_Delete(sum);
-  return n;
-}
-
-static void stop_server(e2e_proc *srv) {
-  cr_assert_gt(srv->pid, 0);
-  kill(srv->pid, SIGTERM);
-  int done = e2e_wait(srv, 15000);
-  if (!done) e2e_kill(srv);
-  cr_assert(done, "gk-server did not exit after SIGTERM");
-  cr_assert_eq(srv->status, 0, "gk-server exit status %d", srv->status);
-  cr_assert_eq(e2e_count_events(srv, "stopped"), 1);
-}
-
-static double stat_of(const e2e_proc *srv, const char *event, const char *key) {
-  cJSON *j = e2e_last_event(srv, event);
-  cr_assert_not_null(j, "no %s event", event);
-  const cJSON *v = cJSON_GetObjectItem(j, key);
-  cr_assert(cJSON_IsNumber(v), "%s.%s missing", event, key);
-  double d = v->valuedouble;
-  cJSON_Delete(j);
-  return d;
-}
 
 Test(server_e2e,
      twenty_rooms_of_two_to_four_bots_agree_and_every_replay_verifies) {
@@ -183,21 +94,6 @@ Test(server_e2e, sigterm_during_play_leaves_complete_verifiable_replays) {
 /* --- config errors through the binary --------------------------------------
  */
 
-static int run_server_cfg(const e2e_dir *d, const char *json, char *err,
-                          size_t cap) {
-  char path[512];
-  e2e_write(d, "bad.json", json, path, sizeof(path));
-  e2e_proc p;
-  char *argv[] = {(char *)GK_SERVER_BIN, (char *)"--config", path, NULL};
-  e2e_spawn(&p, d, "bad", argv);
-  cr_assert(e2e_wait(&p, 10000));
-  FILE *f = fopen(p.err, "r");
-  size_t n = f ? fread(err, 1, cap - 1, f) : 0;
-  if (f) fclose(f);
-  err[n] = '\0';
-  return p.status;
-}
-
 Test(server_e2e, a_bad_config_stops_start_up_naming_file_key_and_reason) {
   e2e_dir d;
   e2e_dir_make(&d);
@@ -234,77 +130,6 @@ Test(server_e2e, the_shipped_config_passes_check_config) {
 }
 
 /* --- bad input while rooms play ---------------------------------------- */
-
-typedef struct raw {
-  ENetHost *h;
-  ENetPeer *p;
-  int connected, disconnected;
-  gk_wire_msg last[32]; /* last message of each type (by type id & 31) */
-  int seen[32];
-} raw;
-
-static void raw_pump(raw *c, int ms) {
-  ENetEvent ev;
-  for (int waited = 0; waited <= ms; waited += 5) {
-    while (enet_host_service(c->h, &ev, 5) > 0) {
-      if (ev.type == ENET_EVENT_TYPE_CONNECT) c->connected = 1;
-      if (ev.type == ENET_EVENT_TYPE_DISCONNECT) c->disconnected = 1;
-      if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
-        gk_wire_msg m;
-        if (gk_wire_decode(ev.packet->data, ev.packet->dataLength, &m) == 0 &&
-            (unsigned)m.type < 32) {
-          /* pointers into the packet are not kept: only scalar fields and
-           * copied strings are read later */
-          c->last[m.type] = m;
-          c->seen[m.type]++;
-        }
-        enet_packet_destroy(ev.packet);
-      }
-    }
-  }
-}
-
-static void raw_connect(raw *c, uint16_t port) {
-  memset(c, 0, sizeof(*c));
-  c->h = enet_host_create(NULL, 1, 2, 0, 0);
-  cr_assert_not_null(c->h);
-  ENetAddress a;
-  enet_address_set_host(&a, "127.0.0.1");
-  a.port = port;
-  c->p = enet_host_connect(c->h, &a, 2, 0);
-  cr_assert_not_null(c->p);
-  for (int i = 0; i < 200 && !c->connected; i++) raw_pump(c, 10);
-  cr_assert(c->connected, "raw client could not connect");
-}
-
-static void raw_send(raw *c, const void *bytes, size_t len, int reliable) {
-  ENetPacket *pk = enet_packet_create(bytes, len,
-                                      reliable ? ENET_PACKET_FLAG_RELIABLE
-                                               : ENET_PACKET_FLAG_UNSEQUENCED);
-  enet_peer_send(c->p, reliable ? 0 : 1, pk);
-  enet_host_flush(c->h);
-}
-
-static void raw_send_msg(raw *c, const gk_wire_msg *m) {
-  uint8_t buf[GK_WIRE_MAX];
-  size_t len = 0;
-  cr_assert_eq(gk_wire_encode(m, buf, sizeof(buf), &len), 0);
-  raw_send(c, buf, len, 1);
-}
-
-static void raw_close(raw *c) {
-  if (c->h) enet_host_destroy(c->h);
-  c->h = NULL;
-}
-
-/* Waits until the raw client has seen a message of `type`. */
-static void raw_expect(raw *c, int type, int ms) {
-  for (int waited = 0; waited <= ms && !c->seen[type]; waited += 20)
-    raw_pump(c, 20);
-  cr_assert(c->seen[type], "no %s arrived (connection %s)",
-            gk_wire_type_name(type),
-            c->disconnected ? "was closed" : "still open");
-}
 
 static void send_input(raw *c, uint8_t slot, uint64_t first, uint8_t count) {
   static const uint8_t records[GK_WIRE_STEPS_MAX * 4];
