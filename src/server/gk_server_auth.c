@@ -169,14 +169,11 @@ int sv_auth_connect(gk_server *s, uint32_t peer) {
   c->ip = gk_net_transport_peer_ipv4(&s->transport, peer);
   sv_src *e = src_get(s->auth.ips, s->auth.nips, c->ip, now);
   const char *what = NULL;
-  if (!e) {
-    s->stats.limit_conns_per_ip++; /* every entry holds connections */
-    what = "conns_per_ip";
-  } else if (src_rate(e, s->cfg->connects_per_ip_per_s, CONNECT_WINDOW_MS,
-                      now)) {
+  /* no entry: every entry of the table holds connections */
+  if (e && src_rate(e, s->cfg->connects_per_ip_per_s, CONNECT_WINDOW_MS, now)) {
     s->stats.limit_connect_rate++;
     what = "connects_per_ip_per_s";
-  } else if (s->cfg->conns_per_ip && e->conns >= s->cfg->conns_per_ip) {
+  } else if (!e || (s->cfg->conns_per_ip && e->conns >= s->cfg->conns_per_ip)) {
     s->stats.limit_conns_per_ip++;
     what = "conns_per_ip";
   }
@@ -346,6 +343,7 @@ static int slot_match(gk_server *s, const gk_token *t, char *err,
 static int token_request(gk_server *s, sv_conn *c, const gk_wire_msg *m,
                          uint64_t now_s, char *err, size_t errlen) {
   gk_token t;
+  memset(&t, 0, sizeof(t));
   const uint64_t *bound = c->client_bound ? &c->client_id : NULL;
   int rc = token_open_match(s->auth.key, m, bound, now_s, &t, err, errlen);
   if (!rc) rc = slot_match(s, &t, err, errlen);

@@ -41,24 +41,28 @@ static void mint_at(const uint8_t key[GK_TOKEN_KEY_BYTES],
   cr_assert_eq(gk_token_mint(g, client, at, ttl, key, out), 0);
 }
 
-static gk_token_grant create_grant(const char *genre, uint8_t players) {
+/* A grant to create a room of `genre` for `players` (players > 0), or to
+ * join room `code` as `role` (players 0). */
+static gk_token_grant grant(const char *name, uint8_t players, uint8_t role) {
   gk_token_grant g;
   memset(&g, 0, sizeof(g));
-  g.kind = GK_TOKEN_CREATE;
+  g.kind = players ? GK_TOKEN_CREATE : GK_TOKEN_JOIN;
   g.max_players = players;
+  g.role = role;
   g.slot = GK_TOKEN_SLOT_ANY;
-  snprintf(g.genre, sizeof(g.genre), "%s", genre);
+  if (players)
+    snprintf(g.genre, sizeof(g.genre), "%s", name);
+  else
+    snprintf(g.code, sizeof(g.code), "%s", name);
   return g;
 }
 
+static gk_token_grant create_grant(const char *genre, uint8_t players) {
+  return grant(genre, players, GK_TOKEN_PLAYER);
+}
+
 static gk_token_grant join_grant(const char *code, uint8_t role) {
-  gk_token_grant g;
-  memset(&g, 0, sizeof(g));
-  g.kind = GK_TOKEN_JOIN;
-  g.role = role;
-  g.slot = GK_TOKEN_SLOT_ANY;
-  snprintf(g.code, sizeof(g.code), "%s", code);
-  return g;
+  return grant(code, 0, role);
 }
 
 /* Sends a request and waits for its answer: the answer's type, and the

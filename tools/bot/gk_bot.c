@@ -195,7 +195,7 @@ static int put_token(bot_peer *p, int create, uint8_t *len, uint8_t *tok) {
     g.role = GK_TOKEN_PLAYER;
     memcpy(g.code, p->room->code, sizeof(g.code));
   }
-  uint64_t client = b->client_base + p->room->index * 16u + p->index;
+  uint64_t client = b->client_base + (uint64_t)p->room->index * 16u + p->index;
   return gk_token_mint(&g, client, (uint64_t)time(NULL), 60, b->key, tok);
 }
 
