@@ -17,6 +17,14 @@
  * ahead, a wrong room code) is a strike, and a connection with
  * `limits.strikes` strikes is disconnected at once.
  *
+ * Admission (issue 14, gk_server_auth.c). In token mode (auth.mode) every
+ * CREATE_ROOM and JOIN_ROOM must carry a connect token that opens with the
+ * key file's key, grants that request and was not used before; each
+ * refusal has its own ERROR code and counter. In both modes, connections
+ * per IP, connects per IP per second, rooms per minute per creator and a
+ * handshake deadline are limited, and no reply to a connection that has
+ * had no request accepted is larger than the datagram that caused it.
+ *
  * The step timer. One timer for all rooms. Its deadlines are t0 + k *
  * step_ns on uv_hrtime (step_ns = 1e9 / step_hz), and it is re-armed as a
  * one-shot for the next deadline every time, so it cannot drift: over ten

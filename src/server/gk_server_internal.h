@@ -11,7 +11,11 @@
  *                      discarding and freeing a room;
  *   gk_server_match.c  a room's match: its session and the session's
  *                      callbacks, ticking, the end, draining, finishing
- *                      the replay on the thread pool.
+ *                      the replay on the thread pool;
+ *   gk_server_auth.c   admission (issue 14): connect tokens before a room
+ *                      request reaches gk_server_room.c, per-IP and
+ *                      per-creator limits, the handshake deadline, the
+ *                      size cap of replies to unadmitted connections.
  *
  * Naming: every function, type and constant declared here is prefixed
  * sv_ / SV_ (internal, not API: the gk_server_ prefix is the public
