@@ -91,7 +91,10 @@ def run_one(args, rooms, tmp, keep_log=False):
         "step_hz": 60,
         # ENet scans its whole peer table on every service and flush: size
         # it for the run, as an operator would
-        "limits": {"rooms": MAX_ROOMS, "peers": max(64, 2 * rooms + 16)},
+        "limits": {"rooms": MAX_ROOMS, "peers": max(64, 2 * rooms + 16),
+                   # every bot is on 127.0.0.1: no per-IP limits
+                   "conns_per_ip": 0, "connects_per_ip_per_s": 0,
+                   "creates_per_min": 0},
         "replays": {"enabled": True, "dir": os.path.join(d, "replays")},
     }
     cpath = os.path.join(d, "server.json")

@@ -13,6 +13,16 @@
  * calls in all), in ns per call. Output: one line per figure,
  * "token <name>  <ns> ns/op".
  *
+ * With the server library (GK_BENCH_SERVER), also the server's whole
+ * check per room request (issue 14): sv_auth_check_token from
+ * src/server/gk_server_auth.c opens the token, matches its grant against
+ * the JOIN_ROOM and admits its id once in the replay cache (a scan). Every
+ * check gets a fresh token minted before the clock starts, so every check
+ * is admitted, as on a real server; the cache (capacity 8192, the default
+ * auth.replay_cache) holds 0, 1000 or 7000 unexpired ids when a batch
+ * starts: "server check  cache <n>  <ns> ns/op". A forged token (one
+ * flipped byte) is refused before the cache: "server refused".
+ *
  * usage: bench_token [BATCHES]
  */
 #include <stdio.h>
@@ -21,6 +31,9 @@
 #include <time.h>
 
 #include "gk_token.h"
+#ifdef GK_BENCH_SERVER
+#include "gk_server_internal.h"
+#endif
 
 #define ITERS 1000
 #define SEEN 1000
@@ -38,6 +51,72 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 static volatile int sink;
+
+#ifdef GK_BENCH_SERVER
+#define CAPACITY 8192
+
+/* Refills the cache with n unexpired ids no token will have. */
+static void prefill(gk_token_seen *seen, gk_token_seen_entry *store, size_t n) {
+  gk_token_seen_init(seen, store, CAPACITY);
+  uint8_t id[GK_TOKEN_ID_BYTES] = {0xff};
+  for (size_t i = 0; i < n; i++) {
+    memcpy(id + 1, &i, sizeof i);
+    gk_token_seen_check_and_add(seen, id, NOW + 60, NOW);
+  }
+}
+
+/* ns per check of ITERS fresh tokens, cache prefilled with `fill`. */
+static uint64_t batch(const uint8_t *key, uint8_t (*toks)[GK_TOKEN_BYTES],
+                      gk_token_seen *seen, gk_token_seen_entry *store,
+                      size_t fill, gk_wire_msg *m, int *fails) {
+  prefill(seen, store, fill);
+  gk_token t;
+  uint64_t t0 = now_ns();
+  for (int i = 0; i < ITERS; i++) {
+    memcpy(m->u.room.token, toks[i], GK_TOKEN_BYTES);
+    if (sv_auth_check_token(key, seen, m, NULL, NOW, &t, NULL, 0) != 0)
+      ++*fails;
+  }
+  return now_ns() - t0;
+}
+
+/* The server figures; returns how many checks went unexpectedly. */
+static int server_figures(int batches, const uint8_t *key,
+                          const gk_token_grant *g, uint64_t *ns) {
+  static gk_wire_msg m;
+  m.type = GK_MSG_JOIN_ROOM;
+  strcpy(m.u.room.code, g->code);
+  m.u.room.token_len = GK_TOKEN_BYTES;
+  uint8_t(*toks)[GK_TOKEN_BYTES] = malloc(ITERS * sizeof *toks);
+  gk_token_seen_entry *store = calloc(CAPACITY, sizeof *store);
+  if (!toks || !store) return 1;
+  gk_token_seen seen;
+  static const size_t fills[] = {0, 1000, 7000};
+  int fails = 0;
+  for (size_t f = 0; f < sizeof fills / sizeof fills[0]; f++) {
+    for (int b = 0; b < batches; b++) {
+      for (int i = 0; i < ITERS; i++)
+        if (gk_token_mint(g, (uint64_t)i, NOW, 60, key, toks[i]) != 0) fails++;
+      ns[b] = batch(key, toks, &seen, store, fills[f], &m, &fails);
+    }
+    qsort(ns, (size_t)batches, sizeof *ns, cmp_u64);
+    printf("server check  cache %-5zu %8.0f ns/op\n", fills[f],
+           (double)ns[batches / 2] / ITERS);
+  }
+  for (int i = 0; i < ITERS; i++) toks[i][100] ^= 1; /* forged */
+  for (int b = 0; b < batches; b++) {
+    int refused = 0;
+    ns[b] = batch(key, toks, &seen, store, 1000, &m, &refused);
+    if (refused != ITERS) fails++;
+  }
+  qsort(ns, (size_t)batches, sizeof *ns, cmp_u64);
+  printf("server refused            %8.0f ns/op\n",
+         (double)ns[batches / 2] / ITERS);
+  free(toks);
+  free(store);
+  return fails;
+}
+#endif
 
 enum { OPEN, REFUSED, MINT, SEEN_CHECK, FIGURES };
 static const char *names[FIGURES] = {"open", "refused", "mint", "seen"};
@@ -104,8 +183,13 @@ int main(int argc, char **argv) {
     qsort(ns[f], (size_t)batches, sizeof *ns[f], cmp_u64);
     printf("token %-8s %8.0f ns/op\n", names[f],
            (double)ns[f][batches / 2] / ITERS);
-    free(ns[f]);
   }
+  int fails = 0;
+#ifdef GK_BENCH_SERVER
+  fails = server_figures(batches, key, &g, ns[0]);
+  if (fails) fprintf(stderr, "bench_token: %d unexpected results\n", fails);
+#endif
+  for (int f = 0; f < FIGURES; f++) free(ns[f]);
   free(store);
-  return 0;
+  return fails ? 1 : 0;
 }

@@ -225,6 +225,12 @@ uint32_t gk_net_transport_rtt(const gk_net_transport *t, uint32_t peer) {
   return p != NULL ? p->roundTripTime : 0;
 }
 
+uint32_t gk_net_transport_peer_ipv4(const gk_net_transport *t, uint32_t peer) {
+  const ENetPeer *p = peer_of(t, peer);
+  if (p == NULL || p->state == ENET_PEER_STATE_DISCONNECTED) return 0;
+  return ENET_NET_TO_HOST_32(p->address.host);
+}
+
 static void on_closed(uv_handle_t *h) {
   gk_net_transport *t = h->data;
   if (--t->handles > 0) return;

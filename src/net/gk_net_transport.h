@@ -103,6 +103,10 @@ void gk_net_transport_disconnect(gk_net_transport *t, uint32_t peer,
 /* Round-trip time ENet measured to `peer`, in ms (0 if unknown). */
 uint32_t gk_net_transport_rtt(const gk_net_transport *t, uint32_t peer);
 
+/* The IPv4 address of `peer` in host byte order (127.0.0.1 is 0x7f000001),
+ * or 0 for an id with no connection. ENet 1.3 speaks IPv4 only. */
+uint32_t gk_net_transport_peer_ipv4(const gk_net_transport *t, uint32_t peer);
+
 /* Stops everything: every connection is dropped at once, the handles are
  * closed, and close_cb (may be NULL) runs once they are; then the ENet host
  * is destroyed and `t` may be freed. */

@@ -475,13 +475,41 @@ static int dec_remove(gk_reader *r, gk_wire_remove *m) {
   return check_remove(m);
 }
 
+/* The optional connect token of CREATE_ROOM and JOIN_ROOM: its length
+ * (0 or GK_WIRE_TOKEN_BYTES, nothing else), then its bytes. */
+static int check_token_len(uint32_t n) {
+  return n == 0 || n == GK_WIRE_TOKEN_BYTES ? 0 : GK_EPROTO;
+}
+
+static int enc_token(uint8_t len, const uint8_t *token, put_buf *b) {
+  if (check_token_len(len) != 0) return GK_EPROTO;
+  put_le(b, len, 1);
+  put_bytes(b, token, len);
+  return b->err;
+}
+
+static int dec_token(gk_reader *r, uint8_t *len, uint8_t *token) {
+  *len = gk_read_u8(r);
+  if (r->err != 0) return r->err;
+  if (check_token_len(*len) != 0) {
+    *len = 0;
+    return GK_EPROTO;
+  }
+  if (*len > gk_reader_left(r)) {
+    *len = 0;
+    return GK_ETRUNC;
+  }
+  return gk_read_bytes(r, token, *len);
+}
+
 static int enc_create_room(const gk_wire_create_room *m, put_buf *b) {
   if (check_players(m->max_players) != 0) return GK_ERANGE;
   put_le(b, m->max_players, 1);
   put_le(b, m->input_delay, 1);
   put_str(b, m->genre, GK_WIRE_GENRE_MAX, 1, 'g');
   put_str(b, m->config, GK_WIRE_CONFIG_MAX, 2, 'j');
-  return b->err;
+  if (b->err != 0) return b->err;
+  return enc_token(m->token_len, m->token, b);
 }
 
 static int dec_create_room(gk_reader *r, gk_wire_create_room *m) {
@@ -489,29 +517,45 @@ static int dec_create_room(gk_reader *r, gk_wire_create_room *m) {
   m->max_players = gk_read_u8(r);
   m->input_delay = gk_read_u8(r);
   if ((rc = get_str(r, m->genre, GK_WIRE_GENRE_MAX, 1, 'g')) != 0 ||
-      (rc = get_str(r, m->config, GK_WIRE_CONFIG_MAX, 2, 'j')) != 0)
+      (rc = get_str(r, m->config, GK_WIRE_CONFIG_MAX, 2, 'j')) != 0 ||
+      (rc = dec_token(r, &m->token_len, m->token)) != 0)
     return rc;
   return check_players(m->max_players);
 }
 
+static int check_role(uint32_t role) {
+  return role == GK_WIRE_ROLE_PLAYER || role == GK_WIRE_ROLE_SPECTATOR
+             ? 0
+             : GK_ERANGE;
+}
+
+/* ROOM_CREATED (with_slot) and JOIN_ROOM (!with_slot: role and token). */
 static int enc_code(const gk_wire_room_code *m, int with_slot, put_buf *b) {
   if (!gk_wire_code_valid(m->code)) return GK_EPROTO;
   if (with_slot && m->slot >= GK_PLAYERS_MAX) return GK_ERANGE;
+  if (!with_slot && check_role(m->role) != 0) return GK_ERANGE;
   put_bytes(b, m->code, GK_WIRE_CODE_LEN);
-  if (with_slot) put_le(b, m->slot, 1);
-  return b->err;
+  if (with_slot) {
+    put_le(b, m->slot, 1);
+    return b->err;
+  }
+  put_le(b, m->role, 1);
+  if (b->err != 0) return b->err;
+  return enc_token(m->token_len, m->token, b);
 }
 
 static int dec_code(gk_reader *r, gk_wire_room_code *m, int with_slot) {
   int rc = gk_read_bytes(r, m->code, GK_WIRE_CODE_LEN);
   m->code[GK_WIRE_CODE_LEN] = '\0';
   m->slot = with_slot ? gk_read_u8(r) : 0;
+  m->role = with_slot ? 0 : gk_read_u8(r);
   if (rc != 0 || r->err != 0) return r->err != 0 ? r->err : rc;
   if (!gk_wire_code_valid(m->code)) {
     m->code[0] = '\0';
     return GK_EPROTO;
   }
-  return m->slot < GK_PLAYERS_MAX ? 0 : GK_ERANGE;
+  if (m->slot >= GK_PLAYERS_MAX || check_role(m->role) != 0) return GK_ERANGE;
+  return with_slot ? 0 : dec_token(r, &m->token_len, m->token);
 }
 
 static int check_joined(const gk_wire_joined *m) {

@@ -60,8 +60,13 @@
  *
  * Room control (all reliable):
  *  CREATE_ROOM   max_players u8 | input_delay u8 | genre str8 | config str16
+ *                | token_len u8 | token: token_len bytes
  *  ROOM_CREATED  code: GK_WIRE_CODE_LEN bytes of base32 text | slot u8
- *  JOIN_ROOM     code: GK_WIRE_CODE_LEN bytes
+ *  JOIN_ROOM     code: GK_WIRE_CODE_LEN bytes | role u8 (GK_WIRE_ROLE_*)
+ *                | token_len u8 | token: token_len bytes
+ *  token_len is 0 (no token: a server in open mode) or GK_WIRE_TOKEN_BYTES
+ *  (a connect token, src/token/gk_token.h; the codec checks only its
+ *  length, the server opens it); any other length is GK_EPROTO.
  *  JOINED        slot u8 | players u8 (players in the room so far)
  *  START_MATCH   (no body; from the room's creator)
  *  MATCH_START   seed u64 | players u8 | slot u8 (the receiver's) |
@@ -87,6 +92,7 @@
 #define GK_WIRE_CONFIG_MAX 768 /* genre config JSON text, bytes */
 #define GK_WIRE_TEXT_MAX 120   /* error text, printable ASCII */
 #define GK_WIRE_CODE_LEN 16    /* room code: base32 text [A-Z2-7] */
+#define GK_WIRE_TOKEN_BYTES 148      /* a connect token (= GK_TOKEN_BYTES) */
 #define GK_WIRE_STEP_ASAP UINT64_MAX /* REMOVE_PLAYER: the earliest step */
 /* steps on the wire are below this */
 #define GK_WIRE_STEP_LIMIT (UINT64_C(1) << 48)
@@ -128,6 +134,9 @@ enum {
   GK_WIRE_END_REMOVED = 6,   /* to a removed player: you are out */
   GK_WIRE_END_REASON_MAX = 6
 };
+
+/* JOIN_ROOM.role: what the joiner asks to be. */
+enum { GK_WIRE_ROLE_PLAYER = 0, GK_WIRE_ROLE_SPECTATOR = 1 };
 
 typedef struct gk_wire_input {
   uint8_t slot;
@@ -198,11 +207,17 @@ typedef struct gk_wire_create_room {
   char genre[GK_WIRE_GENRE_MAX + 1];   /* NUL-terminated, non-empty */
   char config[GK_WIRE_CONFIG_MAX + 1]; /* NUL-terminated JSON text (may be
                                           empty: defaults) */
+  uint8_t token_len;                   /* 0 or GK_WIRE_TOKEN_BYTES */
+  uint8_t token[GK_WIRE_TOKEN_BYTES];  /* copied on decode */
 } gk_wire_create_room;
 
 typedef struct gk_wire_room_code {
-  char code[GK_WIRE_CODE_LEN + 1]; /* NUL-terminated base32 text */
-  uint8_t slot;                    /* ROOM_CREATED only */
+  char code[GK_WIRE_CODE_LEN + 1];    /* NUL-terminated base32 text */
+  uint8_t slot;                       /* ROOM_CREATED only */
+  uint8_t role;                       /* JOIN_ROOM only: GK_WIRE_ROLE_* */
+  uint8_t token_len;                  /* JOIN_ROOM only: 0 or
+                                         GK_WIRE_TOKEN_BYTES */
+  uint8_t token[GK_WIRE_TOKEN_BYTES]; /* JOIN_ROOM only; copied on decode */
 } gk_wire_room_code;
 
 typedef struct gk_wire_joined {

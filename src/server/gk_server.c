@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -80,6 +81,7 @@ void sv_log_stopped(gk_server *s) {
     gk_log_u64(s->log, "replays_damaged", st->replays_damaged);
     gk_log_u64(s->log, "stalls", st->stalls);
     gk_log_u64(s->log, "desyncs", st->desyncs);
+    sv_auth_log_totals(s);
     gk_log_end(s->log);
   }
 }
@@ -109,6 +111,7 @@ static void close_all(gk_server *s) {
   s->live = s->free_idx = NULL;
   free(s->conns);
   s->conns = NULL;
+  sv_auth_free(s);
   gk_net_transport_close(&s->transport, on_transport_closed);
 }
 
@@ -252,6 +255,7 @@ static void on_sweep(uv_timer_t *t) {
   gk_server *s = t->data;
   uint64_t now = sv_now_ms(s);
   uint64_t limit = s->cfg->lobby_timeout_ms;
+  if (!s->closing) sv_auth_sweep(s, now); /* the handshake deadline */
   if (!limit || s->closing) return;
   for (uint32_t i = s->nrooms; i-- > 0;) {
     sv_room *r = sv_live_room(s, i);
@@ -306,6 +310,13 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
     free(s);
     return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
   }
+  int arc = sv_auth_init(s, err, errlen); /* reads auth.key_file */
+  if (arc) {
+    free(s->rooms);
+    free(s->conns);
+    free(s);
+    return arc;
+  }
   gk_net_transport_options to;
   memset(&to, 0, sizeof(to));
   to.bind_host = cfg->host;
@@ -319,6 +330,7 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
     s->free_idx[i] = cfg->max_rooms - 1 - i; /* slot 0 on top */
   int rc = gk_net_transport_init(&s->transport, loop, &to, &tc);
   if (rc) {
+    sv_auth_free(s);
     free(s->rooms);
     free(s->conns);
     free(s->live);
@@ -400,6 +412,7 @@ int gk_server_run(const gk_server_config *cfg, gk_server_log *log) {
   int rc = gk_server_start(&loop, cfg, log, 1, &s, err, sizeof(err));
   if (rc) {
     gk_log_msg(log, GK_LOG_ERROR, "start_failed", NULL, "reason", err);
+    fprintf(stderr, "gk-server: %s\n", err);
     uv_run(&loop, UV_RUN_DEFAULT); /* what a late failure left closing */
     uv_loop_close(&loop);
     return 1;

@@ -17,6 +17,14 @@
  * ahead, a wrong room code) is a strike, and a connection with
  * `limits.strikes` strikes is disconnected at once.
  *
+ * Admission (issue 14, gk_server_auth.c). In token mode (auth.mode) every
+ * CREATE_ROOM and JOIN_ROOM must carry a connect token that opens with the
+ * key file's key, grants that request and was not used before; each
+ * refusal has its own ERROR code and counter. In both modes, connections
+ * per IP, connects per IP per second, rooms per minute per creator and a
+ * handshake deadline are limited, and no reply to a connection that has
+ * had no request accepted is larger than the datagram that caused it.
+ *
  * The step timer. One timer for all rooms. Its deadlines are t0 + k *
  * step_ns on uv_hrtime (step_ns = 1e9 / step_hz), and it is re-armed as a
  * one-shot for the next deadline every time, so it cannot drift: over ten
@@ -86,6 +94,23 @@ typedef struct gk_server_stats {
   uint64_t replays_recovered;  /* .gkr.tmp leftovers recovered at start */
   uint64_t replays_damaged;    /* leftovers moved aside as .gkr.damaged */
   uint64_t stalls, desyncs;    /* of ended matches, like steps_confirmed */
+  /* issue 14: connect tokens (token mode) and abuse limits */
+  uint64_t auth_admitted;  /* requests whose token was accepted */
+  uint64_t auth_missing;   /* no token (GK_ENOTOKEN) */
+  uint64_t auth_bad;       /* wrong key or tampered (GK_EAUTH) */
+  uint64_t auth_malformed; /* not a token of this protocol (GK_EPROTO,
+                              GK_EVERSION, GK_ERANGE) */
+  uint64_t auth_expired;   /* GK_EEXPIRED, or issued in the future
+                              (GK_ENOTYET) */
+  uint64_t auth_grant;     /* for another room, genre, player count,
+                              slot or client (GK_EGRANT) */
+  uint64_t auth_role;      /* a spectator's token for a player (GK_EROLE) */
+  uint64_t auth_reused;    /* a token id admitted before (GK_EEXIST) */
+  uint64_t auth_full;      /* the replay cache was full (GK_EFULL) */
+  uint64_t limit_conns_per_ip, limit_connect_rate, limit_create_rate;
+  uint64_t limit_handshake;
+  uint64_t replies_cut;        /* ERROR texts shortened to the request */
+  uint64_t replies_suppressed; /* ERRORs not sent: larger than the request */
 } gk_server_stats;
 
 /* Creates the server on `loop`: binds the ENet host, starts the step

@@ -36,7 +36,8 @@ typedef enum kind {
   K_STRING, /* char[size] */
   K_BOOL,   /* int */
   K_LEVEL,  /* gk_log_level */
-  K_DESYNC  /* gk_desync_policy */
+  K_DESYNC, /* gk_desync_policy */
+  K_AUTH    /* the "auth" object: walk_auth */
 } kind;
 
 typedef struct field {
@@ -67,7 +68,12 @@ static const field limits_fields[] = {
     U("packet_bytes", max_packet, 64, GK_WIRE_MAX),
     U("strikes", strikes, 1, 1000000),
     U("lobby_timeout_ms", lobby_timeout_ms, 0, 86400000),
-    END};
+    /* abuse limits (issue 14) */
+    U("conns_per_ip", conns_per_ip, 0, GK_SERVER_PEERS_MAX),
+    U("connects_per_ip_per_s", connects_per_ip_per_s, 0, 100000),
+    U("creates_per_min", creates_per_min, 0, 100000),
+    U("handshake_ms", handshake_ms, 0, 600000),
+    U("log_interval_ms", limit_log_ms, 100, 3600000), END};
 
 static const field lockstep_fields[] = {
     U("input_delay", input_delay, 1, 60),
@@ -125,6 +131,7 @@ static const field top_fields[] = {
     {"genres", K_OBJECT, 0, 0, 0, 0, NULL}, /* walked by hand */
     {"admin", K_OBJECT, 0, 0, 0, 0, admin_fields},
     {"agones", K_OBJECT, 0, 0, 0, 0, agones_fields},
+    {"auth", K_AUTH, 0, 0, 0, 0, NULL},
     END};
 
 /* --- messages ------------------------------------------------------------ */
@@ -256,12 +263,14 @@ static int set_field(ctx *x, const field *f, const cJSON *v, const char *path) {
     return 0;
   }
   case K_OBJECT:
+  case K_AUTH:
     break;
   }
   return fail(x, GK_EINVAL, path, "internal: bad schema row");
 }
 
 static int walk_genres(ctx *x, const cJSON *obj, const char *path);
+static int walk_auth(ctx *x, const cJSON *obj, const char *path);
 
 static int walk(ctx *x, const cJSON *obj, const field *table,
                 const char *path) {
@@ -278,6 +287,8 @@ static int walk(ctx *x, const cJSON *obj, const field *table,
     if (!f->key) return fail(x, GK_ENOTFOUND, p, "unknown key");
     if (f->k == K_OBJECT) {
       rc = f->sub ? walk(x, v, f->sub, p) : walk_genres(x, v, p);
+    } else if (f->k == K_AUTH) {
+      rc = walk_auth(x, v, p);
     } else {
       rc = set_field(x, f, v, p);
     }
@@ -392,6 +403,48 @@ static int walk_genres(ctx *x, const cJSON *obj, const char *path) {
     if (rc) return rc;
   }
   return 0;
+}
+
+/* --- auth (issue 14) -------------------------------------------------------
+ */
+
+static const field auth_fields[] = {
+    {"key_file", K_STRING, OFF(auth_key_file), SZ(auth_key_file), 1, 0, NULL},
+    U("replay_cache", auth_replay_cache, 16, 1000000),
+    END};
+
+/* "auth": { "mode": "open" | "token", "key_file": PATH, "replay_cache": N }.
+ * The key file is only named here: gk_server_start reads and checks it. */
+static int walk_auth(ctx *x, const cJSON *obj, const char *path) {
+  if (!cJSON_IsObject(obj))
+    return fail(x, GK_EINVAL, path, "must be an object, got %s",
+                gk_config_type_name(obj));
+  int rc = check_keys(x, obj, path);
+  for (const cJSON *v = obj->child; v && !rc; v = v->next) {
+    char p[256];
+    join(p, sizeof(p), path, v->string);
+    if (strcmp(v->string, "mode") == 0) {
+      const char *m = cJSON_IsString(v) ? v->valuestring : "";
+      if (strcmp(m, "open") == 0)
+        x->c->auth_mode = GK_AUTH_OPEN;
+      else if (strcmp(m, "token") == 0)
+        x->c->auth_mode = GK_AUTH_TOKEN;
+      else
+        rc = fail(x, cJSON_IsString(v) ? GK_ERANGE : GK_EINVAL, p,
+                  "must be \"open\" or \"token\"");
+      continue;
+    }
+    const field *f = auth_fields;
+    while (f->key && strcmp(f->key, v->string) != 0) f++;
+    rc = f->key ? set_field(x, f, v, p)
+                : fail(x, GK_ENOTFOUND, p,
+                       "unknown key (expected mode, key_file, replay_cache)");
+  }
+  if (!rc && x->c->auth_mode == GK_AUTH_TOKEN && !x->c->auth_key_file[0])
+    rc = fail(x, GK_EINVAL, path,
+              "mode \"token\" needs key_file (32 bytes, mode 0600: "
+              "gk-token keygen --out FILE)");
+  return rc;
 }
 
 /* --- cross-key checks ------------------------------------------------------
@@ -533,6 +586,13 @@ void gk_server_config_default(gk_server_config *c) {
   c->service_ms = 5;
   c->peer_timeout_ms = 10000;
   c->catchup_ticks = 5;
+  c->auth_mode = GK_AUTH_OPEN;
+  c->auth_replay_cache = 8192;
+  c->conns_per_ip = 128;
+  c->connects_per_ip_per_s = 100;
+  c->creates_per_min = 60;
+  c->handshake_ms = 10000;
+  c->limit_log_ms = 10000;
   ops_default(c);
   for (uint32_t i = 0; gk_genre_at(i) && c->ngenres < GK_SERVER_GENRES_MAX;
        i++) {

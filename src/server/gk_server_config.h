@@ -38,6 +38,12 @@
 #define GK_SERVER_PATH_MAX 1024
 #define GK_SERVER_CONFIG_ERR_MAX 512 /* suggested size of error buffers */
 
+/* Who may ask for rooms (issue 14; "auth" in the config). */
+typedef enum gk_auth_mode {
+  GK_AUTH_OPEN = 0, /* anyone who reaches the port (LAN, development) */
+  GK_AUTH_TOKEN = 1 /* CREATE_ROOM / JOIN_ROOM need a connect token */
+} gk_auth_mode;
+
 typedef enum gk_desync_policy {
   GK_DESYNC_REPORT = 0, /* log and notify the players; the match goes on */
   GK_DESYNC_END = 1     /* end the match at the next step */
@@ -120,6 +126,19 @@ typedef struct gk_server_config {
   /* operations (issue 15) */
   gk_server_admin_config admin;
   gk_server_agones_config agones;
+  /* auth (issue 14): the key file is read by gk_server_start, not here */
+  gk_auth_mode auth_mode;
+  char auth_key_file[GK_SERVER_PATH_MAX]; /* required in token mode */
+  uint32_t auth_replay_cache; /* admitted token ids kept until expiry */
+  /* abuse limits (issue 14), in "limits"; 0 = off */
+  uint32_t conns_per_ip;          /* connections at once from one IP */
+  uint32_t connects_per_ip_per_s; /* new connections per IP per second */
+  uint32_t creates_per_min;       /* rooms created per client id (token
+                                     mode) or per IP (open mode) */
+  uint32_t handshake_ms;          /* a connection with no accepted room
+                                     request by then is dropped */
+  uint32_t limit_log_ms;          /* a refusal is logged once per source
+                                     and limit per this interval */
 } gk_server_config;
 
 /* Fills c with the defaults: every registered genre enabled with its

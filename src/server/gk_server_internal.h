@@ -16,6 +16,10 @@
  *   gk_server_metrics.c, gk_server_admin.c, gk_server_agones.c
  *                      operations: metrics, the admin HTTP listener, the
  *                      Agones client (declared in gk_server_ops.h).
+ *   gk_server_auth.c   admission (issue 14): connect tokens before a room
+ *                      request reaches gk_server_room.c, per-IP and
+ *                      per-creator limits, the handshake deadline, the
+ *                      size cap of replies to unadmitted connections.
  *
  * Naming: every function, type and constant declared here is prefixed
  * sv_ / SV_ (internal, not API: the gk_server_ prefix is the public
@@ -39,10 +43,12 @@
 #include "gk_replay.h"
 #include "gk_server.h"
 #include "gk_server_ops.h"
+#include "gk_token.h"
 
 #define SV_NO_ROOM UINT32_MAX
 #define SV_NO_CONN UINT32_MAX
-#define SV_SWEEP_MS 1000u /* lobby and idle-connection sweep period */
+#define SV_ENET_CONNECT_BYTES 48u /* ENet's CONNECT command, at least */
+#define SV_SWEEP_MS 1000u         /* lobby and idle-connection sweep period */
 #define SV_LINGER_MS                                                           \
   150u /* after the last room closes on shutdown, let                          \
           the final MATCH_END/SHUTDOWN packets leave */
@@ -97,7 +103,42 @@ typedef struct sv_conn {
   uint32_t slot;
   uint32_t strikes;
   uint64_t since_ms; /* connected, or left its last room */
+  /* issue 14: admission (gk_server_auth.c) */
+  uint64_t connected_ms; /* the handshake deadline counts from here */
+  uint32_t ip;           /* IPv4, host order */
+  int ip_counted;        /* counted in the per-IP table */
+  int admitted;          /* a room request of it was accepted */
+  size_t req_len;        /* bytes of its last datagram: an ERROR to a
+                            connection not admitted is never larger */
+  int client_bound;      /* a token bound it to client_id */
+  uint64_t client_id;
 } sv_conn;
+
+/* One source in a bounded table of gk_server_auth.c: an IP (per-IP
+ * connections and connects per second) or a room creator (rooms per
+ * minute: a client id in token mode, an IP in open mode). */
+typedef struct sv_src {
+  int used;
+  uint64_t key;
+  uint32_t conns;      /* IP table: connections open now */
+  uint64_t win_ms;     /* start of the current rate window */
+  uint32_t win_n;      /* events in it */
+  uint64_t seen_ms;    /* last touched: when full, the oldest idle entry
+                          is evicted */
+  uint64_t logged_ms;  /* last "limit" record for this source */
+  uint64_t suppressed; /* refusals not logged since */
+  int logged;
+} sv_src;
+
+typedef struct sv_auth {
+  uint8_t key[GK_TOKEN_KEY_BYTES]; /* token mode */
+  gk_token_seen seen;              /* admitted token ids until expiry */
+  gk_token_seen_entry *seen_store;
+  sv_src *ips; /* per-IP table, 2 * max_peers entries */
+  uint32_t nips;
+  sv_src *creators; /* rooms-per-minute table */
+  uint32_t ncreators;
+} sv_auth;
 
 struct gk_server {
   uv_loop_t *loop;
@@ -139,6 +180,7 @@ struct gk_server {
   struct sv_admin *admin;   /* NULL = off */
   struct sv_agones *agones; /* NULL = off */
   uint8_t buf[GK_WIRE_MAX];
+  sv_auth auth; /* issue 14: gk_server_auth.c */
 };
 
 /* The loop's time, in ms: one value for a whole callback, so two reads
@@ -213,6 +255,50 @@ void sv_on_create(gk_server *s, uint32_t peer, const gk_wire_msg *m);
 void sv_on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m);
 void sv_on_start(gk_server *s, uint32_t peer);
 void sv_on_lobby_end(gk_server *s, uint32_t peer);
+
+/* The room with this code, or NULL. */
+sv_room *sv_room_find(gk_server *s, const char *code);
+
+/* --- gk_server_auth.c: connect tokens and abuse limits (issue 14) -------- */
+
+/* Reads the key file (token mode; refused unless mode 0600 or stricter)
+ * and allocates the bounded tables. Returns 0 or a code with a message
+ * naming auth.key_file; on failure nothing is left to free. */
+int sv_auth_init(gk_server *s, char *err, size_t errlen);
+/* Frees the tables and wipes the key. Safe after a failed init. */
+void sv_auth_free(gk_server *s);
+/* A new connection: counts it against its IP's limits. Returns 0, or
+ * GK_ELIMIT (counted, logged once per IP per interval): the caller drops
+ * the connection at once, with no reply. */
+int sv_auth_connect(gk_server *s, uint32_t peer);
+/* A connection is gone: uncounts it from its IP. */
+void sv_auth_disconnect(gk_server *s, const sv_conn *c);
+/* The one check before a CREATE_ROOM or JOIN_ROOM reaches the room code:
+ * in token mode the token (open, grant, role, client binding, replay
+ * cache), in both modes the room-creation rate. now_s is the wall clock
+ * (time()). Returns 0 to go on; otherwise the request was refused: the
+ * ERROR is sent, counted and logged, and the caller does nothing. */
+int sv_auth_request(gk_server *s, uint32_t peer, const gk_wire_msg *m,
+                    uint64_t now_s);
+/* The token checks of sv_auth_request alone, without a server: opens the
+ * token of `m` (CREATE_ROOM or JOIN_ROOM) with `key` at now_s, matches its
+ * grant against the request and, if `client` is non-NULL, against the
+ * client id the connection is bound to, then admits its id once in
+ * `seen`. Returns 0 with *out filled, or the refusal's code with a reason
+ * in err: GK_ENOTOKEN, gk_token_open's codes, GK_EGRANT, GK_EROLE,
+ * GK_EEXIST (used before) or GK_EFULL (cache full). */
+int sv_auth_check_token(const uint8_t key[GK_TOKEN_KEY_BYTES],
+                        gk_token_seen *seen, const gk_wire_msg *m,
+                        const uint64_t *client, uint64_t now_s, gk_token *out,
+                        char *err, size_t errlen);
+/* How many bytes a reply to `peer` may have: unlimited once admitted,
+ * else the size of the datagram that caused it. */
+size_t sv_auth_reply_cap(const gk_server *s, uint32_t peer);
+/* Sweep: drops connections that had no room request accepted within
+ * limits.handshake_ms (counted, logged once per IP per interval). */
+void sv_auth_sweep(gk_server *s, uint64_t now_ms);
+/* Adds the admission counters to the "stopped" record being built. */
+void sv_auth_log_totals(gk_server *s);
 
 /* --- gk_server_match.c: matches ------------------------------------------ */
 

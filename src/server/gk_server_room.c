@@ -248,6 +248,7 @@ static void room_publish(gk_server *s, sv_room *r, uint32_t peer) {
   s->stats.rooms_created++;
   s->conns[peer].room = idx;
   s->conns[peer].slot = 0;
+  s->conns[peer].admitted = 1;
 }
 
 void sv_on_create(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
@@ -297,6 +298,8 @@ void sv_on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
     rc = GK_ECLOSED, why = "server is shutting down";
   } else if (c->room != SV_NO_ROOM) {
     rc = GK_ESTATE, why = "already in a room";
+  } else if (m->u.room.role != GK_WIRE_ROLE_PLAYER) {
+    rc = GK_EPERM, why = "spectators are not served yet";
   } else if (!gk_wire_code_valid(m->u.room.code) ||
              !(r = sv_room_find(s, m->u.room.code))) {
     rc = GK_ENOTFOUND, why = "no room with that code";
@@ -316,6 +319,7 @@ void sv_on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   r->conn[slot] = peer;
   c->room = r->index;
   c->slot = slot;
+  c->admitted = 1;
   if (gk_log_begin(s->log, GK_LOG_INFO, "player_joined", r->code)) {
     gk_log_u64(s->log, "slot", slot);
     gk_log_u64(s->log, "peer", peer);

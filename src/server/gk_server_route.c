@@ -15,6 +15,7 @@
  * removes the player. Sending to connections is here too.
  */
 #include <string.h>
+#include <time.h>
 
 #include "gk_err.h"
 #include "gk_server_internal.h"
@@ -42,9 +43,24 @@ static void error_msg(gk_wire_msg *m, int code, const char *text) {
   m->u.error.text[j] = '\0';
 }
 
+/* Bytes of an ERROR around its text: header, code, text length. */
+#define ERROR_FIXED (GK_WIRE_HEADER + 2u + 1u)
+
 void sv_send_error(gk_server *s, uint32_t peer, int code, const char *text) {
   gk_wire_msg m;
   error_msg(&m, code, text);
+  /* never a reply larger than the request to a connection not admitted
+   * (issue 14): the text is cut to fit, or nothing is sent */
+  size_t cap = peer < s->cfg->max_peers ? sv_auth_reply_cap(s, peer) : 0;
+  size_t n = strlen(m.u.error.text);
+  if (cap < ERROR_FIXED) {
+    s->stats.replies_suppressed++;
+    return;
+  }
+  if (ERROR_FIXED + n > cap) {
+    m.u.error.text[cap - ERROR_FIXED] = '\0';
+    s->stats.replies_cut++;
+  }
   sv_send(s, peer, &m);
 }
 
@@ -141,10 +157,12 @@ static void route_control(gk_server *s, sv_room *r, uint32_t peer,
                           const gk_wire_msg *m) {
   switch (m->type) {
   case GK_MSG_CREATE_ROOM:
-    sv_on_create(s, peer, m);
+    if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
+      sv_on_create(s, peer, m);
     break;
   case GK_MSG_JOIN_ROOM:
-    sv_on_join(s, peer, m);
+    if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
+      sv_on_join(s, peer, m);
     break;
   case GK_MSG_START_MATCH:
     sv_on_start(s, peer);
@@ -185,6 +203,7 @@ static void on_receive(void *ctx, gk_net_transport *t, uint32_t peer,
   if (!c) return;
   s->stats.packets_in++;
   s->stats.bytes_in += len;
+  c->req_len = len;
   int type = len >= GK_WIRE_HEADER ? bytes[1] : -1;
   sv_room *r = sv_conn_room(s, c);
   gk_wire_msg m;
@@ -221,6 +240,12 @@ static void on_connect(void *ctx, gk_net_transport *t, uint32_t peer) {
     gk_log_u64(s->log, "peer", peer);
     gk_log_end(s->log);
   }
+  if (sv_auth_connect(s, peer) != 0) {
+    gk_net_transport_disconnect(t, peer, 1); /* over a per-IP limit */
+    return;
+  }
+  /* the ENet CONNECT datagram (48 bytes and more) is the request here */
+  c->req_len = SV_ENET_CONNECT_BYTES;
   if (s->shutting_down) {
     sv_send_error(s, peer, GK_ECLOSED, "server is shutting down");
     gk_net_transport_disconnect(t, peer, 0);
@@ -247,6 +272,7 @@ static void on_disconnect(void *ctx, gk_net_transport *t, uint32_t peer) {
   sv_conn *c = known_conn(s, peer);
   if (!c) return;
   s->stats.disconnects++;
+  sv_auth_disconnect(s, c);
   sv_room *r = sv_conn_room(s, c);
   uint32_t slot = c->slot;
   memset(c, 0, sizeof(*c));

@@ -34,7 +34,11 @@
   X(EINPUT, -23, "input source failed to produce the step's input")            \
   X(EEXPIRED, -24, "expired")                                                  \
   X(ENOTYET, -25, "not valid yet (issued in the future)")                      \
-  X(EAUTH, -26, "authentication failed (wrong key or tampered data)")
+  X(EAUTH, -26, "authentication failed (wrong key or tampered data)")          \
+  X(ENOTOKEN, -27, "a connect token is required")                              \
+  X(EGRANT, -28, "the token does not grant this request")                      \
+  X(EROLE, -29, "the token grants another role")                               \
+  X(ELIMIT, -30, "rate or connection limit reached")
 
 enum {
 #define GK__ERR_ENUM(name, code, msg) GK_##name = (code),

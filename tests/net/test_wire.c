@@ -637,3 +637,44 @@ Test(wire_codec, control_bytes_in_any_text_are_refused_as_protocol_errors) {
   expect_u8(8, 6, '\t', GK_EPROTO);
   expect_u8(13, 36, 0x7f, GK_EPROTO);
 }
+
+Test(wire_codec,
+     create_and_join_carry_a_role_and_a_token_and_refuse_any_other_length) {
+  gk_wire_msg m, d;
+  uint8_t buf[GK_WIRE_MAX];
+  sample_msg(8, &m);
+  m.u.create_room.token_len = GK_WIRE_TOKEN_BYTES;
+  for (int i = 0; i < GK_WIRE_TOKEN_BYTES; i++)
+    m.u.create_room.token[i] = (uint8_t)(i * 7);
+  cr_assert_eq(round_trip(&m, &d), 0);
+  cr_assert_eq(d.u.create_room.token_len, GK_WIRE_TOKEN_BYTES);
+  cr_assert_arr_eq(d.u.create_room.token, m.u.create_room.token,
+                   GK_WIRE_TOKEN_BYTES);
+  m.u.create_room.token_len = 20;
+  size_t len = 0;
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), GK_EPROTO);
+
+  sample_msg(10, &m);
+  m.u.room.role = GK_WIRE_ROLE_SPECTATOR;
+  m.u.room.token_len = GK_WIRE_TOKEN_BYTES;
+  memset(m.u.room.token, 0xa5, GK_WIRE_TOKEN_BYTES);
+  len = encode_ok(&m, buf);
+  cr_assert_eq(len,
+               GK_WIRE_HEADER + GK_WIRE_CODE_LEN + 2u + GK_WIRE_TOKEN_BYTES);
+  cr_assert_eq(gk_wire_decode(buf, len, &d), 0);
+  cr_assert_eq(d.u.room.role, GK_WIRE_ROLE_SPECTATOR);
+  cr_assert_eq(d.u.room.token_len, GK_WIRE_TOKEN_BYTES);
+  cr_assert_arr_eq(d.u.room.token, m.u.room.token, GK_WIRE_TOKEN_BYTES);
+  /* a token cut short, a token length that is not 0 or 148, a role that
+   * does not exist */
+  cr_assert_eq(gk_wire_decode(buf, len - 1, &d), GK_ETRUNC);
+  buf[GK_WIRE_HEADER + GK_WIRE_CODE_LEN + 1] = 147;
+  cr_assert_eq(gk_wire_decode(buf, len, &d), GK_EPROTO);
+  cr_assert_eq(d.u.room.token_len, 0);
+  buf[GK_WIRE_HEADER + GK_WIRE_CODE_LEN + 1] = GK_WIRE_TOKEN_BYTES;
+  buf[GK_WIRE_HEADER + GK_WIRE_CODE_LEN] = 2;
+  cr_assert_eq(gk_wire_decode(buf, len, &d), GK_ERANGE);
+  /* without a token: code, role, a zero length */
+  sample_msg(10, &m);
+  cr_assert_eq(encode_ok(&m, buf), GK_WIRE_HEADER + GK_WIRE_CODE_LEN + 2u);
+}

@@ -219,8 +219,8 @@ int e2e_verify_replays(const char *dir, char (*codes)[17], uint64_t *hashes,
 
 /* --- a server and bots, as most e2e tests use them ------------------------ */
 
-static const char *config_json(char *buf, size_t cap, const e2e_dir *d,
-                               const char *replays, const char *extra) {
+const char *e2e_config_json(char *buf, size_t cap, const e2e_dir *d,
+                            const char *replays, const char *extra) {
   snprintf(buf, cap,
            "{\"listen\":{\"host\":\"127.0.0.1\",\"port\":0},"
            "\"log_level\":\"info\",\"step_hz\":" E2E_STEP_HZ ","
@@ -234,7 +234,7 @@ void e2e_start_server_x(e2e_proc *srv, const e2e_dir *d, const char *replays,
                         const char *extra, uint16_t *port) {
   char json[2048], path[512];
   e2e_write(d, "server.json",
-            config_json(json, sizeof(json), d, replays, extra), path,
+            e2e_config_json(json, sizeof(json), d, replays, extra), path,
             sizeof(path));
   char *argv[] = {(char *)GK_SERVER_BIN, (char *)"--config", path, NULL};
   e2e_spawn(srv, d, "server", argv);

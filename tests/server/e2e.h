@@ -72,6 +72,11 @@ void e2e_start_server(e2e_proc *srv, const e2e_dir *d, const char *extra,
                       uint16_t *port);
 /* The same with more members of "replays" (`replays`, e.g.
  * "\"flush_ms\":50"; may be NULL). */
+/* The test server's config text: 127.0.0.1 port 0, replays in d, then
+ * `replays` (members of "replays", may be NULL) and `extra` (top-level
+ * members, may be NULL). Returns buf. */
+const char *e2e_config_json(char *buf, size_t cap, const e2e_dir *d,
+                            const char *replays, const char *extra);
 void e2e_start_server_x(e2e_proc *srv, const e2e_dir *d, const char *replays,
                         const char *extra, uint16_t *port);
 /* Spawns gk-bot: survivors, `rooms` rooms of `players`, `steps` steps. */

@@ -407,3 +407,45 @@ Test(server_codes, a_code_is_16_base32_characters_and_codes_do_not_repeat) {
   for (int k = 0; k < 32; k++)
     cr_assert(hist[k] > 700 && hist[k] < 1300, "letter %d: %u", k, hist[k]);
 }
+
+Test(server_config, the_auth_section_and_the_abuse_limits_are_read_strictly) {
+  gk_server_config c;
+  char err[GK_SERVER_CONFIG_ERR_MAX];
+  cr_assert_eq(parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(c.auth_mode, GK_AUTH_OPEN);
+  cr_assert_gt(c.conns_per_ip, 0);
+  cr_assert_gt(c.connects_per_ip_per_s, 0);
+  cr_assert_gt(c.creates_per_min, 0);
+  cr_assert_gt(c.handshake_ms, 0);
+  gk_server_config_free(&c);
+  cr_assert_eq(parse(&c,
+                     "{\"auth\":{\"mode\":\"token\",\"key_file\":\"k.key\","
+                     "\"replay_cache\":100},\"limits\":{\"conns_per_ip\":3,"
+                     "\"connects_per_ip_per_s\":0,\"creates_per_min\":2,"
+                     "\"handshake_ms\":1500,\"log_interval_ms\":500}}",
+                     err, sizeof(err)),
+               0, "%s", err);
+  cr_assert_eq(c.auth_mode, GK_AUTH_TOKEN);
+  cr_assert_str_eq(c.auth_key_file, "k.key");
+  cr_assert_eq(c.auth_replay_cache, 100);
+  cr_assert_eq(c.conns_per_ip, 3);
+  cr_assert_eq(c.connects_per_ip_per_s, 0);
+  cr_assert_eq(c.creates_per_min, 2);
+  cr_assert_eq(c.handshake_ms, 1500);
+  cr_assert_eq(c.limit_log_ms, 500);
+  gk_server_config_free(&c);
+  expect_error("{\"auth\":{\"mode\":\"token\"}}", GK_EINVAL, "auth",
+               "needs key_file", NULL);
+  expect_error("{\"auth\":{\"mode\":\"closed\"}}", GK_ERANGE, "auth.mode",
+               "\"open\" or \"token\"", NULL);
+  expect_error("{\"auth\":{\"mode\":1}}", GK_EINVAL, "auth.mode", NULL);
+  expect_error("{\"auth\":{\"key\":\"x\"}}", GK_ENOTFOUND, "auth.key",
+               "unknown key", NULL);
+  expect_error("{\"auth\":[]}", GK_EINVAL, "auth", "must be an object", NULL);
+  expect_error("{\"auth\":{\"mode\":\"open\",\"mode\":\"token\"}}", GK_EINVAL,
+               "auth.mode", "duplicate", NULL);
+  expect_error("{\"auth\":{\"replay_cache\":1}}", GK_ERANGE,
+               "auth.replay_cache", NULL);
+  expect_error("{\"limits\":{\"log_interval_ms\":0}}", GK_ERANGE,
+               "limits.log_interval_ms", NULL);
+}

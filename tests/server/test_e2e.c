@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "e2e.h"
+#include "e2e_raw.h"
+#include "e2e_srv.h"
 #include "gk_err.h"
 #include "gk_net_wire.h"
 
@@ -92,21 +94,6 @@ Test(server_e2e, sigterm_during_play_leaves_complete_verifiable_replays) {
 /* --- config errors through the binary --------------------------------------
  */
 
-static int run_server_cfg(const e2e_dir *d, const char *json, char *err,
-                          size_t cap) {
-  char path[512];
-  e2e_write(d, "bad.json", json, path, sizeof(path));
-  e2e_proc p;
-  char *argv[] = {(char *)GK_SERVER_BIN, (char *)"--config", path, NULL};
-  e2e_spawn(&p, d, "bad", argv);
-  cr_assert(e2e_wait(&p, 10000));
-  FILE *f = fopen(p.err, "r");
-  size_t n = f ? fread(err, 1, cap - 1, f) : 0;
-  if (f) fclose(f);
-  err[n] = '\0';
-  return p.status;
-}
-
 Test(server_e2e, a_bad_config_stops_start_up_naming_file_key_and_reason) {
   e2e_dir d;
   e2e_dir_make(&d);
@@ -143,77 +130,6 @@ Test(server_e2e, the_shipped_config_passes_check_config) {
 }
 
 /* --- bad input while rooms play ---------------------------------------- */
-
-typedef struct raw {
-  ENetHost *h;
-  ENetPeer *p;
-  int connected, disconnected;
-  gk_wire_msg last[32]; /* last message of each type (by type id & 31) */
-  int seen[32];
-} raw;
-
-static void raw_pump(raw *c, int ms) {
-  ENetEvent ev;
-  for (int waited = 0; waited <= ms; waited += 5) {
-    while (enet_host_service(c->h, &ev, 5) > 0) {
-      if (ev.type == ENET_EVENT_TYPE_CONNECT) c->connected = 1;
-      if (ev.type == ENET_EVENT_TYPE_DISCONNECT) c->disconnected = 1;
-      if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
-        gk_wire_msg m;
-        if (gk_wire_decode(ev.packet->data, ev.packet->dataLength, &m) == 0 &&
-            (unsigned)m.type < 32) {
-          /* pointers into the packet are not kept: only scalar fields and
-           * copied strings are read later */
-          c->last[m.type] = m;
-          c->seen[m.type]++;
-        }
-        enet_packet_destroy(ev.packet);
-      }
-    }
-  }
-}
-
-static void raw_connect(raw *c, uint16_t port) {
-  memset(c, 0, sizeof(*c));
-  c->h = enet_host_create(NULL, 1, 2, 0, 0);
-  cr_assert_not_null(c->h);
-  ENetAddress a;
-  enet_address_set_host(&a, "127.0.0.1");
-  a.port = port;
-  c->p = enet_host_connect(c->h, &a, 2, 0);
-  cr_assert_not_null(c->p);
-  for (int i = 0; i < 200 && !c->connected; i++) raw_pump(c, 10);
-  cr_assert(c->connected, "raw client could not connect");
-}
-
-static void raw_send(raw *c, const void *bytes, size_t len, int reliable) {
-  ENetPacket *pk = enet_packet_create(bytes, len,
-                                      reliable ? ENET_PACKET_FLAG_RELIABLE
-                                               : ENET_PACKET_FLAG_UNSEQUENCED);
-  enet_peer_send(c->p, reliable ? 0 : 1, pk);
-  enet_host_flush(c->h);
-}
-
-static void raw_send_msg(raw *c, const gk_wire_msg *m) {
-  uint8_t buf[GK_WIRE_MAX];
-  size_t len = 0;
-  cr_assert_eq(gk_wire_encode(m, buf, sizeof(buf), &len), 0);
-  raw_send(c, buf, len, 1);
-}
-
-static void raw_close(raw *c) {
-  if (c->h) enet_host_destroy(c->h);
-  c->h = NULL;
-}
-
-/* Waits until the raw client has seen a message of `type`. */
-static void raw_expect(raw *c, int type, int ms) {
-  for (int waited = 0; waited <= ms && !c->seen[type]; waited += 20)
-    raw_pump(c, 20);
-  cr_assert(c->seen[type], "no %s arrived (connection %s)",
-            gk_wire_type_name(type),
-            c->disconnected ? "was closed" : "still open");
-}
 
 static void send_input(raw *c, uint8_t slot, uint64_t first, uint8_t count) {
   static const uint8_t records[GK_WIRE_STEPS_MAX * 4];

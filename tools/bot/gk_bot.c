@@ -2,7 +2,7 @@
  *
  *   gk-bot --server HOST:PORT --genre G --rooms R --players P --steps N
  *          [--seed S] [--loss P] [--latency MS] [--options JSON]
- *          [--input-delay D] [--timeout SEC]
+ *          [--input-delay D] [--timeout SEC] [--key FILE | --token TOKEN]
  *
  * What a load test or a smoke test needs: R rooms of P bot players each,
  * on one uv loop. Every player is a gk_net_peer with its own ENet client
@@ -12,7 +12,11 @@
  * it; when all have joined, player 0 starts the match; when player 0's loop
  * has run N steps it ends the match (END_MATCH), so the server finalises
  * the replay. With --loss/--latency every datagram goes through one
- * gk_net_fault relay in front of the server (both directions).
+ * gk_net_fault relay in front of the server (both directions). Against a
+ * server in token mode, --key FILE mints a connect token for every request
+ * (player 0: a room of the genre for P players; the others: a join of that
+ * room's code as a player; each player its own client id), and --token
+ * sends one given token with every request (negative tests).
  *
  * Hashes are compared twice: the server compares every peer's reported
  * hash with its own and sends DESYNC notices (counted), and the players of
@@ -21,92 +25,14 @@
  * finished with no desync, 1 if any desync or disagreement, 2 for a usage
  * error, 3 if a room failed (refused, disconnected, timed out).
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include <cjson/cJSON.h>
-#include <uv.h>
-
-#include "gk_err.h"
-#include "gk_genre_load.h"
-#include "gk_genres.h"
-#include "gk_net_fault.h"
-#include "gk_net_peer.h"
-#include "gk_net_transport.h"
-#include "gk_net_wire.h"
-
+#include "gk_bot.h"
 #include "gk_bot_light.h"
-
-#define RING 4096 /* steps of hashes kept per room for cross-checks */
-
-typedef struct bot bot;
-typedef struct bot_room bot_room;
-
-typedef struct bot_peer {
-  bot *b;
-  bot_room *room;
-  uint32_t index; /* in the room; 0 creates and hosts */
-  gk_net_transport tr;
-  int tr_open;
-  uint32_t conn;
-  int connected;
-  gk_net_peer peer;
-  int peer_open;
-  int joined;
-  int ended;
-  int end_reason;
-  uint64_t desyncs; /* DESYNC notices about this peer */
-  uint64_t steps;
-  uint64_t last_hash;
-  uint8_t held[GK_WIRE_MAX]; /* --chaos dup: the last INPUT sent */
-  size_t held_len;
-} bot_peer;
-
-typedef struct ring_entry {
-  uint64_t step;
-  uint64_t hash;
-  int set;
-} ring_entry;
-
-struct bot_room {
-  bot *b;
-  uint32_t index;
-  bot_peer *peers;
-  char code[GK_WIRE_CODE_LEN + 1];
-  int created, start_sent, end_sent, done, failed;
-  char error[160];
-  uint64_t mismatches; /* players of this room that disagreed */
-  uint64_t first_mismatch;
-  ring_entry *ring;
-};
-
-struct bot {
-  uv_loop_t *loop;
-  const gk_sim *sim;
-  const char *host;
-  uint16_t port; /* the server's, or the relay's */
-  uint32_t rooms, players;
-  uint64_t steps;
-  uint64_t seed;
-  uint32_t input_delay;
-  const char *options;
-  double loss;
-  uint32_t latency_ms;
-  uint32_t timeout_s;
-  bot_room *room;
-  gk_net_fault fault;
-  int fault_open;
-  uv_timer_t timeout;
-  uv_signal_t sigint;
-  int finished;
-  int timed_out;
-  uint32_t rooms_done;
-  int exit_status;
-  int chaos_dup;        /* --chaos dup (a test option) */
-  uint64_t chaos_extra; /* datagrams it sent twice or out of order */
-};
+#include "gk_err.h"
 
 /* --- helpers ----------------------------------------------------------------
  */
@@ -225,10 +151,14 @@ static void peer_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
   case GK_MSG_JOINED:
     p->joined = 1;
     break;
-  case GK_MSG_ERROR:
-    room_fail(r, "server error", m->u.error.text);
+  case GK_MSG_ERROR: {
+    char detail[GK_WIRE_TEXT_MAX + 40];
+    snprintf(detail, sizeof(detail), "%s: %s", gk_err_name(m->u.error.code),
+             m->u.error.text);
+    room_fail(r, "server error", detail);
     room_check_done(r);
     return;
+  }
   case GK_MSG_SHUTDOWN:
     room_fail(r, "the server is shutting down", NULL);
     return;
@@ -260,6 +190,33 @@ static void tr_receive(void *ctx, gk_net_transport *t, uint32_t conn,
   if (p->peer_open) gk_net_peer_receive(&p->peer, bytes, len);
 }
 
+/* The connect token of a request (create or join), into len/tok: none,
+ * the one from --token, or a fresh one minted with --key. 0 or a code. */
+static int put_token(bot_peer *p, int create, uint8_t *len, uint8_t *tok) {
+  bot *b = p->b;
+  *len = 0;
+  if (b->token_mode == BOT_TOKEN_NONE) return 0;
+  *len = GK_TOKEN_BYTES;
+  if (b->token_mode == BOT_TOKEN_FIXED) {
+    memcpy(tok, b->token, GK_TOKEN_BYTES);
+    return 0;
+  }
+  gk_token_grant g;
+  memset(&g, 0, sizeof(g));
+  g.slot = GK_TOKEN_SLOT_ANY;
+  if (create) {
+    g.kind = GK_TOKEN_CREATE;
+    g.max_players = (uint8_t)b->players;
+    snprintf(g.genre, sizeof(g.genre), "%s", b->sim->name);
+  } else {
+    g.kind = GK_TOKEN_JOIN;
+    g.role = GK_TOKEN_PLAYER;
+    memcpy(g.code, p->room->code, sizeof(g.code));
+  }
+  uint64_t client = b->client_base + (uint64_t)p->room->index * 16u + p->index;
+  return gk_token_mint(&g, client, (uint64_t)time(NULL), 60, b->key, tok);
+}
+
 static void tr_connect(void *ctx, gk_net_transport *t, uint32_t conn) {
   bot_peer *p = ctx;
   (void)t;
@@ -278,6 +235,16 @@ static void tr_connect(void *ctx, gk_net_transport *t, uint32_t conn) {
   } else {
     m.type = GK_MSG_JOIN_ROOM;
     memcpy(m.u.room.code, p->room->code, sizeof(m.u.room.code));
+    m.u.room.role = GK_WIRE_ROLE_PLAYER;
+  }
+  int rc =
+      m.type == GK_MSG_CREATE_ROOM
+          ? put_token(p, 1, &m.u.create_room.token_len, m.u.create_room.token)
+          : put_token(p, 0, &m.u.room.token_len, m.u.room.token);
+  if (rc) {
+    room_fail(p->room, "cannot mint a token", gk_strerror(rc));
+    room_check_done(p->room);
+    return;
   }
   gk_net_peer_send_msg(&p->peer, &m);
 }
@@ -327,111 +294,10 @@ static void on_fault_closed(gk_net_fault *f) {
   (void)f;
 }
 
-static int hex_str(char *out, size_t cap, uint64_t v) {
-  return snprintf(out, cap, "%016" PRIx64, v);
-}
-
-/* What finish adds up over the rooms. */
-typedef struct bot_totals {
-  uint64_t desyncs, mismatches, completed, failed;
-  uint32_t *lat; /* every peer's confirm latencies, may be NULL */
-  uint64_t nlat;
-} bot_totals;
-
-/* One room's entry of the summary; adds its counts to *t. */
-static cJSON *room_summary(bot *b, bot_room *r, bot_totals *t) {
-  cJSON *ro = cJSON_CreateObject();
-  cJSON_AddStringToObject(ro, "code", r->created ? r->code : "");
-  int agree = 1, ended = 1;
-  uint64_t steps = r->peers[0].steps, hash = r->peers[0].last_hash;
-  cJSON *hashes = cJSON_CreateArray();
-  uint64_t room_desyncs = 0;
-  char h[20];
-  for (uint32_t j = 0; j < b->players; j++) {
-    bot_peer *p = &r->peers[j];
-    hex_str(h, sizeof(h), p->last_hash);
-    cJSON_AddItemToArray(hashes, cJSON_CreateString(h));
-    if (p->steps != steps || p->last_hash != hash) agree = 0;
-    if (!p->ended) ended = 0;
-    room_desyncs += p->desyncs;
-    if (t->lat && p->peer_open)
-      for (uint32_t k = 0; k < p->peer.nlatency; k++)
-        t->lat[t->nlat++] = p->peer.latency_us[k];
-  }
-  hex_str(h, sizeof(h), hash);
-  /* final hashes are comparable only when every player ran to the same
-   * end; a room cut short (timeout, disconnect) is a failure, not a
-   * desync. Step-by-step comparisons (r->mismatches) always count. */
-  int comparable = ended && !r->failed;
-  cJSON_AddNumberToObject(ro, "steps", (double)steps);
-  cJSON_AddStringToObject(ro, "final_hash", h);
-  cJSON_AddItemToObject(ro, "player_hashes", hashes);
-  if (comparable)
-    cJSON_AddBoolToObject(ro, "agree", agree && !r->mismatches);
-  else
-    cJSON_AddNullToObject(ro, "agree");
-  cJSON_AddNumberToObject(ro, "desyncs", (double)room_desyncs);
-  cJSON_AddNumberToObject(ro, "mismatches", (double)r->mismatches);
-  if (r->mismatches)
-    cJSON_AddNumberToObject(ro, "first_mismatch", (double)r->first_mismatch);
-  cJSON_AddStringToObject(ro, "end_reason",
-                          gk_wire_end_name(r->peers[0].end_reason));
-  if (r->failed || !ended) {
-    cJSON_AddStringToObject(ro, "error",
-                            r->failed ? r->error : "did not finish");
-    t->failed++;
-  } else {
-    t->completed++;
-  }
-  t->desyncs += room_desyncs;
-  t->mismatches += r->mismatches + (comparable && !agree ? 1 : 0);
-  return ro;
-}
-
-/* Prints the one JSON summary; returns the exit status it implies. */
-static int print_summary(bot *b) {
-  cJSON *out = cJSON_CreateObject();
-  cJSON_AddStringToObject(out, "genre", b->sim->name);
-  cJSON_AddNumberToObject(out, "rooms", b->rooms);
-  cJSON_AddNumberToObject(out, "players", b->players);
-  cJSON_AddNumberToObject(out, "steps_requested", (double)b->steps);
-  cJSON *rooms = cJSON_AddArrayToObject(out, "room_results");
-  bot_totals t;
-  memset(&t, 0, sizeof(t));
-  uint64_t nlat = 0;
-  for (uint32_t i = 0; i < b->rooms; i++)
-    for (uint32_t j = 0; j < b->players; j++)
-      nlat +=
-          b->room[i].peers[j].peer_open ? b->room[i].peers[j].peer.nlatency : 0;
-  t.lat = malloc((nlat ? nlat : 1) * sizeof(*t.lat));
-  for (uint32_t i = 0; i < b->rooms; i++)
-    cJSON_AddItemToArray(rooms, room_summary(b, &b->room[i], &t));
-  cJSON_AddNumberToObject(out, "rooms_completed", (double)t.completed);
-  cJSON_AddNumberToObject(out, "rooms_failed", (double)t.failed);
-  cJSON_AddNumberToObject(out, "desyncs", (double)(t.desyncs + t.mismatches));
-  cJSON_AddNumberToObject(out, "server_desyncs", (double)t.desyncs);
-  cJSON_AddNumberToObject(out, "peer_mismatches", (double)t.mismatches);
-  if (b->chaos_dup)
-    cJSON_AddNumberToObject(out, "chaos_extra_datagrams",
-                            (double)b->chaos_extra);
-  gk_bot_add_latency(out, t.lat, t.nlat);
-  free(t.lat);
-  if (b->fault_open) {
-    cJSON *f = cJSON_AddObjectToObject(out, "faults");
-    cJSON_AddNumberToObject(f, "datagrams", (double)b->fault.stats.in);
-    cJSON_AddNumberToObject(f, "lost", (double)b->fault.stats.lost);
-    cJSON_AddNumberToObject(f, "forwarded", (double)b->fault.stats.forwarded);
-  }
-  cJSON_AddBoolToObject(out, "timed_out", b->timed_out);
-  gk_bot_print_summary(out);
-  return t.desyncs + t.mismatches ? 1 : t.failed ? 3 : 0;
-}
-
-/* Prints the summary and closes every handle (uv_run then returns). */
 static void finish(bot *b) {
   if (b->finished) return;
   b->finished = 1;
-  b->exit_status = print_summary(b);
+  b->exit_status = bot_print_summary(b);
   uv_timer_stop(&b->timeout);
   uv_close((uv_handle_t *)&b->timeout, on_closed_handle);
   uv_close((uv_handle_t *)&b->sigint, on_closed_handle);
@@ -456,177 +322,6 @@ static void on_timeout(uv_timer_t *t) {
 static void on_sigint(uv_signal_t *h, int sig) {
   (void)sig;
   on_timeout((uv_timer_t *)&((bot *)h->data)->timeout);
-}
-
-/* --- command line -----------------------------------------------------------
- */
-
-static void usage(FILE *f) {
-  fprintf(
-      f,
-      "usage: gk-bot --server HOST:PORT --genre G --rooms R --players P\n"
-      "              --steps N [--seed S] [--loss P] [--latency MS]\n"
-      "              [--options JSON] [--input-delay D] [--timeout SEC]\n"
-      "              [--genre-lib PATH]...\n"
-      "\n"
-      "Plays R rooms of P bot players each against a gk-server, N steps\n"
-      "per match, then the host of each room ends its match. Prints one\n"
-      "JSON summary. Exit 0 if every room finished and every hash agreed,\n"
-      "1 on a desync, 2 on a usage error, 3 if a room failed.\n"
-      "\n"
-      "  --loss P        datagram loss each way, 0..1 (0.05 = 5%%)\n"
-      "  --latency MS    added delay each way\n"
-      "  --options JSON  genre options for every room (a JSON object)\n"
-      "  --input-delay D steps (0: the server's default)\n"
-      "  --light         many players per ENet host, no simulation,\n"
-      "                  seeded inputs, no hash reports (load tests)\n"
-      "  --timeout SEC   give up after this long (default 60 + N / 20)\n"
-      "  --chaos dup     (tests) each room's last player sends every\n"
-      "                  INPUT twice and the one before it again\n"
-      "  --genre-lib PATH  load a genre from a shared object (repeatable)\n");
-}
-
-/* A decimal number up to max (gk_parse_u64: digits only). 0 or -1. */
-static int parse_num(const char *s, uint64_t max, uint64_t *out) {
-  uint64_t v = 0;
-  if (gk_parse_u64(s, &v) != 0 || v > max) return -1;
-  *out = v;
-  return 0;
-}
-
-/* The command line, before it is checked as a whole. */
-typedef struct bot_args {
-  const char *server, *genre;
-  uint64_t rooms, players, steps, seed, delay, latency, timeout;
-  int have_rooms, have_players, have_steps;
-  int light; /* --light: gk_bot_light.c plays instead */
-} bot_args;
-
-/* --genre-lib PATH: a genre from a shared object (gk_genre_load.h).
- * Returns 0, or 1 after printing why it did not load. */
-static int load_genre_lib(const char *path) {
-  char msg[GK_ERRMSG_MAX * 2];
-  if (gk_genre_load(path, NULL, NULL, msg, sizeof msg) == 0) return 0;
-  fprintf(stderr, "gk-bot: %s\n", msg);
-  return 1;
-}
-
-/* Reads one "--name value" pair into a / b. Returns 0, 1 for a bad value,
- * or -1 for an unknown option. */
-static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
-  if (strcmp(o, "--server") == 0)
-    a->server = v;
-  else if (strcmp(o, "--genre") == 0)
-    a->genre = v;
-  else if (strcmp(o, "--rooms") == 0)
-    return a->have_rooms = 1, parse_num(v, 4096, &a->rooms) != 0;
-  else if (strcmp(o, "--players") == 0)
-    return a->have_players = 1, parse_num(v, GK_PLAYERS_MAX, &a->players) != 0;
-  else if (strcmp(o, "--steps") == 0)
-    return a->have_steps = 1,
-           parse_num(v, GK_WIRE_STEP_LIMIT - 1, &a->steps) != 0;
-  else if (strcmp(o, "--seed") == 0)
-    return parse_num(v, UINT64_MAX, &a->seed) != 0;
-  else if (strcmp(o, "--input-delay") == 0)
-    return parse_num(v, 60, &a->delay) != 0;
-  else if (strcmp(o, "--latency") == 0)
-    return parse_num(v, 10000, &a->latency) != 0;
-  else if (strcmp(o, "--timeout") == 0)
-    return parse_num(v, 86400, &a->timeout) != 0;
-  else if (strcmp(o, "--options") == 0)
-    b->options = v;
-  else if (strcmp(o, "--chaos") == 0)
-    return !(b->chaos_dup = strcmp(v, "dup") == 0);
-  else if (strcmp(o, "--genre-lib") == 0)
-    return load_genre_lib(v);
-  else if (strcmp(o, "--loss") == 0) {
-    char *end = NULL;
-    b->loss = strtod(v, &end);
-    return *end || !(b->loss >= 0.0 && b->loss <= 1.0);
-  } else
-    return -1;
-  return 0;
-}
-
-/* Parses argv into a and b. Returns -1 to go on, else the exit status. */
-static int parse_args(int argc, char **argv, bot_args *a, bot *b) {
-  for (int i = 1; i < argc; i++) {
-    const char *o = argv[i];
-    if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
-      usage(stdout);
-      return 0;
-    }
-    if (strcmp(o, "--light") == 0) { /* the one option without a value */
-      a->light = 1;
-      continue;
-    }
-    if (i + 1 >= argc || strncmp(o, "--", 2) != 0) {
-      fprintf(stderr, "gk-bot: %s: %s\n", o,
-              strncmp(o, "--", 2) ? "unexpected argument" : "needs a value");
-      usage(stderr);
-      return 2;
-    }
-    const char *v = argv[++i];
-    int rc = parse_opt(o, v, a, b);
-    if (rc < 0) {
-      fprintf(stderr, "gk-bot: unknown option '%s'\n", o);
-      usage(stderr);
-      return 2;
-    }
-    if (rc > 0) {
-      fprintf(stderr, "gk-bot: %s: bad value '%s'\n", o, v);
-      return 2;
-    }
-  }
-  if (!a->server || !a->genre || !a->have_rooms || !a->have_players ||
-      !a->have_steps || a->rooms == 0 || a->players == 0 || a->steps == 0) {
-    fprintf(stderr, "gk-bot: --server, --genre, --rooms, --players and "
-                    "--steps are required (and non-zero)\n");
-    usage(stderr);
-    return 2;
-  }
-  return -1;
-}
-
-/* Checks the arguments as a whole and fills b. host (256 bytes) gets the
- * server's host name. Returns -1 to go on, else the exit status. */
-static int check_args(const bot_args *a, bot *b, char *host) {
-  const char *colon = strrchr(a->server, ':');
-  uint64_t port = 0;
-  if (!colon || colon == a->server || (size_t)(colon - a->server) >= 256 ||
-      parse_num(colon + 1, 65535, &port) || port == 0) {
-    fprintf(stderr, "gk-bot: --server must be HOST:PORT, got '%s'\n",
-            a->server);
-    return 2;
-  }
-  memcpy(host, a->server, (size_t)(colon - a->server));
-  host[colon - a->server] = '\0';
-  b->sim = gk_genre_find(a->genre);
-  if (!b->sim) {
-    fprintf(stderr, "gk-bot: unknown genre '%s'\n", a->genre);
-    return 2;
-  }
-  if (a->players < b->sim->players_min || a->players > b->sim->players_max) {
-    fprintf(stderr, "gk-bot: %s takes %u..%u players\n", a->genre,
-            b->sim->players_min, b->sim->players_max);
-    return 2;
-  }
-  if (b->options && strlen(b->options) > GK_WIRE_CONFIG_MAX) {
-    fprintf(stderr, "gk-bot: --options is longer than %d bytes\n",
-            GK_WIRE_CONFIG_MAX);
-    return 2;
-  }
-  b->host = host;
-  b->port = (uint16_t)port;
-  b->rooms = (uint32_t)a->rooms;
-  b->players = (uint32_t)a->players;
-  b->steps = a->steps;
-  b->seed = a->seed;
-  b->input_delay = (uint32_t)a->delay;
-  b->latency_ms = (uint32_t)a->latency;
-  b->timeout_s =
-      a->timeout ? (uint32_t)a->timeout : (uint32_t)(60 + a->steps / 20);
-  return -1;
 }
 
 /* With loss or latency, every bot talks to the server through a fault
@@ -694,15 +389,16 @@ int main(int argc, char **argv) {
   memset(&a, 0, sizeof(a));
   a.seed = 1;
   static char host[256];
-  int st = parse_args(argc, argv, &a, &b);
-  if (st < 0) st = check_args(&a, &b, host);
+  int st = bot_parse_args(argc, argv, &a, &b);
+  if (st < 0) st = bot_check_args(&a, &b, host);
   if (st >= 0) return st;
   uv_loop_t loop;
   uv_loop_init(&loop);
   b.loop = &loop;
   if (a.light) {
-    if (b.loss > 0.0 || b.latency_ms > 0) {
-      fprintf(stderr, "gk-bot: --light takes no --loss or --latency\n");
+    if (b.loss > 0.0 || b.latency_ms > 0 || b.token_mode) {
+      fprintf(stderr, "gk-bot: --light takes no --loss, --latency, --key "
+                      "or --token\n");
       return 2;
     }
     gk_bot_light_options lo = {&loop,         b.sim,     b.host,     b.port,
@@ -717,7 +413,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gk-bot: fault relay: %s\n", gk_strerror(rc));
     return 3;
   }
-
   rc = open_rooms(&b);
   if (rc) {
     fprintf(stderr, "gk-bot: peer: %s\n", gk_strerror(rc));

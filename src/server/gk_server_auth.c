@@ -1,0 +1,402 @@
+/* gk_server_auth.c: who may ask for rooms, and how often (issue 14).
+ *
+ * Connect tokens. With auth.mode "token", CREATE_ROOM and JOIN_ROOM carry
+ * a connect token (src/token/gk_token.h) minted by a backend that shares
+ * the server's key. Before the room code sees a request, sv_auth_request
+ * opens its token with the wall clock and checks, in this order, each
+ * refusal with its own ERROR code and counter:
+ *   no token                                 GK_ENOTOKEN   auth_missing
+ *   size, magic, format, version, private part  (gk_token_open's code)
+ *                                                          auth_malformed
+ *   wrong key or tampered                    GK_EAUTH      auth_bad
+ *   expired, or issued in the future         GK_EEXPIRED / GK_ENOTYET
+ *                                                          auth_expired
+ *   another kind, genre, player count, room, slot, or a connection bound
+ *   to another client id                     GK_EGRANT     auth_grant
+ *   a spectator's token for a player (or the reverse)
+ *                                            GK_EROLE      auth_role
+ *   rooms per minute for this client id      GK_ELIMIT     limit_create_rate
+ *   a token id admitted before               GK_EEXIST     auth_reused
+ *   the replay cache full of unexpired ids   GK_EFULL      auth_full
+ * A token is spent (its id kept until it expires) by the first request it
+ * passes, even if the room then refuses it (full, started): the backend
+ * mints another. The connection is bound to the token's client id.
+ *
+ * Abuse limits ("limits" in the config; 0 turns one off), in both modes:
+ * connections at once per IP and new connections per IP per second
+ * (checked on connect: a connection over a limit is dropped at once, with
+ * no reply), rooms created per minute per client id (token mode) or per
+ * IP (open mode), and a handshake deadline for connections that never
+ * have a room request accepted (the sweep drops them). Every refusal is
+ * counted; a "limit" record is logged at most once per source per
+ * limits.log_interval_ms, with the count of refusals not logged.
+ *
+ * Amplification: before one of its requests is accepted, a connection
+ * never gets a reply larger than the datagram that caused it (an ERROR's
+ * text is cut to fit, or nothing is sent): see sv_auth_reply_cap.
+ *
+ * Tables are bounded: the per-IP table has 2 * limits.peers entries, the
+ * creators' table 2 * limits.rooms (at least 256); when one is full the
+ * entry used longest ago that holds no connection is evicted.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gk_err.h"
+#include "gk_server_internal.h"
+
+_Static_assert(GK_WIRE_TOKEN_BYTES == GK_TOKEN_BYTES, "token size");
+_Static_assert(GK_WIRE_CODE_LEN == GK_TOKEN_CODE_LEN, "room code length");
+_Static_assert((int)GK_WIRE_ROLE_SPECTATOR == (int)GK_TOKEN_SPECTATOR, "roles");
+
+#define CREATE_WINDOW_MS 60000u
+#define CONNECT_WINDOW_MS 1000u
+#define OPEN_KEY_IP (UINT64_C(1) << 63) /* open mode: creators by IP */
+
+/* --- bounded source tables ------------------------------------------------ */
+
+/* The entry for `key`, added if new (evicting the idle entry used longest
+ * ago when full). NULL only if every entry holds a connection. */
+static sv_src *src_get(sv_src *t, uint32_t n, uint64_t key, uint64_t now) {
+  sv_src *victim = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    if (t[i].used && t[i].key == key) {
+      t[i].seen_ms = now;
+      return &t[i];
+    }
+    if (t[i].conns == 0 && (!victim || !t[i].used ||
+                            (victim->used && t[i].seen_ms < victim->seen_ms)))
+      victim = &t[i];
+  }
+  if (!victim) return NULL;
+  memset(victim, 0, sizeof(*victim));
+  victim->used = 1;
+  victim->key = key;
+  victim->seen_ms = now;
+  return victim;
+}
+
+/* Counts one event in the source's window; 1 if that passes `limit`. */
+static int src_rate(sv_src *e, uint32_t limit, uint64_t window_ms,
+                    uint64_t now) {
+  if (now - e->win_ms >= window_ms || now < e->win_ms) {
+    e->win_ms = now;
+    e->win_n = 0;
+  }
+  if (e->win_n < UINT32_MAX) e->win_n++;
+  return limit && e->win_n > limit;
+}
+
+static void ip_text(uint32_t ip, char out[16]) {
+  snprintf(out, 16, "%u.%u.%u.%u", (unsigned)(ip >> 24) & 255u,
+           (unsigned)(ip >> 16) & 255u, (unsigned)(ip >> 8) & 255u,
+           (unsigned)ip & 255u);
+}
+
+/* One refusal by limit `what` for source e (may be NULL): logged if the
+ * source was not logged within the interval, else counted as suppressed. */
+static void limit_log(gk_server *s, sv_src *e, const char *what, uint32_t ip,
+                      const uint64_t *client) {
+  uint64_t now = sv_now_ms(s);
+  if (e && e->logged && now - e->logged_ms < s->cfg->limit_log_ms) {
+    e->suppressed++;
+    return;
+  }
+  if (gk_log_begin(s->log, GK_LOG_WARN, "limit", NULL)) {
+    char text[16];
+    ip_text(ip, text);
+    gk_log_str(s->log, "limit", what);
+    if (ip) gk_log_str(s->log, "ip", text);
+    if (client) gk_log_u64(s->log, "client", *client);
+    gk_log_u64(s->log, "suppressed", e ? e->suppressed : 0);
+    gk_log_end(s->log);
+  }
+  if (e) {
+    e->logged = 1;
+    e->logged_ms = now;
+    e->suppressed = 0;
+  }
+}
+
+/* --- lifecycle ------------------------------------------------------------ */
+
+int sv_auth_init(gk_server *s, char *err, size_t errlen) {
+  const gk_server_config *c = s->cfg;
+  sv_auth *a = &s->auth;
+  memset(a, 0, sizeof(*a));
+  if (c->auth_mode == GK_AUTH_TOKEN) {
+    char why[GK_SERVER_CONFIG_ERR_MAX];
+    int rc = gk_token_key_load(c->auth_key_file, a->key, why, sizeof(why));
+    if (rc) return gk_errf(err, errlen, rc, "auth.key_file: %s", why);
+    a->seen_store = calloc(c->auth_replay_cache, sizeof(*a->seen_store));
+    if (!a->seen_store ||
+        gk_token_seen_init(&a->seen, a->seen_store, c->auth_replay_cache)) {
+      sv_auth_free(s);
+      return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
+    }
+  }
+  a->nips = 2u * c->max_peers;
+  a->ncreators = 2u * c->max_rooms < 256u ? 256u : 2u * c->max_rooms;
+  a->ips = calloc(a->nips, sizeof(*a->ips));
+  a->creators = calloc(a->ncreators, sizeof(*a->creators));
+  if (!a->ips || !a->creators) {
+    sv_auth_free(s);
+    return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
+void sv_auth_free(gk_server *s) {
+  sv_auth *a = &s->auth;
+  free(a->seen_store);
+  free(a->ips);
+  free(a->creators);
+  /* volatile: the compiler may not drop the wipe of a dying buffer */
+  volatile uint8_t *k = a->key;
+  for (size_t i = 0; i < sizeof(a->key); i++) k[i] = 0;
+  a->seen_store = NULL;
+  a->ips = a->creators = NULL;
+}
+
+/* --- connections ---------------------------------------------------------- */
+
+int sv_auth_connect(gk_server *s, uint32_t peer) {
+  sv_conn *c = &s->conns[peer];
+  uint64_t now = sv_now_ms(s);
+  c->connected_ms = now;
+  c->req_len = 0;
+  c->ip = gk_net_transport_peer_ipv4(&s->transport, peer);
+  sv_src *e = src_get(s->auth.ips, s->auth.nips, c->ip, now);
+  const char *what = NULL;
+  /* no entry: every entry of the table holds connections */
+  if (e && src_rate(e, s->cfg->connects_per_ip_per_s, CONNECT_WINDOW_MS, now)) {
+    s->stats.limit_connect_rate++;
+    what = "connects_per_ip_per_s";
+  } else if (!e || (s->cfg->conns_per_ip && e->conns >= s->cfg->conns_per_ip)) {
+    s->stats.limit_conns_per_ip++;
+    what = "conns_per_ip";
+  }
+  if (what) {
+    limit_log(s, e, what, c->ip, NULL);
+    return GK_ELIMIT;
+  }
+  e->conns++;
+  c->ip_counted = 1;
+  return 0;
+}
+
+void sv_auth_disconnect(gk_server *s, const sv_conn *c) {
+  if (!c->ip_counted) return;
+  for (uint32_t i = 0; i < s->auth.nips; i++) {
+    sv_src *e = &s->auth.ips[i];
+    if (e->used && e->key == c->ip) {
+      if (e->conns) e->conns--;
+      return;
+    }
+  }
+}
+
+void sv_auth_sweep(gk_server *s, uint64_t now_ms) {
+  uint64_t limit = s->cfg->handshake_ms;
+  if (!limit) return;
+  for (uint32_t p = 0; p < s->cfg->max_peers; p++) {
+    sv_conn *c = &s->conns[p];
+    if (!c->used || c->admitted || now_ms < c->connected_ms ||
+        now_ms - c->connected_ms <= limit)
+      continue;
+    s->stats.limit_handshake++;
+    uint32_t ip = c->ip;
+    sv_src *e =
+        c->ip_counted ? src_get(s->auth.ips, s->auth.nips, ip, now_ms) : NULL;
+    limit_log(s, e, "handshake_ms", ip, NULL);
+    gk_net_transport_disconnect(&s->transport, p, 1); /* clears c */
+  }
+}
+
+size_t sv_auth_reply_cap(const gk_server *s, uint32_t peer) {
+  const sv_conn *c = &s->conns[peer];
+  return c->admitted ? SIZE_MAX : c->req_len;
+}
+
+/* --- tokens --------------------------------------------------------------- */
+
+/* Does the opened token grant what `m` asks? GK_EGRANT / GK_EROLE. */
+static int grant_match(const gk_token *t, const gk_wire_msg *m,
+                       const uint64_t *client, char *err, size_t errlen) {
+  const gk_token_grant *g = &t->grant;
+  if (client && *client != t->client_id)
+    return gk_errf(err, errlen, GK_EGRANT,
+                   "token is for another client than this connection's");
+  if (m->type == GK_MSG_CREATE_ROOM) {
+    const gk_wire_create_room *cr = &m->u.create_room;
+    if (g->kind != GK_TOKEN_CREATE)
+      return gk_errf(err, errlen, GK_EGRANT, "token grants a join, not a room");
+    if (strcmp(g->genre, cr->genre) != 0)
+      return gk_errf(err, errlen, GK_EGRANT, "token is for genre %s", g->genre);
+    if (cr->max_players > g->max_players)
+      return gk_errf(err, errlen, GK_EGRANT,
+                     "token allows at most %u players, asked %u",
+                     g->max_players, cr->max_players);
+    return 0;
+  }
+  const gk_wire_room_code *j = &m->u.room;
+  if (g->kind != GK_TOKEN_JOIN)
+    return gk_errf(err, errlen, GK_EGRANT, "token grants a room, not a join");
+  if (memcmp(g->code, j->code, GK_WIRE_CODE_LEN) != 0)
+    return gk_errf(err, errlen, GK_EGRANT, "token is for another room");
+  if (g->role != j->role)
+    return gk_errf(err, errlen, GK_EROLE, "token is for a %s, not a %s",
+                   g->role == GK_TOKEN_SPECTATOR ? "spectator" : "player",
+                   j->role == GK_WIRE_ROLE_SPECTATOR ? "spectator" : "player");
+  return 0;
+}
+
+/* Opens the token of m and matches its grant: 0 with *out filled. */
+static int token_open_match(const uint8_t key[GK_TOKEN_KEY_BYTES],
+                            const gk_wire_msg *m, const uint64_t *client,
+                            uint64_t now_s, gk_token *out, char *err,
+                            size_t errlen) {
+  int create = m->type == GK_MSG_CREATE_ROOM;
+  size_t len = create ? m->u.create_room.token_len : m->u.room.token_len;
+  const uint8_t *tok = create ? m->u.create_room.token : m->u.room.token;
+  if (len == 0)
+    return gk_errf(err, errlen, GK_ENOTOKEN, "a connect token is required");
+  char why[160];
+  int rc = gk_token_open(tok, len, key, GK_WIRE_VERSION, now_s, out, why,
+                         sizeof(why));
+  if (rc) return gk_errf(err, errlen, rc, "token refused: %s", why);
+  return grant_match(out, m, client, err, errlen);
+}
+
+/* Spends an opened token: its id is kept until it expires. */
+static int token_admit(gk_token_seen *seen, const gk_token *t, uint64_t now_s,
+                       char *err, size_t errlen) {
+  int rc = gk_token_seen_check_and_add(seen, t->pub.id, t->pub.expire_s, now_s);
+  if (rc == GK_EEXIST) return gk_errf(err, errlen, rc, "token was used before");
+  if (rc == GK_EFULL)
+    return gk_errf(err, errlen, rc, "too many tokens in use, try again");
+  if (rc) return gk_errf(err, errlen, rc, "token refused");
+  return 0;
+}
+
+int sv_auth_check_token(const uint8_t key[GK_TOKEN_KEY_BYTES],
+                        gk_token_seen *seen, const gk_wire_msg *m,
+                        const uint64_t *client, uint64_t now_s, gk_token *out,
+                        char *err, size_t errlen) {
+  int rc = token_open_match(key, m, client, now_s, out, err, errlen);
+  return rc ? rc : token_admit(seen, out, now_s, err, errlen);
+}
+
+/* The counter of a token refusal's code. */
+static uint64_t *refusal_counter(gk_server_stats *st, int code) {
+  switch (code) {
+  case GK_ENOTOKEN:
+    return &st->auth_missing;
+  case GK_EAUTH:
+    return &st->auth_bad;
+  case GK_EEXPIRED:
+  case GK_ENOTYET:
+    return &st->auth_expired;
+  case GK_EGRANT:
+    return &st->auth_grant;
+  case GK_EROLE:
+    return &st->auth_role;
+  case GK_EEXIST:
+    return &st->auth_reused;
+  case GK_EFULL:
+    return &st->auth_full;
+  case GK_ELIMIT:
+    return &st->limit_create_rate;
+  default:
+    return &st->auth_malformed;
+  }
+}
+
+/* Rooms per minute for the creator (client id, or IP in open mode). */
+static int create_rate(gk_server *s, const sv_conn *c, const uint64_t *client,
+                       char *err, size_t errlen) {
+  uint64_t now = sv_now_ms(s);
+  uint64_t key = client ? *client : OPEN_KEY_IP | c->ip;
+  sv_src *e = src_get(s->auth.creators, s->auth.ncreators, key, now);
+  if (!e || !src_rate(e, s->cfg->creates_per_min, CREATE_WINDOW_MS, now))
+    return 0;
+  limit_log(s, e, "creates_per_min", client ? 0 : c->ip, client);
+  return gk_errf(err, errlen, GK_ELIMIT, "more than %u rooms a minute",
+                 s->cfg->creates_per_min);
+}
+
+/* A join token naming a slot: the room's next slot must be that one. */
+static int slot_match(gk_server *s, const gk_token *t, char *err,
+                      size_t errlen) {
+  if (t->grant.kind != GK_TOKEN_JOIN || t->grant.slot == GK_TOKEN_SLOT_ANY)
+    return 0;
+  const sv_room *r = sv_room_find(s, t->grant.code);
+  if (!r || r->state != SV_ROOM_LOBBY || r->nslots == t->grant.slot)
+    return 0; /* the room code says what is wrong */
+  return gk_errf(err, errlen, GK_EGRANT, "token is for slot %u, next is %u",
+                 t->grant.slot, r->nslots);
+}
+
+/* Token mode: open, match, the creation rate, spend; then the
+ * connection is bound to the token's client id. 0 or a refusal code. */
+static int token_request(gk_server *s, sv_conn *c, const gk_wire_msg *m,
+                         uint64_t now_s, char *err, size_t errlen) {
+  gk_token t;
+  memset(&t, 0, sizeof(t));
+  const uint64_t *bound = c->client_bound ? &c->client_id : NULL;
+  int rc = token_open_match(s->auth.key, m, bound, now_s, &t, err, errlen);
+  if (!rc) rc = slot_match(s, &t, err, errlen);
+  /* the rate before the replay cache: a request refused for its rate does
+   * not spend its token */
+  if (!rc && m->type == GK_MSG_CREATE_ROOM)
+    rc = create_rate(s, c, &t.client_id, err, errlen);
+  if (!rc) rc = token_admit(&s->auth.seen, &t, now_s, err, errlen);
+  if (rc) return rc;
+  s->stats.auth_admitted++;
+  c->client_bound = 1;
+  c->client_id = t.client_id;
+  return 0;
+}
+
+int sv_auth_request(gk_server *s, uint32_t peer, const gk_wire_msg *m,
+                    uint64_t now_s) {
+  sv_conn *c = &s->conns[peer];
+  char err[GK_SERVER_CONFIG_ERR_MAX];
+  err[0] = '\0';
+  int rc = 0;
+  if (s->cfg->auth_mode == GK_AUTH_TOKEN)
+    rc = token_request(s, c, m, now_s, err, sizeof(err));
+  else if (m->type == GK_MSG_CREATE_ROOM)
+    rc = create_rate(s, c, NULL, err, sizeof(err));
+  if (!rc) return 0;
+  s->stats.refused++;
+  (*refusal_counter(&s->stats, rc))++;
+  if (gk_log_begin(s->log, GK_LOG_DEBUG, "auth_refused", NULL)) {
+    gk_log_u64(s->log, "peer", peer);
+    gk_log_err(s->log, "code", rc);
+    gk_log_str(s->log, "reason", err);
+    gk_log_end(s->log);
+  }
+  sv_send_error(s, peer, rc, err);
+  return rc;
+}
+
+void sv_auth_log_totals(gk_server *s) {
+  const gk_server_stats *st = &s->stats;
+  gk_log_u64(s->log, "auth_admitted", st->auth_admitted);
+  gk_log_u64(s->log, "auth_missing", st->auth_missing);
+  gk_log_u64(s->log, "auth_bad", st->auth_bad);
+  gk_log_u64(s->log, "auth_malformed", st->auth_malformed);
+  gk_log_u64(s->log, "auth_expired", st->auth_expired);
+  gk_log_u64(s->log, "auth_grant", st->auth_grant);
+  gk_log_u64(s->log, "auth_role", st->auth_role);
+  gk_log_u64(s->log, "auth_reused", st->auth_reused);
+  gk_log_u64(s->log, "auth_full", st->auth_full);
+  gk_log_u64(s->log, "limit_conns_per_ip", st->limit_conns_per_ip);
+  gk_log_u64(s->log, "limit_connect_rate", st->limit_connect_rate);
+  gk_log_u64(s->log, "limit_create_rate", st->limit_create_rate);
+  gk_log_u64(s->log, "limit_handshake", st->limit_handshake);
+  gk_log_u64(s->log, "replies_cut", st->replies_cut);
+  gk_log_u64(s->log, "replies_suppressed", st->replies_suppressed);
+}

@@ -1,0 +1,117 @@
+/* gk_bot.h: what the files of gk-bot share (internal to tools/bot).
+ *
+ *   gk_bot.c          the peers and their callbacks, the rooms, main
+ *   gk_bot_args.c     the command line: usage, parsing, checks
+ *   gk_bot_summary.c  the JSON summary and the exit status it implies
+ */
+#ifndef GK_BOT_H
+#define GK_BOT_H
+
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "gk_net_fault.h"
+#include "gk_net_peer.h"
+#include "gk_net_transport.h"
+#include "gk_net_wire.h"
+#include "gk_token.h"
+
+#define RING 4096 /* steps of hashes kept per room for cross-checks */
+
+enum { BOT_TOKEN_NONE = 0, BOT_TOKEN_KEY = 1, BOT_TOKEN_FIXED = 2 };
+
+typedef struct bot bot;
+typedef struct bot_room bot_room;
+
+typedef struct bot_peer {
+  bot *b;
+  bot_room *room;
+  uint32_t index; /* in the room; 0 creates and hosts */
+  gk_net_transport tr;
+  int tr_open;
+  uint32_t conn;
+  int connected;
+  gk_net_peer peer;
+  int peer_open;
+  int joined;
+  int ended;
+  int end_reason;
+  uint64_t desyncs; /* DESYNC notices about this peer */
+  uint64_t steps;
+  uint64_t last_hash;
+  uint8_t held[GK_WIRE_MAX]; /* --chaos dup: the last INPUT sent */
+  size_t held_len;
+} bot_peer;
+
+typedef struct ring_entry {
+  uint64_t step;
+  uint64_t hash;
+  int set;
+} ring_entry;
+
+struct bot_room {
+  bot *b;
+  uint32_t index;
+  bot_peer *peers;
+  char code[GK_WIRE_CODE_LEN + 1];
+  int created, start_sent, end_sent, done, failed;
+  char error[256];
+  uint64_t mismatches; /* players of this room that disagreed */
+  uint64_t first_mismatch;
+  ring_entry *ring;
+};
+
+struct bot {
+  uv_loop_t *loop;
+  const gk_sim *sim;
+  const char *host;
+  uint16_t port; /* the server's, or the relay's */
+  uint32_t rooms, players;
+  uint64_t steps;
+  uint64_t seed;
+  uint32_t input_delay;
+  const char *options;
+  double loss;
+  uint32_t latency_ms;
+  uint32_t timeout_s;
+  bot_room *room;
+  gk_net_fault fault;
+  int fault_open;
+  uv_timer_t timeout;
+  uv_signal_t sigint;
+  int finished;
+  int timed_out;
+  uint32_t rooms_done;
+  int exit_status;
+  /* connect tokens (issue 14): BOT_TOKEN_KEY mints one per request with
+   * key; BOT_TOKEN_FIXED sends `token` with every request */
+  int token_mode;
+  uint8_t key[GK_TOKEN_KEY_BYTES];
+  uint8_t token[GK_TOKEN_BYTES];
+  uint64_t client_base; /* client ids: client_base + room * 16 + player */
+  int chaos_dup;        /* --chaos dup (a test option) */
+  uint64_t chaos_extra; /* datagrams it sent twice or out of order */
+};
+
+/* The command line, before it is checked as a whole. */
+typedef struct bot_args {
+  const char *server, *genre, *key_file, *token;
+  uint64_t rooms, players, steps, seed, delay, latency, timeout;
+  int have_rooms, have_players, have_steps;
+  int light; /* --light: gk_bot_light.c plays instead */
+} bot_args;
+
+/* gk_bot_args.c. Parses argv into a and b. Returns -1 to go on, else the
+ * exit status (0 after --help, 2 for a usage error, said on stderr). */
+int bot_parse_args(int argc, char **argv, bot_args *a, bot *b);
+/* Checks the arguments as a whole and fills b (the key file is read, a
+ * --token decoded). host (256 bytes) gets the server's host name.
+ * Returns -1 to go on, else the exit status. */
+int bot_check_args(const bot_args *a, bot *b, char *host);
+
+/* gk_bot_summary.c. Prints the one JSON summary; returns the exit status
+ * it implies. */
+int bot_print_summary(bot *b);
+
+#endif

@@ -1,0 +1,204 @@
+/* gk_bot_args.c: gk-bot's command line (see gk_bot.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gk_bot.h"
+#include "gk_err.h"
+#include "gk_genre_load.h"
+#include "gk_genres.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: gk-bot --server HOST:PORT --genre G --rooms R --players P\n"
+          "              --steps N [--seed S] [--loss P] [--latency MS]\n"
+          "              [--options JSON] [--input-delay D] [--timeout SEC]\n"
+          "              [--key FILE | --token TOKEN] [--light]\n"
+          "              [--genre-lib PATH]...\n"
+          "\n"
+          "Plays R rooms of P bot players each against a gk-server, N steps\n"
+          "per match, then the host of each room ends its match. Prints one\n"
+          "JSON summary. Exit 0 if every room finished and every hash agreed,\n"
+          "1 on a desync, 2 on a usage error, 3 if a room failed.\n"
+          "\n"
+          "  --loss P        datagram loss each way, 0..1 (0.05 = 5%%)\n"
+          "  --latency MS    added delay each way\n"
+          "  --options JSON  genre options for every room (a JSON object)\n"
+          "  --input-delay D steps (0: the server's default)\n"
+          "  --timeout SEC   give up after this long (default 60 + N / 20)\n"
+          "  --light         many players per ENet host, no simulation,\n"
+          "                  seeded inputs, no hash reports (load tests)\n"
+          "  --chaos dup     (tests) each room's last player sends every\n"
+          "                  INPUT twice and the one before it again\n"
+          "  --genre-lib PATH  load a genre from a shared object (repeatable)\n"
+          "  --key FILE      a server in token mode: mint a connect token for\n"
+          "                  each request with this key (a room for player 0,\n"
+          "                  a join of its room as a player for the others)\n"
+          "  --token TOKEN   send exactly this token (base64url) with every\n"
+          "                  request, for negative tests\n");
+}
+
+/* A decimal number up to max (gk_parse_u64: digits only). 0 or -1. */
+static int parse_num(const char *s, uint64_t max, uint64_t *out) {
+  uint64_t v = 0;
+  if (gk_parse_u64(s, &v) != 0 || v > max) return -1;
+  *out = v;
+  return 0;
+}
+
+/* --genre-lib PATH: a genre from a shared object (gk_genre_load.h).
+ * Returns 0, or 1 after printing why it did not load. */
+static int load_genre_lib(const char *path) {
+  char msg[GK_ERRMSG_MAX * 2];
+  if (gk_genre_load(path, NULL, NULL, msg, sizeof msg) == 0) return 0;
+  fprintf(stderr, "gk-bot: %s\n", msg);
+  return 1;
+}
+
+/* Reads one "--name value" pair into a / b. Returns 0, 1 for a bad value,
+ * or -1 for an unknown option. */
+static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
+  if (strcmp(o, "--server") == 0)
+    a->server = v;
+  else if (strcmp(o, "--genre") == 0)
+    a->genre = v;
+  else if (strcmp(o, "--rooms") == 0)
+    return a->have_rooms = 1, parse_num(v, 4096, &a->rooms) != 0;
+  else if (strcmp(o, "--players") == 0)
+    return a->have_players = 1, parse_num(v, GK_PLAYERS_MAX, &a->players) != 0;
+  else if (strcmp(o, "--steps") == 0)
+    return a->have_steps = 1,
+           parse_num(v, GK_WIRE_STEP_LIMIT - 1, &a->steps) != 0;
+  else if (strcmp(o, "--seed") == 0)
+    return parse_num(v, UINT64_MAX, &a->seed) != 0;
+  else if (strcmp(o, "--input-delay") == 0)
+    return parse_num(v, 60, &a->delay) != 0;
+  else if (strcmp(o, "--latency") == 0)
+    return parse_num(v, 10000, &a->latency) != 0;
+  else if (strcmp(o, "--timeout") == 0)
+    return parse_num(v, 86400, &a->timeout) != 0;
+  else if (strcmp(o, "--chaos") == 0)
+    return !(b->chaos_dup = strcmp(v, "dup") == 0);
+  else if (strcmp(o, "--genre-lib") == 0)
+    return load_genre_lib(v);
+  else if (strcmp(o, "--options") == 0)
+    b->options = v;
+  else if (strcmp(o, "--key") == 0)
+    a->key_file = v;
+  else if (strcmp(o, "--token") == 0)
+    a->token = v;
+  else if (strcmp(o, "--loss") == 0) {
+    char *end = NULL;
+    b->loss = strtod(v, &end);
+    return *end || !(b->loss >= 0.0 && b->loss <= 1.0);
+  } else
+    return -1;
+  return 0;
+}
+
+/* Parses argv into a and b. Returns -1 to go on, else the exit status. */
+int bot_parse_args(int argc, char **argv, bot_args *a, bot *b) {
+  for (int i = 1; i < argc; i++) {
+    const char *o = argv[i];
+    if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+      usage(stdout);
+      return 0;
+    }
+    if (strcmp(o, "--light") == 0) { /* the one option without a value */
+      a->light = 1;
+      continue;
+    }
+    if (i + 1 >= argc || strncmp(o, "--", 2) != 0) {
+      fprintf(stderr, "gk-bot: %s: %s\n", o,
+              strncmp(o, "--", 2) ? "unexpected argument" : "needs a value");
+      usage(stderr);
+      return 2;
+    }
+    const char *v = argv[++i];
+    int rc = parse_opt(o, v, a, b);
+    if (rc < 0) {
+      fprintf(stderr, "gk-bot: unknown option '%s'\n", o);
+      usage(stderr);
+      return 2;
+    }
+    if (rc > 0) {
+      fprintf(stderr, "gk-bot: %s: bad value '%s'\n", o, v);
+      return 2;
+    }
+  }
+  if (!a->server || !a->genre || !a->have_rooms || !a->have_players ||
+      !a->have_steps || a->rooms == 0 || a->players == 0 || a->steps == 0) {
+    fprintf(stderr, "gk-bot: --server, --genre, --rooms, --players and "
+                    "--steps are required (and non-zero)\n");
+    usage(stderr);
+    return 2;
+  }
+  return -1;
+}
+
+/* --key or --token into b. Returns -1 to go on, else the exit status. */
+static int check_token_args(const bot_args *a, bot *b) {
+  char err[512];
+  if (a->key_file && a->token) {
+    fprintf(stderr, "gk-bot: give --key or --token, not both\n");
+    return 2;
+  }
+  if (a->key_file) {
+    if (gk_token_key_load(a->key_file, b->key, err, sizeof(err)) != 0) {
+      fprintf(stderr, "gk-bot: --key: %s\n", err);
+      return 2;
+    }
+    b->token_mode = BOT_TOKEN_KEY;
+    /* distinct client ids per run and player (a backend's are its own) */
+    b->client_base = (a->seed << 20) + ((uint64_t)time(NULL) << 32) + 1;
+  } else if (a->token) {
+    int rc = gk_token_from_base64(a->token, strlen(a->token), b->token);
+    if (rc != 0) {
+      fprintf(stderr, "gk-bot: --token: not a token in base64url (%s)\n",
+              gk_strerror(rc));
+      return 2;
+    }
+    b->token_mode = BOT_TOKEN_FIXED;
+  }
+  return -1;
+}
+
+int bot_check_args(const bot_args *a, bot *b, char *host) {
+  const char *colon = strrchr(a->server, ':');
+  uint64_t port = 0;
+  if (!colon || colon == a->server || (size_t)(colon - a->server) >= 256 ||
+      parse_num(colon + 1, 65535, &port) || port == 0) {
+    fprintf(stderr, "gk-bot: --server must be HOST:PORT, got '%s'\n",
+            a->server);
+    return 2;
+  }
+  memcpy(host, a->server, (size_t)(colon - a->server));
+  host[colon - a->server] = '\0';
+  b->sim = gk_genre_find(a->genre);
+  if (!b->sim) {
+    fprintf(stderr, "gk-bot: unknown genre '%s'\n", a->genre);
+    return 2;
+  }
+  if (a->players < b->sim->players_min || a->players > b->sim->players_max) {
+    fprintf(stderr, "gk-bot: %s takes %u..%u players\n", a->genre,
+            b->sim->players_min, b->sim->players_max);
+    return 2;
+  }
+  if (b->options && strlen(b->options) > GK_WIRE_CONFIG_MAX) {
+    fprintf(stderr, "gk-bot: --options is longer than %d bytes\n",
+            GK_WIRE_CONFIG_MAX);
+    return 2;
+  }
+  b->host = host;
+  b->port = (uint16_t)port;
+  b->rooms = (uint32_t)a->rooms;
+  b->players = (uint32_t)a->players;
+  b->steps = a->steps;
+  b->seed = a->seed;
+  b->input_delay = (uint32_t)a->delay;
+  b->latency_ms = (uint32_t)a->latency;
+  b->timeout_s =
+      a->timeout ? (uint32_t)a->timeout : (uint32_t)(60 + a->steps / 20);
+  return check_token_args(a, b);
+}

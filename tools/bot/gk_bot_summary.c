@@ -1,0 +1,110 @@
+/* gk_bot_summary.c: gk-bot's JSON summary (see gk_bot.c). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "gk_bot.h"
+#include "gk_bot_light.h"
+
+static int hex_str(char *out, size_t cap, uint64_t v) {
+  return snprintf(out, cap, "%016" PRIx64, v);
+}
+
+/* What finish adds up over the rooms. */
+typedef struct bot_totals {
+  uint64_t desyncs, mismatches, completed, failed;
+  uint32_t *lat; /* every peer's confirm latencies, may be NULL */
+  uint64_t nlat;
+} bot_totals;
+
+/* One room's entry of the summary; adds its counts to *t. */
+static cJSON *room_summary(bot *b, bot_room *r, bot_totals *t) {
+  cJSON *ro = cJSON_CreateObject();
+  cJSON_AddStringToObject(ro, "code", r->created ? r->code : "");
+  int agree = 1, ended = 1;
+  uint64_t steps = r->peers[0].steps, hash = r->peers[0].last_hash;
+  cJSON *hashes = cJSON_CreateArray();
+  uint64_t room_desyncs = 0;
+  char h[20];
+  for (uint32_t j = 0; j < b->players; j++) {
+    bot_peer *p = &r->peers[j];
+    hex_str(h, sizeof(h), p->last_hash);
+    cJSON_AddItemToArray(hashes, cJSON_CreateString(h));
+    if (p->steps != steps || p->last_hash != hash) agree = 0;
+    if (!p->ended) ended = 0;
+    room_desyncs += p->desyncs;
+    if (t->lat && p->peer_open)
+      for (uint32_t k = 0; k < p->peer.nlatency; k++)
+        t->lat[t->nlat++] = p->peer.latency_us[k];
+  }
+  hex_str(h, sizeof(h), hash);
+  /* final hashes are comparable only when every player ran to the same
+   * end; a room cut short (timeout, disconnect) is a failure, not a
+   * desync. Step-by-step comparisons (r->mismatches) always count. */
+  int comparable = ended && !r->failed;
+  cJSON_AddNumberToObject(ro, "steps", (double)steps);
+  cJSON_AddStringToObject(ro, "final_hash", h);
+  cJSON_AddItemToObject(ro, "player_hashes", hashes);
+  if (comparable)
+    cJSON_AddBoolToObject(ro, "agree", agree && !r->mismatches);
+  else
+    cJSON_AddNullToObject(ro, "agree");
+  cJSON_AddNumberToObject(ro, "desyncs", (double)room_desyncs);
+  cJSON_AddNumberToObject(ro, "mismatches", (double)r->mismatches);
+  if (r->mismatches)
+    cJSON_AddNumberToObject(ro, "first_mismatch", (double)r->first_mismatch);
+  cJSON_AddStringToObject(ro, "end_reason",
+                          gk_wire_end_name(r->peers[0].end_reason));
+  if (r->failed || !ended) {
+    cJSON_AddStringToObject(ro, "error",
+                            r->failed ? r->error : "did not finish");
+    t->failed++;
+  } else {
+    t->completed++;
+  }
+  t->desyncs += room_desyncs;
+  t->mismatches += r->mismatches + (comparable && !agree ? 1 : 0);
+  return ro;
+}
+
+/* Prints the one JSON summary; returns the exit status it implies. */
+int bot_print_summary(bot *b) {
+  cJSON *out = cJSON_CreateObject();
+  cJSON_AddStringToObject(out, "genre", b->sim->name);
+  cJSON_AddNumberToObject(out, "rooms", b->rooms);
+  cJSON_AddNumberToObject(out, "players", b->players);
+  cJSON_AddNumberToObject(out, "steps_requested", (double)b->steps);
+  cJSON *rooms = cJSON_AddArrayToObject(out, "room_results");
+  bot_totals t;
+  memset(&t, 0, sizeof(t));
+  uint64_t nlat = 0;
+  for (uint32_t i = 0; i < b->rooms; i++)
+    for (uint32_t j = 0; j < b->players; j++)
+      nlat +=
+          b->room[i].peers[j].peer_open ? b->room[i].peers[j].peer.nlatency : 0;
+  t.lat = malloc((nlat ? nlat : 1) * sizeof(*t.lat));
+  for (uint32_t i = 0; i < b->rooms; i++)
+    cJSON_AddItemToArray(rooms, room_summary(b, &b->room[i], &t));
+  cJSON_AddNumberToObject(out, "rooms_completed", (double)t.completed);
+  cJSON_AddNumberToObject(out, "rooms_failed", (double)t.failed);
+  cJSON_AddNumberToObject(out, "desyncs", (double)(t.desyncs + t.mismatches));
+  cJSON_AddNumberToObject(out, "server_desyncs", (double)t.desyncs);
+  cJSON_AddNumberToObject(out, "peer_mismatches", (double)t.mismatches);
+  if (b->chaos_dup)
+    cJSON_AddNumberToObject(out, "chaos_extra_datagrams",
+                            (double)b->chaos_extra);
+  gk_bot_add_latency(out, t.lat, t.nlat);
+  free(t.lat);
+  if (b->fault_open) {
+    cJSON *f = cJSON_AddObjectToObject(out, "faults");
+    cJSON_AddNumberToObject(f, "datagrams", (double)b->fault.stats.in);
+    cJSON_AddNumberToObject(f, "lost", (double)b->fault.stats.lost);
+    cJSON_AddNumberToObject(f, "forwarded", (double)b->fault.stats.forwarded);
+  }
+  cJSON_AddBoolToObject(out, "timed_out", b->timed_out);
+  gk_bot_print_summary(out);
+  return t.desyncs + t.mismatches ? 1 : t.failed ? 3 : 0;
+}
