@@ -22,15 +22,17 @@ void gk_writer_flush(gk_writer *w) {
   w->len = 0;
 }
 
+/* Bytes per field of the fixed-width kinds (U8 .. BOOL). */
+static const uint8_t field_width[] = {
+    [GK_FIELD_U8] = 1,  [GK_FIELD_U16] = 2, [GK_FIELD_U32] = 4,
+    [GK_FIELD_U64] = 8, [GK_FIELD_I8] = 1,  [GK_FIELD_I16] = 2,
+    [GK_FIELD_I32] = 4, [GK_FIELD_I64] = 8, [GK_FIELD_BOOL] = 1,
+};
+
 void gk__writer_field(gk_writer *w, gk_field_kind kind, const char *name,
                       uint64_t value, const uint8_t *bytes, size_t len) {
-  static const uint8_t widths[] = {
-      [GK_FIELD_U8] = 1,  [GK_FIELD_U16] = 2, [GK_FIELD_U32] = 4,
-      [GK_FIELD_U64] = 8, [GK_FIELD_I8] = 1,  [GK_FIELD_I16] = 2,
-      [GK_FIELD_I32] = 4, [GK_FIELD_I64] = 8, [GK_FIELD_BOOL] = 1,
-  };
   if (kind <= GK_FIELD_BOOL) {
-    unsigned n = widths[kind];
+    unsigned n = field_width[kind];
     /* Sign-extend narrow signed values so the callback sees the number. */
     if (kind >= GK_FIELD_I8 && kind <= GK_FIELD_I64 && n < 8) {
       uint64_t sign = 1ull << (8 * n - 1);
@@ -61,9 +63,147 @@ void gk__writer_bytes(gk_writer *w, const uint8_t *bytes, size_t len) {
   w->len = len;
 }
 
+/* --- lists of records ----------------------------------------------------- */
+
+/* The value of a member of width n at p (host order), as the writer's
+ * inline functions would get it: sign-extended for the I kinds. */
+static uint64_t member_value(const uint8_t *p, unsigned kind) {
+  switch (kind) {
+  case GK_FIELD_U8:
+  case GK_FIELD_BOOL:
+    return *p;
+  case GK_FIELD_I8:
+    return (uint64_t)(int64_t)(int8_t)*p;
+  case GK_FIELD_U16: {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+  }
+  case GK_FIELD_I16: {
+    int16_t v;
+    memcpy(&v, p, 2);
+    return (uint64_t)(int64_t)v;
+  }
+  case GK_FIELD_U32: {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+  }
+  case GK_FIELD_I32: {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return (uint64_t)(int64_t)v;
+  }
+  default: {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+  }
+  }
+}
+
+/* Field by field through the inline writers: readable writers, big-endian
+ * hosts, and records wider than the stage. */
+static void list_fields(gk_writer *w, const char *list, const gk_field_spec *f,
+                        size_t nf, const uint8_t *base, size_t stride,
+                        size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    const uint8_t *rec = base + i * stride;
+    gk_write_begin(w, list, i);
+    for (size_t k = 0; k < nf; k++) {
+      unsigned kind = f[k].kind;
+      uint64_t v = member_value(rec + f[k].offset, kind);
+      if (kind == GK_FIELD_BOOL) v = v != 0;
+      gk__writer_le(w, (gk_field_kind)kind, f[k].name, v, field_width[kind]);
+    }
+    gk_write_end(w);
+  }
+}
+
+/* A run of a record's bytes that is its canonical bytes as they lie in
+ * memory (little-endian host), or one BOOL (len 0: normalised). */
+typedef struct list_run {
+  uint16_t src, len;
+} list_run;
+
+/* Copies len (1..65535) bytes without reading or writing past either end:
+ * 8-byte moves, the last one overlapping the one before. */
+static inline void copy_run(uint8_t *d, const uint8_t *s, size_t len) {
+  if (len >= 8) {
+    size_t k = 0;
+    for (; k + 8 < len; k += 8) memcpy(d + k, s + k, 8);
+    memcpy(d + len - 8, s + len - 8, 8);
+  } else if (len >= 4) {
+    memcpy(d, s, 4);
+    memcpy(d + len - 4, s + len - 4, 4);
+  } else {
+    for (size_t k = 0; k < len; k++) d[k] = s[k];
+  }
+}
+
+void gk_write_list(gk_writer *w, const char *list, const gk_field_spec *spec,
+                   size_t nspec, const void *base, size_t stride,
+                   size_t count) {
+  const uint8_t *b = (const uint8_t *)base;
+  if (count == 0) return;
+  int little = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  little = 1;
+#endif
+  list_run runs[32];
+  size_t nrun = 0, width = 0;
+  for (size_t k = 0; k < nspec && k < 32; k++) {
+    unsigned kind = spec[k].kind, n = field_width[kind];
+    width += n;
+    if (kind == GK_FIELD_BOOL) {
+      runs[nrun++] = (list_run){spec[k].offset, 0};
+    } else if (nrun > 0 && runs[nrun - 1].len != 0 &&
+               runs[nrun - 1].src + runs[nrun - 1].len == spec[k].offset) {
+      runs[nrun - 1].len = (uint16_t)(runs[nrun - 1].len + n);
+    } else {
+      runs[nrun++] = (list_run){spec[k].offset, (uint16_t)n};
+    }
+  }
+  if (w->field != NULL || !little || nspec > 32 || width > w->cap) {
+    list_fields(w, list, spec, nspec, b, stride, count);
+    return;
+  }
+  if (nrun == 1 && runs[0].len == stride && runs[0].src == 0) {
+    gk__writer_bytes(w, b, stride * count); /* the array is its bytes */
+    return;
+  }
+  uint8_t *p = w->buf + w->len, *end = w->buf + w->cap;
+  for (size_t i = 0; i < count; i++) {
+    if ((size_t)(end - p) < width) {
+      w->len = (size_t)(p - w->buf);
+      gk_writer_flush(w);
+      p = w->buf + w->len;
+    }
+    const uint8_t *rec = b + i * stride;
+    for (size_t r = 0; r < nrun; r++) {
+      if (runs[r].len == 0) {
+        *p++ = rec[runs[r].src] != 0;
+      } else {
+        copy_run(p, rec + runs[r].src, runs[r].len);
+        p += runs[r].len;
+      }
+    }
+  }
+  w->len = (size_t)(p - w->buf);
+  w->total += width * count;
+}
+
 /* --- XXH3 sink ----------------------------------------------------------- */
 
+/* The XXH3 state is reset on the first flush after gk_hasher_reset, so a
+ * state that fits the stage (hashed in one call by digest) never pays for
+ * the streaming state. */
 static void hasher_flush(gk_writer *w, const uint8_t *bytes, size_t len) {
+  gk_hasher *h = (gk_hasher *)w;
+  if (!h->started) {
+    XXH3_64bits_reset((XXH3_state_t *)w->data);
+    h->started = 1;
+  }
   XXH3_64bits_update((XXH3_state_t *)w->data, bytes, len);
 }
 
@@ -85,7 +225,7 @@ void gk_hasher_close(gk_hasher *h) {
 }
 
 void gk_hasher_reset(gk_hasher *h) {
-  XXH3_64bits_reset((XXH3_state_t *)h->xxh);
+  h->started = 0;
   h->w.len = 0;
   h->w.total = 0;
   h->w.err = 0;

@@ -149,11 +149,32 @@ static inline void gk_write_end(gk_writer *w) {
   if (w->field != NULL) gk__writer_field(w, GK_FIELD_END, NULL, 0, NULL, 0);
 }
 
+/* One fixed-width member of a C struct, for gk_write_list: its field name,
+ * its kind (GK_FIELD_U8 .. GK_FIELD_BOOL; the member's C type must have
+ * that width) and its offsetof. */
+typedef struct gk_field_spec {
+  const char *name;
+  uint16_t kind;
+  uint16_t offset;
+} gk_field_spec;
+
+/* Writes `count` records of `nspec` fields each, record i at
+ * base + i * stride: the same bytes and the same field callbacks as
+ * gk_write_begin(w, list, i), one gk_write_<kind> per spec entry, then
+ * gk_write_end(w), for every i. The byte path copies the members that are
+ * adjacent in memory and in the spec as one run (little-endian hosts), and
+ * a whole array in one call when the record has no gaps, so a hashed
+ * entity list costs about a memcpy. spec (1..32 entries) and base must be
+ * non-NULL unless count is 0. */
+void gk_write_list(gk_writer *w, const char *list, const gk_field_spec *spec,
+                   size_t nspec, const void *base, size_t stride, size_t count);
+
 /* A writer that feeds XXH3-64. The hasher owns its stage and XXH3 state;
  * init allocates (so do it before a run starts), close frees. */
 typedef struct gk_hasher {
   gk_writer w; /* must be first: pass &h->w to write_state */
   void *xxh;   /* XXH3_state_t, owned */
+  int started; /* xxh was reset since gk_hasher_reset (first flush does it) */
   uint8_t stage[2048];
 } gk_hasher;
 
