@@ -106,6 +106,11 @@ typedef struct gk__sv_grid {
   uint64_t recip[2 * GK__SV_ENEMY_RADIUS_MAX + 1];
 } gk__sv_grid;
 
+/* The record layouts write_state hashes through (gk_sv_state.c). */
+typedef struct gk__sv_lists {
+  gk_field_list player, enemy, proj, gem;
+} gk__sv_lists;
+
 typedef struct gk__sv_state {
   gk_sv_config cfg; /* copied at create */
   uint32_t players;
@@ -131,6 +136,7 @@ typedef struct gk__sv_state {
 
   /* --- derived / scratch (never written) --- */
   gk__sv_grid grid;
+  gk__sv_lists lists;
   gk_fx *move_x, *move_y; /* max_enemies, owned */
   gk_event *events;       /* owned, GK_SV_EVENTS_MAX, allocated at create */
   uint32_t n_events;
@@ -240,6 +246,8 @@ int gk__sv_config_set(void *cfg, const char *key, const gk_value *v, char *err,
                       size_t errlen);
 void gk__sv_config_each(const void *cfg, gk_config_each_cb cb, void *ctx);
 void gk__sv_write_state(const void *state, gk_writer *w);
+/* Plans the record layouts of write_state (at alloc). */
+void gk__sv_lists_init(gk__sv_lists *l);
 void *gk__sv_read_state(const void *cfg, gk_reader *r, char *err,
                         size_t errlen);
 void gk__sv_write_sample(const void *state, gk_writer *w);

@@ -70,6 +70,7 @@ gk__sv_state *gk__sv_alloc(const gk_sv_config *cfg, uint32_t players) {
   s->move_x = calloc(ne, sizeof(gk_fx));
   s->move_y = calloc(ne, sizeof(gk_fx));
   s->events = calloc(GK_SV_EVENTS_MAX, sizeof *s->events);
+  gk__sv_lists_init(&s->lists);
   int grid_rc = gk__sv_grid_init(&s->grid, cfg);
   if (!s->enemies || !s->proj || !s->gems || grid_rc != 0 || !s->move_x ||
       !s->move_y || !s->events) {

@@ -81,6 +81,14 @@ static const gk_field_spec gem_spec[] = {
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+void gk__sv_lists_init(gk__sv_lists *l) {
+  /* Constant specs within GK_FIELD_LIST_MAX: these cannot fail. */
+  gk_field_list_init(&l->player, player_spec, COUNT(player_spec));
+  gk_field_list_init(&l->enemy, enemy_spec, COUNT(enemy_spec));
+  gk_field_list_init(&l->proj, proj_spec, COUNT(proj_spec));
+  gk_field_list_init(&l->gem, gem_spec, COUNT(gem_spec));
+}
+
 void gk__sv_write_state(const void *state, gk_writer *w) {
   const gk__sv_state *s = state;
   gk_write_u32(w, "magic", STATE_MAGIC);
@@ -95,17 +103,17 @@ void gk__sv_write_state(const void *state, gk_writer *w) {
   gk_write_u32(w, "kills", s->kills);
   gk_write_u32(w, "next_enemy_id", s->next_enemy_id);
   gk_rng_write(&s->rng, w);
-  gk_write_list(w, "players", player_spec, COUNT(player_spec), s->p,
-                sizeof s->p[0], s->players);
+  gk_write_list(w, "players", &s->lists.player, s->p, sizeof s->p[0],
+                s->players);
   gk_write_u32(w, "enemy_count", s->n_enemies);
-  gk_write_list(w, "enemies", enemy_spec, COUNT(enemy_spec), s->enemies,
-                sizeof s->enemies[0], s->n_enemies);
+  gk_write_list(w, "enemies", &s->lists.enemy, s->enemies, sizeof s->enemies[0],
+                s->n_enemies);
   gk_write_u32(w, "projectile_count", s->n_proj);
-  gk_write_list(w, "projectiles", proj_spec, COUNT(proj_spec), s->proj,
-                sizeof s->proj[0], s->n_proj);
+  gk_write_list(w, "projectiles", &s->lists.proj, s->proj, sizeof s->proj[0],
+                s->n_proj);
   gk_write_u32(w, "gem_count", s->n_gems);
-  gk_write_list(w, "gems", gem_spec, COUNT(gem_spec), s->gems,
-                sizeof s->gems[0], s->n_gems);
+  gk_write_list(w, "gems", &s->lists.gem, s->gems, sizeof s->gems[0],
+                s->n_gems);
 }
 
 /* --- reading ------------------------------------------------------------ */

@@ -120,11 +120,29 @@ static void list_fields(gk_writer *w, const char *list, const gk_field_spec *f,
   }
 }
 
-/* A run of a record's bytes that is its canonical bytes as they lie in
- * memory (little-endian host), or one BOOL (len 0: normalised). */
-typedef struct list_run {
-  uint16_t src, len;
-} list_run;
+int gk_field_list_init(gk_field_list *l, const gk_field_spec *spec,
+                       size_t nspec) {
+  memset(l, 0, sizeof *l);
+  if (spec == NULL || nspec == 0 || nspec > GK_FIELD_LIST_MAX) return GK_EINVAL;
+  l->spec = spec;
+  l->nspec = (uint32_t)nspec;
+  for (size_t k = 0; k < nspec; k++) {
+    unsigned kind = spec[k].kind;
+    if (kind > GK_FIELD_BOOL) return GK_EINVAL;
+    unsigned n = field_width[kind];
+    uint32_t last = l->nrun - 1;
+    l->width += n;
+    if (kind != GK_FIELD_BOOL && l->nrun > 0 && l->run[last].len != 0 &&
+        l->run[last].src + l->run[last].len == spec[k].offset) {
+      l->run[last].len = (uint16_t)(l->run[last].len + n);
+      continue;
+    }
+    l->run[l->nrun].src = spec[k].offset;
+    l->run[l->nrun].len = (uint16_t)(kind == GK_FIELD_BOOL ? 0 : n);
+    l->nrun++;
+  }
+  return 0;
+}
 
 /* Copies len (1..65535) bytes without reading or writing past either end:
  * 8-byte moves, the last one overlapping the one before. */
@@ -141,35 +159,22 @@ static inline void copy_run(uint8_t *d, const uint8_t *s, size_t len) {
   }
 }
 
-void gk_write_list(gk_writer *w, const char *list, const gk_field_spec *spec,
-                   size_t nspec, const void *base, size_t stride,
-                   size_t count) {
+void gk_write_list(gk_writer *w, const char *name, const gk_field_list *l,
+                   const void *base, size_t stride, size_t count) {
   const uint8_t *b = (const uint8_t *)base;
   if (count == 0) return;
   int little = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   little = 1;
 #endif
-  list_run runs[32];
-  size_t nrun = 0, width = 0;
-  for (size_t k = 0; k < nspec && k < 32; k++) {
-    unsigned kind = spec[k].kind, n = field_width[kind];
-    width += n;
-    if (kind == GK_FIELD_BOOL) {
-      runs[nrun++] = (list_run){spec[k].offset, 0};
-    } else if (nrun > 0 && runs[nrun - 1].len != 0 &&
-               runs[nrun - 1].src + runs[nrun - 1].len == spec[k].offset) {
-      runs[nrun - 1].len = (uint16_t)(runs[nrun - 1].len + n);
-    } else {
-      runs[nrun++] = (list_run){spec[k].offset, (uint16_t)n};
-    }
-  }
-  if (w->field != NULL || !little || nspec > 32 || width > w->cap) {
-    list_fields(w, list, spec, nspec, b, stride, count);
+  size_t width = l->width, nrun = l->nrun;
+  if (w->field != NULL || !little || width > w->cap) {
+    list_fields(w, name, l->spec, l->nspec, b, stride, count);
     return;
   }
-  if (nrun == 1 && runs[0].len == stride && runs[0].src == 0) {
-    gk__writer_bytes(w, b, stride * count); /* the array is its bytes */
+  if (nrun == 1 && l->run[0].src == 0 &&
+      l->run[0].len == stride) { /* the array is its bytes */
+    gk__writer_bytes(w, b, stride * count);
     return;
   }
   uint8_t *p = w->buf + w->len, *end = w->buf + w->cap;
@@ -181,11 +186,12 @@ void gk_write_list(gk_writer *w, const char *list, const gk_field_spec *spec,
     }
     const uint8_t *rec = b + i * stride;
     for (size_t r = 0; r < nrun; r++) {
-      if (runs[r].len == 0) {
-        *p++ = rec[runs[r].src] != 0;
+      size_t len = l->run[r].len;
+      if (len == 0) {
+        *p++ = rec[l->run[r].src] != 0;
       } else {
-        copy_run(p, rec + runs[r].src, runs[r].len);
-        p += runs[r].len;
+        copy_run(p, rec + l->run[r].src, len);
+        p += len;
       }
     }
   }

@@ -158,16 +158,34 @@ typedef struct gk_field_spec {
   uint16_t offset;
 } gk_field_spec;
 
-/* Writes `count` records of `nspec` fields each, record i at
- * base + i * stride: the same bytes and the same field callbacks as
- * gk_write_begin(w, list, i), one gk_write_<kind> per spec entry, then
- * gk_write_end(w), for every i. The byte path copies the members that are
- * adjacent in memory and in the spec as one run (little-endian hosts), and
- * a whole array in one call when the record has no gaps, so a hashed
- * entity list costs about a memcpy. spec (1..32 entries) and base must be
- * non-NULL unless count is 0. */
-void gk_write_list(gk_writer *w, const char *list, const gk_field_spec *spec,
-                   size_t nspec, const void *base, size_t stride, size_t count);
+/* A record layout for gk_write_list, planned once from a spec: the spec
+ * (not copied: it must outlive the list) and the runs of members that are
+ * adjacent both in memory and in the spec. Caller-owned, no resources. */
+#define GK_FIELD_LIST_MAX 32
+typedef struct gk_field_list {
+  const gk_field_spec *spec;
+  uint32_t nspec, nrun;
+  uint32_t width; /* canonical bytes per record */
+  struct {
+    uint16_t src; /* offset in the record */
+    uint16_t len; /* bytes; 0 for a BOOL (written as 0 or 1) */
+  } run[GK_FIELD_LIST_MAX];
+} gk_field_list;
+
+/* Plans l from spec (1..GK_FIELD_LIST_MAX entries, kinds U8..BOOL; must be
+ * non-NULL). Returns 0 or GK_EINVAL. */
+int gk_field_list_init(gk_field_list *l, const gk_field_spec *spec,
+                       size_t nspec);
+
+/* Writes `count` records, record i at base + i * stride: the same bytes and
+ * the same field callbacks as gk_write_begin(w, name, i), one
+ * gk_write_<kind> per spec entry, then gk_write_end(w), for every i. The
+ * byte path copies each run in one move (little-endian hosts), and the whole
+ * array in one call when a record is one run with no gaps, so a hashed
+ * entity list costs about a memcpy. l must be non-NULL; base may be NULL
+ * only if count is 0. */
+void gk_write_list(gk_writer *w, const char *name, const gk_field_list *l,
+                   const void *base, size_t stride, size_t count);
 
 /* A writer that feeds XXH3-64. The hasher owns its stage and XXH3 state;
  * init allocates (so do it before a run starts), close frees. */

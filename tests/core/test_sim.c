@@ -157,7 +157,10 @@ Test(state_writer,
   gk_write_u8(&a.w, "head", 1); /* start mid-stage */
   gk_write_u8(&b.w, "head", 1);
   write_rec_by_hand(&a.w, r, 700);
-  gk_write_list(&b.w, "r", rec_spec, 6, r, sizeof r[0], 700);
+  gk_field_list l;
+  cr_assert_eq(gk_field_list_init(&l, rec_spec, 6), 0);
+  cr_assert_eq(l.width, 18);
+  gk_write_list(&b.w, "r", &l, r, sizeof r[0], 700);
   size_t la, lb;
   uint8_t *pa = gk_buf_writer_take(&a, &la);
   uint8_t *pb = gk_buf_writer_take(&b, &lb);
@@ -167,7 +170,7 @@ Test(state_writer,
   gk_hasher h;
   cr_assert_eq(gk_hasher_init(&h), 0);
   gk_write_u8(&h.w, "head", 1);
-  gk_write_list(&h.w, "r", rec_spec, 6, r, sizeof r[0], 700);
+  gk_write_list(&h.w, "r", &l, r, sizeof r[0], 700);
   cr_assert_eq(gk_hasher_digest(&h), gk_hash_bytes(pa, la));
   gk_hasher_close(&h);
   free(pa);
@@ -179,7 +182,7 @@ Test(state_writer,
   gk_writer wa = {.field = record_field, .data = &sa};
   gk_writer wb = {.field = record_field, .data = &sb};
   write_rec_by_hand(&wa, r + 5, 2);
-  gk_write_list(&wb, "r", rec_spec, 6, r + 5, sizeof r[0], 2);
+  gk_write_list(&wb, "r", &l, r + 5, sizeof r[0], 2);
   cr_assert_str_eq(sa.text, sb.text);
   cr_assert_eq(wa.total, wb.total);
 }
@@ -192,10 +195,17 @@ Test(state_writer, a_list_whose_records_have_no_gaps_is_written_as_one_block) {
                                        {"y", GK_FIELD_I32, offsetof(pt, y)}};
   pt pts[1000];
   for (int i = 0; i < 1000; i++) pts[i] = (pt){i, -i};
+  gk_field_list l;
+  cr_assert_eq(gk_field_list_init(&l, spec, 2), 0);
+  cr_assert_eq(l.nrun, 1, "x and y are one run");
+  static const gk_field_spec bad[] = {{"x", GK_FIELD_BYTES, 0}};
+  gk_field_list junk;
+  cr_assert_eq(gk_field_list_init(&junk, bad, 1), GK_EINVAL);
+  cr_assert_eq(gk_field_list_init(&junk, spec, 0), GK_EINVAL);
   gk_buf_writer b;
   gk_buf_writer_init(&b);
-  gk_write_list(&b.w, "p", spec, 2, pts, sizeof pts[0], 1000);
-  gk_write_list(&b.w, "p", spec, 2, NULL, sizeof pts[0], 0);
+  gk_write_list(&b.w, "p", &l, pts, sizeof pts[0], 1000);
+  gk_write_list(&b.w, "p", &l, NULL, sizeof pts[0], 0);
   size_t len;
   uint8_t *p = gk_buf_writer_take(&b, &len);
   cr_assert_eq(len, 8000);
