@@ -221,6 +221,7 @@ int gk_hasher_init(gk_hasher *h) {
   h->w.cap = sizeof h->stage;
   h->w.flush = hasher_flush;
   h->w.data = h->xxh;
+  h->w.hashing = 1;
   gk_hasher_reset(h);
   return 0;
 }

@@ -63,8 +63,9 @@ struct gk_writer {
   uint64_t total; /* bytes written so far (staged or flushed) */
   gk_writer_flush_cb flush;
   gk_writer_field_cb field;
-  int err;    /* first error a sink reported (e.g. GK_ENOMEM), else 0 */
-  void *data; /* for the sink's use */
+  int err;     /* first error a sink reported (e.g. GK_ENOMEM), else 0 */
+  void *data;  /* for the sink's use */
+  int hashing; /* set by gk_hasher: gk_write_unhashed writes nothing */
 };
 
 /* Hands staged bytes to `flush` and empties the stage. Call once when done. */
@@ -137,6 +138,14 @@ static inline void gk_write_bytes(gk_writer *w, const char *name,
     gk__writer_field(w, GK_FIELD_BYTES, name, len, (const uint8_t *)bytes, len);
   else
     gk__writer_bytes(w, (const uint8_t *)bytes, len);
+}
+/* Bytes that a snapshot must carry but the hash leaves out, because a
+ * field written (and so hashed) before them already commits to them, e.g.
+ * a running digest of a history. A hashing writer skips them; every other
+ * writer treats them as gk_write_bytes. */
+static inline void gk_write_unhashed(gk_writer *w, const char *name,
+                                     const void *bytes, size_t len) {
+  if (!w->hashing) gk_write_bytes(w, name, bytes, len);
 }
 /* Grouping for readable output; writes no bytes. `index` is a list index,
  * or UINT64_MAX for a named group. */
