@@ -23,7 +23,7 @@ void gk_writer_flush(gk_writer *w) {
 }
 
 /* Bytes per field of the fixed-width kinds (U8 .. BOOL). */
-static const uint8_t field_width[] = {
+static const uint8_t field_width[GK_FIELD_END + 1] = {
     [GK_FIELD_U8] = 1,  [GK_FIELD_U16] = 2, [GK_FIELD_U32] = 4,
     [GK_FIELD_U64] = 8, [GK_FIELD_I8] = 1,  [GK_FIELD_I16] = 2,
     [GK_FIELD_I32] = 4, [GK_FIELD_I64] = 8, [GK_FIELD_BOOL] = 1,
@@ -65,40 +65,24 @@ void gk__writer_bytes(gk_writer *w, const uint8_t *bytes, size_t len) {
 
 /* --- lists of records ----------------------------------------------------- */
 
-/* The value of a member of width n at p (host order), as the writer's
- * inline functions would get it: sign-extended for the I kinds. */
-static uint64_t member_value(const uint8_t *p, unsigned kind) {
-  switch (kind) {
-  case GK_FIELD_U8:
-  case GK_FIELD_BOOL:
+/* The n-byte member at p (host order), zero-extended: the writer stores its
+ * low n bytes, and gk__writer_field sign-extends the I kinds for readers. */
+static uint64_t member_value(const uint8_t *p, unsigned n) {
+  uint16_t v16;
+  uint32_t v32;
+  uint64_t v64;
+  switch (n) {
+  case 1:
     return *p;
-  case GK_FIELD_I8:
-    return (uint64_t)(int64_t)(int8_t)*p;
-  case GK_FIELD_U16: {
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-  }
-  case GK_FIELD_I16: {
-    int16_t v;
-    memcpy(&v, p, 2);
-    return (uint64_t)(int64_t)v;
-  }
-  case GK_FIELD_U32: {
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-  }
-  case GK_FIELD_I32: {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return (uint64_t)(int64_t)v;
-  }
-  default: {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-  }
+  case 2:
+    memcpy(&v16, p, 2);
+    return v16;
+  case 4:
+    memcpy(&v32, p, 4);
+    return v32;
+  default:
+    memcpy(&v64, p, 8);
+    return v64;
   }
 }
 
@@ -111,10 +95,10 @@ static void list_fields(gk_writer *w, const char *list, const gk_field_spec *f,
     const uint8_t *rec = base + i * stride;
     gk_write_begin(w, list, i);
     for (size_t k = 0; k < nf; k++) {
-      unsigned kind = f[k].kind;
-      uint64_t v = member_value(rec + f[k].offset, kind);
+      unsigned kind = f[k].kind, n = field_width[kind];
+      uint64_t v = member_value(rec + f[k].offset, n);
       if (kind == GK_FIELD_BOOL) v = v != 0;
-      gk__writer_le(w, (gk_field_kind)kind, f[k].name, v, field_width[kind]);
+      gk__writer_le(w, (gk_field_kind)kind, f[k].name, v, n);
     }
     gk_write_end(w);
   }
