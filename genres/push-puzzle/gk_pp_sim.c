@@ -12,11 +12,20 @@
  * the box along. The history is written oldest first, so the ring's
  * position in memory never reaches the bytes.
  *
+ * Undo digest: a running digest of the history as a stack, kept in the
+ * state: a turn e makes d = (d ^ mix(e)) * K, an undo inverts that exactly
+ * (d = (d * K^-1) ^ mix(e)), a restart or a new level sets 0; a turn the
+ * full ring drops stays in it. The hash covers the digest instead of the
+ * history bytes (gk_write_unhashed), so a step's hash costs the same with
+ * an empty history as with a full one, while a snapshot still carries every
+ * byte undo needs.
+ *
  * Canonical state, in this order (all little-endian):
  *   u8 players, u32 level, u16 width, u16 height, width*height cell bytes
  *   (GK_PP_* bits), u8 pushers, per pusher u16 x, u16 y, u32 moves,
  *   u32 pushes, bool solved, per player u8 hold_dir (0 none, 1 + GK_PP_DIR)
- *   and u8 hold_steps, u32 undo_len, undo_len history bytes.
+ *   and u8 hold_steps, u32 undo_len, u64 undo_digest, then undo_len history
+ *   bytes (not hashed).
  * The level set itself comes from the config, which read_state is given.
  * read_state checks every field against the set and replays the whole
  * undo history backwards on a scratch board, so restored bytes can never
@@ -29,7 +38,7 @@
 #include "gk_rng.h"
 
 #define PP_EVENTS_MAX 256
-#define PP_VERSION 1
+#define PP_VERSION 2 /* 2: the hash covers the undo digest, not the history */
 
 typedef struct pp_hold {
   uint8_t dir;   /* 0 none, else 1 + GK_PP_DIR_* */
@@ -51,6 +60,7 @@ typedef struct pp_run {
   pp_hold hold[GK_PLAYERS_MAX];
   uint8_t *undo; /* owned, undo_cap bytes (NULL when 0) */
   uint32_t undo_head, undo_len;
+  uint64_t undo_digest; /* running digest of the history (see above) */
   /* outputs, not canonical */
   uint64_t version;
   uint64_t step;
@@ -200,6 +210,7 @@ static void start_level(pp_run *run, uint32_t level) {
   run->solved = 0;
   run->undo_head = 0;
   run->undo_len = 0;
+  run->undo_digest = 0;
   memset(run->hold, 0, sizeof run->hold);
   run->version++;
   static const char *const keys[] = {"level"};
@@ -287,8 +298,16 @@ static void destroy(void *state) {
   free(run);
 }
 
+#define DIGEST_K 0xd6e8feb86659fd93ull     /* odd, so invertible mod 2^64 */
+#define DIGEST_K_INV 0xcfee444d8b59a89bull /* DIGEST_K * this == 1 mod 2^64 */
+
+static uint64_t digest_mix(uint8_t e) {
+  return ((uint64_t)e + 1) * 0x9e3779b97f4a7c15ull;
+}
+
 static void history_push(pp_run *run, uint8_t e) {
   if (run->undo_cap == 0) return;
+  run->undo_digest = (run->undo_digest ^ digest_mix(e)) * DIGEST_K;
   if (run->undo_len < run->undo_cap) {
     run->undo[(run->undo_head + run->undo_len) % run->undo_cap] = e;
     run->undo_len++;
@@ -331,6 +350,7 @@ static void undo_one(pp_run *run) {
   if (gk__pp_unmove(&run->b, e >> 3, e & 3u, pushed) != 0)
     return; /* cannot happen for a history read_state accepted */
   run->undo_len--;
+  run->undo_digest = (run->undo_digest * DIGEST_K_INV) ^ digest_mix(e);
   run->moves--;
   if (pushed) run->pushes--;
   run->version++;
@@ -441,13 +461,14 @@ static void write_state(const void *state, gk_writer *w) {
     gk_write_end(w);
   }
   gk_write_u32(w, "undo_len", run->undo_len);
+  gk_write_u64(w, "undo_digest", run->undo_digest);
   if (run->undo_len > 0) {
     uint32_t first = run->undo_cap - run->undo_head;
     if (first >= run->undo_len) {
-      gk_write_bytes(w, "undo", run->undo + run->undo_head, run->undo_len);
+      gk_write_unhashed(w, "undo", run->undo + run->undo_head, run->undo_len);
     } else {
-      gk_write_bytes(w, "undo", run->undo + run->undo_head, first);
-      gk_write_bytes(w, "undo", run->undo, run->undo_len - first);
+      gk_write_unhashed(w, "undo", run->undo + run->undo_head, first);
+      gk_write_unhashed(w, "undo", run->undo, run->undo_len - first);
     }
   }
 }
@@ -524,6 +545,7 @@ static int read_progress(pp_run *run, gk_reader *r, const char **what) {
       return bad(what, "bad hold counter", GK_ERANGE);
   }
   uint32_t len = gk_read_u32(r);
+  run->undo_digest = gk_read_u64(r); /* any value: it commits to history */
   if (r->err != 0) return bad(what, "truncated undo length", r->err);
   if (len > run->undo_cap || len > run->moves)
     return bad(what, "undo history too long", GK_ERANGE);

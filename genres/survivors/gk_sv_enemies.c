@@ -1,8 +1,8 @@
-/* gk_sv_enemies.c: survivors enemies: the kinds, the collision grid,
+/* gk_sv_enemies.c: survivors enemies: the kinds,
  * spawning, the chase with separation, and deaths.
  *
- * Collision uses a uniform grid of 32-unit cells rebuilt by counting sort
- * (stable, so each cell lists enemies in index order). Enemy movement is
+ * Collision uses the grid of gk_sv_grid.c (cells list enemies in index
+ * order). Enemy movement is
  * computed from the positions at the start of the phase and applied after,
  * so no enemy sees another's half-updated position and the result does not
  * depend on visiting order. All sums are integer, so they are exact in any
@@ -20,54 +20,6 @@ const gk__sv_kind_info gk__sv_kinds[GK_SV_KINDS] = {
 };
 
 #define SEP_PUSH_MAX (GK_FX_ONE * 3 / 2)
-
-/* --- grid --------------------------------------------------------------- */
-
-static uint32_t cell_coord(gk_fx v, uint32_t n) {
-  if (v < 0) return 0;
-  uint32_t c = (uint32_t)v >> GK__SV_CELL_SHIFT;
-  return c < n ? c : n - 1;
-}
-
-/* Counting sort of enemies into cells. Filling from the last enemy down
- * leaves each cell's list in ascending index order. */
-static void grid_build(gk__sv_state *s) {
-  uint32_t ncell = s->grid_w * s->grid_h;
-  memset(s->cell_start, 0, ((size_t)ncell + 1) * sizeof(uint32_t));
-  for (uint32_t i = 0; i < s->n_enemies; i++) {
-    uint32_t c = cell_coord(s->enemies[i].y, s->grid_h) * s->grid_w +
-                 cell_coord(s->enemies[i].x, s->grid_w);
-    s->cell_start[c]++;
-  }
-  uint32_t sum = 0;
-  for (uint32_t c = 0; c < ncell; c++) {
-    sum += s->cell_start[c];
-    s->cell_start[c] = sum; /* end of cell c for now */
-  }
-  s->cell_start[ncell] = sum;
-  for (uint32_t i = s->n_enemies; i-- > 0;) {
-    uint32_t c = cell_coord(s->enemies[i].y, s->grid_h) * s->grid_w +
-                 cell_coord(s->enemies[i].x, s->grid_w);
-    s->cell_items[--s->cell_start[c]] = i;
-  }
-}
-
-void gk__sv_grid_query(gk__sv_state *s, gk_fx x, gk_fx y, int32_t r,
-                       gk__sv_grid_cb cb, void *ctx) {
-  gk_fx rr = gk_fx_from_int(r);
-  gk_fx x0 = x > GK_FX_MIN + rr ? x - rr : GK_FX_MIN;
-  gk_fx y0 = y > GK_FX_MIN + rr ? y - rr : GK_FX_MIN;
-  gk_fx x1 = x < GK_FX_MAX - rr ? x + rr : GK_FX_MAX;
-  gk_fx y1 = y < GK_FX_MAX - rr ? y + rr : GK_FX_MAX;
-  uint32_t cx0 = cell_coord(x0, s->grid_w), cx1 = cell_coord(x1, s->grid_w);
-  uint32_t cy0 = cell_coord(y0, s->grid_h), cy1 = cell_coord(y1, s->grid_h);
-  for (uint32_t cy = cy0; cy <= cy1; cy++)
-    for (uint32_t cx = cx0; cx <= cx1; cx++) {
-      uint32_t c = cy * s->grid_w + cx;
-      for (uint32_t k = s->cell_start[c]; k < s->cell_start[c + 1]; k++)
-        if (cb(s, s->cell_items[k], ctx)) return;
-    }
-}
 
 /* --- entities ----------------------------------------------------------- */
 
@@ -146,92 +98,120 @@ void gk__sv_spawn_phase(gk__sv_state *s) {
   }
 }
 
-/* The separation push on enemy i from every enemy it overlaps. A spring in
- * squared distance, so no square root: each overlapping neighbour j pushes
- * along (p_i - p_j) scaled by (rr^2 - d^2) / (2 rr^2), where rr is the sum
- * of radii, computed in Q8 so every product fits in int64. Two enemies on
- * the very same point part by index (the lower one steps left). This is
- * the hot loop at scale, so it walks the grid cells itself. */
-static void separation(const gk__sv_state *s, uint32_t i, int64_t *pxo,
-                       int64_t *pyo) {
-  const gk__sv_enemy *e = &s->enemies[i];
-  int32_t ri = gk__sv_kinds[e->kind].radius;
-  gk_fx reach = gk_fx_from_int(ri + GK__SV_ENEMY_RADIUS_MAX);
-  uint32_t cx0 = cell_coord(e->x - reach, s->grid_w);
-  uint32_t cx1 = cell_coord(e->x + reach, s->grid_w);
-  uint32_t cy0 = cell_coord(e->y - reach, s->grid_h);
-  uint32_t cy1 = cell_coord(e->y + reach, s->grid_h);
+/* The separation spring between the enemies at sorted positions ki < k
+ * (if they overlap) is added to ki's push and taken from k's: the push of
+ * j on i is exactly the negation of i's on j (dx and dy are truncated
+ * symmetrically, the same-point rule is antisymmetric), so every pair is
+ * looked at once. A spring in squared distance, so no square root: each
+ * overlapping pair pushes along (p_i - p_j) scaled by (rr^2 - d^2) /
+ * (2 rr^2), where rr is the sum of radii, computed in Q8 so every product
+ * fits in int64 (pushes add up in Q24). Two enemies on the very same point
+ * part by index (the lower one steps left). The sums are integer, so the
+ * order of the pairs does not change them. */
+static void separation_pairs(const gk__sv_grid *g, uint32_t ki, int64_t *qx,
+                             int64_t *qy) {
+  gk_fx ex = g->x[ki], ey = g->y[ki];
+  int32_t ri16 = g->r16[ki];
+  gk_fx reach = ri16 + gk_fx_from_int(GK__SV_ENEMY_RADIUS_MAX);
+  uint32_t cx0 = gk__sv_cell_coord(ex - reach, g->w);
+  uint32_t cx1 = gk__sv_cell_coord(ex + reach, g->w);
+  /* Rows above ki's hold only keys, hence sorted positions, below ki. */
+  uint32_t cy0 = gk__sv_cell_coord(ey, g->h);
+  uint32_t cy1 = gk__sv_cell_coord(ey + reach, g->h);
+  const gk_fx *gx = g->x, *gy = g->y;
+  const int32_t *gr = g->r16;
   int64_t px = 0, py = 0;
-  gk_fx ex = e->x, ey = e->y;
   for (uint32_t cy = cy0; cy <= cy1; cy++) {
-    const uint32_t *row = s->cell_start + (size_t)cy * s->grid_w;
-    for (uint32_t k = row[cx0]; k < row[cx1 + 1]; k++) {
-      uint32_t j = s->cell_items[k];
-      const gk__sv_enemy *o = &s->enemies[j];
+    uint32_t lo, hi;
+    gk__sv_grid_row(g, cy, cx0, cx1, &lo, &hi);
+    if (lo <= ki) lo = ki + 1;
+    for (uint32_t k = lo; k < hi; k++) {
       /* Positions lie in [0, 2^30], so differences fit in int32; the
        * unsigned compare is |d| < rr in one branch. */
-      int32_t r16 = (ri + gk__sv_kinds[o->kind].radius) << GK_FX_SHIFT;
-      int32_t dx16 = ex - o->x, dy16 = ey - o->y;
-      if ((uint32_t)(dx16 + r16 - 1) >= (uint32_t)(2 * r16 - 1) ||
-          (uint32_t)(dy16 + r16 - 1) >= (uint32_t)(2 * r16 - 1) || j == i)
+      int32_t r16 = ri16 + gr[k];
+      int32_t dx16 = ex - gx[k], dy16 = ey - gy[k];
+      uint32_t span = (uint32_t)(2 * r16 - 1);
+      if ((uint32_t)(dx16 + r16 - 1) >= span ||
+          (uint32_t)(dy16 + r16 - 1) >= span)
         continue;
       int64_t rr = r16 / 256; /* Q8 */
       int64_t dx = dx16 / 256, dy = dy16 / 256;
       int64_t f = rr * rr - (dx * dx + dy * dy);
       if (f <= 0) continue;
+      int64_t vx, vy;
       if (dx == 0 && dy == 0) {
-        px += (i < j ? -rr : rr) * 8192; /* rr / 8 in Q24 */
-        continue;
+        vx = (g->order[ki] < g->order[k] ? -rr : rr) * 8192; /* rr/8, Q24 */
+        vy = 0;
+      } else {
+        /* f * 65536 / (2 rr^2) is f / (2 r^2) for the whole-unit radius
+         * sum r: a multiply by its exact reciprocal (see the grid's). */
+        int64_t gq = (int64_t)(((uint64_t)f * g->recip[r16 >> GK_FX_SHIFT]) >>
+                               GK__SV_RECIP_SHIFT); /* Q16, <= 1/2 */
+        vx = dx * gq;                               /* Q24 */
+        vy = dy * gq;
       }
-      int64_t g = f * 65536 / (rr * rr * 2); /* Q16 fraction, <= 1/2 */
-      px += dx * g;                          /* Q24 */
-      py += dy * g;
+      px += vx;
+      py += vy;
+      qx[k] -= vx;
+      qy[k] -= vy;
     }
   }
-  px /= 256;
-  py /= 256;
-  *pxo = px < -SEP_PUSH_MAX  ? -SEP_PUSH_MAX
-         : px > SEP_PUSH_MAX ? SEP_PUSH_MAX
-                             : px;
-  *pyo = py < -SEP_PUSH_MAX  ? -SEP_PUSH_MAX
-         : py > SEP_PUSH_MAX ? SEP_PUSH_MAX
-                             : py;
+  qx[ki] += px;
+  qy[ki] += py;
+}
+
+static int64_t clamp_push(int64_t q) {
+  q /= 256; /* Q24 -> Q16 */
+  return q < -SEP_PUSH_MAX  ? -SEP_PUSH_MAX
+         : q > SEP_PUSH_MAX ? SEP_PUSH_MAX
+                            : q;
+}
+
+/* The chase velocity towards the nearest living player: squared distances
+ * pick the player (the first of equals), one square root scales the step. */
+static void chase(const gk__sv_state *s, gk_fx ex, gk_fx ey, uint32_t kind,
+                  int64_t *vxo, int64_t *vyo) {
+  int64_t best = INT64_MAX;
+  int64_t bdx = 0, bdy = 0;
+  for (uint32_t pi = 0; pi < s->players; pi++) {
+    const gk__sv_player *p = &s->p[pi];
+    if (!p->alive) continue;
+    int64_t dx = (int64_t)p->x - ex, dy = (int64_t)p->y - ey;
+    int64_t d2 = dx * dx + dy * dy;
+    if (d2 < best) {
+      best = d2;
+      bdx = dx;
+      bdy = dy;
+    }
+  }
+  *vxo = *vyo = 0;
+  if (best == INT64_MAX) return;
+  const gk__sv_kind_info *k = &gk__sv_kinds[kind];
+  int64_t stop = gk_fx_from_int(k->radius + GK__SV_PLAYER_RADIUS);
+  /* d > stop  <=>  d2 >= (stop + 1)^2, since d = floor(sqrt(d2)). */
+  if (best < (stop + 1) * (stop + 1)) return;
+  int64_t d = (int64_t)gk_isqrt64((uint64_t)best);
+  int64_t sp = d - stop < k->speed ? d - stop : k->speed;
+  *vxo = sp * bdx / d;
+  *vyo = sp * bdy / d;
 }
 
 /* Chase the nearest living player and keep apart from the neighbours, all
- * from the positions the phase started with. */
+ * from the positions the phase started with (visited in grid order, which
+ * reads the sorted arrays in sequence; each result lands at its index). */
 void gk__sv_enemies_move(gk__sv_state *s) {
-  grid_build(s);
-  for (uint32_t i = 0; i < s->n_enemies; i++) {
-    const gk__sv_enemy *e = &s->enemies[i];
-    const gk__sv_kind_info *k = &gk__sv_kinds[e->kind];
-    int64_t best = INT64_MAX;
-    int64_t bdx = 0, bdy = 0;
-    for (uint32_t pi = 0; pi < s->players; pi++) {
-      const gk__sv_player *p = &s->p[pi];
-      if (!p->alive) continue;
-      int64_t dx = (int64_t)p->x - e->x, dy = (int64_t)p->y - e->y;
-      int64_t d2 = dx * dx + dy * dy;
-      if (d2 < best) {
-        best = d2;
-        bdx = dx;
-        bdy = dy;
-      }
-    }
-    int64_t vx = 0, vy = 0;
-    if (best != INT64_MAX) {
-      int64_t d = (int64_t)gk_isqrt64((uint64_t)best);
-      int64_t stop = gk_fx_from_int(k->radius + GK__SV_PLAYER_RADIUS);
-      if (d > stop) {
-        int64_t sp = d - stop < k->speed ? d - stop : k->speed;
-        vx = sp * bdx / d;
-        vy = sp * bdy / d;
-      }
-    }
-    int64_t px, py;
-    separation(s, i, &px, &py);
-    s->move_x[i] = (gk_fx)(vx + px);
-    s->move_y[i] = (gk_fx)(vy + py);
+  gk__sv_grid_build(s);
+  const gk__sv_grid *g = &s->grid;
+  int64_t *qx = g->push_x, *qy = g->push_y;
+  memset(qx, 0, g->n * sizeof *qx);
+  memset(qy, 0, g->n * sizeof *qy);
+  for (uint32_t ki = 0; ki < g->n; ki++) separation_pairs(g, ki, qx, qy);
+  for (uint32_t ki = 0; ki < g->n; ki++) {
+    uint32_t i = g->order[ki];
+    int64_t vx, vy;
+    chase(s, g->x[ki], g->y[ki], s->enemies[i].kind, &vx, &vy);
+    s->move_x[i] = (gk_fx)(vx + clamp_push(qx[ki]));
+    s->move_y[i] = (gk_fx)(vy + clamp_push(qy[ki]));
   }
   for (uint32_t i = 0; i < s->n_enemies; i++) {
     gk__sv_enemy *e = &s->enemies[i];
@@ -241,7 +221,7 @@ void gk__sv_enemies_move(gk__sv_state *s) {
     e->y = gk__sv_clampfx(e->y + s->move_y[i], gk_fx_from_int(rad),
                           gk_fx_from_int(s->cfg.arena_height - rad));
   }
-  grid_build(s);
+  gk__sv_grid_build(s);
 }
 
 /* The dead leave in index order: each drops a gem (merged into an existing

@@ -21,6 +21,7 @@
 #define GK__SV_PROJ_RADIUS 4
 #define GK__SV_ENEMY_RADIUS_MAX 20
 #define GK__SV_LEVEL_MAX 60000
+#define GK__SV_RECIP_SHIFT 40
 
 typedef struct gk__sv_kind_info {
   gk_fx speed;    /* units per step, Q16.16 */
@@ -74,6 +75,42 @@ typedef struct gk__sv_gem {
   uint32_t value;
 } gk__sv_gem;
 
+/* One grid cell's run in the sorted order; valid only if its stamp is the
+ * grid's current stamp (so a build never clears the cell table). */
+typedef struct gk__sv_cell {
+  uint32_t stamp;
+  uint32_t start, end; /* [start, end) in the sorted arrays */
+} gk__sv_cell;
+
+/* The collision grid (gk_sv_enemies.c): enemies sorted by (cell, index),
+ * with their positions and radii copied into arrays in that order, and a
+ * cell table stamped per build. A build costs O(enemies): a radix sort on
+ * cell keys (digits of `digit_bits`) or an insertion sort when few, then one
+ * pass over the sorted runs; empty cells are never touched. */
+typedef struct gk__sv_grid {
+  uint32_t w, h;       /* cells across and down */
+  uint32_t digit_bits; /* radix digit width: half the key's bits, rounded up */
+  uint32_t stamp;      /* current build; cells with another stamp are empty */
+  uint32_t n;          /* enemies sorted */
+  gk__sv_cell *cells;  /* w * h, owned */
+  uint32_t *order;     /* n enemy indices, sorted by (cell, index), owned */
+  uint32_t *key;       /* n cell keys, in sorted order, owned */
+  uint32_t *tmp_order, *tmp_key; /* radix scratch, owned */
+  uint32_t *count;               /* 1 << digit_bits radix counters, owned */
+  gk_fx *x, *y;                  /* positions in sorted order, owned */
+  int32_t *r16;             /* radius << GK_FX_SHIFT, sorted order, owned */
+  int64_t *push_x, *push_y; /* separation sums (Q24), sorted order, owned */
+  /* recip[r] = ceil(2^GK__SV_RECIP_SHIFT / (2 r^2)) for a sum of two radii
+   * r: separation divides by 2 r^2 with a multiply and a shift, exactly
+   * (gk_sv_grid.c says why). */
+  uint64_t recip[2 * GK__SV_ENEMY_RADIUS_MAX + 1];
+} gk__sv_grid;
+
+/* The record layouts write_state hashes through (gk_sv_state.c). */
+typedef struct gk__sv_lists {
+  gk_field_list player, enemy, proj, gem;
+} gk__sv_lists;
+
 typedef struct gk__sv_state {
   gk_sv_config cfg; /* copied at create */
   uint32_t players;
@@ -98,9 +135,8 @@ typedef struct gk__sv_state {
   gk__sv_gem *gems; /* cfg.max_gems, owned */
 
   /* --- derived / scratch (never written) --- */
-  uint32_t grid_w, grid_h;
-  uint32_t *cell_start;   /* grid_w * grid_h + 1, owned */
-  uint32_t *cell_items;   /* max_enemies enemy indices, owned */
+  gk__sv_grid grid;
+  gk__sv_lists lists;
   gk_fx *move_x, *move_y; /* max_enemies, owned */
   gk_event *events;       /* owned, GK_SV_EVENTS_MAX, allocated at create */
   uint32_t n_events;
@@ -123,6 +159,39 @@ static inline int64_t gk__sv_sq64(int64_t v) {
 gk_event *gk__sv_event(gk__sv_state *s, const char *name, int32_t player);
 /* Adds a field to an event from gk__sv_event; e NULL is a no-op. */
 void gk__sv_event_field(gk_event *e, const char *key, int64_t value);
+
+/* Allocates / frees the grid's arrays for cfg (gk_sv_grid.c); init
+ * returns 0 or -1 on ENOMEM (then close frees what was allocated). */
+int gk__sv_grid_init(gk__sv_grid *g, const gk_sv_config *cfg);
+void gk__sv_grid_close(gk__sv_grid *g);
+/* Sorts the enemies into the grid from their current positions. */
+void gk__sv_grid_build(gk__sv_state *s);
+
+/* The cell column (or row) of a coordinate, clamped to 0..n-1. */
+static inline uint32_t gk__sv_cell_coord(gk_fx v, uint32_t n) {
+  if (v < 0) return 0;
+  uint32_t c = (uint32_t)v >> GK__SV_CELL_SHIFT;
+  return c < n ? c : n - 1;
+}
+
+/* The sorted run [*lo, *hi) of the enemies in cells cx0..cx1 of row cy
+ * (empty: *lo == *hi). Cells of a row are consecutive keys, so the run is
+ * from the first occupied cell's start to the last one's end. */
+static inline void gk__sv_grid_row(const gk__sv_grid *g, uint32_t cy,
+                                   uint32_t cx0, uint32_t cx1, uint32_t *lo,
+                                   uint32_t *hi) {
+  const gk__sv_cell *row = g->cells + (size_t)cy * g->w;
+  uint32_t a = 0, b = 0;
+  int found = 0;
+  for (uint32_t cx = cx0; cx <= cx1; cx++)
+    if (row[cx].stamp == g->stamp) {
+      if (!found) a = row[cx].start;
+      found = 1;
+      b = row[cx].end;
+    }
+  *lo = a;
+  *hi = b;
+}
 
 /* Visits every enemy whose cell touches the square of half-size `r` (whole
  * units) around (x, y), cells row by row, each cell in index order. The
@@ -177,6 +246,8 @@ int gk__sv_config_set(void *cfg, const char *key, const gk_value *v, char *err,
                       size_t errlen);
 void gk__sv_config_each(const void *cfg, gk_config_each_cb cb, void *ctx);
 void gk__sv_write_state(const void *state, gk_writer *w);
+/* Plans the record layouts of write_state (at alloc). */
+void gk__sv_lists_init(gk__sv_lists *l);
 void *gk__sv_read_state(const void *cfg, gk_reader *r, char *err,
                         size_t errlen);
 void gk__sv_write_sample(const void *state, gk_writer *w);

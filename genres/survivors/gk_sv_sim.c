@@ -51,8 +51,7 @@ void gk__sv_free(gk__sv_state *s) {
   free(s->enemies);
   free(s->proj);
   free(s->gems);
-  free(s->cell_start);
-  free(s->cell_items);
+  gk__sv_grid_close(&s->grid);
   free(s->move_x);
   free(s->move_y);
   free(s->events);
@@ -65,18 +64,16 @@ gk__sv_state *gk__sv_alloc(const gk_sv_config *cfg, uint32_t players) {
   s->cfg = *cfg;
   s->players = players;
   size_t ne = (size_t)cfg->max_enemies;
-  s->grid_w = ((uint32_t)cfg->arena_width >> GK__SV_CELL_UNITS_SHIFT) + 1;
-  s->grid_h = ((uint32_t)cfg->arena_height >> GK__SV_CELL_UNITS_SHIFT) + 1;
   s->enemies = calloc(ne, sizeof *s->enemies);
   s->proj = calloc((size_t)cfg->max_projectiles, sizeof *s->proj);
   s->gems = calloc((size_t)cfg->max_gems, sizeof *s->gems);
-  s->cell_start = calloc((size_t)s->grid_w * s->grid_h + 1, sizeof(uint32_t));
-  s->cell_items = calloc(ne, sizeof(uint32_t));
   s->move_x = calloc(ne, sizeof(gk_fx));
   s->move_y = calloc(ne, sizeof(gk_fx));
   s->events = calloc(GK_SV_EVENTS_MAX, sizeof *s->events);
-  if (!s->enemies || !s->proj || !s->gems || !s->cell_start || !s->cell_items ||
-      !s->move_x || !s->move_y || !s->events) {
+  gk__sv_lists_init(&s->lists);
+  int grid_rc = gk__sv_grid_init(&s->grid, cfg);
+  if (!s->enemies || !s->proj || !s->gems || grid_rc != 0 || !s->move_x ||
+      !s->move_y || !s->events) {
     gk__sv_free(s);
     return NULL;
   }

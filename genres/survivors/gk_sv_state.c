@@ -1,43 +1,92 @@
 /* gk__sv_state.c: canonical bytes, snapshots, the HUD sample and the bot.
  *
- * write_state streams every canonical field through gk_writer's inline
- * writers in one fixed order: run header, the PRNG, every player slot, then
- * the three entity lists (count first, then each live entity in index
- * order). read_state reads exactly that back and checks every count against
- * the config's caps, every kind and level against its table, and every
- * position against the arena, so a hostile snapshot can neither index past
- * an array nor move the grid lookup out of range.
+ * write_state streams every canonical field in one fixed order: run
+ * header, the PRNG, every player slot, then the three entity lists (count
+ * first, then each live entity in index order). The records go through
+ * gk_write_list with a spec per struct, so hashing copies them in runs.
+ * read_state reads exactly that back and checks every count against the
+ * config's caps, every kind and level against its table, and every position
+ * against the arena, so a hostile snapshot can neither index past an array nor
+ * move the grid lookup out of range.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "gk_sv_internal.h"
 
 #define STATE_MAGIC 0x31565347u /* "GSV1" */
 
-static void write_player(gk_writer *w, const gk__sv_player *p) {
-  gk_write_i32(w, "x", p->x);
-  gk_write_i32(w, "y", p->y);
-  gk_write_i32(w, "health", p->health);
-  gk_write_i32(w, "max_health", p->max_health);
-  gk_write_i32(w, "speed", p->speed);
-  gk_write_i32(w, "pickup", p->pickup);
-  gk_write_u32(w, "xp", p->xp);
-  gk_write_u32(w, "kills", p->kills);
-  gk_write_u16(w, "level", p->level);
-  gk_write_u16(w, "hurt_cd", p->hurt_cd);
-  gk_write_bool(w, "alive", p->alive);
-  gk_write_bool(w, "gone", p->gone);
-  for (int k = 0; k < GK_SV_WEAPONS; k++) {
-    gk_write_u8(w, "weapon_level", p->wlevel[k]);
-    gk_write_u16(w, "weapon_timer", p->wtimer[k]);
-  }
-  gk_write_u16(w, "orbit_angle", p->orbit_angle);
-  gk_write_u8(w, "ups_health", p->ups_health);
-  gk_write_u8(w, "ups_speed", p->ups_speed);
-  gk_write_u8(w, "ups_magnet", p->ups_magnet);
-  gk_write_bool(w, "pick_pending", p->pick_pending);
-  for (int k = 0; k < 3; k++) gk_write_u8(w, "option", p->options[k]);
-  gk_write_u32(w, "pick_timer", p->pick_timer);
+#define F(type, member, kind, name)                                            \
+  { name, GK_FIELD_##kind, (uint16_t)offsetof(type, member) }
+#define P(member, kind, name) F(gk__sv_player, member, kind, name)
+
+/* Canonical field order of each record (gk_write_list). */
+static const gk_field_spec player_spec[] = {
+    P(x, I32, "x"),
+    P(y, I32, "y"),
+    P(health, I32, "health"),
+    P(max_health, I32, "max_health"),
+    P(speed, I32, "speed"),
+    P(pickup, I32, "pickup"),
+    P(xp, U32, "xp"),
+    P(kills, U32, "kills"),
+    P(level, U16, "level"),
+    P(hurt_cd, U16, "hurt_cd"),
+    P(alive, BOOL, "alive"),
+    P(gone, BOOL, "gone"),
+    P(wlevel[0], U8, "weapon_level"),
+    P(wtimer[0], U16, "weapon_timer"),
+    P(wlevel[1], U8, "weapon_level"),
+    P(wtimer[1], U16, "weapon_timer"),
+    P(wlevel[2], U8, "weapon_level"),
+    P(wtimer[2], U16, "weapon_timer"),
+    P(orbit_angle, U16, "orbit_angle"),
+    P(ups_health, U8, "ups_health"),
+    P(ups_speed, U8, "ups_speed"),
+    P(ups_magnet, U8, "ups_magnet"),
+    P(pick_pending, BOOL, "pick_pending"),
+    P(options[0], U8, "option"),
+    P(options[1], U8, "option"),
+    P(options[2], U8, "option"),
+    P(pick_timer, U32, "pick_timer"),
+};
+_Static_assert(GK_SV_WEAPONS == 3, "player_spec lists three weapons");
+
+static const gk_field_spec enemy_spec[] = {
+    F(gk__sv_enemy, x, I32, "x"),
+    F(gk__sv_enemy, y, I32, "y"),
+    F(gk__sv_enemy, health, I32, "health"),
+    F(gk__sv_enemy, id, U32, "id"),
+    F(gk__sv_enemy, kind, U8, "kind"),
+    F(gk__sv_enemy, killer, U8, "killer"),
+};
+
+static const gk_field_spec proj_spec[] = {
+    F(gk__sv_proj, x, I32, "x"),
+    F(gk__sv_proj, y, I32, "y"),
+    F(gk__sv_proj, vx, I32, "vx"),
+    F(gk__sv_proj, vy, I32, "vy"),
+    F(gk__sv_proj, damage, I32, "damage"),
+    F(gk__sv_proj, last_hit, U32, "last_hit"),
+    F(gk__sv_proj, life, U16, "life"),
+    F(gk__sv_proj, pierce, U8, "pierce"),
+    F(gk__sv_proj, owner, U8, "owner"),
+};
+
+static const gk_field_spec gem_spec[] = {
+    F(gk__sv_gem, x, I32, "x"),
+    F(gk__sv_gem, y, I32, "y"),
+    F(gk__sv_gem, value, U32, "value"),
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+void gk__sv_lists_init(gk__sv_lists *l) {
+  /* Constant specs within GK_FIELD_LIST_MAX: these cannot fail. */
+  gk_field_list_init(&l->player, player_spec, COUNT(player_spec));
+  gk_field_list_init(&l->enemy, enemy_spec, COUNT(enemy_spec));
+  gk_field_list_init(&l->proj, proj_spec, COUNT(proj_spec));
+  gk_field_list_init(&l->gem, gem_spec, COUNT(gem_spec));
 }
 
 void gk__sv_write_state(const void *state, gk_writer *w) {
@@ -54,47 +103,17 @@ void gk__sv_write_state(const void *state, gk_writer *w) {
   gk_write_u32(w, "kills", s->kills);
   gk_write_u32(w, "next_enemy_id", s->next_enemy_id);
   gk_rng_write(&s->rng, w);
-  for (uint32_t i = 0; i < s->players; i++) {
-    gk_write_begin(w, "players", i);
-    write_player(w, &s->p[i]);
-    gk_write_end(w);
-  }
+  gk_write_list(w, "players", &s->lists.player, s->p, sizeof s->p[0],
+                s->players);
   gk_write_u32(w, "enemy_count", s->n_enemies);
-  for (uint32_t i = 0; i < s->n_enemies; i++) {
-    const gk__sv_enemy *e = &s->enemies[i];
-    gk_write_begin(w, "enemies", i);
-    gk_write_i32(w, "x", e->x);
-    gk_write_i32(w, "y", e->y);
-    gk_write_i32(w, "health", e->health);
-    gk_write_u32(w, "id", e->id);
-    gk_write_u8(w, "kind", e->kind);
-    gk_write_u8(w, "killer", e->killer);
-    gk_write_end(w);
-  }
+  gk_write_list(w, "enemies", &s->lists.enemy, s->enemies, sizeof s->enemies[0],
+                s->n_enemies);
   gk_write_u32(w, "projectile_count", s->n_proj);
-  for (uint32_t i = 0; i < s->n_proj; i++) {
-    const gk__sv_proj *q = &s->proj[i];
-    gk_write_begin(w, "projectiles", i);
-    gk_write_i32(w, "x", q->x);
-    gk_write_i32(w, "y", q->y);
-    gk_write_i32(w, "vx", q->vx);
-    gk_write_i32(w, "vy", q->vy);
-    gk_write_i32(w, "damage", q->damage);
-    gk_write_u32(w, "last_hit", q->last_hit);
-    gk_write_u16(w, "life", q->life);
-    gk_write_u8(w, "pierce", q->pierce);
-    gk_write_u8(w, "owner", q->owner);
-    gk_write_end(w);
-  }
+  gk_write_list(w, "projectiles", &s->lists.proj, s->proj, sizeof s->proj[0],
+                s->n_proj);
   gk_write_u32(w, "gem_count", s->n_gems);
-  for (uint32_t i = 0; i < s->n_gems; i++) {
-    const gk__sv_gem *g = &s->gems[i];
-    gk_write_begin(w, "gems", i);
-    gk_write_i32(w, "x", g->x);
-    gk_write_i32(w, "y", g->y);
-    gk_write_u32(w, "value", g->value);
-    gk_write_end(w);
-  }
+  gk_write_list(w, "gems", &s->lists.gem, s->gems, sizeof s->gems[0],
+                s->n_gems);
 }
 
 /* --- reading ------------------------------------------------------------ */

@@ -63,12 +63,13 @@ static void fire_wand(gk__sv_state *s, uint32_t i) {
   uint32_t lv = p->wlevel[GK_SV_WAND];
   int64_t best = gk__sv_sq64(gk_fx_from_int(WAND_RANGE)) + 1;
   int32_t target = -1;
+  /* Squared distances only; the health check runs for the rare enemy that
+   * would be nearer than the best so far (same pick as checking first). */
   for (uint32_t j = 0; j < s->n_enemies; j++) {
     const gk__sv_enemy *e = &s->enemies[j];
-    if (e->health <= 0) continue;
     int64_t d2 =
         gk__sv_sq64((int64_t)e->x - p->x) + gk__sv_sq64((int64_t)e->y - p->y);
-    if (d2 < best) {
+    if (d2 < best && e->health > 0) {
       best = d2;
       target = (int32_t)j;
     }

@@ -85,17 +85,24 @@ gk_fx gk_fx_div(gk_fx a, gk_fx b) {
   return saturate(((int64_t)a * GK_FX_ONE) / b);
 }
 
+/* Digit by digit, from the highest even bit at or below x's top bit. The
+ * body is branch-free: its comparison is data-dependent and would mispredict
+ * about half the time. */
 uint32_t gk_isqrt64(uint64_t x) {
+  if (x == 0) return 0;
+  unsigned top = 63;
+#if defined(__GNUC__)
+  top = 63u - (unsigned)__builtin_clzll(x);
+#else
+  while (!(x >> top)) top--;
+#endif
   uint64_t res = 0;
-  uint64_t bit = 1ull << 62;
-  while (bit > x) bit >>= 2;
+  uint64_t bit = 1ull << (top & ~1u);
   while (bit != 0) {
-    if (x >= res + bit) {
-      x -= res + bit;
-      res = (res >> 1) + bit;
-    } else {
-      res >>= 1;
-    }
+    uint64_t t = res + bit;
+    uint64_t take = (uint64_t)0 - (uint64_t)(x >= t);
+    x -= t & take;
+    res = (res >> 1) + (bit & take);
     bit >>= 2;
   }
   return (uint32_t)res;

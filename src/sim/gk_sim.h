@@ -260,7 +260,9 @@ typedef const struct gk_sim *(*gk_genre_descriptor_fn)(void);
  * GK_EINVAL/GK_EVERSION and a message. */
 int gk_sim_check(const gk_sim *sim, char *err, size_t errlen);
 
-/* Hashes a state: XXH3-64 over exactly the bytes write_state produces. */
+/* Hashes a state: XXH3-64 over exactly the bytes write_state produces,
+ * less those it writes with gk_write_unhashed (which a hashed digest
+ * stands for). */
 uint64_t gk_sim_hash(const gk_sim *sim, const void *state, gk_hasher *h);
 
 /* Parses a decimal u64 from s: digits only (no sign, no spaces; leading

@@ -22,15 +22,17 @@ void gk_writer_flush(gk_writer *w) {
   w->len = 0;
 }
 
+/* Bytes per field of the fixed-width kinds (U8 .. BOOL). */
+static const uint8_t field_width[GK_FIELD_END + 1] = {
+    [GK_FIELD_U8] = 1,  [GK_FIELD_U16] = 2, [GK_FIELD_U32] = 4,
+    [GK_FIELD_U64] = 8, [GK_FIELD_I8] = 1,  [GK_FIELD_I16] = 2,
+    [GK_FIELD_I32] = 4, [GK_FIELD_I64] = 8, [GK_FIELD_BOOL] = 1,
+};
+
 void gk__writer_field(gk_writer *w, gk_field_kind kind, const char *name,
                       uint64_t value, const uint8_t *bytes, size_t len) {
-  static const uint8_t widths[] = {
-      [GK_FIELD_U8] = 1,  [GK_FIELD_U16] = 2, [GK_FIELD_U32] = 4,
-      [GK_FIELD_U64] = 8, [GK_FIELD_I8] = 1,  [GK_FIELD_I16] = 2,
-      [GK_FIELD_I32] = 4, [GK_FIELD_I64] = 8, [GK_FIELD_BOOL] = 1,
-  };
   if (kind <= GK_FIELD_BOOL) {
-    unsigned n = widths[kind];
+    unsigned n = field_width[kind];
     /* Sign-extend narrow signed values so the callback sees the number. */
     if (kind >= GK_FIELD_I8 && kind <= GK_FIELD_I64 && n < 8) {
       uint64_t sign = 1ull << (8 * n - 1);
@@ -61,9 +63,137 @@ void gk__writer_bytes(gk_writer *w, const uint8_t *bytes, size_t len) {
   w->len = len;
 }
 
+/* --- lists of records ----------------------------------------------------- */
+
+/* The n-byte member at p (host order), zero-extended: the writer stores its
+ * low n bytes, and gk__writer_field sign-extends the I kinds for readers. */
+static uint64_t member_value(const uint8_t *p, unsigned n) {
+  uint16_t v16;
+  uint32_t v32;
+  uint64_t v64;
+  switch (n) {
+  case 1:
+    return *p;
+  case 2:
+    memcpy(&v16, p, 2);
+    return v16;
+  case 4:
+    memcpy(&v32, p, 4);
+    return v32;
+  default:
+    memcpy(&v64, p, 8);
+    return v64;
+  }
+}
+
+/* Field by field through the inline writers: readable writers, big-endian
+ * hosts, and records wider than the stage. */
+static void list_fields(gk_writer *w, const char *list, const gk_field_spec *f,
+                        size_t nf, const uint8_t *base, size_t stride,
+                        size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    const uint8_t *rec = base + i * stride;
+    gk_write_begin(w, list, i);
+    for (size_t k = 0; k < nf; k++) {
+      unsigned kind = f[k].kind, n = field_width[kind];
+      uint64_t v = member_value(rec + f[k].offset, n);
+      if (kind == GK_FIELD_BOOL) v = v != 0;
+      gk__writer_le(w, (gk_field_kind)kind, f[k].name, v, n);
+    }
+    gk_write_end(w);
+  }
+}
+
+int gk_field_list_init(gk_field_list *l, const gk_field_spec *spec,
+                       size_t nspec) {
+  memset(l, 0, sizeof *l);
+  if (spec == NULL || nspec == 0 || nspec > GK_FIELD_LIST_MAX) return GK_EINVAL;
+  l->spec = spec;
+  l->nspec = (uint32_t)nspec;
+  for (size_t k = 0; k < nspec; k++) {
+    unsigned kind = spec[k].kind;
+    if (kind > GK_FIELD_BOOL) return GK_EINVAL;
+    unsigned n = field_width[kind];
+    uint32_t last = l->nrun - 1;
+    l->width += n;
+    if (kind != GK_FIELD_BOOL && l->nrun > 0 && l->run[last].len != 0 &&
+        l->run[last].src + l->run[last].len == spec[k].offset) {
+      l->run[last].len = (uint16_t)(l->run[last].len + n);
+      continue;
+    }
+    l->run[l->nrun].src = spec[k].offset;
+    l->run[l->nrun].len = (uint16_t)(kind == GK_FIELD_BOOL ? 0 : n);
+    l->nrun++;
+  }
+  return 0;
+}
+
+/* Copies len (1..65535) bytes without reading or writing past either end:
+ * 8-byte moves, the last one overlapping the one before. */
+static inline void copy_run(uint8_t *d, const uint8_t *s, size_t len) {
+  if (len >= 8) {
+    size_t k = 0;
+    for (; k + 8 < len; k += 8) memcpy(d + k, s + k, 8);
+    memcpy(d + len - 8, s + len - 8, 8);
+  } else if (len >= 4) {
+    memcpy(d, s, 4);
+    memcpy(d + len - 4, s + len - 4, 4);
+  } else {
+    for (size_t k = 0; k < len; k++) d[k] = s[k];
+  }
+}
+
+void gk_write_list(gk_writer *w, const char *name, const gk_field_list *l,
+                   const void *base, size_t stride, size_t count) {
+  const uint8_t *b = (const uint8_t *)base;
+  if (count == 0) return;
+  int little = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  little = 1;
+#endif
+  size_t width = l->width, nrun = l->nrun;
+  if (w->field != NULL || !little || width > w->cap) {
+    list_fields(w, name, l->spec, l->nspec, b, stride, count);
+    return;
+  }
+  if (nrun == 1 && l->run[0].src == 0 &&
+      l->run[0].len == stride) { /* the array is its bytes */
+    gk__writer_bytes(w, b, stride * count);
+    return;
+  }
+  uint8_t *p = w->buf + w->len, *end = w->buf + w->cap;
+  for (size_t i = 0; i < count; i++) {
+    if ((size_t)(end - p) < width) {
+      w->len = (size_t)(p - w->buf);
+      gk_writer_flush(w);
+      p = w->buf + w->len;
+    }
+    const uint8_t *rec = b + i * stride;
+    for (size_t r = 0; r < nrun; r++) {
+      size_t len = l->run[r].len;
+      if (len == 0) {
+        *p++ = rec[l->run[r].src] != 0;
+      } else {
+        copy_run(p, rec + l->run[r].src, len);
+        p += len;
+      }
+    }
+  }
+  w->len = (size_t)(p - w->buf);
+  w->total += width * count;
+}
+
 /* --- XXH3 sink ----------------------------------------------------------- */
 
+/* The XXH3 state is reset on the first flush after gk_hasher_reset, so a
+ * state that fits the stage (hashed in one call by digest) never pays for
+ * the streaming state. */
 static void hasher_flush(gk_writer *w, const uint8_t *bytes, size_t len) {
+  gk_hasher *h = (gk_hasher *)w;
+  if (!h->started) {
+    XXH3_64bits_reset((XXH3_state_t *)w->data);
+    h->started = 1;
+  }
   XXH3_64bits_update((XXH3_state_t *)w->data, bytes, len);
 }
 
@@ -75,6 +205,7 @@ int gk_hasher_init(gk_hasher *h) {
   h->w.cap = sizeof h->stage;
   h->w.flush = hasher_flush;
   h->w.data = h->xxh;
+  h->w.hashing = 1;
   gk_hasher_reset(h);
   return 0;
 }
@@ -85,7 +216,7 @@ void gk_hasher_close(gk_hasher *h) {
 }
 
 void gk_hasher_reset(gk_hasher *h) {
-  XXH3_64bits_reset((XXH3_state_t *)h->xxh);
+  h->started = 0;
   h->w.len = 0;
   h->w.total = 0;
   h->w.err = 0;

@@ -63,8 +63,9 @@ struct gk_writer {
   uint64_t total; /* bytes written so far (staged or flushed) */
   gk_writer_flush_cb flush;
   gk_writer_field_cb field;
-  int err;    /* first error a sink reported (e.g. GK_ENOMEM), else 0 */
-  void *data; /* for the sink's use */
+  int err;     /* first error a sink reported (e.g. GK_ENOMEM), else 0 */
+  void *data;  /* for the sink's use */
+  int hashing; /* set by gk_hasher: gk_write_unhashed writes nothing */
 };
 
 /* Hands staged bytes to `flush` and empties the stage. Call once when done. */
@@ -138,6 +139,14 @@ static inline void gk_write_bytes(gk_writer *w, const char *name,
   else
     gk__writer_bytes(w, (const uint8_t *)bytes, len);
 }
+/* Bytes that a snapshot must carry but the hash leaves out, because a
+ * field written (and so hashed) before them already commits to them, e.g.
+ * a running digest of a history. A hashing writer skips them; every other
+ * writer treats them as gk_write_bytes. */
+static inline void gk_write_unhashed(gk_writer *w, const char *name,
+                                     const void *bytes, size_t len) {
+  if (!w->hashing) gk_write_bytes(w, name, bytes, len);
+}
 /* Grouping for readable output; writes no bytes. `index` is a list index,
  * or UINT64_MAX for a named group. */
 static inline void gk_write_begin(gk_writer *w, const char *name,
@@ -149,11 +158,50 @@ static inline void gk_write_end(gk_writer *w) {
   if (w->field != NULL) gk__writer_field(w, GK_FIELD_END, NULL, 0, NULL, 0);
 }
 
+/* One fixed-width member of a C struct, for gk_write_list: its field name,
+ * its kind (GK_FIELD_U8 .. GK_FIELD_BOOL; the member's C type must have
+ * that width) and its offsetof. */
+typedef struct gk_field_spec {
+  const char *name;
+  uint16_t kind;
+  uint16_t offset;
+} gk_field_spec;
+
+/* A record layout for gk_write_list, planned once from a spec: the spec
+ * (not copied: it must outlive the list) and the runs of members that are
+ * adjacent both in memory and in the spec. Caller-owned, no resources. */
+#define GK_FIELD_LIST_MAX 32
+typedef struct gk_field_list {
+  const gk_field_spec *spec;
+  uint32_t nspec, nrun;
+  uint32_t width; /* canonical bytes per record */
+  struct {
+    uint16_t src; /* offset in the record */
+    uint16_t len; /* bytes; 0 for a BOOL (written as 0 or 1) */
+  } run[GK_FIELD_LIST_MAX];
+} gk_field_list;
+
+/* Plans l from spec (1..GK_FIELD_LIST_MAX entries, kinds U8..BOOL; must be
+ * non-NULL). Returns 0 or GK_EINVAL. */
+int gk_field_list_init(gk_field_list *l, const gk_field_spec *spec,
+                       size_t nspec);
+
+/* Writes `count` records, record i at base + i * stride: the same bytes and
+ * the same field callbacks as gk_write_begin(w, name, i), one
+ * gk_write_<kind> per spec entry, then gk_write_end(w), for every i. The
+ * byte path copies each run in one move (little-endian hosts), and the whole
+ * array in one call when a record is one run with no gaps, so a hashed
+ * entity list costs about a memcpy. l must be non-NULL; base may be NULL
+ * only if count is 0. */
+void gk_write_list(gk_writer *w, const char *name, const gk_field_list *l,
+                   const void *base, size_t stride, size_t count);
+
 /* A writer that feeds XXH3-64. The hasher owns its stage and XXH3 state;
  * init allocates (so do it before a run starts), close frees. */
 typedef struct gk_hasher {
   gk_writer w; /* must be first: pass &h->w to write_state */
   void *xxh;   /* XXH3_state_t, owned */
+  int started; /* xxh was reset since gk_hasher_reset (first flush does it) */
   uint8_t stage[2048];
 } gk_hasher;
 

@@ -1,6 +1,7 @@
 /* src/sim: canonical writing and reading, the hash, the PRNG and fixed
  * point, each against known values. */
 #include <criterion/criterion.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,109 @@ Test(state_writer, a_field_writer_sees_names_and_sign_extended_values) {
   gk_write_end(&w);
   cr_assert_str_eq(s.text, "p[1]{a=-3 b=-70000 c=65535 d:3 bytes }");
   cr_assert_eq(w.total, 1 + 4 + 2 + 3);
+}
+
+/* A record with a gap, a BOOL, narrow and wide members, signed ones. */
+typedef struct list_rec {
+  int32_t a;
+  uint16_t b;
+  uint8_t c; /* BOOL in the spec */
+  int8_t d;
+  uint64_t e;
+  int16_t f;
+} list_rec;
+
+static const gk_field_spec rec_spec[] = {
+    {"a", GK_FIELD_I32, offsetof(list_rec, a)},
+    {"b", GK_FIELD_U16, offsetof(list_rec, b)},
+    {"c", GK_FIELD_BOOL, offsetof(list_rec, c)},
+    {"d", GK_FIELD_I8, offsetof(list_rec, d)},
+    {"e", GK_FIELD_U64, offsetof(list_rec, e)},
+    {"f", GK_FIELD_I16, offsetof(list_rec, f)},
+};
+
+static void write_rec_by_hand(gk_writer *w, const list_rec *r, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    gk_write_begin(w, "r", i);
+    gk_write_i32(w, "a", r[i].a);
+    gk_write_u16(w, "b", r[i].b);
+    gk_write_bool(w, "c", r[i].c);
+    gk_write_i8(w, "d", r[i].d);
+    gk_write_u64(w, "e", r[i].e);
+    gk_write_i16(w, "f", r[i].f);
+    gk_write_end(w);
+  }
+}
+
+Test(state_writer,
+     a_list_writes_the_bytes_and_fields_of_its_members_one_by_one) {
+  static list_rec r[700]; /* 700 * 18 bytes: crosses every stage */
+  for (size_t i = 0; i < 700; i++)
+    r[i] = (list_rec){(int32_t)(i * 2654435761u), (uint16_t)(i * 31),
+                      (uint8_t)(i % 3),           (int8_t)(-(int)i),
+                      i * 0x9e3779b97f4a7c15ull,  (int16_t)(i * -7)};
+  gk_buf_writer a, b;
+  gk_buf_writer_init(&a);
+  gk_buf_writer_init(&b);
+  gk_write_u8(&a.w, "head", 1); /* start mid-stage */
+  gk_write_u8(&b.w, "head", 1);
+  write_rec_by_hand(&a.w, r, 700);
+  gk_field_list l;
+  cr_assert_eq(gk_field_list_init(&l, rec_spec, 6), 0);
+  cr_assert_eq(l.width, 18);
+  gk_write_list(&b.w, "r", &l, r, sizeof r[0], 700);
+  size_t la, lb;
+  uint8_t *pa = gk_buf_writer_take(&a, &la);
+  uint8_t *pb = gk_buf_writer_take(&b, &lb);
+  cr_assert_eq(la, 1 + 700 * 18);
+  cr_assert_eq(lb, la);
+  cr_assert_arr_eq(pa, pb, la);
+  gk_hasher h;
+  cr_assert_eq(gk_hasher_init(&h), 0);
+  gk_write_u8(&h.w, "head", 1);
+  gk_write_list(&h.w, "r", &l, r, sizeof r[0], 700);
+  cr_assert_eq(gk_hasher_digest(&h), gk_hash_bytes(pa, la));
+  gk_hasher_close(&h);
+  free(pa);
+  free(pb);
+  gk_buf_writer_close(&a);
+  gk_buf_writer_close(&b);
+
+  seen sa = {{0}}, sb = {{0}};
+  gk_writer wa = {.field = record_field, .data = &sa};
+  gk_writer wb = {.field = record_field, .data = &sb};
+  write_rec_by_hand(&wa, r + 5, 2);
+  gk_write_list(&wb, "r", &l, r + 5, sizeof r[0], 2);
+  cr_assert_str_eq(sa.text, sb.text);
+  cr_assert_eq(wa.total, wb.total);
+}
+
+Test(state_writer, a_list_whose_records_have_no_gaps_is_written_as_one_block) {
+  typedef struct pt {
+    int32_t x, y;
+  } pt;
+  static const gk_field_spec spec[] = {{"x", GK_FIELD_I32, offsetof(pt, x)},
+                                       {"y", GK_FIELD_I32, offsetof(pt, y)}};
+  pt pts[1000];
+  for (int i = 0; i < 1000; i++) pts[i] = (pt){i, -i};
+  gk_field_list l;
+  cr_assert_eq(gk_field_list_init(&l, spec, 2), 0);
+  cr_assert_eq(l.nrun, 1, "x and y are one run");
+  static const gk_field_spec bad[] = {{"x", GK_FIELD_BYTES, 0}};
+  gk_field_list junk;
+  cr_assert_eq(gk_field_list_init(&junk, bad, 1), GK_EINVAL);
+  cr_assert_eq(gk_field_list_init(&junk, spec, 0), GK_EINVAL);
+  gk_buf_writer b;
+  gk_buf_writer_init(&b);
+  gk_write_list(&b.w, "p", &l, pts, sizeof pts[0], 1000);
+  gk_write_list(&b.w, "p", &l, NULL, sizeof pts[0], 0);
+  size_t len;
+  uint8_t *p = gk_buf_writer_take(&b, &len);
+  cr_assert_eq(len, 8000);
+  cr_assert_eq(gk_load_le32(p + 8 * 999), 999);
+  cr_assert_eq(gk_load_le32(p + 8 * 999 + 4), (uint32_t)-999);
+  free(p);
+  gk_buf_writer_close(&b);
 }
 
 Test(state_reader, reads_past_the_end_return_zero_and_report_truncation_once) {

@@ -153,6 +153,74 @@ Test(push_puzzle_state, a_restored_run_continues_exactly_like_the_original) {
   free(coop);
 }
 
+Test(push_puzzle_state, an_undo_brings_back_the_hash_from_before_the_turn) {
+  pp_harness h;
+  start_with_limit(&h, "########\n#@ $  .#\n########\n", 1, 16);
+  /* each press is followed by a step with nothing held, which ends the
+   * press's hold, so only the board, counters and history differ */
+  uint64_t h0 = hash_of(h.state);
+  pp_press(&h, 0, 0, GK_PP_RIGHT); /* a move */
+  pp_press(&h, 0, 0, 0);
+  uint64_t h1 = hash_of(h.state);
+  pp_press(&h, 0, 0, GK_PP_RIGHT); /* a push */
+  pp_press(&h, 0, 0, 0);
+  cr_expect_neq(hash_of(h.state), h1);
+  pp_press(&h, 0, 0, GK_PP_UNDO);
+  cr_expect_eq(hash_of(h.state), h1);
+  pp_press(&h, 0, 0, GK_PP_UNDO);
+  cr_expect_eq(hash_of(h.state), h0);
+  pp_stop(&h);
+}
+
+Test(push_puzzle_state, two_histories_that_end_on_the_same_board_hash_apart) {
+  const char *level = "#########\n#  @  $.#\n#########\n";
+  pp_harness a, b;
+  start_with_limit(&a, level, 1, 16);
+  start_with_limit(&b, level, 1, 16);
+  pp_press(&a, 0, 0, GK_PP_LEFT);
+  pp_press(&a, 0, 0, GK_PP_RIGHT);
+  pp_press(&a, 0, 0, 0);
+  pp_press(&b, 0, 0, GK_PP_RIGHT);
+  pp_press(&b, 0, 0, GK_PP_LEFT);
+  pp_press(&b, 0, 0, 0);
+  /* same cells, pusher, moves and pushes: only the history differs, and
+   * the hash sees it through the digest */
+  cr_expect_neq(hash_of(a.state), hash_of(b.state));
+  /* a snapshot still carries the history bytes the hash leaves out */
+  size_t na, nb;
+  uint8_t *sa = pp_state_bytes(sim, a.state, &na);
+  uint8_t *sb = pp_state_bytes(sim, b.state, &nb);
+  cr_assert_eq(na, nb);
+  cr_expect_eq(sa[na - 2], 0, "left, then right: (player 0, no push, dir)");
+  cr_expect_eq(sa[na - 1], 2);
+  cr_expect_eq(sb[nb - 2], 2);
+  cr_expect_eq(sb[nb - 1], 0);
+  free(sa);
+  free(sb);
+  pp_stop(&a);
+  pp_stop(&b);
+}
+
+Test(push_puzzle_state, a_long_history_costs_the_hash_nothing) {
+  const char *level = "#########\n#  @  $.#\n#########\n";
+  pp_harness h;
+  start_with_limit(&h, level, 1, 1024);
+  gk_hasher hs;
+  cr_assert_eq(gk_hasher_init(&hs), 0);
+  gk_sim_hash(sim, h.state, &hs);
+  uint64_t hashed_empty = hs.w.total;
+  for (int i = 0; i < 500; i++)
+    pp_press(&h, 0, 0, i % 2 ? GK_PP_LEFT : GK_PP_RIGHT);
+  gk_sim_hash(sim, h.state, &hs);
+  cr_expect_eq(hs.w.total, hashed_empty, "the hashed bytes do not grow");
+  size_t n;
+  uint8_t *bytes = pp_state_bytes(sim, h.state, &n);
+  cr_expect_eq(n, hashed_empty + 500, "the snapshot holds all 500 turns");
+  free(bytes);
+  gk_hasher_close(&hs);
+  pp_stop(&h);
+}
+
 Test(push_puzzle_state, every_truncation_of_a_snapshot_is_refused) {
   pp_harness h;
   start_with_limit(&h, "########\n#@ $  .#\n########\n", 1, 16);
