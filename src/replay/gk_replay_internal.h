@@ -17,7 +17,8 @@
 #define STEPS_HEAD 16  /* first step (u64), count (u32), entry size (u32) */
 #define ENTRY_HEAD 16  /* hash (u64), active mask (u32), flags (u32) */
 #define FOOTER_SIZE 16 /* step count (u64), final hash (u64) */
-#define KNOWN_FLAGS ((uint32_t)GK_STEP_MATCH_END)
+#define KNOWN_FLAGS                                                            \
+  ((uint32_t)(GK_STEP_MATCH_END | GK_STEP_DELAY | GK_STEP_DELAY_MASK))
 
 /* True if every record of an inactive player is all zero. */
 static inline int gk__replay_inactive_zero(const uint8_t *records,

@@ -215,10 +215,10 @@ static int read_steps(gk_replay *r, const uint8_t *p, size_t len,
                     "step %" PRIu64 ": expected an active mask within %" PRIu32
                     " players, found 0x%" PRIx32,
                     first + i, r->players, mask);
-    if ((flags & ~KNOWN_FLAGS) != 0)
+    if (!gk_step_flags_valid(flags))
       return damage(r, GK_EPROTO, eoff + 12,
                     "step %" PRIu64 ": expected flags within 0x%" PRIx32
-                    ", found 0x%" PRIx32,
+                    " (a delay value exactly with bit 1), found 0x%" PRIx32,
                     first + i, KNOWN_FLAGS, flags);
     if (!gk__replay_inactive_zero(e + ENTRY_HEAD, r->players, r->input_size,
                                   mask))

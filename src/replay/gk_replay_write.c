@@ -225,7 +225,7 @@ int gk_replay_writer_append(gk_replay_writer *w, const gk_step_input *in,
   if (w->err != 0) return w->err;
   if (in == NULL || in->step != w->steps || in->players != w->players ||
       (in->active_mask & ~gk_all_players(w->players)) != 0 ||
-      (in->flags & ~KNOWN_FLAGS) != 0 || in->inputs == NULL ||
+      !gk_step_flags_valid(in->flags) || in->inputs == NULL ||
       !gk__replay_inactive_zero(in->inputs, w->players, w->input_size,
                                 in->active_mask))
     return GK_EINVAL;
