@@ -39,6 +39,30 @@ static void set_timeout(gk_net_transport *t, ENetPeer *p) {
     enet_peer_timeout(p, 0, t->opts.timeout_ms, t->opts.timeout_ms);
 }
 
+/* ENet 1.3.17 folds the handshake's round trip into a 500 ms default with
+ * weight 1/8 (rtt = 500 - (500 - sample) / 8): take the sample back out so
+ * the estimate starts from a measurement. The variance starts at 1/8 of
+ * it; pings settle both within a second. */
+static void seed_rtt(ENetPeer *p) {
+  enet_uint32 def = ENET_PEER_DEFAULT_ROUND_TRIP_TIME;
+  if (p->roundTripTime >= def) return;
+  enet_uint32 below = (def - p->roundTripTime) * 8u;
+  enet_uint32 sample = below >= def ? 1u : def - below;
+  p->roundTripTime = sample;
+  p->roundTripTimeVariance = sample / 8u;
+}
+
+static void ping_all(gk_net_transport *t) {
+  if (t->opts.ping_ms == 0 || uv_now(t->loop) < t->ping_due) return;
+  t->ping_due = uv_now(t->loop) + t->opts.ping_ms;
+  ENetHost *h = host_of(t);
+  for (size_t i = 0; i < h->peerCount; i++)
+    if (h->peers[i].state == ENET_PEER_STATE_CONNECTED) {
+      enet_peer_ping(&h->peers[i]);
+      t->dirty = 1;
+    }
+}
+
 /* Drains every pending ENet event. Stops early once close has begun. */
 static void drain(gk_net_transport *t) {
   ENetEvent ev;
@@ -49,6 +73,7 @@ static void drain(gk_net_transport *t) {
     case ENET_EVENT_TYPE_CONNECT:
       t->stats.connects++;
       set_timeout(t, ev.peer);
+      seed_rtt(ev.peer);
       if (t->cb.connect != NULL) t->cb.connect(t->cb.ctx, t, id);
       break;
     case ENET_EVENT_TYPE_DISCONNECT:
@@ -79,7 +104,9 @@ static void on_poll(uv_poll_t *h, int status, int events) {
 }
 
 static void on_service(uv_timer_t *h) {
-  drain((gk_net_transport *)h->data);
+  gk_net_transport *t = h->data;
+  drain(t);
+  if (t->close_cb == NULL && t->host != NULL) ping_all(t);
 }
 
 static void on_prepare(uv_prepare_t *h) {
@@ -199,6 +226,11 @@ void gk_net_transport_disconnect(gk_net_transport *t, uint32_t peer,
 uint32_t gk_net_transport_rtt(const gk_net_transport *t, uint32_t peer) {
   const ENetPeer *p = peer_of(t, peer);
   return p != NULL ? p->roundTripTime : 0;
+}
+
+uint32_t gk_net_transport_rtt_var(const gk_net_transport *t, uint32_t peer) {
+  const ENetPeer *p = peer_of(t, peer);
+  return p != NULL ? p->roundTripTimeVariance : 0;
 }
 
 static void on_closed(uv_handle_t *h) {

@@ -87,6 +87,9 @@ static char *build_header(const gk_replay_meta *m, char *err, size_t errlen) {
   }
   if (ok && m->origin != NULL)
     ok = cJSON_AddStringToObject(h, "origin", m->origin) != NULL;
+  if (ok && m->lockstep != NULL)
+    ok = cJSON_AddItemToObject(h, "lockstep",
+                               cJSON_Duplicate(m->lockstep, 1)) != 0;
   char *text = ok ? cJSON_PrintUnformatted(h) : NULL;
   cJSON_Delete(h);
   cJSON_Delete(cfg);

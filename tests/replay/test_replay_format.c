@@ -245,6 +245,7 @@ static void meta_for(gk_replay_meta *m, tiny_cfg *cfg, uint32_t players) {
   m->seed = 17;
   m->players = players;
   m->origin = NULL;
+  m->lockstep = NULL;
 }
 
 Test(replay_format, the_writer_publishes_the_file_only_when_it_finishes) {
@@ -381,7 +382,7 @@ Test(replay_format, a_header_that_cannot_be_written_leaves_no_file) {
   gk_sim odd = tiny_sim;
   odd.config_each = each_huge; /* 2^63-1 has no exact JSON number */
   tiny_cfg cfg;
-  gk_replay_meta m = {&odd, &cfg, 1, 1, NULL};
+  gk_replay_meta m = {&odd, &cfg, 1, 1, NULL, NULL};
   tiny_sim.config_default(&cfg);
   char err[GK_ERRMSG_MAX] = "";
   gk_replay_writer w;
