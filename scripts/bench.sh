@@ -38,5 +38,7 @@ run net $b/bench/bench_net
 run token $b/bench/bench_token
 run server python3 bench/bench_server.py --server $b/src/server/gk-server \
   --bot $b/tools/bot/gk-bot --udp $b/bench/bench_udp --rooms "$rooms"
+run delay python3 bench/bench_delay.py --server $b/src/server/gk-server \
+  --bot $b/tools/bot/gk-bot
 echo
 python3 scripts/bench_table.py "$out"

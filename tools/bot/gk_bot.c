@@ -2,7 +2,8 @@
  *
  *   gk-bot --server HOST:PORT --genre G --rooms R --players P --steps N
  *          [--seed S] [--loss P] [--latency MS] [--options JSON]
- *          [--input-delay D] [--timeout SEC]
+ *          [--input-delay D] [--timeout SEC] [--jitter MS]
+ *          [--latency-schedule STEP:MS,...]
  *
  * What a load test or a smoke test needs: R rooms of P bot players each,
  * on one uv loop. Every player is a gk_net_peer with its own ENet client
@@ -12,7 +13,12 @@
  * it; when all have joined, player 0 starts the match; when player 0's loop
  * has run N steps it ends the match (END_MATCH), so the server finalises
  * the replay. With --loss/--latency every datagram goes through one
- * gk_net_fault relay in front of the server (both directions).
+ * gk_net_fault relay in front of the server (both directions); --jitter
+ * adds a uniform 0..MS to each datagram's delay, and --latency-schedule
+ * sets the relay's latency (each way) to MS once room 0's player 0 has run
+ * step STEP (rising and falling latency for the input delay tests). The
+ * summary has each room's input delays (step, delay) and its steps per
+ * wall second (player 0, from step 60 to its last).
  *
  * Hashes are compared twice: the server compares every peer's reported
  * hash with its own and sends DESYNC notices (counted), and the players of
@@ -57,7 +63,15 @@ typedef struct bot_peer {
   uint64_t desyncs; /* DESYNC notices about this peer */
   uint64_t steps;
   uint64_t last_hash;
+  uint64_t t60_ns, last_ns; /* when it ran step 60, and its last step */
 } bot_peer;
+
+#define SCHEDULE_MAX 16
+
+typedef struct latency_change {
+  uint64_t step;
+  uint32_t ms;
+} latency_change;
 
 typedef struct ring_entry {
   uint64_t step;
@@ -89,6 +103,9 @@ struct bot {
   const char *options;
   double loss;
   uint32_t latency_ms;
+  uint32_t jitter_ms;
+  latency_change schedule[SCHEDULE_MAX];
+  uint32_t nschedule, next_change;
   uint32_t timeout_s;
   bot_room *room;
   gk_net_fault fault;
@@ -144,6 +161,16 @@ static void peer_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
   (void)np;
   p->steps = in->step + 1;
   p->last_hash = hash;
+  p->last_ns = uv_hrtime();
+  if (in->step == 60) p->t60_ns = p->last_ns;
+  bot *b = p->b;
+  while (r->index == 0 && p->index == 0 && b->fault_open &&
+         b->next_change < b->nschedule &&
+         in->step >= b->schedule[b->next_change].step) {
+    gk_net_fault_dir d = {0, 0, b->schedule[b->next_change++].ms, b->jitter_ms};
+    d.loss_ppm = (uint32_t)(b->loss * 1e6 + 0.5);
+    gk_net_fault_set(&b->fault, &d, &d);
+  }
   ring_entry *e = &r->ring[in->step % RING];
   if (e->set && e->step == in->step) {
     if (e->hash != hash) {
@@ -319,6 +346,25 @@ typedef struct bot_totals {
   uint64_t nlat;
 } bot_totals;
 
+/* Player 0's input delays ([step, delay] pairs, from MATCH_START's) and
+ * its steps per wall second from step 60 to its last (null if shorter). */
+static void add_delays(cJSON *ro, const bot_peer *p) {
+  cJSON *ds = cJSON_AddArrayToObject(ro, "input_delays");
+  for (uint32_t i = 0; p->peer_open && i < p->peer.ndelays; i++) {
+    cJSON *pair = cJSON_CreateArray();
+    cJSON_AddItemToArray(pair,
+                         cJSON_CreateNumber((double)p->peer.delays[i].step));
+    cJSON_AddItemToArray(pair, cJSON_CreateNumber(p->peer.delays[i].delay));
+    cJSON_AddItemToArray(ds, pair);
+  }
+  if (p->t60_ns != 0 && p->last_ns > p->t60_ns && p->steps > 61)
+    cJSON_AddNumberToObject(ro, "steps_per_second",
+                            (double)(p->steps - 61) * 1e9 /
+                                (double)(p->last_ns - p->t60_ns));
+  else
+    cJSON_AddNullToObject(ro, "steps_per_second");
+}
+
 /* One room's entry of the summary; adds its counts to *t. */
 static cJSON *room_summary(bot *b, bot_room *r, bot_totals *t) {
   cJSON *ro = cJSON_CreateObject();
@@ -357,6 +403,7 @@ static cJSON *room_summary(bot *b, bot_room *r, bot_totals *t) {
     cJSON_AddNumberToObject(ro, "first_mismatch", (double)r->first_mismatch);
   cJSON_AddStringToObject(ro, "end_reason",
                           gk_wire_end_name(r->peers[0].end_reason));
+  add_delays(ro, &r->peers[0]);
   if (r->failed || !ended) {
     cJSON_AddStringToObject(ro, "error",
                             r->failed ? r->error : "did not finish");
@@ -467,6 +514,7 @@ static void usage(FILE *f) {
           "usage: gk-bot --server HOST:PORT --genre G --rooms R --players P\n"
           "              --steps N [--seed S] [--loss P] [--latency MS]\n"
           "              [--options JSON] [--input-delay D] [--timeout SEC]\n"
+          "              [--jitter MS] [--latency-schedule STEP:MS,...]\n"
           "\n"
           "Plays R rooms of P bot players each against a gk-server, N steps\n"
           "per match, then the host of each room ends its match. Prints one\n"
@@ -475,6 +523,9 @@ static void usage(FILE *f) {
           "\n"
           "  --loss P        datagram loss each way, 0..1 (0.05 = 5%%)\n"
           "  --latency MS    added delay each way\n"
+          "  --jitter MS     plus a uniform 0..MS each way\n"
+          "  --latency-schedule STEP:MS,...  set --latency to MS once room 0\n"
+          "                  ran STEP (up to 16 changes, steps increasing)\n"
           "  --options JSON  genre options for every room (a JSON object)\n"
           "  --input-delay D steps (0: the server's default)\n"
           "  --timeout SEC   give up after this long (default 60 + N / 20)\n");
@@ -491,9 +542,31 @@ static int parse_num(const char *s, uint64_t max, uint64_t *out) {
 /* The command line, before it is checked as a whole. */
 typedef struct bot_args {
   const char *server, *genre;
-  uint64_t rooms, players, steps, seed, delay, latency, timeout;
+  uint64_t rooms, players, steps, seed, delay, latency, jitter, timeout;
   int have_rooms, have_players, have_steps;
 } bot_args;
+
+/* "STEP:MS,STEP:MS,..." with steps increasing. Returns 0 or -1. */
+static int parse_schedule(const char *v, bot *b) {
+  char buf[512];
+  if (strlen(v) >= sizeof buf) return -1;
+  snprintf(buf, sizeof buf, "%s", v);
+  b->nschedule = 0;
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok;
+       tok = strtok_r(NULL, ",", &save)) {
+    char *colon = strchr(tok, ':');
+    uint64_t step = 0, ms = 0;
+    if (colon == NULL || b->nschedule >= SCHEDULE_MAX) return -1;
+    *colon = '\0';
+    if (parse_num(tok, GK_WIRE_STEP_LIMIT - 1, &step) != 0 ||
+        parse_num(colon + 1, 10000, &ms) != 0 ||
+        (b->nschedule > 0 && step <= b->schedule[b->nschedule - 1].step))
+      return -1;
+    b->schedule[b->nschedule++] = (latency_change){step, (uint32_t)ms};
+  }
+  return b->nschedule > 0 ? 0 : -1;
+}
 
 /* Reads one "--name value" pair into a / b. Returns 0, 1 for a bad value,
  * or -1 for an unknown option. */
@@ -515,6 +588,10 @@ static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
     return parse_num(v, 60, &a->delay) != 0;
   else if (strcmp(o, "--latency") == 0)
     return parse_num(v, 10000, &a->latency) != 0;
+  else if (strcmp(o, "--jitter") == 0)
+    return parse_num(v, 10000, &a->jitter) != 0;
+  else if (strcmp(o, "--latency-schedule") == 0)
+    return parse_schedule(v, b) != 0;
   else if (strcmp(o, "--timeout") == 0)
     return parse_num(v, 86400, &a->timeout) != 0;
   else if (strcmp(o, "--options") == 0)
@@ -600,6 +677,7 @@ static int check_args(const bot_args *a, bot *b, char *host) {
   b->seed = a->seed;
   b->input_delay = (uint32_t)a->delay;
   b->latency_ms = (uint32_t)a->latency;
+  b->jitter_ms = (uint32_t)a->jitter;
   b->timeout_s =
       a->timeout ? (uint32_t)a->timeout : (uint32_t)(60 + a->steps / 20);
   return -1;
@@ -608,13 +686,16 @@ static int check_args(const bot_args *a, bot *b, char *host) {
 /* With loss or latency, every bot talks to the server through a fault
  * relay on loopback. Returns 0 or a GK_E code. */
 static int open_fault_relay(bot *b) {
-  if (!(b->loss > 0.0 || b->latency_ms > 0)) return 0;
+  if (!(b->loss > 0.0 || b->latency_ms > 0 || b->jitter_ms > 0 ||
+        b->nschedule > 0))
+    return 0;
   gk_net_fault_options fo;
   memset(&fo, 0, sizeof(fo));
   fo.target_host = b->host;
   fo.target_port = b->port;
   fo.up.loss_ppm = fo.down.loss_ppm = (uint32_t)(b->loss * 1e6 + 0.5);
   fo.up.latency_ms = fo.down.latency_ms = b->latency_ms;
+  fo.up.jitter_ms = fo.down.jitter_ms = b->jitter_ms;
   fo.seed = b->seed;
   fo.max_clients = b->rooms * b->players;
   fo.max_queued = 65536;
