@@ -25,30 +25,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 
-
-def events(path):
-    out = []
-    with open(path) as f:
-        for line in f:
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                pass
-    return out
-
-
-def wait_port(path, proc, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            raise RuntimeError("gk-server exited: %s" % open(path).read())
-        for e in events(path):
-            if e.get("event") == "listening":
-                return e["port"]
-        time.sleep(0.02)
-    raise RuntimeError("gk-server did not log its port")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_server import events, wait_port  # noqa: E402
 
 
 def run_one(args, rtt, delay, tmp):
