@@ -238,7 +238,8 @@ int gk_net_session_end(gk_net_session *s, int reason, uint64_t now_ms);
 int gk_net_session_set_delay(gk_net_session *s, uint32_t delay,
                              uint64_t *announce, uint64_t *switch_at,
                              uint64_t now_ms);
-/* The input delay last announced (the configured one at first). */
+/* The input delay of the last announcing step confirmed (the configured
+ * one at first). */
 uint32_t gk_net_session_delay(const gk_net_session *s);
 
 /* Steps confirmed (the next step to confirm). */
