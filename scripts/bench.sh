@@ -64,5 +64,7 @@ soak_warmup=1
 run soak python3 bench/soak.py --server $b/src/server/gk-server \
   --bot $b/tools/bot/gk-bot --replay $b/tools/replay/gk-replay \
   --minutes "$soak_minutes" --warmup "$soak_warmup"
+run delay python3 bench/bench_delay.py --server $b/src/server/gk-server \
+  --bot $b/tools/bot/gk-bot
 echo
 python3 scripts/bench_table.py "$out"

@@ -61,10 +61,14 @@ uint32_t gk_inbuf_active_at(const gk_inbuf *b, uint64_t step) {
 }
 
 static uint32_t flags_at(const gk_inbuf *b, uint64_t step) {
-  for (uint32_t i = 0; i < b->ncmds && b->cmds[i].step <= step; i++)
-    if (b->cmds[i].step == step && b->cmds[i].kind == GK_INBUF_MATCH_END)
-      return GK_STEP_MATCH_END;
-  return 0;
+  uint32_t flags = 0;
+  for (uint32_t i = 0; i < b->ncmds && b->cmds[i].step <= step; i++) {
+    if (b->cmds[i].step != step) continue;
+    if (b->cmds[i].kind == GK_INBUF_MATCH_END) flags |= GK_STEP_MATCH_END;
+    if (b->cmds[i].kind == GK_INBUF_SET_DELAY)
+      flags |= GK_STEP_DELAY | b->cmds[i].slot << GK_STEP_DELAY_SHIFT;
+  }
+  return flags;
 }
 
 static void fill(const gk_inbuf *b, uint64_t step, gk_step_input *out) {
@@ -126,6 +130,8 @@ int gk_inbuf_init(gk_inbuf *b, const gk_inbuf_options *o) {
   b->end_step = UINT64_MAX;
   b->active_mask = o->active_mask;
   b->ack_mask = o->ack_mask;
+  b->delay = o->neutral_steps;
+  b->lead = o->lead;
   for (uint32_t p = 0; p < GK_PLAYERS_MAX; p++) b->acked[p] = o->first_step;
   if (o->neutral_steps > 0) {
     b->mode = MODE_PLAYERS;
@@ -168,7 +174,7 @@ int gk_inbuf_put_merged(gk_inbuf *b, const gk_step_input *in) {
   if (in->step > b->end_step) return GK_ECLOSED;
   if (!in_window(b, in->step)) return GK_EAHEAD;
   if ((in->active_mask & ~gk_all_players(b->players)) != 0 ||
-      (in->flags & ~(uint32_t)GK_STEP_MATCH_END) != 0)
+      !gk_step_flags_valid(in->flags))
     return GK_EPROTO;
   gk__inbuf_meta *m = meta_of(b, in->step);
   if (m->present != 0) return GK_EEXIST;
@@ -188,7 +194,9 @@ int gk_inbuf_schedule(gk_inbuf *b, uint64_t step, gk_inbuf_cmd cmd,
                       uint32_t slot) {
   if (step < b->confirmed) return GK_ESTALE;
   if (!in_window(b, step)) return GK_EAHEAD;
-  if (cmd != GK_INBUF_MATCH_END && slot >= b->players) return GK_ERANGE;
+  if (cmd != GK_INBUF_MATCH_END && cmd != GK_INBUF_SET_DELAY &&
+      slot >= b->players)
+    return GK_ERANGE;
   if (b->ncmds >= GK_INBUF_CMDS_MAX) return GK_EFULL;
   uint32_t active = gk_inbuf_active_at(b, step);
   switch (cmd) {
@@ -202,6 +210,8 @@ int gk_inbuf_schedule(gk_inbuf *b, uint64_t step, gk_inbuf_cmd cmd,
   case GK_INBUF_REMOVE_PLAYER:
     if ((active >> slot & 1u) == 0) return GK_EPERM;
     break;
+  case GK_INBUF_SET_DELAY:
+    break; /* checked by gk_inbuf_schedule_delay */
   default:
     return GK_EINVAL;
   }
@@ -215,6 +225,40 @@ int gk_inbuf_schedule(gk_inbuf *b, uint64_t step, gk_inbuf_cmd cmd,
   b->cmds[at].slot = slot;
   b->ncmds++;
   return 0;
+}
+
+static int delay_pending(const gk_inbuf *b) {
+  for (uint32_t i = 0; i < b->ncmds; i++)
+    if (b->cmds[i].kind == GK_INBUF_SET_DELAY) return 1;
+  return 0;
+}
+
+int gk_inbuf_schedule_delay(gk_inbuf *b, uint64_t step, uint32_t delay,
+                            uint64_t *switch_at) {
+  if (b->mode == MODE_MERGED) return GK_ESTATE;
+  if (delay < 1 || delay > 255) return GK_EINVAL;
+  if (delay_pending(b) || b->confirmed < b->delay_done) return GK_EBUSY;
+  if (delay == b->delay) return GK_EEXIST;
+  uint64_t at = step + b->delay + b->lead;
+  uint64_t fill = delay > b->delay ? delay - b->delay : 0;
+  if (step < b->confirmed) return GK_ESTALE;
+  if (!in_window(b, at + fill)) return GK_EAHEAD;
+  int rc = gk_inbuf_schedule(b, step, GK_INBUF_SET_DELAY, delay);
+  if (rc == 0 && switch_at != NULL) *switch_at = at;
+  return rc;
+}
+
+/* The announcing step `step` of a change to `delay` is being confirmed:
+ * raising, the steps nobody samples for are held neutral for everyone. */
+static void apply_delay(gk_inbuf *b, uint64_t step, uint32_t delay) {
+  uint64_t at = step + b->delay + b->lead;
+  uint64_t fill = delay > b->delay ? delay - b->delay : 0;
+  for (uint64_t s = at; s < at + fill; s++) {
+    memset(records_of(b, s), 0, step_bytes(b));
+    meta_of(b, s)->present = gk_all_players(b->players);
+  }
+  b->delay = delay;
+  b->delay_done = at + fill + 1;
 }
 
 /* Folds the commands scheduled at `step` (the step just confirmed) into
@@ -234,6 +278,8 @@ static void apply_cmds(gk_inbuf *b, uint64_t step) {
     } else if (c->kind == GK_INBUF_REMOVE_PLAYER) {
       b->active_mask &= ~(1u << c->slot);
       b->ack_mask &= ~(1u << c->slot);
+    } else if (c->kind == GK_INBUF_SET_DELAY) {
+      apply_delay(b, step, c->slot);
     }
   }
   b->ncmds = keep;

@@ -22,7 +22,18 @@
  *   GK_INBUF_MATCH_END      the step carries GK_STEP_MATCH_END and is the
  *                           last one: it is confirmed as soon as every
  *                           earlier step is, with any missing record
- *                           neutral, so a host can always end a match.
+ *                           neutral, so a host can always end a match;
+ *   GK_INBUF_SET_DELAY      (host side; `slot` is the new delay D') the
+ *                           step announces the change (GK_STEP_DELAY and
+ *                           D' in its flags). Peers switch at the step
+ *                           S = announce + D + lead (D the delay before,
+ *                           lead from the options). Raising, steps
+ *                           S .. S + D' - D - 1 get no sample from anyone:
+ *                           when the announcing step is confirmed they
+ *                           are filled neutral for every player (and
+ *                           count as held). Lowering, nothing is filled:
+ *                           peers skip D - D' sampling deadlines and their
+ *                           next sample is for S (docs/PROTOCOL.md).
  *
  * Bounds: a record for a step at or past base + window is refused with
  * GK_EAHEAD; one for a confirmed step with GK_ESTALE; a repeat of a record
@@ -47,7 +58,8 @@
 typedef enum gk_inbuf_cmd {
   GK_INBUF_ADD_PLAYER = 1,
   GK_INBUF_REMOVE_PLAYER = 2,
-  GK_INBUF_MATCH_END = 3
+  GK_INBUF_MATCH_END = 3,
+  GK_INBUF_SET_DELAY = 4
 } gk_inbuf_cmd;
 
 typedef struct gk_inbuf_options {
@@ -62,6 +74,8 @@ typedef struct gk_inbuf_options {
                             side only */
   uint32_t ack_mask;      /* slots whose acks hold releases (host: the
                              remote players; peer: 0) */
+  uint32_t lead;          /* host side, for delay changes: steps a peer may
+                             sample past confirmed + delay */
 } gk_inbuf_options;
 
 typedef struct gk__inbuf_meta {
@@ -91,6 +105,11 @@ typedef struct gk_inbuf {
   uint32_t active_mask; /* active at step `confirmed` (commands applied) */
   uint32_t ack_mask;
   uint64_t acked[GK_PLAYERS_MAX]; /* slot holds every step < acked[slot] */
+  uint32_t delay; /* host side: the input delay last announced (the
+                     options' neutral_steps at first) */
+  uint32_t lead;
+  uint64_t delay_done; /* a delay change is in progress until the step
+                          before this is confirmed (0: none yet) */
   /* private */
   gk__inbuf_meta *meta; /* window entries, ring indexed by step % window */
   uint8_t *records;     /* window * players * input_size bytes */
@@ -127,6 +146,16 @@ int gk_inbuf_put_merged(gk_inbuf *b, const gk_step_input *in);
  * end is already scheduled (at or before step), GK_EINVAL otherwise. */
 int gk_inbuf_schedule(gk_inbuf *b, uint64_t step, gk_inbuf_cmd cmd,
                       uint32_t slot);
+
+/* Host side: announces input delay `delay` (1..255) at `step` (the
+ * GK_INBUF_SET_DELAY command). *switch_at (may be NULL) gets the step S
+ * where peers switch. GK_EBUSY while an earlier change is in progress
+ * (announced, or its switch step and filled steps not all confirmed),
+ * GK_EEXIST if `delay` is the current one, GK_EAHEAD if S and the filled
+ * steps would not fit in the window, GK_ESTATE on a merged buffer, and
+ * what gk_inbuf_schedule returns. */
+int gk_inbuf_schedule_delay(gk_inbuf *b, uint64_t step, uint32_t delay,
+                            uint64_t *switch_at);
 
 /* Confirms every step it can, in order. Returns how many became confirmed
  * by this call. */

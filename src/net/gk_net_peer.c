@@ -47,7 +47,7 @@ static uint64_t first_sampled(const gk_net_peer *p) {
 
 /* The step the next sample is for. */
 static uint64_t next_sample(const gk_net_peer *p) {
-  return first_sampled(p) + p->k;
+  return first_sampled(p) + p->k + p->shift;
 }
 
 static void send_inputs(gk_net_peer *p);
@@ -117,7 +117,7 @@ static void send_inputs(gk_net_peer *p) {
  * and never so far that its rings of unacknowledged records and sample
  * times (window entries) could wrap onto a step still in use. */
 static int may_sample(const gk_net_peer *p, uint64_t s) {
-  if (s >= p->inbuf.confirmed + p->match.input_delay + p->match.lead ||
+  if (s >= p->inbuf.confirmed + p->delay + p->match.lead ||
       s - p->inbuf.confirmed >= p->inbuf.window / 2)
     return 0;
   uint64_t from = p->acked > first_sampled(p) ? p->acked : first_sampled(p);
@@ -153,6 +153,57 @@ static void run_steps(gk_net_peer *p) {
     finish(p, p->inbuf.end_step, p->end_notice_reason);
 }
 
+static void note_delay(gk_net_peer *p, uint64_t step, uint32_t delay) {
+  p->delay = delay;
+  if (p->ndelays < GK_NET_PEER_DELAYS_MAX)
+    p->delays[p->ndelays++] = (gk_net_peer_delay){step, delay};
+}
+
+/* At a deadline: if the next sample is for the switch step of an
+ * announced change, switch. Raising fills the skipped steps with neutral
+ * records (the host holds them neutral too) and samples on; lowering
+ * consumes this deadline without reading the source (returns 1) until
+ * D - D' have passed. */
+static int delay_switch(gk_net_peer *p) {
+  if (!p->dl_pending || next_sample(p) != p->dl_at) return 0;
+  uint32_t isz = p->sim->input_size;
+  int lowering = p->dl_to < p->delay;
+  if (!lowering) {
+    for (uint64_t s = p->dl_at; s < p->dl_at + (p->dl_to - p->delay); s++) {
+      memset(p->unacked + (s % p->inbuf.window) * isz, 0, isz);
+      p->sampled_ns[s % p->inbuf.window] = 0;
+    }
+    p->shift += p->dl_to - p->delay;
+  } else {
+    if (p->dl_skip == 0) p->dl_skip = p->delay - p->dl_to;
+    p->k++;
+    p->shift--; /* the next sample stays for the switch step */
+    p->stats.deadlines_skipped++;
+    if (--p->dl_skip > 0) return 1;
+  }
+  p->dl_pending = 0;
+  p->stats.delay_changes++;
+  note_delay(p, p->dl_at, p->dl_to);
+  return lowering;
+}
+
+/* Newly confirmed steps before..confirmed-1: note the delay changes they
+ * announce (in step order, so every peer computes the same switch step). */
+static void take_announcements(gk_net_peer *p, uint64_t before) {
+  for (uint64_t s = before; s < p->inbuf.confirmed; s++) {
+    gk_step_input in;
+    if (gk_inbuf_get(&p->inbuf, s, &in) != 0) continue;
+    uint32_t d = GK_STEP_DELAY_OF(in.flags);
+    if (d == 0) continue;
+    if (p->dl_pending) p->stats.drop_unexpected++; /* host never does this */
+    p->dl_pending = 1;
+    p->dl_at = s + p->announced + p->match.lead;
+    p->dl_to = d;
+    p->dl_skip = 0;
+    p->announced = d;
+  }
+}
+
 static void on_timer(uv_timer_t *h);
 
 static void arm(gk_net_peer *p, uint64_t now) {
@@ -166,9 +217,13 @@ static void on_timer(uv_timer_t *h) {
   gk_net_peer *p = h->data;
   if (p->ended || p->stopped) return;
   uint64_t now = uv_hrtime();
-  int sampled = 0, was_blocked = p->blocked;
+  int sampled = 0, skipped = 0, was_blocked = p->blocked;
   uint32_t isz = p->sim->input_size;
   while (now >= p->t0 + p->k * p->step_ns) {
+    if (delay_switch(p)) {
+      skipped = 1;
+      continue;
+    }
     uint64_t s = next_sample(p);
     if (!may_sample(p, s)) {
       p->blocked = 1;
@@ -194,7 +249,7 @@ static void on_timer(uv_timer_t *h) {
     if (p->source->end_step != NULL) p->source->end_step(p->source);
   }
   if (sampled && p->source->end_frame != NULL) p->source->end_frame(p->source);
-  if (sampled || p->blocked || was_blocked) send_inputs(p);
+  if (sampled || skipped || p->blocked || was_blocked) send_inputs(p);
   arm(p, now);
 }
 
@@ -220,9 +275,11 @@ static int on_confirmed(gk_net_peer *p, const gk_wire_confirmed *c) {
       p->stats.drop_unexpected++;
   }
   gk_inbuf_confirm(&p->inbuf);
+  take_announcements(p, before);
   uint64_t now = uv_hrtime();
   for (uint64_t s = before; s < p->inbuf.confirmed; s++)
     if (s >= first_sampled(p) && s < next_sample(p) &&
+        p->sampled_ns[s % p->inbuf.window] != 0 &&
         p->nlatency < p->opts.latency_cap) {
       uint64_t us = (now - p->sampled_ns[s % p->inbuf.window]) / 1000u;
       p->latency_us[p->nlatency++] =
@@ -409,6 +466,11 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
   p->hash_from = ms->first_step;
   p->t0 = uv_hrtime();
   p->k = 0;
+  p->shift = 0;
+  p->announced = ms->input_delay;
+  p->dl_pending = 0;
+  p->ndelays = 0;
+  note_delay(p, ms->first_step, ms->input_delay);
   p->started = 1;
   if (p->cb.started != NULL) p->cb.started(p->cb.ctx, p);
   uv_timer_start(&p->timer, on_timer, 0, 0);

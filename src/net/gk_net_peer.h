@@ -26,6 +26,14 @@
  * step's input to receiving that step confirmed is kept (confirm latency) for
  * benchmarks and gk-bot.
  *
+ * Input delay changes: a confirmed step whose flags carry GK_STEP_DELAY
+ * announces a new delay D'; at the switch step S = that step + the delay
+ * announced before + lead, the peer either skips the steps S .. S + D' - D
+ * - 1 (raising: the host holds them neutral) or lets D - D' sampling
+ * deadlines pass without reading its source (lowering: presses wait in the
+ * source for the sample of step S). So a press still reaches exactly one
+ * step, and no step lacks a record (docs/PROTOCOL.md, "Input delay").
+ *
  * Room control: gk_net_peer_send_msg encodes and sends any message (create
  * or join a room, start the match, remove a player, end the match);
  * messages the peer does not handle itself reach the `message` callback.
@@ -89,7 +97,17 @@ typedef struct gk_net_peer_stats {
   uint64_t samples;         /* inputs sampled */
   uint64_t waits;           /* timer ticks that could not sample (bound) */
   uint64_t steps_run;
+  uint64_t delay_changes;     /* switches to an announced delay */
+  uint64_t deadlines_skipped; /* deadlines passed unread on a lowering */
 } gk_net_peer_stats;
+
+#define GK_NET_PEER_DELAYS_MAX 32
+
+/* One input delay in force from `step` on (the first is MATCH_START's). */
+typedef struct gk_net_peer_delay {
+  uint64_t step;
+  uint32_t delay;
+} gk_net_peer_delay;
 
 typedef struct gk__peer_input {
   gk_input base; /* must be first */
@@ -109,6 +127,10 @@ struct gk_net_peer {
   int end_reason;
   uint32_t *latency_us; /* confirm latency samples, in order */
   uint32_t nlatency;
+  uint32_t delay; /* the input delay this peer samples with now */
+  gk_net_peer_delay delays[GK_NET_PEER_DELAYS_MAX]; /* in order; further
+                                                        ones not kept */
+  uint32_t ndelays;
   /* private */
   gk_net_peer_options opts;
   gk_net_peer_callbacks cb;
@@ -117,7 +139,14 @@ struct gk_net_peer {
   void *sim_cfg;
   uint64_t step_ns;
   uint64_t t0;          /* uv_hrtime of deadline 0 */
-  uint64_t k;           /* samples taken; the next is k */
+  uint64_t k;           /* deadlines passed (sampled or skipped) */
+  uint64_t shift;       /* next sample = first + delay0 + k + shift (mod
+                           2^64): + raise, - lowering skips */
+  uint32_t announced;   /* the delay last announced in a confirmed step */
+  int dl_pending;       /* a change waits for its switch step */
+  uint64_t dl_at;       /* its switch step */
+  uint32_t dl_to;       /* its new delay */
+  uint32_t dl_skip;     /* deadlines still to skip (lowering) */
   uint64_t acked;       /* host holds my inputs < acked */
   uint8_t *unacked;     /* ring of my records (window entries) */
   uint64_t *sampled_ns; /* ring: when each step's input was sampled */

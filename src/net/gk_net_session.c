@@ -296,7 +296,8 @@ int gk_net_session_init(gk_net_session *s, const gk_net_session_config *cfg,
                         .first_step = c->first_step,
                         .window = c->window,
                         .neutral_steps = c->input_delay,
-                        .ack_mask = c->active_mask};
+                        .ack_mask = c->active_mask,
+                        .lead = c->lead};
   if ((rc = gk_inbuf_init(&s->inbuf, &o)) != 0)
     return gk_errf(err, errlen, rc, "session: input buffer: %s",
                    gk_strerror(rc));
@@ -515,4 +516,23 @@ int gk_net_session_drained(const gk_net_session *s, uint32_t players) {
   for (uint32_t p = 0; p < s->cfg.players; p++)
     if ((wait >> p & 1u) && s->pl[p].acked < s->inbuf.confirmed) return 0;
   return 1;
+}
+
+int gk_net_session_set_delay(gk_net_session *s, uint32_t delay,
+                             uint64_t *announce, uint64_t *switch_at,
+                             uint64_t now_ms) {
+  if (now_ms > s->now_ms) s->now_ms = now_ms;
+  if (s->ended || s->end_scheduled) return GK_ECLOSED;
+  if (delay < 1 || delay > 255 || delay >= s->cfg.window / 2) return GK_EINVAL;
+  uint64_t step = s->inbuf.confirmed;
+  int rc = gk_inbuf_schedule_delay(&s->inbuf, step, delay, switch_at);
+  if (rc != 0) return rc;
+  if (announce != NULL) *announce = step;
+  s->stats.delay_changes++;
+  confirm_and_send(s);
+  return 0;
+}
+
+uint32_t gk_net_session_delay(const gk_net_session *s) {
+  return s->inbuf.delay;
 }

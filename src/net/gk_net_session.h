@@ -134,8 +134,9 @@ typedef struct gk_net_session_stats {
   uint64_t desyncs;
   uint64_t steps_confirmed;
   uint64_t steps_late;
-  uint64_t steps_run; /* by the host's own loop */
-  uint64_t stalls;    /* stall notices sent */
+  uint64_t steps_run;     /* by the host's own loop */
+  uint64_t stalls;        /* stall notices sent */
+  uint64_t delay_changes; /* input delay changes announced */
 } gk_net_session_stats;
 
 typedef struct gk__pending_hash {
@@ -229,6 +230,20 @@ int gk_net_session_disconnect(gk_net_session *s, uint32_t slot,
                               uint64_t now_ms);
 /* Ends the match at the next unconfirmed step (reason GK_WIRE_END_*). */
 int gk_net_session_end(gk_net_session *s, int reason, uint64_t now_ms);
+
+/* Changes the input delay to `delay` (1..255): the next unconfirmed step
+ * announces it (GK_STEP_DELAY in its flags, so every peer and the replay
+ * see it at the same step) and every peer switches at the step
+ * announce + old delay + lead (see gk_inbuf_schedule_delay and
+ * docs/PROTOCOL.md "Input delay"). *announce and *switch_at may be NULL.
+ * GK_ECLOSED once the end is scheduled, GK_EBUSY while an earlier change
+ * is in progress, GK_EEXIST if it is the current delay, GK_EINVAL. */
+int gk_net_session_set_delay(gk_net_session *s, uint32_t delay,
+                             uint64_t *announce, uint64_t *switch_at,
+                             uint64_t now_ms);
+/* The input delay of the last announcing step confirmed (the configured
+ * one at first). */
+uint32_t gk_net_session_delay(const gk_net_session *s);
 
 /* Steps confirmed (the next step to confirm). */
 uint64_t gk_net_session_confirmed(const gk_net_session *s);

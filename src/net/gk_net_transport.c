@@ -42,6 +42,32 @@ static void set_timeout(gk_net_transport *t, ENetPeer *p) {
 
 static void on_service(uv_timer_t *h);
 
+/* ENet 1.3.17 folds the handshake's round trip into a 500 ms default with
+ * weight 1/8 (rtt = 500 - (500 - sample) / 8): take the sample back out so
+ * the estimate starts from a measurement. The variance starts at 1/8 of
+ * it; pings settle both within a second. */
+static void seed_rtt(ENetPeer *p) {
+  enet_uint32 def = ENET_PEER_DEFAULT_ROUND_TRIP_TIME;
+  if (p->roundTripTime >= def) return;
+  enet_uint32 below = (def - p->roundTripTime) * 8u;
+  enet_uint32 sample = below >= def ? 1u : def - below;
+  p->roundTripTime = sample;
+  p->roundTripTimeVariance = sample / 8u;
+}
+
+/* Every ping_ms: a ping to every connected peer, so round trips are
+ * measured from the lobby on (the input delay follows them). */
+static void ping_all(gk_net_transport *t) {
+  if (t->opts.ping_ms == 0 || uv_now(t->loop) < t->ping_due) return;
+  t->ping_due = uv_now(t->loop) + t->opts.ping_ms;
+  ENetHost *h = host_of(t);
+  for (size_t i = 0; i < h->peerCount; i++)
+    if (h->peers[i].state == ENET_PEER_STATE_CONNECTED) {
+      enet_peer_ping(&h->peers[i]);
+      t->dirty = 1;
+    }
+}
+
 /* Hands one ENet event to the callbacks. */
 static void dispatch(gk_net_transport *t, ENetEvent *ev) {
   uint32_t id = id_of(t, ev->peer);
@@ -49,6 +75,7 @@ static void dispatch(gk_net_transport *t, ENetEvent *ev) {
   case ENET_EVENT_TYPE_CONNECT:
     t->stats.connects++;
     set_timeout(t, ev->peer);
+    seed_rtt(ev->peer);
     if (t->cb.connect != NULL) t->cb.connect(t->cb.ctx, t, id);
     break;
   case ENET_EVENT_TYPE_DISCONNECT:
@@ -88,6 +115,7 @@ static void drain(gk_net_transport *t) {
     if (t->close_cb != NULL || t->host == NULL) break;
     rc = enet_host_check_events(host_of(t), &ev);
   }
+  if (t->close_cb == NULL && t->host != NULL) ping_all(t);
   if (t->close_cb == NULL)
     uv_timer_start(&t->service, on_service, t->opts.service_ms, 0);
 }
@@ -103,7 +131,7 @@ static void on_poll(uv_poll_t *h, int status, int events) {
  * resends, timeouts). */
 static void on_service(uv_timer_t *h) {
   gk_net_transport *t = h->data;
-  if (t->close_cb == NULL && t->host != NULL) drain(t);
+  drain(t);
 }
 
 static void on_prepare(uv_prepare_t *h) {
@@ -229,6 +257,11 @@ uint32_t gk_net_transport_peer_ipv4(const gk_net_transport *t, uint32_t peer) {
   const ENetPeer *p = peer_of(t, peer);
   if (p == NULL || p->state == ENET_PEER_STATE_DISCONNECTED) return 0;
   return ENET_NET_TO_HOST_32(p->address.host);
+}
+
+uint32_t gk_net_transport_rtt_var(const gk_net_transport *t, uint32_t peer) {
+  const ENetPeer *p = peer_of(t, peer);
+  return p != NULL ? p->roundTripTimeVariance : 0;
 }
 
 static void on_closed(uv_handle_t *h) {

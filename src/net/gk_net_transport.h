@@ -50,6 +50,9 @@ typedef struct gk_net_transport_options {
   uint32_t timeout_ms;   /* peer timeout (no ack for this long); 0 -> ENet's
                             default (5..30 s) */
   size_t max_packet;     /* incoming size limit; 0 -> GK_WIRE_MAX */
+  uint32_t ping_ms;      /* ping every connection this often, so ENet's
+                            round-trip estimate stays fresh while data
+                            flows (ENet pings only idle links); 0 -> off */
 } gk_net_transport_options;
 
 typedef struct gk_net_transport_stats {
@@ -74,8 +77,9 @@ struct gk_net_transport {
   uv_poll_t poll;
   uv_timer_t service;
   uv_prepare_t flush;
-  int dirty;   /* packets queued since the last flush */
-  int handles; /* handles still open (close is asynchronous) */
+  int dirty;         /* packets queued since the last flush */
+  uint64_t ping_due; /* uv_now of the next ping round */
+  int handles;       /* handles still open (close is asynchronous) */
   void (*close_cb)(gk_net_transport *t);
 };
 
@@ -100,8 +104,14 @@ int gk_net_transport_send(gk_net_transport *t, uint32_t peer,
 void gk_net_transport_disconnect(gk_net_transport *t, uint32_t peer,
                                  int at_once);
 
-/* Round-trip time ENet measured to `peer`, in ms (0 if unknown). */
+/* Round-trip time ENet measured to `peer`, in ms (0 if unknown). ENet
+ * smooths it (1/8 of each new sample); its first sample, taken in the
+ * handshake, is used as the estimate from the connection on (ENet 1.3.17
+ * would fold it into a 500 ms default). */
 uint32_t gk_net_transport_rtt(const gk_net_transport *t, uint32_t peer);
+/* ENet's round-trip variance (mean deviation, ms) for `peer` (0 if
+ * unknown): the jitter estimate. */
+uint32_t gk_net_transport_rtt_var(const gk_net_transport *t, uint32_t peer);
 
 /* The IPv4 address of `peer` in host byte order (127.0.0.1 is 0x7f000001),
  * or 0 for an id with no connection. ENet 1.3 speaks IPv4 only. */

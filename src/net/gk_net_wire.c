@@ -319,7 +319,7 @@ static int check_steps(const gk_wire_confirmed *m) {
     gk_step_input s;
     gk_wire_step_get(m, i, &s);
     if (check_mask(s.active_mask, m->players) != 0 ||
-        (s.flags & ~(uint32_t)GK_STEP_MATCH_END) != 0)
+        !gk_step_flags_valid(s.flags))
       return GK_EPROTO;
   }
   return 0;

@@ -25,6 +25,10 @@
  * by a crash is verified as far as it goes, and the reader says where it
  * ends.
  *
+ * A header may carry a "lockstep" record (the input delay at the first
+ * step and the lead); then verifying also checks the input delay rule:
+ * the steps no player sampled for (the first delay steps, and the steps
+ * skipped by each raise announced with GK_STEP_DELAY) are neutral.
  * Verifying runs the steps through gk_loop with gk_budget_steps budgets
  * over an input source that reads the recorded merged inputs, and compares
  * the loop's hash after every step with the recorded one.
@@ -84,9 +88,11 @@ typedef struct gk_replay_meta {
   const void *cfg;   /* must be non-NULL: the config the run was started
                         with (written through gk_config_to_json) */
   uint64_t seed;
-  uint32_t players;   /* sim->players_min..sim->players_max */
-  const char *origin; /* may be NULL: where the replay came from (free text,
-                         e.g. "gk-replay record ..." or "server room ABCD") */
+  uint32_t players;      /* sim->players_min..sim->players_max */
+  const char *origin;    /* may be NULL: where the replay came from (free text,
+                            e.g. "gk-replay record ..." or "server room ABCD") */
+  const cJSON *lockstep; /* may be NULL: the match's input delay record
+                            (FORMAT.md "lockstep"), copied as is */
 } gk_replay_meta;
 
 typedef struct gk_replay_writer {
@@ -216,6 +222,10 @@ typedef struct gk_replay {
   cJSON *header;       /* the parsed header JSON, owned */
   const cJSON *config; /* the "config" object inside `header` */
   const char *origin;  /* inside `header`, or NULL */
+  /* the optional "lockstep" record (older replays have none) */
+  int has_lockstep;     /* 1 when the header has it */
+  uint32_t input_delay; /* the delay at the first step, 1..255 */
+  uint32_t lead;        /* steps a peer sampled past confirmed + delay */
   /* content */
   uint64_t steps;      /* steps readable (in complete, valid blocks) */
   uint64_t last_hash;  /* hash after the last readable step, else 0 */

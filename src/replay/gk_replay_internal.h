@@ -21,7 +21,8 @@
  * dropped (u64), reason length (u32), then the reason's bytes. */
 #define FOOTER_CUT_HEAD (FOOTER_SIZE + 28)
 #define FOOTER_MAX (FOOTER_CUT_HEAD + GK_REPLAY_MSG_MAX - 1)
-#define KNOWN_FLAGS ((uint32_t)GK_STEP_MATCH_END)
+#define KNOWN_FLAGS                                                            \
+  ((uint32_t)(GK_STEP_MATCH_END | GK_STEP_DELAY | GK_STEP_DELAY_MASK))
 
 /* True if every record of an inactive player is all zero. */
 static inline int gk__replay_inactive_zero(const uint8_t *records,

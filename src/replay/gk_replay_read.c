@@ -66,6 +66,23 @@ static int json_uint(const cJSON *h, const char *key, double lo, double hi,
   return 0;
 }
 
+/* The optional "lockstep" object: {"input_delay": 1..255, "lead": 0..255,
+ * ...}; other keys in it (auto, rtt_ms, ...) are for people and tools. */
+static int read_lockstep(gk_replay *r, const cJSON *h, uint64_t offset) {
+  const cJSON *l = cJSON_GetObjectItemCaseSensitive(h, "lockstep");
+  if (l == NULL) return 0;
+  uint32_t d = 0, lead = 0;
+  if (!cJSON_IsObject(l) || json_uint(l, "input_delay", 1, 255, &d) != 0 ||
+      json_uint(l, "lead", 0, 255, &lead) != 0)
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'lockstep' to be an object with "
+                  "'input_delay' in 1..255 and 'lead' in 0..255");
+  r->has_lockstep = 1;
+  r->input_delay = d;
+  r->lead = lead;
+  return 0;
+}
+
 static int parse_header(gk_replay *r, const uint8_t *text, size_t len,
                         uint64_t offset) {
   for (size_t i = 0; i < len; i++)
@@ -152,6 +169,8 @@ static int parse_header(gk_replay *r, const uint8_t *text, size_t len,
                     "expected header key 'origin' to be a string");
     r->origin = o->valuestring;
   }
+  int lrc = read_lockstep(r, h, offset);
+  if (lrc != 0) return lrc;
   r->entry_size = ENTRY_HEAD + r->players * r->input_size;
   r->header_ok = 1;
   return 0;
@@ -215,10 +234,10 @@ static int read_steps(gk_replay *r, const uint8_t *p, size_t len,
                     "step %" PRIu64 ": expected an active mask within %" PRIu32
                     " players, found 0x%" PRIx32,
                     first + i, r->players, mask);
-    if ((flags & ~KNOWN_FLAGS) != 0)
+    if (!gk_step_flags_valid(flags))
       return damage(r, GK_EPROTO, eoff + 12,
                     "step %" PRIu64 ": expected flags within 0x%" PRIx32
-                    ", found 0x%" PRIx32,
+                    " (a delay value exactly with bit 1), found 0x%" PRIx32,
                     first + i, KNOWN_FLAGS, flags);
     if (!gk__replay_inactive_zero(e + ENTRY_HEAD, r->players, r->input_size,
                                   mask))

@@ -145,6 +145,44 @@ int gk_replay_run(const gk_replay *r, const gk_sim *sim, uint64_t steps,
   return v->status;
 }
 
+static int all_zero(const uint8_t *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (p[i] != 0) return 0;
+  return 1;
+}
+
+/* With a "lockstep" record: the steps nobody sampled for are neutral, the
+ * first input_delay steps and, after each raise from D to D' announced at
+ * step A, steps A + D + lead .. A + D' + lead - 1 (docs/PROTOCOL.md
+ * "Input delay"). Returns 0 or the first step that breaks the rule. */
+static int check_delays(const gk_replay *r, gk_replay_verdict *v) {
+  size_t hint = 0;
+  size_t rec = (size_t)r->players * r->input_size;
+  uint64_t from = 0, to = r->input_delay; /* neutral steps [from, to) */
+  uint32_t d = r->input_delay;
+  for (uint64_t s = 0; s < r->steps; s++) {
+    gk_replay_step rs;
+    if (gk_replay_step_at(r, s, &rs, &hint) != 0) break;
+    if (s >= from && s < to && !all_zero(rs.inputs, rec)) {
+      char msg[GK_REPLAY_MSG_MAX];
+      snprintf(msg, sizeof msg,
+               "step %" PRIu64 ": expected neutral input (no player samples "
+               "for steps %" PRIu64 "..%" PRIu64 " under the input delay "
+               "rule)",
+               s, from, to - 1);
+      return invalid(v, GK_EPROTO, 0, msg, v->steps_checked);
+    }
+    uint32_t nd = GK_STEP_DELAY_OF(rs.flags);
+    if (nd == 0) continue;
+    if (nd > d) {
+      from = s + d + r->lead;
+      to = from + (nd - d);
+    }
+    d = nd;
+  }
+  return v->status;
+}
+
 int gk_replay_verify(const gk_replay *r, const gk_sim *sim,
                      gk_replay_progress_cb progress, void *ctx,
                      gk_replay_verdict *v) {
@@ -155,6 +193,7 @@ int gk_replay_verify(const gk_replay *r, const gk_sim *sim,
   if (rc != 0) return invalid(v, rc, 0, "cannot create a loop", 0);
   gk_replay_run(r, sim, r->steps, &loop, progress, ctx, v);
   gk_loop_close(&loop);
+  if (v->status == GK_REPLAY_OK && r->has_lockstep) check_delays(r, v);
   if (v->status == GK_REPLAY_OK && r->damage.code != 0)
     return invalid(v, r->damage.code, r->damage.offset, r->damage.what,
                    v->steps_checked);

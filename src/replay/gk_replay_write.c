@@ -127,6 +127,9 @@ static char *build_header(const gk_replay_meta *m, char *err, size_t errlen) {
   }
   if (ok && m->origin != NULL)
     ok = cJSON_AddStringToObject(h, "origin", m->origin) != NULL;
+  if (ok && m->lockstep != NULL)
+    ok = cJSON_AddItemToObject(h, "lockstep",
+                               cJSON_Duplicate(m->lockstep, 1)) != 0;
   char *text = ok ? cJSON_PrintUnformatted(h) : NULL;
   cJSON_Delete(h);
   cJSON_Delete(cfg);
@@ -280,7 +283,7 @@ int gk_replay_writer_append(gk_replay_writer *w, const gk_step_input *in,
   if (w->err != 0) return w->err;
   if (in == NULL || in->step != w->steps || in->players != w->players ||
       (in->active_mask & ~gk_all_players(w->players)) != 0 ||
-      (in->flags & ~KNOWN_FLAGS) != 0 || in->inputs == NULL ||
+      !gk_step_flags_valid(in->flags) || in->inputs == NULL ||
       !gk__replay_inactive_zero(in->inputs, w->players, w->input_size,
                                 in->active_mask))
     return GK_EINVAL;

@@ -324,6 +324,7 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
   to.max_peers = cfg->max_peers;
   to.service_ms = cfg->service_ms;
   to.timeout_ms = cfg->peer_timeout_ms;
+  to.ping_ms = cfg->ping_ms;
   to.max_packet = cfg->max_packet;
   gk_net_transport_callbacks tc = sv_route_callbacks(s);
   for (uint32_t i = 0; i < cfg->max_rooms; i++)

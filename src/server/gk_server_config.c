@@ -37,7 +37,8 @@ typedef enum kind {
   K_BOOL,   /* int */
   K_LEVEL,  /* gk_log_level */
   K_DESYNC, /* gk_desync_policy */
-  K_AUTH    /* the "auth" object: walk_auth */
+  K_AUTH,   /* the "auth" object: walk_auth */
+  K_DELAY   /* "auto" or an integer in [min, max] (input_delay) */
 } kind;
 
 typedef struct field {
@@ -76,7 +77,11 @@ static const field limits_fields[] = {
     U("log_interval_ms", limit_log_ms, 100, 3600000), END};
 
 static const field lockstep_fields[] = {
-    U("input_delay", input_delay, 1, 60),
+    {"input_delay", K_DELAY, OFF(input_delay), SZ(input_delay), 1, 60, NULL},
+    U("input_delay_min", input_delay_min, 1, 60),
+    U("delay_hold_ms", delay_hold_ms, 0, 600000),
+    U("delay_every_ms", delay_every_ms, 0, 3600000),
+    U("delay_jitter_x", delay_jitter_x, 0, 16),
     U("input_delay_max", input_delay_max, 1, 60),
     U("lead", lead, 0, 60),
     U("window", window, 64, 65536),
@@ -96,7 +101,8 @@ static const field replays_fields[] = {
 static const field timing_fields[] = {
     U("service_ms", service_ms, 1, 1000),
     U("peer_timeout_ms", peer_timeout_ms, 1000, 600000),
-    U("catchup_ticks", catchup_ticks, 1, 1000), END};
+    U("catchup_ticks", catchup_ticks, 1, 1000), U("ping_ms", ping_ms, 0, 10000),
+    END};
 
 /* admin and agones (issue 15): checked as a whole by ops_finish */
 #define B(key, m)                                                              \
@@ -207,9 +213,29 @@ static int get_uint(ctx *x, const cJSON *v, const char *path, uint64_t min,
   return 0;
 }
 
+/* lockstep.input_delay: "auto", or a fixed number of steps. */
+static int set_delay(ctx *x, const field *f, const cJSON *v, const char *path) {
+  if (cJSON_IsString(v)) {
+    if (strcmp(v->valuestring, "auto") != 0)
+      return fail(x, GK_ERANGE, path,
+                  "must be \"auto\" or an integer in %llu..%llu",
+                  (unsigned long long)f->min, (unsigned long long)f->max);
+    x->c->input_delay_auto = 1;
+    return 0;
+  }
+  uint64_t u = 0;
+  int rc = get_uint(x, v, path, f->min, f->max, &u);
+  if (rc) return rc;
+  x->c->input_delay = (uint32_t)u;
+  x->c->input_delay_auto = 0;
+  return 0;
+}
+
 static int set_field(ctx *x, const field *f, const cJSON *v, const char *path) {
   char *base = (char *)x->c;
   switch (f->k) {
+  case K_DELAY:
+    return set_delay(x, f, v, path);
   case K_UINT: {
     uint64_t u = 0;
     int rc = get_uint(x, v, path, f->min, f->max, &u);
@@ -502,9 +528,20 @@ static int ops_finish(ctx *x) {
   return 0;
 }
 
+static int check_delay(ctx *x) {
+  gk_server_config *c = x->c;
+  if (c->input_delay_min > c->input_delay_max)
+    return fail(x, GK_ERANGE, "lockstep.input_delay_min",
+                "must not exceed lockstep.input_delay_max (%u), got %u",
+                c->input_delay_max, c->input_delay_min);
+  return 0;
+}
+
 static int finish(ctx *x) {
   gk_server_config *c = x->c;
-  if (c->input_delay > c->input_delay_max)
+  int drc = check_delay(x);
+  if (drc) return drc;
+  if (!c->input_delay_auto && c->input_delay > c->input_delay_max)
     return fail(x, GK_ERANGE, "lockstep.input_delay",
                 "must not exceed lockstep.input_delay_max (%u), got %u",
                 c->input_delay_max, c->input_delay);
@@ -572,10 +609,16 @@ void gk_server_config_default(gk_server_config *c) {
   c->strikes = 16;
   c->lobby_timeout_ms = 600000;
   c->input_delay = 3;
-  c->input_delay_max = 10;
+  c->input_delay_max = 20;
   c->lead = 4;
   c->window = 256;
   c->late_slack_ms = 50;
+  c->input_delay_auto = 1;
+  c->input_delay_min = 2;
+  c->delay_hold_ms = 2000;
+  c->delay_every_ms = 5000;
+  c->delay_jitter_x = 2;
+  c->ping_ms = 100;
   c->stall_notice_ms = 1000;
   c->stall_auto_remove_ms = 0;
   c->desync = GK_DESYNC_REPORT;

@@ -106,6 +106,14 @@ typedef struct gk_server_config {
   uint32_t lead;
   uint32_t window; /* input buffer window (steps) */
   uint32_t late_slack_ms;
+  /* lockstep: the input delay chosen from round trips (issue 19) */
+  int input_delay_auto;     /* "auto": chosen at start, changed mid-match */
+  uint32_t input_delay_min; /* auto stays within [min, input_delay_max] */
+  uint32_t delay_hold_ms;   /* a wanted delay must differ this long */
+  uint32_t delay_every_ms;  /* at least this long between two changes */
+  uint32_t delay_jitter_x;  /* jitter margin: this many round-trip
+                               variances */
+  uint32_t ping_ms;         /* timing: ping every connection this often */
   /* stall */
   uint64_t stall_notice_ms;
   uint64_t stall_auto_remove_ms; /* 0 = off (the host decides) */

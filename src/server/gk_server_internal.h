@@ -38,6 +38,7 @@
 
 #include <uv.h>
 
+#include "gk_net_delay.h"
 #include "gk_net_session.h"
 #include "gk_net_transport.h"
 #include "gk_replay.h"
@@ -56,6 +57,8 @@
   1000u /* longest a room stays after its match ended,                         \
            to repeat the last confirmed steps until                            \
            every player has acknowledged them */
+
+#define SV_DELAYS_MAX 32 /* input delay changes kept per match for logs */
 
 typedef enum sv_room_state {
   SV_ROOM_LOBBY = 1,
@@ -91,6 +94,15 @@ typedef struct sv_room {
   int desync_end; /* policy "end" asked for the end */
   /* draining */
   uint64_t drain_until_ms;
+  /* input delay (gk_server_delay.c) */
+  int delay_auto;                  /* chosen from round trips */
+  uint32_t rtt_ms[GK_PLAYERS_MAX]; /* at MATCH_START, per slot */
+  uint32_t rtt_var_ms[GK_PLAYERS_MAX];
+  gk_delay_ctl delay_ctl;
+  uint64_t delay_next_ms;              /* next observation */
+  uint64_t delay_steps[SV_DELAYS_MAX]; /* delays in force: from step ... */
+  uint32_t delay_vals[SV_DELAYS_MAX];  /* ... this delay (switch steps) */
+  uint32_t ndelays;
   /* counters */
   uint64_t drops;
   uint64_t strikes;
@@ -339,5 +351,21 @@ void sv_replay_drop(gk_server *s, sv_room *r);
 /* At start: recovers every .gkr.tmp in the replay folder, or moves it
  * aside as .gkr.damaged; one log line each. */
 void sv_replay_recover_dir(gk_server *s);
+
+/* --- gk_server_delay.c: the input delay --------------------------------- */
+
+/* Before the session opens: with "auto", sets r->input_delay from the
+ * connected players' round trips (kept in r->rtt_ms) and logs nothing
+ * (match_start does). Starts the mid-match controller. */
+void sv_delay_choose(gk_server *s, sv_room *r);
+/* The replay header's "lockstep" record (caller deletes), or NULL. */
+cJSON *sv_delay_record(const gk_server *s, const sv_room *r);
+/* From the room tick: observes round trips, changes the delay (hysteresis
+ * in gk_net_delay.h) and logs `delay_change`. */
+void sv_delay_tick(gk_server *s, sv_room *r);
+/* Inside an open log record: the delay fields (input_delay_auto, rtt_ms
+ * at start; or input_delays and steps_per_s at the end). */
+void sv_delay_log_start(gk_server *s, const sv_room *r);
+void sv_delay_log_end(gk_server *s, const sv_room *r);
 
 #endif

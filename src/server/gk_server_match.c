@@ -54,6 +54,7 @@ static void log_match_end(gk_server *s, const sv_room *r, int reason) {
   gk_log_u64(s->log, "stalls", st->stalls);
   gk_log_u64(s->log, "drops", r->drops);
   gk_log_u64(s->log, "strikes", r->strikes);
+  sv_delay_log_end(s, r);
   gk_log_end(s->log);
 }
 
@@ -105,6 +106,7 @@ void sv_match_tick(gk_server *s, sv_room *r, uint64_t now) {
       return;
     }
     sv_match_after(s, r);
+    sv_delay_tick(s, r);
   }
   if (r->end_pending) sv_match_end(s, r, r->end_reason);
 }
@@ -192,6 +194,7 @@ static void session_config(const gk_server *s, const sv_room *r,
 }
 
 int sv_match_begin(gk_server *s, sv_room *r, char *err, size_t errlen) {
+  sv_delay_choose(s, r);
   gk_net_session_config sc;
   session_config(s, r, &sc);
   gk_net_session_callbacks cb = {r,

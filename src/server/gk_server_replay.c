@@ -199,14 +199,17 @@ static int rec_open(gk_server *s, sv_room *r, sv_rec *rec, char *err,
                     size_t errlen) {
   char origin[128];
   snprintf(origin, sizeof(origin), "gk-server room %s", r->code);
-  gk_replay_meta meta = {r->genre->sim, r->cfg, r->seed, r->nslots, origin};
   int rc = replay_path(s, r);
   if (rc) return gk_errf(err, errlen, rc, "replay path too long");
+  cJSON *lockstep = sv_delay_record(s, r); /* may be NULL */
+  gk_replay_meta meta = {r->genre->sim, r->cfg, r->seed,
+                         r->nslots,     origin, lockstep};
   rc = gk_replay_writer_open_deferred(&rec->w, r->replay_path, &meta, err,
                                       errlen);
   if (rc && rec->w.sys_errno == ENOENT && mkdir(s->cfg->replay_dir, 0755) == 0)
     rc = gk_replay_writer_open_deferred(&rec->w, r->replay_path, &meta, err,
                                         errlen);
+  cJSON_Delete(lockstep);
   return rc;
 }
 

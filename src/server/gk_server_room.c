@@ -155,6 +155,7 @@ typedef struct create_args {
   const gk_server_genre *genre;
   uint32_t max_players;
   uint32_t input_delay;
+  int delay_auto; /* chosen at start from round trips */
 } create_args;
 
 static int create_check(const gk_server *s, const sv_conn *c,
@@ -171,6 +172,7 @@ static int create_check(const gk_server *s, const sv_conn *c,
   a->genre = g;
   a->max_players = cr->max_players ? cr->max_players : g->max_players;
   a->input_delay = cr->input_delay ? cr->input_delay : s->cfg->input_delay;
+  a->delay_auto = cr->input_delay == 0 && s->cfg->input_delay_auto;
   if (a->max_players < g->sim->players_min || a->max_players > g->max_players)
     return gk_errf(err, errlen, GK_ERANGE, "max_players must be in %u..%u",
                    g->sim->players_min, g->max_players);
@@ -212,7 +214,7 @@ static int room_secrets(gk_server *s, sv_room *r, char *err, size_t errlen) {
 static int room_build(gk_server *s, const sv_conn *c,
                       const gk_wire_create_room *cr, sv_room **out, char *err,
                       size_t errlen) {
-  create_args a = {NULL, 0, 0};
+  create_args a = {NULL, 0, 0, 0};
   int rc = create_check(s, c, cr, &a, err, errlen);
   if (rc) return rc;
   sv_room *r = calloc(1, sizeof(*r));
@@ -220,6 +222,7 @@ static int room_build(gk_server *s, const sv_conn *c,
   r->genre = a.genre;
   r->max_players = a.max_players;
   r->input_delay = a.input_delay;
+  r->delay_auto = a.delay_auto;
   rc = room_configure(r, cr->config, err, errlen);
   if (!rc) rc = room_secrets(s, r, err, errlen);
   if (rc) {
@@ -404,6 +407,7 @@ void sv_on_start(gk_server *s, uint32_t peer) {
     gk_log_u64(s->log, "active_mask", r->session.cfg.active_mask);
     gk_log_hex(s->log, "seed", r->seed);
     gk_log_u64(s->log, "input_delay", r->input_delay);
+    sv_delay_log_start(s, r);
     gk_log_str(s->log, "replay", r->rec ? r->replay_path : NULL);
     gk_log_end(s->log);
   }

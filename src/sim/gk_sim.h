@@ -50,7 +50,25 @@ typedef struct gk_ratio {
 /* System flags carried in a step's merged input. */
 enum {
   GK_STEP_MATCH_END = 1u << 0, /* the match ends after this step */
+  GK_STEP_DELAY = 1u << 1,     /* an input delay change is announced here;
+                                  the new delay is in bits 8..15 (see
+                                  docs/PROTOCOL.md, "Input delay") */
 };
+#define GK_STEP_DELAY_SHIFT 8
+#define GK_STEP_DELAY_MASK (0xffu << GK_STEP_DELAY_SHIFT)
+/* The new delay a GK_STEP_DELAY step announces (0 if it announces none). */
+#define GK_STEP_DELAY_OF(flags)                                                \
+  (((flags)&GK_STEP_DELAY)                                                     \
+       ? ((flags)&GK_STEP_DELAY_MASK) >> GK_STEP_DELAY_SHIFT                   \
+       : 0u)
+
+/* 1 when `flags` holds only known GK_STEP_* bits, and a delay value exactly
+ * when GK_STEP_DELAY is set (and then 1..255). */
+static inline int gk_step_flags_valid(uint32_t flags) {
+  uint32_t known = GK_STEP_MATCH_END | GK_STEP_DELAY | GK_STEP_DELAY_MASK;
+  if ((flags & ~known) != 0) return 0;
+  return ((flags & GK_STEP_DELAY) != 0) == ((flags & GK_STEP_DELAY_MASK) != 0);
+}
 
 /* One step's merged input. `inputs` holds `players` records of the genre's
  * `input_size` bytes; it is owned by the input source and valid until the

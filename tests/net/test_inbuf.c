@@ -269,3 +269,83 @@ Test(inbuf, a_game_loop_steps_exactly_the_confirmed_steps_over_it) {
   cr_assert_eq(loop.steps, 10);
   gk_loop_close(&loop);
 }
+
+/* Host side with lead 2, delay 3 (neutral steps 0..2). */
+static void open_delay(void) {
+  gk_inbuf_options o = {.players = 2,
+                        .input_size = 4,
+                        .active_mask = 3,
+                        .window = 64,
+                        .neutral_steps = 3,
+                        .ack_mask = 3,
+                        .lead = 2};
+  cr_assert_eq(gk_inbuf_init(&b, &o), 0);
+  gk_inbuf_confirm(&b);
+}
+
+static void put_both(uint64_t from, uint64_t to) {
+  for (uint64_t s = from; s < to; s++) {
+    cr_assert_eq(put(0, s, 100 + (uint32_t)s), 0);
+    cr_assert_eq(put(1, s, 200 + (uint32_t)s), 0);
+  }
+}
+
+Test(inbuf, raising_the_delay_holds_the_skipped_steps_neutral_for_everyone) {
+  open_delay();
+  cr_assert_eq(b.confirmed, 3);
+  uint64_t at = 0;
+  cr_assert_eq(gk_inbuf_schedule_delay(&b, 3, 6, &at), 0);
+  cr_assert_eq(at, 3 + 3 + 2); /* announce + old delay + lead */
+  cr_assert_eq(gk_inbuf_schedule_delay(&b, 3, 7, NULL), GK_EBUSY);
+  put_both(3, 8); /* what peers sampled under the old rule: steps < 8 */
+  cr_assert_eq(gk_inbuf_confirm(&b), 3 + 5 - 3 + 3);
+  /* 3..7 confirmed with inputs, 8..10 neutral without anyone sending */
+  cr_assert_eq(b.confirmed, 11);
+  gk_step_input in;
+  cr_assert_eq(gk_inbuf_get(&b, 3, &in), 0);
+  cr_assert_eq(in.flags, GK_STEP_DELAY | 6u << GK_STEP_DELAY_SHIFT);
+  cr_assert_eq(GK_STEP_DELAY_OF(in.flags), 6);
+  for (uint64_t s = 8; s < 11; s++) {
+    cr_assert_eq(gk_inbuf_get(&b, s, &in), 0);
+    cr_assert_eq(rec_at(&in, 0), 0);
+    cr_assert_eq(rec_at(&in, 1), 0);
+    cr_assert_eq(in.flags, 0);
+  }
+  cr_assert_eq(put(0, 9, 5), GK_ESTALE); /* a peer's copy is not used */
+  cr_assert_eq(b.delay, 6);
+  /* busy until step 11 (the first sampled under the new rule) confirms */
+  cr_assert_eq(gk_inbuf_schedule_delay(&b, 11, 4, NULL), GK_EBUSY);
+  put_both(11, 12);
+  gk_inbuf_confirm(&b);
+  cr_assert_eq(gk_inbuf_schedule_delay(&b, 12, 6, NULL), GK_EEXIST);
+  cr_assert_eq(gk_inbuf_schedule_delay(&b, 12, 4, &at), 0);
+  cr_assert_eq(at, 12 + 6 + 2);
+}
+
+Test(inbuf, lowering_the_delay_fills_nothing_and_waits_for_every_record) {
+  open_delay();
+  uint64_t at = 0;
+  cr_assert_eq(gk_inbuf_schedule_delay(&b, 3, 1, &at), 0);
+  cr_assert_eq(at, 8);
+  put_both(3, 8);
+  gk_inbuf_confirm(&b);
+  cr_assert_eq(b.confirmed, 8); /* step 8 waits for its samples */
+  cr_assert_eq(gk_inbuf_missing(&b, 8), 3);
+  cr_assert_eq(b.delay, 1);
+  cr_assert_eq(gk_inbuf_schedule_delay(&b, 8, 2, NULL), GK_EBUSY);
+  put_both(8, 9);
+  gk_inbuf_confirm(&b);
+  cr_assert_eq(gk_inbuf_schedule_delay(&b, 9, 2, NULL), 0);
+}
+
+Test(inbuf, a_delay_change_is_refused_when_it_would_not_fit_or_is_odd) {
+  open_delay();
+  cr_assert_eq(gk_inbuf_schedule_delay(&b, 3, 0, NULL), GK_EINVAL);
+  cr_assert_eq(gk_inbuf_schedule_delay(&b, 3, 256, NULL), GK_EINVAL);
+  cr_assert_eq(gk_inbuf_schedule_delay(&b, 3, 200, NULL), GK_EAHEAD);
+  cr_assert_eq(gk_inbuf_schedule_delay(&b, 2, 5, NULL), GK_ESTALE);
+  cr_assert(gk_step_flags_valid(GK_STEP_DELAY | 5u << GK_STEP_DELAY_SHIFT));
+  cr_assert(!gk_step_flags_valid(GK_STEP_DELAY));
+  cr_assert(!gk_step_flags_valid(5u << GK_STEP_DELAY_SHIFT));
+  cr_assert(!gk_step_flags_valid(1u << 4));
+}

@@ -57,7 +57,7 @@ uint8_t *fixture_tiny_replay(uint32_t players, uint64_t steps,
   in.players = players;
   cr_assert_eq(gk_bot_input_init(&in.bots, &tiny_sim, &cfg, seed, players), 0);
 
-  gk_replay_meta meta = {&tiny_sim, &cfg, seed, players, "test fixture"};
+  gk_replay_meta meta = {&tiny_sim, &cfg, seed, players, "test fixture", NULL};
   gk_replay_writer w;
   cr_assert_eq(gk_replay_writer_open_mem(&w, &meta, err, sizeof err), 0, "%s",
                err);

@@ -245,6 +245,7 @@ static void meta_for(gk_replay_meta *m, tiny_cfg *cfg, uint32_t players) {
   m->seed = 17;
   m->players = players;
   m->origin = NULL;
+  m->lockstep = NULL;
 }
 
 Test(replay_format, the_writer_publishes_the_file_only_when_it_finishes) {
@@ -381,7 +382,7 @@ Test(replay_format, a_header_that_cannot_be_written_leaves_no_file) {
   gk_sim odd = tiny_sim;
   odd.config_each = each_huge; /* 2^63-1 has no exact JSON number */
   tiny_cfg cfg;
-  gk_replay_meta m = {&odd, &cfg, 1, 1, NULL};
+  gk_replay_meta m = {&odd, &cfg, 1, 1, NULL, NULL};
   tiny_sim.config_default(&cfg);
   char err[GK_ERRMSG_MAX] = "";
   gk_replay_writer w;
@@ -490,6 +491,92 @@ Test(replay_format,
                GK_REPLAY_INVALID);
   cr_assert_eq(v.steps_checked, 24);
   cr_assert(strstr(v.message, "footer") != NULL, "%s", v.message);
+  gk_replay_close(&r);
+  free(bytes);
+}
+
+/* --- the "lockstep" record and the input delay rule (issue 19) ---------- */
+
+typedef struct delay_input {
+  gk_input base;
+  uint64_t bad_step; /* gets a non-zero record although it must not */
+  uint8_t rec[2];
+} delay_input;
+
+/* Delay 2, lead 1: steps 0..1 neutral; step 3 raises to 4, so steps
+ * 3 + 2 + 1 = 6 and 7 are neutral too. */
+static int delay_read(gk_input *base, uint64_t step, gk_step_input *out) {
+  delay_input *in = (delay_input *)base;
+  int neutral = step < 2 || step == 6 || step == 7;
+  in->rec[0] = neutral && step != in->bad_step ? 0 : (uint8_t)(step + 1);
+  in->rec[1] = 0;
+  out->step = step;
+  out->active_mask = 1;
+  out->flags = step == 3 ? GK_STEP_DELAY | 4u << GK_STEP_DELAY_SHIFT : 0;
+  out->players = 1;
+  out->inputs = in->rec;
+  return 0;
+}
+
+static uint8_t *delay_replay(uint64_t bad_step, int with_record, size_t *len) {
+  tiny_cfg cfg;
+  tiny_sim.config_default(&cfg);
+  char err[GK_ERRMSG_MAX];
+  cJSON *ls = cJSON_Parse("{\"input_delay\":2,\"lead\":1,\"auto\":true}");
+  gk_replay_meta meta = {&tiny_sim, &cfg,         5,
+                         1,         "delay test", with_record ? ls : NULL};
+  gk_replay_writer w;
+  cr_assert_eq(gk_replay_writer_open_mem(&w, &meta, err, sizeof err), 0, "%s",
+               err);
+  cJSON_Delete(ls);
+  gk_loop loop;
+  cr_assert_eq(gk_loop_init(&loop, NULL), 0);
+  cr_assert_eq(gk_loop_start(&loop, &tiny_sim, &cfg, 5, 1, err, sizeof err), 0);
+  delay_input in = {.base.read = delay_read, .bad_step = bad_step};
+  for (uint64_t s = 0; s < 12; s++) {
+    cr_assert_eq(gk_loop_frame(&loop, &in.base, gk_budget_steps(1), 0), 1);
+    gk_step_input si;
+    delay_read(&in.base, s, &si);
+    cr_assert_eq(gk_replay_writer_append(&w, &si, loop.last_hash), 0);
+  }
+  gk_loop_close(&loop);
+  cr_assert_eq(gk_replay_writer_finish(&w, err, sizeof err), 0, "%s", err);
+  return gk_replay_writer_take(&w, len);
+}
+
+Test(replay_format, a_replay_with_delay_changes_verifies_and_keeps_its_record) {
+  size_t len;
+  uint8_t *bytes = delay_replay(UINT64_MAX, 1, &len);
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0);
+  cr_assert(r.has_lockstep);
+  cr_assert_eq(r.input_delay, 2);
+  cr_assert_eq(r.lead, 1);
+  gk_replay_verdict v;
+  cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v), GK_REPLAY_OK,
+               "%s", v.message);
+  gk_replay_close(&r);
+  free(bytes);
+}
+
+Test(replay_format, a_sample_in_a_step_skipped_by_a_raise_fails_verify) {
+  size_t len;
+  uint8_t *bytes = delay_replay(7, 1, &len);
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0);
+  gk_replay_verdict v;
+  cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v),
+               GK_REPLAY_INVALID);
+  cr_assert_eq(v.code, GK_EPROTO);
+  cr_assert(strstr(v.message, "step 7"), "%s", v.message);
+  gk_replay_close(&r);
+  free(bytes);
+  /* without the record (an older replay) the rule is not known: it runs */
+  bytes = delay_replay(7, 0, &len);
+  cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0);
+  cr_assert(!r.has_lockstep);
+  cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v), GK_REPLAY_OK,
+               "%s", v.message);
   gk_replay_close(&r);
   free(bytes);
 }

@@ -241,8 +241,8 @@ static void dcase_open(dcase *c, uint32_t players, uint64_t steps) {
   cr_assert_eq(
       gk_replay_prepare(&c->src, &tiny_sim, &c->cfg, c->err, sizeof c->err), 0,
       "%s", c->err);
-  gk_replay_meta meta = {&tiny_sim, &c->cfg, c->src.seed, players,
-                         "test fixture"};
+  gk_replay_meta meta = {&tiny_sim, &c->cfg,        c->src.seed,
+                         players,   "test fixture", NULL};
   cr_assert_eq(
       gk_replay_writer_open(&c->w, c->out, &meta, c->err, sizeof c->err), 0,
       "%s", c->err);

@@ -449,3 +449,34 @@ Test(server_config, the_auth_section_and_the_abuse_limits_are_read_strictly) {
   expect_error("{\"limits\":{\"log_interval_ms\":0}}", GK_ERANGE,
                "limits.log_interval_ms", NULL);
 }
+
+Test(server_config, the_input_delay_is_auto_by_default_and_a_number_fixes_it) {
+  gk_server_config c;
+  char err[256];
+  cr_assert_eq(parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(c.input_delay_auto, 1);
+  cr_assert_eq(c.input_delay_min, 2);
+  cr_assert_eq(c.input_delay_max, 20);
+  cr_assert_eq(c.ping_ms, 100);
+  gk_server_config_free(&c);
+  cr_assert_eq(parse(&c,
+                     "{\"lockstep\":{\"input_delay\":4,\"input_delay_min\":1,"
+                     "\"delay_hold_ms\":7,\"delay_every_ms\":8,"
+                     "\"delay_jitter_x\":3},\"timing\":{\"ping_ms\":0}}",
+                     err, sizeof(err)),
+               0, "%s", err);
+  cr_assert_eq(c.input_delay_auto, 0);
+  cr_assert_eq(c.input_delay, 4);
+  cr_assert_eq(c.input_delay_min, 1);
+  cr_assert_eq(c.delay_hold_ms, 7);
+  cr_assert_eq(c.delay_every_ms, 8);
+  cr_assert_eq(c.delay_jitter_x, 3);
+  cr_assert_eq(c.ping_ms, 0);
+  gk_server_config_free(&c);
+  expect_error("{\"lockstep\":{\"input_delay\":\"fast\"}}", GK_ERANGE,
+               "lockstep.input_delay", "\"auto\"", NULL);
+  expect_error("{\"lockstep\":{\"input_delay\":true}}", GK_EINVAL,
+               "lockstep.input_delay", NULL);
+  expect_error("{\"lockstep\":{\"input_delay_min\":9,\"input_delay_max\":4}}",
+               GK_ERANGE, "lockstep.input_delay_min", NULL);
+}

@@ -3,6 +3,7 @@
  *   gk-bot --server HOST:PORT --genre G --rooms R --players P --steps N
  *          [--seed S] [--loss P] [--latency MS] [--options JSON]
  *          [--input-delay D] [--timeout SEC] [--key FILE | --token TOKEN]
+ *          [--jitter MS] [--latency-schedule STEP:MS,...] [--light]
  *
  * What a load test or a smoke test needs: R rooms of P bot players each,
  * on one uv loop. Every player is a gk_net_peer with its own ENet client
@@ -16,7 +17,12 @@
  * server in token mode, --key FILE mints a connect token for every request
  * (player 0: a room of the genre for P players; the others: a join of that
  * room's code as a player; each player its own client id), and --token
- * sends one given token with every request (negative tests).
+ * sends one given token with every request (negative tests). --jitter
+ * adds a uniform 0..MS to each datagram's delay, and --latency-schedule
+ * sets the relay's latency (each way) to MS once room 0's player 0 has run
+ * step STEP (rising and falling latency for the input delay tests). The
+ * summary has each room's input delays (step, delay) and its steps per
+ * wall second (player 0, from step 60 to its last).
  *
  * Hashes are compared twice: the server compares every peer's reported
  * hash with its own and sends DESYNC notices (counted), and the players of
@@ -94,6 +100,16 @@ static void peer_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
   (void)np;
   p->steps = in->step + 1;
   p->last_hash = hash;
+  p->last_ns = uv_hrtime();
+  if (in->step == 60) p->t60_ns = p->last_ns;
+  bot *b = p->b;
+  while (r->index == 0 && p->index == 0 && b->fault_open &&
+         b->next_change < b->nschedule &&
+         in->step >= b->schedule[b->next_change].step) {
+    gk_net_fault_dir d = {0, 0, b->schedule[b->next_change++].ms, b->jitter_ms};
+    d.loss_ppm = (uint32_t)(b->loss * 1e6 + 0.5);
+    gk_net_fault_set(&b->fault, &d, &d);
+  }
   ring_entry *e = &r->ring[in->step % RING];
   if (e->set && e->step == in->step) {
     if (e->hash != hash) {
@@ -327,13 +343,16 @@ static void on_sigint(uv_signal_t *h, int sig) {
 /* With loss or latency, every bot talks to the server through a fault
  * relay on loopback. Returns 0 or a GK_E code. */
 static int open_fault_relay(bot *b) {
-  if (!(b->loss > 0.0 || b->latency_ms > 0)) return 0;
+  if (!(b->loss > 0.0 || b->latency_ms > 0 || b->jitter_ms > 0 ||
+        b->nschedule > 0))
+    return 0;
   gk_net_fault_options fo;
   memset(&fo, 0, sizeof(fo));
   fo.target_host = b->host;
   fo.target_port = b->port;
   fo.up.loss_ppm = fo.down.loss_ppm = (uint32_t)(b->loss * 1e6 + 0.5);
   fo.up.latency_ms = fo.down.latency_ms = b->latency_ms;
+  fo.up.jitter_ms = fo.down.jitter_ms = b->jitter_ms;
   fo.seed = b->seed;
   fo.max_clients = b->rooms * b->players;
   fo.max_queued = 65536;

@@ -40,9 +40,17 @@ typedef struct bot_peer {
   uint64_t desyncs; /* DESYNC notices about this peer */
   uint64_t steps;
   uint64_t last_hash;
+  uint64_t t60_ns, last_ns;  /* when it ran step 60, and its last step */
   uint8_t held[GK_WIRE_MAX]; /* --chaos dup: the last INPUT sent */
   size_t held_len;
 } bot_peer;
+
+#define SCHEDULE_MAX 16
+
+typedef struct latency_change {
+  uint64_t step;
+  uint32_t ms;
+} latency_change;
 
 typedef struct ring_entry {
   uint64_t step;
@@ -74,6 +82,9 @@ struct bot {
   const char *options;
   double loss;
   uint32_t latency_ms;
+  uint32_t jitter_ms;
+  latency_change schedule[SCHEDULE_MAX]; /* --latency-schedule */
+  uint32_t nschedule, next_change;
   uint32_t timeout_s;
   bot_room *room;
   gk_net_fault fault;
@@ -97,7 +108,7 @@ struct bot {
 /* The command line, before it is checked as a whole. */
 typedef struct bot_args {
   const char *server, *genre, *key_file, *token;
-  uint64_t rooms, players, steps, seed, delay, latency, timeout;
+  uint64_t rooms, players, steps, seed, delay, latency, jitter, timeout;
   int have_rooms, have_players, have_steps;
   int light; /* --light: gk_bot_light.c plays instead */
 } bot_args;

@@ -15,6 +15,7 @@ static void usage(FILE *f) {
           "              --steps N [--seed S] [--loss P] [--latency MS]\n"
           "              [--options JSON] [--input-delay D] [--timeout SEC]\n"
           "              [--key FILE | --token TOKEN] [--light]\n"
+          "              [--jitter MS] [--latency-schedule STEP:MS,...]\n"
           "              [--genre-lib PATH]...\n"
           "\n"
           "Plays R rooms of P bot players each against a gk-server, N steps\n"
@@ -24,6 +25,9 @@ static void usage(FILE *f) {
           "\n"
           "  --loss P        datagram loss each way, 0..1 (0.05 = 5%%)\n"
           "  --latency MS    added delay each way\n"
+          "  --jitter MS     plus a uniform 0..MS each way\n"
+          "  --latency-schedule STEP:MS,...  set --latency to MS once room 0\n"
+          "                  ran STEP (up to 16 changes, steps increasing)\n"
           "  --options JSON  genre options for every room (a JSON object)\n"
           "  --input-delay D steps (0: the server's default)\n"
           "  --timeout SEC   give up after this long (default 60 + N / 20)\n"
@@ -45,6 +49,28 @@ static int parse_num(const char *s, uint64_t max, uint64_t *out) {
   if (gk_parse_u64(s, &v) != 0 || v > max) return -1;
   *out = v;
   return 0;
+}
+
+/* "STEP:MS,STEP:MS,..." with steps increasing. Returns 0 or -1. */
+static int parse_schedule(const char *v, bot *b) {
+  char buf[512];
+  if (strlen(v) >= sizeof buf) return -1;
+  snprintf(buf, sizeof buf, "%s", v);
+  b->nschedule = 0;
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok;
+       tok = strtok_r(NULL, ",", &save)) {
+    char *colon = strchr(tok, ':');
+    uint64_t step = 0, ms = 0;
+    if (colon == NULL || b->nschedule >= SCHEDULE_MAX) return -1;
+    *colon = '\0';
+    if (parse_num(tok, GK_WIRE_STEP_LIMIT - 1, &step) != 0 ||
+        parse_num(colon + 1, 10000, &ms) != 0 ||
+        (b->nschedule > 0 && step <= b->schedule[b->nschedule - 1].step))
+      return -1;
+    b->schedule[b->nschedule++] = (latency_change){step, (uint32_t)ms};
+  }
+  return b->nschedule > 0 ? 0 : -1;
 }
 
 /* --genre-lib PATH: a genre from a shared object (gk_genre_load.h).
@@ -78,6 +104,10 @@ static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
     return parse_num(v, 10000, &a->latency) != 0;
   else if (strcmp(o, "--timeout") == 0)
     return parse_num(v, 86400, &a->timeout) != 0;
+  else if (strcmp(o, "--jitter") == 0)
+    return parse_num(v, 10000, &a->jitter) != 0;
+  else if (strcmp(o, "--latency-schedule") == 0)
+    return parse_schedule(v, b) != 0;
   else if (strcmp(o, "--chaos") == 0)
     return !(b->chaos_dup = strcmp(v, "dup") == 0);
   else if (strcmp(o, "--genre-lib") == 0)
@@ -197,6 +227,7 @@ int bot_check_args(const bot_args *a, bot *b, char *host) {
   b->steps = a->steps;
   b->seed = a->seed;
   b->input_delay = (uint32_t)a->delay;
+  b->jitter_ms = (uint32_t)a->jitter;
   b->latency_ms = (uint32_t)a->latency;
   b->timeout_s =
       a->timeout ? (uint32_t)a->timeout : (uint32_t)(60 + a->steps / 20);

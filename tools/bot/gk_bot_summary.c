@@ -20,6 +20,25 @@ typedef struct bot_totals {
   uint64_t nlat;
 } bot_totals;
 
+/* Player 0's input delays ([step, delay] pairs, from MATCH_START's) and
+ * its steps per wall second from step 60 to its last (null if shorter). */
+static void add_delays(cJSON *ro, const bot_peer *p) {
+  cJSON *ds = cJSON_AddArrayToObject(ro, "input_delays");
+  for (uint32_t i = 0; p->peer_open && i < p->peer.ndelays; i++) {
+    cJSON *pair = cJSON_CreateArray();
+    cJSON_AddItemToArray(pair,
+                         cJSON_CreateNumber((double)p->peer.delays[i].step));
+    cJSON_AddItemToArray(pair, cJSON_CreateNumber(p->peer.delays[i].delay));
+    cJSON_AddItemToArray(ds, pair);
+  }
+  if (p->t60_ns != 0 && p->last_ns > p->t60_ns && p->steps > 61)
+    cJSON_AddNumberToObject(ro, "steps_per_second",
+                            (double)(p->steps - 61) * 1e9 /
+                                (double)(p->last_ns - p->t60_ns));
+  else
+    cJSON_AddNullToObject(ro, "steps_per_second");
+}
+
 /* One room's entry of the summary; adds its counts to *t. */
 static cJSON *room_summary(bot *b, bot_room *r, bot_totals *t) {
   cJSON *ro = cJSON_CreateObject();
@@ -58,6 +77,7 @@ static cJSON *room_summary(bot *b, bot_room *r, bot_totals *t) {
     cJSON_AddNumberToObject(ro, "first_mismatch", (double)r->first_mismatch);
   cJSON_AddStringToObject(ro, "end_reason",
                           gk_wire_end_name(r->peers[0].end_reason));
+  add_delays(ro, &r->peers[0]);
   if (r->failed || !ended) {
     cJSON_AddStringToObject(ro, "error",
                             r->failed ? r->error : "did not finish");

@@ -152,7 +152,7 @@ static int record_run(const gk_sim *sim, const void *cfg, uint64_t seed,
     gk_loop_close(&loop);
     return GK_CLI_INVALID;
   }
-  gk_replay_meta meta = {sim, cfg, seed, players, origin};
+  gk_replay_meta meta = {sim, cfg, seed, players, origin, NULL};
   gk_replay_writer w;
   if (gk_replay_writer_open(&w, outpath, &meta, msg, sizeof msg) != 0) {
     fprintf(err, "gk-replay record: %s\n", msg);
