@@ -289,33 +289,33 @@ static int ensure_dir(const char *dir, char *err, size_t errlen) {
                  strerror(errno));
 }
 
-int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
-                    gk_server_log *log, int handle_signals, gk_server **out,
-                    char *err, size_t errlen) {
-  *out = NULL;
-  gk_server *s = calloc(1, sizeof(*s));
-  if (!s) return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
-  s->loop = loop;
-  s->cfg = cfg;
-  s->log = log;
+/* Frees what gk_server_start allocated before its transport opened. */
+static void free_tables(gk_server *s) {
+  free(s->rooms);
+  free(s->conns);
+  free(s->live);
+  free(s->free_idx);
+  free(s);
+}
+
+/* The room and connection tables, admission and the ENet host. On
+ * failure nothing is left (s is freed). */
+static int open_tables(gk_server *s, char *err, size_t errlen) {
+  const gk_server_config *cfg = s->cfg;
   s->rooms = calloc(cfg->max_rooms, sizeof(sv_room *));
   s->conns = calloc(cfg->max_peers, sizeof(*s->conns));
   s->live = calloc(cfg->max_rooms, sizeof(*s->live));
   s->free_idx = calloc(cfg->max_rooms, sizeof(*s->free_idx));
   if (!s->rooms || !s->conns || !s->live || !s->free_idx) {
-    free(s->rooms);
-    free(s->conns);
-    free(s->live);
-    free(s->free_idx);
-    free(s);
+    free_tables(s);
     return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
   }
-  int arc = sv_auth_init(s, err, errlen); /* reads auth.key_file */
-  if (arc) {
-    free(s->rooms);
-    free(s->conns);
-    free(s);
-    return arc;
+  for (uint32_t i = 0; i < cfg->max_rooms; i++)
+    s->free_idx[i] = cfg->max_rooms - 1 - i; /* slot 0 on top */
+  int rc = sv_auth_init(s, err, errlen);     /* reads auth.key_file */
+  if (rc) {
+    free_tables(s);
+    return rc;
   }
   gk_net_transport_options to;
   memset(&to, 0, sizeof(to));
@@ -327,31 +327,20 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
   to.ping_ms = cfg->ping_ms;
   to.max_packet = cfg->max_packet;
   gk_net_transport_callbacks tc = sv_route_callbacks(s);
-  for (uint32_t i = 0; i < cfg->max_rooms; i++)
-    s->free_idx[i] = cfg->max_rooms - 1 - i; /* slot 0 on top */
-  int rc = gk_net_transport_init(&s->transport, loop, &to, &tc);
+  rc = gk_net_transport_init(&s->transport, s->loop, &to, &tc);
   if (rc) {
     sv_auth_free(s);
-    free(s->rooms);
-    free(s->conns);
-    free(s->live);
-    free(s->free_idx);
-    free(s);
+    free_tables(s);
     return gk_errf(err, errlen, rc, "cannot listen on %s:%u: %s", cfg->host,
                    (unsigned)cfg->port, gk_strerror(rc));
   }
   s->transport_open = 1;
-  if (cfg->replays_enabled) {
-    /* a folder that cannot be made now is tried again by every room */
-    char why[GK_SERVER_CONFIG_ERR_MAX];
-    if (ensure_dir(cfg->replay_dir, why, sizeof(why)) == 0)
-      sv_replay_recover_dir(s);
-    else {
-      s->replay_fault = 1;
-      gk_log_msg(log, GK_LOG_ERROR, "replay_failed", NULL, "reason", why);
-    }
-  }
+  return 0;
+}
 
+/* The timers and (if asked) the signal handlers; the first step deadline. */
+static void start_timers(gk_server *s, int handle_signals) {
+  uv_loop_t *loop = s->loop;
   uv_timer_init(loop, &s->step_timer);
   uv_timer_init(loop, &s->sweep_timer);
   uv_timer_init(loop, &s->grace_timer);
@@ -366,11 +355,49 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
     s->signals = 1;
     s->handles += 2;
   }
-  s->step_ns = 1000000000u / cfg->step_hz;
+  s->step_ns = 1000000000u / s->cfg->step_hz;
   s->t0 = uv_hrtime();
   s->k = 0;
   arm_step(s);
   uv_timer_start(&s->sweep_timer, on_sweep, SV_SWEEP_MS, SV_SWEEP_MS);
+}
+
+static void log_listening(gk_server *s) {
+  const gk_server_config *cfg = s->cfg;
+  if (gk_log_begin(s->log, GK_LOG_INFO, "listening", NULL)) {
+    gk_log_str(s->log, "host", cfg->host);
+    gk_log_u64(s->log, "port", s->transport.port);
+    gk_log_u64(s->log, "step_hz", cfg->step_hz);
+    gk_log_u64(s->log, "max_rooms", cfg->max_rooms);
+    gk_log_u64(s->log, "max_peers", cfg->max_peers);
+    gk_log_str(s->log, "replay_dir",
+               cfg->replays_enabled ? cfg->replay_dir : NULL);
+    gk_log_end(s->log);
+  }
+}
+
+int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
+                    gk_server_log *log, int handle_signals, gk_server **out,
+                    char *err, size_t errlen) {
+  *out = NULL;
+  gk_server *s = calloc(1, sizeof(*s));
+  if (!s) return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
+  s->loop = loop;
+  s->cfg = cfg;
+  s->log = log;
+  int rc = open_tables(s, err, errlen);
+  if (rc) return rc;
+  if (cfg->replays_enabled) {
+    /* a folder that cannot be made now is tried again by every room */
+    char why[GK_SERVER_CONFIG_ERR_MAX];
+    if (ensure_dir(cfg->replay_dir, why, sizeof(why)) == 0)
+      sv_replay_recover_dir(s);
+    else {
+      s->replay_fault = 1;
+      gk_log_msg(log, GK_LOG_ERROR, "replay_failed", NULL, "reason", why);
+    }
+  }
+  start_timers(s, handle_signals);
   rc = sv_admin_start(s, err, errlen);
   if (!rc) rc = sv_agones_start(s, err, errlen);
   if (rc) {
@@ -378,17 +405,7 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
     close_all(s);          /* frees s once the loop has closed it all */
     return rc;
   }
-
-  if (gk_log_begin(log, GK_LOG_INFO, "listening", NULL)) {
-    gk_log_str(log, "host", cfg->host);
-    gk_log_u64(log, "port", s->transport.port);
-    gk_log_u64(log, "step_hz", cfg->step_hz);
-    gk_log_u64(log, "max_rooms", cfg->max_rooms);
-    gk_log_u64(log, "max_peers", cfg->max_peers);
-    gk_log_str(log, "replay_dir",
-               cfg->replays_enabled ? cfg->replay_dir : NULL);
-    gk_log_end(log);
-  }
+  log_listening(s);
   *out = s;
   return 0;
 }
