@@ -28,15 +28,21 @@ static void write_player(gk_writer *w, const gk__sv_player *p) {
   gk_write_bool(w, "alive", p->alive);
   gk_write_bool(w, "gone", p->gone);
   for (int k = 0; k < GK_SV_WEAPONS; k++) {
-    gk_write_u8(w, "weapon_level", p->wlevel[k]);
-    gk_write_u16(w, "weapon_timer", p->wtimer[k]);
+    gk_write_begin(w, "weapons", (uint64_t)k);
+    gk_write_u8(w, "level", p->wlevel[k]);
+    gk_write_u16(w, "timer", p->wtimer[k]);
+    gk_write_end(w);
   }
   gk_write_u16(w, "orbit_angle", p->orbit_angle);
   gk_write_u8(w, "ups_health", p->ups_health);
   gk_write_u8(w, "ups_speed", p->ups_speed);
   gk_write_u8(w, "ups_magnet", p->ups_magnet);
   gk_write_bool(w, "pick_pending", p->pick_pending);
-  for (int k = 0; k < 3; k++) gk_write_u8(w, "option", p->options[k]);
+  for (int k = 0; k < 3; k++) {
+    gk_write_begin(w, "options", (uint64_t)k); /* path: options[k] */
+    gk_write_u8(w, NULL, p->options[k]);
+    gk_write_end(w);
+  }
   gk_write_u32(w, "pick_timer", p->pick_timer);
 }
 
