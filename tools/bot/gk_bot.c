@@ -35,6 +35,7 @@
 #include "gk_net_peer.h"
 #include "gk_net_transport.h"
 #include "gk_net_wire.h"
+#include "gk_state_diff.h"
 
 #include "gk_bot_light.h"
 
@@ -105,6 +106,12 @@ struct bot {
   int exit_status;
   int chaos_dup;        /* --chaos dup (a test option) */
   uint64_t chaos_extra; /* datagrams it sent twice or out of order */
+  /* --perturb SLOT:STEP:PATH (a test option) */
+  const char *perturb_path;
+  uint32_t perturb_slot;
+  uint64_t perturb_step;
+  uint64_t perturbed;     /* rooms whose slot was perturbed */
+  uint64_t perturb_minus; /* of them, by -1 (+1 would not read back) */
 };
 
 /* --- helpers ----------------------------------------------------------------
@@ -410,6 +417,11 @@ static int print_summary(bot *b) {
   cJSON_AddNumberToObject(out, "desyncs", (double)(t.desyncs + t.mismatches));
   cJSON_AddNumberToObject(out, "server_desyncs", (double)t.desyncs);
   cJSON_AddNumberToObject(out, "peer_mismatches", (double)t.mismatches);
+  if (b->perturb_path != NULL) {
+    cJSON_AddNumberToObject(out, "perturbed_rooms", (double)b->perturbed);
+    cJSON_AddNumberToObject(out, "perturbed_by_minus_one",
+                            (double)b->perturb_minus);
+  }
   if (b->chaos_dup)
     cJSON_AddNumberToObject(out, "chaos_extra_datagrams",
                             (double)b->chaos_extra);
@@ -479,7 +491,11 @@ static void usage(FILE *f) {
           "                  seeded inputs, no hash reports (load tests)\n"
           "  --timeout SEC   give up after this long (default 60 + N / 20)\n"
           "  --chaos dup     (tests) each room's last player sends every\n"
-          "                  INPUT twice and the one before it again\n");
+          "                  INPUT twice and the one before it again\n"
+          "  --perturb SLOT:STEP:PATH  (tests) after step STEP, player SLOT\n"
+          "                  of every room adds 1 to the state field PATH\n"
+          "                  (e.g. players[0].health; -1 if +1 is out of\n"
+          "                  the field's range): a desync on purpose\n");
 }
 
 /* A decimal number up to max (gk_parse_u64: digits only). 0 or -1. */
@@ -487,6 +503,22 @@ static int parse_num(const char *s, uint64_t max, uint64_t *out) {
   uint64_t v = 0;
   if (gk_parse_u64(s, &v) != 0 || v > max) return -1;
   *out = v;
+  return 0;
+}
+
+/* "SLOT:STEP:PATH" into b. Returns 0 or 1 (bad value). */
+static int parse_perturb(const char *v, bot *b) {
+  char *end = NULL;
+  unsigned long slot = strtoul(v, &end, 10);
+  if (end == v || *end != ':' || slot >= GK_PLAYERS_MAX) return 1;
+  const char *s = end + 1;
+  unsigned long long step = strtoull(s, &end, 10);
+  if (end == s || *end != ':' || end[1] == '\0' ||
+      strlen(end + 1) >= GK_PATH_MAX || step >= GK_WIRE_STEP_LIMIT)
+    return 1;
+  b->perturb_slot = (uint32_t)slot;
+  b->perturb_step = step;
+  b->perturb_path = end + 1;
   return 0;
 }
 
@@ -524,6 +556,8 @@ static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
     b->options = v;
   else if (strcmp(o, "--chaos") == 0)
     return !(b->chaos_dup = strcmp(v, "dup") == 0);
+  else if (strcmp(o, "--perturb") == 0)
+    return parse_perturb(v, b);
   else if (strcmp(o, "--loss") == 0) {
     char *end = NULL;
     b->loss = strtod(v, &end);
@@ -596,6 +630,11 @@ static int check_args(const bot_args *a, bot *b, char *host) {
             b->sim->players_min, b->sim->players_max);
     return 2;
   }
+  if (b->perturb_path != NULL && b->perturb_slot >= a->players) {
+    fprintf(stderr, "gk-bot: --perturb: slot %u of %u players\n",
+            b->perturb_slot, (unsigned)a->players);
+    return 2;
+  }
   if (b->options && strlen(b->options) > GK_WIRE_CONFIG_MAX) {
     fprintf(stderr, "gk-bot: --options is longer than %d bytes\n",
             GK_WIRE_CONFIG_MAX);
@@ -635,6 +674,30 @@ static int open_fault_relay(bot *b) {
   return 0;
 }
 
+/* --perturb: adds 1 to the field at the path in this peer's run, between
+ * two frames, by patching its canonical bytes and reading them back. */
+static void perturb_now(void *ctx, gk_net_peer *np) {
+  bot_peer *p = ctx;
+  char err[GK_ERRMSG_MAX] = "";
+  void *st = NULL;
+  if (np->match.slot != p->b->perturb_slot) return;
+  int rc = gk_state_patch_add(np->sim, np->sim_cfg, gk_loop_state(&np->loop),
+                              p->b->perturb_path, 1, &st, err, sizeof err);
+  if (rc != 0 && rc != GK_ENOTFOUND && rc != GK_ENOMEM) {
+    /* +1 does not read back (a value at the top of its range, such as
+     * full health): -1 changes the same field */
+    rc = gk_state_patch_add(np->sim, np->sim_cfg, gk_loop_state(&np->loop),
+                            p->b->perturb_path, -1, &st, err, sizeof err);
+    if (rc == 0) p->b->perturb_minus++;
+  }
+  if (rc == 0) rc = gk_loop_replace(&np->loop, st);
+  if (rc != 0)
+    fprintf(stderr, "gk-bot: --perturb: room %u: %s\n", p->room->index,
+            err[0] ? err : gk_strerror(rc));
+  else
+    p->b->perturbed++;
+}
+
 /* Allocates the rooms and opens one peer engine per bot player. Returns
  * 0, or GK_ENOMEM / a peer's error code. */
 static int open_rooms(bot *b) {
@@ -667,6 +730,8 @@ static int open_rooms(bot *b) {
       int rc = gk_net_peer_init(&p->peer, &po, &pc);
       if (rc) return rc;
       p->peer_open = 1;
+      if (b->perturb_path != NULL) /* perturb_now checks the slot */
+        gk_net_peer_after_step(&p->peer, b->perturb_step, perturb_now, p);
     }
   }
   return 0;
