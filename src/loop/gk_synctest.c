@@ -89,7 +89,8 @@ static int checkpoint(synctest *t, char *err, size_t errlen) {
       rc == 0 ? state_bytes(t->sim, gk_loop_state(&t->b), &len2) : NULL;
   t->res->checkpoints++;
   t->res->checkpoint = t->a.steps;
-  if (rc == 0 && again != NULL && (len != len2 || memcmp(bytes, again, len))) {
+  if (rc == 0 && again != NULL &&
+      (len != len2 || memcmp(bytes, again, len) != 0)) {
     t->res->at_readback = 1;
     t->res->fail_step = t->a.steps ? t->a.steps - 1 : UINT64_MAX;
     t->res->hash_a = gk_hash_bytes(bytes, len);
