@@ -244,6 +244,21 @@ int gk_loop_modify(gk_loop *loop, int (*fn)(void *state, void *ctx),
   return rc;
 }
 
+int gk_loop_replace(gk_loop *loop, void *state) {
+  int rc = busy(loop)          ? GK_EBUSY
+           : loop->sim == NULL ? GK_ENORUN
+           : state == NULL     ? GK_EINVAL
+                               : 0;
+  if (rc != 0) {
+    if (loop->sim != NULL && state != NULL) loop->sim->destroy(state);
+    return rc;
+  }
+  loop->sim->destroy(loop->state);
+  loop->state = state;
+  loop->version++;
+  return 0;
+}
+
 const void *gk_loop_state(const gk_loop *loop) {
   return loop->state;
 }

@@ -226,6 +226,15 @@ void gk_loop_resume(gk_loop *loop);
  * frame: fn is not called and the version does not move). */
 int gk_loop_modify(gk_loop *loop, int (*fn)(void *state, void *ctx), void *ctx);
 
+/* Replaces the run's state object with `state`, a state of the same genre
+ * and run built from the current one between frames (e.g. read_state of
+ * patched canonical bytes, see gk_state_patch_add): the step count, the
+ * hash ring and the last hash are kept, the version moves as for modify.
+ * The loop owns `state` from now on, also on GK_EBUSY (inside a frame: it
+ * is destroyed); on GK_ENORUN (no run) the caller keeps it; GK_EINVAL for
+ * NULL. */
+int gk_loop_replace(gk_loop *loop, void *state);
+
 /* Read-only view of the run state (NULL without a run). */
 const void *gk_loop_state(const gk_loop *loop);
 

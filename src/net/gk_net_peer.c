@@ -142,11 +142,33 @@ static void peer_end_step(gk_input *in) {
     p->cb.step(p->cb.ctx, p, &pi->last, p->loop.last_hash);
 }
 
+void gk_net_peer_after_step(gk_net_peer *p, uint64_t step,
+                            void (*fn)(void *ctx, gk_net_peer *p), void *ctx) {
+  p->after_step = step;
+  p->after_fn = fn;
+  p->after_ctx = ctx;
+}
+
+/* Of `ready` steps, how many to run before the pending after_step call. */
+static uint64_t steps_before_call(const gk_net_peer *p, uint64_t ready) {
+  if (p->after_fn == NULL || p->after_step < p->loop.steps) return ready;
+  uint64_t n = p->after_step + 1 - p->loop.steps;
+  return n < ready ? n : ready;
+}
+
 static void run_steps(gk_net_peer *p) {
   uint64_t ready = gk_inbuf_ready(&p->inbuf);
-  if (ready > 0 && !p->ended) {
+  while (ready > 0 && !p->ended) {
     uint64_t now_ms = uv_hrtime() / 1000000u;
-    gk_loop_frame(&p->loop, &p->in.base, gk_budget_steps(ready), now_ms);
+    uint64_t n = steps_before_call(p, ready);
+    int ran = gk_loop_frame(&p->loop, &p->in.base, gk_budget_steps(n), now_ms);
+    if (p->after_fn != NULL && p->loop.steps == p->after_step + 1) {
+      void (*fn)(void *, gk_net_peer *) = p->after_fn;
+      p->after_fn = NULL;
+      fn(p->after_ctx, p);
+    }
+    if (ran <= 0 || (uint64_t)ran >= ready) break;
+    ready -= (uint64_t)ran;
   }
   if (p->inbuf.end_step != UINT64_MAX && p->loop.steps > p->inbuf.end_step &&
       p->end_notice)

@@ -160,6 +160,10 @@ struct gk_net_peer {
   int timer_open;
   void (*close_cb)(gk_net_peer *p);
   uint8_t buf[GK_WIRE_MAX];
+  /* gk_net_peer_after_step: a pending call between two frames */
+  uint64_t after_step;
+  void (*after_fn)(void *ctx, gk_net_peer *p);
+  void *after_ctx;
 };
 
 /* Prepares a peer (no match yet). Returns 0 or GK_EINVAL/GK_ENOMEM. */
@@ -182,6 +186,13 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
 
 /* Encodes and sends a message (reliability from the type table). */
 int gk_net_peer_send_msg(gk_net_peer *p, const gk_wire_msg *m);
+
+/* Calls fn(ctx, p) once, between two frames, as soon as the loop has run
+ * step `step` (loop.steps == step + 1) and before it runs the next, so fn
+ * may change the run (gk_loop_modify, gk_loop_replace): gk-bot --perturb.
+ * One pending call; a later one replaces it; fn NULL cancels it. */
+void gk_net_peer_after_step(gk_net_peer *p, uint64_t step,
+                            void (*fn)(void *ctx, gk_net_peer *p), void *ctx);
 
 /* Stops sampling (the match is left as it is). */
 void gk_net_peer_stop(gk_net_peer *p);

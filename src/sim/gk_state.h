@@ -286,4 +286,36 @@ size_t gk_reader_left(const gk_reader *r);
  * if none is recorded yet. Returns r->err. */
 int gk_reader_fail(gk_reader *r, int err);
 
+/* --- field paths ----------------------------------------------------------
+ * The unique name of every field a writer emits: the names of the open
+ * groups and the field's own name, joined with '.', a list item's index in
+ * brackets: `players[0].weapons[1].level`, `enemies[13].x`, `step`. A value
+ * written with a NULL or "" name inside a list item is that item
+ * (`players[0].options[2]`). Consecutive BYTES writes under one path are
+ * one field (a ring buffer written in two pieces): `offset` says where the
+ * later piece starts. Names are never hashed: paths cost nothing on the
+ * hash path. A field callback feeds every call to gk_path_feed. */
+#define GK_PATH_MAX 128      /* longest path, with its NUL */
+#define GK_PATH_DEPTH_MAX 16 /* deepest group nesting tracked */
+
+typedef struct gk_path {
+  char text[GK_PATH_MAX]; /* the last value field's path, NUL-terminated */
+  size_t offset;          /* BYTES: where this piece starts in its field */
+  int truncated;          /* a path did not fit (text is cut short) */
+  /* private */
+  size_t len;                     /* length of the open groups' prefix */
+  size_t mark[GK_PATH_DEPTH_MAX]; /* prefix length before each group */
+  uint32_t depth;                 /* open groups (may exceed DEPTH_MAX) */
+  size_t bytes_end;               /* end of the last BYTES field, if any */
+  int last_bytes;                 /* the previous value field was BYTES */
+} gk_path;
+
+/* Starts at the top level. p must be non-NULL. */
+void gk_path_init(gk_path *p);
+/* Feeds one field callback's arguments (name may be NULL). Returns 1 for a
+ * value field (p->text holds its path, and for BYTES p->offset where these
+ * `len` bytes start), 0 for BEGIN and END. */
+int gk_path_feed(gk_path *p, gk_field_kind kind, const char *name,
+                 uint64_t value, size_t len);
+
 #endif

@@ -25,8 +25,9 @@ Test(replay_cli, no_command_prints_usage_and_exits_2) {
 }
 
 Test(replay_cli, every_command_has_help) {
-  const char *cmds[] = {"verify", "info", "dump", "record", "recover"};
-  for (size_t i = 0; i < 5; i++) {
+  const char *cmds[] = {"verify",  "info", "dump",    "record",
+                        "recover", "diff", "synctest"};
+  for (size_t i = 0; i < 7; i++) {
     cli_result r;
     RUN(&r, cmds[i], "--help");
     cr_assert_eq(r.code, 0, "%s --help", cmds[i]);

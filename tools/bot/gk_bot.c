@@ -38,6 +38,7 @@
 
 #include "gk_bot.h"
 #include "gk_bot_light.h"
+#include "gk_state_diff.h"
 #include "gk_err.h"
 
 /* --- helpers ----------------------------------------------------------------
@@ -364,6 +365,30 @@ static int open_fault_relay(bot *b) {
   return 0;
 }
 
+/* --perturb: adds 1 to the field at the path in this peer's run, between
+ * two frames, by patching its canonical bytes and reading them back. */
+static void perturb_now(void *ctx, gk_net_peer *np) {
+  bot_peer *p = ctx;
+  char err[GK_ERRMSG_MAX] = "";
+  void *st = NULL;
+  if (np->match.slot != p->b->perturb_slot) return;
+  int rc = gk_state_patch_add(np->sim, np->sim_cfg, gk_loop_state(&np->loop),
+                              p->b->perturb_path, 1, &st, err, sizeof err);
+  if (rc != 0 && rc != GK_ENOTFOUND && rc != GK_ENOMEM) {
+    /* +1 does not read back (a value at the top of its range, such as
+     * full health): -1 changes the same field */
+    rc = gk_state_patch_add(np->sim, np->sim_cfg, gk_loop_state(&np->loop),
+                            p->b->perturb_path, -1, &st, err, sizeof err);
+    if (rc == 0) p->b->perturb_minus++;
+  }
+  if (rc == 0) rc = gk_loop_replace(&np->loop, st);
+  if (rc != 0)
+    fprintf(stderr, "gk-bot: --perturb: room %u: %s\n", p->room->index,
+            err[0] ? err : gk_strerror(rc));
+  else
+    p->b->perturbed++;
+}
+
 /* Allocates the rooms and opens one peer engine per bot player. Returns
  * 0, or GK_ENOMEM / a peer's error code. */
 static int open_rooms(bot *b) {
@@ -396,6 +421,8 @@ static int open_rooms(bot *b) {
       int rc = gk_net_peer_init(&p->peer, &po, &pc);
       if (rc) return rc;
       p->peer_open = 1;
+      if (b->perturb_path != NULL) /* perturb_now checks the slot */
+        gk_net_peer_after_step(&p->peer, b->perturb_step, perturb_now, p);
     }
   }
   return 0;

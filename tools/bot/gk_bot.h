@@ -103,6 +103,12 @@ struct bot {
   uint64_t client_base; /* client ids: client_base + room * 16 + player */
   int chaos_dup;        /* --chaos dup (a test option) */
   uint64_t chaos_extra; /* datagrams it sent twice or out of order */
+  /* --perturb SLOT:STEP:PATH (a test option) */
+  const char *perturb_path;
+  uint32_t perturb_slot;
+  uint64_t perturb_step;
+  uint64_t perturbed;     /* rooms whose slot was perturbed */
+  uint64_t perturb_minus; /* of them, by -1 (+1 would not read back) */
 };
 
 /* The command line, before it is checked as a whole. */

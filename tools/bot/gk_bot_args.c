@@ -8,6 +8,7 @@
 #include "gk_err.h"
 #include "gk_genre_load.h"
 #include "gk_genres.h"
+#include "gk_state.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -35,6 +36,10 @@ static void usage(FILE *f) {
           "                  seeded inputs, no hash reports (load tests)\n"
           "  --chaos dup     (tests) each room's last player sends every\n"
           "                  INPUT twice and the one before it again\n"
+          "  --perturb SLOT:STEP:PATH  (tests) after step STEP, player SLOT\n"
+          "                  of every room adds 1 to the state field PATH\n"
+          "                  (e.g. players[0].health; -1 if +1 is out of\n"
+          "                  the field's range): a desync on purpose\n"
           "  --genre-lib PATH  load a genre from a shared object (repeatable)\n"
           "  --key FILE      a server in token mode: mint a connect token for\n"
           "                  each request with this key (a room for player 0,\n"
@@ -48,6 +53,22 @@ static int parse_num(const char *s, uint64_t max, uint64_t *out) {
   uint64_t v = 0;
   if (gk_parse_u64(s, &v) != 0 || v > max) return -1;
   *out = v;
+  return 0;
+}
+
+/* "SLOT:STEP:PATH" into b. Returns 0 or 1 (bad value). */
+static int parse_perturb(const char *v, bot *b) {
+  char *end = NULL;
+  unsigned long slot = strtoul(v, &end, 10);
+  if (end == v || *end != ':' || slot >= GK_PLAYERS_MAX) return 1;
+  const char *s = end + 1;
+  unsigned long long step = strtoull(s, &end, 10);
+  if (end == s || *end != ':' || end[1] == '\0' ||
+      strlen(end + 1) >= GK_PATH_MAX || step >= GK_WIRE_STEP_LIMIT)
+    return 1;
+  b->perturb_slot = (uint32_t)slot;
+  b->perturb_step = step;
+  b->perturb_path = end + 1;
   return 0;
 }
 
@@ -108,6 +129,8 @@ static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
     return parse_num(v, 10000, &a->jitter) != 0;
   else if (strcmp(o, "--latency-schedule") == 0)
     return parse_schedule(v, b) != 0;
+  else if (strcmp(o, "--perturb") == 0)
+    return parse_perturb(v, b);
   else if (strcmp(o, "--chaos") == 0)
     return !(b->chaos_dup = strcmp(v, "dup") == 0);
   else if (strcmp(o, "--genre-lib") == 0)
@@ -213,6 +236,11 @@ int bot_check_args(const bot_args *a, bot *b, char *host) {
   if (a->players < b->sim->players_min || a->players > b->sim->players_max) {
     fprintf(stderr, "gk-bot: %s takes %u..%u players\n", a->genre,
             b->sim->players_min, b->sim->players_max);
+    return 2;
+  }
+  if (b->perturb_path != NULL && b->perturb_slot >= a->players) {
+    fprintf(stderr, "gk-bot: --perturb: slot %u of %u players\n",
+            b->perturb_slot, (unsigned)a->players);
     return 2;
   }
   if (b->options && strlen(b->options) > GK_WIRE_CONFIG_MAX) {

@@ -113,6 +113,11 @@ int bot_print_summary(bot *b) {
   cJSON_AddNumberToObject(out, "desyncs", (double)(t.desyncs + t.mismatches));
   cJSON_AddNumberToObject(out, "server_desyncs", (double)t.desyncs);
   cJSON_AddNumberToObject(out, "peer_mismatches", (double)t.mismatches);
+  if (b->perturb_path != NULL) {
+    cJSON_AddNumberToObject(out, "perturbed_rooms", (double)b->perturbed);
+    cJSON_AddNumberToObject(out, "perturbed_by_minus_one",
+                            (double)b->perturb_minus);
+  }
   if (b->chaos_dup)
     cJSON_AddNumberToObject(out, "chaos_extra_datagrams",
                             (double)b->chaos_extra);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gk_replay_cli_internal.h"
+#include "gk_state_diff.h"
 
 static void indent(gkr_text_render *t) {
   fputs(t->indent0, t->out);
@@ -197,6 +198,86 @@ int gkr_json_render_init(gkr_json_render *j) {
   j->w.field = json_field;
   j->stack[0] = cJSON_CreateObject();
   return j->stack[0] != NULL ? 0 : GK_ENOMEM;
+}
+
+/* --- by path (dump) ------------------------------------------------------ */
+
+static char *hex_of(const uint8_t *bytes, size_t len, const char *before) {
+  size_t b = before != NULL ? strlen(before) : 0;
+  char *hex = malloc(b + len * 2 + 1);
+  if (hex == NULL) return NULL;
+  if (b > 0) memcpy(hex, before, b);
+  for (size_t i = 0; i < len; i++)
+    snprintf(hex + b + 2 * i, 3, "%02x", bytes[i]);
+  hex[b + len * 2] = '\0';
+  return hex;
+}
+
+static void path_json(gkr_path_render *p, gk_field_kind kind, uint64_t value,
+                      const uint8_t *bytes, size_t len) {
+  const char *key = p->path.text;
+  cJSON *item = NULL;
+  if (kind == GK_FIELD_BYTES) {
+    cJSON *old = p->path.offset > 0
+                     ? cJSON_GetObjectItemCaseSensitive(p->obj, key)
+                     : NULL;
+    char *hex = hex_of(bytes, len, cJSON_GetStringValue(old));
+    item = hex != NULL ? cJSON_CreateString(hex) : NULL;
+    free(hex);
+    if (old != NULL) {
+      if (item == NULL ||
+          !cJSON_ReplaceItemInObjectCaseSensitive(p->obj, key, item))
+        p->failed = 1;
+      return;
+    }
+  } else if (kind == GK_FIELD_BOOL) {
+    item = cJSON_CreateBool(value != 0);
+  } else {
+    char t[24];
+    gk_field_value_text(kind, value, t, sizeof t);
+    int sgn = kind >= GK_FIELD_I8 && kind <= GK_FIELD_I64;
+    double d = sgn ? (double)(int64_t)value : (double)value;
+    item = (d > EXACT_MAX || d < -EXACT_MAX) ? cJSON_CreateString(t)
+                                             : cJSON_CreateNumber(d);
+  }
+  if (item == NULL || !cJSON_AddItemToObject(p->obj, key, item)) {
+    cJSON_Delete(item);
+    p->failed = 1;
+  }
+}
+
+static void path_field(gk_writer *w, gk_field_kind kind, const char *name,
+                       uint64_t value, const uint8_t *bytes, size_t len) {
+  gkr_path_render *p = (gkr_path_render *)w;
+  if (!gk_path_feed(&p->path, kind, name, value, len)) return;
+  if (p->obj != NULL) {
+    path_json(p, kind, value, bytes, len);
+    return;
+  }
+  int cont = kind == GK_FIELD_BYTES && p->path.offset > 0 && p->open;
+  if (p->open && !cont) fputc('\n', p->out);
+  p->open = 0;
+  if (!cont) fprintf(p->out, "%s: ", p->path.text);
+  if (kind == GK_FIELD_BYTES) {
+    for (size_t i = 0; i < len; i++) fprintf(p->out, "%02x", bytes[i]);
+    p->open = 1;
+    return;
+  }
+  char t[24];
+  fprintf(p->out, "%s\n", gk_field_value_text(kind, value, t, sizeof t));
+}
+
+void gkr_path_render_init(gkr_path_render *p, FILE *out, cJSON *obj) {
+  memset(p, 0, sizeof *p);
+  p->w.field = path_field;
+  gk_path_init(&p->path);
+  p->out = out;
+  p->obj = obj;
+}
+
+void gkr_path_render_end(gkr_path_render *p) {
+  if (p->open && p->out != NULL) fputc('\n', p->out);
+  p->open = 0;
 }
 
 /* Prints a JSON item on one line and deletes it. */

@@ -6,23 +6,58 @@
 #include "gk_replay_cli_internal.h"
 
 static const char dump_help[] =
-    "usage: gk-replay dump --step N [--json] FILE\n"
+    "usage: gk-replay dump --step N [--json] [--state-out OUT] FILE\n"
     "\n"
     "Runs the replay through GameLoop to step N (0-based: step 0 is the\n"
     "first step) and prints the state after it, field by field, from the\n"
     "genre's canonical state writer (the bytes the hash is computed over).\n"
+    "Each field is named by its unique path, e.g. "
+    "players[0].weapons[1].level.\n"
     "\n"
-    "  --step N   the step (required)\n"
-    "  --json     print one JSON object\n"
+    "  --step N          the step (required)\n"
+    "  --json            print one JSON object; \"state\" maps paths to "
+    "values\n"
+    "  --state-out OUT   also write the state's canonical bytes to OUT, for\n"
+    "                    gk-replay diff --genre G A B (a genre author can "
+    "diff\n"
+    "                    two builds offline)\n"
     "\n"
     "Exit status: 0 printed; 1 a hash differs at or before step N; 2 not a\n"
     "valid replay, N out of range, or a usage error.\n";
 
+static void print_state(FILE *out, const char *file, const gk_replay *r,
+                        const gk_loop *loop, uint64_t step, uint64_t hash,
+                        int json) {
+  gkr_path_render pr;
+  if (json) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "file", file);
+    cJSON_AddStringToObject(o, "genre", r->genre);
+    cJSON_AddNumberToObject(o, "step", (double)step);
+    gkr_add_hash(o, "hash", hash);
+    cJSON *state = cJSON_AddObjectToObject(o, "state");
+    if (state != NULL) {
+      gkr_path_render_init(&pr, NULL, state);
+      loop->sim->write_state(gk_loop_state(loop), &pr.w);
+    }
+    gkr_print_json(out, o);
+    return;
+  }
+  char h[24];
+  gkr_hex_hash(h, sizeof h, hash);
+  fprintf(out, "%s: %s, state after step %" PRIu64 " (hash %s)\n", file,
+          r->genre, step, h);
+  gkr_path_render_init(&pr, out, NULL);
+  loop->sim->write_state(gk_loop_state(loop), &pr.w);
+  gkr_path_render_end(&pr);
+}
+
 int gkr_cmd_dump(int argc, char **argv, FILE *out, FILE *err) {
   int json = 0, help = 0;
-  const char *step_s = NULL;
+  const char *step_s = NULL, *state_out = NULL;
   const gkr_opt opts[] = {{"--json", 0, NULL, &json},
                           {"--step", 1, &step_s, NULL},
+                          {"--state-out", 1, &state_out, NULL},
                           {"--help", 0, NULL, &help},
                           {"-h", 0, NULL, &help},
                           {NULL, 0, NULL, NULL}};
@@ -62,27 +97,11 @@ int gkr_cmd_dump(int argc, char **argv, FILE *out, FILE *err) {
   } else {
     gk_replay_step rs;
     gk_replay_step_at(&r, step, &rs, NULL);
-    if (json) {
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddStringToObject(o, "file", files[0]);
-      cJSON_AddStringToObject(o, "genre", r.genre);
-      cJSON_AddNumberToObject(o, "step", (double)step);
-      gkr_add_hash(o, "hash", rs.hash);
-      gkr_json_render jr;
-      if (gkr_json_render_init(&jr) == 0) {
-        loop.sim->write_state(gk_loop_state(&loop), &jr.w);
-        cJSON_AddItemToObject(o, "state", jr.stack[0]);
-      }
-      gkr_print_json(out, o);
-    } else {
-      char h[24];
-      gkr_hex_hash(h, sizeof h, rs.hash);
-      fprintf(out, "%s: %s, state after step %" PRIu64 " (hash %s)\n", files[0],
-              r.genre, step, h);
-      gkr_text_render tr;
-      gkr_text_render_init(&tr, out, "");
-      loop.sim->write_state(gk_loop_state(&loop), &tr.w);
-    }
+    if (state_out != NULL &&
+        gkr_write_state_file(loop.sim, gk_loop_state(&loop), state_out, err) !=
+            0)
+      rc = GK_CLI_INVALID;
+    if (rc == 0) print_state(out, files[0], &r, &loop, step, rs.hash, json);
     if (r.damage.code != 0)
       fprintf(err, "gk-replay dump: warning: %s: offset %" PRIu64 ": %s\n",
               files[0], r.damage.offset, r.damage.what);

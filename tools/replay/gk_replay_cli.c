@@ -1,4 +1,5 @@
-/* gk_replay_cli.c: gk-replay verify | info | dump | record | recover.
+/* gk_replay_cli.c: gk-replay verify | info | dump | record | recover |
+ * diff | synctest.
  *
  * Every command reads replays through the one bounded reader in
  * src/replay and runs them through gk_loop with { steps } budgets, the way
@@ -31,6 +32,8 @@ static const char main_help[] =
     "  dump FILE --step N         the state after step N\n"
     "  record --genre G ... --out OUT.gkr   record a replay\n"
     "  recover FILE.gkr.tmp [--out FILE.gkr]   finish a crashed recording\n"
+    "  diff BUNDLE_DIR | --genre G A.state B.state   fields that differ\n"
+    "  synctest --genre G [--steps N --every K]   write/read-back check\n"
     "\n"
     "Every command also takes --genre-lib PATH (repeatable): load a genre\n"
     "from a shared object first (docs/GENRE_GUIDE.md); a replay of that\n"
@@ -107,6 +110,10 @@ static int run_command(int argc, char **argv, FILE *out, FILE *err) {
     rc = gkr_cmd_record(argc, argv, out, err);
   else if (strcmp(cmd, "recover") == 0)
     rc = gkr_cmd_recover(argc, argv, out, err);
+  else if (strcmp(cmd, "diff") == 0)
+    rc = gkr_cmd_diff(argc, argv, out, err);
+  else if (strcmp(cmd, "synctest") == 0)
+    rc = gkr_cmd_synctest(argc, argv, out, err);
   else {
     fprintf(err, "gk-replay: unknown command '%s' (see gk-replay --help)\n",
             cmd);

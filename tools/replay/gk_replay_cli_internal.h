@@ -2,7 +2,8 @@
  * tools/replay: tests and other programs use gk_replay_cli.h.
  *
  *   gk_replay_cli.c  the command table and `gk-replay --help`
- *   cmd_verify.c, cmd_info.c, cmd_dump.c, cmd_record.c, cmd_recover.c
+ *   cmd_verify.c, cmd_info.c, cmd_dump.c, cmd_record.c, cmd_recover.c,
+ *   cmd_diff.c, cmd_synctest.c
  *                    one per command
  *   cli_opts.c       option parsing, reading text files
  *   cli_render.c     the canonical writer's fields as text or JSON; hashes
@@ -35,6 +36,13 @@ int gkr_cmd_info(int argc, char **argv, FILE *out, FILE *err);
 int gkr_cmd_dump(int argc, char **argv, FILE *out, FILE *err);
 int gkr_cmd_record(int argc, char **argv, FILE *out, FILE *err);
 int gkr_cmd_recover(int argc, char **argv, FILE *out, FILE *err);
+int gkr_cmd_diff(int argc, char **argv, FILE *out, FILE *err);
+int gkr_cmd_synctest(int argc, char **argv, FILE *out, FILE *err);
+
+/* Writes the canonical bytes of `state` to `path` (cmd_diff.c). Returns 0,
+ * or GK_CLI_INVALID with a message on err. */
+int gkr_write_state_file(const gk_sim *sim, const void *state, const char *path,
+                         FILE *err);
 
 /* --- options (cli_opts.c) ------------------------------------------------- */
 /* One option; a table of them ends with a NULL name. */
@@ -84,6 +92,22 @@ typedef struct gkr_json_render {
 /* Creates the root object, stack[0], which the caller then owns (add it
  * to a tree or cJSON_Delete it). Returns 0 or GK_ENOMEM. */
 int gkr_json_render_init(gkr_json_render *j);
+
+/* A gk_writer that prints a genre's canonical state one field per line,
+ * "path: value" with each field's unique path (gk_path), to `out`; or, if
+ * `obj` is set, adds each field to `obj` under its path (a flat object).
+ * BYTES print as hex. Call gkr_path_render_end when the writer is done. */
+typedef struct gkr_path_render {
+  gk_writer w; /* must be first */
+  gk_path path;
+  FILE *out;  /* text mode, or NULL */
+  cJSON *obj; /* JSON mode (not owned), or NULL */
+  int open;   /* a BYTES line is open (a later piece may follow) */
+  int failed; /* out of memory in JSON mode */
+} gkr_path_render;
+
+void gkr_path_render_init(gkr_path_render *p, FILE *out, cJSON *obj);
+void gkr_path_render_end(gkr_path_render *p);
 
 /* Prints a JSON item on one line and deletes it (NULL prints an out of
  * memory error object). */
