@@ -219,9 +219,13 @@ Test(state_diff, a_patched_field_is_the_one_difference_named) {
   gk_state_diff_text(&d, text, sizeof text);
   cr_assert(strstr(text, "players[1].health: ") != NULL, "%s", text);
   cr_assert(strstr(text, "1 field differs") != NULL, "%s", text);
+  void *none = NULL;
   cr_assert_eq(gk_state_patch_add(sim, cfg, patched, "players[9].health", 1,
-                                  &patched, err, sizeof err),
+                                  &none, err, sizeof err),
                GK_ENOTFOUND);
+  cr_assert_null(none);
+  sim->destroy(patched);
+  patched = NULL;
   /* a truncated side is reported as unreadable, naming it */
   cr_assert_eq(
       gk_state_diff_run(&d, sim, cfg, a, la, b, lb / 2, err, sizeof err),
@@ -265,6 +269,8 @@ Test(state_diff, lists_of_different_length_and_bytes_fields_are_compared) {
   free(b);
   gk_loop_close(&l1);
   gk_loop_close(&l2);
+  if (sim->config_free) sim->config_free(cfg);
+  free(cfg);
   /* push-puzzle: a byte of the board is named as cells[i] */
   const gk_sim *pp = gk_genre_find("push-puzzle");
   void *pcfg = calloc(1, pp->config_size);
