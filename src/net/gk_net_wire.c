@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gk_err.h"
+#include "gk_net_wire_internal.h"
 #include "gk_state.h"
 
 /* --- the type table ------------------------------------------------------ */
@@ -577,6 +578,14 @@ static int dec_error(gk_reader *r, gk_wire_error *m) {
   return m->code < 0 ? 0 : GK_ERANGE;
 }
 
+/* Types whose codec lives in another file (gk_net_wire_internal.h). */
+static int enc_other(const gk_wire_msg *m, put_buf *b) {
+  size_t n = 0;
+  int rc = gk__wire_snap_encode(m, b->p + b->len, b->cap - b->len, &n);
+  if (rc == 0) b->len += n;
+  return rc;
+}
+
 /* --- entry points ----------------------------------------------------------
  */
 
@@ -643,7 +652,7 @@ int gk_wire_encode(const gk_wire_msg *m, uint8_t *out, size_t cap,
     rc = enc_error(&m->u.error, &b);
     break;
   default:
-    rc = GK_EPROTO;
+    rc = enc_other(m, &b);
     break;
   }
   if (rc == 0) rc = b.err;
@@ -719,7 +728,7 @@ int gk_wire_decode(const uint8_t *bytes, size_t len, gk_wire_msg *m) {
     rc = dec_error(&r, &m->u.error);
     break;
   default:
-    rc = GK_EPROTO;
+    rc = gk__wire_snap_decode(&r, m);
     break;
   }
   if (rc == 0 && r.err != 0) rc = r.err;

@@ -86,6 +86,17 @@ typedef struct gk_server_stats {
   uint64_t replays_recovered;  /* .gkr.tmp leftovers recovered at start */
   uint64_t replays_damaged;    /* leftovers moved aside as .gkr.damaged */
   uint64_t stalls, desyncs;    /* of ended matches, like steps_confirmed */
+  /* reconnect, rejoin and spectators (gk_server_rejoin.c, issue 12) */
+  uint64_t players_held;      /* dropped players whose slot was held */
+  uint64_t holds_expired;     /* ... removed after reconnect.hold_ms */
+  uint64_t rejoins;           /* ... that took their slot back */
+  uint64_t rejoins_refused;   /* REJOIN_ROOM refused (any reason) */
+  uint64_t rejoin_bad_secret; /* ... of which with a wrong secret */
+  uint64_t snapshots_sent;    /* to rejoining players and spectators */
+  uint64_t snapshot_bytes;    /* state bytes in them */
+  uint64_t spectators_joined, spectators_refused;
+  uint64_t spectator_refreshes; /* newer snapshots to spectators behind */
+  uint64_t spectator_desyncs;   /* reported, never ending a match */
 } gk_server_stats;
 
 /* Creates the server on `loop`: binds the ENet host, starts the step

@@ -120,6 +120,15 @@ typedef struct gk_server_config {
   /* operations (issue 15) */
   gk_server_admin_config admin;
   gk_server_agones_config agones;
+  /* reconnect and spectators (issue 12; reconnect_finish checks them) */
+  uint32_t reconnect_hold_ms;      /* a dropped player's slot is held this
+                                      long; 0 = removed at once (as before) */
+  char reconnect_while_away[16];   /* "stall" or "neutral" */
+  int reconnect_neutral;           /* parsed from reconnect_while_away */
+  uint32_t spectator_delay_steps;  /* behind the confirmed head */
+  uint32_t spectator_behind_steps; /* further behind: a newer snapshot */
+  uint32_t spectator_per_room;     /* 0 = no spectators */
+  uint32_t spectator_max;          /* per server */
 } gk_server_config;
 
 /* Fills c with the defaults: every registered genre enabled with its

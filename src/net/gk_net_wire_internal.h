@@ -1,0 +1,21 @@
+/* gk_net_wire_internal.h: what gk_net_wire.c shares with the codec files
+ * of message groups kept apart from it (src/net only). */
+#ifndef GK_NET_WIRE_INTERNAL_H
+#define GK_NET_WIRE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gk_net_wire.h"
+#include "gk_state.h"
+
+/* gk_net_wire_snap.c: the bodies of the GK_WIRE_SNAP_MSG_MAP messages.
+ * encode writes m's body (after the header) into out (cap bytes) and its
+ * length in *len; decode reads the body from r into m (m->type is set).
+ * Both return 0, GK_ETOOBIG, GK_EPROTO, GK_ERANGE or GK_ETRUNC;
+ * GK_EPROTO for a type that is not theirs. */
+int gk__wire_snap_encode(const gk_wire_msg *m, uint8_t *out, size_t cap,
+                         size_t *len);
+int gk__wire_snap_decode(gk_reader *r, gk_wire_msg *m);
+
+#endif
