@@ -188,12 +188,7 @@ void gk_wire_step_get(const gk_wire_confirmed *c, uint32_t i,
 
 /* --- encoding cursor ------------------------------------------------------ */
 
-typedef struct put_buf {
-  uint8_t *p;
-  size_t cap;
-  size_t len;
-  int err;
-} put_buf;
+typedef gk__wire_put put_buf; /* gk_net_wire_internal.h */
 
 static void put_bytes(put_buf *b, const void *src, size_t n) {
   if (b->err != 0) return;
@@ -209,6 +204,14 @@ static void put_le(put_buf *b, uint64_t v, unsigned n) {
   uint8_t tmp[8];
   gk_store_le(tmp, v, n);
   put_bytes(b, tmp, n);
+}
+
+void gk__wire_put_bytes(gk__wire_put *b, const void *src, size_t n) {
+  put_bytes(b, src, n);
+}
+
+void gk__wire_put_le(gk__wire_put *b, uint64_t v, unsigned n) {
+  put_le(b, v, n);
 }
 
 static void put_str(put_buf *b, const char *s, size_t max, unsigned lenbytes,
@@ -580,10 +583,7 @@ static int dec_error(gk_reader *r, gk_wire_error *m) {
 
 /* Types whose codec lives in another file (gk_net_wire_internal.h). */
 static int enc_other(const gk_wire_msg *m, put_buf *b) {
-  size_t n = 0;
-  int rc = gk__wire_snap_encode(m, b->p + b->len, b->cap - b->len, &n);
-  if (rc == 0) b->len += n;
-  return rc;
+  return gk__wire_snap_encode(m, b);
 }
 
 /* --- entry points ----------------------------------------------------------

@@ -7,27 +7,9 @@
 #include "gk_err.h"
 #include "gk_net_wire_internal.h"
 
-typedef struct cur {
-  uint8_t *p;
-  size_t cap, len;
-  int err;
-} cur;
-
-static void put(cur *c, const void *src, size_t n) {
-  if (c->err != 0) return;
-  if (n > c->cap - c->len) {
-    c->err = GK_ETOOBIG;
-    return;
-  }
-  if (n > 0) memcpy(c->p + c->len, src, n);
-  c->len += n;
-}
-
-static void put_le(cur *c, uint64_t v, unsigned n) {
-  uint8_t tmp[8];
-  gk_store_le(tmp, v, n);
-  put(c, tmp, n);
-}
+typedef gk__wire_put cur;
+#define put gk__wire_put_bytes
+#define put_le gk__wire_put_le
 
 static int get_code(gk_reader *r, char *code) {
   int rc = gk_read_bytes(r, code, GK_WIRE_CODE_LEN);
@@ -112,9 +94,8 @@ static int dec_chunk(gk_reader *r, gk_wire_snap_chunk *k) {
   return 0;
 }
 
-int gk__wire_snap_encode(const gk_wire_msg *m, uint8_t *out, size_t cap,
-                         size_t *len) {
-  cur c = {out, cap, 0, 0};
+int gk__wire_snap_encode(const gk_wire_msg *m, cur *cp) {
+  cur c = *cp;
   int rc;
   switch (m->type) {
   case GK_MSG_SNAPSHOT_BEGIN:
@@ -145,7 +126,7 @@ int gk__wire_snap_encode(const gk_wire_msg *m, uint8_t *out, size_t cap,
   default:
     return GK_EPROTO;
   }
-  if (rc == 0) *len = c.len;
+  if (rc == 0) *cp = c;
   return rc;
 }
 

@@ -503,6 +503,13 @@ static client *rejoined(world *w) {
   return r;
 }
 
+/* The client of the first rejoin attempt, or NULL. */
+static client *first_rejoin(world *w) {
+  for (uint32_t i = 0; i < w->nc; i++)
+    if (w->c[i].kind == K_REJOIN) return &w->c[i];
+  return NULL;
+}
+
 /* Every step `c` ran from its snapshot on hashes as player 0's did. */
 static void expect_agrees(const world *w, const client *c, const char *who) {
   const client *p0 = &w->c[0];
@@ -594,9 +601,7 @@ static void refused_snapshot_case(int tamper, int want_rc, const char *want) {
   static world w;
   run(&w, &o);
   expect_match_ended_normally(&w);
-  client *first = NULL;
-  for (uint32_t i = 0; i < w.nc && first == NULL; i++)
-    if (w.c[i].kind == K_REJOIN) first = &w.c[i];
+  client *first = first_rejoin(&w);
   cr_assert_not_null(first);
   cr_assert_eq(first->snaps, 0, "the tampered snapshot was adopted");
   cr_assert_eq(first->snap_rc, want_rc, "refused with %s: %s",
@@ -631,9 +636,7 @@ Test(rejoin, a_wrong_secret_is_refused_and_counted, .timeout = 90) {
   static world w;
   run(&w, &o);
   expect_match_ended_normally(&w);
-  client *first = NULL;
-  for (uint32_t i = 0; i < w.nc && first == NULL; i++)
-    if (w.c[i].kind == K_REJOIN) first = &w.c[i];
+  client *first = first_rejoin(&w);
   cr_assert_eq(first->error, GK_EAUTH, "%s", first->error_text);
   cr_assert_not_null(strstr(first->error_text, "secret"));
   cr_assert_eq(w.stats.rejoin_bad_secret, 1);
