@@ -146,6 +146,7 @@ void sv_on_spectate(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
     spectate_refuse(s, peer, r, rc, why);
     return;
   }
+  uint64_t t0 = uv_hrtime();
   sv_viewer *v = &r->spec->v[at];
   memset(v, 0, sizeof *v);
   v->peer = peer;
@@ -157,6 +158,7 @@ void sv_on_spectate(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   sv_room_match_start(s, r, 0, &out);
   sv_send(s, peer, &out);
   rc = viewer_snapshot(s, r, v, GK_WIRE_SNAP_SPECTATE);
+  s->stats.spectator_ns += uv_hrtime() - t0;
   s->stats.spectators_joined++;
   if (gk_log_begin(s->log, GK_LOG_INFO, "spectator_joined", r->code)) {
     gk_log_u64(s->log, "peer", peer);
@@ -219,15 +221,20 @@ static void viewer_tick(gk_server *s, sv_room *r, sv_viewer *v, uint64_t now) {
     from = send_steps(s, r, v, from, limit);
   if (from >= limit && from == v->sent_upto && v->acked >= limit)
     send_steps(s, r, v, from, from); /* keep its hash acknowledgement fresh */
-  if (from > v->sent_upto) v->sent_upto = from;
+  if (from > v->sent_upto) {
+    s->stats.spectator_steps += from - v->sent_upto;
+    v->sent_upto = from;
+  }
   v->sent_ms = now;
 }
 
 void sv_spectators_tick(gk_server *s, sv_room *r, uint64_t now) {
-  if (r->spec == NULL) return;
+  if (r->spec == NULL || r->spec->n == 0) return;
+  uint64_t t0 = uv_hrtime();
   for (uint32_t i = 0; i < r->spec->cap; i++)
     if (r->spec->v[i].peer != SV_NO_CONN)
       viewer_tick(s, r, &r->spec->v[i], now);
+  s->stats.spectator_ns += uv_hrtime() - t0;
 }
 
 /* --- from a spectator, and its end ---------------------------------------- */
