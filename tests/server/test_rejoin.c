@@ -15,8 +15,10 @@
  * snapshot). The step rate is 200 Hz so that 1600 steps take 8 s.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include <uv.h>
@@ -27,6 +29,7 @@
 #include "gk_net_peer.h"
 #include "gk_net_transport.h"
 #include "gk_net_wire.h"
+#include "gk_replay.h"
 #include "gk_server.h"
 #include "gk_server_config.h"
 #include "gk_server_log.h"
@@ -96,6 +99,9 @@ struct world {
   client c[CLIENTS];
   uint32_t nc;
   gk_server_stats stats;
+  char dir[64];         /* the replays */
+  uint32_t replays_ok;  /* replays that verified */
+  char replay_err[2048]; /* the first that did not */
 };
 
 static client *add_client(world *w, int kind);
@@ -427,6 +433,32 @@ static int done(const world *w) {
 
 /* --- the run ------------------------------------------------------------- */
 
+/* Every replay the server wrote verifies step by step (gk-replay verify's
+ * function): reconnects, neutral input and removals are recorded as the
+ * step-scheduled inputs they are. The folder is removed. */
+static void verify_replays(world *w) {
+  DIR *d = opendir(w->dir);
+  struct dirent *e;
+  while (d != NULL && (e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", w->dir, e->d_name);
+    gk_replay r;
+    gk_replay_verdict v;
+    memset(&v, 0, sizeof v);
+    int rc = gk_replay_open_file(&r, path);
+    if (rc == 0 && gk_replay_verify(&r, NULL, NULL, NULL, &v) == GK_REPLAY_OK)
+      w->replays_ok++;
+    else if (!w->replay_err[0])
+      snprintf(w->replay_err, sizeof w->replay_err, "%s: %s (%s)", e->d_name,
+               v.message, gk_err_name(rc));
+    gk_replay_close(&r);
+    remove(path);
+  }
+  if (d != NULL) closedir(d);
+  rmdir(w->dir);
+}
+
 static void run(world *w, const scen *o) {
   memset(w, 0, sizeof *w);
   w->o = *o;
@@ -434,7 +466,10 @@ static void run(world *w, const scen *o) {
   gk_server_config_default(&cfg);
   snprintf(cfg.host, sizeof cfg.host, "127.0.0.1");
   cfg.port = 0;
-  cfg.replays_enabled = 0;
+  snprintf(w->dir, sizeof w->dir, "/tmp/gk-rejoin-XXXXXX");
+  cr_assert_not_null(mkdtemp(w->dir));
+  cfg.replays_enabled = 1;
+  snprintf(cfg.replay_dir, sizeof cfg.replay_dir, "%s", w->dir);
   cfg.shutdown_grace_ms = 0;
   cfg.step_hz = 200;
   cfg.reconnect_hold_ms = o->hold_ms;
@@ -486,6 +521,7 @@ static void run(world *w, const scen *o) {
   uv_loop_close(&w->loop);
   fclose(logf);
   gk_server_config_free(&cfg);
+  verify_replays(w);
 }
 
 static void free_world(world *w) {
@@ -532,6 +568,8 @@ static void expect_match_ended_normally(const world *w) {
     cr_assert_eq(w->c[i].desyncs, 0, "player %u heard of a desync", i);
   }
   cr_assert_eq(w->stats.desyncs, 0);
+  cr_assert_eq(w->replays_ok, 1, "replays verified: %u; %s", w->replays_ok,
+               w->replay_err);
 }
 
 static void rejoin_case(const scen *o) {
