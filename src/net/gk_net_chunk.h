@@ -22,7 +22,7 @@
 
 #define GK_CHUNK_BYTES_MAX 1024u /* payload of one chunk */
 /* largest blob a receiver takes unless its caller says less */
-#define GK_CHUNK_TOTAL_MAX (64u * 1024u * 1024u)
+#define GK_CHUNK_TOTAL_MAX (UINT64_C(64) << 20)
 
 /* The checksum of one chunk: the low 32 bits of XXH3-64 of its bytes. */
 uint32_t gk_chunk_crc(const uint8_t *bytes, size_t len);

@@ -17,7 +17,7 @@
 #include "gk_net_session.h"
 
 static int slot_active(const gk_net_session *s, uint32_t slot) {
-  return gk_inbuf_active_at(&s->inbuf, UINT64_MAX - 1) >> slot & 1u;
+  return (gk_inbuf_active_at(&s->inbuf, UINT64_MAX - 1) >> slot & 1u) != 0;
 }
 
 int gk_net_session_away_tick(gk_net_session *s, uint32_t slot, int neutral) {

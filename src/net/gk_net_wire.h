@@ -253,7 +253,7 @@ typedef struct gk_wire_match_start {
 
 #define GK_WIRE_SECRET_LEN 16 /* reconnect secret: 128 random bits */
 /* the largest snapshot on the wire (SNAPSHOT_BEGIN.total) */
-#define GK_WIRE_SNAP_TOTAL_MAX (64u * 1024u * 1024u)
+#define GK_WIRE_SNAP_TOTAL_MAX (UINT32_C(64) << 20)
 #define GK_WIRE_SNAP_CHUNK_MAX 1024u /* = GK_CHUNK_BYTES_MAX */
 
 /* SNAPSHOT_BEGIN.kind */

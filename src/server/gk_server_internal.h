@@ -13,6 +13,9 @@
  *                      callbacks, ticking, the end, draining;
  *   gk_server_replay.c a room's recording: deferred writes flushed on the
  *                      thread pool, disk faults, recovering leftovers.
+ *   gk_server_rejoin.c, gk_server_spectate.c
+ *                      held slots, reconnect secrets, REJOIN_ROOM and
+ *                      snapshots; spectators (issue 12).
  *   gk_server_metrics.c, gk_server_admin.c, gk_server_agones.c
  *                      operations: metrics, the admin HTTP listener, the
  *                      Agones client (declared in gk_server_ops.h).

@@ -99,8 +99,8 @@ struct world {
   client c[CLIENTS];
   uint32_t nc;
   gk_server_stats stats;
-  char dir[64];         /* the replays */
-  uint32_t replays_ok;  /* replays that verified */
+  char dir[64];          /* the replays */
+  uint32_t replays_ok;   /* replays that verified */
   char replay_err[2048]; /* the first that did not */
 };
 
