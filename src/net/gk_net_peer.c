@@ -22,6 +22,7 @@
 #include "gk_config.h"
 #include "gk_err.h"
 #include "gk_genres.h"
+#include "gk_net_peer_internal.h"
 #include "gk_rng.h"
 #include "gk_state.h"
 
@@ -42,7 +43,7 @@ int gk_net_peer_send_msg(gk_net_peer *p, const gk_wire_msg *m) {
 }
 
 static uint64_t first_sampled(const gk_net_peer *p) {
-  return p->match.first_step + p->match.input_delay;
+  return p->sample_from;
 }
 
 /* The step the next sample is for. */
@@ -51,6 +52,10 @@ static uint64_t next_sample(const gk_net_peer *p) {
 }
 
 static void send_inputs(gk_net_peer *p);
+
+void gk__peer_send_inputs(gk_net_peer *p) {
+  send_inputs(p);
+}
 
 static void finish(gk_net_peer *p, uint64_t step, int reason) {
   if (p->ended) return;
@@ -117,7 +122,7 @@ static void send_inputs(gk_net_peer *p) {
  * and never so far that its rings of unacknowledged records and sample
  * times (window entries) could wrap onto a step still in use. */
 static int may_sample(const gk_net_peer *p, uint64_t s) {
-  if (s >= p->inbuf.confirmed + p->delay + p->match.lead ||
+  if (p->spectator || s >= p->inbuf.confirmed + p->delay + p->match.lead ||
       s - p->inbuf.confirmed >= p->inbuf.window / 2)
     return 0;
   uint64_t from = p->acked > first_sampled(p) ? p->acked : first_sampled(p);
@@ -158,6 +163,8 @@ static uint64_t steps_before_call(const gk_net_peer *p, uint64_t ready) {
 
 static void run_steps(gk_net_peer *p) {
   uint64_t ready = gk_inbuf_ready(&p->inbuf);
+  uint32_t batch = p->opts.catchup_batch != 0 ? p->opts.catchup_batch : 512u;
+  if (ready > batch) ready = batch; /* the rest from the timer, at once */
   while (ready > 0 && !p->ended) {
     uint64_t now_ms = uv_hrtime() / 1000000u;
     uint64_t n = steps_before_call(p, ready);
@@ -230,15 +237,41 @@ static void on_timer(uv_timer_t *h);
 
 static void arm(gk_net_peer *p, uint64_t now) {
   if (p->ended || p->stopped) return;
-  uint64_t next = p->blocked ? now + p->step_ns : p->t0 + p->k * p->step_ns;
+  uint64_t next = p->blocked || p->catching_up || p->spectator
+                      ? now + p->step_ns
+                      : p->t0 + p->k * p->step_ns;
   uint64_t ms = next > now ? (next - now + 999999u) / 1000000u : 0;
+  if (gk_inbuf_ready(&p->inbuf) > 0) ms = 0; /* a batch is left to run */
   uv_timer_start(&p->timer, on_timer, ms, 0);
+}
+
+/* After a snapshot: confirmed steps run in batches (run_steps) until the
+ * peer is within the input delay of the head and may sample its next
+ * step; then sampling starts now (spectators never sample). */
+static int catch_up(gk_net_peer *p, uint64_t now) {
+  if (gk_inbuf_ready(&p->inbuf) > 0) run_steps(p);
+  if (!p->catching_up) return 0;
+  if (p->spectator ||
+      p->loop.steps + p->match.input_delay < p->inbuf.confirmed ||
+      !may_sample(p, next_sample(p))) {
+    send_inputs(p); /* acknowledgements and hashes */
+    arm(p, now);
+    return 1;
+  }
+  p->catching_up = 0;
+  p->blocked = 0;
+  p->t0 = now - p->k * p->step_ns;
+  p->snap.resumed_ns = now;
+  if (p->cb.resumed != NULL) p->cb.resumed(p->cb.ctx, p);
+  return 0;
 }
 
 static void on_timer(uv_timer_t *h) {
   gk_net_peer *p = h->data;
   if (p->ended || p->stopped) return;
   uint64_t now = uv_hrtime();
+  if (catch_up(p, now)) return;
+  if (gk_inbuf_ready(&p->inbuf) > 0) run_steps(p);
   int sampled = 0, skipped = 0, was_blocked = p->blocked;
   uint32_t isz = p->sim->input_size;
   while (now >= p->t0 + p->k * p->step_ns) {
@@ -271,8 +304,13 @@ static void on_timer(uv_timer_t *h) {
     if (p->source->end_step != NULL) p->source->end_step(p->source);
   }
   if (sampled && p->source->end_frame != NULL) p->source->end_frame(p->source);
-  if (sampled || skipped || p->blocked || was_blocked) send_inputs(p);
+  if (sampled || skipped || p->blocked || was_blocked || p->spectator)
+    send_inputs(p);
   arm(p, now);
+}
+
+void gk__peer_kick(gk_net_peer *p) {
+  if (!p->ended && !p->stopped) uv_timer_start(&p->timer, on_timer, 0, 0);
 }
 
 /* --- receiving -------------------------------------------------------------
@@ -309,7 +347,7 @@ static int on_confirmed(gk_net_peer *p, const gk_wire_confirmed *c) {
     }
   run_steps(p);
   if (p->inbuf.confirmed > before) {
-    if (p->blocked && may_sample(p, next_sample(p)))
+    if ((p->blocked || p->catching_up) && may_sample(p, next_sample(p)))
       uv_timer_start(&p->timer, on_timer, 0, 0); /* resume at once */
     if (p->ended || p->stopped)
       send_inputs(p); /* no timer: acknowledge from here */
@@ -325,6 +363,8 @@ int gk_net_peer_receive(gk_net_peer *p, const uint8_t *bytes, size_t len) {
     p->stats.drop_malformed++;
     return rc;
   }
+  if (m.type == GK_MSG_SNAPSHOT_BEGIN || m.type == GK_MSG_SNAPSHOT_CHUNK)
+    return gk__peer_on_snapshot(p, &m);
   if (m.type == GK_MSG_MATCH_START) {
     char err[GK_ERRMSG_MAX];
     rc = gk_net_peer_start(p, &m.u.match_start, err, sizeof err);
@@ -334,7 +374,7 @@ int gk_net_peer_receive(gk_net_peer *p, const uint8_t *bytes, size_t len) {
   int match_msg = m.type == GK_MSG_CONFIRMED || m.type == GK_MSG_STALL ||
                   m.type == GK_MSG_DESYNC || m.type == GK_MSG_MATCH_END ||
                   m.type == GK_MSG_REMOVE_PLAYER;
-  if (match_msg && !p->started) {
+  if (match_msg && (!p->started || p->await_snapshot)) {
     p->stats.drop_unexpected++;
     return GK_ESTATE;
   }
@@ -486,6 +526,7 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
   p->in.p = p;
   p->acked = ms->first_step;
   p->hash_from = ms->first_step;
+  p->sample_from = ms->first_step + ms->input_delay;
   p->t0 = uv_hrtime();
   p->k = 0;
   p->shift = 0;
@@ -495,7 +536,7 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
   note_delay(p, ms->first_step, ms->input_delay);
   p->started = 1;
   if (p->cb.started != NULL) p->cb.started(p->cb.ctx, p);
-  uv_timer_start(&p->timer, on_timer, 0, 0);
+  if (!p->await_snapshot) uv_timer_start(&p->timer, on_timer, 0, 0);
   return 0;
 fail_loop:
   gk_loop_close(&p->loop);
@@ -514,6 +555,7 @@ void gk_net_peer_stop(gk_net_peer *p) {
 
 static void on_timer_closed(uv_handle_t *h) {
   gk_net_peer *p = h->data;
+  gk_chunk_rx_close(&p->snap_rx);
   if (p->started) {
     gk_loop_close(&p->loop);
     gk_inbuf_close(&p->inbuf);

@@ -47,11 +47,24 @@
 #include <uv.h>
 
 #include "gk_loop.h"
+#include "gk_net_chunk.h"
 #include "gk_net_inbuf.h"
 #include "gk_net_wire.h"
 #include "gk_sim.h"
 
 typedef struct gk_net_peer gk_net_peer;
+
+/* What a snapshot was (gk_net_peer_snap.c). */
+typedef struct gk_net_peer_snap_info {
+  int kind;            /* GK_WIRE_SNAP_* */
+  uint64_t step;       /* the state after this many steps */
+  uint64_t bytes;      /* state bytes */
+  uint64_t next_input; /* the first step this peer samples for */
+  uint64_t request_ns; /* uv_hrtime of the request (rejoin, spectate) */
+  uint64_t adopted_ns; /* ... of the adoption */
+  uint64_t resumed_ns; /* ... of resumed sampling (0: not yet) */
+  char error[GK_ERRMSG_MAX];
+} gk_net_peer_snap_info;
 
 typedef struct gk_net_peer_callbacks {
   void *ctx;
@@ -73,6 +86,13 @@ typedef struct gk_net_peer_callbacks {
   void (*ended)(void *ctx, gk_net_peer *p, uint64_t step, int reason);
   /* May be NULL. Any other message (ROOM_CREATED, JOINED, ERROR, ...). */
   void (*message)(void *ctx, gk_net_peer *p, const gk_wire_msg *m);
+  /* May be NULL. A snapshot (gk_net_peer_rejoin, _spectate) was adopted
+   * (rc 0; `info` says what) or refused (rc < 0, with a message in
+   * info->error; the peer goes on as it was). */
+  void (*snapshot)(void *ctx, gk_net_peer *p, int rc,
+                   const gk_net_peer_snap_info *info);
+  /* May be NULL. Sampling resumed after a rejoin: the peer caught up. */
+  void (*resumed)(void *ctx, gk_net_peer *p);
 } gk_net_peer_callbacks;
 
 typedef struct gk_net_peer_options {
@@ -87,6 +107,9 @@ typedef struct gk_net_peer_options {
   uint32_t window;      /* input buffer window; 0 -> default */
   uint32_t latency_cap; /* latency samples kept; 0 -> 65536 */
   uint32_t hash_ring;   /* 0 -> default */
+  /* Catching up after a snapshot: at most this many steps per timer
+   * callback (0 -> 512), so the peer keeps sending and receiving. */
+  uint32_t catchup_batch;
 } gk_net_peer_options;
 
 typedef struct gk_net_peer_stats {
@@ -164,7 +187,31 @@ struct gk_net_peer {
   uint64_t after_step;
   void (*after_fn)(void *ctx, gk_net_peer *p);
   void *after_ctx;
+  /* rejoin and spectating (gk_net_peer_snap.c) */
+  uint64_t sample_from; /* the first step sampled: first_step + delay, or
+                           a snapshot's next_input */
+  int await_snapshot;   /* MATCH_START sets up; a snapshot starts */
+  int spectator;        /* never samples; reports hashes */
+  int catching_up;      /* running confirmed steps in batches */
+  char expect_code[GK_WIRE_CODE_LEN + 1];
+  gk_chunk_rx snap_rx;
+  gk_wire_snap_begin snap_begin;
+  gk_net_peer_snap_info snap; /* the last snapshot */
+  uint64_t snapshots;         /* adopted */
+  uint64_t snapshots_refused;
 };
+
+/* Takes slot `slot` of room `code` back after a dropped connection:
+ * sends REJOIN_ROOM with the secret from RECONNECT_SECRET over a fresh,
+ * connected transport; the host answers with MATCH_START and a snapshot,
+ * which the peer adopts (hash checked before any step), catches up from,
+ * and then samples again (callbacks `snapshot`, `resumed`). `p` must be
+ * initialised and not started. Returns 0, GK_ESTATE or the send's code. */
+int gk_net_peer_rejoin(gk_net_peer *p, const char *code, uint32_t slot,
+                       const uint8_t secret[GK_WIRE_SECRET_LEN]);
+/* Watches room `code` as a spectator (SPECTATE): a snapshot, then the
+ * confirmed steps; never samples, reports its hashes. */
+int gk_net_peer_spectate(gk_net_peer *p, const char *code);
 
 /* Prepares a peer (no match yet). Returns 0 or GK_EINVAL/GK_ENOMEM. */
 int gk_net_peer_init(gk_net_peer *p, const gk_net_peer_options *opts,

@@ -256,4 +256,21 @@ uint64_t gk_net_session_confirmed(const gk_net_session *s);
  * acknowledge). */
 int gk_net_session_drained(const gk_net_session *s, uint32_t players);
 
+/* --- Away and back (gk_net_session_away.c, issue 12) ---------------------
+ * The owner holds the slot of a player whose connection dropped instead
+ * of removing it: it calls away_tick before every tick while the player
+ * is away (the slot's acknowledgement follows the confirmed step, and
+ * with `neutral` its records are all-zero from the next one it has not
+ * sent up to confirmed + input_delay + lead, so nobody waits on it), and
+ * rejoin when it is back on a new connection with the host's state after
+ * `from` steps (the loop's steps, at most the confirmed step): the slot
+ * is sent confirmed steps from `from` on, its hash reports count from
+ * there, and *next_input (may be NULL) gets the first step whose record
+ * the host still needs from it. GK_ERANGE (slot), GK_ECLOSED (the match
+ * ended, or away_tick on a removed slot), GK_EPERM (rejoin of a removed
+ * slot), GK_ESTALE (`from` not held). */
+int gk_net_session_away_tick(gk_net_session *s, uint32_t slot, int neutral);
+int gk_net_session_rejoin(gk_net_session *s, uint32_t slot, uint64_t from,
+                          uint64_t *next_input);
+
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gk_err.h"
+#include "gk_net_wire_internal.h"
 #include "gk_state.h"
 
 /* --- the type table ------------------------------------------------------ */
@@ -187,12 +188,7 @@ void gk_wire_step_get(const gk_wire_confirmed *c, uint32_t i,
 
 /* --- encoding cursor ------------------------------------------------------ */
 
-typedef struct put_buf {
-  uint8_t *p;
-  size_t cap;
-  size_t len;
-  int err;
-} put_buf;
+typedef gk__wire_put put_buf; /* gk_net_wire_internal.h */
 
 static void put_bytes(put_buf *b, const void *src, size_t n) {
   if (b->err != 0) return;
@@ -208,6 +204,14 @@ static void put_le(put_buf *b, uint64_t v, unsigned n) {
   uint8_t tmp[8];
   gk_store_le(tmp, v, n);
   put_bytes(b, tmp, n);
+}
+
+void gk__wire_put_bytes(gk__wire_put *b, const void *src, size_t n) {
+  put_bytes(b, src, n);
+}
+
+void gk__wire_put_le(gk__wire_put *b, uint64_t v, unsigned n) {
+  put_le(b, v, n);
 }
 
 static void put_str(put_buf *b, const char *s, size_t max, unsigned lenbytes,
@@ -621,6 +625,11 @@ static int dec_error(gk_reader *r, gk_wire_error *m) {
   return m->code < 0 ? 0 : GK_ERANGE;
 }
 
+/* Types whose codec lives in another file (gk_net_wire_internal.h). */
+static int enc_other(const gk_wire_msg *m, put_buf *b) {
+  return gk__wire_snap_encode(m, b);
+}
+
 /* --- entry points ----------------------------------------------------------
  */
 
@@ -687,7 +696,7 @@ int gk_wire_encode(const gk_wire_msg *m, uint8_t *out, size_t cap,
     rc = enc_error(&m->u.error, &b);
     break;
   default:
-    rc = GK_EPROTO;
+    rc = enc_other(m, &b);
     break;
   }
   if (rc == 0) rc = b.err;
@@ -763,7 +772,7 @@ int gk_wire_decode(const uint8_t *bytes, size_t len, gk_wire_msg *m) {
     rc = dec_error(&r, &m->u.error);
     break;
   default:
-    rc = GK_EPROTO;
+    rc = gk__wire_snap_decode(&r, m);
     break;
   }
   if (rc == 0 && r.err != 0) rc = r.err;

@@ -75,6 +75,25 @@
  *                config str16
  *  SHUTDOWN      grace_ms u32 (the server is shutting down)
  *  ERROR         code i16 (a GK_E* value) | text str8
+ *
+ * Rejoin, spectators and snapshots (issue 12; all reliable; the codec is
+ * gk_net_wire_snap.c):
+ *  RECONNECT_SECRET host -> player, right after MATCH_START.
+ *                slot u8 | secret: GK_WIRE_SECRET_LEN bytes
+ *  REJOIN_ROOM   client -> host: take slot `slot` of room `code` back.
+ *                code: GK_WIRE_CODE_LEN bytes | slot u8 | secret
+ *  SPECTATE      client -> host: watch room `code`.  code
+ *  SNAPSHOT_BEGIN host -> client. The referee's state after `step` steps
+ *                follows in `chunks` SNAPSHOT_CHUNKs of transfer `id`.
+ *                id u32 | kind u8 (GK_WIRE_SNAP_*) | code | step u64 |
+ *                hash u64 (the state's hash) | next_input u64 (the first
+ *                step the receiver samples for; spectators: 0) |
+ *                active_mask u32 | total u32 (bytes) | chunk_size u16
+ *                (1..GK_CHUNK_BYTES_MAX) | chunks u32 | sum u64 (XXH3-64
+ *                of the whole state)
+ *  SNAPSHOT_CHUNK host -> client. Bytes index*chunk_size.. of transfer id.
+ *                id u32 | index u32 | crc u32 (low half of XXH3-64 of the
+ *                bytes) | len u16 | len bytes
  */
 #ifndef GK_NET_WIRE_H
 #define GK_NET_WIRE_H
@@ -97,6 +116,14 @@
 /* steps on the wire are below this */
 #define GK_WIRE_STEP_LIMIT (UINT64_C(1) << 48)
 
+/* Rejoin, spectators and snapshots (issue 12; gk_net_wire_snap.c). */
+#define GK_WIRE_SNAP_MSG_MAP(X)                                                \
+  X(SNAPSHOT_BEGIN, 40, 1)                                                     \
+  X(SNAPSHOT_CHUNK, 41, 1)                                                     \
+  X(REJOIN_ROOM, 42, 1)                                                        \
+  X(SPECTATE, 43, 1)                                                           \
+  X(RECONNECT_SECRET, 44, 1)
+
 /* The one table of message types: X(NAME, id, reliable). `reliable` says
  * how the sender should send it: 1 on the reliable channel, 0 unreliably
  * with redundancy. */
@@ -116,7 +143,8 @@
   X(START_MATCH, 20, 1)                                                        \
   X(MATCH_START, 21, 1)                                                        \
   X(SHUTDOWN, 22, 1)                                                           \
-  X(ERROR, 23, 1)
+  X(ERROR, 23, 1)                                                              \
+  GK_WIRE_SNAP_MSG_MAP(X)
 
 typedef enum gk_wire_type {
 #define GK__WIRE_ENUM(name, id, rel) GK_MSG_##name = (id),
@@ -238,6 +266,52 @@ typedef struct gk_wire_match_start {
   char config[GK_WIRE_CONFIG_MAX + 1];
 } gk_wire_match_start;
 
+#define GK_WIRE_SECRET_LEN 16 /* reconnect secret: 128 random bits */
+/* the largest snapshot on the wire (SNAPSHOT_BEGIN.total) */
+#define GK_WIRE_SNAP_TOTAL_MAX (UINT32_C(64) << 20)
+#define GK_WIRE_SNAP_CHUNK_MAX 1024u /* = GK_CHUNK_BYTES_MAX */
+
+/* SNAPSHOT_BEGIN.kind */
+enum {
+  GK_WIRE_SNAP_REJOIN = 1,   /* a player takes its slot back */
+  GK_WIRE_SNAP_SPECTATE = 2, /* a spectator starts watching */
+  GK_WIRE_SNAP_REFRESH = 3   /* a spectator fell too far behind */
+};
+
+typedef struct gk_wire_secret {
+  uint8_t slot;
+  uint8_t secret[GK_WIRE_SECRET_LEN];
+} gk_wire_secret;
+
+typedef struct gk_wire_rejoin {
+  char code[GK_WIRE_CODE_LEN + 1]; /* NUL-terminated base32 text */
+  uint8_t slot;                    /* < GK_PLAYERS_MAX */
+  uint8_t secret[GK_WIRE_SECRET_LEN];
+} gk_wire_rejoin;
+
+typedef struct gk_wire_snap_begin {
+  uint32_t id;
+  uint8_t kind; /* GK_WIRE_SNAP_* */
+  char code[GK_WIRE_CODE_LEN + 1];
+  uint64_t step; /* < GK_WIRE_STEP_LIMIT */
+  uint64_t hash;
+  uint64_t next_input; /* < GK_WIRE_STEP_LIMIT */
+  uint32_t active_mask;
+  uint32_t total;      /* <= GK_WIRE_SNAP_TOTAL_MAX */
+  uint16_t chunk_size; /* 1..GK_WIRE_SNAP_CHUNK_MAX */
+  uint32_t chunks;     /* exactly what total and chunk_size need */
+  uint64_t sum;
+} gk_wire_snap_begin;
+
+typedef struct gk_wire_snap_chunk {
+  uint32_t id;
+  uint32_t index;
+  uint32_t crc;
+  uint16_t len;         /* <= GK_WIRE_SNAP_CHUNK_MAX */
+  const uint8_t *bytes; /* points into the datagram (or the caller's
+                           buffer for encode) */
+} gk_wire_snap_chunk;
+
 typedef struct gk_wire_error {
   int16_t code; /* a negative GK_E* code */
   char text[GK_WIRE_TEXT_MAX + 1];
@@ -262,6 +336,11 @@ typedef struct gk_wire_msg {
     gk_wire_match_start match_start;
     uint32_t shutdown_grace_ms; /* SHUTDOWN */
     gk_wire_error error;
+    gk_wire_secret secret;         /* RECONNECT_SECRET */
+    gk_wire_rejoin rejoin;         /* REJOIN_ROOM */
+    gk_wire_snap_begin snap_begin; /* SNAPSHOT_BEGIN */
+    gk_wire_snap_chunk snap_chunk; /* SNAPSHOT_CHUNK */
+    /* SPECTATE uses `room` (code only) */
   } u;
 } gk_wire_msg;
 

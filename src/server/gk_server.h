@@ -111,6 +111,19 @@ typedef struct gk_server_stats {
   uint64_t limit_handshake;
   uint64_t replies_cut;        /* ERROR texts shortened to the request */
   uint64_t replies_suppressed; /* ERRORs not sent: larger than the request */
+  /* reconnect, rejoin and spectators (gk_server_rejoin.c, issue 12) */
+  uint64_t players_held;      /* dropped players whose slot was held */
+  uint64_t holds_expired;     /* ... removed after reconnect.hold_ms */
+  uint64_t rejoins;           /* ... that took their slot back */
+  uint64_t rejoins_refused;   /* REJOIN_ROOM refused (any reason) */
+  uint64_t rejoin_bad_secret; /* ... of which with a wrong secret */
+  uint64_t snapshots_sent;    /* to rejoining players and spectators */
+  uint64_t snapshot_bytes;    /* state bytes in them */
+  uint64_t spectators_joined, spectators_refused;
+  uint64_t spectator_refreshes; /* newer snapshots to spectators behind */
+  uint64_t spectator_desyncs;   /* reported, never ending a match */
+  uint64_t spectator_steps;     /* steps sent to spectators (first sends) */
+  uint64_t spectator_ns;        /* time the server spent on spectators */
 } gk_server_stats;
 
 /* Creates the server on `loop`: binds the ENet host, starts the step

@@ -122,6 +122,19 @@ static const field agones_fields[] = {
     B("enabled", agones.enabled), U("port", agones.port, 0, 65535),
     U("health_ms", agones.health_ms, 100, 600000), END};
 
+/* reconnect and spectators (issue 12): checked by reconnect_finish */
+static const field reconnect_fields[] = {
+    U("hold_ms", reconnect_hold_ms, 0, 3600000),
+    {"while_away", K_STRING, OFF(reconnect_while_away),
+     SZ(reconnect_while_away), 1, 0, NULL},
+    END};
+
+static const field spectator_fields[] = {
+    U("delay_steps", spectator_delay_steps, 0, 999),
+    U("behind_steps", spectator_behind_steps, 1, 1000),
+    U("per_room", spectator_per_room, 0, 64), U("max", spectator_max, 0, 4096),
+    END};
+
 static const field top_fields[] = {
     {"listen", K_OBJECT, 0, 0, 0, 0, listen_fields},
     {"log_level", K_LEVEL, OFF(log_level), 0, 0, 0, NULL},
@@ -137,6 +150,8 @@ static const field top_fields[] = {
     {"admin", K_OBJECT, 0, 0, 0, 0, admin_fields},
     {"agones", K_OBJECT, 0, 0, 0, 0, agones_fields},
     {"auth", K_AUTH, 0, 0, 0, 0, NULL},
+    {"reconnect", K_OBJECT, 0, 0, 0, 0, reconnect_fields},
+    {"spectator", K_OBJECT, 0, 0, 0, 0, spectator_fields},
     END};
 
 /* --- messages ------------------------------------------------------------ */
@@ -536,6 +551,25 @@ static int check_delay(ctx *x) {
   return 0;
 }
 
+/* reconnect.while_away, and spectators that a hash ring can follow. */
+static int reconnect_finish(ctx *x) {
+  gk_server_config *c = x->c;
+  if (strcmp(c->reconnect_while_away, "stall") == 0)
+    c->reconnect_neutral = 0;
+  else if (strcmp(c->reconnect_while_away, "neutral") == 0)
+    c->reconnect_neutral = 1;
+  else
+    return fail(x, GK_ERANGE, "reconnect.while_away",
+                "must be \"stall\" or \"neutral\", got \"%s\"",
+                c->reconnect_while_away);
+  if (c->spectator_delay_steps + c->spectator_behind_steps > 1000u)
+    return fail(x, GK_ERANGE, "spectator.behind_steps",
+                "spectator.delay_steps + behind_steps must not exceed 1000 "
+                "(a room keeps its last 1024 step hashes), got %u",
+                c->spectator_delay_steps + c->spectator_behind_steps);
+  return 0;
+}
+
 static int finish(ctx *x) {
   gk_server_config *c = x->c;
   int drc = check_delay(x);
@@ -573,7 +607,8 @@ static int finish(ctx *x) {
                   g->sim->players_min, c->max_players);
     }
   }
-  return ops_finish(x);
+  int rc = reconnect_finish(x);
+  return rc ? rc : ops_finish(x);
 }
 
 /* --- entry points --------------------------------------------------------- */
@@ -636,6 +671,11 @@ void gk_server_config_default(gk_server_config *c) {
   c->handshake_ms = 10000;
   c->limit_log_ms = 10000;
   ops_default(c);
+  snprintf(c->reconnect_while_away, sizeof(c->reconnect_while_away), "stall");
+  c->spectator_delay_steps = 30;
+  c->spectator_behind_steps = 600;
+  c->spectator_per_room = 4;
+  c->spectator_max = 64;
   for (uint32_t i = 0; gk_genre_at(i) && c->ngenres < GK_SERVER_GENRES_MAX;
        i++) {
     gk_server_genre *g = &c->genres[c->ngenres++];

@@ -147,6 +147,15 @@ typedef struct gk_server_config {
                                      request by then is dropped */
   uint32_t limit_log_ms;          /* a refusal is logged once per source
                                      and limit per this interval */
+  /* reconnect and spectators (issue 12; reconnect_finish checks them) */
+  uint32_t reconnect_hold_ms;      /* a dropped player's slot is held this
+                                      long; 0 = removed at once (as before) */
+  char reconnect_while_away[16];   /* "stall" or "neutral" */
+  int reconnect_neutral;           /* parsed from reconnect_while_away */
+  uint32_t spectator_delay_steps;  /* behind the confirmed head */
+  uint32_t spectator_behind_steps; /* further behind: a newer snapshot */
+  uint32_t spectator_per_room;     /* 0 = no spectators */
+  uint32_t spectator_max;          /* per server */
 } gk_server_config;
 
 /* Fills c with the defaults: every registered genre enabled with its

@@ -13,6 +13,9 @@
  *                      callbacks, ticking, the end, draining;
  *   gk_server_replay.c a room's recording: deferred writes flushed on the
  *                      thread pool, disk faults, recovering leftovers.
+ *   gk_server_rejoin.c, gk_server_spectate.c
+ *                      held slots, reconnect secrets, REJOIN_ROOM and
+ *                      snapshots; spectators (issue 12).
  *   gk_server_metrics.c, gk_server_admin.c, gk_server_agones.c
  *                      operations: metrics, the admin HTTP listener, the
  *                      Agones client (declared in gk_server_ops.h).
@@ -107,6 +110,13 @@ typedef struct sv_room {
   uint64_t drops;
   uint64_t strikes;
   uint64_t desyncs;
+  /* reconnect and spectators (gk_server_rejoin.c) */
+  uint8_t secret[GK_PLAYERS_MAX][GK_WIRE_SECRET_LEN];
+  uint64_t away_until_ms[GK_PLAYERS_MAX]; /* hold deadline of an away slot */
+  uint32_t away;                          /* mask of slots held for a rejoin */
+  uint32_t secret_set;                    /* slots whose secret was drawn */
+  uint64_t rejoins;
+  struct sv_spec *spec; /* spectators and their step ring, or NULL */
 } sv_room;
 
 typedef struct sv_conn {
@@ -124,6 +134,7 @@ typedef struct sv_conn {
                             connection not admitted is never larger */
   int client_bound;      /* a token bound it to client_id */
   uint64_t client_id;
+  int spectator; /* watching `room` (slot = its spectator index) */
 } sv_conn;
 
 /* One source in a bounded table of gk_server_auth.c: an IP (per-IP
@@ -367,5 +378,51 @@ void sv_delay_tick(gk_server *s, sv_room *r);
  * at start; or input_delays and steps_per_s at the end). */
 void sv_delay_log_start(gk_server *s, const sv_room *r);
 void sv_delay_log_end(gk_server *s, const sv_room *r);
+
+/* --- gk_server_rejoin.c: reconnect, rejoin, spectators (issue 12) -------
+ * A player whose connection drops mid-match keeps its slot for
+ * reconnect.hold_ms (the match stalls on it, or plays on with its input
+ * neutral: reconnect.while_away); a new connection that presents the room
+ * code, the slot and the secret the slot got in RECONNECT_SECRET takes it
+ * back and starts from a snapshot of the referee's state. Spectators get
+ * a snapshot and then the confirmed steps spectator.delay_steps behind. */
+
+typedef struct sv_spec sv_spec;
+
+/* After MATCH_START: a fresh secret per slot (gk_server_random), sent to
+ * each player in RECONNECT_SECRET. */
+void sv_rejoin_secrets(gk_server *s, sv_room *r);
+/* A player's connection dropped mid-match: 1 if its slot is held (the
+ * caller does not remove it), 0 if not (reconnect off, or the end). */
+int sv_rejoin_hold(gk_server *s, sv_room *r, uint32_t slot);
+/* Every tick of a playing room, before its session's: held slots (expiry
+ * -> removal; neutral input) and the spectators' stream. */
+void sv_rejoin_tick(gk_server *s, sv_room *r, uint64_t now);
+/* Every tick: each spectator's stream (gk_server_spectate.c). */
+void sv_spectators_tick(gk_server *s, sv_room *r, uint64_t now);
+/* REJOIN_ROOM and SPECTATE from a connection (route.c). */
+void sv_on_rejoin(gk_server *s, uint32_t peer, const gk_wire_msg *m);
+void sv_on_spectate(gk_server *s, uint32_t peer, const gk_wire_msg *m);
+/* A match message (INPUT: acknowledgement and hashes) from a spectator. */
+void sv_spectator_msg(gk_server *s, sv_room *r, uint32_t peer,
+                      const gk_wire_msg *m);
+/* A spectator's connection is gone. */
+void sv_spectator_leave(gk_server *s, sv_room *r, uint32_t peer);
+/* The match ended: MATCH_END to the spectators too (they are sent the
+ * rest of the steps while the room drains). */
+void sv_spectators_end(gk_server *s, sv_room *r, uint64_t step, int reason);
+/* The room goes: its spectators are in no room, the ring is freed. */
+void sv_spectators_free(gk_server *s, sv_room *r);
+/* After the referee ran a step: kept for the spectators (session_step). */
+void sv_spectators_step(sv_room *r, const gk_step_input *in);
+/* Sends the referee's state after its last step to `peer` over the
+ * reliable channel: SNAPSHOT_BEGIN, then bounded, checksummed chunks
+ * (gk_net_chunk.h). *bytes (may be NULL) gets the state's size. Returns 0,
+ * GK_ENOMEM, GK_ETOOBIG or the send's code. */
+int sv_snapshot_send(gk_server *s, sv_room *r, uint32_t peer, int kind,
+                     uint64_t next_input, uint64_t *bytes);
+/* MATCH_START of a playing room for `slot` (room.c builds it). */
+void sv_room_match_start(const gk_server *s, const sv_room *r, uint32_t slot,
+                         gk_wire_msg *out);
 
 #endif

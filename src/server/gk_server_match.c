@@ -67,6 +67,7 @@ void sv_match_end(gk_server *s, sv_room *r, int reason) {
   s->stats.stalls += r->session.stats.stalls;
   s->stats.desyncs += r->desyncs;
   log_match_end(s, r, reason);
+  sv_spectators_end(s, r, r->session.loop.steps - 1, reason);
   r->state = SV_ROOM_DRAINING;
   r->drain_until_ms = sv_now_ms(s) + SV_DRAIN_MS;
 }
@@ -87,6 +88,7 @@ void sv_match_after(gk_server *s, sv_room *r) {
 }
 
 void sv_match_tick(gk_server *s, sv_room *r, uint64_t now) {
+  if (r->state != SV_ROOM_LOBBY) sv_rejoin_tick(s, r, now);
   if (r->state == SV_ROOM_DRAINING) {
     gk_net_session_tick(&r->session, now); /* repeats unacknowledged */
     if (room_drained(s, r)) sv_room_free(s, r);
@@ -153,6 +155,7 @@ static void session_step(void *ctx, const gk_step_input *in, uint64_t hash) {
   r->srv->stats.room_steps++;
   sv_metrics_step(r->srv, r, in->step);
   sv_replay_step(r->srv, r, in, hash);
+  sv_spectators_step(r, in);
 }
 
 static void session_removed(void *ctx, uint32_t slot, uint64_t step) {

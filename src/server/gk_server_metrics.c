@@ -256,6 +256,35 @@ static void matches(out *o, const gk_server *s, const live *l) {
           s->metrics.http_cut);
 }
 
+/* Reconnect, rejoin and spectators (issue 12). */
+static void rejoin_counters(out *o, const gk_server *s) {
+  const gk_server_stats *st = &s->stats;
+  counter(o, "gk_players_held_total",
+          "Dropped players whose slot was held for a rejoin.",
+          st->players_held);
+  counter(o, "gk_holds_expired_total",
+          "Held slots removed after reconnect.hold_ms.", st->holds_expired);
+  counter(o, "gk_rejoins_total", "Players that took their slot back.",
+          st->rejoins);
+  counter(o, "gk_rejoins_refused_total", "REJOIN_ROOM requests refused.",
+          st->rejoins_refused);
+  counter(o, "gk_rejoin_bad_secret_total",
+          "REJOIN_ROOM requests with a wrong secret.", st->rejoin_bad_secret);
+  counter(o, "gk_snapshots_sent_total", "Snapshots sent.", st->snapshots_sent);
+  counter(o, "gk_snapshot_bytes_total", "State bytes sent in snapshots.",
+          st->snapshot_bytes);
+  counter(o, "gk_spectators_joined_total", "Spectators admitted.",
+          st->spectators_joined);
+  counter(o, "gk_spectators_refused_total", "SPECTATE requests refused.",
+          st->spectators_refused);
+  counter(o, "gk_spectator_refreshes_total",
+          "Newer snapshots sent to spectators that fell behind.",
+          st->spectator_refreshes);
+  counter(o, "gk_spectator_desyncs_total",
+          "Spectator hashes that differed from the referee's.",
+          st->spectator_desyncs);
+}
+
 size_t sv_metrics_write(const gk_server *s, char *buf, size_t cap) {
   out o = {buf, cap, 0};
   if (buf && cap) buf[0] = '\0';
@@ -264,6 +293,7 @@ size_t sv_metrics_write(const gk_server *s, char *buf, size_t cap) {
   rooms_and_players(&o, s, &l);
   traffic(&o, s);
   matches(&o, s, &l);
+  rejoin_counters(&o, s);
   hist(&o, "gk_tick_lateness_seconds",
        "How long after its deadline each step timer tick fired.",
        &s->metrics.tick_late);

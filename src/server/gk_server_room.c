@@ -58,6 +58,7 @@ static void room_discard(sv_room *r) {
 }
 
 void sv_room_free(gk_server *s, sv_room *r) {
+  sv_spectators_free(s, r);
   for (uint32_t i = 0; i < r->nslots; i++) {
     uint32_t p = r->conn[i];
     if (p != SV_NO_CONN && s->conns[p].used && s->conns[p].room == r->index) {
@@ -354,11 +355,11 @@ static int start_check(const gk_server *s, const sv_conn *c, const sv_room *r,
 
 /* MATCH_START to every player of a room whose match just began, each
  * with its own slot. */
-static void send_match_start(gk_server *s, const sv_room *r) {
-  gk_wire_msg out;
-  memset(&out, 0, sizeof(out));
-  out.type = GK_MSG_MATCH_START;
-  gk_wire_match_start *ms = &out.u.match_start;
+void sv_room_match_start(const gk_server *s, const sv_room *r, uint32_t slot,
+                         gk_wire_msg *out) {
+  memset(out, 0, sizeof(*out));
+  out->type = GK_MSG_MATCH_START;
+  gk_wire_match_start *ms = &out->u.match_start;
   ms->seed = r->seed;
   ms->players = (uint8_t)r->nslots;
   ms->active_mask = r->session.cfg.active_mask;
@@ -369,9 +370,14 @@ static void send_match_start(gk_server *s, const sv_room *r) {
   ms->step_seconds.den = s->cfg->step_hz;
   snprintf(ms->genre, sizeof(ms->genre), "%s", r->genre->sim->name);
   snprintf(ms->config, sizeof(ms->config), "%s", r->options);
+  ms->slot = (uint8_t)slot;
+}
+
+static void send_match_start(gk_server *s, const sv_room *r) {
+  gk_wire_msg out;
   for (uint32_t i = 0; i < r->nslots; i++) {
     if (r->conn[i] == SV_NO_CONN) continue;
-    ms->slot = (uint8_t)i;
+    sv_room_match_start(s, r, i, &out);
     sv_send(s, r->conn[i], &out);
   }
 }
@@ -401,6 +407,7 @@ void sv_on_start(gk_server *s, uint32_t peer) {
     return;
   }
   send_match_start(s, r);
+  sv_rejoin_secrets(s, r);
   if (gk_log_begin(s->log, GK_LOG_INFO, "match_start", r->code)) {
     gk_log_str(s->log, "genre", r->genre->sim->name);
     gk_log_u64(s->log, "players", r->nslots);

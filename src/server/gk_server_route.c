@@ -132,6 +132,10 @@ static int is_offence(int rc) {
 static void route_match(gk_server *s, sv_room *r, uint32_t peer, int decode_rc,
                         const gk_wire_msg *m, size_t len) {
   uint32_t slot = s->conns[peer].slot;
+  if (s->conns[peer].spectator) {
+    if (decode_rc == 0) sv_spectator_msg(s, r, peer, m);
+    return;
+  }
   if (r->state == SV_ROOM_DRAINING) {
     /* the match is over: the session still takes acknowledgements and
      * hashes, and nothing a peer sends now is held against it */
@@ -166,6 +170,12 @@ static void route_control(gk_server *s, sv_room *r, uint32_t peer,
     break;
   case GK_MSG_START_MATCH:
     sv_on_start(s, peer);
+    break;
+  case GK_MSG_REJOIN_ROOM:
+    sv_on_rejoin(s, peer, m);
+    break;
+  case GK_MSG_SPECTATE:
+    sv_on_spectate(s, peer, m);
     break;
   case GK_MSG_END_MATCH:
   case GK_MSG_INPUT:
@@ -260,6 +270,7 @@ static void leave_match(gk_server *s, sv_room *r, uint32_t slot) {
   }
   if (r->end_pending) return;
   uint64_t now = sv_now_ms(s);
+  if (sv_room_connected(r) != 0 && sv_rejoin_hold(s, r, slot)) return;
   gk_net_session_disconnect(&r->session, slot, now);
   if (sv_room_connected(r) == 0)
     gk_net_session_end(&r->session, GK_WIRE_END_ALL_LEFT, now);
@@ -275,11 +286,16 @@ static void on_disconnect(void *ctx, gk_net_transport *t, uint32_t peer) {
   sv_auth_disconnect(s, c);
   sv_room *r = sv_conn_room(s, c);
   uint32_t slot = c->slot;
+  int spectator = c->spectator;
   memset(c, 0, sizeof(*c));
   c->room = SV_NO_ROOM;
   if (gk_log_begin(s->log, GK_LOG_DEBUG, "disconnect", r ? r->code : NULL)) {
     gk_log_u64(s->log, "peer", peer);
     gk_log_end(s->log);
+  }
+  if (r && spectator) {
+    sv_spectator_leave(s, r, peer);
+    return;
   }
   if (!r || slot >= r->nslots || r->conn[slot] != peer) return;
   r->conn[slot] = SV_NO_CONN;

@@ -15,6 +15,49 @@ static uint8_t steps[8 * GK_WIRE_STEP_BYTES(3, 4)];
 static uint8_t hashes[3 * 8];
 
 /* One valid message of every type, filled with distinctive values. */
+/* Samples of the rejoin, spectator and snapshot messages (issue 12). */
+static int sample_snap_msg(int i, gk_wire_msg *m) {
+  static const uint8_t chunk[5] = {1, 2, 3, 4, 5};
+  switch (i) {
+  case 17:
+    m->type = GK_MSG_SNAPSHOT_BEGIN;
+    m->u.snap_begin = (gk_wire_snap_begin){.id = 7,
+                                           .kind = GK_WIRE_SNAP_REJOIN,
+                                           .step = 1000,
+                                           .hash = 0x1122334455667788ull,
+                                           .next_input = 1004,
+                                           .active_mask = 7,
+                                           .total = 2049,
+                                           .chunk_size = 1024,
+                                           .chunks = 3,
+                                           .sum = 42};
+    strcpy(m->u.snap_begin.code, "ABCDEFGHJKMNPQ27");
+    return 1;
+  case 18:
+    m->type = GK_MSG_SNAPSHOT_CHUNK;
+    m->u.snap_chunk = (gk_wire_snap_chunk){
+        .id = 7, .index = 2, .crc = 99, .len = 5, .bytes = chunk};
+    return 1;
+  case 19:
+    m->type = GK_MSG_REJOIN_ROOM;
+    strcpy(m->u.rejoin.code, "ABCDEFGHJKMNPQ27");
+    m->u.rejoin.slot = 2;
+    memset(m->u.rejoin.secret, 0xa5, GK_WIRE_SECRET_LEN);
+    return 1;
+  case 20:
+    m->type = GK_MSG_SPECTATE;
+    strcpy(m->u.room.code, "ZZZZ234567ABCDEF");
+    return 1;
+  case 21:
+    m->type = GK_MSG_RECONNECT_SECRET;
+    m->u.secret.slot = 1;
+    memset(m->u.secret.secret, 0x3c, GK_WIRE_SECRET_LEN);
+    return 1;
+  default:
+    return 0;
+  }
+}
+
 static int sample_msg(int i, gk_wire_msg *m) {
   memset(m, 0, sizeof *m);
   for (size_t k = 0; k < sizeof records; k++) records[k] = (uint8_t)(k * 7 + 1);
@@ -134,7 +177,7 @@ static int sample_msg(int i, gk_wire_msg *m) {
                                  .hashes = hashes};
     return 1;
   default:
-    return 0;
+    return sample_snap_msg(i, m);
   }
 }
 

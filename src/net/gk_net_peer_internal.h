@@ -1,0 +1,17 @@
+/* gk_net_peer_internal.h: what gk_net_peer.c shares with
+ * gk_net_peer_snap.c (src/net only). */
+#ifndef GK_NET_PEER_INTERNAL_H
+#define GK_NET_PEER_INTERNAL_H
+
+#include "gk_net_peer.h"
+
+/* gk_net_peer.c: sends one INPUT (unacknowledged records, the ack, the
+ * hashes the host has not acknowledged). */
+void gk__peer_send_inputs(gk_net_peer *p);
+/* gk_net_peer.c: runs the timer callback at once (catch-up, sampling). */
+void gk__peer_kick(gk_net_peer *p);
+/* gk_net_peer_snap.c: SNAPSHOT_BEGIN or SNAPSHOT_CHUNK from the host.
+ * Returns 0 or why it was dropped (counted). */
+int gk__peer_on_snapshot(gk_net_peer *p, const gk_wire_msg *m);
+
+#endif

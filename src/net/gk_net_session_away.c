@@ -1,0 +1,59 @@
+/* gk_net_session_away.c: a player whose connection dropped, held for a
+ * while, and its return from a snapshot (issue 12; see gk_net_session.h,
+ * "Away and back").
+ *
+ * While a slot is away it stays active, so by default the match stalls on
+ * it (the STALL notice names it). With `neutral` the host puts an all-zero
+ * record for it at every step up to the furthest any player may have
+ * sampled (confirmed + input_delay + lead), so the others play on; those
+ * records are confirmed and recorded like any other. Either way the slot's
+ * acknowledgement is moved up to the confirmed step, so that the input
+ * buffer's window does not fill up behind a player that is not there:
+ * it comes back from a snapshot, not from the steps it missed.
+ */
+#include <string.h>
+
+#include "gk_err.h"
+#include "gk_net_session.h"
+
+static int slot_active(const gk_net_session *s, uint32_t slot) {
+  return (gk_inbuf_active_at(&s->inbuf, UINT64_MAX - 1) >> slot & 1u) != 0;
+}
+
+int gk_net_session_away_tick(gk_net_session *s, uint32_t slot, int neutral) {
+  if (slot >= s->cfg.players) return GK_ERANGE;
+  if (s->ended || !slot_active(s, slot)) return GK_ECLOSED;
+  gk__session_player *pl = &s->pl[slot];
+  gk_inbuf *b = &s->inbuf;
+  if (pl->acked < b->confirmed) pl->acked = b->confirmed;
+  gk_inbuf_ack(b, slot, b->confirmed);
+  if (!neutral) return 0;
+  uint8_t zero[GK_INPUT_SIZE_MAX];
+  memset(zero, 0, sizeof zero);
+  uint64_t upto = b->confirmed + s->cfg.input_delay + s->cfg.lead + 1u;
+  for (uint64_t st = gk_inbuf_contiguous(b, slot, b->confirmed); st < upto;
+       st++) {
+    int rc = gk_inbuf_put(b, slot, st, zero);
+    if (rc != 0 && rc != GK_EEXIST) break; /* the window, or the end */
+  }
+  return 0;
+}
+
+int gk_net_session_rejoin(gk_net_session *s, uint32_t slot, uint64_t from,
+                          uint64_t *next_input) {
+  if (slot >= s->cfg.players) return GK_ERANGE;
+  if (s->ended) return GK_ECLOSED;
+  if (!slot_active(s, slot)) return GK_EPERM;
+  if (from > s->inbuf.confirmed || from < s->inbuf.low) return GK_ESTALE;
+  gk__session_player *pl = &s->pl[slot];
+  pl->acked = from;
+  pl->input_ack = gk_inbuf_contiguous(&s->inbuf, slot, s->inbuf.confirmed);
+  pl->input_ack_sent = UINT64_MAX; /* tell it at the next send */
+  pl->sent_ms = 0;
+  pl->hashes_upto = from;
+  pl->npending = 0;
+  pl->pend_head = 0;
+  pl->desynced = 0;
+  if (next_input != NULL) *next_input = pl->input_ack;
+  return 0;
+}

@@ -1,0 +1,156 @@
+/* gk_net_wire_snap.c: the codec of the rejoin, spectator and snapshot
+ * messages (GK_WIRE_SNAP_MSG_MAP; layouts in gk_net_wire.h). gk_wire_encode
+ * and gk_wire_decode hand these types here after the header; the checks
+ * are shared by both directions, so whatever encodes also decodes. */
+#include <string.h>
+
+#include "gk_err.h"
+#include "gk_net_wire_internal.h"
+
+typedef gk__wire_put cur;
+#define put gk__wire_put_bytes
+#define put_le gk__wire_put_le
+
+static int get_code(gk_reader *r, char *code) {
+  int rc = gk_read_bytes(r, code, GK_WIRE_CODE_LEN);
+  code[GK_WIRE_CODE_LEN] = '\0';
+  if (rc != 0) return rc;
+  if (!gk_wire_code_valid(code)) {
+    code[0] = '\0';
+    return GK_EPROTO;
+  }
+  return 0;
+}
+
+static int check_begin(const gk_wire_snap_begin *b) {
+  if (b->kind < GK_WIRE_SNAP_REJOIN || b->kind > GK_WIRE_SNAP_REFRESH ||
+      !gk_wire_code_valid(b->code))
+    return GK_EPROTO;
+  if (b->step >= GK_WIRE_STEP_LIMIT || b->next_input >= GK_WIRE_STEP_LIMIT ||
+      b->chunk_size == 0 || b->chunk_size > GK_WIRE_SNAP_CHUNK_MAX)
+    return GK_ERANGE;
+  if (b->total > GK_WIRE_SNAP_TOTAL_MAX) return GK_ETOOBIG;
+  uint64_t n =
+      b->total == 0 ? 1 : (b->total + b->chunk_size - 1u) / b->chunk_size;
+  return n == b->chunks ? 0 : GK_EPROTO;
+}
+
+static int enc_begin(const gk_wire_snap_begin *b, cur *c) {
+  int rc = check_begin(b);
+  if (rc != 0) return rc;
+  put_le(c, b->id, 4);
+  put_le(c, b->kind, 1);
+  put(c, b->code, GK_WIRE_CODE_LEN);
+  put_le(c, b->step, 8);
+  put_le(c, b->hash, 8);
+  put_le(c, b->next_input, 8);
+  put_le(c, b->active_mask, 4);
+  put_le(c, b->total, 4);
+  put_le(c, b->chunk_size, 2);
+  put_le(c, b->chunks, 4);
+  put_le(c, b->sum, 8);
+  return c->err;
+}
+
+static int dec_begin(gk_reader *r, gk_wire_snap_begin *b) {
+  b->id = gk_read_u32(r);
+  b->kind = gk_read_u8(r);
+  int rc = get_code(r, b->code);
+  if (rc != 0) return r->err != 0 ? r->err : rc;
+  b->step = gk_read_u64(r);
+  b->hash = gk_read_u64(r);
+  b->next_input = gk_read_u64(r);
+  b->active_mask = gk_read_u32(r);
+  b->total = gk_read_u32(r);
+  b->chunk_size = gk_read_u16(r);
+  b->chunks = gk_read_u32(r);
+  b->sum = gk_read_u64(r);
+  if (r->err != 0) return r->err;
+  return check_begin(b);
+}
+
+static int enc_chunk(const gk_wire_snap_chunk *k, cur *c) {
+  if (k->len > GK_WIRE_SNAP_CHUNK_MAX) return GK_ETOOBIG;
+  if (k->len > 0 && k->bytes == NULL) return GK_EINVAL;
+  put_le(c, k->id, 4);
+  put_le(c, k->index, 4);
+  put_le(c, k->crc, 4);
+  put_le(c, k->len, 2);
+  put(c, k->bytes, k->len);
+  return c->err;
+}
+
+static int dec_chunk(gk_reader *r, gk_wire_snap_chunk *k) {
+  k->id = gk_read_u32(r);
+  k->index = gk_read_u32(r);
+  k->crc = gk_read_u32(r);
+  k->len = gk_read_u16(r);
+  k->bytes = NULL;
+  if (r->err != 0) return r->err;
+  if (k->len > GK_WIRE_SNAP_CHUNK_MAX) return GK_ETOOBIG;
+  if (k->len > gk_reader_left(r)) return GK_ETRUNC;
+  k->bytes = r->p + r->pos;
+  r->pos += k->len;
+  return 0;
+}
+
+int gk__wire_snap_encode(const gk_wire_msg *m, cur *cp) {
+  cur c = *cp;
+  int rc;
+  switch (m->type) {
+  case GK_MSG_SNAPSHOT_BEGIN:
+    rc = enc_begin(&m->u.snap_begin, &c);
+    break;
+  case GK_MSG_SNAPSHOT_CHUNK:
+    rc = enc_chunk(&m->u.snap_chunk, &c);
+    break;
+  case GK_MSG_REJOIN_ROOM:
+    if (!gk_wire_code_valid(m->u.rejoin.code)) return GK_EPROTO;
+    if (m->u.rejoin.slot >= GK_PLAYERS_MAX) return GK_ERANGE;
+    put(&c, m->u.rejoin.code, GK_WIRE_CODE_LEN);
+    put_le(&c, m->u.rejoin.slot, 1);
+    put(&c, m->u.rejoin.secret, GK_WIRE_SECRET_LEN);
+    rc = c.err;
+    break;
+  case GK_MSG_SPECTATE:
+    if (!gk_wire_code_valid(m->u.room.code)) return GK_EPROTO;
+    put(&c, m->u.room.code, GK_WIRE_CODE_LEN);
+    rc = c.err;
+    break;
+  case GK_MSG_RECONNECT_SECRET:
+    if (m->u.secret.slot >= GK_PLAYERS_MAX) return GK_ERANGE;
+    put_le(&c, m->u.secret.slot, 1);
+    put(&c, m->u.secret.secret, GK_WIRE_SECRET_LEN);
+    rc = c.err;
+    break;
+  default:
+    return GK_EPROTO;
+  }
+  if (rc == 0) *cp = c;
+  return rc;
+}
+
+int gk__wire_snap_decode(gk_reader *r, gk_wire_msg *m) {
+  int rc;
+  switch (m->type) {
+  case GK_MSG_SNAPSHOT_BEGIN:
+    return dec_begin(r, &m->u.snap_begin);
+  case GK_MSG_SNAPSHOT_CHUNK:
+    return dec_chunk(r, &m->u.snap_chunk);
+  case GK_MSG_REJOIN_ROOM:
+    if ((rc = get_code(r, m->u.rejoin.code)) != 0) return rc;
+    m->u.rejoin.slot = gk_read_u8(r);
+    gk_read_bytes(r, m->u.rejoin.secret, GK_WIRE_SECRET_LEN);
+    if (r->err != 0) return r->err;
+    return m->u.rejoin.slot < GK_PLAYERS_MAX ? 0 : GK_ERANGE;
+  case GK_MSG_SPECTATE:
+    return get_code(r, m->u.room.code);
+  case GK_MSG_RECONNECT_SECRET:
+    m->u.secret.slot = gk_read_u8(r);
+    gk_read_bytes(r, m->u.secret.secret, GK_WIRE_SECRET_LEN);
+    if (r->err != 0) return r->err;
+    return m->u.secret.slot < GK_PLAYERS_MAX ? 0 : GK_ERANGE;
+  default:
+    return GK_EPROTO;
+  }
+}
