@@ -299,24 +299,19 @@ static void free_tables(gk_server *s) {
 }
 
 /* The room and connection tables, admission and the ENet host. On
- * failure nothing is left (s is freed). */
+ * failure the caller frees the tables (free_tables). */
 static int open_tables(gk_server *s, char *err, size_t errlen) {
   const gk_server_config *cfg = s->cfg;
   s->rooms = calloc(cfg->max_rooms, sizeof(sv_room *));
   s->conns = calloc(cfg->max_peers, sizeof(*s->conns));
   s->live = calloc(cfg->max_rooms, sizeof(*s->live));
   s->free_idx = calloc(cfg->max_rooms, sizeof(*s->free_idx));
-  if (!s->rooms || !s->conns || !s->live || !s->free_idx) {
-    free_tables(s);
+  if (!s->rooms || !s->conns || !s->live || !s->free_idx)
     return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
-  }
   for (uint32_t i = 0; i < cfg->max_rooms; i++)
     s->free_idx[i] = cfg->max_rooms - 1 - i; /* slot 0 on top */
   int rc = sv_auth_init(s, err, errlen);     /* reads auth.key_file */
-  if (rc) {
-    free_tables(s);
-    return rc;
-  }
+  if (rc) return rc;
   gk_net_transport_options to;
   memset(&to, 0, sizeof(to));
   to.bind_host = cfg->host;
@@ -330,7 +325,6 @@ static int open_tables(gk_server *s, char *err, size_t errlen) {
   rc = gk_net_transport_init(&s->transport, s->loop, &to, &tc);
   if (rc) {
     sv_auth_free(s);
-    free_tables(s);
     return gk_errf(err, errlen, rc, "cannot listen on %s:%u: %s", cfg->host,
                    (unsigned)cfg->port, gk_strerror(rc));
   }
@@ -386,7 +380,10 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
   s->cfg = cfg;
   s->log = log;
   int rc = open_tables(s, err, errlen);
-  if (rc) return rc;
+  if (rc) {
+    free_tables(s);
+    return rc;
+  }
   if (cfg->replays_enabled) {
     /* a folder that cannot be made now is tried again by every room */
     char why[GK_SERVER_CONFIG_ERR_MAX];
