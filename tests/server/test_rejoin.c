@@ -274,7 +274,12 @@ static void flip_fixed(client *c, const uint8_t *bytes, size_t len) {
     memcpy(state + at, c->held[i] + 16, c->held_len[i] - 16);
     at += c->held_len[i] - 16;
   }
-  state[total / 2] ^= 0x01;
+  /* survivors' run-level "kills" counter (offset 28: magic 4, players 1,
+   * step 8, play_steps 4, paused/over/over_reason 3, wave 4, spawn_timer
+   * 4): a value read_state accepts, so only the hash can catch it. A byte
+   * picked blindly (say, the middle) may land on a field read_state
+   * checks, and then the genre refuses the state before the hash does. */
+  state[total > 28 ? 28 : total / 2] ^= 0x01;
   b.u.snap_begin.sum = gk_chunk_sum(state, total);
   uint8_t out[GK_WIRE_MAX];
   size_t n;
