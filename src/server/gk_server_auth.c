@@ -382,6 +382,23 @@ int sv_auth_request(gk_server *s, uint32_t peer, const gk_wire_msg *m,
   return rc;
 }
 
+int sv_auth_tokenless(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
+  if (s->cfg->auth_mode != GK_AUTH_TOKEN) return 0;
+  s->stats.refused++;
+  s->stats.auth_missing++;
+  if (gk_log_begin(s->log, GK_LOG_DEBUG, "auth_refused", NULL)) {
+    gk_log_u64(s->log, "peer", peer);
+    gk_log_err(s->log, "code", GK_ENOTOKEN);
+    gk_log_str(s->log, "reason", gk_wire_type_name(m->type));
+    gk_log_end(s->log);
+  }
+  sv_send_error(s, peer, GK_ENOTOKEN,
+                m->type == GK_MSG_SPECTATE
+                    ? "token mode: SPECTATE carries no connect token yet"
+                    : "token mode: REJOIN_ROOM carries no connect token yet");
+  return GK_ENOTOKEN;
+}
+
 void sv_auth_log_totals(gk_server *s) {
   const gk_server_stats *st = &s->stats;
   gk_log_u64(s->log, "auth_admitted", st->auth_admitted);

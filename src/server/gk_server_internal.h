@@ -303,6 +303,10 @@ void sv_auth_disconnect(gk_server *s, const sv_conn *c);
  * ERROR is sent, counted and logged, and the caller does nothing. */
 int sv_auth_request(gk_server *s, uint32_t peer, const gk_wire_msg *m,
                     uint64_t now_s);
+/* REJOIN_ROOM and SPECTATE carry no connect token yet: in token mode they
+ * are refused (GK_ENOTOKEN, counted as auth_missing) so that nothing gets
+ * into a room without one. Returns 0 (open mode) or the code sent. */
+int sv_auth_tokenless(gk_server *s, uint32_t peer, const gk_wire_msg *m);
 /* The token checks of sv_auth_request alone, without a server: opens the
  * token of `m` (CREATE_ROOM or JOIN_ROOM) with `key` at now_s, matches its
  * grant against the request and, if `client` is non-NULL, against the

@@ -213,6 +213,19 @@ Test(server_auth,
     raw_close(&e);
   }
 
+  /* spectating and rejoining carry no token yet: refused in token mode */
+  gk_wire_msg watch;
+  memset(&watch, 0, sizeof watch);
+  watch.type = GK_MSG_SPECTATE;
+  memcpy(watch.u.room.code, room, sizeof(room));
+  expect_refused(&c, watch, NULL, GK_ENOTOKEN, "spectate without a token");
+  gk_wire_msg back;
+  memset(&back, 0, sizeof back);
+  back.type = GK_MSG_REJOIN_ROOM;
+  memcpy(back.u.rejoin.code, room, sizeof(room));
+  back.u.rejoin.slot = 1;
+  expect_refused(&c, back, NULL, GK_ENOTOKEN, "rejoin without a token");
+
   /* the bots' rooms were not touched */
   char codes[3][17];
   uint64_t hashes[3];
@@ -223,7 +236,7 @@ Test(server_auth,
   enet_deinitialize();
   e2e_stop_server(&srv);
   cr_assert_eq(e2e_count_events(&srv, "desync"), 0);
-  cr_assert_eq(e2e_stat(&srv, "stopped", "auth_missing"), 1);
+  cr_assert_eq(e2e_stat(&srv, "stopped", "auth_missing"), 3);
   cr_assert_eq(e2e_stat(&srv, "stopped", "auth_expired"), 1);
   cr_assert_eq(e2e_stat(&srv, "stopped", "auth_bad"), 3);
   cr_assert_eq(e2e_stat(&srv, "stopped", "auth_grant"), 2);
