@@ -76,4 +76,15 @@ static inline void sv_steps(gk__sv_state *s, unsigned n, sv_events *ev) {
   for (unsigned i = 0; i < n; i++) sv_step_with(s, NULL, ev);
 }
 
+/* Puts player i at (x, y) in whole units. */
+static inline void place_player(gk__sv_state *s, uint32_t i, int x, int y) {
+  s->p[i].x = FX(x);
+  s->p[i].y = FX(y);
+}
+
+/* Takes every weapon from player i. */
+static inline void disarm(gk__sv_state *s, uint32_t i) {
+  memset(s->p[i].wlevel, 0, sizeof s->p[i].wlevel);
+}
+
 #endif
