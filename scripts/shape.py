@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scripts/shape.py: the code-shape limits of docs/ARCHITECTURE.md.
 
-Fails (exit 1) when a .c file under src/ or tools/ is over 800 lines, or a
+Fails (exit 1) when any tracked .c file is over 800 lines, or a
 function outside tests/ (and genres/*/tests, fuzzing/) is over 100 lines.
 Functions are found as top-level brace blocks whose opening line is not a
 struct/enum/union/array initialiser: good enough for this tree's style
@@ -43,7 +43,7 @@ def main():
     for f in files:
         in_tests = f.startswith(("tests/", "fuzzing/")) or "/tests/" in f
         n = sum(1 for _ in open(f, encoding="utf-8", errors="replace"))
-        if f.startswith(("src/", "tools/")) and n > FILE_MAX:
+        if n > FILE_MAX:  # every .c file, tests and genres included
             print(f"{f}: {n} lines (limit {FILE_MAX})")
             bad += 1
         if in_tests:
