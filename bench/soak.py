@@ -24,7 +24,8 @@ least-squares slope per interval.
       [--minutes 3] [--warmup 1] [--rooms 64] [--loss 0.02] [--json OUT]
 
 The bots share the machine's cores with the server: on a small machine
-the late share measures the whole setup, not the server alone.
+the late share measures the whole setup, not the server alone; --pin puts
+the server on core 0 and everything else on core 1.
 """
 import argparse
 import glob
@@ -124,8 +125,17 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", help="write the rows and totals here too")
     ap.add_argument("--keep", action="store_true", help="keep the folder")
+    ap.add_argument("--pin", action="store_true",
+                    help="server on core 0, bots and verify on core 1")
     args = ap.parse_args()
+    if args.pin and shutil.which("taskset") is None:
+        sys.exit("soak.py: --pin needs taskset (util-linux)")
+    if args.pin:
+        os.sched_setaffinity(0, {1})  # this script, bots and verify: core 1
     rnd = random.Random(args.seed)
+
+    def pin(cmd, core):
+        return ["taskset", "-c", str(core)] + cmd if args.pin else cmd
 
     d = tempfile.mkdtemp(prefix="gk-soak-")
     replays = os.path.join(d, "replays")
@@ -142,7 +152,8 @@ def main():
         json.dump(cfg, f)
     log = os.path.join(d, "server.log")
     with open(log, "w") as lf:
-        srv = subprocess.Popen([args.server, "--config", cpath], stdout=lf,
+        srv = subprocess.Popen(pin([args.server, "--config", cpath], 0),
+                               stdout=lf,
                                stderr=subprocess.STDOUT)
     port = wait_port(log, srv)
     tail = LogTail(log)
@@ -154,12 +165,12 @@ def main():
 
     def spawn():
         steps = rnd.randint(args.min_steps, args.max_steps)
-        p = subprocess.Popen(
+        p = subprocess.Popen(pin(
             [args.bot, "--server", "127.0.0.1:%d" % port, "--genre",
              "survivors", "--rooms", str(args.rooms_per_bot), "--players",
              "2", "--steps", str(steps), "--loss", args.loss, "--seed",
              str(rnd.randint(1, 1 << 30)), "--timeout",
-             str(120 + steps // 10)],
+             str(120 + steps // 10)], 1),
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         bots.append(p)
         totals["bots"] += 1

@@ -65,7 +65,7 @@ soak_warmup=1
 [ "$soak_minutes" -ge 5 ] 2>/dev/null && soak_warmup=2
 run soak python3 bench/soak.py --server $b/src/server/gk-server \
   --bot $b/tools/bot/gk-bot --replay $b/tools/replay/gk-replay \
-  --minutes "$soak_minutes" --warmup "$soak_warmup"
+  --minutes "$soak_minutes" --warmup "$soak_warmup" --pin
 run delay python3 bench/bench_delay.py --server $b/src/server/gk-server \
   --bot $b/tools/bot/gk-bot
 echo
