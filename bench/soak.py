@@ -143,7 +143,11 @@ def main():
         "listen": {"host": "127.0.0.1", "port": 0},
         "log_level": "info",
         "step_hz": 60,
-        "limits": {"rooms": 4096, "peers": 4 * args.rooms + 64},
+        # every bot connects from 127.0.0.1: the per-IP limits (60 rooms
+        # created a minute by default) would refuse most of the churn
+        "limits": {"rooms": 4096, "peers": 4 * args.rooms + 64,
+                   "creates_per_min": 0, "conns_per_ip": 0,
+                   "connects_per_ip_per_s": 0},
         "replays": {"enabled": True, "dir": replays,
                     "flush_ms": args.flush_ms},
     }
@@ -165,13 +169,15 @@ def main():
 
     def spawn():
         steps = rnd.randint(args.min_steps, args.max_steps)
+        errf = tempfile.TemporaryFile(dir=d)  # a pipe could fill, stall it
         p = subprocess.Popen(pin(
             [args.bot, "--server", "127.0.0.1:%d" % port, "--genre",
              "survivors", "--rooms", str(args.rooms_per_bot), "--players",
              "2", "--steps", str(steps), "--loss", args.loss, "--seed",
              str(rnd.randint(1, 1 << 30)), "--timeout",
              str(120 + steps // 10)], 1),
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            stdout=subprocess.PIPE, stderr=errf, text=True)
+        p.errf = errf
         bots.append(p)
         totals["bots"] += 1
 
@@ -182,6 +188,9 @@ def main():
             bots.remove(p)
             out = p.stdout.read()
             p.stdout.close()
+            p.errf.seek(0)
+            why = p.errf.read().decode(errors="replace").strip()
+            p.errf.close()
             try:
                 s = json.loads(out)
             except ValueError:
@@ -190,6 +199,10 @@ def main():
             totals["bot_desyncs"] += s.get("desyncs", 0)
             if p.returncode != 0:
                 totals["bot_failures"] += 1
+                if totals["bot_failures"] <= 3:
+                    print("bot failed (exit %d): %s" % (p.returncode,
+                          why.splitlines()[-1] if why else "no message"),
+                          file=sys.stderr)
 
     rows = []
     t0 = time.monotonic()
