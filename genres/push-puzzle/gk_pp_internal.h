@@ -13,6 +13,7 @@
 #ifndef GK_PP_INTERNAL_H
 #define GK_PP_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gk_push_puzzle.h"
@@ -24,7 +25,19 @@ typedef struct gk__pp_board {
   uint32_t pusher[GK_PP_PUSHERS_MAX]; /* cell index of each pusher */
   uint32_t boxes;                     /* total boxes */
   uint32_t on_goals;                  /* boxes on goals */
+  /* XOR of gk__pp_box_mix(c) over every cell c holding a box: with the
+   * level (whose cells differ from these only in box bits) it commits to
+   * every cell, and a push changes it by two mixes (see gk_pp_sim.c). */
+  uint64_t box_digest;
+  uint64_t row_recip; /* ceil(2^32 / width): gk__pp_row without a division */
 } gk__pp_board;
+
+/* The row of cell c: c / width, exactly, as a multiply (c < 2^16 and
+ * width < 2^8, so the reciprocal's excess, below c / 2^32 < 2^-16, never
+ * reaches the next multiple of 1 / width). */
+static inline uint32_t gk__pp_row(const gk__pp_board *b, uint32_t c) {
+  return (uint32_t)(((uint64_t)c * b->row_recip) >> 32);
+}
 
 /* Outcome of one attempted move. */
 enum { GK__PP_BLOCKED = 0, GK__PP_MOVED = 1, GK__PP_PUSHED = 2 };
@@ -42,6 +55,18 @@ static inline int32_t gk__pp_delta(const gk__pp_board *b, unsigned dir) {
     return (int32_t)b->width;
   }
 }
+
+/* The digest term of a box on cell c: SplitMix64's finalizer of c, so
+ * boxes on different cells give unrelated 64-bit terms. */
+static inline uint64_t gk__pp_box_mix(uint32_t c) {
+  uint64_t z = (uint64_t)c + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* The box digest of n cells, from scratch (a level load, read_state). */
+uint64_t gk__pp_box_digest(const uint8_t *cells, size_t n);
 
 /* Moves pusher p one cell in dir if the rules allow it. */
 int gk__pp_try_move(gk__pp_board *b, uint32_t p, unsigned dir);

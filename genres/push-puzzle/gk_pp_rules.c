@@ -35,6 +35,7 @@ int gk__pp_try_move(gk__pp_board *b, uint32_t p, unsigned dir) {
   b->cells[behind] = (uint8_t)(cb | GK_PP_BOX);
   b->on_goals -= (c & GK_PP_GOAL) ? 1u : 0u;
   b->on_goals += (cb & GK_PP_GOAL) ? 1u : 0u;
+  b->box_digest ^= gk__pp_box_mix(to) ^ gk__pp_box_mix(behind);
   b->pusher[p] = to;
   return GK__PP_PUSHED;
 }
@@ -56,9 +57,17 @@ int gk__pp_unmove(gk__pp_board *b, uint32_t p, unsigned dir, int pushed) {
     b->cells[at] = (uint8_t)(b->cells[at] | GK_PP_BOX);
     b->on_goals -= (ca & GK_PP_GOAL) ? 1u : 0u;
     b->on_goals += (b->cells[at] & GK_PP_GOAL) ? 1u : 0u;
+    b->box_digest ^= gk__pp_box_mix(ahead) ^ gk__pp_box_mix(at);
   }
   b->pusher[p] = back;
   return 0;
+}
+
+uint64_t gk__pp_box_digest(const uint8_t *cells, size_t n) {
+  uint64_t d = 0;
+  for (size_t i = 0; i < n; i++)
+    if (cells[i] & GK_PP_BOX) d ^= gk__pp_box_mix((uint32_t)i);
+  return d;
 }
 
 void gk__pp_board_load(gk__pp_board *b, uint8_t *cells, const gk_pp_level *lvl,
@@ -67,6 +76,7 @@ void gk__pp_board_load(gk__pp_board *b, uint8_t *cells, const gk_pp_level *lvl,
   memcpy(cells, lvl->cells, n);
   b->width = lvl->width;
   b->height = lvl->height;
+  b->row_recip = ((1ull << 32) + lvl->width - 1) / lvl->width;
   b->cells = cells;
   b->npushers = lvl->npushers < players ? lvl->npushers : players;
   for (uint32_t i = 0; i < b->npushers; i++) b->pusher[i] = lvl->pushers[i];
@@ -79,4 +89,5 @@ void gk__pp_board_load(gk__pp_board *b, uint8_t *cells, const gk_pp_level *lvl,
       if (cells[i] & GK_PP_GOAL) b->on_goals++;
     }
   }
+  b->box_digest = gk__pp_box_digest(cells, n);
 }

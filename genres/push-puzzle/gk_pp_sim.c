@@ -20,9 +20,17 @@
  * an empty history as with a full one, while a snapshot still carries every
  * byte undo needs.
  *
+ * Box digest: the cells differ from the level's only in box bits, so the
+ * board keeps a digest of where the boxes are (XOR of one mix per box
+ * cell; a push swaps two terms, gk_pp_rules.c). The hash covers it instead
+ * of the cells, so a step's hash does not grow with the board (a 20x20
+ * board went through XXH3's long path every step); read_state recomputes
+ * it from the cells and refuses a snapshot whose digest disagrees.
+ *
  * Canonical state, in this order (all little-endian):
- *   u8 players, u32 level, u16 width, u16 height, width*height cell bytes
- *   (GK_PP_* bits), u8 pushers, per pusher u16 x, u16 y, u32 moves,
+ *   u8 players, u32 level, u16 width, u16 height, u64 box_digest,
+ *   width*height cell bytes (GK_PP_* bits; not hashed), u8 pushers, per
+ *   pusher u16 x, u16 y, u32 moves,
  *   u32 pushes, bool solved, per player u8 hold_dir (0 none, 1 + GK_PP_DIR)
  *   and u8 hold_steps, u32 undo_len, u64 undo_digest, then undo_len history
  *   bytes (not hashed).
@@ -38,7 +46,9 @@
 #include "gk_rng.h"
 
 #define PP_EVENTS_MAX 256
-#define PP_VERSION 2 /* 2: the hash covers the undo digest, not the history */
+/* 2: the hash covers the undo digest, not the history; 3: the box digest,
+ * not the cells */
+#define PP_VERSION 3
 
 typedef struct pp_hold {
   uint8_t dir;   /* 0 none, else 1 + GK_PP_DIR_* */
@@ -439,29 +449,35 @@ static void write_sample(const void *state, gk_writer *w) {
 static void write_state(const void *state, gk_writer *w) {
   const pp_run *run = state;
   const gk__pp_board *b = &run->b;
-  gk_write_u8(w, "players", (uint8_t)run->players);
-  gk_write_u32(w, "level", run->level);
-  gk_write_u16(w, "width", b->width);
-  gk_write_u16(w, "height", b->height);
-  gk_write_bytes(w, "cells", b->cells, (size_t)b->width * b->height);
-  gk_write_u8(w, "pushers", (uint8_t)b->npushers);
+  /* every hashed field in one batch (the cells between are not hashed) */
+  size_t most = 17 + 1 + 4 * b->npushers + 9 + 2 * run->players + 12;
+  gk_batch t = gk_batch_begin(w, most);
+  gk_batch_u8(&t, "players", (uint8_t)run->players);
+  gk_batch_u32(&t, "level", run->level);
+  gk_batch_u16(&t, "width", b->width);
+  gk_batch_u16(&t, "height", b->height);
+  gk_batch_u64(&t, "box_digest", b->box_digest);
+  gk_batch_unhashed(&t, "cells", b->cells, (size_t)b->width * b->height, most);
+  gk_batch_u8(&t, "pushers", (uint8_t)b->npushers);
   for (uint32_t i = 0; i < b->npushers; i++) {
-    gk_write_begin(w, "pusher", i);
-    gk_write_u16(w, "x", (uint16_t)(b->pusher[i] % b->width));
-    gk_write_u16(w, "y", (uint16_t)(b->pusher[i] / b->width));
-    gk_write_end(w);
+    uint32_t y = gk__pp_row(b, b->pusher[i]);
+    gk_batch_group(&t, "pusher", i);
+    gk_batch_u16(&t, "x", (uint16_t)(b->pusher[i] - y * b->width));
+    gk_batch_u16(&t, "y", (uint16_t)y);
+    gk_batch_group_end(&t);
   }
-  gk_write_u32(w, "moves", run->moves);
-  gk_write_u32(w, "pushes", run->pushes);
-  gk_write_bool(w, "solved", run->solved);
+  gk_batch_u32(&t, "moves", run->moves);
+  gk_batch_u32(&t, "pushes", run->pushes);
+  gk_batch_bool(&t, "solved", run->solved);
   for (uint32_t i = 0; i < run->players; i++) {
-    gk_write_begin(w, "hold", i);
-    gk_write_u8(w, "dir", run->hold[i].dir);
-    gk_write_u8(w, "steps", run->hold[i].steps);
-    gk_write_end(w);
+    gk_batch_group(&t, "hold", i);
+    gk_batch_u8(&t, "dir", run->hold[i].dir);
+    gk_batch_u8(&t, "steps", run->hold[i].steps);
+    gk_batch_group_end(&t);
   }
-  gk_write_u32(w, "undo_len", run->undo_len);
-  gk_write_u64(w, "undo_digest", run->undo_digest);
+  gk_batch_u32(&t, "undo_len", run->undo_len);
+  gk_batch_u64(&t, "undo_digest", run->undo_digest);
+  gk_batch_end(&t);
   if (run->undo_len > 0) {
     uint32_t first = run->undo_cap - run->undo_head;
     if (first >= run->undo_len) {
@@ -487,11 +503,13 @@ static int bad(const char **what, const char *reason, int code) {
   return code;
 }
 
-/* Cells (only boxes may differ from the level) and pushers. */
+/* The box digest, the cells (only boxes may differ from the level; the
+ * digest must be theirs) and pushers. */
 static int read_board(pp_run *run, gk_reader *r, const gk_pp_level *lvl,
                       const char **what) {
   uint16_t w = lvl->width, h = lvl->height;
   size_t n = (size_t)w * h;
+  uint64_t digest = gk_read_u64(r);
   if (gk_read_bytes(r, run->cells, n) != 0)
     return bad(what, "truncated cells", r->err);
   uint32_t boxes = 0, on_goals = 0;
@@ -508,6 +526,9 @@ static int read_board(pp_run *run, gk_reader *r, const gk_pp_level *lvl,
   }
   if (boxes != lvl->boxes) return bad(what, "wrong number of boxes", GK_ERANGE);
   run->b.on_goals = on_goals;
+  run->b.box_digest = gk__pp_box_digest(run->cells, n);
+  if (digest != run->b.box_digest)
+    return bad(what, "box digest disagrees with the cells", GK_ERANGE);
   uint8_t np = gk_read_u8(r);
   if (r->err != 0 || np != run->b.npushers)
     return bad(what, "wrong number of pushers", r->err ? r->err : GK_ERANGE);

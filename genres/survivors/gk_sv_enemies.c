@@ -167,6 +167,23 @@ static int64_t clamp_push(int64_t q) {
                             : q;
 }
 
+/* floor(n / d) for n < 2^48 and 2^20 <= d < 2^32, given m = floor(2^48 /
+ * d): (n / 2^16) m / 2^32 is at most n / d and at most 2 below it, so the
+ * estimate only ever steps up to the exact quotient. Two quotients by one
+ * divisor then cost one division (for m) instead of two. */
+static inline int64_t quot48(uint64_t n, uint64_t d, uint64_t m) {
+  uint64_t q = ((n >> 16) * m) >> 32;
+  while ((q + 1) * d <= n) q++;
+  return (int64_t)q;
+}
+
+/* sp * v / d truncated towards zero (C's division), through quot48. */
+static inline int64_t scale(int64_t sp, int64_t v, uint64_t d, uint64_t m) {
+  uint64_t mag = (uint64_t)(v < 0 ? -v : v);
+  int64_t q = quot48((uint64_t)sp * mag, d, m);
+  return v < 0 ? -q : q;
+}
+
 /* The chase velocity towards the nearest living player: squared distances
  * pick the player (the first of equals), one square root scales the step. */
 static void chase(const gk__sv_state *s, gk_fx ex, gk_fx ey, uint32_t kind,
@@ -192,8 +209,11 @@ static void chase(const gk__sv_state *s, gk_fx ex, gk_fx ey, uint32_t kind,
   if (best < (stop + 1) * (stop + 1)) return;
   int64_t d = (int64_t)gk_isqrt64((uint64_t)best);
   int64_t sp = d - stop < k->speed ? d - stop : k->speed;
-  *vxo = sp * bdx / d;
-  *vyo = sp * bdy / d;
+  /* 0 < sp <= speed < 2^17 and |bdx|, |bdy| <= d, so sp |bdx| < 2^48;
+   * d > stop >= 20 units = 2^20 * 1.25 and d < 2^32 (positions < 2^31) */
+  uint64_t m = (1ull << 48) / (uint64_t)d;
+  *vxo = scale(sp, bdx, (uint64_t)d, m);
+  *vyo = scale(sp, bdy, (uint64_t)d, m);
 }
 
 /* Chase the nearest living player and keep apart from the neighbours, all

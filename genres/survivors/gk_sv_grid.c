@@ -156,7 +156,12 @@ void gk__sv_grid_query(gk__sv_state *s, gk_fx x, gk_fx y, int32_t r,
   for (uint32_t cy = cy0; cy <= cy1; cy++) {
     uint32_t lo, hi;
     gk__sv_grid_row(g, cy, cx0, cx1, &lo, &hi);
-    for (uint32_t k = lo; k < hi; k++)
+    for (uint32_t k = lo; k < hi; k++) {
+      /* outside the square: no caller's circle reaches it (sorted
+       * positions, read in sequence, spare the enemy record) */
+      if (g->x[k] < x0 || g->x[k] > x1 || g->y[k] < y0 || g->y[k] > y1)
+        continue;
       if (cb(s, g->order[k], ctx)) return;
+    }
   }
 }

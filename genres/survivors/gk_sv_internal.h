@@ -193,10 +193,13 @@ static inline void gk__sv_grid_row(const gk__sv_grid *g, uint32_t cy,
   *hi = b;
 }
 
-/* Visits every enemy whose cell touches the square of half-size `r` (whole
- * units) around (x, y), cells row by row, each cell in index order. The
- * callback returns non-zero to stop. The grid is the one the last
- * gk__sv_enemies_move built (gk_sv_enemies.c). */
+/* Visits every enemy inside the square of half-size `r` (whole units)
+ * around (x, y), edges included, cells row by row, each cell in index
+ * order: so a callback that needs a circle of radius <= r sees every enemy
+ * it could accept, in the same order as when every enemy of the cells
+ * touching the square was visited. The callback returns non-zero to stop.
+ * The grid is the one the last gk__sv_enemies_move built (gk_sv_enemies.c),
+ * and enemies must not have moved since. */
 typedef int (*gk__sv_grid_cb)(gk__sv_state *s, uint32_t enemy, void *ctx);
 void gk__sv_grid_query(gk__sv_state *s, gk_fx x, gk_fx y, int32_t r,
                        gk__sv_grid_cb cb, void *ctx);

@@ -91,17 +91,20 @@ void gk__sv_lists_init(gk__sv_lists *l) {
 
 void gk__sv_write_state(const void *state, gk_writer *w) {
   const gk__sv_state *s = state;
-  gk_write_u32(w, "magic", STATE_MAGIC);
-  gk_write_u8(w, "players", (uint8_t)s->players);
-  gk_write_u64(w, "step", s->step);
-  gk_write_u32(w, "play_steps", s->play_steps);
-  gk_write_bool(w, "paused", s->paused);
-  gk_write_bool(w, "over", s->over);
-  gk_write_u8(w, "over_reason", s->over_reason);
-  gk_write_u32(w, "wave", s->wave);
-  gk_write_u32(w, "spawn_timer", s->spawn_timer);
-  gk_write_u32(w, "kills", s->kills);
-  gk_write_u32(w, "next_enemy_id", s->next_enemy_id);
+  /* the run header: one batch of 36 bytes */
+  gk_batch b = gk_batch_begin(w, 36);
+  gk_batch_u32(&b, "magic", STATE_MAGIC);
+  gk_batch_u8(&b, "players", (uint8_t)s->players);
+  gk_batch_u64(&b, "step", s->step);
+  gk_batch_u32(&b, "play_steps", s->play_steps);
+  gk_batch_bool(&b, "paused", s->paused);
+  gk_batch_bool(&b, "over", s->over);
+  gk_batch_u8(&b, "over_reason", s->over_reason);
+  gk_batch_u32(&b, "wave", s->wave);
+  gk_batch_u32(&b, "spawn_timer", s->spawn_timer);
+  gk_batch_u32(&b, "kills", s->kills);
+  gk_batch_u32(&b, "next_enemy_id", s->next_enemy_id);
+  gk_batch_end(&b);
   gk_rng_write(&s->rng, w);
   gk_write_list(w, "players", &s->lists.player, s->p, sizeof s->p[0],
                 s->players);

@@ -14,8 +14,10 @@
 #include "gk_genres.h"
 #include "gk_replay_internal.h"
 
-static int replay_read(gk_input *base, uint64_t step, gk_step_input *out) {
-  gk_replay_input *in = (gk_replay_input *)base;
+/* Step `step` of in's replay as the loop's input; *hash gets its recorded
+ * hash. */
+static int read_step(gk_replay_input *in, uint64_t step, gk_step_input *out,
+                     uint64_t *hash) {
   gk_replay_step s;
   int rc = gk_replay_step_at(in->r, step, &s, &in->hint);
   if (rc != 0) return rc;
@@ -24,7 +26,13 @@ static int replay_read(gk_input *base, uint64_t step, gk_step_input *out) {
   out->flags = s.flags;
   out->players = in->r->players;
   out->inputs = s.inputs;
+  *hash = s.hash;
   return 0;
+}
+
+static int replay_read(gk_input *base, uint64_t step, gk_step_input *out) {
+  uint64_t hash;
+  return read_step((gk_replay_input *)base, step, out, &hash);
 }
 
 void gk_replay_input_init(gk_replay_input *in, const gk_replay *r) {
@@ -80,6 +88,37 @@ static int invalid(gk_replay_verdict *v, int code, uint64_t offset,
   return v->status;
 }
 
+/* The replay as input, checking each step's hash as the loop finishes it
+ * (end_step runs after the step is hashed), so the recorded step is read
+ * once per step, not again in a comparison pass. */
+typedef struct verify_input {
+  gk_replay_input in; /* must be first */
+  const gk_loop *loop;
+  uint64_t step, expected; /* the step being run and its recorded hash */
+  uint64_t checked;        /* steps that matched before the first mismatch */
+  int bad;                 /* a mismatch was seen at bad_step */
+  uint64_t bad_step, bad_expected, bad_actual;
+} verify_input;
+
+static int verify_read(gk_input *base, uint64_t step, gk_step_input *out) {
+  verify_input *v = (verify_input *)base;
+  v->step = step;
+  return read_step(&v->in, step, out, &v->expected);
+}
+
+static void verify_end_step(gk_input *base) {
+  verify_input *v = (verify_input *)base;
+  if (v->bad) return;
+  if (v->loop->last_hash == v->expected) {
+    v->checked++;
+    return;
+  }
+  v->bad = 1;
+  v->bad_step = v->step;
+  v->bad_expected = v->expected;
+  v->bad_actual = v->loop->last_hash;
+}
+
 int gk_replay_run(const gk_replay *r, const gk_sim *sim, uint64_t steps,
                   gk_loop *loop, gk_replay_progress_cb progress, void *ctx,
                   gk_replay_verdict *v) {
@@ -107,36 +146,34 @@ int gk_replay_run(const gk_replay *r, const gk_sim *sim, uint64_t steps,
     return invalid(v, GK_EINVAL, 0, "the loop's hash ring is too small", 0);
 
   if (steps > r->steps) steps = r->steps;
-  gk_replay_input in;
-  gk_replay_input_init(&in, r);
-  size_t hint = 0;
+  verify_input vin;
+  memset(&vin, 0, sizeof vin);
+  gk_replay_input_init(&vin.in, r);
+  vin.in.base.read = verify_read;
+  vin.in.base.end_step = verify_end_step;
+  vin.loop = loop;
   uint64_t done = 0;
   while (done < steps && v->status == GK_REPLAY_OK) {
     uint64_t want = steps - done;
     if (want > GK_REPLAY_PROGRESS_STEPS) want = GK_REPLAY_PROGRESS_STEPS;
-    int ran = gk_loop_frame(loop, &in.base, gk_budget_steps(want), 0);
+    int ran = gk_loop_frame(loop, &vin.in.base, gk_budget_steps(want), 0);
     if (ran < 0 || (uint64_t)ran != want) {
       int code = ran < 0 ? ran : loop->input_err;
       snprintf(msg, sizeof msg, "the loop stopped at step %" PRIu64 ": %s",
                done + (ran > 0 ? (uint64_t)ran : 0), gk_strerror(code));
       return invalid(v, code ? code : GK_EINPUT, 0, msg, done);
     }
-    for (uint64_t s = done; s < done + want; s++) {
-      gk_replay_step rs;
-      uint64_t actual = 0;
-      gk_replay_step_at(r, s, &rs, &hint);
-      if (gk_loop_hash_at(loop, s, &actual) != 0 || actual != rs.hash) {
-        v->status = GK_REPLAY_MISMATCH;
-        v->step = s;
-        v->expected = rs.hash;
-        v->actual = actual;
-        snprintf(v->message, sizeof v->message,
-                 "step %" PRIu64 ": expected hash 0x%016" PRIx64
-                 ", computed 0x%016" PRIx64,
-                 s, rs.hash, actual);
-        break;
-      }
-      v->steps_checked++;
+    v->steps_checked = vin.checked;
+    if (vin.bad) {
+      v->status = GK_REPLAY_MISMATCH;
+      v->step = vin.bad_step;
+      v->expected = vin.bad_expected;
+      v->actual = vin.bad_actual;
+      snprintf(v->message, sizeof v->message,
+               "step %" PRIu64 ": expected hash 0x%016" PRIx64
+               ", computed 0x%016" PRIx64,
+               v->step, v->expected, v->actual);
+      break;
     }
     done += want;
     if (progress != NULL && v->status == GK_REPLAY_OK)

@@ -63,6 +63,26 @@ void gk__writer_bytes(gk_writer *w, const uint8_t *bytes, size_t len) {
   w->len = len;
 }
 
+/* --- batches ------------------------------------------------------------- */
+
+/* The batch over w's free stage (fast mode) or, with a field callback or
+ * a stage too small, room 0 so every field takes gk__batch_field. */
+gk_batch gk__batch_begin(gk_writer *w, size_t most) {
+  gk_batch b = {w, NULL, 0};
+  if (w->field != NULL || w->cap < 16) return b;
+  if (w->cap - w->len < most + 8 && w->len > 0) gk_writer_flush(w);
+  b.at = w->buf + w->len;
+  b.room = w->cap - w->len;
+  return b;
+}
+
+gk_batch gk__batch_field(gk_batch b, gk_field_kind kind, const char *name,
+                         uint64_t v, unsigned n) {
+  gk_batch_end(&b); /* hand the staged bytes to w, then one field */
+  gk__writer_le(b.w, kind, name, v, n);
+  return gk__batch_begin(b.w, 64);
+}
+
 /* --- lists of records ----------------------------------------------------- */
 
 /* The n-byte member at p (host order), zero-extended: the writer stores its
@@ -129,58 +149,118 @@ int gk_field_list_init(gk_field_list *l, const gk_field_spec *spec,
 }
 
 /* Copies len (1..65535) bytes without reading or writing past either end:
- * 8-byte moves, the last one overlapping the one before. */
+ * two overlapping 16-byte moves for 16..32 bytes (an 18-byte enemy
+ * record), a loop of them above, then 8, 4, 2 and 1 for shorter runs. */
 static inline void copy_run(uint8_t *d, const uint8_t *s, size_t len) {
-  if (len >= 8) {
-    size_t k = 0;
-    for (; k + 8 < len; k += 8) memcpy(d + k, s + k, 8);
+  if (len >= 16) {
+    for (size_t k = 16; k + 16 < len; k += 16) memcpy(d + k, s + k, 16);
+    memcpy(d, s, 16);
+    memcpy(d + len - 16, s + len - 16, 16);
+  } else if (len >= 8) {
+    memcpy(d, s, 8);
     memcpy(d + len - 8, s + len - 8, 8);
   } else if (len >= 4) {
     memcpy(d, s, 4);
     memcpy(d + len - 4, s + len - 4, 4);
+  } else if (len >= 2) {
+    memcpy(d, s, 2);
+    d[len - 1] = s[len - 1];
   } else {
-    for (size_t k = 0; k < len; k++) d[k] = s[k];
+    d[0] = s[0];
   }
+}
+
+/* Bytes past a record's end that copy_records may read (the array goes
+ * on past a `safe` record) and past the records it may write (the stage
+ * keeps this much room). */
+#define LIST_SLACK 32
+
+/* Copies `count` records' runs to p (room for them and LIST_SLACK more)
+ * and returns the end. The first `safe` records take fixed 16- and 32-byte
+ * moves, whose excess the next run overwrites: a BOOL or a short run costs
+ * one move, an enemy (18 canonical bytes at the front of a 20-byte struct,
+ * a record of one run) two. The rest are copied exactly. */
+static uint8_t *copy_records(uint8_t *p, const gk_field_list *l,
+                             const uint8_t *rec, size_t stride, size_t count,
+                             size_t safe) {
+  size_t nrun = l->nrun, i = 0;
+  if (nrun == 1 && l->run[0].len != 0) {
+    const uint8_t *src = rec + l->run[0].src;
+    size_t len = l->run[0].len;
+    if (len <= LIST_SLACK) /* up to 32 bytes: two moves */
+      for (; i < safe && i < count; i++, src += stride, p += len) {
+        memcpy(p, src, 16);
+        memcpy(p + 16, src + 16, 16);
+      }
+    for (; i < count; i++, src += stride, p += len) copy_run(p, src, len);
+    return p;
+  }
+  for (; i < safe && i < count; i++, rec += stride) {
+    for (size_t r = 0; r < nrun; r++) {
+      size_t len = l->run[r].len;
+      const uint8_t *s = rec + l->run[r].src;
+      memcpy(p, s, 16);
+      if (len == 0) { /* a BOOL: 0 or 1 */
+        *p = *s != 0;
+        len = 1;
+      } else if (len > 16) {
+        copy_run(p + 16, s + 16, len - 16);
+      }
+      p += len;
+    }
+  }
+  for (; i < count; i++, rec += stride) {
+    for (size_t r = 0; r < nrun; r++) {
+      size_t len = l->run[r].len;
+      const uint8_t *s = rec + l->run[r].src;
+      if (len == 0) {
+        *p++ = *s != 0;
+      } else {
+        copy_run(p, s, len);
+        p += len;
+      }
+    }
+  }
+  return p;
 }
 
 void gk_write_list(gk_writer *w, const char *name, const gk_field_list *l,
                    const void *base, size_t stride, size_t count) {
   const uint8_t *b = (const uint8_t *)base;
-  if (count == 0) return;
+  if (count == 0 || l->width == 0) return; /* nothing, or an unplanned list */
   int little = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
   little = 1;
 #endif
-  size_t width = l->width, nrun = l->nrun;
-  if (w->field != NULL || !little || width > w->cap) {
+  size_t width = l->width;
+  if (w->field != NULL || !little || width + LIST_SLACK > w->cap) {
     list_fields(w, name, l->spec, l->nspec, b, stride, count);
     return;
   }
-  if (nrun == 1 && l->run[0].src == 0 &&
+  if (l->nrun == 1 && l->run[0].src == 0 &&
       l->run[0].len == stride) { /* the array is its bytes */
     gk__writer_bytes(w, b, stride * count);
     return;
   }
-  uint8_t *p = w->buf + w->len, *end = w->buf + w->cap;
-  for (size_t i = 0; i < count; i++) {
-    if ((size_t)(end - p) < width) {
-      w->len = (size_t)(p - w->buf);
-      gk_writer_flush(w);
-      p = w->buf + w->len;
-    }
-    const uint8_t *rec = b + i * stride;
-    for (size_t r = 0; r < nrun; r++) {
-      size_t len = l->run[r].len;
-      if (len == 0) {
-        *p++ = rec[l->run[r].src] != 0;
-      } else {
-        copy_run(p, rec + l->run[r].src, len);
-        p += len;
-      }
-    }
-  }
-  w->len = (size_t)(p - w->buf);
   w->total += width * count;
+  /* the records with LIST_SLACK bytes of the array after their end */
+  size_t tail = stride > 0 ? (LIST_SLACK + stride - 1) / stride : count;
+  size_t safe = count > tail ? count - tail : 0;
+  while (count > 0) {
+    /* as many whole records as the stage has room for, then flush */
+    size_t room = w->cap - w->len;
+    size_t fit = room >= LIST_SLACK ? (room - LIST_SLACK) / width : 0;
+    if (fit == 0) {
+      gk_writer_flush(w);
+      continue;
+    }
+    if (fit > count) fit = count;
+    uint8_t *end = copy_records(w->buf + w->len, l, b, stride, fit, safe);
+    w->len = (size_t)(end - w->buf);
+    b += fit * stride;
+    count -= fit;
+    safe = safe > fit ? safe - fit : 0;
+  }
 }
 
 /* --- XXH3 sink ----------------------------------------------------------- */

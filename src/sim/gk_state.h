@@ -158,6 +158,101 @@ static inline void gk_write_end(gk_writer *w) {
   if (w->field != NULL) gk__writer_field(w, GK_FIELD_END, NULL, 0, NULL, 0);
 }
 
+/* A batch: consecutive fixed-width fields with the stage position kept in
+ * the caller's registers, for a genre's hot path (a run header, a small
+ * state). The same bytes and the same field callbacks as the gk_write_*
+ * calls it stands for; each field costs a compare, a store and a few adds
+ * instead of reloading the writer around every byte store (the stage is
+ * bytes, so the compiler must assume a store may change the writer). The
+ * batch is a value (begin returns it, the slow path returns it) so that
+ * its address never escapes and it can live in registers. Between
+ * gk_batch_begin and gk_batch_end only gk_batch_* calls may use the
+ * writer. `most` is the most bytes the batch expects to write: a batch
+ * that writes more stays correct (it flushes and goes on). w must be
+ * non-NULL. */
+typedef struct gk_batch {
+  gk_writer *w;
+  uint8_t *at; /* next stage byte (fast mode), else NULL */
+  size_t room; /* stage bytes left past `at`; 0 in field-callback mode */
+} gk_batch;
+
+/* Out-of-line begin: flushes first if `most` + 8 bytes do not fit, or
+ * sets up field-callback mode. */
+gk_batch gk__batch_begin(gk_writer *w, size_t most);
+
+/* Claims the stage for a batch of about `most` bytes. */
+static inline gk_batch gk_batch_begin(gk_writer *w, size_t most) {
+  if (w->field == NULL && w->cap - w->len >= most + 8) {
+    gk_batch b = {w, w->buf + w->len, w->cap - w->len};
+    return b;
+  }
+  return gk__batch_begin(w, most);
+}
+/* Out-of-line slow path: syncs b, writes one field through the writer,
+ * returns the batch claimed again. */
+gk_batch gk__batch_field(gk_batch b, gk_field_kind kind, const char *name,
+                         uint64_t v, unsigned n);
+
+/* Hands the staged bytes to the writer; the batch is done. */
+static inline void gk_batch_end(gk_batch *b) {
+  if (b->at != NULL) {
+    size_t n = (size_t)(b->at - (b->w->buf + b->w->len));
+    b->w->len += n;
+    b->w->total += n;
+  }
+  b->at = NULL;
+  b->room = 0;
+}
+
+static inline void gk__batch_le(gk_batch *b, gk_field_kind kind,
+                                const char *name, uint64_t v, unsigned n) {
+  if (b->room < 8) {
+    *b = gk__batch_field(*b, kind, name, v, n);
+    return;
+  }
+  gk__put_le(b->at, v, n);
+  b->at += n;
+  b->room -= n;
+}
+
+static inline void gk_batch_u8(gk_batch *b, const char *name, uint8_t v) {
+  gk__batch_le(b, GK_FIELD_U8, name, v, 1);
+}
+static inline void gk_batch_u16(gk_batch *b, const char *name, uint16_t v) {
+  gk__batch_le(b, GK_FIELD_U16, name, v, 2);
+}
+static inline void gk_batch_u32(gk_batch *b, const char *name, uint32_t v) {
+  gk__batch_le(b, GK_FIELD_U32, name, v, 4);
+}
+static inline void gk_batch_u64(gk_batch *b, const char *name, uint64_t v) {
+  gk__batch_le(b, GK_FIELD_U64, name, v, 8);
+}
+static inline void gk_batch_i32(gk_batch *b, const char *name, int32_t v) {
+  gk__batch_le(b, GK_FIELD_I32, name, (uint64_t)(int64_t)v, 4);
+}
+static inline void gk_batch_bool(gk_batch *b, const char *name, int v) {
+  gk__batch_le(b, GK_FIELD_BOOL, name, v ? 1u : 0u, 1);
+}
+/* gk_write_unhashed inside a batch: a hashing writer skips the bytes and
+ * the batch goes on; any other ends the batch, writes them and begins
+ * again. */
+static inline void gk_batch_unhashed(gk_batch *b, const char *name,
+                                     const void *bytes, size_t len,
+                                     size_t most) {
+  if (b->w->hashing) return;
+  gk_batch_end(b);
+  gk_write_bytes(b->w, name, bytes, len);
+  *b = gk_batch_begin(b->w, most);
+}
+/* gk_write_begin / gk_write_end inside a batch (no bytes). */
+static inline void gk_batch_group(gk_batch *b, const char *name,
+                                  uint64_t index) {
+  if (b->w->field != NULL) gk_write_begin(b->w, name, index);
+}
+static inline void gk_batch_group_end(gk_batch *b) {
+  if (b->w->field != NULL) gk_write_end(b->w);
+}
+
 /* One fixed-width member of a C struct, for gk_write_list: its field name,
  * its kind (GK_FIELD_U8 .. GK_FIELD_BOOL; the member's C type must have
  * that width) and its offsetof. */

@@ -376,6 +376,52 @@ Test(fixed, integer_square_roots_are_exact_floors) {
   cr_assert_eq(gk_fx_hypot(GK_FX_MIN, GK_FX_MIN), GK_FX_MAX);
 }
 
+/* The digit-by-digit square root gk_isqrt64 used before the seeded
+ * Newton steps: the reference the fast one must match exactly. */
+static uint32_t isqrt_digits(uint64_t x) {
+  uint64_t res = 0, bit = 1ull << 62;
+  while (bit > x) bit >>= 2;
+  while (bit != 0) {
+    if (x >= res + bit) {
+      x -= res + bit;
+      res = (res >> 1) + bit;
+    } else {
+      res >>= 1;
+    }
+    bit >>= 2;
+  }
+  return (uint32_t)res;
+}
+
+Test(fixed, the_seeded_square_root_equals_the_digit_by_digit_one) {
+  for (uint64_t x = 0; x < (1u << 20); x++)
+    cr_assert_eq(gk_isqrt64(x), isqrt_digits(x), "x=%llu",
+                 (unsigned long long)x);
+  /* around every square k^2 for k spread over 1..2^32-1, and its ends */
+  for (uint64_t k = 1; k <= 0xFFFFFFFFull; k += 1 + k / 4096) {
+    uint64_t sq = k * k;
+    uint64_t xs[] = {sq - 1, sq, sq + 1, sq + 2 * k, sq + 2 * k - 1};
+    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
+      if (xs[i] < sq - 1) continue; /* wrapped past 2^64 */
+      cr_assert_eq(gk_isqrt64(xs[i]), isqrt_digits(xs[i]), "x=%llu",
+                   (unsigned long long)xs[i]);
+    }
+  }
+  for (unsigned b = 0; b < 64; b++) {
+    uint64_t p = 1ull << b;
+    cr_assert_eq(gk_isqrt64(p), isqrt_digits(p));
+    cr_assert_eq(gk_isqrt64(p - 1), isqrt_digits(p - 1));
+    cr_assert_eq(gk_isqrt64(p + 1), isqrt_digits(p + 1));
+  }
+  cr_assert_eq(gk_isqrt64(UINT64_MAX), 0xFFFFFFFFu);
+  uint64_t seed = 7;
+  for (int i = 0; i < 1000000; i++) {
+    uint64_t x = gk_splitmix64(&seed) >> (i % 64);
+    cr_assert_eq(gk_isqrt64(x), isqrt_digits(x), "x=%llu",
+                 (unsigned long long)x);
+  }
+}
+
 Test(fixed,
      sin_and_cos_hit_the_quarter_turns_exactly_and_stay_close_elsewhere) {
   cr_assert_eq(gk_fx_sin(0), 0);

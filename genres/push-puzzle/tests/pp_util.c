@@ -94,6 +94,7 @@ char *pp_board(const gk_sim *sim, const void *state) {
   (void)gk_read_u8(&r);  /* players */
   (void)gk_read_u32(&r); /* level */
   uint32_t w = gk_read_u16(&r), h = gk_read_u16(&r);
+  (void)gk_read_u64(&r); /* box_digest */
   const uint8_t *cells = bytes + r.pos;
   r.pos += (size_t)w * h;
   uint32_t np = gk_read_u8(&r);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gk_loop.h"
+#include "gk_pp_internal.h"
 #include "gk_push_puzzle.h"
 #include "pp_util.h"
 
@@ -567,4 +568,17 @@ Test(push_puzzle_events,
   cr_assert_eq(c.dropped, 0);
   gk_loop_close(&loop);
   pp->config_free(&cfg);
+}
+
+Test(push_puzzle_rules, the_row_of_a_cell_by_reciprocal_equals_division) {
+  gk__pp_board b;
+  memset(&b, 0, sizeof b);
+  for (uint32_t w = 1; w <= GK_PP_DIM_MAX; w++) {
+    b.width = (uint16_t)w;
+    b.row_recip = ((1ull << 32) + w - 1) / w;
+    for (uint32_t c = 0; c < w * GK_PP_DIM_MAX; c++)
+      if (gk__pp_row(&b, c) != c / w)
+        cr_assert_fail("width %u cell %u: %u, not %u", w, c, gk__pp_row(&b, c),
+                       c / w);
+  }
 }

@@ -215,9 +215,84 @@ Test(push_puzzle_state, a_long_history_costs_the_hash_nothing) {
   cr_expect_eq(hs.w.total, hashed_empty, "the hashed bytes do not grow");
   size_t n;
   uint8_t *bytes = pp_state_bytes(sim, h.state, &n);
-  cr_expect_eq(n, hashed_empty + 500, "the snapshot holds all 500 turns");
+  cr_expect_eq(n, hashed_empty + 9 * 3 + 500,
+               "the snapshot holds the 9x3 cells and all 500 turns");
   free(bytes);
   gk_hasher_close(&hs);
+  pp_stop(&h);
+}
+
+Test(push_puzzle_state, the_hash_covers_the_box_digest_not_the_cells) {
+  char *coop = pp_read_file(coop_path, NULL);
+  pp_harness big, small;
+  start_with_limit(&big, coop, 2, 16);
+  start_with_limit(&small, "########\n#@ $  .#\n########\n", 2, 16);
+  gk_hasher hs;
+  cr_assert_eq(gk_hasher_init(&hs), 0);
+  gk_sim_hash(sim, big.state, &hs);
+  uint64_t hashed_big = hs.w.total;
+  size_t n;
+  uint8_t *bytes = pp_state_bytes(sim, big.state, &n);
+  cr_expect_eq(n - hashed_big, 14 * 10, "all but the 14x10 cells is hashed");
+  cr_expect_lt(hashed_big, 64);
+  free(bytes);
+  /* a push moves the hash, and its undo brings it back */
+  uint64_t before = hash_of(small.state);
+  pp_press(&small, 0, 0, GK_PP_RIGHT);
+  pp_press(&small, 0, 0, 0);
+  uint64_t pushed = hash_of(small.state);
+  cr_expect_neq(pushed, before);
+  pp_press(&small, 0, 0, GK_PP_UNDO);
+  cr_expect_eq(hash_of(small.state), before);
+  gk_hasher_close(&hs);
+  pp_stop(&big);
+  pp_stop(&small);
+  free(coop);
+}
+
+Test(push_puzzle_state, the_running_box_digest_always_matches_the_cells) {
+  /* read_state recomputes the digest from the cells and refuses a
+   * snapshot that disagrees: bots pushing, undoing and restarting must
+   * leave a readable snapshot after every step */
+  char *coop = pp_read_file(coop_path, NULL);
+  pp_harness h;
+  start_with_limit(&h, coop, 2, 64);
+  bots b;
+  bots_init(&b, &h.cfg, 2, 11);
+  uint8_t rec[2 * GK_PP_INPUT_SIZE];
+  uint32_t undos = 0;
+  for (int s = 0; s < 3000; s++) {
+    bots_next(&b, rec, &undos);
+    pp_step(&h, rec);
+    size_t n;
+    uint8_t *bytes = pp_state_bytes(sim, h.state, &n);
+    gk_reader r;
+    gk_reader_init(&r, bytes, n);
+    void *copy = sim->read_state(&h.cfg, &r, err, sizeof err);
+    cr_assert_not_null(copy, "step %d: %s", s, err);
+    cr_assert_eq(hash_of(copy), hash_of(h.state), "step %d", s);
+    sim->destroy(copy);
+    free(bytes);
+  }
+  cr_expect_gt(undos, 10);
+  pp_stop(&h);
+  free(coop);
+}
+
+Test(push_puzzle_state, a_box_digest_that_disagrees_with_the_cells_is_refused) {
+  pp_harness h;
+  start_with_limit(&h, "########\n#@ $  .#\n########\n", 1, 16);
+  pp_press(&h, 0, 0, GK_PP_RIGHT);
+  size_t n;
+  uint8_t *bytes = pp_state_bytes(sim, h.state, &n);
+  /* u8 players, u32 level, u16 width, u16 height, then the digest */
+  bytes[1 + 4 + 2 + 2] ^= 0x10;
+  gk_reader r;
+  gk_reader_init(&r, bytes, n);
+  cr_expect_null(sim->read_state(&h.cfg, &r, err, sizeof err));
+  cr_expect_str_eq(err, "push-puzzle state: box digest disagrees with the "
+                        "cells");
+  free(bytes);
   pp_stop(&h);
 }
 
