@@ -511,11 +511,8 @@ void rw_expect_ended_normally(const world *w) {
                w->replay_err);
 }
 
-void rw_rejoin_case(const scen *o) {
-  static world w;
-  rw_run(&w, o);
-  rw_expect_ended_normally(&w);
-  client *r = rw_rejoined(&w);
+client *rw_expect_rejoined(world *w, const scen *o) {
+  client *r = rw_rejoined(w);
   cr_assert_not_null(r, "nobody tried to rejoin");
   cr_assert_eq(r->error, 0, "rejoin refused: %s %s", gk_err_name(r->error),
                r->error_text);
@@ -524,7 +521,15 @@ void rw_rejoin_case(const scen *o) {
   cr_assert(r->ended, "the rejoined player did not see the end");
   cr_assert_eq(r->desyncs, 0);
   cr_assert_geq(r->info.step, o->drop_step);
-  rw_expect_agrees(&w, r, "the rejoined player");
+  rw_expect_agrees(w, r, "the rejoined player");
+  return r;
+}
+
+void rw_rejoin_case(const scen *o) {
+  static world w;
+  rw_run(&w, o);
+  rw_expect_ended_normally(&w);
+  client *r = rw_expect_rejoined(&w, o);
   cr_assert_eq(w.stats.rejoins, 1 + (o->tamper != T_NONE));
   cr_log_info("rejoin (%s%s): snapshot step %llu, %llu bytes, resumed %.1f ms "
               "after the request",

@@ -112,6 +112,10 @@ void rw_expect_agrees(const world *w, const client *c, const char *who);
 /* Every player that stayed saw the host's end, no desync, one replay
  * that verifies. */
 void rw_expect_ended_normally(const world *w);
+/* The last rejoin attempt succeeded: snapshot, resumed sampling, the end
+ * seen, no desync, a snapshot at or after the drop, hashes that agree
+ * with player 0's from it on. Returns that client. */
+client *rw_expect_rejoined(world *w, const scen *o);
 /* A whole rejoin scenario: run, the rejoin succeeded, its hashes agree. */
 void rw_rejoin_case(const scen *o);
 /* Player 2 drops at step 1000 for 2 s, held 10 s; the host ends at 1600. */

@@ -14,7 +14,6 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "gk_err.h"
 #include "rejoin_world.h"
 
 /* The delay in force for steps from `step` on, in c's list. */
@@ -36,13 +35,7 @@ Test(rejoin_delay,
   static world w;
   rw_run(&w, &o);
   rw_expect_ended_normally(&w);
-  client *r = rw_rejoined(&w);
-  cr_assert_not_null(r, "nobody tried to rejoin");
-  cr_assert_eq(r->error, 0, "rejoin refused: %s %s", gk_err_name(r->error),
-               r->error_text);
-  cr_assert_eq(r->snaps, 1, "snapshot: %s", r->snap_err);
-  cr_assert(r->resumed && r->ended);
-  rw_expect_agrees(&w, r, "the rejoined player");
+  client *r = rw_expect_rejoined(&w, &o);
 
   const client *p0 = &w.c[0];
   cr_assert_geq(p0->ndelays, 3,

@@ -105,6 +105,10 @@ static void peer_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
   p->last_hash = hash;
   p->last_ns = uv_hrtime();
   if (in->step == 60) p->t60_ns = p->last_ns;
+  if (p->spectator) { /* watches: checked, never the room's reference */
+    bot_spec_step(r, in->step, hash);
+    return;
+  }
   bot *b = p->b;
   while (r->index == 0 && p->index == 0 && b->fault_open &&
          b->next_change < b->nschedule &&
@@ -398,7 +402,7 @@ int bot_peer_open(bot_peer *p) {
   memset(&pc, 0, sizeof(pc));
   pc.ctx = p;
   pc.send = peer_send;
-  pc.step = p->spectator ? bot_spec_step : peer_step;
+  pc.step = peer_step;
   pc.desync = peer_desync;
   pc.ended = peer_ended;
   pc.message = p->spectator ? bot_spec_message : peer_message;

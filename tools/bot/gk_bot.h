@@ -205,13 +205,13 @@ int bot_rejoin_message(bot_peer *p, const gk_wire_msg *m);
 /* The transport of a rejoin or a spectator is up: sends the request. */
 void bot_rejoin_connected(bot_peer *p);
 /* Peer callbacks: a player's snapshot and resumed sampling; the
- * spectators' step and messages (their end is a player's). */
+ * spectators' messages (their steps and end go through a player's). */
 void bot_rejoin_snapshot(void *ctx, gk_net_peer *np, int rc,
                          const gk_net_peer_snap_info *info);
 void bot_rejoin_resumed(void *ctx, gk_net_peer *np);
-void bot_spec_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
-                   uint64_t hash);
 void bot_spec_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m);
+/* A spectator ran `step`: its hash against the players' of that step. */
+void bot_spec_step(bot_room *r, uint64_t step, uint64_t hash);
 /* Allocates each room's spectators (none without --spectators). */
 int bot_spectators_alloc(bot *b);
 /* 1 if every spectator of the room ended (or none has started). */

@@ -317,15 +317,9 @@ void bot_rejoin_resumed(void *ctx, gk_net_peer *np) {
         (double)(np->snap.resumed_ns - p->connect_ns) / 1e6;
 }
 
-void bot_spec_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
-                   uint64_t hash) {
-  bot_peer *p = ctx;
-  bot_room *r = p->room;
-  (void)np;
-  p->steps = in->step + 1;
-  p->last_hash = hash;
-  const ring_entry *e = &r->ring[in->step % RING];
-  if (e->set && e->step == in->step && e->hash != hash) r->spec_mismatches++;
+void bot_spec_step(bot_room *r, uint64_t step, uint64_t hash) {
+  const ring_entry *e = &r->ring[step % RING];
+  if (e->set && e->step == step && e->hash != hash) r->spec_mismatches++;
 }
 
 void bot_spec_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
