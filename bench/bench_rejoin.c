@@ -255,9 +255,9 @@ static void c_connect(void *ctx, gk_net_transport *t, uint32_t id) {
   (void)t;
   c->id = id;
   if (c->kind == 1) {
-    gk_net_peer_rejoin(&c->peer, b->code, 1, b->c[1].secret);
+    gk_net_peer_rejoin(&c->peer, b->code, 1, b->c[1].secret, NULL);
   } else if (c->kind == 2) {
-    gk_net_peer_spectate(&c->peer, b->code);
+    gk_net_peer_spectate(&c->peer, b->code, NULL);
   } else if (c == &b->c[0]) {
     gk_wire_msg m;
     memset(&m, 0, sizeof m);

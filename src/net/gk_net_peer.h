@@ -206,12 +206,19 @@ struct gk_net_peer {
  * connected transport; the host answers with MATCH_START and a snapshot,
  * which the peer adopts (hash checked before any step), catches up from,
  * and then samples again (callbacks `snapshot`, `resumed`). `p` must be
- * initialised and not started. Returns 0, GK_ESTATE or the send's code. */
+ * initialised and not started. `token` may be NULL (a server in open
+ * mode); otherwise GK_WIRE_TOKEN_BYTES of a fresh connect token (a join
+ * of that room as a player, for that slot and the slot's client id; a
+ * token is single-use, so not the one the player first joined with).
+ * Returns 0, GK_EINVAL, GK_ESTATE or the send's code. */
 int gk_net_peer_rejoin(gk_net_peer *p, const char *code, uint32_t slot,
-                       const uint8_t secret[GK_WIRE_SECRET_LEN]);
+                       const uint8_t secret[GK_WIRE_SECRET_LEN],
+                       const uint8_t *token);
 /* Watches room `code` as a spectator (SPECTATE): a snapshot, then the
- * confirmed steps; never samples, reports its hashes. */
-int gk_net_peer_spectate(gk_net_peer *p, const char *code);
+ * confirmed steps; never samples, reports its hashes. `token` may be NULL
+ * (open mode), else GK_WIRE_TOKEN_BYTES of a spectator's join token. */
+int gk_net_peer_spectate(gk_net_peer *p, const char *code,
+                         const uint8_t *token);
 
 /* Prepares a peer (no match yet). Returns 0 or GK_EINVAL/GK_ENOMEM. */
 int gk_net_peer_init(gk_net_peer *p, const gk_net_peer_options *opts,

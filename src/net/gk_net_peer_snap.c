@@ -182,7 +182,8 @@ static int ask(gk_net_peer *p, const char *code, gk_wire_msg *m) {
 }
 
 int gk_net_peer_rejoin(gk_net_peer *p, const char *code, uint32_t slot,
-                       const uint8_t secret[GK_WIRE_SECRET_LEN]) {
+                       const uint8_t secret[GK_WIRE_SECRET_LEN],
+                       const uint8_t *token) {
   if (code == NULL || secret == NULL || slot >= GK_PLAYERS_MAX)
     return GK_EINVAL;
   gk_wire_msg m;
@@ -191,15 +192,24 @@ int gk_net_peer_rejoin(gk_net_peer *p, const char *code, uint32_t slot,
   memcpy(m.u.rejoin.code, code, strnlen(code, GK_WIRE_CODE_LEN));
   m.u.rejoin.slot = (uint8_t)slot;
   memcpy(m.u.rejoin.secret, secret, GK_WIRE_SECRET_LEN);
+  if (token != NULL) {
+    m.u.rejoin.token_len = GK_WIRE_TOKEN_BYTES;
+    memcpy(m.u.rejoin.token, token, GK_WIRE_TOKEN_BYTES);
+  }
   return ask(p, code, &m);
 }
 
-int gk_net_peer_spectate(gk_net_peer *p, const char *code) {
+int gk_net_peer_spectate(gk_net_peer *p, const char *code,
+                         const uint8_t *token) {
   if (code == NULL) return GK_EINVAL;
   gk_wire_msg m;
   memset(&m, 0, sizeof m);
   m.type = GK_MSG_SPECTATE;
   memcpy(m.u.room.code, code, strnlen(code, GK_WIRE_CODE_LEN));
+  if (token != NULL) {
+    m.u.room.token_len = GK_WIRE_TOKEN_BYTES;
+    memcpy(m.u.room.token, token, GK_WIRE_TOKEN_BYTES);
+  }
   p->spectator = 1;
   int rc = ask(p, code, &m);
   if (rc != 0) p->spectator = 0;

@@ -479,20 +479,21 @@ static int dec_remove(gk_reader *r, gk_wire_remove *m) {
   return check_remove(m);
 }
 
-/* The optional connect token of CREATE_ROOM and JOIN_ROOM: its length
- * (0 or GK_WIRE_TOKEN_BYTES, nothing else), then its bytes. */
+/* The optional connect token of CREATE_ROOM, JOIN_ROOM, REJOIN_ROOM and
+ * SPECTATE: its length (0 or GK_WIRE_TOKEN_BYTES, nothing else), then its
+ * bytes (gk_net_wire_internal.h). */
 static int check_token_len(uint32_t n) {
   return n == 0 || n == GK_WIRE_TOKEN_BYTES ? 0 : GK_EPROTO;
 }
 
-static int enc_token(uint8_t len, const uint8_t *token, put_buf *b) {
+int gk__wire_enc_token(uint8_t len, const uint8_t *token, put_buf *b) {
   if (check_token_len(len) != 0) return GK_EPROTO;
   put_le(b, len, 1);
   put_bytes(b, token, len);
   return b->err;
 }
 
-static int dec_token(gk_reader *r, uint8_t *len, uint8_t *token) {
+int gk__wire_dec_token(gk_reader *r, uint8_t *len, uint8_t *token) {
   *len = gk_read_u8(r);
   if (r->err != 0) return r->err;
   if (check_token_len(*len) != 0) {
@@ -513,7 +514,7 @@ static int enc_create_room(const gk_wire_create_room *m, put_buf *b) {
   put_str(b, m->genre, GK_WIRE_GENRE_MAX, 1, 'g');
   put_str(b, m->config, GK_WIRE_CONFIG_MAX, 2, 'j');
   if (b->err != 0) return b->err;
-  return enc_token(m->token_len, m->token, b);
+  return gk__wire_enc_token(m->token_len, m->token, b);
 }
 
 static int dec_create_room(gk_reader *r, gk_wire_create_room *m) {
@@ -522,7 +523,7 @@ static int dec_create_room(gk_reader *r, gk_wire_create_room *m) {
   m->input_delay = gk_read_u8(r);
   if ((rc = get_str(r, m->genre, GK_WIRE_GENRE_MAX, 1, 'g')) != 0 ||
       (rc = get_str(r, m->config, GK_WIRE_CONFIG_MAX, 2, 'j')) != 0 ||
-      (rc = dec_token(r, &m->token_len, m->token)) != 0)
+      (rc = gk__wire_dec_token(r, &m->token_len, m->token)) != 0)
     return rc;
   return check_players(m->max_players);
 }
@@ -545,7 +546,7 @@ static int enc_code(const gk_wire_room_code *m, int with_slot, put_buf *b) {
   }
   put_le(b, m->role, 1);
   if (b->err != 0) return b->err;
-  return enc_token(m->token_len, m->token, b);
+  return gk__wire_enc_token(m->token_len, m->token, b);
 }
 
 static int dec_code(gk_reader *r, gk_wire_room_code *m, int with_slot) {
@@ -559,7 +560,7 @@ static int dec_code(gk_reader *r, gk_wire_room_code *m, int with_slot) {
     return GK_EPROTO;
   }
   if (m->slot >= GK_PLAYERS_MAX || check_role(m->role) != 0) return GK_ERANGE;
-  return with_slot ? 0 : dec_token(r, &m->token_len, m->token);
+  return with_slot ? 0 : gk__wire_dec_token(r, &m->token_len, m->token);
 }
 
 static int check_joined(const gk_wire_joined *m) {

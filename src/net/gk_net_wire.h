@@ -81,8 +81,13 @@
  *  RECONNECT_SECRET host -> player, right after MATCH_START.
  *                slot u8 | secret: GK_WIRE_SECRET_LEN bytes
  *  REJOIN_ROOM   client -> host: take slot `slot` of room `code` back.
- *                code: GK_WIRE_CODE_LEN bytes | slot u8 | secret
- *  SPECTATE      client -> host: watch room `code`.  code
+ *                code: GK_WIRE_CODE_LEN bytes | slot u8 | secret |
+ *                token_len u8 | token: token_len bytes
+ *  SPECTATE      client -> host: watch room `code`.
+ *                code | token_len u8 | token: token_len bytes
+ *  token_len as in JOIN_ROOM: 0 (open mode) or GK_WIRE_TOKEN_BYTES (token
+ *  mode: a join token for that room, as a player for that slot and the
+ *  slot's own client id, or as a spectator; docs/PROTOCOL.md).
  *  SNAPSHOT_BEGIN host -> client. The referee's state after `step` steps
  *                follows in `chunks` SNAPSHOT_CHUNKs of transfer `id`.
  *                id u32 | kind u8 (GK_WIRE_SNAP_*) | code | step u64 |
@@ -243,9 +248,10 @@ typedef struct gk_wire_room_code {
   char code[GK_WIRE_CODE_LEN + 1];    /* NUL-terminated base32 text */
   uint8_t slot;                       /* ROOM_CREATED only */
   uint8_t role;                       /* JOIN_ROOM only: GK_WIRE_ROLE_* */
-  uint8_t token_len;                  /* JOIN_ROOM only: 0 or
+  uint8_t token_len;                  /* JOIN_ROOM, SPECTATE: 0 or
                                          GK_WIRE_TOKEN_BYTES */
-  uint8_t token[GK_WIRE_TOKEN_BYTES]; /* JOIN_ROOM only; copied on decode */
+  uint8_t token[GK_WIRE_TOKEN_BYTES]; /* JOIN_ROOM, SPECTATE; copied on
+                                         decode */
 } gk_wire_room_code;
 
 typedef struct gk_wire_joined {
@@ -287,6 +293,8 @@ typedef struct gk_wire_rejoin {
   char code[GK_WIRE_CODE_LEN + 1]; /* NUL-terminated base32 text */
   uint8_t slot;                    /* < GK_PLAYERS_MAX */
   uint8_t secret[GK_WIRE_SECRET_LEN];
+  uint8_t token_len;                  /* 0 or GK_WIRE_TOKEN_BYTES */
+  uint8_t token[GK_WIRE_TOKEN_BYTES]; /* copied on decode */
 } gk_wire_rejoin;
 
 typedef struct gk_wire_snap_begin {
@@ -340,7 +348,7 @@ typedef struct gk_wire_msg {
     gk_wire_rejoin rejoin;         /* REJOIN_ROOM */
     gk_wire_snap_begin snap_begin; /* SNAPSHOT_BEGIN */
     gk_wire_snap_chunk snap_chunk; /* SNAPSHOT_CHUNK */
-    /* SPECTATE uses `room` (code only) */
+    /* SPECTATE uses `room` (code and token) */
   } u;
 } gk_wire_msg;
 

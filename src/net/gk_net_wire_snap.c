@@ -110,12 +110,16 @@ int gk__wire_snap_encode(const gk_wire_msg *m, cur *cp) {
     put(&c, m->u.rejoin.code, GK_WIRE_CODE_LEN);
     put_le(&c, m->u.rejoin.slot, 1);
     put(&c, m->u.rejoin.secret, GK_WIRE_SECRET_LEN);
-    rc = c.err;
+    rc = c.err != 0
+             ? c.err
+             : gk__wire_enc_token(m->u.rejoin.token_len, m->u.rejoin.token, &c);
     break;
   case GK_MSG_SPECTATE:
     if (!gk_wire_code_valid(m->u.room.code)) return GK_EPROTO;
     put(&c, m->u.room.code, GK_WIRE_CODE_LEN);
-    rc = c.err;
+    rc = c.err != 0
+             ? c.err
+             : gk__wire_enc_token(m->u.room.token_len, m->u.room.token, &c);
     break;
   case GK_MSG_RECONNECT_SECRET:
     if (m->u.secret.slot >= GK_PLAYERS_MAX) return GK_ERANGE;
@@ -142,9 +146,11 @@ int gk__wire_snap_decode(gk_reader *r, gk_wire_msg *m) {
     m->u.rejoin.slot = gk_read_u8(r);
     gk_read_bytes(r, m->u.rejoin.secret, GK_WIRE_SECRET_LEN);
     if (r->err != 0) return r->err;
-    return m->u.rejoin.slot < GK_PLAYERS_MAX ? 0 : GK_ERANGE;
+    if (m->u.rejoin.slot >= GK_PLAYERS_MAX) return GK_ERANGE;
+    return gk__wire_dec_token(r, &m->u.rejoin.token_len, m->u.rejoin.token);
   case GK_MSG_SPECTATE:
-    return get_code(r, m->u.room.code);
+    if ((rc = get_code(r, m->u.room.code)) != 0) return rc;
+    return gk__wire_dec_token(r, &m->u.room.token_len, m->u.room.token);
   case GK_MSG_RECONNECT_SECRET:
     m->u.secret.slot = gk_read_u8(r);
     gk_read_bytes(r, m->u.secret.secret, GK_WIRE_SECRET_LEN);

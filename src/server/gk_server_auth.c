@@ -1,8 +1,11 @@
 /* gk_server_auth.c: who may ask for rooms, and how often (issue 14).
  *
- * Connect tokens. With auth.mode "token", CREATE_ROOM and JOIN_ROOM carry
- * a connect token (src/token/gk_token.h) minted by a backend that shares
- * the server's key. Before the room code sees a request, sv_auth_request
+ * Connect tokens. With auth.mode "token", CREATE_ROOM, JOIN_ROOM,
+ * REJOIN_ROOM and SPECTATE carry a connect token (src/token/gk_token.h)
+ * minted by a backend that shares the server's key (a rejoin: a join
+ * token for that room as a player, for its slot or any, whose client id
+ * is the slot's at MATCH_START; a spectator: a join token for that room
+ * as a spectator). Before the room code sees a request, sv_auth_request
  * opens its token with the wall clock and checks, in this order, each
  * refusal with its own ERROR code and counter:
  *   no token                                 GK_ENOTOKEN   auth_missing
@@ -221,6 +224,30 @@ size_t sv_auth_reply_cap(const gk_server *s, uint32_t peer) {
 
 /* --- tokens --------------------------------------------------------------- */
 
+static const char *role_name(uint32_t role) {
+  return role == GK_TOKEN_SPECTATOR ? "spectator" : "player";
+}
+
+/* REJOIN_ROOM and SPECTATE: a join token for that room, as a player for
+ * the rejoin's slot (or any slot), or as a spectator. */
+static int grant_match_snap(const gk_token_grant *g, const gk_wire_msg *m,
+                            char *err, size_t errlen) {
+  int rejoin = m->type == GK_MSG_REJOIN_ROOM;
+  const char *code = rejoin ? m->u.rejoin.code : m->u.room.code;
+  uint32_t role = rejoin ? GK_TOKEN_PLAYER : GK_TOKEN_SPECTATOR;
+  if (g->kind != GK_TOKEN_JOIN)
+    return gk_errf(err, errlen, GK_EGRANT, "token grants a room, not a join");
+  if (memcmp(g->code, code, GK_WIRE_CODE_LEN) != 0)
+    return gk_errf(err, errlen, GK_EGRANT, "token is for another room");
+  if (g->role != role)
+    return gk_errf(err, errlen, GK_EROLE, "token is for a %s, not a %s",
+                   role_name(g->role), role_name(role));
+  if (rejoin && g->slot != GK_TOKEN_SLOT_ANY && g->slot != m->u.rejoin.slot)
+    return gk_errf(err, errlen, GK_EGRANT, "token is for slot %u, not %u",
+                   g->slot, m->u.rejoin.slot);
+  return 0;
+}
+
 /* Does the opened token grant what `m` asks? GK_EGRANT / GK_EROLE. */
 static int grant_match(const gk_token *t, const gk_wire_msg *m,
                        const uint64_t *client, char *err, size_t errlen) {
@@ -228,6 +255,8 @@ static int grant_match(const gk_token *t, const gk_wire_msg *m,
   if (client && *client != t->client_id)
     return gk_errf(err, errlen, GK_EGRANT,
                    "token is for another client than this connection's");
+  if (m->type == GK_MSG_REJOIN_ROOM || m->type == GK_MSG_SPECTATE)
+    return grant_match_snap(g, m, err, errlen);
   if (m->type == GK_MSG_CREATE_ROOM) {
     const gk_wire_create_room *cr = &m->u.create_room;
     if (g->kind != GK_TOKEN_CREATE)
@@ -247,9 +276,23 @@ static int grant_match(const gk_token *t, const gk_wire_msg *m,
     return gk_errf(err, errlen, GK_EGRANT, "token is for another room");
   if (g->role != j->role)
     return gk_errf(err, errlen, GK_EROLE, "token is for a %s, not a %s",
-                   g->role == GK_TOKEN_SPECTATOR ? "spectator" : "player",
-                   j->role == GK_WIRE_ROLE_SPECTATOR ? "spectator" : "player");
+                   role_name(g->role), role_name(j->role));
   return 0;
+}
+
+/* The token bytes of a room request (its length in *len). */
+static const uint8_t *request_token(const gk_wire_msg *m, size_t *len) {
+  switch (m->type) {
+  case GK_MSG_CREATE_ROOM:
+    *len = m->u.create_room.token_len;
+    return m->u.create_room.token;
+  case GK_MSG_REJOIN_ROOM:
+    *len = m->u.rejoin.token_len;
+    return m->u.rejoin.token;
+  default: /* JOIN_ROOM, SPECTATE */
+    *len = m->u.room.token_len;
+    return m->u.room.token;
+  }
 }
 
 /* Opens the token of m and matches its grant: 0 with *out filled. */
@@ -257,9 +300,8 @@ static int token_open_match(const uint8_t key[GK_TOKEN_KEY_BYTES],
                             const gk_wire_msg *m, const uint64_t *client,
                             uint64_t now_s, gk_token *out, char *err,
                             size_t errlen) {
-  int create = m->type == GK_MSG_CREATE_ROOM;
-  size_t len = create ? m->u.create_room.token_len : m->u.room.token_len;
-  const uint8_t *tok = create ? m->u.create_room.token : m->u.room.token;
+  size_t len = 0;
+  const uint8_t *tok = request_token(m, &len);
   if (len == 0)
     return gk_errf(err, errlen, GK_ENOTOKEN, "a connect token is required");
   char why[160];
@@ -338,6 +380,22 @@ static int slot_match(gk_server *s, const gk_token *t, char *err,
                  t->grant.slot, r->nslots);
 }
 
+/* A rejoin's token must carry the client id its slot had at MATCH_START
+ * (a room or slot that is not there is left to the rejoin's own checks). */
+static int rejoin_client(gk_server *s, const gk_token *t, const gk_wire_msg *m,
+                         char *err, size_t errlen) {
+  if (m->type != GK_MSG_REJOIN_ROOM) return 0;
+  uint32_t slot = m->u.rejoin.slot;
+  const sv_room *r = sv_room_find(s, m->u.rejoin.code);
+  if (!r || r->state != SV_ROOM_PLAYING || slot >= r->nslots) return 0;
+  if ((r->client_set >> slot & 1u) == 0)
+    return gk_errf(err, errlen, GK_EGRANT, "slot %u has no client id", slot);
+  if (r->client_id[slot] != t->client_id)
+    return gk_errf(err, errlen, GK_EGRANT,
+                   "token is for another client than slot %u's", slot);
+  return 0;
+}
+
 /* Token mode: open, match, the creation rate, spend; then the
  * connection is bound to the token's client id. 0 or a refusal code. */
 static int token_request(gk_server *s, sv_conn *c, const gk_wire_msg *m,
@@ -346,7 +404,8 @@ static int token_request(gk_server *s, sv_conn *c, const gk_wire_msg *m,
   memset(&t, 0, sizeof(t));
   const uint64_t *bound = c->client_bound ? &c->client_id : NULL;
   int rc = token_open_match(s->auth.key, m, bound, now_s, &t, err, errlen);
-  if (!rc) rc = slot_match(s, &t, err, errlen);
+  if (!rc && m->type == GK_MSG_JOIN_ROOM) rc = slot_match(s, &t, err, errlen);
+  if (!rc) rc = rejoin_client(s, &t, m, err, errlen);
   /* the rate before the replay cache: a request refused for its rate does
    * not spend its token */
   if (!rc && m->type == GK_MSG_CREATE_ROOM)
@@ -380,23 +439,6 @@ int sv_auth_request(gk_server *s, uint32_t peer, const gk_wire_msg *m,
   }
   sv_send_error(s, peer, rc, err);
   return rc;
-}
-
-int sv_auth_tokenless(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
-  if (s->cfg->auth_mode != GK_AUTH_TOKEN) return 0;
-  s->stats.refused++;
-  s->stats.auth_missing++;
-  if (gk_log_begin(s->log, GK_LOG_DEBUG, "auth_refused", NULL)) {
-    gk_log_u64(s->log, "peer", peer);
-    gk_log_err(s->log, "code", GK_ENOTOKEN);
-    gk_log_str(s->log, "reason", gk_wire_type_name(m->type));
-    gk_log_end(s->log);
-  }
-  sv_send_error(s, peer, GK_ENOTOKEN,
-                m->type == GK_MSG_SPECTATE
-                    ? "token mode: SPECTATE carries no connect token yet"
-                    : "token mode: REJOIN_ROOM carries no connect token yet");
-  return GK_ENOTOKEN;
 }
 
 void sv_auth_log_totals(gk_server *s) {

@@ -117,6 +117,10 @@ typedef struct sv_room {
   uint32_t secret_set;                    /* slots whose secret was drawn */
   uint64_t rejoins;
   struct sv_spec *spec; /* spectators and their step ring, or NULL */
+  /* token mode: each slot's client id at MATCH_START (a rejoin's token
+   * must carry the same one) */
+  uint64_t client_id[GK_PLAYERS_MAX];
+  uint32_t client_set; /* slots whose client id is known */
 } sv_room;
 
 typedef struct sv_conn {
@@ -296,19 +300,16 @@ void sv_auth_free(gk_server *s);
 int sv_auth_connect(gk_server *s, uint32_t peer);
 /* A connection is gone: uncounts it from its IP. */
 void sv_auth_disconnect(gk_server *s, const sv_conn *c);
-/* The one check before a CREATE_ROOM or JOIN_ROOM reaches the room code:
- * in token mode the token (open, grant, role, client binding, replay
+/* The one check before a CREATE_ROOM, JOIN_ROOM, REJOIN_ROOM or SPECTATE
+ * reaches the room code: in token mode the token (open, grant, role,
+ * client binding, a rejoin's client id against the slot's, replay
  * cache), in both modes the room-creation rate. now_s is the wall clock
  * (time()). Returns 0 to go on; otherwise the request was refused: the
  * ERROR is sent, counted and logged, and the caller does nothing. */
 int sv_auth_request(gk_server *s, uint32_t peer, const gk_wire_msg *m,
                     uint64_t now_s);
-/* REJOIN_ROOM and SPECTATE carry no connect token yet: in token mode they
- * are refused (GK_ENOTOKEN, counted as auth_missing) so that nothing gets
- * into a room without one. Returns 0 (open mode) or the code sent. */
-int sv_auth_tokenless(gk_server *s, uint32_t peer, const gk_wire_msg *m);
 /* The token checks of sv_auth_request alone, without a server: opens the
- * token of `m` (CREATE_ROOM or JOIN_ROOM) with `key` at now_s, matches its
+ * token of `m` (any of the four) with `key` at now_s, matches its
  * grant against the request and, if `client` is non-NULL, against the
  * client id the connection is bound to, then admits its id once in
  * `seen`. Returns 0 with *out filled, or the refusal's code with a reason

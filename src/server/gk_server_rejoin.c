@@ -9,7 +9,9 @@
  *      stalls on it (the STALL notice names it) or, with while_away
  *      "neutral", the session gets all-zero records for it
  *      (gk_net_session_away_tick), confirmed and recorded like any other.
- *   3. A new connection sends REJOIN_ROOM(code, slot, secret). A wrong
+ *   3. A new connection sends REJOIN_ROOM(code, slot, secret; in token
+ *      mode also a fresh join token with the slot's client id, checked by
+ *      gk_server_auth.c before anything here). A wrong
  *      secret is refused (GK_EAUTH) and counted, and is a strike; a slot
  *      whose hold expired is refused (GK_EEXPIRED): it was removed, as
  *      without a hold. Otherwise the connection takes the slot: MATCH_START,
@@ -111,6 +113,11 @@ static void send_secret(gk_server *s, const sv_room *r, uint32_t slot) {
 void sv_rejoin_secrets(gk_server *s, sv_room *r) {
   for (uint32_t i = 0; i < r->nslots; i++) {
     if (r->conn[i] == SV_NO_CONN) continue;
+    const sv_conn *c = &s->conns[r->conn[i]];
+    if (c->client_bound) { /* token mode: a rejoin must be this client */
+      r->client_id[i] = c->client_id;
+      r->client_set |= 1u << i;
+    }
     if (gk_server_random(r->secret[i], GK_WIRE_SECRET_LEN) != 0) {
       gk_log_msg(s->log, GK_LOG_ERROR, "secret_failed", r->code, "reason",
                  "no random bytes: this slot cannot rejoin");
@@ -261,6 +268,7 @@ void sv_on_rejoin(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   r->away &= ~(1u << slot);
   c->room = r->index;
   c->slot = slot;
+  c->admitted = 1; /* in a room: the handshake deadline is met */
   gk_wire_msg out;
   sv_room_match_start(s, r, slot, &out);
   sv_send(s, peer, &out);

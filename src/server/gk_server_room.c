@@ -364,7 +364,12 @@ void sv_room_match_start(const gk_server *s, const sv_room *r, uint32_t slot,
   ms->players = (uint8_t)r->nslots;
   ms->active_mask = r->session.cfg.active_mask;
   ms->first_step = 0;
-  ms->input_delay = (uint8_t)r->input_delay;
+  /* the delay announced by the last confirmed step: r->input_delay at the
+   * start; after a mid-match change a rejoiner or a spectator must start
+   * from the one in force, so it switches with everyone at the next */
+  ms->input_delay =
+      (uint8_t)(r->session_open ? gk_net_session_delay(&r->session)
+                                : r->input_delay);
   ms->lead = (uint8_t)s->cfg->lead;
   ms->step_seconds.num = 1;
   ms->step_seconds.den = s->cfg->step_hz;

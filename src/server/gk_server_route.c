@@ -172,10 +172,12 @@ static void route_control(gk_server *s, sv_room *r, uint32_t peer,
     sv_on_start(s, peer);
     break;
   case GK_MSG_REJOIN_ROOM:
-    if (sv_auth_tokenless(s, peer, m) == 0) sv_on_rejoin(s, peer, m);
+    if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
+      sv_on_rejoin(s, peer, m);
     break;
   case GK_MSG_SPECTATE:
-    if (sv_auth_tokenless(s, peer, m) == 0) sv_on_spectate(s, peer, m);
+    if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
+      sv_on_spectate(s, peer, m);
     break;
   case GK_MSG_END_MATCH:
   case GK_MSG_INPUT:

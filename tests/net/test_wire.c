@@ -43,11 +43,13 @@ static int sample_snap_msg(int i, gk_wire_msg *m) {
     strcpy(m->u.rejoin.code, "ABCDEFGHJKMNPQ27");
     m->u.rejoin.slot = 2;
     memset(m->u.rejoin.secret, 0xa5, GK_WIRE_SECRET_LEN);
+    m->u.rejoin.token_len = GK_WIRE_TOKEN_BYTES; /* token mode */
+    memset(m->u.rejoin.token, 0x5b, GK_WIRE_TOKEN_BYTES);
     return 1;
   case 20:
     m->type = GK_MSG_SPECTATE;
     strcpy(m->u.room.code, "ZZZZ234567ABCDEF");
-    return 1;
+    return 1; /* no token: open mode */
   case 21:
     m->type = GK_MSG_RECONNECT_SECRET;
     m->u.secret.slot = 1;
@@ -720,4 +722,37 @@ Test(wire_codec,
   /* without a token: code, role, a zero length */
   sample_msg(10, &m);
   cr_assert_eq(encode_ok(&m, buf), GK_WIRE_HEADER + GK_WIRE_CODE_LEN + 2u);
+}
+
+Test(wire_codec,
+     rejoin_and_spectate_carry_an_optional_token_after_their_fields) {
+  gk_wire_msg m, d;
+  uint8_t buf[GK_WIRE_MAX];
+  /* REJOIN_ROOM: code, slot, secret, then token_len and the token */
+  sample_msg(19, &m);
+  size_t len = encode_ok(&m, buf);
+  size_t at = GK_WIRE_HEADER + GK_WIRE_CODE_LEN + 1u + GK_WIRE_SECRET_LEN;
+  cr_assert_eq(len, at + 1u + GK_WIRE_TOKEN_BYTES);
+  cr_assert_eq(buf[at], GK_WIRE_TOKEN_BYTES);
+  cr_assert_eq(gk_wire_decode(buf, len, &d), 0);
+  cr_assert_eq(d.u.rejoin.token_len, GK_WIRE_TOKEN_BYTES);
+  cr_assert_arr_eq(d.u.rejoin.token, m.u.rejoin.token, GK_WIRE_TOKEN_BYTES);
+  cr_assert_eq(gk_wire_decode(buf, len - 1, &d), GK_ETRUNC);
+  buf[at] = 20; /* neither 0 nor 148 */
+  cr_assert_eq(gk_wire_decode(buf, len, &d), GK_EPROTO);
+  m.u.rejoin.token_len = 0; /* open mode: a zero length, nothing after */
+  cr_assert_eq(encode_ok(&m, buf), at + 1u);
+  m.u.rejoin.token_len = 3;
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), GK_EPROTO);
+  /* SPECTATE: code, then token_len and the token */
+  sample_msg(20, &m);
+  cr_assert_eq(encode_ok(&m, buf), GK_WIRE_HEADER + GK_WIRE_CODE_LEN + 1u);
+  m.u.room.token_len = GK_WIRE_TOKEN_BYTES;
+  memset(m.u.room.token, 0x77, GK_WIRE_TOKEN_BYTES);
+  len = encode_ok(&m, buf);
+  cr_assert_eq(len,
+               GK_WIRE_HEADER + GK_WIRE_CODE_LEN + 1u + GK_WIRE_TOKEN_BYTES);
+  cr_assert_eq(gk_wire_decode(buf, len, &d), 0);
+  cr_assert_arr_eq(d.u.room.token, m.u.room.token, GK_WIRE_TOKEN_BYTES);
+  cr_assert_eq(gk_wire_decode(buf, len - 5, &d), GK_ETRUNC);
 }

@@ -68,10 +68,14 @@ static gk_token_grant join_grant(const char *code, uint8_t role) {
 /* Sends a request and waits for its answer: the answer's type, and the
  * ERROR code in *code (0 if none). `tok` may be NULL (no token). */
 static int request(raw *c, gk_wire_msg *m, const uint8_t *tok, int *code) {
-  uint8_t *len = m->type == GK_MSG_CREATE_ROOM ? &m->u.create_room.token_len
-                                               : &m->u.room.token_len;
-  uint8_t *dst =
-      m->type == GK_MSG_CREATE_ROOM ? m->u.create_room.token : m->u.room.token;
+  uint8_t *len = &m->u.room.token_len, *dst = m->u.room.token;
+  if (m->type == GK_MSG_CREATE_ROOM) {
+    len = &m->u.create_room.token_len;
+    dst = m->u.create_room.token;
+  } else if (m->type == GK_MSG_REJOIN_ROOM) {
+    len = &m->u.rejoin.token_len;
+    dst = m->u.rejoin.token;
+  }
   *len = tok ? GK_TOKEN_BYTES : 0;
   if (tok) memcpy(dst, tok, GK_TOKEN_BYTES);
   static const int answers[] = {GK_MSG_ERROR, GK_MSG_ROOM_CREATED,
@@ -127,6 +131,37 @@ static void wait_matches(const e2e_proc *srv, int n) {
   }
 }
 
+/* REJOIN_ROOM and SPECTATE with tokens (issue 12): the role, the slot and,
+ * for a rejoin, the slot's own client id are checked before the room is;
+ * a valid spectator's token gets as far as the room (a lobby: not
+ * playing). `c` is not bound to a client before the last request. */
+static void rejoin_and_spectate_tokens(raw *c, const e2e_proc *srv,
+                                       const uint8_t key[GK_TOKEN_KEY_BYTES],
+                                       const char *room, gk_wire_msg watch,
+                                       gk_wire_msg back) {
+  uint8_t tok[GK_TOKEN_BYTES];
+  gk_token_grant player = join_grant(room, GK_TOKEN_PLAYER);
+  gk_token_grant spectator = join_grant(room, GK_TOKEN_SPECTATOR);
+  mint_at(key, &player, 9, now_s(), 60, tok);
+  expect_refused(c, watch, tok, GK_EROLE, "a player's token to spectate");
+  mint_at(key, &spectator, 9, now_s(), 60, tok);
+  expect_refused(c, back, tok, GK_EROLE, "a spectator's token to rejoin");
+  player.slot = 0; /* back asks for slot 1 */
+  mint_at(key, &player, 9, now_s(), 60, tok);
+  expect_refused(c, back, tok, GK_EGRANT, "a token for another slot");
+  /* a bot's room in play: its slot 1 is the bot's client, not 9 */
+  cJSON *ms = e2e_last_event(srv, "match_start");
+  const char *bot_room = cJSON_GetObjectItem(ms, "room")->valuestring;
+  gk_token_grant other = join_grant(bot_room, GK_TOKEN_PLAYER);
+  mint_at(key, &other, 9, now_s(), 60, tok);
+  gk_wire_msg steal = back;
+  memcpy(steal.u.rejoin.code, bot_room, GK_WIRE_CODE_LEN);
+  cJSON_Delete(ms);
+  expect_refused(c, steal, tok, GK_EGRANT, "another client's slot");
+  mint_at(key, &spectator, 9, now_s(), 60, tok);
+  expect_refused(c, watch, tok, GK_ECLOSED, "spectating a lobby");
+}
+
 static char *token_config(char *buf, size_t cap, const char *key_path,
                           const char *limits) {
   snprintf(buf, cap, "\"auth\":{\"mode\":\"token\",\"key_file\":\"%s\"}%s%s",
@@ -148,7 +183,8 @@ Test(server_auth,
                    token_config(extra, sizeof(extra), key_path,
                                 "\"limits\":{\"creates_per_min\":2}"),
                    &port);
-  start_bot_opt(&bot, &d, "bot", port, "3", "2", "600", "--key", key_path);
+  start_bot_opt(&bot, &d, "bot", port, "3", "2", "1200", "--key",
+                key_path); /* still playing for the rejoin checks */
   wait_matches(&srv, 3);
   cr_assert_eq(enet_initialize(), 0);
 
@@ -213,7 +249,7 @@ Test(server_auth,
     raw_close(&e);
   }
 
-  /* spectating and rejoining carry no token yet: refused in token mode */
+  /* spectating and rejoining without a token: refused in token mode */
   gk_wire_msg watch;
   memset(&watch, 0, sizeof watch);
   watch.type = GK_MSG_SPECTATE;
@@ -225,6 +261,7 @@ Test(server_auth,
   memcpy(back.u.rejoin.code, room, sizeof(room));
   back.u.rejoin.slot = 1;
   expect_refused(&c, back, NULL, GK_ENOTOKEN, "rejoin without a token");
+  rejoin_and_spectate_tokens(&c, &srv, key, room, watch, back);
 
   /* the bots' rooms were not touched */
   char codes[3][17];
@@ -239,12 +276,13 @@ Test(server_auth,
   cr_assert_eq(e2e_stat(&srv, "stopped", "auth_missing"), 3);
   cr_assert_eq(e2e_stat(&srv, "stopped", "auth_expired"), 1);
   cr_assert_eq(e2e_stat(&srv, "stopped", "auth_bad"), 3);
-  cr_assert_eq(e2e_stat(&srv, "stopped", "auth_grant"), 2);
-  cr_assert_eq(e2e_stat(&srv, "stopped", "auth_role"), 1);
+  cr_assert_eq(e2e_stat(&srv, "stopped", "auth_grant"), 2 + 2);
+  cr_assert_eq(e2e_stat(&srv, "stopped", "auth_role"), 1 + 2);
   cr_assert_eq(e2e_stat(&srv, "stopped", "auth_reused"), 1);
   cr_assert_eq(e2e_stat(&srv, "stopped", "limit_create_rate"), 1);
-  /* 3 bot rooms of 2, 1 create + 1 join, 2 creates of client 42 */
-  cr_assert_eq(e2e_stat(&srv, "stopped", "auth_admitted"), 6 + 2 + 2);
+  /* 3 bot rooms of 2, 1 create + 1 join, 2 creates of client 42, 1
+   * spectator's token */
+  cr_assert_eq(e2e_stat(&srv, "stopped", "auth_admitted"), 6 + 2 + 2 + 1);
   e2e_dir_remove(&d);
 }
 

@@ -4,6 +4,7 @@
  *          [--seed S] [--loss P] [--latency MS] [--options JSON]
  *          [--input-delay D] [--timeout SEC] [--key FILE | --token TOKEN]
  *          [--jitter MS] [--latency-schedule STEP:MS,...] [--light]
+ *          [--drop SLOT:STEP:MS]... [--spectators N]
  *
  * What a load test or a smoke test needs: R rooms of P bot players each,
  * on one uv loop. Every player is a gk_net_peer with its own ENet client
@@ -22,7 +23,10 @@
  * sets the relay's latency (each way) to MS once room 0's player 0 has run
  * step STEP (rising and falling latency for the input delay tests). The
  * summary has each room's input delays (step, delay) and its steps per
- * wall second (player 0, from step 60 to its last).
+ * wall second (player 0, from step 60 to its last). --drop and
+ * --spectators (gk_bot_rejoin.c): a player leaves at a step and takes its
+ * slot back from the server's snapshot; spectators watch every room; the
+ * summary lists each rejoin and whether the spectators agree.
  *
  * Hashes are compared twice: the server compares every peer's reported
  * hash with its own and sends DESYNC notices (counted), and the players of
@@ -34,7 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gk_bot.h"
 #include "gk_bot_light.h"
@@ -44,8 +47,7 @@
 /* --- helpers ----------------------------------------------------------------
  */
 
-/* Records the room's first failure: `what` and an optional detail. */
-static void room_fail(bot_room *r, const char *what, const char *detail) {
+void bot_room_fail(bot_room *r, const char *what, const char *detail) {
   if (!r->failed) {
     snprintf(r->error, sizeof(r->error), "%s%s%s", what, detail ? ": " : "",
              detail ? detail : "");
@@ -55,9 +57,9 @@ static void room_fail(bot_room *r, const char *what, const char *detail) {
 
 static void finish(bot *b);
 
-static void room_check_done(bot_room *r) {
+void bot_room_check_done(bot_room *r) {
   if (r->done) return;
-  int all = 1;
+  int all = bot_spectators_done(r);
   for (uint32_t i = 0; i < r->b->players; i++)
     if (!r->peers[i].ended) all = 0;
   if (all || r->failed) {
@@ -103,6 +105,10 @@ static void peer_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
   p->last_hash = hash;
   p->last_ns = uv_hrtime();
   if (in->step == 60) p->t60_ns = p->last_ns;
+  if (p->spectator) { /* watches: checked, never the room's reference */
+    bot_spec_step(r, in->step, hash);
+    return;
+  }
   bot *b = p->b;
   while (r->index == 0 && p->index == 0 && b->fault_open &&
          b->next_change < b->nschedule &&
@@ -129,6 +135,7 @@ static void peer_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
     m.u.end_reason = GK_WIRE_END_HOST;
     if (gk_net_peer_send_msg(&p->peer, &m) == 0) r->end_sent = 1;
   }
+  bot_rejoin_step(p, in->step);
 }
 
 static void peer_desync(void *ctx, gk_net_peer *np, const gk_wire_desync *d) {
@@ -148,22 +155,21 @@ static void peer_ended(void *ctx, gk_net_peer *np, uint64_t step, int reason) {
   p->steps = np->loop.steps;
   p->last_hash = np->loop.last_hash;
   gk_net_peer_stop(np);
-  room_check_done(p->room);
+  bot_room_check_done(p->room);
 }
-
-static void connect_peer(bot_peer *p);
 
 static void peer_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
   bot_peer *p = ctx;
   bot_room *r = p->room;
   (void)np;
+  if (bot_rejoin_message(p, m)) return;
   switch (m->type) {
   case GK_MSG_ROOM_CREATED:
     if (p->index != 0 || r->created) break;
     memcpy(r->code, m->u.room.code, sizeof(r->code));
     r->created = 1;
     p->joined = 1;
-    for (uint32_t i = 1; i < p->b->players; i++) connect_peer(&r->peers[i]);
+    for (uint32_t i = 1; i < p->b->players; i++) bot_connect_peer(&r->peers[i]);
     break;
   case GK_MSG_JOINED:
     p->joined = 1;
@@ -172,12 +178,12 @@ static void peer_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
     char detail[GK_WIRE_TEXT_MAX + 40];
     snprintf(detail, sizeof(detail), "%s: %s", gk_err_name(m->u.error.code),
              m->u.error.text);
-    room_fail(r, "server error", detail);
-    room_check_done(r);
+    bot_room_fail(r, "server error", detail);
+    bot_room_check_done(r);
     return;
   }
   case GK_MSG_SHUTDOWN:
-    room_fail(r, "the server is shutting down", NULL);
+    bot_room_fail(r, "the server is shutting down", NULL);
     return;
   default:
     break;
@@ -211,13 +217,6 @@ static void tr_receive(void *ctx, gk_net_transport *t, uint32_t conn,
  * the one from --token, or a fresh one minted with --key. 0 or a code. */
 static int put_token(bot_peer *p, int create, uint8_t *len, uint8_t *tok) {
   bot *b = p->b;
-  *len = 0;
-  if (b->token_mode == BOT_TOKEN_NONE) return 0;
-  *len = GK_TOKEN_BYTES;
-  if (b->token_mode == BOT_TOKEN_FIXED) {
-    memcpy(tok, b->token, GK_TOKEN_BYTES);
-    return 0;
-  }
   gk_token_grant g;
   memset(&g, 0, sizeof(g));
   g.slot = GK_TOKEN_SLOT_ANY;
@@ -230,8 +229,7 @@ static int put_token(bot_peer *p, int create, uint8_t *len, uint8_t *tok) {
     g.role = GK_TOKEN_PLAYER;
     memcpy(g.code, p->room->code, sizeof(g.code));
   }
-  uint64_t client = b->client_base + (uint64_t)p->room->index * 16u + p->index;
-  return gk_token_mint(&g, client, (uint64_t)time(NULL), 60, b->key, tok);
+  return bot_token(b, &g, bot_client_id(p), len, tok);
 }
 
 static void tr_connect(void *ctx, gk_net_transport *t, uint32_t conn) {
@@ -239,6 +237,10 @@ static void tr_connect(void *ctx, gk_net_transport *t, uint32_t conn) {
   (void)t;
   p->conn = conn;
   p->connected = 1;
+  if (p->rejoining || p->spectator) {
+    bot_rejoin_connected(p);
+    return;
+  }
   gk_wire_msg m;
   memset(&m, 0, sizeof(m));
   if (p->index == 0) {
@@ -259,8 +261,8 @@ static void tr_connect(void *ctx, gk_net_transport *t, uint32_t conn) {
           ? put_token(p, 1, &m.u.create_room.token_len, m.u.create_room.token)
           : put_token(p, 0, &m.u.room.token_len, m.u.room.token);
   if (rc) {
-    room_fail(p->room, "cannot mint a token", gk_strerror(rc));
-    room_check_done(p->room);
+    bot_room_fail(p->room, "cannot mint a token", gk_strerror(rc));
+    bot_room_check_done(p->room);
     return;
   }
   gk_net_peer_send_msg(&p->peer, &m);
@@ -271,13 +273,13 @@ static void tr_disconnect(void *ctx, gk_net_transport *t, uint32_t conn) {
   (void)t;
   (void)conn;
   p->connected = 0;
-  if (!p->ended && !p->b->finished) {
-    room_fail(p->room, "a player was disconnected", NULL);
-    room_check_done(p->room);
+  if (!p->ended && !p->b->finished && !p->away) {
+    bot_room_fail(p->room, "a player was disconnected", NULL);
+    bot_room_check_done(p->room);
   }
 }
 
-static void connect_peer(bot_peer *p) {
+void bot_connect_peer(bot_peer *p) {
   bot *b = p->b;
   gk_net_transport_options to;
   memset(&to, 0, sizeof(to));
@@ -291,8 +293,8 @@ static void connect_peer(bot_peer *p) {
     rc = gk_net_transport_connect(&p->tr, b->host, b->port, &p->conn);
   }
   if (rc) {
-    room_fail(p->room, "cannot connect", gk_strerror(rc));
-    room_check_done(p->room);
+    bot_room_fail(p->room, "cannot connect", gk_strerror(rc));
+    bot_room_check_done(p->room);
   }
 }
 
@@ -325,6 +327,7 @@ static void finish(bot *b) {
       if (p->tr_open) gk_net_transport_close(&p->tr, on_tr_closed);
     }
   }
+  bot_rejoin_close(b);
   if (b->fault_open) gk_net_fault_close(&b->fault, on_fault_closed);
 }
 
@@ -332,7 +335,7 @@ static void on_timeout(uv_timer_t *t) {
   bot *b = t->data;
   b->timed_out = 1;
   for (uint32_t i = 0; i < b->rooms; i++)
-    if (!b->room[i].done) room_fail(&b->room[i], "timed out", NULL);
+    if (!b->room[i].done) bot_room_fail(&b->room[i], "timed out", NULL);
   finish(b);
 }
 
@@ -355,7 +358,8 @@ static int open_fault_relay(bot *b) {
   fo.up.latency_ms = fo.down.latency_ms = b->latency_ms;
   fo.up.jitter_ms = fo.down.jitter_ms = b->jitter_ms;
   fo.seed = b->seed;
-  fo.max_clients = b->rooms * b->players;
+  /* a rejoin and a spectator are clients of their own */
+  fo.max_clients = b->rooms * (b->players + b->ndrops + b->spectators);
   fo.max_queued = 65536;
   int rc = gk_net_fault_init(&b->fault, b->loop, &fo);
   if (rc) return rc;
@@ -389,8 +393,28 @@ static void perturb_now(void *ctx, gk_net_peer *np) {
     p->b->perturbed++;
 }
 
-/* Allocates the rooms and opens one peer engine per bot player. Returns
- * 0, or GK_ENOMEM / a peer's error code. */
+int bot_peer_open(bot_peer *p) {
+  gk_net_peer_options po;
+  memset(&po, 0, sizeof(po));
+  po.loop = p->b->loop;
+  po.bot_seed = p->b->seed + p->room->index;
+  gk_net_peer_callbacks pc;
+  memset(&pc, 0, sizeof(pc));
+  pc.ctx = p;
+  pc.send = peer_send;
+  pc.step = peer_step;
+  pc.desync = peer_desync;
+  pc.ended = peer_ended;
+  pc.message = p->spectator ? bot_spec_message : peer_message;
+  pc.snapshot = bot_rejoin_snapshot;
+  pc.resumed = bot_rejoin_resumed;
+  int rc = gk_net_peer_init(&p->peer, &po, &pc);
+  if (rc == 0) p->peer_open = 1;
+  return rc;
+}
+
+/* Allocates the rooms and opens one peer engine per bot player (and the
+ * spectators' slots). Returns 0, or GK_ENOMEM / a peer's error code. */
 static int open_rooms(bot *b) {
   b->room = calloc(b->rooms, sizeof(*b->room));
   if (!b->room) return GK_ENOMEM;
@@ -406,26 +430,13 @@ static int open_rooms(bot *b) {
       p->b = b;
       p->room = r;
       p->index = j;
-      gk_net_peer_options po;
-      memset(&po, 0, sizeof(po));
-      po.loop = b->loop;
-      po.bot_seed = b->seed + i;
-      gk_net_peer_callbacks pc;
-      memset(&pc, 0, sizeof(pc));
-      pc.ctx = p;
-      pc.send = peer_send;
-      pc.step = peer_step;
-      pc.desync = peer_desync;
-      pc.ended = peer_ended;
-      pc.message = peer_message;
-      int rc = gk_net_peer_init(&p->peer, &po, &pc);
+      int rc = bot_peer_open(p);
       if (rc) return rc;
-      p->peer_open = 1;
       if (b->perturb_path != NULL) /* perturb_now checks the slot */
         gk_net_peer_after_step(&p->peer, b->perturb_step, perturb_now, p);
     }
   }
-  return 0;
+  return bot_spectators_alloc(b);
 }
 
 int main(int argc, char **argv) {
@@ -442,9 +453,10 @@ int main(int argc, char **argv) {
   uv_loop_init(&loop);
   b.loop = &loop;
   if (a.light) {
-    if (b.loss > 0.0 || b.latency_ms > 0 || b.token_mode) {
-      fprintf(stderr, "gk-bot: --light takes no --loss, --latency, --key "
-                      "or --token\n");
+    if (b.loss > 0.0 || b.latency_ms > 0 || b.token_mode || b.ndrops ||
+        b.spectators) {
+      fprintf(stderr, "gk-bot: --light takes no --loss, --latency, --key, "
+                      "--token, --drop or --spectators\n");
       return 2;
     }
     gk_bot_light_options lo = {&loop,         b.sim,     b.host,     b.port,
@@ -470,10 +482,11 @@ int main(int argc, char **argv) {
   uv_signal_init(&loop, &b.sigint);
   b.sigint.data = &b;
   uv_signal_start(&b.sigint, on_sigint, SIGINT);
-  for (uint32_t i = 0; i < b.rooms; i++) connect_peer(&b.room[i].peers[0]);
+  for (uint32_t i = 0; i < b.rooms; i++) bot_connect_peer(&b.room[i].peers[0]);
 
   uv_run(&loop, UV_RUN_DEFAULT);
   uv_loop_close(&loop);
+  bot_rejoin_free(&b);
   for (uint32_t i = 0; i < b.rooms; i++) {
     free(b.room[i].peers);
     free(b.room[i].ring);

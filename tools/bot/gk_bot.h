@@ -3,12 +3,15 @@
  *   gk_bot.c          the peers and their callbacks, the rooms, main
  *   gk_bot_args.c     the command line: usage, parsing, checks
  *   gk_bot_summary.c  the JSON summary and the exit status it implies
+ *   gk_bot_rejoin.c   --drop (a player leaves and rejoins from a
+ *                     snapshot) and --spectators
  */
 #ifndef GK_BOT_H
 #define GK_BOT_H
 
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
 #include <uv.h>
 
 #include "gk_net_fault.h"
@@ -43,9 +46,39 @@ typedef struct bot_peer {
   uint64_t t60_ns, last_ns;  /* when it ran step 60, and its last step */
   uint8_t held[GK_WIRE_MAX]; /* --chaos dup: the last INPUT sent */
   size_t held_len;
+  /* --drop and --spectators (gk_bot_rejoin.c) */
+  int spectator;   /* watches its room (index: players + its number) */
+  int away;        /* its connection was closed on purpose (--drop) */
+  int rejoining;   /* a new connection asks for the slot back */
+  int have_secret; /* RECONNECT_SECRET came */
+  uint32_t slot;
+  uint8_t secret[GK_WIRE_SECRET_LEN];
+  uint32_t closing;    /* closes of the old peer and transport pending */
+  uv_timer_t timer;    /* the drop, the way back */
+  int timer_open;      /* timer initialised (closed by finish) */
+  uint32_t drop;       /* the --drop entry being played */
+  uint32_t tries;      /* rejoins refused as "still connected" */
+  uint64_t connect_ns; /* when the rejoin's connection was opened */
+  int rec;             /* its entry in room->rejoins + 1, or 0 */
+  int snaps;           /* snapshots adopted (spectators) */
 } bot_peer;
 
 #define SCHEDULE_MAX 16
+#define DROP_MAX 16       /* --drop entries */
+#define SPECTATORS_MAX 64 /* --spectators per room (= spectator.per_room) */
+
+typedef struct bot_drop {
+  uint32_t slot;
+  uint64_t step;
+  uint32_t ms;
+} bot_drop;
+
+/* One rejoin, for the summary. */
+typedef struct bot_rejoin_rec {
+  uint32_t slot;
+  uint64_t snapshot_step, snapshot_bytes;
+  double resume_ms; /* new connection -> resumed sampling; < 0: not yet */
+} bot_rejoin_rec;
 
 typedef struct latency_change {
   uint64_t step;
@@ -68,6 +101,13 @@ struct bot_room {
   uint64_t mismatches; /* players of this room that disagreed */
   uint64_t first_mismatch;
   ring_entry *ring;
+  /* --drop and --spectators (gk_bot_rejoin.c) */
+  uint32_t drops_done; /* bit i: b->drops[i] was played */
+  bot_rejoin_rec rejoins[DROP_MAX];
+  uint32_t nrejoins;
+  bot_peer *specs; /* b->spectators of them, or NULL */
+  int specs_started;
+  uint64_t spec_mismatches; /* spectator hashes unlike the players' */
 };
 
 struct bot {
@@ -107,8 +147,11 @@ struct bot {
   const char *perturb_path;
   uint32_t perturb_slot;
   uint64_t perturb_step;
-  uint64_t perturbed;     /* rooms whose slot was perturbed */
-  uint64_t perturb_minus; /* of them, by -1 (+1 would not read back) */
+  uint64_t perturbed;       /* rooms whose slot was perturbed */
+  uint64_t perturb_minus;   /* of them, by -1 (+1 would not read back) */
+  bot_drop drops[DROP_MAX]; /* --drop SLOT:STEP:MS */
+  uint32_t ndrops;
+  uint32_t spectators; /* --spectators N, per room */
 };
 
 /* The command line, before it is checked as a whole. */
@@ -130,5 +173,55 @@ int bot_check_args(const bot_args *a, bot *b, char *host);
 /* gk_bot_summary.c. Prints the one JSON summary; returns the exit status
  * it implies. */
 int bot_print_summary(bot *b);
+
+/* gk_bot.c, for gk_bot_rejoin.c. */
+/* Records the room's first failure: `what` and an optional detail. */
+void bot_room_fail(bot_room *r, const char *what, const char *detail);
+/* The room is done once every player and spectator ended, or it failed. */
+void bot_room_check_done(bot_room *r);
+/* Opens p's peer engine (the player's or, with p->spectator, the
+ * spectator's callbacks). 0 or gk_net_peer_init's code. */
+int bot_peer_open(bot_peer *p);
+/* Opens p's transport and connects it; a failure fails the room. */
+void bot_connect_peer(bot_peer *p);
+
+/* gk_bot_rejoin.c: --drop and --spectators. */
+/* --drop SLOT:STEP:MS into b (repeatable). 0, or 1 after saying why. */
+int bot_parse_drop(const char *v, bot *b);
+/* Checks the drops and spectators against the rest; -1 to go on, else 2
+ * after saying why. */
+int bot_check_rejoin_args(const bot *b);
+/* The connect token of a request with grant g for `client`: none (len 0),
+ * --token's, or one minted with --key. 0 or gk_token_mint's code. */
+int bot_token(const bot *b, const gk_token_grant *g, uint64_t client,
+              uint8_t *len, uint8_t tok[GK_TOKEN_BYTES]);
+/* A player's client id in token mode (the same for its rejoins). */
+uint64_t bot_client_id(const bot_peer *p);
+/* After each step a player ran: starts the drops and spectators due. */
+void bot_rejoin_step(bot_peer *p, uint64_t step);
+/* A player's message: 1 if handled here (RECONNECT_SECRET; a rejoin
+ * refused because the server still holds the old connection). */
+int bot_rejoin_message(bot_peer *p, const gk_wire_msg *m);
+/* The transport of a rejoin or a spectator is up: sends the request. */
+void bot_rejoin_connected(bot_peer *p);
+/* Peer callbacks: a player's snapshot and resumed sampling; the
+ * spectators' messages (their steps and end go through a player's). */
+void bot_rejoin_snapshot(void *ctx, gk_net_peer *np, int rc,
+                         const gk_net_peer_snap_info *info);
+void bot_rejoin_resumed(void *ctx, gk_net_peer *np);
+void bot_spec_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m);
+/* A spectator ran `step`: its hash against the players' of that step. */
+void bot_spec_step(bot_room *r, uint64_t step, uint64_t hash);
+/* Allocates each room's spectators (none without --spectators). */
+int bot_spectators_alloc(bot *b);
+/* 1 if every spectator of the room ended (or none has started). */
+int bot_spectators_done(const bot_room *r);
+/* finish(): closes the spectators and the drop timers. */
+void bot_rejoin_close(bot *b);
+/* After the loop: frees the spectators. */
+void bot_rejoin_free(bot *b);
+/* The room's "rejoins" and "spectators" summary entries; returns 1 if a
+ * spectator disagrees with the players (a mismatch), else 0. */
+int bot_rejoin_summary(cJSON *ro, const bot *b, const bot_room *r);
 
 #endif

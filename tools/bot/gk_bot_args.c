@@ -10,6 +10,18 @@
 #include "gk_genres.h"
 #include "gk_state.h"
 
+/* --drop and --spectators (gk_bot_rejoin.c). */
+static void usage_rejoin(FILE *f) {
+  fprintf(f,
+          "  --drop SLOT:STEP:MS  in every room the player in SLOT closes\n"
+          "                  its connection once it ran STEP and, MS ms\n"
+          "                  later, rejoins from the server's snapshot with\n"
+          "                  the room code, slot and reconnect secret (up to\n"
+          "                  16; the server needs reconnect.hold_ms > MS)\n"
+          "  --spectators N  N spectators per room (0..64), from the step\n"
+          "                  player 0 reaches a quarter of the way in\n");
+}
+
 static void usage(FILE *f) {
   fprintf(f,
           "usage: gk-bot --server HOST:PORT --genre G --rooms R --players P\n"
@@ -18,6 +30,7 @@ static void usage(FILE *f) {
           "              [--key FILE | --token TOKEN] [--light]\n"
           "              [--jitter MS] [--latency-schedule STEP:MS,...]\n"
           "              [--genre-lib PATH]...\n"
+          "              [--drop SLOT:STEP:MS]... [--spectators N]\n"
           "\n"
           "Plays R rooms of P bot players each against a gk-server, N steps\n"
           "per match, then the host of each room ends its match. Prints one\n"
@@ -46,6 +59,7 @@ static void usage(FILE *f) {
           "                  a join of its room as a player for the others)\n"
           "  --token TOKEN   send exactly this token (base64url) with every\n"
           "                  request, for negative tests\n");
+  usage_rejoin(f);
 }
 
 /* A decimal number up to max (gk_parse_u64: digits only). 0 or -1. */
@@ -135,7 +149,13 @@ static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
     return !(b->chaos_dup = strcmp(v, "dup") == 0);
   else if (strcmp(o, "--genre-lib") == 0)
     return load_genre_lib(v);
-  else if (strcmp(o, "--options") == 0)
+  else if (strcmp(o, "--drop") == 0)
+    return bot_parse_drop(v, b);
+  else if (strcmp(o, "--spectators") == 0) {
+    uint64_t n = 0;
+    if (parse_num(v, SPECTATORS_MAX, &n) != 0) return 1;
+    b->spectators = (uint32_t)n;
+  } else if (strcmp(o, "--options") == 0)
     b->options = v;
   else if (strcmp(o, "--key") == 0)
     a->key_file = v;
@@ -259,5 +279,9 @@ int bot_check_args(const bot_args *a, bot *b, char *host) {
   b->latency_ms = (uint32_t)a->latency;
   b->timeout_s =
       a->timeout ? (uint32_t)a->timeout : (uint32_t)(60 + a->steps / 20);
+  int st = bot_check_rejoin_args(b);
+  if (st >= 0) return st;
+  for (uint32_t i = 0; !a->timeout && i < b->ndrops; i++)
+    b->timeout_s += b->drops[i].ms / 1000u + 1u; /* away, and back */
   return check_token_args(a, b);
 }

@@ -87,6 +87,7 @@ static cJSON *room_summary(bot *b, bot_room *r, bot_totals *t) {
   }
   t->desyncs += room_desyncs;
   t->mismatches += r->mismatches + (comparable && !agree ? 1 : 0);
+  t->mismatches += (uint64_t)bot_rejoin_summary(ro, b, r);
   return ro;
 }
 

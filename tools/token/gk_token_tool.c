@@ -6,6 +6,10 @@
  *             [--slot N]) [--expires-in SECONDS] [--now UNIX_S]
  *   gk-token inspect --key FILE [--protocol N] [--now UNIX_S] TOKEN|-
  *
+ * A rejoin into a held slot (REJOIN_ROOM) takes a new join token with
+ * --slot N and the client id the player first joined with (tokens are
+ * single-use); SPECTATE takes one with --spectator.
+ *
  * mint prints the token (base64url, no padding) and a newline. inspect
  * prints JSON with every field, "valid" and the reason; the private part
  * only when the token is authentic. Exit status: 0 ok (inspect: valid),
@@ -36,6 +40,8 @@ static const char usage_text[] =
     "           (--create GENRE --players N | --join CODE [--spectator]\n"
     "            [--slot N]) [--expires-in SECONDS] [--now UNIX_S]\n"
     "  gk-token inspect --key FILE [--protocol N] [--now UNIX_S] TOKEN|-\n"
+    "a rejoin (REJOIN_ROOM): --join CODE --slot N with the player's client\n"
+    "id, a new token each time; SPECTATE: --join CODE --spectator\n"
     "exit: 0 ok, 1 token invalid (inspect), 2 usage or I/O error\n";
 
 static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,0 +1,124 @@
+/* rejoin_world.h: the in-process world of the rejoin tests (issue 12):
+ * a gk_server (the referee, replays on in a temporary folder) and
+ * survivors peers over real ENet on 127.0.0.1, created and started
+ * through the real room handshake, with the scenario knobs below (a drop
+ * and a rejoin, faults, tampered snapshots, wrong secrets, spectators,
+ * input delay changes). Shared by test_rejoin.c and test_rejoin_delay.c
+ * (rejoin_world.c). The step rate is 200 Hz.
+ */
+#ifndef GK_TESTS_REJOIN_WORLD_H
+#define GK_TESTS_REJOIN_WORLD_H
+
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "gk_net_fault.h"
+#include "gk_net_peer.h"
+#include "gk_net_transport.h"
+#include "gk_net_wire.h"
+#include "gk_server.h"
+
+#define PLAYERS 3
+#define CLIENTS 10
+#define HCAP 4096
+#define GUARD_MS 60000
+
+enum { K_PLAYER = 1, K_REJOIN, K_SPECTATOR };
+enum { T_NONE, T_FLIP, T_FLIP_FIXED, T_ROOM };
+
+typedef struct scen {
+  int neutral;
+  uint32_t hold_ms;
+  int faults;         /* 5% loss, 30 ms latency each way, for everyone */
+  uint64_t drop_step; /* 0: nobody drops */
+  uint32_t away_ms;
+  int tamper;      /* the first rejoin attempt's snapshot is tampered */
+  int bad_secret;  /* the first rejoin attempt has a wrong secret */
+  int expect_back; /* a rejoin must succeed in the end */
+  uint64_t end_step;
+  uint32_t spectators;    /* join at step 300 */
+  int throttle_spectator; /* the first spectator loses everything for a while */
+  /* input delay changes mid-match (through the shared relay's latency):
+   * at player 0's step raise_step the latency becomes raise_ms each way,
+   * at lower_step it falls back (0: no change) */
+  uint64_t raise_step, lower_step;
+  uint32_t raise_ms;
+} scen;
+
+typedef struct world world;
+
+typedef struct client {
+  world *w;
+  int used, kind, attempt;
+  gk_net_transport t;
+  uint32_t server_id;
+  gk_net_peer peer;
+  gk_net_fault relay;
+  int relayed;
+  int connected, join_sent;
+  int joined, ended, end_reason, desyncs, error;
+  char error_text[GK_WIRE_TEXT_MAX + 1];
+  uint8_t secret[GK_WIRE_SECRET_LEN];
+  int have_secret;
+  uint32_t slot;
+  uint64_t *hashes;
+  uint64_t first_run, nsteps;
+  int snap_rc, snaps, resumed;
+  char snap_err[GK_ERRMSG_MAX];
+  gk_net_peer_snap_info info;
+  int tamper;
+  uint8_t *held[64]; /* T_FLIP_FIXED: the transfer, held back */
+  size_t held_len[64];
+  uint32_t nheld;
+  /* the input delays its peer ran with, kept at its end */
+  uint32_t delay;
+  gk_net_peer_delay delays[GK_NET_PEER_DELAYS_MAX];
+  uint32_t ndelays;
+} client;
+
+struct world {
+  uv_loop_t loop;
+  gk_server *srv;
+  scen o;
+  uint16_t port, front;
+  gk_net_fault shared;
+  int shared_up;
+  char code[GK_WIRE_CODE_LEN + 1];
+  int start_sent, end_sent, timed_out;
+  uv_timer_t guard, drop_timer, back_timer, throttle_timer;
+  int dropped, spectating, throttled;
+  uint8_t secret[GK_WIRE_SECRET_LEN]; /* of the dropped slot */
+  uint32_t drop_slot;
+  client c[CLIENTS];
+  uint32_t nc;
+  gk_server_stats stats;
+  char dir[64];          /* the replays */
+  uint32_t replays_ok;   /* replays that verified */
+  char replay_err[2048]; /* the first that did not */
+};
+
+/* Runs scenario o in w (zeroed first) until it is done or the guard
+ * fires; then closes everything and verifies (and removes) the replays. */
+void rw_run(world *w, const scen *o);
+/* Frees what rw_run left in w (hash rings, held datagrams). */
+void rw_free(world *w);
+/* The client that rejoined (the last rejoin attempt), or NULL. */
+client *rw_rejoined(world *w);
+/* The client of the first rejoin attempt, or NULL. */
+client *rw_first_rejoin(world *w);
+/* Every step `c` ran from its snapshot on hashes as player 0's did. */
+void rw_expect_agrees(const world *w, const client *c, const char *who);
+/* Every player that stayed saw the host's end, no desync, one replay
+ * that verifies. */
+void rw_expect_ended_normally(const world *w);
+/* The last rejoin attempt succeeded: snapshot, resumed sampling, the end
+ * seen, no desync, a snapshot at or after the drop, hashes that agree
+ * with player 0's from it on. Returns that client. */
+client *rw_expect_rejoined(world *w, const scen *o);
+/* A whole rejoin scenario: run, the rejoin succeeded, its hashes agree. */
+void rw_rejoin_case(const scen *o);
+/* Player 2 drops at step 1000 for 2 s, held 10 s; the host ends at 1600. */
+scen rw_base(void);
+
+#endif

@@ -1,0 +1,177 @@
+/* test_e2e_rejoin.c: reconnect, rejoin and spectators (issue 12) through
+ * the real binaries on 127.0.0.1: gk-server with replays on and slots
+ * held for reconnect.hold_ms, gk-bot with --drop and --spectators, every
+ * replay verified by the library and by gk-replay.
+ *
+ * One case is a table row (e2e_case): the server's extra config, gk-bot's
+ * extra arguments, and what its summary must then say per room. Adding a
+ * gk-bot option to the run (say --late-join) is one more pair of
+ * arguments in a row and, if it adds to the summary, one more check in
+ * check_room. Every wait is bounded.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "e2e.h"
+#include "gk_token.h"
+
+#define ROOMS 2
+#define EXTRA_MAX 16
+
+typedef struct e2e_case {
+  const char *server;          /* more top-level config members */
+  const char *bot[EXTRA_MAX];  /* more gk-bot arguments, NULL-ended */
+  const char *players, *steps; /* gk-bot's --players, --steps */
+  uint32_t drop_slot;          /* the --drop row: slot and step */
+  uint64_t drop_step;
+  uint32_t spectators; /* --spectators */
+  int admitted; /* token mode: tokens the server admitted (0: open mode) */
+} e2e_case;
+
+/* What the summary says of one room: one rejoin of the dropped slot from
+ * a snapshot at or after its drop step, resumed; every spectator there,
+ * agreeing with the players; no desync. */
+static void check_room(const cJSON *room, const e2e_case *c, const char *all) {
+  const cJSON *rj = cJSON_GetObjectItem(room, "rejoins");
+  cr_assert_eq(cJSON_GetArraySize(rj), 1, "rejoins: %s", all);
+  const cJSON *e = cJSON_GetArrayItem(rj, 0);
+  cr_assert_eq(cJSON_GetObjectItem(e, "slot")->valuedouble, c->drop_slot);
+  cr_assert_geq(cJSON_GetObjectItem(e, "snapshot_step")->valuedouble,
+                (double)c->drop_step, "%s", all);
+  cr_assert_gt(cJSON_GetObjectItem(e, "snapshot_bytes")->valuedouble, 0);
+  const cJSON *ms = cJSON_GetObjectItem(e, "resume_ms");
+  cr_assert(cJSON_IsNumber(ms) && ms->valuedouble > 0, "resume_ms: %s", all);
+  const cJSON *sp = cJSON_GetObjectItem(room, "spectators");
+  cr_assert_eq(cJSON_GetObjectItem(sp, "count")->valuedouble, c->spectators,
+               "%s", all);
+  cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(sp, "agree")), "%s", all);
+  cr_assert_eq(cJSON_GetObjectItem(room, "desyncs")->valuedouble, 0);
+}
+
+/* Runs a case: the server, one gk-bot of ROOMS rooms, its summary, the
+ * server's log and the replays. */
+static void run_case(const e2e_case *c) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  char server[1024];
+  snprintf(server, sizeof server, "\"reconnect\":{\"hold_ms\":10000}%s%s",
+           c->server ? "," : "", c->server ? c->server : "");
+  e2e_proc srv, bot;
+  uint16_t port;
+  e2e_start_server(&srv, &d, server, &port);
+  char rooms[8];
+  snprintf(rooms, sizeof rooms, "%d", ROOMS);
+  e2e_start_bot_x(&bot, &d, "bot", port, rooms, c->players, c->steps, c->bot);
+  char codes[ROOMS][17];
+  uint64_t hashes[ROOMS];
+  cr_assert_eq(e2e_check_bot(&bot, ROOMS, codes, hashes), ROOMS);
+
+  cJSON *sum = e2e_read_json(bot.out);
+  char *all = cJSON_PrintUnformatted(sum);
+  const cJSON *res = cJSON_GetObjectItem(sum, "room_results");
+  for (const cJSON *r = res->child; r != NULL; r = r->next)
+    check_room(r, c, all);
+  cJSON_free(all);
+  cJSON_Delete(sum);
+
+  e2e_stop_server(&srv);
+  cr_assert_eq(e2e_count_events(&srv, "desync"), 0);
+  cr_assert_eq(e2e_count_events(&srv, "spectator_desync"), 0);
+  cr_assert_eq(e2e_count_events(&srv, "player_rejoined"), ROOMS);
+  cr_assert_eq(e2e_count_events(&srv, "spectator_joined"),
+               ROOMS * (int)c->spectators);
+  cr_assert_eq(e2e_stat(&srv, "stopped", "replays_written"), ROOMS);
+  if (c->admitted)
+    cr_assert_eq(e2e_stat(&srv, "stopped", "auth_admitted"), c->admitted);
+  /* every replay verifies (library and gk-replay), and ends on the hash
+   * the bots ended on */
+  char rcodes[ROOMS * 2][17];
+  uint64_t rhashes[ROOMS * 2];
+  int nr = e2e_verify_replays(d.replays, rcodes, rhashes, ROOMS * 2);
+  cr_assert_eq(nr, ROOMS);
+  for (int i = 0; i < ROOMS; i++) {
+    int found = 0;
+    for (int j = 0; j < nr; j++)
+      if (strcmp(codes[i], rcodes[j]) == 0) {
+        found = 1;
+        cr_assert_eq(hashes[i], rhashes[j], "room %s", codes[i]);
+      }
+    cr_assert(found, "no replay for room %s", codes[i]);
+  }
+  e2e_dir_remove(&d);
+}
+
+static e2e_case survivors_case(void) {
+  return (e2e_case){.bot = {"--drop", "1:300:1500", "--spectators", "2"},
+                    .players = "3",
+                    .steps = "960",
+                    .drop_slot = 1,
+                    .drop_step = 300,
+                    .spectators = 2};
+}
+
+Test(server_e2e_rejoin,
+     a_player_dropped_at_300_rejoins_and_spectators_agree_in_every_room,
+     .timeout = 120) {
+  e2e_case c = survivors_case();
+  run_case(&c);
+}
+
+Test(server_e2e_rejoin,
+     the_same_in_token_mode_with_a_fresh_token_for_each_rejoin_and_spectator,
+     .timeout = 120) {
+  e2e_dir keys;
+  e2e_dir_make(&keys);
+  char key_path[300], err[256], server[600];
+  snprintf(key_path, sizeof key_path, "%s/server.key", keys.path);
+  cr_assert_eq(gk_token_key_write(key_path, err, sizeof err), 0, "%s", err);
+  snprintf(server, sizeof server,
+           "\"auth\":{\"mode\":\"token\",\"key_file\":\"%s\"}", key_path);
+  e2e_case c = survivors_case();
+  c.server = server;
+  c.bot[4] = "--key";
+  c.bot[5] = key_path;
+  /* per room: 3 players, 1 rejoin (a new token: the first was spent), 2
+   * spectators */
+  c.admitted = ROOMS * (3 + 1 + 2);
+  run_case(&c);
+  e2e_dir_remove(&keys);
+}
+
+/* gk-bot's stderr after a run (at most cap - 1 bytes). */
+static void read_err(const e2e_proc *p, char *out, size_t cap) {
+  FILE *f = fopen(p->err, "r");
+  size_t n = f ? fread(out, 1, cap - 1, f) : 0;
+  if (f) fclose(f);
+  out[n] = '\0';
+}
+
+Test(server_e2e_rejoin, bad_drop_and_spectator_values_are_usage_errors) {
+  static const struct {
+    const char *opt, *val, *says;
+  } bad[] = {
+      {"--drop", "1:300", "SLOT:STEP:MS"},
+      {"--drop", "1:x:5", "SLOT:STEP:MS"},
+      {"--drop", "5:300:100", "not a player of the room"},
+      {"--drop", "1:960:100", "before the match's last step"},
+      {"--drop", "1:300:600001", "600000"},
+      {"--spectators", "65", "bad value"},
+  };
+  e2e_dir d;
+  e2e_dir_make(&d);
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    const char *extra[] = {bad[i].opt, bad[i].val, NULL};
+    e2e_proc bot;
+    e2e_start_bot_x(&bot, &d, "usage", 9, "1", "3", "960", extra);
+    cr_assert(e2e_wait(&bot, 10000), "gk-bot %s %s did not exit", bad[i].opt,
+              bad[i].val);
+    char err[2048];
+    read_err(&bot, err, sizeof err);
+    cr_assert_eq(bot.status, 2, "%s %s: exit %d", bad[i].opt, bad[i].val,
+                 bot.status);
+    cr_assert(strstr(err, bad[i].opt) && strstr(err, bad[i].says), "%s %s: %s",
+              bad[i].opt, bad[i].val, err);
+  }
+  e2e_dir_remove(&d);
+}
