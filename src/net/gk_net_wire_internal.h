@@ -26,5 +26,14 @@ void gk__wire_put_le(gk__wire_put *b, uint64_t v, unsigned n);
  * GK_ETRUNC; GK_EPROTO for a type that is not theirs. */
 int gk__wire_snap_encode(const gk_wire_msg *m, gk__wire_put *b);
 int gk__wire_snap_decode(gk_reader *r, gk_wire_msg *m);
+/* gk_net_wire_snap.c: the body of SNAPSHOT_CHUNK, which STATE_CHUNK
+ * shares. */
+int gk__wire_chunk_encode(const gk_wire_snap_chunk *k, gk__wire_put *b);
+int gk__wire_chunk_decode(gk_reader *r, gk_wire_snap_chunk *k);
+
+/* gk_net_wire_state.c: the bodies of the GK_WIRE_STATE_MSG_MAP messages
+ * (gk__wire_snap_* hand them over); as above. */
+int gk__wire_state_encode(const gk_wire_msg *m, gk__wire_put *b);
+int gk__wire_state_decode(gk_reader *r, gk_wire_msg *m);
 
 #endif

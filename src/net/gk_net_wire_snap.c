@@ -1,7 +1,9 @@
 /* gk_net_wire_snap.c: the codec of the rejoin, spectator and snapshot
  * messages (GK_WIRE_SNAP_MSG_MAP; layouts in gk_net_wire.h). gk_wire_encode
  * and gk_wire_decode hand these types here after the header; the checks
- * are shared by both directions, so whatever encodes also decodes. */
+ * are shared by both directions, so whatever encodes also decodes. Types
+ * not theirs go on to gk_net_wire_state.c (STATE_*), which shares the
+ * chunk body (gk__wire_chunk_*). */
 #include <string.h>
 
 #include "gk_err.h"
@@ -69,7 +71,7 @@ static int dec_begin(gk_reader *r, gk_wire_snap_begin *b) {
   return check_begin(b);
 }
 
-static int enc_chunk(const gk_wire_snap_chunk *k, cur *c) {
+int gk__wire_chunk_encode(const gk_wire_snap_chunk *k, cur *c) {
   if (k->len > GK_WIRE_SNAP_CHUNK_MAX) return GK_ETOOBIG;
   if (k->len > 0 && k->bytes == NULL) return GK_EINVAL;
   put_le(c, k->id, 4);
@@ -80,7 +82,7 @@ static int enc_chunk(const gk_wire_snap_chunk *k, cur *c) {
   return c->err;
 }
 
-static int dec_chunk(gk_reader *r, gk_wire_snap_chunk *k) {
+int gk__wire_chunk_decode(gk_reader *r, gk_wire_snap_chunk *k) {
   k->id = gk_read_u32(r);
   k->index = gk_read_u32(r);
   k->crc = gk_read_u32(r);
@@ -102,7 +104,7 @@ int gk__wire_snap_encode(const gk_wire_msg *m, cur *cp) {
     rc = enc_begin(&m->u.snap_begin, &c);
     break;
   case GK_MSG_SNAPSHOT_CHUNK:
-    rc = enc_chunk(&m->u.snap_chunk, &c);
+    rc = gk__wire_chunk_encode(&m->u.snap_chunk, &c);
     break;
   case GK_MSG_REJOIN_ROOM:
     if (!gk_wire_code_valid(m->u.rejoin.code)) return GK_EPROTO;
@@ -124,7 +126,7 @@ int gk__wire_snap_encode(const gk_wire_msg *m, cur *cp) {
     rc = c.err;
     break;
   default:
-    return GK_EPROTO;
+    return gk__wire_state_encode(m, cp);
   }
   if (rc == 0) *cp = c;
   return rc;
@@ -136,7 +138,7 @@ int gk__wire_snap_decode(gk_reader *r, gk_wire_msg *m) {
   case GK_MSG_SNAPSHOT_BEGIN:
     return dec_begin(r, &m->u.snap_begin);
   case GK_MSG_SNAPSHOT_CHUNK:
-    return dec_chunk(r, &m->u.snap_chunk);
+    return gk__wire_chunk_decode(r, &m->u.snap_chunk);
   case GK_MSG_REJOIN_ROOM:
     if ((rc = get_code(r, m->u.rejoin.code)) != 0) return rc;
     m->u.rejoin.slot = gk_read_u8(r);
@@ -151,6 +153,6 @@ int gk__wire_snap_decode(gk_reader *r, gk_wire_msg *m) {
     if (r->err != 0) return r->err;
     return m->u.secret.slot < GK_PLAYERS_MAX ? 0 : GK_ERANGE;
   default:
-    return GK_EPROTO;
+    return gk__wire_state_decode(r, m);
   }
 }
