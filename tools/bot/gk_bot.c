@@ -410,6 +410,7 @@ static int open_rooms(bot *b) {
       memset(&po, 0, sizeof(po));
       po.loop = b->loop;
       po.bot_seed = b->seed + i;
+      po.state_fault = b->state_fault;
       gk_net_peer_callbacks pc;
       memset(&pc, 0, sizeof(pc));
       pc.ctx = p;

@@ -109,6 +109,8 @@ struct bot {
   uint64_t perturb_step;
   uint64_t perturbed;     /* rooms whose slot was perturbed */
   uint64_t perturb_minus; /* of them, by -1 (+1 would not read back) */
+  int state_fault;        /* --state-fault (a test option):
+                             GK_NET_PEER_STATE_* */
 };
 
 /* The command line, before it is checked as a whole. */
