@@ -24,17 +24,37 @@ static int get_code(gk_reader *r, char *code) {
   return 0;
 }
 
+int gk__wire_transfer_check(uint32_t total, uint16_t chunk_size,
+                            uint32_t chunks) {
+  if (chunk_size == 0 || chunk_size > GK_WIRE_SNAP_CHUNK_MAX) return GK_ERANGE;
+  if (total > GK_WIRE_SNAP_TOTAL_MAX) return GK_ETOOBIG;
+  uint64_t n = total == 0 ? 1 : (total + chunk_size - 1u) / chunk_size;
+  return n == chunks ? 0 : GK_EPROTO;
+}
+
+void gk__wire_transfer_put(cur *c, uint32_t total, uint16_t chunk_size,
+                           uint32_t chunks, uint64_t sum) {
+  put_le(c, total, 4);
+  put_le(c, chunk_size, 2);
+  put_le(c, chunks, 4);
+  put_le(c, sum, 8);
+}
+
+void gk__wire_transfer_get(gk_reader *r, uint32_t *total, uint16_t *chunk_size,
+                           uint32_t *chunks, uint64_t *sum) {
+  *total = gk_read_u32(r);
+  *chunk_size = gk_read_u16(r);
+  *chunks = gk_read_u32(r);
+  *sum = gk_read_u64(r);
+}
+
 static int check_begin(const gk_wire_snap_begin *b) {
   if (b->kind < GK_WIRE_SNAP_REJOIN || b->kind > GK_WIRE_SNAP_REFRESH ||
       !gk_wire_code_valid(b->code))
     return GK_EPROTO;
-  if (b->step >= GK_WIRE_STEP_LIMIT || b->next_input >= GK_WIRE_STEP_LIMIT ||
-      b->chunk_size == 0 || b->chunk_size > GK_WIRE_SNAP_CHUNK_MAX)
+  if (b->step >= GK_WIRE_STEP_LIMIT || b->next_input >= GK_WIRE_STEP_LIMIT)
     return GK_ERANGE;
-  if (b->total > GK_WIRE_SNAP_TOTAL_MAX) return GK_ETOOBIG;
-  uint64_t n =
-      b->total == 0 ? 1 : (b->total + b->chunk_size - 1u) / b->chunk_size;
-  return n == b->chunks ? 0 : GK_EPROTO;
+  return gk__wire_transfer_check(b->total, b->chunk_size, b->chunks);
 }
 
 static int enc_begin(const gk_wire_snap_begin *b, cur *c) {
@@ -47,10 +67,7 @@ static int enc_begin(const gk_wire_snap_begin *b, cur *c) {
   put_le(c, b->hash, 8);
   put_le(c, b->next_input, 8);
   put_le(c, b->active_mask, 4);
-  put_le(c, b->total, 4);
-  put_le(c, b->chunk_size, 2);
-  put_le(c, b->chunks, 4);
-  put_le(c, b->sum, 8);
+  gk__wire_transfer_put(c, b->total, b->chunk_size, b->chunks, b->sum);
   return c->err;
 }
 
@@ -63,10 +80,7 @@ static int dec_begin(gk_reader *r, gk_wire_snap_begin *b) {
   b->hash = gk_read_u64(r);
   b->next_input = gk_read_u64(r);
   b->active_mask = gk_read_u32(r);
-  b->total = gk_read_u32(r);
-  b->chunk_size = gk_read_u16(r);
-  b->chunks = gk_read_u32(r);
-  b->sum = gk_read_u64(r);
+  gk__wire_transfer_get(r, &b->total, &b->chunk_size, &b->chunks, &b->sum);
   if (r->err != 0) return r->err;
   return check_begin(b);
 }

@@ -21,12 +21,7 @@ static int check_begin(const gk_wire_state_begin *b) {
                    b->sum == 0 && b->hash == 0
                ? 0
                : GK_EPROTO;
-  if (b->chunk_size == 0 || b->chunk_size > GK_WIRE_SNAP_CHUNK_MAX)
-    return GK_ERANGE;
-  if (b->total > GK_WIRE_SNAP_TOTAL_MAX) return GK_ETOOBIG;
-  uint64_t n =
-      b->total == 0 ? 1 : (b->total + b->chunk_size - 1u) / b->chunk_size;
-  return n == b->chunks ? 0 : GK_EPROTO;
+  return gk__wire_transfer_check(b->total, b->chunk_size, b->chunks);
 }
 
 static int enc_begin(const gk_wire_state_begin *b, cur *c) {
@@ -38,10 +33,7 @@ static int enc_begin(const gk_wire_state_begin *b, cur *c) {
   put_le(c, b->from, 8);
   put_le(c, b->to, 8);
   put_le(c, b->hash, 8);
-  put_le(c, b->total, 4);
-  put_le(c, b->chunk_size, 2);
-  put_le(c, b->chunks, 4);
-  put_le(c, b->sum, 8);
+  gk__wire_transfer_put(c, b->total, b->chunk_size, b->chunks, b->sum);
   return c->err;
 }
 
@@ -52,10 +44,7 @@ static int dec_begin(gk_reader *r, gk_wire_state_begin *b) {
   b->from = gk_read_u64(r);
   b->to = gk_read_u64(r);
   b->hash = gk_read_u64(r);
-  b->total = gk_read_u32(r);
-  b->chunk_size = gk_read_u16(r);
-  b->chunks = gk_read_u32(r);
-  b->sum = gk_read_u64(r);
+  gk__wire_transfer_get(r, &b->total, &b->chunk_size, &b->chunks, &b->sum);
   if (r->err != 0) return r->err;
   return check_begin(b);
 }

@@ -50,19 +50,28 @@ static int file_in(const char *dir, const char *name) {
   return stat(path, &st) == 0 && st.st_size > 0;
 }
 
+/* A server (`extra` config members, may be NULL), a gk-bot whose slot 1
+ * changes players[0].health after step 900, and a clean gk-bot in another
+ * room, both run to their end (3 players, 1000 steps). */
+static void perturbed_pair(e2e_proc *srv, e2e_proc *bad, e2e_proc *good,
+                           const e2e_dir *d, const char *extra,
+                           char (*codes)[17]) {
+  uint16_t port = 0;
+  e2e_start_server(srv, d, extra, &port);
+  const char *perturb[] = {"--perturb", "1:900:players[0].health", NULL};
+  e2e_start_bot_x(bad, d, "bad", port, "1", "3", "1000", perturb);
+  e2e_start_bot(good, d, "good", port, "1", "3", "1000");
+  uint64_t hashes[1];
+  cr_assert_eq(e2e_check_bot(good, 1, codes, hashes), 1);
+  cr_assert(e2e_wait(bad, 60000), "the perturbed gk-bot did not finish");
+}
+
 Test(server_desync, a_perturbed_peer_is_reported_at_the_next_step_only) {
   e2e_dir d;
   e2e_dir_make(&d);
   e2e_proc srv, bad, good;
-  uint16_t port = 0;
-  e2e_start_server(&srv, &d, NULL, &port);
-  const char *perturb[] = {"--perturb", "1:900:players[0].health", NULL};
-  e2e_start_bot_x(&bad, &d, "bad", port, "1", "3", "1000", perturb);
-  e2e_start_bot(&good, &d, "good", port, "1", "3", "1000");
   char codes[1][17];
-  uint64_t hashes[1];
-  cr_assert_eq(e2e_check_bot(&good, 1, codes, hashes), 1);
-  cr_assert(e2e_wait(&bad, 60000), "the perturbed gk-bot did not finish");
+  perturbed_pair(&srv, &bad, &good, &d, NULL, codes);
   cr_assert_eq(bad.status, 1, "a desync is exit 1");
   cJSON *sum = e2e_read_json(bad.out);
   cr_assert_not_null(sum);
@@ -100,15 +109,9 @@ Test(server_desync, the_report_names_the_field_and_its_bundle_reproduces_it) {
   e2e_dir d;
   e2e_dir_make(&d);
   e2e_proc srv, bad, good, diff;
-  uint16_t port = 0;
-  e2e_start_server(&srv, &d, "\"desync\":{\"policy\":\"report\"}", &port);
-  const char *perturb[] = {"--perturb", "1:900:players[0].health", NULL};
-  e2e_start_bot_x(&bad, &d, "bad", port, "1", "3", "1000", perturb);
-  e2e_start_bot(&good, &d, "good", port, "1", "3", "1000");
   char codes[1][17];
-  uint64_t hashes[1];
-  cr_assert_eq(e2e_check_bot(&good, 1, codes, hashes), 1);
-  cr_assert(e2e_wait(&bad, 60000), "the perturbed gk-bot did not finish");
+  perturbed_pair(&srv, &bad, &good, &d, "\"desync\":{\"policy\":\"report\"}",
+                 codes);
   cr_assert(e2e_wait_events(&srv, "desync_report", 1, 10000));
   cJSON *ev[4];
   cr_assert_eq(reports(&srv, ev, 4), 1, "one report for the one desync");
