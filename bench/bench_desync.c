@@ -232,15 +232,8 @@ int main(int argc, char **argv) {
          cJSON_IsString(bundle) ? bundle->valuestring : "(none)");
   cJSON_Delete(ev);
   uv_close((uv_handle_t *)&b.guard, NULL);
-  for (int i = 0; i < 2; i++) {
-    gk_net_peer_close(&b.c[i].peer, NULL);
-    gk_net_transport_close(&b.c[i].t, NULL);
-  }
-  gk_server_shutdown(b.srv);
-  gk_server_shutdown(b.srv);
-  for (int i = 0; i < 100000 && uv_run(&b.loop, UV_RUN_NOWAIT) != 0; i++)
-    ;
-  uv_loop_close(&b.loop);
+  for (int i = 0; i < 2; i++) bench_room_close_client(&b.c[i].t, &b.c[i].peer);
+  bench_room_shutdown(&b.loop, b.srv);
   fclose(log.out);
   free(b.logbuf);
   gk_server_config_free(&cfg);

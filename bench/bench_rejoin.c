@@ -337,15 +337,9 @@ int main(int argc, char **argv) {
              ? (double)st.spectator_ns / 1e3 / (double)st.spectator_steps
              : 0.0);
   for (int i = 0; i < 3; i++) uv_close((uv_handle_t *)ts[i], NULL);
-  for (uint32_t i = 0; i < b.nc; i++) {
-    gk_net_peer_close(&b.c[i].peer, NULL);
-    gk_net_transport_close(&b.c[i].t, NULL);
-  }
-  gk_server_shutdown(b.srv);
-  gk_server_shutdown(b.srv);
-  for (int i = 0; i < 100000 && uv_run(&b.loop, UV_RUN_NOWAIT) != 0; i++)
-    ;
-  uv_loop_close(&b.loop);
+  for (uint32_t i = 0; i < b.nc; i++)
+    bench_room_close_client(&b.c[i].t, &b.c[i].peer);
+  bench_room_shutdown(&b.loop, b.srv);
   fclose(logf);
   gk_server_config_free(&cfg);
   return 0;

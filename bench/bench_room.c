@@ -55,3 +55,16 @@ void bench_room_open(uv_loop_t *loop, uint16_t port, gk_net_transport *t,
       gk_net_transport_connect(t, "127.0.0.1", port, id) != 0)
     abort();
 }
+
+void bench_room_close_client(gk_net_transport *t, gk_net_peer *p) {
+  gk_net_peer_close(p, NULL);
+  gk_net_transport_close(t, NULL);
+}
+
+void bench_room_shutdown(uv_loop_t *loop, gk_server *srv) {
+  gk_server_shutdown(srv);
+  gk_server_shutdown(srv);
+  for (int i = 0; i < 100000 && uv_run(loop, UV_RUN_NOWAIT) != 0; i++)
+    ;
+  uv_loop_close(loop);
+}

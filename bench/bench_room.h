@@ -10,6 +10,7 @@
 
 #include "gk_net_peer.h"
 #include "gk_net_transport.h"
+#include "gk_server.h"
 
 extern const char *const bench_room_options;
 
@@ -29,5 +30,11 @@ void bench_room_open(uv_loop_t *loop, uint16_t port, gk_net_transport *t,
                      uint32_t *id, const gk_net_transport_callbacks *tc,
                      gk_net_peer *p, const gk_net_peer_options *po,
                      const gk_net_peer_callbacks *pc);
+
+/* Closes a client's peer and transport (bench_room_open's pair). */
+void bench_room_close_client(gk_net_transport *t, gk_net_peer *p);
+/* Shuts the server down (twice: the second cuts the grace), runs the loop
+ * until its handles are closed (bounded) and closes the loop. */
+void bench_room_shutdown(uv_loop_t *loop, gk_server *srv);
 
 #endif

@@ -151,6 +151,14 @@ static uint64_t hashes_reported(uint32_t from, uint64_t *first) {
   return end;
 }
 
+/* The last message of `type` the peer sent, or NULL. */
+static const gk_wire_msg *last_sent(gk_wire_type type) {
+  const gk_wire_msg *m = NULL;
+  for (uint32_t i = 0; i < fx->nsent; i++)
+    if (fx->sent[i].type == type) m = &fx->sent[i];
+  return m;
+}
+
 Test(peer, it_samples_no_further_than_the_lead_past_confirmation) {
   gk_wire_msg m;
   m.type = GK_MSG_MATCH_START;
@@ -161,9 +169,7 @@ Test(peer, it_samples_no_further_than_the_lead_past_confirmation) {
   cr_assert_eq(fx->p.stats.samples, 3); /* steps 2, 3, 4 = delay + lead */
   cr_assert_gt(fx->p.stats.waits, 0);
   /* Its INPUTs carry its slot and every unacknowledged record. */
-  const gk_wire_msg *last = NULL;
-  for (uint32_t i = 0; i < fx->nsent; i++)
-    if (fx->sent[i].type == GK_MSG_INPUT) last = &fx->sent[i];
+  const gk_wire_msg *last = last_sent(GK_MSG_INPUT);
   cr_assert_not_null(last);
   cr_assert_eq(last->u.input.slot, 1);
   cr_assert_eq(last->u.input.first, 2);
@@ -184,13 +190,18 @@ Test(peer, it_samples_no_further_than_the_lead_past_confirmation) {
     cr_assert_neq(fx->sent[i].type, GK_MSG_HASH);
 }
 
-Test(peer, its_hashes_ride_in_inputs_until_the_host_acknowledges_them) {
+/* MATCH_START, then steps 0..2 confirmed (and run at once). */
+static void start_and_run_3(void) {
   gk_wire_msg m;
   m.type = GK_MSG_MATCH_START;
   m.u.match_start = match();
   cr_assert_eq(feed(&m), 0);
   run_for(20);
   cr_assert_eq(confirm(0, 3, 0), 0);
+}
+
+Test(peer, its_hashes_ride_in_inputs_until_the_host_acknowledges_them) {
+  start_and_run_3();
   run_for(20);
   uint64_t first = 99;
   cr_assert_eq(hashes_reported(0, &first), 3);
@@ -366,22 +377,10 @@ Test(peer, each_sample_is_read_then_ended_and_each_tick_ends_a_frame) {
     cr_assert_eq(last->u.input.records[4 * i], (uint8_t)(i + 1));
 }
 
-/* The last message of `type` the peer sent, or NULL. */
-static const gk_wire_msg *last_sent(gk_wire_type type) {
-  const gk_wire_msg *m = NULL;
-  for (uint32_t i = 0; i < fx->nsent; i++)
-    if (fx->sent[i].type == type) m = &fx->sent[i];
-  return m;
-}
-
 Test(peer, it_answers_a_state_request_from_its_history_or_says_it_cannot) {
-  gk_wire_msg m;
-  m.type = GK_MSG_MATCH_START;
-  m.u.match_start = match();
-  cr_assert_eq(feed(&m), 0);
-  run_for(20);
-  cr_assert_eq(confirm(0, 3, 0), 0);
+  start_and_run_3();
   cr_assert_eq(fx->p.loop.steps, 3);
+  gk_wire_msg m;
   memset(&m, 0, sizeof m);
   m.type = GK_MSG_STATE_REQUEST;
   m.u.state_req = (gk_wire_state_request){.id = 5, .step = 1};
