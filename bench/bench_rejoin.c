@@ -33,13 +33,9 @@
 #include "gk_server_log.h"
 #include "gk_state.h"
 #include "gk_sv_internal.h"
+#include "bench_room.h"
 
 #define CLIENTS 16
-
-static const char *options =
-    "{\"max_enemies\":2000,\"spawn_batch\":64,\"spawn_interval_start\":1,"
-    "\"spawn_interval_min\":1,\"enemy_health_pct\":100000,"
-    "\"player_health\":1000000,\"duration_steps\":1000000}";
 
 typedef struct bench bench;
 typedef struct client {
@@ -220,25 +216,10 @@ static void on_message(void *ctx, gk_net_peer *p, const gk_wire_msg *m) {
   client *c = ctx;
   bench *b = c->b;
   (void)p;
-  if (m->type == GK_MSG_ROOM_CREATED) {
-    memcpy(b->code, m->u.room.code, sizeof b->code);
-    gk_wire_msg j;
-    memset(&j, 0, sizeof j);
-    j.type = GK_MSG_JOIN_ROOM;
-    memcpy(j.u.room.code, b->code, sizeof b->code);
-    bsend(&b->c[1], &j);
-  } else if (m->type == GK_MSG_JOINED) {
-    gk_wire_msg s;
-    memset(&s, 0, sizeof s);
-    s.type = GK_MSG_START_MATCH;
-    bsend(&b->c[0], &s);
-  } else if (m->type == GK_MSG_RECONNECT_SECRET) {
+  if (m->type == GK_MSG_RECONNECT_SECRET)
     memcpy(c->secret, m->u.secret.secret, sizeof c->secret);
-  } else if (m->type == GK_MSG_ERROR) {
-    fprintf(stderr, "ERROR %s: %s\n", gk_err_name(m->u.error.code),
-            m->u.error.text);
+  else if (bench_room_message(m, &b->c[0].peer, &b->c[1].peer, b->code) != 0)
     b->failed = 1;
-  }
 }
 
 static void c_recv(void *ctx, gk_net_transport *t, uint32_t id,
@@ -258,15 +239,8 @@ static void c_connect(void *ctx, gk_net_transport *t, uint32_t id) {
     gk_net_peer_rejoin(&c->peer, b->code, 1, b->c[1].secret, NULL);
   } else if (c->kind == 2) {
     gk_net_peer_spectate(&c->peer, b->code, NULL);
-  } else if (c == &b->c[0]) {
-    gk_wire_msg m;
-    memset(&m, 0, sizeof m);
-    m.type = GK_MSG_CREATE_ROOM;
-    m.u.create_room.max_players = 2;
-    snprintf(m.u.create_room.genre, sizeof m.u.create_room.genre, "survivors");
-    snprintf(m.u.create_room.config, sizeof m.u.create_room.config, "%s",
-             options);
-    bsend(c, &m);
+  } else if (c == &b->c[0] && bench_room_create(&c->peer) != 0) {
+    b->failed = 1;
   }
 }
 
@@ -275,7 +249,6 @@ static client *add(bench *b, int kind) {
   client *c = &b->c[b->nc++];
   c->b = b;
   c->kind = kind;
-  gk_net_transport_options to = {.max_peers = 1, .service_ms = 2};
   gk_net_transport_callbacks tc = {c, c_recv, c_connect, NULL};
   gk_net_peer_options po = {.loop = &b->loop, .bot_seed = b->nc};
   gk_net_peer_callbacks pc = {.ctx = c,
@@ -285,10 +258,7 @@ static client *add(bench *b, int kind) {
                               .message = on_message,
                               .snapshot = on_snapshot,
                               .resumed = on_resumed};
-  if (gk_net_transport_init(&c->t, &b->loop, &to, &tc) != 0 ||
-      gk_net_peer_init(&c->peer, &po, &pc) != 0 ||
-      gk_net_transport_connect(&c->t, "127.0.0.1", b->port, &c->id) != 0)
-    abort();
+  bench_room_open(&b->loop, b->port, &c->t, &c->id, &tc, &c->peer, &po, &pc);
   return c;
 }
 
@@ -367,15 +337,9 @@ int main(int argc, char **argv) {
              ? (double)st.spectator_ns / 1e3 / (double)st.spectator_steps
              : 0.0);
   for (int i = 0; i < 3; i++) uv_close((uv_handle_t *)ts[i], NULL);
-  for (uint32_t i = 0; i < b.nc; i++) {
-    gk_net_peer_close(&b.c[i].peer, NULL);
-    gk_net_transport_close(&b.c[i].t, NULL);
-  }
-  gk_server_shutdown(b.srv);
-  gk_server_shutdown(b.srv);
-  for (int i = 0; i < 100000 && uv_run(&b.loop, UV_RUN_NOWAIT) != 0; i++)
-    ;
-  uv_loop_close(&b.loop);
+  for (uint32_t i = 0; i < b.nc; i++)
+    bench_room_close_client(&b.c[i].t, &b.c[i].peer);
+  bench_room_shutdown(&b.loop, b.srv);
   fclose(logf);
   gk_server_config_free(&cfg);
   return 0;

@@ -58,6 +58,7 @@ run net $b/bench/bench_net
 run token $b/bench/bench_token
 run metrics $b/bench/bench_metrics
 run rejoin $b/bench/bench_rejoin
+run desync $b/bench/bench_desync
 # shellcheck disable=SC2086
 run server python3 bench/bench_server.py --server $b/src/server/gk-server \
   --bot $b/tools/bot/gk-bot --udp $b/bench/bench_udp --rooms "$rooms" $search

@@ -116,6 +116,20 @@ if m:
         f"growth over {m.group(1)} min after warm-up: RSS KiB, fds; late max",
         f"{m.group(2)}, {m.group(3)}; {m.group(4)}%")
 
+t = log("desync")
+m = re.search(r"mismatch -> report written: ([\d.]+) ms", t)
+b = re.search(r"answer (\d+) \(STATE_BEGIN", t)
+st = re.search(r"peer state (\d+) bytes", t)
+mem = re.search(r"peer memory kept to answer: (\d+) bytes now, (\d+) peak", t)
+if m:
+    area = "desync forensics (survivors, 2,000 enemies, loopback)"
+    add(area, "mismatch -> written report ms", m.group(1))
+    if b and st:
+        add(area, "bytes moved (state bytes)", f"{b.group(1)} ({st.group(1)})")
+    if mem:
+        add(area, "peer history bytes (peak)",
+            f"{mem.group(1)} ({mem.group(2)})")
+
 if not rows:
     print("no benchmark figures found in " + d)
     sys.exit(1)

@@ -143,6 +143,7 @@ static void peer_end_step(gk_input *in) {
   gk__peer_input *pi = (gk__peer_input *)in;
   gk_net_peer *p = pi->p;
   p->stats.steps_run++;
+  gk_history_record(&p->hist, &p->loop, &pi->last);
   if (p->cb.step != NULL)
     p->cb.step(p->cb.ctx, p, &pi->last, p->loop.last_hash);
 }
@@ -173,6 +174,7 @@ static void run_steps(gk_net_peer *p) {
       void (*fn)(void *, gk_net_peer *) = p->after_fn;
       p->after_fn = NULL;
       fn(p->after_ctx, p);
+      gk_history_mark(&p->hist, &p->loop); /* fn may have changed the run */
     }
     if (ran <= 0 || (uint64_t)ran >= ready) break;
     ready -= (uint64_t)ran;
@@ -365,6 +367,8 @@ int gk_net_peer_receive(gk_net_peer *p, const uint8_t *bytes, size_t len) {
   }
   if (m.type == GK_MSG_SNAPSHOT_BEGIN || m.type == GK_MSG_SNAPSHOT_CHUNK)
     return gk__peer_on_snapshot(p, &m);
+  if (m.type == GK_MSG_STATE_REQUEST)
+    return gk__peer_on_state_request(p, &m.u.state_req);
   if (m.type == GK_MSG_MATCH_START) {
     char err[GK_ERRMSG_MAX];
     rc = gk_net_peer_start(p, &m.u.match_start, err, sizeof err);
@@ -501,7 +505,8 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
     goto fail_loop;
   p->unacked = calloc(window, sim->input_size);
   p->sampled_ns = calloc(window, sizeof(uint64_t));
-  if (p->unacked == NULL || p->sampled_ns == NULL) {
+  if (p->unacked == NULL || p->sampled_ns == NULL ||
+      gk__peer_history_open(p, ms->players) != 0) {
     rc = gk_errf(err, errlen, GK_ENOMEM, "peer: out of memory");
     goto fail_loop;
   }
@@ -539,6 +544,7 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
   if (!p->await_snapshot) uv_timer_start(&p->timer, on_timer, 0, 0);
   return 0;
 fail_loop:
+  gk_history_close(&p->hist);
   gk_loop_close(&p->loop);
   gk_inbuf_close(&p->inbuf);
 fail:
@@ -557,6 +563,7 @@ static void on_timer_closed(uv_handle_t *h) {
   gk_net_peer *p = h->data;
   gk_chunk_rx_close(&p->snap_rx);
   if (p->started) {
+    gk_history_close(&p->hist);
     gk_loop_close(&p->loop);
     gk_inbuf_close(&p->inbuf);
     if (p->sim->config_free != NULL) p->sim->config_free(p->sim_cfg);

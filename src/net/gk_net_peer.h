@@ -46,6 +46,7 @@
 
 #include <uv.h>
 
+#include "gk_history.h"
 #include "gk_loop.h"
 #include "gk_net_chunk.h"
 #include "gk_net_inbuf.h"
@@ -110,7 +111,24 @@ typedef struct gk_net_peer_options {
   /* Catching up after a snapshot: at most this many steps per timer
    * callback (0 -> 512), so the peer keeps sending and receiving. */
   uint32_t catchup_batch;
+  /* Desync forensics (issue 13): the history the peer answers
+   * STATE_REQUEST from (gk_net_peer_state.c). window 0 -> hash_ring + 64
+   * (the steps a desync can still be reported for); every and max_bytes
+   * 0 -> gk_history's defaults. */
+  gk_history_options history;
+  /* Tests only: a fault in answering STATE_REQUEST (GK_NET_PEER_STATE_*). */
+  int state_fault;
 } gk_net_peer_options;
+
+/* gk_net_peer_options.state_fault: how a test peer answers STATE_REQUEST. */
+enum {
+  GK_NET_PEER_STATE_OK = 0,      /* its state, as it should */
+  GK_NET_PEER_STATE_SILENT = 1,  /* never answers */
+  GK_NET_PEER_STATE_CORRUPT = 2, /* a chunk's bytes change after its
+                                    checksum was taken */
+  GK_NET_PEER_STATE_GARBAGE = 3  /* a well-formed transfer of half the
+                                    state (the genre cannot read it) */
+};
 
 typedef struct gk_net_peer_stats {
   uint64_t packets_in, packets_out;
@@ -122,6 +140,9 @@ typedef struct gk_net_peer_stats {
   uint64_t steps_run;
   uint64_t delay_changes;     /* switches to an announced delay */
   uint64_t deadlines_skipped; /* deadlines passed unread on a lowering */
+  uint64_t state_requests;    /* STATE_REQUESTs taken */
+  uint64_t state_refused;     /* ... answered with a status (cannot) */
+  uint64_t state_bytes;       /* state bytes sent in answers */
 } gk_net_peer_stats;
 
 #define GK_NET_PEER_DELAYS_MAX 32
@@ -199,6 +220,8 @@ struct gk_net_peer {
   gk_net_peer_snap_info snap; /* the last snapshot */
   uint64_t snapshots;         /* adopted */
   uint64_t snapshots_refused;
+  /* desync forensics (gk_net_peer_state.c) */
+  gk_history hist; /* read-only for callers: its memory is hist.bytes */
 };
 
 /* Takes slot `slot` of room `code` back after a dropped connection:

@@ -14,4 +14,12 @@ void gk__peer_kick(gk_net_peer *p);
  * Returns 0 or why it was dropped (counted). */
 int gk__peer_on_snapshot(gk_net_peer *p, const gk_wire_msg *m);
 
+/* gk_net_peer_state.c: a STATE_REQUEST from the host: the state from the
+ * history over the reliable channel, or a "cannot" STATE_BEGIN. Returns 0
+ * or why it was dropped (counted). */
+int gk__peer_on_state_request(gk_net_peer *p, const gk_wire_state_request *q);
+/* gk_net_peer_state.c: opens the history of a started match (after
+ * gk_loop_start) and takes its first snapshot. */
+int gk__peer_history_open(gk_net_peer *p, uint32_t players);
+
 #endif

@@ -114,6 +114,7 @@ static int adopt(gk_net_peer *p, uint8_t *bytes, size_t len) {
   }
   gk_inbuf_close(&p->inbuf);
   p->inbuf = nb;
+  gk_history_mark(&p->hist, &p->loop); /* its past starts here */
   return 0;
 }
 

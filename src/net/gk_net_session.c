@@ -255,7 +255,20 @@ static void session_end_step(gk_input *in) {
   gk__session_input *si = (gk__session_input *)in;
   gk_net_session *s = si->s;
   s->stats.steps_run++;
+  gk_history_record(&s->hist, &s->loop, &si->last);
   if (s->cb.step != NULL) s->cb.step(s->cb.ctx, &si->last, s->loop.last_hash);
+}
+
+/* The referee's history, covering its hash ring (issue 13). */
+static int open_history(gk_net_session *s, char *err, size_t errlen) {
+  gk_history_options o = s->cfg.history;
+  if (o.window == 0) o.window = s->cfg.hash_ring + 64u;
+  int rc = gk_history_init(&s->hist, s->cfg.sim, s->cfg.sim_config,
+                           s->cfg.players, &o);
+  if (rc == 0) rc = gk_history_mark(&s->hist, &s->loop);
+  if (rc != 0)
+    gk_errf(err, errlen, rc, "session: history: %s", gk_strerror(rc));
+  return rc;
 }
 
 int gk_net_session_init(gk_net_session *s, const gk_net_session_config *cfg,
@@ -312,6 +325,7 @@ int gk_net_session_init(gk_net_session *s, const gk_net_session_config *cfg,
   else
     rc = gk_errf(err, errlen, GK_EINVAL,
                  "session: a match starting past step 0 needs a snapshot");
+  if (rc == 0) rc = open_history(s, err, errlen);
   for (uint32_t p = 0; rc == 0 && p < c->players; p++) {
     s->pl[p].pending = calloc(c->pending_hashes, sizeof(gk__pending_hash));
     s->pl[p].acked = s->pl[p].input_ack = c->first_step;
@@ -336,6 +350,7 @@ int gk_net_session_init(gk_net_session *s, const gk_net_session_config *cfg,
 
 void gk_net_session_close(gk_net_session *s) {
   if (s == NULL) return;
+  gk_history_close(&s->hist);
   gk_loop_close(&s->loop);
   gk_inbuf_close(&s->inbuf);
   for (uint32_t p = 0; p < GK_PLAYERS_MAX; p++) {

@@ -62,6 +62,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gk_history.h"
 #include "gk_loop.h"
 #include "gk_net_inbuf.h"
 #include "gk_net_wire.h"
@@ -97,6 +98,10 @@ typedef struct gk_net_session_config {
   uint32_t late_slack_ms;   /* a step is late if confirmed later than
                                start + (step - first + 1) * step period +
                                this slack */
+  /* The referee's history (issue 13: its state at a desync's step, as the
+   * peers answer it): window 0 -> hash_ring + 64, the rest 0 ->
+   * gk_history's defaults. */
+  gk_history_options history;
 } gk_net_session_config;
 
 typedef struct gk_net_session_callbacks {
@@ -168,7 +173,8 @@ struct gk_net_session {
   gk_net_session_stats stats;
   gk_loop loop; /* the host's own run of the match */
   gk_inbuf inbuf;
-  int ended; /* 1 once the last step ran */
+  gk_history hist; /* the loop's recent past: gk_history_state_at */
+  int ended;       /* 1 once the last step ran */
   int end_reason;
   uint64_t end_step;
   /* private */

@@ -99,6 +99,21 @@
  *  SNAPSHOT_CHUNK host -> client. Bytes index*chunk_size.. of transfer id.
  *                id u32 | index u32 | crc u32 (low half of XXH3-64 of the
  *                bytes) | len u16 | len bytes
+ *
+ * Desync forensics (issue 13; all reliable; codec gk_net_wire_state.c):
+ *  STATE_REQUEST host -> player. Send your canonical state after step
+ *                `step` (the step a DESYNC named) as transfer `id`.
+ *                id u32 | step u64
+ *  STATE_BEGIN   player -> host. The answer: status i16 (0, or a negative
+ *                GK_E* code: cannot, e.g. GK_ENOTKEPT for a step outside
+ *                the peer's history) | id u32 | step u64 | from u64 |
+ *                to u64 (the steps whose state the peer can give: after
+ *                steps from..to) | hash u64 (the state's hash) | total u32
+ *                | chunk_size u16 | chunks u32 | sum u64 (as
+ *                SNAPSHOT_BEGIN). With a status below 0, total, chunk_size,
+ *                chunks, sum and hash are 0 and no chunk follows.
+ *  STATE_CHUNK   player -> host. Bytes index*chunk_size.. of transfer id;
+ *                the layout of SNAPSHOT_CHUNK.
  */
 #ifndef GK_NET_WIRE_H
 #define GK_NET_WIRE_H
@@ -129,6 +144,12 @@
   X(SPECTATE, 43, 1)                                                           \
   X(RECONNECT_SECRET, 44, 1)
 
+/* Desync forensics (issue 13; gk_net_wire_state.c). */
+#define GK_WIRE_STATE_MSG_MAP(X)                                               \
+  X(STATE_REQUEST, 45, 1)                                                      \
+  X(STATE_BEGIN, 46, 1)                                                        \
+  X(STATE_CHUNK, 47, 1)
+
 /* The one table of message types: X(NAME, id, reliable). `reliable` says
  * how the sender should send it: 1 on the reliable channel, 0 unreliably
  * with redundancy. */
@@ -149,7 +170,8 @@
   X(MATCH_START, 21, 1)                                                        \
   X(SHUTDOWN, 22, 1)                                                           \
   X(ERROR, 23, 1)                                                              \
-  GK_WIRE_SNAP_MSG_MAP(X)
+  GK_WIRE_SNAP_MSG_MAP(X)                                                      \
+  GK_WIRE_STATE_MSG_MAP(X)
 
 typedef enum gk_wire_type {
 #define GK__WIRE_ENUM(name, id, rel) GK_MSG_##name = (id),
@@ -320,6 +342,23 @@ typedef struct gk_wire_snap_chunk {
                            buffer for encode) */
 } gk_wire_snap_chunk;
 
+typedef struct gk_wire_state_request {
+  uint32_t id;
+  uint64_t step; /* < GK_WIRE_STEP_LIMIT */
+} gk_wire_state_request;
+
+typedef struct gk_wire_state_begin {
+  int16_t status; /* 0, or a negative GK_E* code (cannot) */
+  uint32_t id;
+  uint64_t step;     /* < GK_WIRE_STEP_LIMIT */
+  uint64_t from, to; /* from <= to < GK_WIRE_STEP_LIMIT, or both 0 */
+  uint64_t hash;
+  uint32_t total;      /* <= GK_WIRE_SNAP_TOTAL_MAX */
+  uint16_t chunk_size; /* 1..GK_WIRE_SNAP_CHUNK_MAX (0 with a status) */
+  uint32_t chunks;     /* exactly what total and chunk_size need */
+  uint64_t sum;
+} gk_wire_state_begin;
+
 typedef struct gk_wire_error {
   int16_t code; /* a negative GK_E* code */
   char text[GK_WIRE_TEXT_MAX + 1];
@@ -344,10 +383,12 @@ typedef struct gk_wire_msg {
     gk_wire_match_start match_start;
     uint32_t shutdown_grace_ms; /* SHUTDOWN */
     gk_wire_error error;
-    gk_wire_secret secret;         /* RECONNECT_SECRET */
-    gk_wire_rejoin rejoin;         /* REJOIN_ROOM */
-    gk_wire_snap_begin snap_begin; /* SNAPSHOT_BEGIN */
-    gk_wire_snap_chunk snap_chunk; /* SNAPSHOT_CHUNK */
+    gk_wire_secret secret;           /* RECONNECT_SECRET */
+    gk_wire_rejoin rejoin;           /* REJOIN_ROOM */
+    gk_wire_snap_begin snap_begin;   /* SNAPSHOT_BEGIN */
+    gk_wire_snap_chunk snap_chunk;   /* SNAPSHOT_CHUNK, STATE_CHUNK */
+    gk_wire_state_request state_req; /* STATE_REQUEST */
+    gk_wire_state_begin state_begin; /* STATE_BEGIN */
     /* SPECTATE uses `room` (code and token) */
   } u;
 } gk_wire_msg;

@@ -34,5 +34,26 @@ int gk__wire_dec_token(gk_reader *r, uint8_t *len, uint8_t *token);
  * GK_ETRUNC; GK_EPROTO for a type that is not theirs. */
 int gk__wire_snap_encode(const gk_wire_msg *m, gk__wire_put *b);
 int gk__wire_snap_decode(gk_reader *r, gk_wire_msg *m);
+/* gk_net_wire_snap.c: the shape of a chunked transfer (SNAPSHOT_BEGIN,
+ * STATE_BEGIN): chunk_size 1..GK_WIRE_SNAP_CHUNK_MAX (else GK_ERANGE),
+ * total at most GK_WIRE_SNAP_TOTAL_MAX (GK_ETOOBIG), exactly the chunks
+ * they need (GK_EPROTO). */
+int gk__wire_transfer_check(uint32_t total, uint16_t chunk_size,
+                            uint32_t chunks);
+/* ... and its fields on the wire: total u32 | chunk_size u16 | chunks u32
+ * | sum u64 (the reader's error, if any, is left in r->err). */
+void gk__wire_transfer_put(gk__wire_put *c, uint32_t total, uint16_t chunk_size,
+                           uint32_t chunks, uint64_t sum);
+void gk__wire_transfer_get(gk_reader *r, uint32_t *total, uint16_t *chunk_size,
+                           uint32_t *chunks, uint64_t *sum);
+/* gk_net_wire_snap.c: the body of SNAPSHOT_CHUNK, which STATE_CHUNK
+ * shares. */
+int gk__wire_chunk_encode(const gk_wire_snap_chunk *k, gk__wire_put *b);
+int gk__wire_chunk_decode(gk_reader *r, gk_wire_snap_chunk *k);
+
+/* gk_net_wire_state.c: the bodies of the GK_WIRE_STATE_MSG_MAP messages
+ * (gk__wire_snap_* hand them over); as above. */
+int gk__wire_state_encode(const gk_wire_msg *m, gk__wire_put *b);
+int gk__wire_state_decode(gk_reader *r, gk_wire_msg *m);
 
 #endif

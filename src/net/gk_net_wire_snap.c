@@ -1,7 +1,9 @@
 /* gk_net_wire_snap.c: the codec of the rejoin, spectator and snapshot
  * messages (GK_WIRE_SNAP_MSG_MAP; layouts in gk_net_wire.h). gk_wire_encode
  * and gk_wire_decode hand these types here after the header; the checks
- * are shared by both directions, so whatever encodes also decodes. */
+ * are shared by both directions, so whatever encodes also decodes. Types
+ * not theirs go on to gk_net_wire_state.c (STATE_*), which shares the
+ * chunk body (gk__wire_chunk_*). */
 #include <string.h>
 
 #include "gk_err.h"
@@ -22,17 +24,37 @@ static int get_code(gk_reader *r, char *code) {
   return 0;
 }
 
+int gk__wire_transfer_check(uint32_t total, uint16_t chunk_size,
+                            uint32_t chunks) {
+  if (chunk_size == 0 || chunk_size > GK_WIRE_SNAP_CHUNK_MAX) return GK_ERANGE;
+  if (total > GK_WIRE_SNAP_TOTAL_MAX) return GK_ETOOBIG;
+  uint64_t n = total == 0 ? 1 : (total + chunk_size - 1u) / chunk_size;
+  return n == chunks ? 0 : GK_EPROTO;
+}
+
+void gk__wire_transfer_put(cur *c, uint32_t total, uint16_t chunk_size,
+                           uint32_t chunks, uint64_t sum) {
+  put_le(c, total, 4);
+  put_le(c, chunk_size, 2);
+  put_le(c, chunks, 4);
+  put_le(c, sum, 8);
+}
+
+void gk__wire_transfer_get(gk_reader *r, uint32_t *total, uint16_t *chunk_size,
+                           uint32_t *chunks, uint64_t *sum) {
+  *total = gk_read_u32(r);
+  *chunk_size = gk_read_u16(r);
+  *chunks = gk_read_u32(r);
+  *sum = gk_read_u64(r);
+}
+
 static int check_begin(const gk_wire_snap_begin *b) {
   if (b->kind < GK_WIRE_SNAP_REJOIN || b->kind > GK_WIRE_SNAP_REFRESH ||
       !gk_wire_code_valid(b->code))
     return GK_EPROTO;
-  if (b->step >= GK_WIRE_STEP_LIMIT || b->next_input >= GK_WIRE_STEP_LIMIT ||
-      b->chunk_size == 0 || b->chunk_size > GK_WIRE_SNAP_CHUNK_MAX)
+  if (b->step >= GK_WIRE_STEP_LIMIT || b->next_input >= GK_WIRE_STEP_LIMIT)
     return GK_ERANGE;
-  if (b->total > GK_WIRE_SNAP_TOTAL_MAX) return GK_ETOOBIG;
-  uint64_t n =
-      b->total == 0 ? 1 : (b->total + b->chunk_size - 1u) / b->chunk_size;
-  return n == b->chunks ? 0 : GK_EPROTO;
+  return gk__wire_transfer_check(b->total, b->chunk_size, b->chunks);
 }
 
 static int enc_begin(const gk_wire_snap_begin *b, cur *c) {
@@ -45,10 +67,7 @@ static int enc_begin(const gk_wire_snap_begin *b, cur *c) {
   put_le(c, b->hash, 8);
   put_le(c, b->next_input, 8);
   put_le(c, b->active_mask, 4);
-  put_le(c, b->total, 4);
-  put_le(c, b->chunk_size, 2);
-  put_le(c, b->chunks, 4);
-  put_le(c, b->sum, 8);
+  gk__wire_transfer_put(c, b->total, b->chunk_size, b->chunks, b->sum);
   return c->err;
 }
 
@@ -61,15 +80,12 @@ static int dec_begin(gk_reader *r, gk_wire_snap_begin *b) {
   b->hash = gk_read_u64(r);
   b->next_input = gk_read_u64(r);
   b->active_mask = gk_read_u32(r);
-  b->total = gk_read_u32(r);
-  b->chunk_size = gk_read_u16(r);
-  b->chunks = gk_read_u32(r);
-  b->sum = gk_read_u64(r);
+  gk__wire_transfer_get(r, &b->total, &b->chunk_size, &b->chunks, &b->sum);
   if (r->err != 0) return r->err;
   return check_begin(b);
 }
 
-static int enc_chunk(const gk_wire_snap_chunk *k, cur *c) {
+int gk__wire_chunk_encode(const gk_wire_snap_chunk *k, cur *c) {
   if (k->len > GK_WIRE_SNAP_CHUNK_MAX) return GK_ETOOBIG;
   if (k->len > 0 && k->bytes == NULL) return GK_EINVAL;
   put_le(c, k->id, 4);
@@ -80,7 +96,7 @@ static int enc_chunk(const gk_wire_snap_chunk *k, cur *c) {
   return c->err;
 }
 
-static int dec_chunk(gk_reader *r, gk_wire_snap_chunk *k) {
+int gk__wire_chunk_decode(gk_reader *r, gk_wire_snap_chunk *k) {
   k->id = gk_read_u32(r);
   k->index = gk_read_u32(r);
   k->crc = gk_read_u32(r);
@@ -102,7 +118,7 @@ int gk__wire_snap_encode(const gk_wire_msg *m, cur *cp) {
     rc = enc_begin(&m->u.snap_begin, &c);
     break;
   case GK_MSG_SNAPSHOT_CHUNK:
-    rc = enc_chunk(&m->u.snap_chunk, &c);
+    rc = gk__wire_chunk_encode(&m->u.snap_chunk, &c);
     break;
   case GK_MSG_REJOIN_ROOM:
     if (!gk_wire_code_valid(m->u.rejoin.code)) return GK_EPROTO;
@@ -128,7 +144,7 @@ int gk__wire_snap_encode(const gk_wire_msg *m, cur *cp) {
     rc = c.err;
     break;
   default:
-    return GK_EPROTO;
+    return gk__wire_state_encode(m, cp);
   }
   if (rc == 0) *cp = c;
   return rc;
@@ -140,7 +156,7 @@ int gk__wire_snap_decode(gk_reader *r, gk_wire_msg *m) {
   case GK_MSG_SNAPSHOT_BEGIN:
     return dec_begin(r, &m->u.snap_begin);
   case GK_MSG_SNAPSHOT_CHUNK:
-    return dec_chunk(r, &m->u.snap_chunk);
+    return gk__wire_chunk_decode(r, &m->u.snap_chunk);
   case GK_MSG_REJOIN_ROOM:
     if ((rc = get_code(r, m->u.rejoin.code)) != 0) return rc;
     m->u.rejoin.slot = gk_read_u8(r);
@@ -157,6 +173,6 @@ int gk__wire_snap_decode(gk_reader *r, gk_wire_msg *m) {
     if (r->err != 0) return r->err;
     return m->u.secret.slot < GK_PLAYERS_MAX ? 0 : GK_ERANGE;
   default:
-    return GK_EPROTO;
+    return gk__wire_state_decode(r, m);
   }
 }

@@ -293,13 +293,18 @@ static int set_field(ctx *x, const field *f, const cJSON *v, const char *path) {
     return 0;
   }
   case K_DESYNC: {
+    char why[GK_SERVER_CONFIG_ERR_MAX];
+    if (cJSON_IsObject(v)) {
+      int rc = gk_server_config_desync(x->c, v, why, sizeof(why));
+      return rc ? fail(x, rc, NULL, "%s", why) : 0;
+    }
     if (cJSON_IsString(v) && strcmp(v->valuestring, "report") == 0)
       x->c->desync = GK_DESYNC_REPORT;
     else if (cJSON_IsString(v) && strcmp(v->valuestring, "end") == 0)
       x->c->desync = GK_DESYNC_END;
     else
       return fail(x, cJSON_IsString(v) ? GK_ERANGE : GK_EINVAL, path,
-                  "must be \"report\" or \"end\"");
+                  "must be \"report\", \"end\" or an object");
     return 0;
   }
   case K_OBJECT:
@@ -655,7 +660,7 @@ void gk_server_config_default(gk_server_config *c) {
   c->ping_ms = 100;
   c->stall_notice_ms = 1000;
   c->stall_auto_remove_ms = 0;
-  c->desync = GK_DESYNC_REPORT;
+  gk_server_config_desync_default(c);
   c->replays_enabled = 1;
   snprintf(c->replay_dir, sizeof(c->replay_dir), "replays");
   c->replay_flush_ms = 1000;

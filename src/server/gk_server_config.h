@@ -156,6 +156,14 @@ typedef struct gk_server_config {
   uint32_t spectator_behind_steps; /* further behind: a newer snapshot */
   uint32_t spectator_per_room;     /* 0 = no spectators */
   uint32_t spectator_max;          /* per server */
+  /* desync forensics (issue 13; "desync" as an object,
+   * gk_server_config_desync.c) */
+  char desync_dir[GK_SERVER_PATH_MAX]; /* bundles <dir>/<room>-<step>-<slot>/;
+                                          "" = <replay_dir>/desyncs */
+  uint32_t desync_timeout_ms;          /* wait this long for the peer's state */
+  uint32_t desync_max_state_bytes;     /* a larger peer state is refused */
+  uint32_t desync_fields;              /* differing fields in the report */
+  uint32_t desync_history_every;       /* referee: steps between snapshots */
 } gk_server_config;
 
 /* Fills c with the defaults: every registered genre enabled with its
@@ -176,6 +184,15 @@ int gk_server_config_load(gk_server_config *c, const char *path, char *err,
                           size_t errlen);
 
 void gk_server_config_free(gk_server_config *c);
+
+/* gk_server_config_desync.c: the defaults of the desync keys, and the
+ * object form of "desync" ({"policy", "dir", "timeout_ms",
+ * "max_state_bytes", "fields", "history_every"}; every key optional) read
+ * into c. Returns 0, or GK_ENOTFOUND / GK_EINVAL / GK_ERANGE with a
+ * message naming the key as "desync.<key>" in err. */
+void gk_server_config_desync_default(gk_server_config *c);
+int gk_server_config_desync(gk_server_config *c, const cJSON *obj, char *err,
+                            size_t errlen);
 
 /* The entry for a genre name, or NULL if the server does not know it. */
 const gk_server_genre *gk_server_config_genre(const gk_server_config *c,

@@ -121,6 +121,7 @@ typedef struct sv_room {
    * must carry the same one) */
   uint64_t client_id[GK_PLAYERS_MAX];
   uint32_t client_set; /* slots whose client id is known */
+  struct sv_dsy *dsy;  /* desyncs being examined (gk_server_desync.c) */
 } sv_room;
 
 typedef struct sv_conn {
@@ -364,6 +365,11 @@ void sv_replay_tick(gk_server *s, sv_room *r, uint64_t now);
 void sv_replay_finish(gk_server *s, sv_room *r);
 /* The room goes without an end: its recording is removed. */
 void sv_replay_drop(gk_server *s, sv_room *r);
+/* The steps of the room's recording already in its .tmp into *disk_steps,
+ * and a flush job of the rest started now if no job holds it (a desync
+ * bundle cuts its replay from the .tmp). Returns 1 while the room has a
+ * recording that did not fail, 0 if not (*disk_steps is then 0). */
+int sv_replay_flush_now(gk_server *s, sv_room *r, uint64_t *disk_steps);
 /* At start: recovers every .gkr.tmp in the replay folder, or moves it
  * aside as .gkr.damaged; one log line each. */
 void sv_replay_recover_dir(gk_server *s);
@@ -426,6 +432,31 @@ void sv_spectators_step(sv_room *r, const gk_step_input *in);
  * GK_ENOMEM, GK_ETOOBIG or the send's code. */
 int sv_snapshot_send(gk_server *s, sv_room *r, uint32_t peer, int kind,
                      uint64_t next_input, uint64_t *bytes);
+/* --- gk_server_desync.c: desync forensics (issue 13) ----------------------
+ * A player's first desync at step K: the server asks that peer for its
+ * canonical state after K (STATE_REQUEST), regenerates the referee's from
+ * the session's history, diffs both by field path, logs one
+ * `desync_report` line and writes the bundle <desync.dir>/<room>-<K>-<slot>/
+ * (replay.gkr cut at K, referee.state, peer.state, diff.txt, diff.json)
+ * on the thread pool. */
+
+typedef struct sv_dsy sv_dsy;
+
+/* From session_desync. Returns 1 if the examination started (with policy
+ * "end" the match then ends once the report is written: r->desync_end),
+ * 0 if it could not (out of memory: the caller applies the policy now). */
+int sv_desync_begin(gk_server *s, sv_room *r, const gk_net_desync *d);
+/* STATE_BEGIN or STATE_CHUNK (decode_rc: gk_wire_decode's result; m is
+ * read only when it is 0) of `len` bytes from a connection in room r. */
+void sv_desync_on_msg(gk_server *s, sv_room *r, uint32_t peer, int decode_rc,
+                      const gk_wire_msg *m, size_t len);
+/* Every tick of a playing or draining room: answers that timed out, and
+ * bundles waiting for the recording to reach the disk. */
+void sv_desync_tick(gk_server *s, sv_room *r, uint64_t now);
+/* The room goes (sv_room_free, before its config is freed): what it was
+ * examining finishes without it. */
+void sv_desync_room_free(gk_server *s, sv_room *r);
+
 /* MATCH_START of a playing room for `slot` (room.c builds it). */
 void sv_room_match_start(const gk_server *s, const sv_room *r, uint32_t slot,
                          gk_wire_msg *out);

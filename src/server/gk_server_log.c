@@ -190,6 +190,12 @@ void gk_log_bool(gk_server_log *lg, const char *key, int value) {
   field_done(lg);
 }
 
+void gk_log_json(gk_server_log *lg, const char *key, const char *json) {
+  if (!field(lg, key)) return;
+  put_cstr(lg, json ? json : "null");
+  field_done(lg);
+}
+
 void gk_log_err(gk_server_log *lg, const char *key, int code) {
   char k[64];
   gk_log_str(lg, key, gk_err_name(code));

@@ -65,6 +65,10 @@ void gk_log_i64(gk_server_log *lg, const char *key, int64_t value);
 /* A 64-bit hash as a 16-digit lower-case hex string. */
 void gk_log_hex(gk_server_log *lg, const char *key, uint64_t value);
 void gk_log_bool(gk_server_log *lg, const char *key, int value);
+/* A value that is already JSON text (an object, array, number...; NULL:
+ * null), written as it is: the caller must give valid JSON, e.g. from
+ * cJSON or gk_state_diff_json. */
+void gk_log_json(gk_server_log *lg, const char *key, const char *json);
 /* An error code: "<key>":"GK_EPROTO" and "<key>_text":"malformed message". */
 void gk_log_err(gk_server_log *lg, const char *key, int code);
 void gk_log_end(gk_server_log *lg);

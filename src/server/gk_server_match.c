@@ -89,6 +89,7 @@ void sv_match_after(gk_server *s, sv_room *r) {
 
 void sv_match_tick(gk_server *s, sv_room *r, uint64_t now) {
   if (r->state != SV_ROOM_LOBBY) sv_rejoin_tick(s, r, now);
+  if (r->dsy != NULL) sv_desync_tick(s, r, now);
   if (r->state == SV_ROOM_DRAINING) {
     gk_net_session_tick(&r->session, now); /* repeats unacknowledged */
     if (room_drained(s, r)) sv_room_free(s, r);
@@ -136,7 +137,9 @@ static void session_desync(void *ctx, const gk_net_desync *d) {
                s->cfg->desync == GK_DESYNC_END ? "end" : "report");
     gk_log_end(s->log);
   }
-  if (s->cfg->desync == GK_DESYNC_END) r->desync_end = 1;
+  /* the report (and with policy "end", the end) follows the peer's state */
+  if (!sv_desync_begin(s, r, d) && s->cfg->desync == GK_DESYNC_END)
+    r->desync_end = 1;
 }
 
 static void session_stall(void *ctx, uint64_t step, uint32_t awaited,
@@ -194,6 +197,7 @@ static void session_config(const gk_server *s, const sv_room *r,
   sc->late_slack_ms = s->cfg->late_slack_ms;
   sc->step_seconds.num = 1;
   sc->step_seconds.den = s->cfg->step_hz;
+  sc->history.every = s->cfg->desync_history_every;
 }
 
 int sv_match_begin(gk_server *s, sv_room *r, char *err, size_t errlen) {

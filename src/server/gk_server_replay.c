@@ -50,6 +50,7 @@ struct sv_rec {
   int discard;           /* ... and remove it instead (the room failed) */
   int failed;            /* a write failed (reported); the writer refuses */
   gk_replay_chunk chunk; /* held by a flush job */
+  uint64_t disk_steps;   /* steps in the .tmp (written by flush jobs) */
   uint64_t next_flush_ms;
   int rc;
   int sys_errno;
@@ -155,6 +156,7 @@ static void job_done(uv_work_t *req, int status) {
   rec->job = 0;
   s->jobs--;
   if (job == JOB_FLUSH) {
+    if (rec->rc == 0) rec->disk_steps = rec->chunk.steps;
     gk_replay_chunk_free(&rec->chunk);
     s->stats.replay_flushes++;
     if (rec->rc == 0) {
@@ -263,6 +265,22 @@ void sv_replay_tick(gk_server *s, sv_room *r, uint64_t now) {
     return;
   }
   job_start(s, rec, JOB_FLUSH);
+}
+
+int sv_replay_flush_now(gk_server *s, sv_room *r, uint64_t *disk_steps) {
+  sv_rec *rec = r->rec;
+  *disk_steps = 0;
+  if (!rec || rec->failed) return 0;
+  *disk_steps = rec->disk_steps;
+  if (rec->job || rec->w.steps <= rec->disk_steps) return 1;
+  if (gk_replay_writer_take_chunk(&rec->w, &rec->chunk) != 0) return 1;
+  if (rec->chunk.len == 0) {
+    gk_replay_chunk_free(&rec->chunk);
+    return 1;
+  }
+  rec->next_flush_ms = sv_now_ms(s) + s->cfg->replay_flush_ms;
+  job_start(s, rec, JOB_FLUSH);
+  return 1;
 }
 
 /* The room lets go of its recording: it is finished (or, with `discard`,

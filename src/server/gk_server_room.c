@@ -58,6 +58,7 @@ static void room_discard(sv_room *r) {
 }
 
 void sv_room_free(gk_server *s, sv_room *r) {
+  sv_desync_room_free(s, r);
   sv_spectators_free(s, r);
   for (uint32_t i = 0; i < r->nslots; i++) {
     uint32_t p = r->conn[i];

@@ -183,6 +183,8 @@ static void route_control(gk_server *s, sv_room *r, uint32_t peer,
   case GK_MSG_INPUT:
   case GK_MSG_HASH:
   case GK_MSG_REMOVE_PLAYER:
+  case GK_MSG_STATE_BEGIN: /* a desync answer after the room went */
+  case GK_MSG_STATE_CHUNK:
     if (m->type == GK_MSG_END_MATCH && r && r->state == SV_ROOM_LOBBY) {
       sv_on_lobby_end(s, peer);
       break;
@@ -222,6 +224,11 @@ static void on_receive(void *ctx, gk_net_transport *t, uint32_t peer,
   int rc = gk_wire_decode(bytes, len, &m); /* the only decode */
   if (r && r->state != SV_ROOM_LOBBY && is_match_type(type)) {
     route_match(s, r, peer, rc, &m, len);
+    return;
+  }
+  if (r && r->state != SV_ROOM_LOBBY &&
+      (type == GK_MSG_STATE_BEGIN || type == GK_MSG_STATE_CHUNK)) {
+    sv_desync_on_msg(s, r, peer, rc, &m, len); /* desync forensics */
     return;
   }
   if (rc) {

@@ -4,6 +4,7 @@
  * confirmed steps, and how it refuses bad match parameters and messages.
  * Loops are bounded by a stop timer; only counts are asserted. */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gk_err.h"
@@ -150,6 +151,14 @@ static uint64_t hashes_reported(uint32_t from, uint64_t *first) {
   return end;
 }
 
+/* The last message of `type` the peer sent, or NULL. */
+static const gk_wire_msg *last_sent(gk_wire_type type) {
+  const gk_wire_msg *m = NULL;
+  for (uint32_t i = 0; i < fx->nsent; i++)
+    if (fx->sent[i].type == type) m = &fx->sent[i];
+  return m;
+}
+
 Test(peer, it_samples_no_further_than_the_lead_past_confirmation) {
   gk_wire_msg m;
   m.type = GK_MSG_MATCH_START;
@@ -160,9 +169,7 @@ Test(peer, it_samples_no_further_than_the_lead_past_confirmation) {
   cr_assert_eq(fx->p.stats.samples, 3); /* steps 2, 3, 4 = delay + lead */
   cr_assert_gt(fx->p.stats.waits, 0);
   /* Its INPUTs carry its slot and every unacknowledged record. */
-  const gk_wire_msg *last = NULL;
-  for (uint32_t i = 0; i < fx->nsent; i++)
-    if (fx->sent[i].type == GK_MSG_INPUT) last = &fx->sent[i];
+  const gk_wire_msg *last = last_sent(GK_MSG_INPUT);
   cr_assert_not_null(last);
   cr_assert_eq(last->u.input.slot, 1);
   cr_assert_eq(last->u.input.first, 2);
@@ -183,13 +190,18 @@ Test(peer, it_samples_no_further_than_the_lead_past_confirmation) {
     cr_assert_neq(fx->sent[i].type, GK_MSG_HASH);
 }
 
-Test(peer, its_hashes_ride_in_inputs_until_the_host_acknowledges_them) {
+/* MATCH_START, then steps 0..2 confirmed (and run at once). */
+static void start_and_run_3(void) {
   gk_wire_msg m;
   m.type = GK_MSG_MATCH_START;
   m.u.match_start = match();
   cr_assert_eq(feed(&m), 0);
   run_for(20);
   cr_assert_eq(confirm(0, 3, 0), 0);
+}
+
+Test(peer, its_hashes_ride_in_inputs_until_the_host_acknowledges_them) {
+  start_and_run_3();
   run_for(20);
   uint64_t first = 99;
   cr_assert_eq(hashes_reported(0, &first), 3);
@@ -363,4 +375,51 @@ Test(peer, each_sample_is_read_then_ended_and_each_tick_ends_a_frame) {
   cr_assert_eq(last->u.input.first, 2);
   for (uint32_t i = 0; i < last->u.input.count; i++)
     cr_assert_eq(last->u.input.records[4 * i], (uint8_t)(i + 1));
+}
+
+Test(peer, it_answers_a_state_request_from_its_history_or_says_it_cannot) {
+  start_and_run_3();
+  cr_assert_eq(fx->p.loop.steps, 3);
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_STATE_REQUEST;
+  m.u.state_req = (gk_wire_state_request){.id = 5, .step = 1};
+  uint32_t before = fx->nsent;
+  cr_assert_eq(feed(&m), 0);
+  const gk_wire_msg *b = last_sent(GK_MSG_STATE_BEGIN);
+  cr_assert_not_null(b);
+  cr_assert_eq(b->u.state_begin.status, 0);
+  cr_assert_eq(b->u.state_begin.id, 5);
+  cr_assert_eq(b->u.state_begin.to, 2, "it ran steps 0..2");
+  /* the chunks give back the state after step 1: its hash is the one the
+   * peer reported for step 1 */
+  gk_chunk_rx rx;
+  memset(&rx, 0, sizeof rx);
+  const gk_wire_state_begin *sb = &b->u.state_begin;
+  cr_assert_eq(gk_chunk_rx_begin(&rx, sb->id, sb->total, sb->chunk_size,
+                                 sb->chunks, sb->sum, 0),
+               0);
+  int done = 0;
+  for (uint32_t i = before; i < fx->nsent; i++) {
+    const gk_wire_snap_chunk *k = &fx->sent[i].u.snap_chunk;
+    if (fx->sent[i].type == GK_MSG_STATE_CHUNK)
+      done = gk_chunk_rx_put(&rx, k->id, k->index, k->bytes, k->len, k->crc);
+  }
+  cr_assert_eq(done, 1);
+  size_t len = 0;
+  uint8_t *bytes = gk_chunk_rx_take(&rx, &len);
+  uint64_t want = 0;
+  cr_assert_eq(gk_loop_hash_at(&fx->p.loop, 1, &want), 0);
+  cr_assert_eq(gk_hash_bytes(bytes, len), want);
+  cr_assert_eq(sb->hash, want);
+  free(bytes);
+  /* a step it has not run: a "cannot" answer with its window */
+  m.u.state_req = (gk_wire_state_request){.id = 6, .step = 40};
+  cr_assert_eq(feed(&m), 0);
+  b = last_sent(GK_MSG_STATE_BEGIN);
+  cr_assert_eq(b->u.state_begin.id, 6);
+  cr_assert_eq(b->u.state_begin.status, GK_ENOTKEPT);
+  cr_assert_eq(b->u.state_begin.total, 0);
+  cr_assert_eq(fx->p.stats.state_requests, 2);
+  cr_assert_eq(fx->p.stats.state_refused, 1);
 }

@@ -55,6 +55,27 @@ static int sample_snap_msg(int i, gk_wire_msg *m) {
     m->u.secret.slot = 1;
     memset(m->u.secret.secret, 0x3c, GK_WIRE_SECRET_LEN);
     return 1;
+  case 22: /* desync forensics (issue 13) */
+    m->type = GK_MSG_STATE_REQUEST;
+    m->u.state_req = (gk_wire_state_request){.id = 9, .step = 901};
+    return 1;
+  case 23:
+    m->type = GK_MSG_STATE_BEGIN;
+    m->u.state_begin = (gk_wire_state_begin){.id = 9,
+                                             .step = 901,
+                                             .from = 100,
+                                             .to = 1200,
+                                             .hash = 5,
+                                             .total = 2049,
+                                             .chunk_size = 1024,
+                                             .chunks = 3,
+                                             .sum = 77};
+    return 1;
+  case 24:
+    m->type = GK_MSG_STATE_CHUNK;
+    m->u.snap_chunk = (gk_wire_snap_chunk){
+        .id = 9, .index = 1, .crc = 3, .len = 5, .bytes = chunk};
+    return 1;
   default:
     return 0;
   }
@@ -755,4 +776,30 @@ Test(wire_codec,
   cr_assert_eq(gk_wire_decode(buf, len, &d), 0);
   cr_assert_arr_eq(d.u.room.token, m.u.room.token, GK_WIRE_TOKEN_BYTES);
   cr_assert_eq(gk_wire_decode(buf, len - 5, &d), GK_ETRUNC);
+}
+
+Test(wire_codec, a_state_answer_that_cannot_carries_no_transfer) {
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_STATE_BEGIN;
+  m.u.state_begin = (gk_wire_state_begin){
+      .status = GK_ENOTKEPT, .id = 1, .step = 5, .from = 10, .to = 20};
+  uint8_t buf[GK_WIRE_MAX];
+  size_t len = 0;
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), 0);
+  gk_wire_msg back;
+  cr_assert_eq(gk_wire_decode(buf, len, &back), 0);
+  cr_assert_eq(back.u.state_begin.status, GK_ENOTKEPT);
+  m.u.state_begin.total = 3; /* a status with a size is refused */
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), GK_EPROTO);
+  m.u.state_begin.total = 0;
+  m.u.state_begin.from = 30; /* from after to */
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), GK_ERANGE);
+  m.u.state_begin = (gk_wire_state_begin){
+      .id = 1, .step = 5, .total = 2048, .chunk_size = 1024, .chunks = 3};
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), GK_EPROTO,
+               "the chunk count must fit the size");
+  m.u.state_begin.chunks = 2;
+  m.u.state_begin.status = 1; /* only 0 or a negative code */
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), GK_ERANGE);
 }

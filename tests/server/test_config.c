@@ -480,3 +480,34 @@ Test(server_config, the_input_delay_is_auto_by_default_and_a_number_fixes_it) {
   expect_error("{\"lockstep\":{\"input_delay_min\":9,\"input_delay_max\":4}}",
                GK_ERANGE, "lockstep.input_delay_min", NULL);
 }
+
+Test(server_config, desync_takes_an_object_with_a_policy_a_folder_and_limits) {
+  gk_server_config c;
+  char err[GK_SERVER_CONFIG_ERR_MAX];
+  cr_assert_eq(parse(&c,
+                     "{\"desync\":{\"policy\":\"end\",\"dir\":\"/tmp/d\","
+                     "\"timeout_ms\":250,\"max_state_bytes\":4096,"
+                     "\"fields\":3,\"history_every\":16}}",
+                     err, sizeof(err)),
+               0, "%s", err);
+  cr_assert_eq(c.desync, GK_DESYNC_END);
+  cr_assert_str_eq(c.desync_dir, "/tmp/d");
+  cr_assert_eq(c.desync_timeout_ms, 250);
+  cr_assert_eq(c.desync_max_state_bytes, 4096);
+  cr_assert_eq(c.desync_fields, 3);
+  cr_assert_eq(c.desync_history_every, 16);
+  gk_server_config_free(&c);
+  cr_assert_eq(parse(&c, "{\"desync\":\"report\"}", err, sizeof(err)), 0);
+  cr_assert_eq(c.desync, GK_DESYNC_REPORT);
+  cr_assert_str_eq(c.desync_dir, "", "the default: <replays.dir>/desyncs");
+  gk_server_config_free(&c);
+  expect_error("{\"desync\":{\"timeout_ms\":0}}", GK_ERANGE,
+               "desync.timeout_ms", NULL);
+  expect_error("{\"desync\":{\"polcy\":\"end\"}}", GK_ENOTFOUND, "desync.polcy",
+               "unknown key", NULL);
+  expect_error("{\"desync\":{\"fields\":2,\"fields\":3}}", GK_EINVAL,
+               "desync.fields", "duplicate", NULL);
+  expect_error("{\"desync\":{\"dir\":3}}", GK_EINVAL, "desync.dir", NULL);
+  expect_error("{\"desync\":{\"policy\":\"panic\"}}", GK_ERANGE,
+               "desync.policy", NULL);
+}

@@ -304,7 +304,11 @@ Test(server_e2e, a_stall_is_noticed_and_a_desync_ends_the_match_by_policy) {
   e2e_dir_make(&d);
   e2e_proc srv;
   uint16_t port;
-  e2e_start_server(&srv, &d, "\"desync\":\"end\",\"stall\":{\"notice_ms\":200}",
+  /* policy end: the match ends once the desync report is out; this raw
+   * client never answers the server's STATE_REQUEST, so after 300 ms */
+  e2e_start_server(&srv, &d,
+                   "\"desync\":{\"policy\":\"end\",\"timeout_ms\":300},"
+                   "\"stall\":{\"notice_ms\":200}",
                    &port);
   cr_assert_eq(enet_initialize(), 0);
   raw a;

@@ -398,6 +398,7 @@ int bot_peer_open(bot_peer *p) {
   memset(&po, 0, sizeof(po));
   po.loop = p->b->loop;
   po.bot_seed = p->b->seed + p->room->index;
+  po.state_fault = p->b->state_fault;
   gk_net_peer_callbacks pc;
   memset(&pc, 0, sizeof(pc));
   pc.ctx = p;

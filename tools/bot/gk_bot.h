@@ -152,6 +152,8 @@ struct bot {
   bot_drop drops[DROP_MAX]; /* --drop SLOT:STEP:MS */
   uint32_t ndrops;
   uint32_t spectators; /* --spectators N, per room */
+  int state_fault;     /* --state-fault (a test option):
+                          GK_NET_PEER_STATE_* */
 };
 
 /* The command line, before it is checked as a whole. */

@@ -53,6 +53,9 @@ static void usage(FILE *f) {
           "                  of every room adds 1 to the state field PATH\n"
           "                  (e.g. players[0].health; -1 if +1 is out of\n"
           "                  the field's range): a desync on purpose\n"
+          "  --state-fault silent|corrupt|garbage  (tests) answer the\n"
+          "                  server's STATE_REQUEST never, with a chunk\n"
+          "                  that fails its checksum, or with half a state\n"
           "  --genre-lib PATH  load a genre from a shared object (repeatable)\n"
           "  --key FILE      a server in token mode: mint a connect token for\n"
           "                  each request with this key (a room for player 0,\n"
@@ -145,6 +148,13 @@ static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
     return parse_schedule(v, b) != 0;
   else if (strcmp(o, "--perturb") == 0)
     return parse_perturb(v, b);
+  else if (strcmp(o, "--state-fault") == 0)
+    return (b->state_fault =
+                strcmp(v, "silent") == 0    ? GK_NET_PEER_STATE_SILENT
+                : strcmp(v, "corrupt") == 0 ? GK_NET_PEER_STATE_CORRUPT
+                : strcmp(v, "garbage") == 0
+                    ? GK_NET_PEER_STATE_GARBAGE
+                    : GK_NET_PEER_STATE_OK) == GK_NET_PEER_STATE_OK;
   else if (strcmp(o, "--chaos") == 0)
     return !(b->chaos_dup = strcmp(v, "dup") == 0);
   else if (strcmp(o, "--genre-lib") == 0)

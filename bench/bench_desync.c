@@ -1,0 +1,243 @@
+/* bench_desync.c: desync forensics on a big survivors match (issue 13).
+ *
+ * In one process, over ENet on 127.0.0.1: a gk_server (replays on, the
+ * bundle under a temporary folder) and two survivors peers (bots) in a
+ * room whose options keep about 2,000 enemies alive (bench_room.c). At step
+ * PERTURB (default 1200) player 1 adds 1 to players[0].health
+ * (gk_state_patch_add + gk_loop_replace, as gk-bot
+ * --perturb), so the server sees the mismatch at the next step. Printed,
+ * from one run:
+ *   - the time from the mismatch (the server's sv_desync_begin) to the
+ *     written report (`us` of the desync_report line: the referee's
+ *     re-simulation, STATE_REQUEST, the peer's re-simulation and chunks,
+ *     the diff, the flush of the recording and the bundle on the thread
+ *     pool);
+ *   - the bytes moved: the peer's STATE_* datagrams (bytes_in) and the
+ *     state they carried;
+ *   - the peer memory kept to answer (its gk_history: bytes now and at
+ *     its peak, for a window of its hash ring + 64 steps);
+ *   - the worst-case re-simulation at the peer: the state 63 steps after
+ *     a snapshot (every = 64), timed alone.
+ *
+ * Usage: bench_desync [PERTURB [STEP_HZ]]  (defaults 1200 600)
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <uv.h>
+
+#include "gk_err.h"
+#include "gk_net_peer.h"
+#include "gk_net_transport.h"
+#include "gk_server.h"
+#include "gk_server_config.h"
+#include "gk_server_log.h"
+#include "gk_state.h"
+#include "gk_state_diff.h"
+#include "gk_sv_internal.h"
+#include "bench_room.h"
+
+typedef struct bench bench;
+typedef struct client {
+  bench *b;
+  gk_net_transport t;
+  uint32_t id;
+  gk_net_peer peer;
+  int ended;
+} client;
+
+struct bench {
+  uv_loop_t loop;
+  gk_server *srv;
+  uint16_t port;
+  char code[GK_WIRE_CODE_LEN + 1];
+  uint64_t perturb;
+  int failed, end_sent;
+  uint32_t enemies;
+  uv_timer_t guard;
+  client c[2];
+  char *logbuf;
+  size_t loglen;
+};
+
+static int c_send(void *ctx, const uint8_t *by, size_t len, int rel) {
+  client *c = ctx;
+  return gk_net_transport_send(&c->t, c->id, by, len, rel);
+}
+
+static void perturb_now(void *ctx, gk_net_peer *p) {
+  client *c = ctx;
+  void *st = NULL;
+  char err[GK_ERRMSG_MAX] = "";
+  const gk__sv_state *s = gk_loop_state(&p->loop);
+  c->b->enemies = s->n_enemies;
+  int rc = gk_state_patch_add(p->sim, p->sim_cfg, gk_loop_state(&p->loop),
+                              "players[0].health", -1, &st, err, sizeof err);
+  if (rc == 0) rc = gk_loop_replace(&p->loop, st);
+  if (rc != 0) {
+    fprintf(stderr, "perturb: %s\n", err[0] ? err : gk_strerror(rc));
+    c->b->failed = 1;
+  }
+}
+
+static void on_ended(void *ctx, gk_net_peer *p, uint64_t s, int r) {
+  client *c = ctx;
+  (void)p, (void)s, (void)r;
+  c->ended = 1;
+}
+
+static void on_message(void *ctx, gk_net_peer *p, const gk_wire_msg *m) {
+  client *c = ctx;
+  bench *b = c->b;
+  (void)p;
+  if (bench_room_message(m, &b->c[0].peer, &b->c[1].peer, b->code) != 0)
+    b->failed = 1;
+}
+
+static void c_recv(void *ctx, gk_net_transport *t, uint32_t id,
+                   const uint8_t *by, size_t len) {
+  client *c = ctx;
+  (void)t, (void)id;
+  gk_net_peer_receive(&c->peer, by, len);
+}
+
+static void c_connect(void *ctx, gk_net_transport *t, uint32_t id) {
+  client *c = ctx;
+  (void)t;
+  c->id = id;
+  if (c == &c->b->c[0] && bench_room_create(&c->peer) != 0) c->b->failed = 1;
+}
+
+static void add(bench *b, int i) {
+  client *c = &b->c[i];
+  c->b = b;
+  gk_net_transport_callbacks tc = {c, c_recv, c_connect, NULL};
+  gk_net_peer_options po = {.loop = &b->loop, .bot_seed = (uint64_t)i + 1};
+  gk_net_peer_callbacks pc = {
+      .ctx = c, .send = c_send, .ended = on_ended, .message = on_message};
+  bench_room_open(&b->loop, b->port, &c->t, &c->id, &tc, &c->peer, &po, &pc);
+  if (i == 1) gk_net_peer_after_step(&c->peer, b->perturb, perturb_now, c);
+}
+
+static void on_guard(uv_timer_t *t) {
+  ((bench *)t->data)->failed = 1;
+}
+
+/* The desync_report line, once the log holds it (caller deletes). */
+static cJSON *report(bench *b) {
+  const char *at =
+      b->logbuf != NULL ? strstr(b->logbuf, "\"desync_report\"") : NULL;
+  if (at == NULL) return NULL;
+  while (at > b->logbuf && at[-1] != '\n') at--;
+  const char *end = strchr(at, '\n');
+  return end != NULL ? cJSON_ParseWithLength(at, (size_t)(end - at)) : NULL;
+}
+
+static double num(const cJSON *j, const char *k) {
+  const cJSON *v = cJSON_GetObjectItem(j, k);
+  return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+/* The peer's worst case: the state 63 steps past its newest snapshot
+ * that has 63 kept steps after it. */
+static double worst_resim_ms(const gk_history *h) {
+  uint64_t every = h->o.every, n = h->last - 1;
+  while (n > h->first && n % every != every - 1) n--;
+  uint8_t *bytes = NULL;
+  size_t len = 0;
+  uint64_t t0 = uv_hrtime();
+  int rc = gk_history_state_at(h, n, &bytes, &len, NULL, NULL, 0);
+  double ms = (double)(uv_hrtime() - t0) / 1e6;
+  free(bytes);
+  return rc == 0 ? ms : -1;
+}
+
+static void print(bench *b, const cJSON *ev, uint32_t hz) {
+  const gk_history *h = &b->c[1].peer.hist;
+  const cJSON *r = cJSON_GetObjectItem(ev, "result");
+  const cJSON *fp = cJSON_GetObjectItem(ev, "first_path");
+  printf("desync at step %.0f (%u Hz): %u enemies, peer state %.0f bytes, "
+         "referee state %.0f bytes\n",
+         num(ev, "step"), hz, b->enemies, num(ev, "peer_state_bytes"),
+         num(ev, "referee_state_bytes"));
+  printf("  result: %s, first path %s, %.0f fields differ\n",
+         cJSON_IsString(r) ? r->valuestring : "?",
+         cJSON_IsString(fp) ? fp->valuestring : "-", num(ev, "fields_differ"));
+  printf("  mismatch -> report written: %.1f ms\n", num(ev, "us") / 1e3);
+  printf("  bytes moved: STATE_REQUEST %u + answer %.0f (STATE_BEGIN + "
+         "chunks)\n",
+         (unsigned)(GK_WIRE_HEADER + 12), num(ev, "bytes_in"));
+  printf("  peer memory kept to answer: %llu bytes now, %llu peak "
+         "(window %llu steps, a snapshot every %u)\n",
+         (unsigned long long)h->bytes, (unsigned long long)h->peak_bytes,
+         (unsigned long long)(h->last - h->first), h->o.every);
+  printf("  peer re-simulation, worst case (%u steps): %.1f ms\n",
+         h->o.every - 1, worst_resim_ms(h));
+}
+
+static int setup(bench *b, gk_server_config *cfg, gk_server_log *log,
+                 uint32_t hz, char *dir) {
+  gk_server_config_default(cfg);
+  snprintf(cfg->host, sizeof cfg->host, "127.0.0.1");
+  cfg->port = 0;
+  cfg->shutdown_grace_ms = 0;
+  cfg->step_hz = hz;
+  snprintf(cfg->replay_dir, sizeof cfg->replay_dir, "%s/replays", dir);
+  snprintf(cfg->desync_dir, sizeof cfg->desync_dir, "%s/desyncs", dir);
+  cfg->desync_timeout_ms = 10000;
+  FILE *f = open_memstream(&b->logbuf, &b->loglen);
+  if (f == NULL) return -1;
+  gk_log_init(log, f, GK_LOG_WARN);
+  char err[GK_SERVER_CONFIG_ERR_MAX];
+  uv_loop_init(&b->loop);
+  if (gk_server_start(&b->loop, cfg, log, 0, &b->srv, err, sizeof err) != 0) {
+    fprintf(stderr, "%s\n", err);
+    return -1;
+  }
+  b->port = gk_server_port(b->srv);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  static bench b;
+  b.perturb = argc > 1 ? strtoull(argv[1], NULL, 10) : 1200;
+  uint32_t hz = argc > 2 ? (uint32_t)atoi(argv[2]) : 600;
+  char dir[] = "/tmp/bench_desync.XXXXXX";
+  if (mkdtemp(dir) == NULL) return 1;
+  static gk_server_config cfg;
+  gk_server_log log;
+  if (setup(&b, &cfg, &log, hz, dir) != 0) return 1;
+  uv_timer_init(&b.loop, &b.guard);
+  b.guard.data = &b;
+  uv_timer_start(&b.guard, on_guard, (b.perturb + 600) * 1000u / hz * 3 + 60000,
+                 0);
+  add(&b, 0);
+  add(&b, 1);
+  cJSON *ev = NULL;
+  while (!b.failed && ev == NULL) {
+    uv_run(&b.loop, UV_RUN_ONCE);
+    fflush(log.out);
+    ev = report(&b);
+  }
+  if (ev == NULL) {
+    fprintf(stderr, "bench_desync: no desync_report\n");
+    return 1;
+  }
+  print(&b, ev, hz);
+  const cJSON *bundle = cJSON_GetObjectItem(ev, "bundle");
+  printf("  bundle: %s\n",
+         cJSON_IsString(bundle) ? bundle->valuestring : "(none)");
+  cJSON_Delete(ev);
+  uv_close((uv_handle_t *)&b.guard, NULL);
+  for (int i = 0; i < 2; i++) bench_room_close_client(&b.c[i].t, &b.c[i].peer);
+  bench_room_shutdown(&b.loop, b.srv);
+  fclose(log.out);
+  free(b.logbuf);
+  gk_server_config_free(&cfg);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  return system(cmd) == 0 ? 0 : 1;
+}

@@ -1,0 +1,553 @@
+/* gk_server_desync.c: desync forensics (issue 13), from a hash mismatch
+ * to a report that names the fields and a bundle that reproduces it.
+ *
+ * The story of one examination (an sv_dsy, on the heap, listed in its
+ * room's `dsy` so it can outlive the room while its files are written):
+ *   1. session_desync (gk_server_match.c) calls sv_desync_begin for a
+ *      player's first mismatch at step K: the referee's state after K is
+ *      regenerated at once from the session's history (gk_history: the
+ *      nearest snapshot, re-simulated), and the peer is sent
+ *      STATE_REQUEST(id, K). One request per player and match: the
+ *      session reports each player once.
+ *   2. The peer answers STATE_BEGIN and STATE_CHUNKs over the reliable
+ *      channel (gk_net_peer_state.c), assembled by a gk_chunk_rx bounded
+ *      by desync.max_state_bytes. A "cannot" status, a malformed message,
+ *      a chunk whose checksum fails, a size above the limit, or no answer
+ *      within desync.timeout_ms ends the wait with that reason; nothing
+ *      else in the room or the server is touched.
+ *   3. The two states are diffed by field path (gk_state_diff, the first
+ *      desync.fields differences with both values, and the total).
+ *   4. The bundle is written on libuv's thread pool once the recording
+ *      holds step K on disk (sv_replay_flush_now): the replay cut at K
+ *      (read from the .gkr.tmp, rewritten with gk_replay_writer; with
+ *      replays off, a replay with the match's header and no steps, so
+ *      `gk-replay diff` still finds the genre and config), both states,
+ *      diff.txt and diff.json. A disk error is reported in the log line,
+ *      never fatal. Then one `desync_report` line; with policy "end" the
+ *      match ends after it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gk_err.h"
+#include "gk_net_chunk.h"
+#include "gk_server_internal.h"
+#include "gk_state_diff.h"
+
+#define FLUSH_WAIT_MS 3000u /* longest wait for the recording's flush */
+
+enum { WAIT_PEER = 1, WAIT_FLUSH = 2, WRITING = 3 };
+
+struct sv_dsy {
+  uv_work_t req;
+  gk_server *srv;
+  sv_room *room; /* NULL once the room is gone */
+  sv_dsy *next;
+  int state;
+  char code[GK_WIRE_CODE_LEN + 1];
+  const gk_sim *sim;
+  uint32_t slot, id;
+  uint64_t step, host_hash, peer_hash;
+  uint64_t t0_ns, deadline_ms;
+  uint64_t bytes_in; /* STATE_* datagram bytes from the peer */
+  gk_chunk_rx rx;
+  int begun; /* STATE_BEGIN taken */
+  uint8_t *ref, *peer;
+  size_t ref_len, peer_len;
+  char ref_err[GK_ERRMSG_MAX];
+  const char *result; /* "diffed", or why the peer's state is missing */
+  int code_rc;
+  char reason[320];
+  gk_state_diff diff;
+  gk_diff_field *fields;
+  char *text, *json; /* diff.txt, diff.json */
+  /* the bundle */
+  char top[GK_SERVER_PATH_MAX + 16]; /* desync.dir */
+  char dir[GK_SERVER_PATH_MAX + 64];
+  char replay_tmp[GK_SERVER_PATH_MAX + 72],
+      replay_final[GK_SERVER_PATH_MAX + 64];
+  int with_replay;
+  uint8_t
+      *hdr; /* a replay with the header only (replays off, or a fall-back) */
+  size_t hdr_len;
+  uint64_t replay_steps;
+  char replay_note[320];
+  char write_err[384];
+};
+
+static uint32_t next_id;
+
+/* --- the bundle, on the thread pool ----------------------------------------
+ */
+
+static void note_err(sv_dsy *d, const char *what, int e) {
+  if (d->write_err[0] == '\0')
+    snprintf(d->write_err, sizeof d->write_err, "%.250s: %.120s", what,
+             strerror(e));
+}
+
+static void put_file(sv_dsy *d, const char *name, const void *bytes,
+                     size_t len) {
+  char path[sizeof d->dir + 32];
+  snprintf(path, sizeof path, "%s/%s", d->dir, name);
+  FILE *f = fopen(path, "wb");
+  int ok = f != NULL && (len == 0 || fwrite(bytes, 1, len, f) == len);
+  int e = errno;
+  if (f != NULL && fclose(f) != 0 && ok) {
+    ok = 0;
+    e = errno;
+  }
+  if (!ok) note_err(d, path, e);
+}
+
+/* The recording's first K + 1 steps as the bundle's replay.gkr. */
+static int cut_replay(sv_dsy *d) {
+  gk_replay r;
+  gk_replay_open_file(&r, d->replay_tmp);
+  if (!r.header_ok) {
+    gk_replay_close(&r);
+    gk_replay_open_file(&r, d->replay_final);
+  }
+  char msg[GK_REPLAY_MSG_MAX] = "";
+  void *cfg = r.header_ok ? calloc(1, d->sim->config_size) : NULL;
+  int rc = cfg == NULL ? GK_ENOTFOUND
+                       : gk_replay_prepare(&r, d->sim, cfg, msg, sizeof msg);
+  uint64_t n = d->step + 1 < r.steps ? d->step + 1 : r.steps;
+  gk_replay_writer w;
+  memset(&w, 0, sizeof w);
+  char path[sizeof d->dir + 16];
+  snprintf(path, sizeof path, "%s/replay.gkr", d->dir);
+  if (rc == 0) {
+    gk_replay_meta meta = {
+        d->sim,
+        cfg,
+        r.seed,
+        r.players,
+        "gk-server desync bundle",
+        cJSON_GetObjectItemCaseSensitive(r.header, "lockstep")};
+    rc = gk_replay_writer_open(&w, path, &meta, msg, sizeof msg);
+    size_t hint = 0;
+    for (uint64_t i = 0; rc == 0 && i < n; i++) {
+      gk_replay_step st;
+      memset(&st, 0, sizeof st);
+      rc = gk_replay_step_at(&r, i, &st, &hint);
+      gk_step_input in = {i, st.active_mask, st.flags, r.players, st.inputs};
+      if (rc == 0) rc = gk_replay_writer_append(&w, &in, st.hash);
+    }
+    rc = rc == 0 ? gk_replay_writer_finish(&w, msg, sizeof msg) : rc;
+    if (rc != 0) gk_replay_writer_abort(&w);
+    if (d->sim->config_free != NULL) d->sim->config_free(cfg);
+  }
+  if (rc == 0) {
+    d->replay_steps = n;
+    if (n < d->step + 1)
+      snprintf(d->replay_note, sizeof d->replay_note,
+               "the recording held %" PRIu64 " steps, not %" PRIu64, n,
+               d->step + 1);
+  } else {
+    snprintf(d->replay_note, sizeof d->replay_note,
+             "the recording could not be cut (%.200s): replay.gkr holds the "
+             "header only",
+             msg[0] ? msg : (r.header_ok ? gk_strerror(rc) : r.damage.what));
+  }
+  free(cfg);
+  gk_replay_close(&r);
+  return rc;
+}
+
+/* mkdir -p: every folder of `path` (at most one bundle deep). */
+static int make_dirs(const char *path) {
+  char p[GK_SERVER_PATH_MAX + 64];
+  snprintf(p, sizeof p, "%s", path);
+  for (char *c = p + 1; *c; c++) {
+    if (*c != '/') continue;
+    *c = '\0';
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) return -1;
+    *c = '/';
+  }
+  return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static void bundle_work(uv_work_t *req) {
+  sv_dsy *d = req->data;
+  if (make_dirs(d->dir) != 0) {
+    note_err(d, d->dir, errno);
+    return;
+  }
+  if (d->ref != NULL) put_file(d, "referee.state", d->ref, d->ref_len);
+  if (d->peer != NULL) put_file(d, "peer.state", d->peer, d->peer_len);
+  put_file(d, "diff.txt", d->text, strlen(d->text));
+  put_file(d, "diff.json", d->json, strlen(d->json));
+  if ((!d->with_replay || cut_replay(d) != 0) && d->hdr != NULL)
+    put_file(d, "replay.gkr", d->hdr, d->hdr_len);
+}
+
+/* --- the report -------------------------------------------------------------
+ */
+
+static void unlink_room(sv_dsy *d) {
+  if (d->room == NULL) return;
+  for (sv_dsy **p = &d->room->dsy; *p; p = &(*p)->next)
+    if (*p == d) {
+      *p = d->next;
+      break;
+    }
+  d->room = NULL;
+}
+
+static void dsy_free(sv_dsy *d) {
+  unlink_room(d);
+  gk_chunk_rx_close(&d->rx);
+  free(d->ref);
+  free(d->peer);
+  free(d->fields);
+  free(d->text);
+  free(d->json);
+  free(d->hdr);
+  free(d);
+}
+
+static void log_report(gk_server *s, sv_dsy *d, int bundle) {
+  gk_server_log *lg = s->log;
+  if (!gk_log_begin(lg, GK_LOG_WARN, "desync_report", d->code)) return;
+  gk_log_u64(lg, "step", d->step);
+  gk_log_u64(lg, "slot", d->slot);
+  gk_log_hex(lg, "host_hash", d->host_hash);
+  gk_log_hex(lg, "peer_hash", d->peer_hash);
+  gk_log_str(lg, "result", d->result);
+  gk_log_str(lg, "reason", d->reason[0] ? d->reason : NULL);
+  int diffed = strcmp(d->result, "diffed") == 0;
+  gk_log_u64(lg, "fields_differ", diffed ? d->diff.total : 0);
+  gk_log_str(lg, "first_path",
+             diffed && d->diff.count > 0 ? d->fields[0].path : NULL);
+  gk_log_str(lg, "bundle", bundle && !d->write_err[0] ? d->dir : NULL);
+  gk_log_str(lg, "bundle_error", d->write_err[0] ? d->write_err : NULL);
+  gk_log_u64(lg, "replay_steps", d->replay_steps);
+  gk_log_str(lg, "replay_note", d->replay_note[0] ? d->replay_note : NULL);
+  gk_log_u64(lg, "peer_state_bytes", d->peer_len);
+  gk_log_u64(lg, "referee_state_bytes", d->ref_len);
+  gk_log_u64(lg, "bytes_in", d->bytes_in);
+  gk_log_u64(lg, "us", (uv_hrtime() - d->t0_ns) / 1000u);
+  gk_log_str(lg, "policy", s->cfg->desync == GK_DESYNC_END ? "end" : "report");
+  gk_log_json(lg, "diff", diffed ? d->json : NULL);
+  gk_log_end(lg);
+}
+
+/* The report is out: policy "end" ends the match (sv_match_after). */
+static void finished(gk_server *s, sv_dsy *d, int bundle) {
+  log_report(s, d, bundle);
+  if (d->room != NULL && s->cfg->desync == GK_DESYNC_END &&
+      d->room->state == SV_ROOM_PLAYING)
+    d->room->desync_end = 1;
+  dsy_free(d);
+}
+
+static void bundle_done(uv_work_t *req, int status) {
+  sv_dsy *d = req->data;
+  gk_server *s = d->srv;
+  (void)status;
+  s->jobs--;
+  finished(s, d, 1);
+  if (s->closing && s->jobs == 0) {
+    sv_log_stopped(s);
+    sv_maybe_free(s);
+  }
+}
+
+static void start_bundle(gk_server *s, sv_dsy *d) {
+  if (d->text == NULL) {
+    finished(s, d, 0);
+    return;
+  }
+  d->state = WRITING;
+  d->req.data = d;
+  s->jobs++;
+  if (uv_queue_work(s->loop, &d->req, bundle_work, bundle_done) != 0) {
+    bundle_work(&d->req); /* the pool refused: here, once */
+    bundle_done(&d->req, 0);
+  }
+}
+
+/* --- the diff ----------------------------------------------------------------
+ */
+
+/* diff.txt and diff.json from what is known. */
+static int describe(sv_dsy *d) {
+  int diffed = strcmp(d->result, "diffed") == 0;
+  size_t nt = diffed ? gk_state_diff_text(&d->diff, NULL, 0) : 0;
+  size_t nj = diffed ? gk_state_diff_json(&d->diff, NULL, 0) : 0;
+  char head[800];
+  int nh = snprintf(head, sizeof head,
+                    "room %s step %" PRIu64 " slot %" PRIu32
+                    "\nreferee hash %016" PRIx64 ", peer hash %016" PRIx64
+                    "\n%s%s\n",
+                    d->code, d->step, d->slot, d->host_hash, d->peer_hash,
+                    diffed ? "" : "no diff: ", diffed ? "" : d->reason);
+  if (nh < 0 || (size_t)nh >= sizeof head) nh = (int)sizeof head - 1;
+  if (!diffed) nj = strlen(d->result) + 32;
+  d->text = malloc((size_t)nh + nt + 2);
+  d->json = malloc(nj + 1);
+  if (d->text == NULL || d->json == NULL) return GK_ENOMEM;
+  memcpy(d->text, head, (size_t)nh + 1);
+  if (diffed) {
+    gk_state_diff_text(&d->diff, d->text + nh, nt + 1);
+    strcat(d->text, "\n");
+    gk_state_diff_json(&d->diff, d->json, nj + 1);
+  } else {
+    snprintf(d->json, nj + 1, "{\"result\":\"%s\",\"fields\":[]}", d->result);
+  }
+  return 0;
+}
+
+/* Starts the bundle once the recording holds step K on disk (or it has
+ * none, or FLUSH_WAIT_MS passed). */
+static void try_bundle(gk_server *s, sv_dsy *d, uint64_t now) {
+  uint64_t disk = 0;
+  int live = d->room != NULL && d->with_replay &&
+             sv_replay_flush_now(s, d->room, &disk);
+  if (live && disk < d->step + 1 && now < d->deadline_ms) return;
+  start_bundle(s, d);
+}
+
+/* The wait is over (the peer's state came: result NULL; or give_up said
+ * why not): diff, describe, then the bundle. */
+static void conclude(gk_server *s, sv_dsy *d) {
+  gk_chunk_rx_close(&d->rx);
+  if (d->result == NULL && d->ref == NULL) {
+    d->result = "referee_unavailable";
+    snprintf(d->reason, sizeof d->reason, "%s", d->ref_err);
+  } else if (d->result == NULL) {
+    char err[GK_ERRMSG_MAX] = "";
+    int rc =
+        gk_state_diff_run(&d->diff, d->sim, d->room->cfg, d->ref, d->ref_len,
+                          d->peer, d->peer_len, err, sizeof err);
+    d->result = rc == 0                     ? "diffed"
+                : d->diff.unreadable == 'b' ? "unreadable"
+                                            : "diff_failed";
+    d->code_rc = rc;
+    if (rc != 0) snprintf(d->reason, sizeof d->reason, "%s", err);
+  }
+  if (describe(d) != 0) {
+    snprintf(d->write_err, sizeof d->write_err, "out of memory");
+    finished(s, d, 0);
+    return;
+  }
+  d->state = WAIT_FLUSH;
+  d->deadline_ms = sv_now_ms(s) + FLUSH_WAIT_MS;
+  try_bundle(s, d, sv_now_ms(s));
+}
+
+static void give_up(gk_server *s, sv_dsy *d, const char *result, int code,
+                    const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+static void give_up(gk_server *s, sv_dsy *d, const char *result, int code,
+                    const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(d->reason, sizeof d->reason, fmt, ap);
+  va_end(ap);
+  d->result = result;
+  d->code_rc = code;
+  free(d->peer);
+  d->peer = NULL;
+  d->peer_len = 0;
+  conclude(s, d);
+}
+
+/* --- the peer's answer --------------------------------------------------- */
+
+static void on_begin(gk_server *s, sv_dsy *d, const gk_wire_state_begin *b) {
+  if (d->begun || b->id != d->id || b->step != d->step) {
+    give_up(s, d, "garbage", GK_EMISMATCH,
+            "STATE_BEGIN for transfer %" PRIu32 " step %" PRIu64
+            " (asked: transfer %" PRIu32 " step %" PRIu64 "%s)",
+            b->id, b->step, d->id, d->step, d->begun ? ", a second time" : "");
+    return;
+  }
+  if (b->status < 0) {
+    give_up(s, d, "cannot", b->status,
+            "the peer cannot give its state after step %" PRIu64
+            ": %s (it keeps steps %" PRIu64 "..%" PRIu64 ")",
+            d->step, gk_strerror(b->status), b->from, b->to);
+    return;
+  }
+  uint32_t limit = s->cfg->desync_max_state_bytes;
+  int rc = gk_chunk_rx_begin(&d->rx, b->id, b->total, b->chunk_size, b->chunks,
+                             b->sum, limit);
+  if (rc == GK_ETOOBIG)
+    give_up(s, d, "too_large", rc,
+            "the peer's state is %" PRIu32
+            " bytes, above desync.max_state_bytes (%" PRIu32 ")",
+            b->total, limit);
+  else if (rc != 0)
+    give_up(s, d, "garbage", rc, "STATE_BEGIN refused: %s", gk_strerror(rc));
+  else
+    d->begun = 1;
+}
+
+static void on_chunk(gk_server *s, sv_dsy *d, const gk_wire_snap_chunk *k) {
+  if (!d->begun) {
+    give_up(s, d, "garbage", GK_EPROTO, "a STATE_CHUNK before STATE_BEGIN");
+    return;
+  }
+  uint32_t n = d->rx.nchunks;
+  int rc = gk_chunk_rx_put(&d->rx, k->id, k->index, k->bytes, k->len, k->crc);
+  if (rc < 0) {
+    give_up(s, d, "garbage", rc, "chunk %" PRIu32 " of %" PRIu32 " refused: %s",
+            k->index, n, gk_strerror(rc));
+  } else if (rc == 1) {
+    d->peer = gk_chunk_rx_take(&d->rx, &d->peer_len);
+    if (d->peer == NULL)
+      give_up(s, d, "garbage", GK_ENOMEM, "out of memory");
+    else
+      conclude(s, d);
+  }
+}
+
+void sv_desync_on_msg(gk_server *s, sv_room *r, uint32_t peer, int decode_rc,
+                      const gk_wire_msg *m, size_t len) {
+  const sv_conn *c = &s->conns[peer];
+  sv_dsy *d = r->dsy;
+  while (d != NULL &&
+         (c->spectator || d->slot != c->slot || d->state != WAIT_PEER))
+    d = d->next;
+  if (d == NULL) {
+    /* not asked for, or after the wait ended: counted, never held
+     * against the sender (a late chunk after a timeout is normal) */
+    r->drops++;
+    s->stats.drop_unexpected++;
+    return;
+  }
+  d->bytes_in += len;
+  if (decode_rc != 0)
+    give_up(s, d, "garbage", decode_rc, "a malformed answer: %s",
+            gk_strerror(decode_rc));
+  else if (m->type == GK_MSG_STATE_BEGIN)
+    on_begin(s, d, &m->u.state_begin);
+  else
+    on_chunk(s, d, &m->u.snap_chunk);
+}
+
+/* --- start, tick, room gone -------------------------------------------------
+ */
+
+/* A replay of the match with its header and no steps (memory writer). */
+static void header_only(gk_server *s, const sv_room *r, sv_dsy *d) {
+  gk_replay_writer w;
+  memset(&w, 0, sizeof w);
+  char err[GK_REPLAY_MSG_MAX];
+  cJSON *lockstep = sv_delay_record(s, r); /* may be NULL */
+  gk_replay_meta meta = {
+      r->genre->sim, r->cfg, r->seed, r->nslots, "gk-server desync bundle",
+      lockstep};
+  if (gk_replay_writer_open_mem(&w, &meta, err, sizeof err) == 0 &&
+      gk_replay_writer_finish(&w, err, sizeof err) == 0)
+    d->hdr = gk_replay_writer_take(&w, &d->hdr_len);
+  gk_replay_writer_abort(&w);
+  cJSON_Delete(lockstep);
+}
+
+static sv_dsy *dsy_new(gk_server *s, sv_room *r, const gk_net_desync *nd) {
+  sv_dsy *d = calloc(1, sizeof *d);
+  uint32_t cap = s->cfg->desync_fields;
+  if (d != NULL) d->fields = calloc(cap, sizeof *d->fields);
+  if (d == NULL || d->fields == NULL) {
+    free(d);
+    return NULL;
+  }
+  d->srv = s;
+  d->room = r;
+  d->sim = r->genre->sim;
+  memcpy(d->code, r->code, sizeof d->code);
+  d->slot = nd->player;
+  d->step = nd->step;
+  d->host_hash = nd->host_hash;
+  d->peer_hash = nd->peer_hash;
+  d->id = ++next_id;
+  d->t0_ns = uv_hrtime();
+  gk_state_diff_init(&d->diff, d->fields, cap);
+  if (s->cfg->desync_dir[0] != '\0')
+    snprintf(d->top, sizeof d->top, "%s", s->cfg->desync_dir);
+  else
+    snprintf(d->top, sizeof d->top, "%s/desyncs", s->cfg->replay_dir);
+  snprintf(d->dir, sizeof d->dir, "%s/%s-%" PRIu64 "-%" PRIu32, d->top, r->code,
+           nd->step, nd->player);
+  snprintf(d->replay_final, sizeof d->replay_final, "%s", r->replay_path);
+  snprintf(d->replay_tmp, sizeof d->replay_tmp, "%s.tmp", r->replay_path);
+  d->with_replay = r->rec != NULL;
+  if (!d->with_replay)
+    snprintf(d->replay_note, sizeof d->replay_note,
+             "replays are off or failed: replay.gkr holds the match's header "
+             "(genre, config, seed) and no steps");
+  header_only(s, r, d);
+  d->next = r->dsy;
+  r->dsy = d;
+  return d;
+}
+
+int sv_desync_begin(gk_server *s, sv_room *r, const gk_net_desync *nd) {
+  sv_dsy *d = dsy_new(s, r, nd);
+  if (d == NULL) return 0;
+  if (gk_history_state_at(&r->session.hist, nd->step + 1, &d->ref, &d->ref_len,
+                          NULL, d->ref_err, sizeof d->ref_err) != 0) {
+    free(d->ref);
+    d->ref = NULL;
+    d->ref_len = 0;
+  }
+  d->state = WAIT_PEER;
+  d->deadline_ms = sv_now_ms(s) + s->cfg->desync_timeout_ms;
+  uint32_t peer = nd->player < r->nslots ? r->conn[nd->player] : SV_NO_CONN;
+  if (peer == SV_NO_CONN) {
+    give_up(s, d, "no_connection", GK_ENOTFOUND,
+            "the player's connection is gone");
+    return 1;
+  }
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_STATE_REQUEST;
+  m.u.state_req.id = d->id;
+  m.u.state_req.step = nd->step;
+  int rc = sv_send(s, peer, &m);
+  if (rc != 0)
+    give_up(s, d, "send_failed", rc, "STATE_REQUEST could not be sent: %s",
+            gk_strerror(rc));
+  return 1;
+}
+
+void sv_desync_tick(gk_server *s, sv_room *r, uint64_t now) {
+  sv_dsy *next;
+  for (sv_dsy *d = r->dsy; d != NULL; d = next) {
+    next = d->next;
+    if (d->state == WAIT_PEER && now >= d->deadline_ms)
+      give_up(s, d, "no_answer", GK_EEXPIRED,
+              "no answer within desync.timeout_ms (%" PRIu32 " ms)",
+              s->cfg->desync_timeout_ms);
+    else if (d->state == WAIT_FLUSH)
+      try_bundle(s, d, now);
+  }
+}
+
+void sv_desync_room_free(gk_server *s, sv_room *r) {
+  sv_dsy *next;
+  for (sv_dsy *d = r->dsy; d != NULL; d = next) {
+    next = d->next;
+    if (d->state == WAIT_PEER)
+      give_up(s, d, "room_closed", GK_ECLOSED,
+              "the room closed before the peer answered");
+  }
+  for (sv_dsy *d = r->dsy; d != NULL; d = next) {
+    next = d->next;
+    d->room = NULL; /* finishes without it */
+    if (d->state == WAIT_FLUSH) start_bundle(s, d);
+  }
+  r->dsy = NULL;
+}
