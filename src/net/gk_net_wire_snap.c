@@ -23,7 +23,7 @@ static int get_code(gk_reader *r, char *code) {
 }
 
 static int check_begin(const gk_wire_snap_begin *b) {
-  if (b->kind < GK_WIRE_SNAP_REJOIN || b->kind > GK_WIRE_SNAP_REFRESH ||
+  if (b->kind < GK_WIRE_SNAP_REJOIN || b->kind > GK_WIRE_SNAP_JOIN ||
       !gk_wire_code_valid(b->code))
     return GK_EPROTO;
   if (b->step >= GK_WIRE_STEP_LIMIT || b->next_input >= GK_WIRE_STEP_LIMIT ||
