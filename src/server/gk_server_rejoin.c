@@ -108,17 +108,19 @@ static void send_secret(gk_server *s, const sv_room *r, uint32_t slot) {
   sv_send(s, r->conn[slot], &m);
 }
 
-void sv_rejoin_secrets(gk_server *s, sv_room *r) {
-  for (uint32_t i = 0; i < r->nslots; i++) {
-    if (r->conn[i] == SV_NO_CONN) continue;
-    if (gk_server_random(r->secret[i], GK_WIRE_SECRET_LEN) != 0) {
-      gk_log_msg(s->log, GK_LOG_ERROR, "secret_failed", r->code, "reason",
-                 "no random bytes: this slot cannot rejoin");
-      continue;
-    }
-    r->secret_set |= 1u << i;
-    send_secret(s, r, i);
+void sv_rejoin_secret(gk_server *s, sv_room *r, uint32_t slot) {
+  if (gk_server_random(r->secret[slot], GK_WIRE_SECRET_LEN) != 0) {
+    gk_log_msg(s->log, GK_LOG_ERROR, "secret_failed", r->code, "reason",
+               "no random bytes: this slot cannot rejoin");
+    return;
   }
+  r->secret_set |= 1u << slot;
+  send_secret(s, r, slot);
+}
+
+void sv_rejoin_secrets(gk_server *s, sv_room *r) {
+  for (uint32_t i = 0; i < r->nslots; i++)
+    if (r->conn[i] != SV_NO_CONN) sv_rejoin_secret(s, r, i);
 }
 
 int sv_rejoin_hold(gk_server *s, sv_room *r, uint32_t slot) {
