@@ -396,3 +396,28 @@ Test(server_auth,
   cr_assert_eq(e2e_count_events(&srv, "limit"), 1);
   e2e_dir_remove(&d);
 }
+
+/* Late join (issue 12) in token mode: the joiner of a running match
+ * brings a join token, as in the lobby. */
+Test(server_auth, gk_bot_late_joiners_with_join_tokens_get_in) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  char key_path[300], extra[600];
+  uint8_t key[GK_TOKEN_KEY_BYTES];
+  make_key(&d, "server.key", key_path, sizeof(key_path), key);
+  e2e_proc srv, bot;
+  uint16_t port;
+  e2e_start_server(&srv, &d, token_config(extra, sizeof(extra), key_path, NULL),
+                   &port);
+  const char *opts[] = {"--key", key_path, "--late-join", "200", NULL};
+  e2e_start_bot_x(&bot, &d, "bot", port, "2", "2", "500", opts);
+  char codes[2][17];
+  uint64_t hashes[2];
+  cr_assert_eq(e2e_check_bot(&bot, 2, codes, hashes), 2);
+  e2e_stop_server(&srv);
+  cr_assert_eq(e2e_count_events(&srv, "player_joined_late"), 2);
+  cr_assert_eq(e2e_count_events(&srv, "desync"), 0);
+  /* 2 rooms: a create, a lobby join and a late join each */
+  cr_assert_eq(e2e_stat(&srv, "stopped", "auth_admitted"), 6);
+  e2e_dir_remove(&d);
+}

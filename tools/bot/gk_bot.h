@@ -3,12 +3,14 @@
  *   gk_bot.c          the peers and their callbacks, the rooms, main
  *   gk_bot_args.c     the command line: usage, parsing, checks
  *   gk_bot_summary.c  the JSON summary and the exit status it implies
+ *   gk_bot_late.c     --late-join: one more player per room, mid-match
  */
 #ifndef GK_BOT_H
 #define GK_BOT_H
 
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
 #include <uv.h>
 
 #include "gk_net_fault.h"
@@ -109,6 +111,10 @@ struct bot {
   uint64_t perturb_step;
   uint64_t perturbed;     /* rooms whose slot was perturbed */
   uint64_t perturb_minus; /* of them, by -1 (+1 would not read back) */
+  /* --late-join STEP (gk_bot_late.c): peers[players] of each room joins
+   * once its creator ran STEP */
+  int late_join;
+  uint64_t late_join_step;
 };
 
 /* The command line, before it is checked as a whole. */
@@ -130,5 +136,20 @@ int bot_check_args(const bot_args *a, bot *b, char *host);
 /* gk_bot_summary.c. Prints the one JSON summary; returns the exit status
  * it implies. */
 int bot_print_summary(bot *b);
+
+/* gk_bot.c: connects a room's bot player (it then creates or joins). */
+void bot_connect(bot_peer *p);
+
+/* gk_bot_late.c (--late-join). Peers per room: players, plus the late
+ * joiner. */
+uint32_t bot_room_peers(const bot *b);
+/* 1 if the peer takes part (a late joiner only once it connected). */
+int bot_peer_in_play(const bot *b, const bot_peer *p);
+/* The option checked against the genre: -1 to go on, else exit status. */
+int bot_late_check(const bot *b);
+/* From each peer's step callback: the creator's STEP connects the joiner. */
+void bot_late_step(bot_peer *p, uint64_t step);
+/* The room's `late_joins` list (nothing without --late-join). */
+void bot_late_summary(cJSON *ro, const bot *b, const bot_room *r);
 
 #endif

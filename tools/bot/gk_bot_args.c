@@ -17,7 +17,7 @@ static void usage(FILE *f) {
           "              [--options JSON] [--input-delay D] [--timeout SEC]\n"
           "              [--key FILE | --token TOKEN] [--light]\n"
           "              [--jitter MS] [--latency-schedule STEP:MS,...]\n"
-          "              [--genre-lib PATH]...\n"
+          "              [--genre-lib PATH]... [--late-join STEP]\n"
           "\n"
           "Plays R rooms of P bot players each against a gk-server, N steps\n"
           "per match, then the host of each room ends its match. Prints one\n"
@@ -41,6 +41,9 @@ static void usage(FILE *f) {
           "                  (e.g. players[0].health; -1 if +1 is out of\n"
           "                  the field's range): a desync on purpose\n"
           "  --genre-lib PATH  load a genre from a shared object (repeatable)\n"
+          "  --late-join STEP  one more player per room joins the running\n"
+          "                  match at STEP (rooms are made for P + 1; the\n"
+          "                  genre must take players after the start)\n"
           "  --key FILE      a server in token mode: mint a connect token for\n"
           "                  each request with this key (a room for player 0,\n"
           "                  a join of its room as a player for the others)\n"
@@ -135,6 +138,9 @@ static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
     return !(b->chaos_dup = strcmp(v, "dup") == 0);
   else if (strcmp(o, "--genre-lib") == 0)
     return load_genre_lib(v);
+  else if (strcmp(o, "--late-join") == 0)
+    return b->late_join = 1,
+           parse_num(v, GK_WIRE_STEP_LIMIT - 1, &b->late_join_step) != 0;
   else if (strcmp(o, "--options") == 0)
     b->options = v;
   else if (strcmp(o, "--key") == 0)
@@ -259,5 +265,7 @@ int bot_check_args(const bot_args *a, bot *b, char *host) {
   b->latency_ms = (uint32_t)a->latency;
   b->timeout_s =
       a->timeout ? (uint32_t)a->timeout : (uint32_t)(60 + a->steps / 20);
+  int st = bot_late_check(b);
+  if (st >= 0) return st;
   return check_token_args(a, b);
 }
