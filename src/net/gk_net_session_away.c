@@ -40,6 +40,20 @@ int gk_net_session_away_tick(gk_net_session *s, uint32_t slot, int neutral) {
   return 0;
 }
 
+/* A player starts receiving again from step `from` (a rejoin or a late
+ * join): confirmed steps and hash reports from there, our ack of its
+ * inputs (`input_ack`) at the next send. */
+static void restart(gk__session_player *pl, uint64_t from, uint64_t input_ack) {
+  pl->acked = from;
+  pl->input_ack = input_ack;
+  pl->input_ack_sent = UINT64_MAX; /* tell it at the next send */
+  pl->sent_ms = 0;
+  pl->hashes_upto = from;
+  pl->npending = 0;
+  pl->pend_head = 0;
+  pl->desynced = 0;
+}
+
 int gk_net_session_rejoin(gk_net_session *s, uint32_t slot, uint64_t from,
                           uint64_t *next_input) {
   if (slot >= s->cfg.players) return GK_ERANGE;
@@ -47,14 +61,7 @@ int gk_net_session_rejoin(gk_net_session *s, uint32_t slot, uint64_t from,
   if (!slot_active(s, slot)) return GK_EPERM;
   if (from > s->inbuf.confirmed || from < s->inbuf.low) return GK_ESTALE;
   gk__session_player *pl = &s->pl[slot];
-  pl->acked = from;
-  pl->input_ack = gk_inbuf_contiguous(&s->inbuf, slot, s->inbuf.confirmed);
-  pl->input_ack_sent = UINT64_MAX; /* tell it at the next send */
-  pl->sent_ms = 0;
-  pl->hashes_upto = from;
-  pl->npending = 0;
-  pl->pend_head = 0;
-  pl->desynced = 0;
+  restart(pl, from, gk_inbuf_contiguous(&s->inbuf, slot, s->inbuf.confirmed));
   if (next_input != NULL) *next_input = pl->input_ack;
   return 0;
 }
@@ -80,15 +87,7 @@ int gk_net_session_join(gk_net_session *s, uint32_t slot, uint64_t from,
   uint8_t zero[GK_INPUT_SIZE_MAX];
   memset(zero, 0, sizeof zero);
   for (uint64_t st = j; st < j + delay; st++) gk_inbuf_put(b, slot, st, zero);
-  gk__session_player *pl = &s->pl[slot];
-  pl->acked = j;
-  pl->input_ack = j + delay;
-  pl->input_ack_sent = UINT64_MAX; /* tell it at the next send */
-  pl->sent_ms = 0;
-  pl->hashes_upto = j;
-  pl->npending = 0;
-  pl->pend_head = 0;
-  pl->desynced = 0;
+  restart(&s->pl[slot], j, j + delay);
   s->joined |= 1u << slot;
   s->stats.joins++;
   if (at != NULL) *at = j;

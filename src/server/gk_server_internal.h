@@ -398,6 +398,12 @@ typedef struct sv_spec sv_spec;
 void sv_rejoin_secrets(gk_server *s, sv_room *r);
 /* The same for one slot (a late joiner's). */
 void sv_rejoin_secret(gk_server *s, sv_room *r, uint32_t slot);
+/* The log record of a player who got a snapshot (`event`:
+ * player_rejoined, player_joined_late): slot, snapshot_step,
+ * snapshot_bytes, next_input, and one more number `key`. */
+void sv_log_snapshot_player(gk_server *s, const sv_room *r, const char *event,
+                            uint32_t slot, uint64_t step, uint64_t next_input,
+                            uint64_t bytes, const char *key, uint64_t value);
 /* A player's connection dropped mid-match: 1 if its slot is held (the
  * caller does not remove it), 0 if not (reconnect off, or the end). */
 int sv_rejoin_hold(gk_server *s, sv_room *r, uint32_t slot);

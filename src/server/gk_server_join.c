@@ -65,18 +65,6 @@ static const char *join_error(int rc) {
   }
 }
 
-static void log_join(gk_server *s, const sv_room *r, uint32_t slot,
-                     uint32_t peer, uint64_t at, uint64_t next_input,
-                     uint64_t bytes) {
-  if (!gk_log_begin(s->log, GK_LOG_INFO, "player_joined_late", r->code)) return;
-  gk_log_u64(s->log, "slot", slot);
-  gk_log_u64(s->log, "peer", peer);
-  gk_log_u64(s->log, "step", at);
-  gk_log_u64(s->log, "next_input", next_input);
-  gk_log_u64(s->log, "snapshot_bytes", bytes);
-  gk_log_end(s->log);
-}
-
 /* JOINED, MATCH_START and RECONNECT_SECRET to the joiner of `slot`. */
 static void send_welcome(gk_server *s, sv_room *r, uint32_t slot) {
   uint32_t peer = r->conn[slot];
@@ -120,7 +108,8 @@ void sv_join_late(gk_server *s, uint32_t peer, sv_room *r) {
   send_welcome(s, r, slot);
   uint64_t bytes = 0;
   rc = sv_snapshot_send(s, r, peer, GK_WIRE_SNAP_JOIN, next_input, &bytes);
-  log_join(s, r, slot, peer, at, next_input, bytes);
+  sv_log_snapshot_player(s, r, "player_joined_late", slot, at, next_input,
+                         bytes, "peer", peer);
   /* A connection that cannot take the snapshot drops; its slot is then
    * held (or removed) like any player's. */
   if (rc != 0) gk_net_transport_disconnect(&s->transport, peer, 0);

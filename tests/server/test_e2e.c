@@ -190,8 +190,9 @@ Test(server_e2e, bad_input_is_dropped_and_counted_while_other_rooms_agree) {
   raw_send(&o, big, sizeof(big), 1);
   raw_pump(&o, 200);
 
-  /* joining a bot's room (another room) by its code: refused, the match
-   * has started; a guessed code: refused and a strike */
+  /* joining a bot's room (another room) by its code: refused, the room
+   * is full (survivors takes late joiners, but the bots fill their
+   * rooms); a guessed code: refused and a strike */
   cJSON *ms = e2e_last_event(&srv, "match_start");
   gk_wire_msg join;
   memset(&join, 0, sizeof(join));
@@ -201,7 +202,7 @@ Test(server_e2e, bad_input_is_dropped_and_counted_while_other_rooms_agree) {
   cJSON_Delete(ms);
   raw_send_msg(&o, &join);
   raw_expect(&o, GK_MSG_ERROR, 3000);
-  cr_assert_eq(o.last[GK_MSG_ERROR].u.error.code, GK_ESTATE);
+  cr_assert_eq(o.last[GK_MSG_ERROR].u.error.code, GK_EFULL);
   o.seen[GK_MSG_ERROR] = 0;
   memcpy(join.u.room.code, "AAAAAAAAAAAAAAAA", GK_WIRE_CODE_LEN);
   raw_send_msg(&o, &join);
