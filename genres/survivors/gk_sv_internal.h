@@ -23,6 +23,11 @@
 #define GK__SV_LEVEL_MAX 60000
 #define GK__SV_RECIP_SHIFT 40
 
+/* gk__sv_player.gone */
+#define GK__SV_IN 0      /* in the match (alive or dead) */
+#define GK__SV_LEFT 1    /* its active bit went off: out for good */
+#define GK__SV_WAITING 2 /* not in the match yet: nothing of it counts */
+
 typedef struct gk__sv_kind_info {
   gk_fx speed;    /* units per step, Q16.16 */
   int32_t health; /* before wave and enemy_health_pct scaling */
@@ -43,7 +48,9 @@ typedef struct gk__sv_player {
   uint16_t level;
   uint16_t hurt_cd; /* steps of immunity left */
   uint8_t alive;
-  uint8_t gone; /* left the match (inactive); never comes back */
+  uint8_t gone; /* GK__SV_IN, _LEFT (inactive; never comes back) or
+                   _WAITING (inactive since the first step: joins when
+                   its active bit turns on, issue 12) */
   uint8_t wlevel[GK_SV_WEAPONS];  /* 0 = not held */
   uint16_t wtimer[GK_SV_WEAPONS]; /* steps until the weapon acts */
   uint16_t orbit_angle;
@@ -206,6 +213,14 @@ void gk__sv_grid_query(gk__sv_state *s, gk_fx x, gk_fx y, int32_t r,
 
 /* Puts player i at its start, with the starting wand (gk_sv_players.c). */
 void gk__sv_player_init(gk__sv_state *s, uint32_t i);
+/* Players in and out from a step's active mask (step 1 of the step
+ * order): a slot inactive at the first step waits, a waiting slot whose
+ * bit is on joins (gk__sv_player_join), a slot in the match whose bit is
+ * off leaves for good (gk_sv_players.c). */
+void gk__sv_players_presence(gk__sv_state *s, uint32_t mask);
+/* A waiting slot joins now: fresh stats (gk__sv_player_init) at a place
+ * drawn from the run's PRNG, a "player_joined" event. */
+void gk__sv_player_join(gk__sv_state *s, uint32_t i);
 /* Player i dies; reason 0 killed, 1 left the match. */
 void gk__sv_player_die(gk__sv_state *s, uint32_t i, int reason);
 /* Opens a pick if player i has the experience for the next level. */

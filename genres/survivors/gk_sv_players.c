@@ -32,6 +32,42 @@ void gk__sv_player_init(gk__sv_state *s, uint32_t i) {
   p->wlevel[GK_SV_WAND] = (uint8_t)s->cfg.start_weapon_level;
 }
 
+/* --- in and out (issue 12: late join) ---------------------------------- */
+
+/* A late joiner's place: a point on the start circle (40 units around the
+ * centre) at an angle drawn from the run's PRNG, so every engine that
+ * runs the join step puts it at the same place, and two joiners of one
+ * step (drawn in slot order) at different ones. */
+void gk__sv_player_join(gk__sv_state *s, uint32_t i) {
+  gk__sv_player_init(s, i);
+  gk__sv_player *p = &s->p[i];
+  uint16_t a = (uint16_t)gk_rng_below(&s->rng, 65536u);
+  gk_fx r = gk_fx_from_int(40);
+  p->x = gk_fx_from_int(s->cfg.arena_width / 2) + gk_fx_mul(gk_fx_cos(a), r);
+  p->y = gk_fx_from_int(s->cfg.arena_height / 2) + gk_fx_mul(gk_fx_sin(a), r);
+  s->hud_version++;
+  gk_event *e = gk__sv_event(s, "player_joined", (int32_t)i);
+  gk__sv_event_field(e, "x", gk_fx_to_int(p->x));
+  gk__sv_event_field(e, "y", gk_fx_to_int(p->y));
+}
+
+void gk__sv_players_presence(gk__sv_state *s, uint32_t mask) {
+  for (uint32_t i = 0; i < s->players; i++) {
+    gk__sv_player *p = &s->p[i];
+    int on = (mask >> i & 1u) != 0;
+    if (p->gone == GK__SV_WAITING) {
+      if (on) gk__sv_player_join(s, i);
+    } else if (p->gone == GK__SV_IN && !on && s->step == 1) {
+      p->gone = GK__SV_WAITING; /* not here at the start: not placed */
+      p->alive = 0;
+      s->hud_version++;
+    } else if (p->gone == GK__SV_IN && !on) {
+      p->gone = GK__SV_LEFT;
+      if (p->alive) gk__sv_player_die(s, i, 1);
+    }
+  }
+}
+
 /* The stick's length in Q16.16 comes from an exact integer square root of
  * (mx^2 + my^2) << 32; lengths above 127 are clamped to 127, so the fastest
  * diagonal is exactly as fast as the fastest straight line. */

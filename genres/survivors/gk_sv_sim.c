@@ -2,7 +2,9 @@
  * descriptor.
  *
  * One step, in this order:
- *   1. players missing from active_mask leave (once, for good);
+ *   1. players missing from active_mask leave (once, for good); a slot
+ *      missing at the first step waits instead, and joins (fresh, at a
+ *      place from the run's PRNG) at the step its bit turns on;
  *   2. a pause press from any active player toggles the pause;
  *   3. pending picks resolve (a pick byte, or option 1 on timeout);
  *   4. if paused or a pick is pending: stop here (the step still counts);
@@ -137,13 +139,7 @@ static void step(void *state, const gk_step_input *in) {
   uint32_t mask = in->active_mask;
   if (in->inputs == NULL) np = 0;
 
-  for (uint32_t i = 0; i < s->players; i++) {
-    gk__sv_player *p = &s->p[i];
-    if (!p->gone && !(mask & (1u << i))) {
-      p->gone = 1;
-      if (p->alive) gk__sv_player_die(s, i, 1);
-    }
-  }
+  gk__sv_players_presence(s, mask);
 
   int toggle = 0;
   for (uint32_t i = 0; i < np; i++)
@@ -252,4 +248,5 @@ const gk_sim gk_survivors_sim = {
     .bot_size = sizeof(gk__sv_bot),
     .bot_init = gk__sv_bot_init,
     .bot_next = gk__sv_bot_next,
+    .late_join = 1,
 };

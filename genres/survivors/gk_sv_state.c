@@ -33,7 +33,7 @@ static const gk_field_spec player_spec[] = {
     P(level, U16, "level"),
     P(hurt_cd, U16, "hurt_cd"),
     P(alive, BOOL, "alive"),
-    P(gone, BOOL, "gone"),
+    P(gone, U8, "gone"), /* 0/1 as a BOOL was; 2 waiting (issue 12) */
     P(wlevel[0], U8, "weapons[0].level"),
     P(wtimer[0], U16, "weapons[0].timer"),
     P(wlevel[1], U8, "weapons[1].level"),
@@ -161,7 +161,8 @@ static void read_player(rd *d, const gk_sv_config *cfg, gk__sv_player *p) {
   if (p->level < 1 || p->level > GK__SV_LEVEL_MAX) bad(d, "player level");
   p->hurt_cd = gk_read_u16(r);
   p->alive = (uint8_t)gk_read_bool(r);
-  p->gone = (uint8_t)gk_read_bool(r);
+  p->gone = gk_read_u8(r);
+  if (p->gone > GK__SV_WAITING) bad(d, "player gone");
   if (p->gone && p->alive) bad(d, "player gone but alive");
   for (int k = 0; k < GK_SV_WEAPONS; k++) {
     p->wlevel[k] = gk_read_u8(r);

@@ -2,7 +2,9 @@
 #include "gk_genre_load.h"
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The descriptor a library's symbol returns, or NULL with a message. The
@@ -31,15 +33,55 @@ static const gk_sim *descriptor(void *lib, const char *path, int *rc, char *err,
   return sim;
 }
 
-/* Every check after the symbol was found. Returns 0 or a code. */
-static int check(const gk_sim *sim, const char *path, const char *name,
+/* An ABI 1 descriptor ends before `late_join`: the members ABI 2
+ * appended are read from a copy where they are zero. One copy per
+ * descriptor (loading a library twice finds the first), kept for the
+ * life of the process like the library. */
+#define OLD_ABI_MAX 16
+static struct {
+  const gk_sim *from;
+  gk_sim *copy;
+} old_abi[OLD_ABI_MAX];
+
+static const gk_sim *upgrade_abi1(const gk_sim *sim, int *rc, char *err,
+                                  size_t errlen) {
+  for (size_t i = 0; i < OLD_ABI_MAX; i++)
+    if (old_abi[i].from == sim) return old_abi[i].copy;
+  for (size_t i = 0; i < OLD_ABI_MAX; i++) {
+    if (old_abi[i].from != NULL) continue;
+    gk_sim *c = calloc(1, sizeof *c);
+    if (c == NULL) break;
+    memcpy(c, sim, offsetof(gk_sim, late_join));
+    c->abi = GK_SIM_ABI;
+    old_abi[i].from = sim;
+    old_abi[i].copy = c;
+    return c;
+  }
+  *rc = gk_errf(err, errlen, GK_ENOMEM,
+                "no room for another ABI %u genre (out of memory or more "
+                "than %d)",
+                (unsigned)GK_SIM_ABI_MIN, OLD_ABI_MAX);
+  return NULL;
+}
+
+/* Every check after the symbol was found; *simp may be replaced by an
+ * upgraded copy. Returns 0 or a code. */
+static int check(const gk_sim **simp, const char *path, const char *name,
                  char *err, size_t errlen) {
-  if (sim->abi != GK_SIM_ABI)
+  const gk_sim *sim = *simp;
+  if (sim->abi < GK_SIM_ABI_MIN || sim->abi > GK_SIM_ABI)
     return gk_errf(err, errlen, GK_EVERSION,
                    "genre library '%s' was built for gk_sim ABI %u, but this "
-                   "program speaks ABI %u: rebuild the genre against this "
+                   "program speaks ABI %u..%u: rebuild the genre against this "
                    "gamekit",
-                   path, (unsigned)sim->abi, (unsigned)GK_SIM_ABI);
+                   path, (unsigned)sim->abi, (unsigned)GK_SIM_ABI_MIN,
+                   (unsigned)GK_SIM_ABI);
+  if (sim->abi < GK_SIM_ABI) {
+    int rc = 0;
+    sim = upgrade_abi1(sim, &rc, err, errlen);
+    if (sim == NULL) return rc;
+    *simp = sim;
+  }
   char msg[GK_ERRMSG_MAX];
   int rc = gk_sim_check(sim, msg, sizeof msg);
   if (rc != 0)
@@ -67,7 +109,7 @@ int gk_genre_load(const char *path, const char *name, const gk_sim **out,
   }
   int rc = 0;
   const gk_sim *sim = descriptor(lib, path, &rc, err, errlen);
-  if (sim != NULL) rc = check(sim, path, name, err, errlen);
+  if (sim != NULL) rc = check(&sim, path, name, err, errlen);
   if (rc != 0) {
     dlclose(lib);
     return rc;

@@ -206,6 +206,10 @@ int gk_inbuf_schedule(gk_inbuf *b, uint64_t step, gk_inbuf_cmd cmd,
     break;
   case GK_INBUF_ADD_PLAYER:
     if (active >> slot & 1u) return GK_EEXIST;
+    /* its acknowledgements hold releases from now on: it is sent the
+     * steps from `step`, before it is awaited */
+    b->ack_mask |= 1u << slot;
+    b->acked[slot] = step;
     break;
   case GK_INBUF_REMOVE_PLAYER:
     if ((active >> slot & 1u) == 0) return GK_EPERM;
@@ -227,17 +231,17 @@ int gk_inbuf_schedule(gk_inbuf *b, uint64_t step, gk_inbuf_cmd cmd,
   return 0;
 }
 
-static int delay_pending(const gk_inbuf *b) {
+int gk_inbuf_delay_busy(const gk_inbuf *b) {
   for (uint32_t i = 0; i < b->ncmds; i++)
     if (b->cmds[i].kind == GK_INBUF_SET_DELAY) return 1;
-  return 0;
+  return b->confirmed < b->delay_done;
 }
 
 int gk_inbuf_schedule_delay(gk_inbuf *b, uint64_t step, uint32_t delay,
                             uint64_t *switch_at) {
   if (b->mode == MODE_MERGED) return GK_ESTATE;
   if (delay < 1 || delay > 255) return GK_EINVAL;
-  if (delay_pending(b) || b->confirmed < b->delay_done) return GK_EBUSY;
+  if (gk_inbuf_delay_busy(b)) return GK_EBUSY;
   if (delay == b->delay) return GK_EEXIST;
   uint64_t at = step + b->delay + b->lead;
   uint64_t fill = delay > b->delay ? delay - b->delay : 0;
@@ -272,9 +276,7 @@ static void apply_cmds(gk_inbuf *b, uint64_t step) {
       continue;
     }
     if (c->kind == GK_INBUF_ADD_PLAYER) {
-      b->active_mask |= 1u << c->slot;
-      b->ack_mask |= 1u << c->slot;
-      b->acked[c->slot] = step;
+      b->active_mask |= 1u << c->slot; /* in ack_mask since scheduled */
     } else if (c->kind == GK_INBUF_REMOVE_PLAYER) {
       b->active_mask &= ~(1u << c->slot);
       b->ack_mask &= ~(1u << c->slot);

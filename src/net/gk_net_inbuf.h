@@ -15,7 +15,10 @@
  *
  * System commands are scheduled at a step that is not yet confirmed and
  * become part of that step's merged input:
- *   GK_INBUF_ADD_PLAYER     the slot is active from the step on;
+ *   GK_INBUF_ADD_PLAYER     the slot is active from the step on; its
+ *                           acknowledgements hold releases (ack_mask) from
+ *                           the moment it is scheduled, with the step as
+ *                           its first unacknowledged one;
  *   GK_INBUF_REMOVE_PLAYER  the slot is inactive from the step on: its
  *                           record is neutral (all zero), its inputs are no
  *                           longer awaited nor accepted;
@@ -156,6 +159,11 @@ int gk_inbuf_schedule(gk_inbuf *b, uint64_t step, gk_inbuf_cmd cmd,
  * what gk_inbuf_schedule returns. */
 int gk_inbuf_schedule_delay(gk_inbuf *b, uint64_t step, uint32_t delay,
                             uint64_t *switch_at);
+
+/* 1 while a delay change is in progress: announced and not yet confirmed,
+ * or its switch step and filled steps not all confirmed (what
+ * gk_inbuf_schedule_delay refuses with GK_EBUSY); else 0. */
+int gk_inbuf_delay_busy(const gk_inbuf *b);
 
 /* Confirms every step it can, in order. Returns how many became confirmed
  * by this call. */

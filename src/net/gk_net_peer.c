@@ -39,7 +39,14 @@ static int send_msg(gk_net_peer *p, const gk_wire_msg *m) {
 }
 
 int gk_net_peer_send_msg(gk_net_peer *p, const gk_wire_msg *m) {
-  return send_msg(p, m);
+  int rc = send_msg(p, m);
+  if (rc == 0 && m->type == GK_MSG_JOIN_ROOM && !p->started &&
+      m->u.room.role == GK_WIRE_ROLE_PLAYER &&
+      gk_wire_code_valid(m->u.room.code)) {
+    memcpy(p->expect_code, m->u.room.code, GK_WIRE_CODE_LEN + 1);
+    p->snap.request_ns = uv_hrtime(); /* a late join's resume time */
+  }
+  return rc;
 }
 
 static uint64_t first_sampled(const gk_net_peer *p) {
@@ -539,6 +546,9 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
   p->dl_pending = 0;
   p->ndelays = 0;
   note_delay(p, ms->first_step, ms->input_delay);
+  /* Not active at the start: a late join, which starts from a snapshot. */
+  if (!p->spectator && (ms->active_mask >> ms->slot & 1u) == 0)
+    p->await_snapshot = 1;
   p->started = 1;
   if (p->cb.started != NULL) p->cb.started(p->cb.ctx, p);
   if (!p->await_snapshot) uv_timer_start(&p->timer, on_timer, 0, 0);

@@ -37,6 +37,13 @@
  * Room control: gk_net_peer_send_msg encodes and sends any message (create
  * or join a room, start the match, remove a player, end the match);
  * messages the peer does not handle itself reach the `message` callback.
+ *
+ * Late join (issue 12): a JOIN_ROOM sent through gk_net_peer_send_msg is
+ * remembered (its room code). A MATCH_START whose active mask lacks the
+ * receiver's own slot is a join of a running match: the peer sets up
+ * without sampling and waits for a snapshot (kind GK_WIRE_SNAP_JOIN) of
+ * that room, exactly as a rejoin does; it samples from the snapshot's
+ * next_input on.
  */
 #ifndef GK_NET_PEER_H
 #define GK_NET_PEER_H
@@ -61,7 +68,8 @@ typedef struct gk_net_peer_snap_info {
   uint64_t step;       /* the state after this many steps */
   uint64_t bytes;      /* state bytes */
   uint64_t next_input; /* the first step this peer samples for */
-  uint64_t request_ns; /* uv_hrtime of the request (rejoin, spectate) */
+  uint64_t request_ns; /* uv_hrtime of the request (rejoin, spectate,
+                          JOIN_ROOM) */
   uint64_t adopted_ns; /* ... of the adoption */
   uint64_t resumed_ns; /* ... of resumed sampling (0: not yet) */
   char error[GK_ERRMSG_MAX];
@@ -261,7 +269,8 @@ int gk_net_peer_receive(gk_net_peer *p, const uint8_t *bytes, size_t len);
 int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
                       size_t errlen);
 
-/* Encodes and sends a message (reliability from the type table). */
+/* Encodes and sends a message (reliability from the type table). A
+ * JOIN_ROOM's room code is kept for a late join's snapshot. */
 int gk_net_peer_send_msg(gk_net_peer *p, const gk_wire_msg *m);
 
 /* Calls fn(ctx, p) once, between two frames, as soon as the loop has run

@@ -527,7 +527,7 @@ uint64_t gk_net_session_confirmed(const gk_net_session *s) {
 
 int gk_net_session_drained(const gk_net_session *s, uint32_t players) {
   if (!s->ended) return 0;
-  uint32_t wait = players & s->cfg.active_mask;
+  uint32_t wait = players & (s->cfg.active_mask | s->joined);
   for (uint32_t p = 0; p < s->cfg.players; p++)
     if ((wait >> p & 1u) && s->pl[p].acked < s->inbuf.confirmed) return 0;
   return 1;

@@ -142,6 +142,7 @@ typedef struct gk_net_session_stats {
   uint64_t steps_run;     /* by the host's own loop */
   uint64_t stalls;        /* stall notices sent */
   uint64_t delay_changes; /* input delay changes announced */
+  uint64_t joins;         /* players joined after the start */
 } gk_net_session_stats;
 
 typedef struct gk__pending_hash {
@@ -185,6 +186,7 @@ struct gk_net_session {
   uint64_t frontier_since_ms; /* when step `confirmed` became the next */
   uint64_t stall_step;        /* step last noticed as stalled, or UINT64_MAX */
   uint64_t now_ms;
+  uint32_t joined; /* slots that joined after the start */
   int end_scheduled;
   uint8_t buf[GK_WIRE_MAX];
   uint8_t pack[GK_WIRE_MAX];
@@ -255,8 +257,9 @@ uint32_t gk_net_session_delay(const gk_net_session *s);
 uint64_t gk_net_session_confirmed(const gk_net_session *s);
 
 /* 1 once the match has ended and every slot in `players` that was in the
- * match (cfg.active_mask) has acknowledged every confirmed step, so no
- * peer waits for anything from this session any more; 0 before the end
+ * match (cfg.active_mask, or joined later) has acknowledged every
+ * confirmed step, so no peer waits for anything from this session any
+ * more; 0 before the end
  * or while one of them has not. `players` is the owner's choice: the
  * slots it still has a connection for (a player that is gone cannot
  * acknowledge). */
@@ -278,5 +281,27 @@ int gk_net_session_drained(const gk_net_session *s, uint32_t players);
 int gk_net_session_away_tick(gk_net_session *s, uint32_t slot, int neutral);
 int gk_net_session_rejoin(gk_net_session *s, uint32_t slot, uint64_t from,
                           uint64_t *next_input);
+
+/* --- Late join (gk_net_session_away.c, issue 12) -------------------------
+ * A slot that is not in the match (inactive and not joining; whether a
+ * slot that left may come back is the owner's and the genre's business:
+ * gk-server gives only fresh slots) joins at the next unconfirmed step J:
+ * GK_INBUF_ADD_PLAYER at J, so its bit is set in the active mask of every
+ * merged input from J (CONFIRMED carries it: that is how the other peers
+ * learn of it). Its records for J .. J + D - 1 (D: the current input
+ * delay) are neutral, as every player's first D steps are at the start;
+ * it is sent the confirmed steps from J and its hash reports count from
+ * J. `from` must be J and the host's loop must have run every confirmed
+ * step (the owner ticks first and snapshots the state after `from` steps
+ * for the joiner). *at (may be NULL) gets J, *next_input (may be NULL)
+ * the first step it samples for, J + D. The owner picks the slot; the
+ * genre must accept late join (gk_sim.late_join) for the join to mean
+ * anything: the session does not check. GK_ERANGE (slot), GK_ECLOSED
+ * (the match ended or its end is scheduled), GK_EEXIST (the slot is
+ * active or joining), GK_ESTALE (`from` is not J, or the loop is
+ * behind), GK_EBUSY (an input delay change is in progress: try again
+ * once it is done), GK_EAHEAD / GK_EFULL (window, commands). */
+int gk_net_session_join(gk_net_session *s, uint32_t slot, uint64_t from,
+                        uint64_t *at, uint64_t *next_input, uint64_t now_ms);
 
 #endif

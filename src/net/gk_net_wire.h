@@ -303,7 +303,8 @@ typedef struct gk_wire_match_start {
 enum {
   GK_WIRE_SNAP_REJOIN = 1,   /* a player takes its slot back */
   GK_WIRE_SNAP_SPECTATE = 2, /* a spectator starts watching */
-  GK_WIRE_SNAP_REFRESH = 3   /* a spectator fell too far behind */
+  GK_WIRE_SNAP_REFRESH = 3,  /* a spectator fell too far behind */
+  GK_WIRE_SNAP_JOIN = 4      /* a player joins a running match */
 };
 
 typedef struct gk_wire_secret {

@@ -49,7 +49,7 @@ void gk__wire_transfer_get(gk_reader *r, uint32_t *total, uint16_t *chunk_size,
 }
 
 static int check_begin(const gk_wire_snap_begin *b) {
-  if (b->kind < GK_WIRE_SNAP_REJOIN || b->kind > GK_WIRE_SNAP_REFRESH ||
+  if (b->kind < GK_WIRE_SNAP_REJOIN || b->kind > GK_WIRE_SNAP_JOIN ||
       !gk_wire_code_valid(b->code))
     return GK_EPROTO;
   if (b->step >= GK_WIRE_STEP_LIMIT || b->next_input >= GK_WIRE_STEP_LIMIT)

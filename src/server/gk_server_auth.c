@@ -374,8 +374,9 @@ static int slot_match(gk_server *s, const gk_token *t, char *err,
   if (t->grant.kind != GK_TOKEN_JOIN || t->grant.slot == GK_TOKEN_SLOT_ANY)
     return 0;
   const sv_room *r = sv_room_find(s, t->grant.code);
-  if (!r || r->state != SV_ROOM_LOBBY || r->nslots == t->grant.slot)
-    return 0; /* the room code says what is wrong */
+  if (!r || r->state == SV_ROOM_DRAINING || r->nslots == t->grant.slot)
+    return 0; /* the room code says what is wrong (a running room: its
+                 next slot is a late joiner's, issue 12) */
   return gk_errf(err, errlen, GK_EGRANT, "token is for slot %u, next is %u",
                  t->grant.slot, r->nslots);
 }

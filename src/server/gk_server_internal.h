@@ -403,6 +403,14 @@ typedef struct sv_spec sv_spec;
 /* After MATCH_START: a fresh secret per slot (gk_server_random), sent to
  * each player in RECONNECT_SECRET. */
 void sv_rejoin_secrets(gk_server *s, sv_room *r);
+/* The same for one slot (a late joiner's). */
+void sv_rejoin_secret(gk_server *s, sv_room *r, uint32_t slot);
+/* The log record of a player who got a snapshot (`event`:
+ * player_rejoined, player_joined_late): slot, snapshot_step,
+ * snapshot_bytes, next_input, and one more number `key`. */
+void sv_log_snapshot_player(gk_server *s, const sv_room *r, const char *event,
+                            uint32_t slot, uint64_t step, uint64_t next_input,
+                            uint64_t bytes, const char *key, uint64_t value);
 /* A player's connection dropped mid-match: 1 if its slot is held (the
  * caller does not remove it), 0 if not (reconnect off, or the end). */
 int sv_rejoin_hold(gk_server *s, sv_room *r, uint32_t slot);
@@ -460,5 +468,18 @@ void sv_desync_room_free(gk_server *s, sv_room *r);
 /* MATCH_START of a playing room for `slot` (room.c builds it). */
 void sv_room_match_start(const gk_server *s, const sv_room *r, uint32_t slot,
                          gk_wire_msg *out);
+
+/* --- gk_server_join.c: late join (issue 12) ------------------------------
+ * JOIN_ROOM on a running match whose genre takes players after the start
+ * (gk_sim.late_join): the next fresh slot joins at the next unconfirmed
+ * step J (gk_net_session_join), and the joiner gets JOINED, MATCH_START,
+ * RECONNECT_SECRET and a snapshot (kind JOIN) as a rejoiner does. */
+
+/* Why a running room cannot take `c` as a late joiner now (0: it can);
+ * *why gets the text. */
+int sv_join_late_check(const gk_server *s, const sv_room *r, const char **why);
+/* Joins `peer` to the running room `r` (sv_join_late_check said 0), or
+ * refuses it with an ERROR if the session cannot take it now. */
+void sv_join_late(gk_server *s, uint32_t peer, sv_room *r);
 
 #endif

@@ -185,7 +185,10 @@ static void session_config(const gk_server *s, const sv_room *r,
   sc->sim = r->genre->sim;
   sc->sim_config = r->cfg;
   sc->seed = r->seed;
-  sc->players = r->nslots;
+  /* A genre that takes late joiners runs with the room's cap, the slots
+   * beyond those present inactive until someone joins (issue 12); a full
+   * room is the same match either way. */
+  sc->players = r->genre->sim->late_join ? r->max_players : r->nslots;
   sc->active_mask = sv_room_connected(r);
   sc->first_step = 0;
   sc->input_delay = r->input_delay;

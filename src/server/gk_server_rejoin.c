@@ -110,22 +110,24 @@ static void send_secret(gk_server *s, const sv_room *r, uint32_t slot) {
   sv_send(s, r->conn[slot], &m);
 }
 
-void sv_rejoin_secrets(gk_server *s, sv_room *r) {
-  for (uint32_t i = 0; i < r->nslots; i++) {
-    if (r->conn[i] == SV_NO_CONN) continue;
-    const sv_conn *c = &s->conns[r->conn[i]];
-    if (c->client_bound) { /* token mode: a rejoin must be this client */
-      r->client_id[i] = c->client_id;
-      r->client_set |= 1u << i;
-    }
-    if (gk_server_random(r->secret[i], GK_WIRE_SECRET_LEN) != 0) {
-      gk_log_msg(s->log, GK_LOG_ERROR, "secret_failed", r->code, "reason",
-                 "no random bytes: this slot cannot rejoin");
-      continue;
-    }
-    r->secret_set |= 1u << i;
-    send_secret(s, r, i);
+void sv_rejoin_secret(gk_server *s, sv_room *r, uint32_t slot) {
+  const sv_conn *c = &s->conns[r->conn[slot]];
+  if (c->client_bound) { /* token mode: a rejoin must be this client */
+    r->client_id[slot] = c->client_id;
+    r->client_set |= 1u << slot;
   }
+  if (gk_server_random(r->secret[slot], GK_WIRE_SECRET_LEN) != 0) {
+    gk_log_msg(s->log, GK_LOG_ERROR, "secret_failed", r->code, "reason",
+               "no random bytes: this slot cannot rejoin");
+    return;
+  }
+  r->secret_set |= 1u << slot;
+  send_secret(s, r, slot);
+}
+
+void sv_rejoin_secrets(gk_server *s, sv_room *r) {
+  for (uint32_t i = 0; i < r->nslots; i++)
+    if (r->conn[i] != SV_NO_CONN) sv_rejoin_secret(s, r, i);
 }
 
 int sv_rejoin_hold(gk_server *s, sv_room *r, uint32_t slot) {
@@ -223,15 +225,15 @@ static void refuse(gk_server *s, uint32_t peer, const sv_room *r,
   if (s->conns[peer].used) sv_send_error(s, peer, rc, why);
 }
 
-static void log_rejoin(gk_server *s, const sv_room *r, uint32_t slot,
-                       uint64_t step, uint64_t next_input, uint64_t bytes,
-                       uint64_t away_ms) {
-  if (!gk_log_begin(s->log, GK_LOG_INFO, "player_rejoined", r->code)) return;
+void sv_log_snapshot_player(gk_server *s, const sv_room *r, const char *event,
+                            uint32_t slot, uint64_t step, uint64_t next_input,
+                            uint64_t bytes, const char *key, uint64_t value) {
+  if (!gk_log_begin(s->log, GK_LOG_INFO, event, r->code)) return;
   gk_log_u64(s->log, "slot", slot);
   gk_log_u64(s->log, "snapshot_step", step);
   gk_log_u64(s->log, "snapshot_bytes", bytes);
   gk_log_u64(s->log, "next_input", next_input);
-  gk_log_u64(s->log, "away_ms", away_ms);
+  gk_log_u64(s->log, key, value);
   gk_log_end(s->log);
 }
 
@@ -277,7 +279,8 @@ void sv_on_rejoin(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   rc = sv_snapshot_send(s, r, peer, GK_WIRE_SNAP_REJOIN, next_input, &bytes);
   s->stats.rejoins++;
   r->rejoins++;
-  log_rejoin(s, r, slot, step, next_input, bytes, away_ms);
+  sv_log_snapshot_player(s, r, "player_rejoined", slot, step, next_input, bytes,
+                         "away_ms", away_ms);
   if (rc != 0) /* the connection cannot take it: it drops and is held again */
     gk_net_transport_disconnect(&s->transport, peer, 0);
 }

@@ -204,8 +204,8 @@ static int rec_open(gk_server *s, sv_room *r, sv_rec *rec, char *err,
   int rc = replay_path(s, r);
   if (rc) return gk_errf(err, errlen, rc, "replay path too long");
   cJSON *lockstep = sv_delay_record(s, r); /* may be NULL */
-  gk_replay_meta meta = {r->genre->sim, r->cfg, r->seed,
-                         r->nslots,     origin, lockstep};
+  gk_replay_meta meta = {r->genre->sim,          r->cfg, r->seed,
+                         r->session.cfg.players, origin, lockstep};
   rc = gk_replay_writer_open_deferred(&rec->w, r->replay_path, &meta, err,
                                       errlen);
   if (rc && rec->w.sys_errno == ENOENT && mkdir(s->cfg->replay_dir, 0755) == 0)

@@ -7,7 +7,8 @@
  *      a seed from the CSPRNG, and the creator gets slot 0 (ROOM_CREATED).
  *      Until it is published in the room table a room is the caller's: a
  *      failure at any point frees it with room_discard, and only then;
- *   2. JOIN_ROOM with the code gives the next slot (JOINED);
+ *   2. JOIN_ROOM with the code gives the next slot (JOINED); on a running
+ *      match, gk_server_join.c decides (late join, issue 12);
  *   3. START_MATCH from the creator starts the match (gk_server_match.c
  *      opens the session and the replay) and sends every player
  *      MATCH_START with its slot;
@@ -309,7 +310,7 @@ void sv_on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
              !(r = sv_room_find(s, m->u.room.code))) {
     rc = GK_ENOTFOUND, why = "no room with that code";
   } else if (r->state != SV_ROOM_LOBBY) {
-    rc = GK_ESTATE, why = "the match has started";
+    rc = sv_join_late_check(s, r, &why); /* gk_server_join.c */
   } else if (r->nslots >= r->max_players) {
     rc = GK_EFULL, why = "the room is full";
   }
@@ -318,6 +319,10 @@ void sv_on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
     if (rc == GK_ENOTFOUND) sv_strike(s, peer, "join with an unknown code", rc);
     if (!s->conns[peer].used) return; /* kicked */
     sv_send_error(s, peer, rc, why);
+    return;
+  }
+  if (r->state == SV_ROOM_PLAYING) {
+    sv_join_late(s, peer, r);
     return;
   }
   uint32_t slot = r->nslots++;
@@ -362,7 +367,7 @@ void sv_room_match_start(const gk_server *s, const sv_room *r, uint32_t slot,
   out->type = GK_MSG_MATCH_START;
   gk_wire_match_start *ms = &out->u.match_start;
   ms->seed = r->seed;
-  ms->players = (uint8_t)r->nslots;
+  ms->players = (uint8_t)r->session.cfg.players; /* the cap: late join */
   ms->active_mask = r->session.cfg.active_mask;
   ms->first_step = 0;
   /* the delay announced by the last confirmed step: r->input_delay at the

@@ -60,7 +60,8 @@ static sv_spec *spec_new(const gk_server *s, const sv_room *r) {
   sp->cap = s->cfg->spectator_per_room;
   sp->ring_cap =
       s->cfg->spectator_delay_steps + s->cfg->spectator_behind_steps + 64u;
-  sp->step_bytes = GK_WIRE_STEP_BYTES(r->nslots, r->genre->sim->input_size);
+  sp->step_bytes =
+      GK_WIRE_STEP_BYTES(r->session.cfg.players, r->genre->sim->input_size);
   sp->v = calloc(sp->cap, sizeof *sp->v);
   sp->ring = calloc(sp->ring_cap, sp->step_bytes);
   if (sp->v == NULL || sp->ring == NULL) {
@@ -78,8 +79,8 @@ void sv_spectators_step(sv_room *r, const gk_step_input *in) {
   sv_spec *sp = r->spec;
   if (sp == NULL || in->step != sp->ring_to) return;
   gk_wire_step_pack(sp->ring + (in->step % sp->ring_cap) * sp->step_bytes,
-                    in->active_mask, in->flags, in->inputs, r->nslots,
-                    r->genre->sim->input_size);
+                    in->active_mask, in->flags, in->inputs,
+                    r->session.cfg.players, r->genre->sim->input_size);
   sp->ring_to = in->step + 1u;
   if (sp->ring_to - sp->ring_from > sp->ring_cap)
     sp->ring_from = sp->ring_to - sp->ring_cap;
@@ -177,7 +178,7 @@ static uint64_t send_steps(gk_server *s, sv_room *r, sv_viewer *v,
                            uint64_t from, uint64_t to) {
   sv_spec *sp = r->spec;
   uint32_t isz = r->genre->sim->input_size;
-  uint32_t fit = gk_wire_confirmed_fit(r->nslots, isz);
+  uint32_t fit = gk_wire_confirmed_fit(r->session.cfg.players, isz);
   uint32_t count = to - from < fit ? (uint32_t)(to - from) : fit;
   for (uint32_t i = 0; i < count; i++)
     memcpy(sp->pack + i * sp->step_bytes,
@@ -185,13 +186,14 @@ static uint64_t send_steps(gk_server *s, sv_room *r, sv_viewer *v,
            sp->step_bytes);
   gk_wire_msg m;
   m.type = GK_MSG_CONFIRMED;
-  m.u.confirmed = (gk_wire_confirmed){.players = (uint8_t)r->nslots,
-                                      .input_size = (uint8_t)isz,
-                                      .count = (uint8_t)count,
-                                      .ack = 0,
-                                      .hash_ack = v->hashes_upto,
-                                      .first = from,
-                                      .steps = sp->pack};
+  m.u.confirmed =
+      (gk_wire_confirmed){.players = (uint8_t)r->session.cfg.players,
+                          .input_size = (uint8_t)isz,
+                          .count = (uint8_t)count,
+                          .ack = 0,
+                          .hash_ack = v->hashes_upto,
+                          .first = from,
+                          .steps = sp->pack};
   sv_send(s, v->peer, &m);
   return from + count;
 }

@@ -37,6 +37,9 @@ int gk_sim_check(const gk_sim *sim, char *err, size_t errlen) {
                    "genre descriptor abi %u, expected %u", (unsigned)sim->abi,
                    (unsigned)GK_SIM_ABI);
   const char *name = sim->name != NULL ? sim->name : "(unnamed)";
+  if (sim->late_join > 1)
+    return gk_errf(err, errlen, GK_EINVAL, "genre %s: late_join must be 0 or 1",
+                   name);
   if (sim->name == NULL || sim->config_default == NULL ||
       sim->config_set == NULL || sim->config_each == NULL ||
       sim->create == NULL || sim->destroy == NULL || sim->step == NULL ||

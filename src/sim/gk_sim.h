@@ -5,6 +5,9 @@
  * through it, so a genre can be run by a test, a tool or a server exactly
  * the same way. The descriptor is versioned (`abi`) like ioquake3's game
  * interface: a loader refuses a descriptor whose abi it does not know.
+ * ABI 2 appended `late_join`; a genre library built for ABI 1 still loads
+ * (src/genre_load copies its descriptor into an ABI 2 one with the new
+ * members zero: it takes no players after the start).
  *
  * Time: a genre counts steps. `step_seconds` is metadata for whoever drives
  * the loop by wall-clock time; no simulation code reads it.
@@ -36,7 +39,8 @@
 #include "gk_err.h"
 #include "gk_state.h"
 
-#define GK_SIM_ABI 1
+#define GK_SIM_ABI 2         /* 2: `late_join` appended */
+#define GK_SIM_ABI_MIN 1     /* the oldest abi a loader still accepts */
 #define GK_PLAYERS_MAX 16    /* active_mask is a uint32_t; 16 keeps headroom */
 #define GK_INPUT_SIZE_MAX 32 /* largest per-player input record, bytes */
 #define GK_ERRMSG_MAX 256    /* suggested size of error message buffers */
@@ -251,6 +255,18 @@ typedef struct gk_sim {
   /* --- tools --- */
   /* May be NULL. Help text and recording sources for tools (see above). */
   const gk_sim_tool *tool;
+
+  /* --- ABI 2 (members below are zero in a descriptor the loader took
+   * from an ABI 1 library) --- */
+  /* 1: the genre accepts players after the start (late join, issue 12);
+   * 0: it does not (the default). A genre that says 1 must treat a slot
+   * whose active bit is clear at the first step as not yet in the match
+   * (nothing of it placed or counted) and, when that bit turns on at a
+   * later step J, put the player in at step J from the run's state and
+   * PRNG alone, so every engine does the same. A server then runs such a
+   * genre's matches with players = the room's cap and active_mask = the
+   * slots present at the start (docs/PROTOCOL.md, "Late join"). */
+  uint32_t late_join;
 } gk_sim;
 
 /* --- genres in shared objects ---------------------------------------------
@@ -260,7 +276,9 @@ typedef struct gk_sim {
  * descriptor. Write GK_GENRE_EXPORT(my_descriptor) once, at file scope, in
  * one source file of the genre. The loader reads the descriptor's `abi`
  * (the first member, so it can be read whatever the layout) and refuses
- * anything but GK_SIM_ABI with a message naming both numbers. */
+ * anything outside GK_SIM_ABI_MIN..GK_SIM_ABI with a message naming both
+ * numbers; an older abi's descriptor is copied into a current one with
+ * the members it lacks zero. */
 #define GK_GENRE_SYMBOL "gk_genre_descriptor"
 typedef const struct gk_sim *(*gk_genre_descriptor_fn)(void);
 #if defined(__GNUC__)

@@ -124,6 +124,9 @@ Test(inbuf, an_added_player_is_awaited_from_its_step) {
                         .ack_mask = 1};
   cr_assert_eq(gk_inbuf_init(&b, &o), 0);
   cr_assert_eq(gk_inbuf_schedule(&b, 1, GK_INBUF_ADD_PLAYER, 1), 0);
+  /* it is sent the steps from 1 on, so its acks hold releases at once */
+  cr_assert_eq(b.ack_mask, 3u);
+  cr_assert_eq(b.acked[1], 1);
   cr_assert_eq(put(1, 0, 5), GK_EPERM);
   cr_assert_eq(put(0, 0, 1), 0);
   cr_assert_eq(put(0, 1, 1), 0);

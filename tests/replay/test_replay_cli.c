@@ -9,6 +9,8 @@
 
 #include "cli_run.h"
 #include "fixture.h"
+#include "gk_genres.h"
+#include "tiny_sim.h"
 
 #define RUN(res, ...)                                                          \
   do {                                                                         \
@@ -212,3 +214,41 @@ Test(replay_cli,
   forged_done(&f);
 }
 #endif
+
+/* The fixture takes player 1 out on every fifth step (4, 9, ...) and back
+ * on the next: info lists each as a removal and a join, at its step. */
+Test(replay_cli, info_lists_joins_and_removals_from_the_active_masks) {
+  char err[256], dir[64], path[128];
+  cr_assert_eq(gk_genre_add(&tiny_sim, err, sizeof err), 0, "%s", err);
+  fixture_tmpdir(dir, sizeof dir);
+  snprintf(path, sizeof path, "%s/roster.gkr", dir);
+  size_t len;
+  uint8_t *bytes = fixture_tiny_replay(2, 12, 4, 1, UINT64_MAX, &len);
+  cr_assert_eq(fixture_write_file(path, bytes, len), 0);
+  free(bytes);
+  cli_result r;
+  RUN(&r, "info", "--json", path);
+  cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "\"start_mask\":3") != NULL, "%s", r.out);
+  cr_assert(strstr(r.out, "\"joins\":[{\"slot\":1,\"step\":5},{\"slot\":1,"
+                          "\"step\":10}]") != NULL,
+            "%s", r.out);
+  cr_assert(strstr(r.out, "\"removals\":[{\"slot\":1,\"step\":4},{\"slot\":"
+                          "1,\"step\":9}]") != NULL,
+            "%s", r.out);
+  cr_assert(strstr(r.out, "\"reconnects_recorded\":false") != NULL, "%s",
+            r.out);
+  RUN(&r, "info", path);
+  cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+  cr_assert(strstr(r.out, "start: slots 0 1 (active mask 0x3)\n") != NULL, "%s",
+            r.out);
+  cr_assert(strstr(r.out, "joins: slot 1 at step 5, slot 1 at step 10\n") !=
+                NULL,
+            "%s", r.out);
+  cr_assert(strstr(r.out, "removals: slot 1 at step 4, slot 1 at step 9\n") !=
+                NULL,
+            "%s", r.out);
+  cr_assert(strstr(r.out, "reconnects: not recorded") != NULL, "%s", r.out);
+  unlink(path);
+  rmdir(dir);
+}

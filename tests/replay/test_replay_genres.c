@@ -78,6 +78,9 @@ Test(replay_genres, the_survivors_golden_replay_verifies) {
             r.out);
   cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(o, "seed")->valuestring,
                    "7");
+  /* both players from the first step to the last: no join, no removal */
+  cr_assert(json_has(r.out, "\"start_mask\":3,\"joins\":[],\"removals\":[]"),
+            "%s", r.out);
   cJSON_Delete(o);
 }
 

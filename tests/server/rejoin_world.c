@@ -52,7 +52,7 @@ static void send_join(client *c) {
 
 static void maybe_start(world *w) {
   if (w->start_sent) return;
-  for (uint32_t i = 0; i < PLAYERS; i++)
+  for (uint32_t i = 0; i < w->o.players; i++)
     if (!w->c[i].joined) return;
   gk_wire_msg m;
   memset(&m, 0, sizeof m);
@@ -73,9 +73,17 @@ static void on_step(void *ctx, gk_net_peer *p, const gk_step_input *in,
   client *c = ctx;
   world *w = c->w;
   if (c->nsteps == 0 && c->first_run == 0) c->first_run = in->step;
+  if (c->nsteps == 0) c->start_mask = in->active_mask;
+  if (c->join_seen == 0 && (in->active_mask & ~c->start_mask) != 0)
+    c->join_seen = in->step;
   if (in->step < HCAP) c->hashes[in->step] = hash;
   c->nsteps = in->step + 1;
   if (c->kind != K_PLAYER) return;
+  if (c == &w->c[0] && w->o.late_step && in->step == w->o.late_step &&
+      !w->late_added) {
+    w->late_added = 1;
+    add_client(w, K_LATE);
+  }
   if (c == &w->c[2] && w->o.drop_step && in->step == w->o.drop_step &&
       !w->dropped) {
     w->dropped = 1; /* on_drop runs outside this frame */
@@ -160,7 +168,7 @@ static void on_message(void *ctx, gk_net_peer *p, const gk_wire_msg *m) {
   case GK_MSG_ROOM_CREATED:
     snprintf(w->code, sizeof w->code, "%s", m->u.room.code);
     c->joined = 1;
-    for (uint32_t i = 1; i < PLAYERS; i++) send_join(&w->c[i]);
+    for (uint32_t i = 1; i < w->o.players; i++) send_join(&w->c[i]);
     break;
   case GK_MSG_JOINED:
     c->joined = 1;
@@ -266,7 +274,7 @@ static void client_connect(void *ctx, gk_net_transport *t, uint32_t id) {
   (void)t;
   c->server_id = id;
   c->connected = 1;
-  if (c->kind == K_PLAYER && c != &w->c[0]) send_join(c);
+  if ((c->kind == K_PLAYER && c != &w->c[0]) || c->kind == K_LATE) send_join(c);
   if (c->kind == K_REJOIN) {
     uint8_t secret[GK_WIRE_SECRET_LEN];
     memcpy(secret, w->secret, sizeof secret);
@@ -279,8 +287,9 @@ static void client_connect(void *ctx, gk_net_transport *t, uint32_t id) {
     gk_wire_msg m;
     memset(&m, 0, sizeof m);
     m.type = GK_MSG_CREATE_ROOM;
-    m.u.create_room.max_players = PLAYERS;
-    snprintf(m.u.create_room.genre, sizeof m.u.create_room.genre, "survivors");
+    m.u.create_room.max_players = (uint8_t)w->o.max_players;
+    snprintf(m.u.create_room.genre, sizeof m.u.create_room.genre, "%s",
+             w->o.genre);
     send_msg(c, &m);
   }
 }
@@ -297,7 +306,8 @@ static client *add_client(world *w, int kind) {
   c->attempt = kind == K_REJOIN ? attempts : 0;
   if (kind == K_REJOIN && attempts == 1) c->tamper = w->o.tamper;
   uint16_t port = w->shared_up ? w->front : w->port;
-  if (kind == K_SPECTATOR && w->o.throttle_spectator && w->nc == PLAYERS + 1) {
+  if (kind == K_SPECTATOR && w->o.throttle_spectator &&
+      w->nc == w->o.players + 1) {
     gk_net_fault_options fo = {
         .target_host = "127.0.0.1", .target_port = w->port, .seed = 7};
     cr_assert_eq(gk_net_fault_init(&c->relay, &w->loop, &fo), 0);
@@ -358,17 +368,31 @@ static int done(const world *w) {
     const client *c = &w->c[i];
     if (c->kind == K_PLAYER && !(w->dropped && i == 2) && !c->ended) return 0;
     if (c->kind == K_SPECTATOR && !c->ended) return 0;
+    if (c->kind == K_LATE && !c->ended && c->error == 0) return 0;
   }
+  if (w->o.late_step && !w->late_added) return 0;
   if (w->o.spectators && !w->spectating) return 0;
   if (w->o.expect_back) {
     for (uint32_t i = 0; i < w->nc; i++)
       if (w->c[i].kind == K_REJOIN && w->c[i].ended) return 1;
     return 0;
   }
-  return w->nc >= PLAYERS && w->c[0].ended;
+  return w->nc >= w->o.players && w->c[0].ended;
 }
 
 /* --- the run ------------------------------------------------------------- */
+
+/* `gk-replay info --json` of the replay at `path` into w->info (the
+ * real binary: what a user runs). */
+static void replay_info(world *w, const char *path) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "'%s' info --json '%s'", GK_REPLAY_BIN, path);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  size_t n = fread(w->info, 1, sizeof w->info - 1, p);
+  w->info[n] = '\0';
+  cr_assert_eq(pclose(p), 0, "gk-replay info failed: %s", w->info);
+}
 
 /* Every replay the server wrote verifies step by step (gk-replay verify's
  * function): reconnects, neutral input and removals are recorded as the
@@ -390,6 +414,7 @@ static void verify_replays(world *w) {
       snprintf(w->replay_err, sizeof w->replay_err, "%s: %s (%s)", e->d_name,
                v.message, gk_err_name(rc));
     gk_replay_close(&r);
+    if (w->o.late_step) replay_info(w, path);
     remove(path);
   }
   if (d != NULL) closedir(d);
@@ -399,6 +424,10 @@ static void verify_replays(world *w) {
 void rw_run(world *w, const scen *o) {
   memset(w, 0, sizeof *w);
   w->o = *o;
+  if (w->o.genre == NULL) w->o.genre = "survivors";
+  if (w->o.players == 0) w->o.players = 3;
+  if (w->o.max_players == 0) w->o.max_players = w->o.players;
+  o = &w->o;
   static gk_server_config cfg;
   gk_server_config_default(&cfg);
   snprintf(cfg.host, sizeof cfg.host, "127.0.0.1");
@@ -446,7 +475,7 @@ void rw_run(world *w, const scen *o) {
     timers[i]->data = w;
   }
   uv_timer_start(&w->guard, on_guard, GUARD_MS, 0);
-  for (uint32_t i = 0; i < PLAYERS; i++) add_client(w, K_PLAYER);
+  for (uint32_t i = 0; i < o->players; i++) add_client(w, K_PLAYER);
   while (!done(w)) uv_run(&w->loop, UV_RUN_ONCE);
   w->stats = *gk_server_get_stats(w->srv);
   for (int i = 0; i < 4; i++) uv_close((uv_handle_t *)timers[i], NULL);
@@ -500,7 +529,7 @@ void rw_expect_agrees(const world *w, const client *c, const char *who) {
 
 void rw_expect_ended_normally(const world *w) {
   cr_assert(!w->timed_out, "the run timed out");
-  for (uint32_t i = 0; i < PLAYERS; i++) {
+  for (uint32_t i = 0; i < w->o.players; i++) {
     if (i == 2 && w->dropped) continue;
     cr_assert(w->c[i].ended, "player %u did not end", i);
     cr_assert_eq(w->c[i].end_reason, GK_WIRE_END_HOST, "player %u", i);
@@ -546,4 +575,10 @@ scen rw_base(void) {
                 .away_ms = 2000,
                 .expect_back = 1,
                 .end_step = 1600};
+}
+
+client *rw_late(world *w) {
+  for (uint32_t i = 0; i < w->nc; i++)
+    if (w->c[i].kind == K_LATE) return &w->c[i];
+  return NULL;
 }

@@ -3,8 +3,10 @@
  * survivors peers over real ENet on 127.0.0.1, created and started
  * through the real room handshake, with the scenario knobs below (a drop
  * and a rejoin, faults, tampered snapshots, wrong secrets, spectators,
- * input delay changes). Shared by test_rejoin.c and test_rejoin_delay.c
- * (rejoin_world.c). The step rate is 200 Hz.
+ * input delay changes, a late joiner; another genre or room size). Shared
+ * by test_rejoin.c, test_rejoin_delay.c and test_late_join.c
+ * (rejoin_world.c). After a late join's run, `info` holds the real
+ * `gk-replay info --json` of its replay. The step rate is 200 Hz.
  */
 #ifndef GK_TESTS_REJOIN_WORLD_H
 #define GK_TESTS_REJOIN_WORLD_H
@@ -19,15 +21,18 @@
 #include "gk_net_wire.h"
 #include "gk_server.h"
 
-#define PLAYERS 3
 #define CLIENTS 10
 #define HCAP 4096
 #define GUARD_MS 60000
 
-enum { K_PLAYER = 1, K_REJOIN, K_SPECTATOR };
+enum { K_PLAYER = 1, K_REJOIN, K_SPECTATOR, K_LATE };
 enum { T_NONE, T_FLIP, T_FLIP_FIXED, T_ROOM };
 
 typedef struct scen {
+  const char *genre;    /* NULL: survivors */
+  uint32_t players;     /* at the start; 0: 3 */
+  uint32_t max_players; /* the room's cap; 0: players */
+  uint64_t late_step;   /* 0: none; else one more player joins then */
   int neutral;
   uint32_t hold_ms;
   int faults;         /* 5% loss, 30 ms latency each way, for everyone */
@@ -64,6 +69,8 @@ typedef struct client {
   uint32_t slot;
   uint64_t *hashes;
   uint64_t first_run, nsteps;
+  uint32_t start_mask; /* the active mask of the first step it ran */
+  uint64_t join_seen;  /* the first step whose mask had another bit */
   int snap_rc, snaps, resumed;
   char snap_err[GK_ERRMSG_MAX];
   gk_net_peer_snap_info info;
@@ -87,7 +94,7 @@ struct world {
   char code[GK_WIRE_CODE_LEN + 1];
   int start_sent, end_sent, timed_out;
   uv_timer_t guard, drop_timer, back_timer, throttle_timer;
-  int dropped, spectating, throttled;
+  int dropped, spectating, throttled, late_added;
   uint8_t secret[GK_WIRE_SECRET_LEN]; /* of the dropped slot */
   uint32_t drop_slot;
   client c[CLIENTS];
@@ -96,6 +103,7 @@ struct world {
   char dir[64];          /* the replays */
   uint32_t replays_ok;   /* replays that verified */
   char replay_err[2048]; /* the first that did not */
+  char info[16384];      /* late join: gk-replay info --json of the replay */
 };
 
 /* Runs scenario o in w (zeroed first) until it is done or the guard
@@ -107,6 +115,8 @@ void rw_free(world *w);
 client *rw_rejoined(world *w);
 /* The client of the first rejoin attempt, or NULL. */
 client *rw_first_rejoin(world *w);
+/* The late joiner (scen.late_step), or NULL. */
+client *rw_late(world *w);
 /* Every step `c` ran from its snapshot on hashes as player 0's did. */
 void rw_expect_agrees(const world *w, const client *c, const char *who);
 /* Every player that stayed saw the host's end, no desync, one replay

@@ -169,6 +169,18 @@ static char *token_config(char *buf, size_t cap, const char *key_path,
   return buf;
 }
 
+/* A fresh folder, a key in it (path and bytes out) and a server in token
+ * mode with that key, at *port. */
+static void token_server(e2e_dir *d, char *key_path, size_t cap,
+                         uint8_t key[GK_TOKEN_KEY_BYTES], e2e_proc *srv,
+                         uint16_t *port) {
+  char extra[600];
+  e2e_dir_make(d);
+  make_key(d, "server.key", key_path, cap, key);
+  e2e_start_server(srv, d, token_config(extra, sizeof(extra), key_path, NULL),
+                   port);
+}
+
 Test(server_auth,
      valid_tokens_create_and_join_and_each_bad_one_gets_its_own_code) {
   e2e_dir d;
@@ -309,14 +321,11 @@ Test(server_auth, a_key_file_others_may_read_stops_start_up_with_the_reason) {
 
 Test(server_auth, gk_bot_with_a_given_tampered_token_is_refused_and_says_so) {
   e2e_dir d;
-  e2e_dir_make(&d);
-  char key_path[300], extra[600];
+  char key_path[300];
   uint8_t key[GK_TOKEN_KEY_BYTES];
-  make_key(&d, "server.key", key_path, sizeof(key_path), key);
   e2e_proc srv, bot;
   uint16_t port;
-  e2e_start_server(&srv, &d, token_config(extra, sizeof(extra), key_path, NULL),
-                   &port);
+  token_server(&d, key_path, sizeof(key_path), key, &srv, &port);
   gk_token_grant g = create_grant("survivors", 2);
   uint8_t tok[GK_TOKEN_BYTES];
   mint_at(key, &g, 5, now_s(), 60, tok);
@@ -432,5 +441,27 @@ Test(server_auth,
   cr_assert_geq(e2e_stat(&srv, "stopped", "replies_cut"), 1);
   /* one source, one interval: one "limit" record, not one per refusal */
   cr_assert_eq(e2e_count_events(&srv, "limit"), 1);
+  e2e_dir_remove(&d);
+}
+
+/* Late join (issue 12) in token mode: the joiner of a running match
+ * brings a join token, as in the lobby. */
+Test(server_auth, gk_bot_late_joiners_with_join_tokens_get_in) {
+  e2e_dir d;
+  char key_path[300];
+  uint8_t key[GK_TOKEN_KEY_BYTES];
+  e2e_proc srv, bot;
+  uint16_t port;
+  token_server(&d, key_path, sizeof(key_path), key, &srv, &port);
+  const char *opts[] = {"--key", key_path, "--late-join", "200", NULL};
+  e2e_start_bot_x(&bot, &d, "bot", port, "2", "2", "500", opts);
+  char codes[2][17];
+  uint64_t hashes[2];
+  cr_assert_eq(e2e_check_bot(&bot, 2, codes, hashes), 2);
+  e2e_stop_server(&srv);
+  cr_assert_eq(e2e_count_events(&srv, "player_joined_late"), 2);
+  cr_assert_eq(e2e_count_events(&srv, "desync"), 0);
+  /* 2 rooms: a create, a lobby join and a late join each */
+  cr_assert_eq(e2e_stat(&srv, "stopped", "auth_admitted"), 6);
   e2e_dir_remove(&d);
 }

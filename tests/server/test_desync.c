@@ -57,7 +57,12 @@ static void perturbed_pair(e2e_proc *srv, e2e_proc *bad, e2e_proc *good,
                            const e2e_dir *d, const char *extra,
                            char (*codes)[17]) {
   uint16_t port = 0;
-  e2e_start_server(srv, d, extra, &port);
+  /* a fixed input delay: the bots' inputs, so the game at step 900, do
+   * not depend on the machine's load (an "auto" delay moves with it) */
+  char cfg[256];
+  snprintf(cfg, sizeof cfg, "\"lockstep\":{\"input_delay\":2}%s%s",
+           extra ? "," : "", extra ? extra : "");
+  e2e_start_server(srv, d, cfg, &port);
   const char *perturb[] = {"--perturb", "1:900:players[0].health", NULL};
   e2e_start_bot_x(bad, d, "bad", port, "1", "3", "1000", perturb);
   e2e_start_bot(good, d, "good", port, "1", "3", "1000");
@@ -182,7 +187,10 @@ Test(server_desync, a_peer_that_answers_garbage_or_never_gets_a_clear_report) {
   e2e_proc srv, corrupt, garbage, silent, good;
   uint16_t port = 0;
   /* the silent peer's room ends about 800 ms after the request */
-  e2e_start_server(&srv, &d, "\"desync\":{\"timeout_ms\":300}", &port);
+  e2e_start_server(&srv, &d,
+                   "\"desync\":{\"timeout_ms\":300},"
+                   "\"lockstep\":{\"input_delay\":2}",
+                   &port);
   faulty_bot(&corrupt, &d, "corrupt", port, "corrupt");
   faulty_bot(&garbage, &d, "garbage", port, "garbage");
   faulty_bot(&silent, &d, "silent", port, "silent");
@@ -193,7 +201,8 @@ Test(server_desync, a_peer_that_answers_garbage_or_never_gets_a_clear_report) {
                "another room plays on undisturbed");
   cr_assert(e2e_wait(&corrupt, 60000) && e2e_wait(&garbage, 60000) &&
             e2e_wait(&silent, 60000));
-  cr_assert_eq(corrupt.status, 1);
+  cr_assert_eq(corrupt.status, 1, "the corrupt peer's gk-bot exited %d",
+               corrupt.status);
   cr_assert(e2e_wait_events(&srv, "desync_report", 3, 10000));
   cJSON *ev[8];
   int n = reports(&srv, ev, 8);

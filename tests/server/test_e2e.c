@@ -190,8 +190,9 @@ Test(server_e2e, bad_input_is_dropped_and_counted_while_other_rooms_agree) {
   raw_send(&o, big, sizeof(big), 1);
   raw_pump(&o, 200);
 
-  /* joining a bot's room (another room) by its code: refused, the match
-   * has started; a guessed code: refused and a strike */
+  /* joining a bot's room (another room) by its code: refused, the room
+   * is full (survivors takes late joiners, but the bots fill their
+   * rooms); a guessed code: refused and a strike */
   cJSON *ms = e2e_last_event(&srv, "match_start");
   gk_wire_msg join;
   memset(&join, 0, sizeof(join));
@@ -201,7 +202,7 @@ Test(server_e2e, bad_input_is_dropped_and_counted_while_other_rooms_agree) {
   cJSON_Delete(ms);
   raw_send_msg(&o, &join);
   raw_expect(&o, GK_MSG_ERROR, 3000);
-  cr_assert_eq(o.last[GK_MSG_ERROR].u.error.code, GK_ESTATE);
+  cr_assert_eq(o.last[GK_MSG_ERROR].u.error.code, GK_EFULL);
   o.seen[GK_MSG_ERROR] = 0;
   memcpy(join.u.room.code, "AAAAAAAAAAAAAAAA", GK_WIRE_CODE_LEN);
   raw_send_msg(&o, &join);
@@ -502,5 +503,43 @@ Test(server_e2e, a_second_signal_finalises_at_once_and_still_exits_0) {
   cr_assert_eq(e2e_verify_replays(d.replays, codes, hashes, 4), 2);
   cr_assert(e2e_wait(&bot, 20000) || (e2e_kill(&bot), 0),
             "gk-bot did not stop");
+  e2e_dir_remove(&d);
+}
+
+/* --- late join (issue 12) ----------------------------------------------------
+ */
+
+Test(server_e2e, bots_with_a_late_joiner_agree_and_every_replay_verifies) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  e2e_proc srv, bot;
+  uint16_t port;
+  e2e_start_server(&srv, &d, NULL, &port);
+  const char *extra[] = {"--late-join", "200", NULL};
+  e2e_start_bot_x(&bot, &d, "bot", port, "3", "2", "600", extra);
+  char codes[3][17];
+  uint64_t hashes[3];
+  cr_assert_eq(e2e_check_bot(&bot, 3, codes, hashes), 3);
+  cJSON *sum = e2e_read_json(bot.out);
+  const cJSON *res = cJSON_GetObjectItem(sum, "room_results");
+  for (const cJSON *r = res ? res->child : NULL; r; r = r->next) {
+    const cJSON *lj = cJSON_GetObjectItem(r, "late_joins");
+    cr_assert_eq(cJSON_GetArraySize(lj), 1, "a room without its late joiner");
+    const cJSON *e = cJSON_GetArrayItem(lj, 0);
+    cr_assert_eq(cJSON_GetObjectItem(e, "slot")->valuedouble, 2);
+    cr_assert_geq(cJSON_GetObjectItem(e, "snapshot_step")->valuedouble, 200);
+    cr_assert_gt(cJSON_GetObjectItem(e, "snapshot_bytes")->valuedouble, 0);
+    cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(e, "resume_ms")),
+              "the late joiner never resumed sampling");
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(r, "player_hashes")), 3,
+                 "the joiner's hash is compared too");
+  }
+  cJSON_Delete(sum);
+  e2e_stop_server(&srv);
+  cr_assert_eq(e2e_count_events(&srv, "player_joined_late"), 3);
+  cr_assert_eq(e2e_count_events(&srv, "desync"), 0);
+  char rcodes[8][17];
+  uint64_t rhashes[8];
+  cr_assert_eq(e2e_verify_replays(d.replays, rcodes, rhashes, 8), 3);
   e2e_dir_remove(&d);
 }

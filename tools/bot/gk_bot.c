@@ -5,6 +5,7 @@
  *          [--input-delay D] [--timeout SEC] [--key FILE | --token TOKEN]
  *          [--jitter MS] [--latency-schedule STEP:MS,...] [--light]
  *          [--drop SLOT:STEP:MS]... [--spectators N]
+ *          [--late-join STEP]
  *
  * What a load test or a smoke test needs: R rooms of P bot players each,
  * on one uv loop. Every player is a gk_net_peer with its own ENet client
@@ -60,8 +61,8 @@ static void finish(bot *b);
 void bot_room_check_done(bot_room *r) {
   if (r->done) return;
   int all = bot_spectators_done(r);
-  for (uint32_t i = 0; i < r->b->players; i++)
-    if (!r->peers[i].ended) all = 0;
+  for (uint32_t i = 0; i < bot_room_peers(r->b); i++)
+    if (!r->peers[i].ended && bot_peer_in_play(r->b, &r->peers[i])) all = 0;
   if (all || r->failed) {
     r->done = 1;
     r->b->rooms_done++;
@@ -109,6 +110,7 @@ static void peer_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
     bot_spec_step(r, in->step, hash);
     return;
   }
+  bot_late_step(p, in->step); /* --late-join */
   bot *b = p->b;
   while (r->index == 0 && p->index == 0 && b->fault_open &&
          b->next_change < b->nschedule &&
@@ -141,7 +143,7 @@ static void peer_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
 static void peer_desync(void *ctx, gk_net_peer *np, const gk_wire_desync *d) {
   bot_peer *p = ctx;
   (void)np;
-  if (d->player < p->b->players)
+  if (d->player < bot_room_peers(p->b))
     p->room->peers[d->player].desyncs++;
   else
     p->desyncs++;
@@ -222,7 +224,7 @@ static int put_token(bot_peer *p, int create, uint8_t *len, uint8_t *tok) {
   g.slot = GK_TOKEN_SLOT_ANY;
   if (create) {
     g.kind = GK_TOKEN_CREATE;
-    g.max_players = (uint8_t)b->players;
+    g.max_players = (uint8_t)bot_room_peers(b);
     snprintf(g.genre, sizeof(g.genre), "%s", b->sim->name);
   } else {
     g.kind = GK_TOKEN_JOIN;
@@ -245,7 +247,7 @@ static void tr_connect(void *ctx, gk_net_transport *t, uint32_t conn) {
   memset(&m, 0, sizeof(m));
   if (p->index == 0) {
     m.type = GK_MSG_CREATE_ROOM;
-    m.u.create_room.max_players = (uint8_t)p->b->players;
+    m.u.create_room.max_players = (uint8_t)bot_room_peers(p->b);
     m.u.create_room.input_delay = (uint8_t)p->b->input_delay;
     snprintf(m.u.create_room.genre, sizeof(m.u.create_room.genre), "%s",
              p->b->sim->name);
@@ -321,7 +323,7 @@ static void finish(bot *b) {
   uv_close((uv_handle_t *)&b->timeout, on_closed_handle);
   uv_close((uv_handle_t *)&b->sigint, on_closed_handle);
   for (uint32_t i = 0; i < b->rooms; i++) {
-    for (uint32_t j = 0; j < b->players; j++) {
+    for (uint32_t j = 0; j < bot_room_peers(b); j++) {
       bot_peer *p = &b->room[i].peers[j];
       if (p->peer_open) gk_net_peer_close(&p->peer, on_peer_closed);
       if (p->tr_open) gk_net_transport_close(&p->tr, on_tr_closed);
@@ -359,7 +361,7 @@ static int open_fault_relay(bot *b) {
   fo.up.jitter_ms = fo.down.jitter_ms = b->jitter_ms;
   fo.seed = b->seed;
   /* a rejoin and a spectator are clients of their own */
-  fo.max_clients = b->rooms * (b->players + b->ndrops + b->spectators);
+  fo.max_clients = b->rooms * (bot_room_peers(b) + b->ndrops + b->spectators);
   fo.max_queued = 65536;
   int rc = gk_net_fault_init(&b->fault, b->loop, &fo);
   if (rc) return rc;
@@ -423,10 +425,10 @@ static int open_rooms(bot *b) {
     bot_room *r = &b->room[i];
     r->b = b;
     r->index = i;
-    r->peers = calloc(b->players, sizeof(*r->peers));
+    r->peers = calloc(bot_room_peers(b), sizeof(*r->peers));
     r->ring = calloc(RING, sizeof(*r->ring));
     if (!r->peers || !r->ring) return GK_ENOMEM;
-    for (uint32_t j = 0; j < b->players; j++) {
+    for (uint32_t j = 0; j < bot_room_peers(b); j++) {
       bot_peer *p = &r->peers[j];
       p->b = b;
       p->room = r;
@@ -455,9 +457,9 @@ int main(int argc, char **argv) {
   b.loop = &loop;
   if (a.light) {
     if (b.loss > 0.0 || b.latency_ms > 0 || b.token_mode || b.ndrops ||
-        b.spectators) {
+        b.spectators || b.late_join) {
       fprintf(stderr, "gk-bot: --light takes no --loss, --latency, --key, "
-                      "--token, --drop or --spectators\n");
+                      "--token, --drop, --spectators or --late-join\n");
       return 2;
     }
     gk_bot_light_options lo = {&loop,         b.sim,     b.host,     b.port,

@@ -5,6 +5,7 @@
  *   gk_bot_summary.c  the JSON summary and the exit status it implies
  *   gk_bot_rejoin.c   --drop (a player leaves and rejoins from a
  *                     snapshot) and --spectators
+ *   gk_bot_late.c     --late-join: one more player per room, mid-match
  */
 #ifndef GK_BOT_H
 #define GK_BOT_H
@@ -154,6 +155,10 @@ struct bot {
   uint32_t spectators; /* --spectators N, per room */
   int state_fault;     /* --state-fault (a test option):
                           GK_NET_PEER_STATE_* */
+  /* --late-join STEP (gk_bot_late.c): peers[players] of each room joins
+   * once its creator ran STEP */
+  int late_join;
+  uint64_t late_join_step;
 };
 
 /* The command line, before it is checked as a whole. */
@@ -225,5 +230,17 @@ void bot_rejoin_free(bot *b);
 /* The room's "rejoins" and "spectators" summary entries; returns 1 if a
  * spectator disagrees with the players (a mismatch), else 0. */
 int bot_rejoin_summary(cJSON *ro, const bot *b, const bot_room *r);
+
+/* gk_bot_late.c (--late-join). Peers per room: players, plus the late
+ * joiner. */
+uint32_t bot_room_peers(const bot *b);
+/* 1 if the peer takes part (a late joiner only once it connected). */
+int bot_peer_in_play(const bot *b, const bot_peer *p);
+/* The option checked against the genre: -1 to go on, else exit status. */
+int bot_late_check(const bot *b);
+/* From each peer's step callback: the creator's STEP connects the joiner. */
+void bot_late_step(bot_peer *p, uint64_t step);
+/* The room's `late_joins` list (nothing without --late-join). */
+void bot_late_summary(cJSON *ro, const bot *b, const bot_room *r);
 
 #endif

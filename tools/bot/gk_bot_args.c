@@ -29,7 +29,7 @@ static void usage(FILE *f) {
           "              [--options JSON] [--input-delay D] [--timeout SEC]\n"
           "              [--key FILE | --token TOKEN] [--light]\n"
           "              [--jitter MS] [--latency-schedule STEP:MS,...]\n"
-          "              [--genre-lib PATH]...\n"
+          "              [--genre-lib PATH]... [--late-join STEP]\n"
           "              [--drop SLOT:STEP:MS]... [--spectators N]\n"
           "\n"
           "Plays R rooms of P bot players each against a gk-server, N steps\n"
@@ -57,6 +57,9 @@ static void usage(FILE *f) {
           "                  server's STATE_REQUEST never, with a chunk\n"
           "                  that fails its checksum, or with half a state\n"
           "  --genre-lib PATH  load a genre from a shared object (repeatable)\n"
+          "  --late-join STEP  one more player per room joins the running\n"
+          "                  match at STEP (rooms are made for P + 1; the\n"
+          "                  genre must take players after the start)\n"
           "  --key FILE      a server in token mode: mint a connect token for\n"
           "                  each request with this key (a room for player 0,\n"
           "                  a join of its room as a player for the others)\n"
@@ -165,7 +168,10 @@ static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
     uint64_t n = 0;
     if (parse_num(v, SPECTATORS_MAX, &n) != 0) return 1;
     b->spectators = (uint32_t)n;
-  } else if (strcmp(o, "--options") == 0)
+  } else if (strcmp(o, "--late-join") == 0)
+    return b->late_join = 1,
+           parse_num(v, GK_WIRE_STEP_LIMIT - 1, &b->late_join_step) != 0;
+  else if (strcmp(o, "--options") == 0)
     b->options = v;
   else if (strcmp(o, "--key") == 0)
     a->key_file = v;
@@ -293,5 +299,7 @@ int bot_check_args(const bot_args *a, bot *b, char *host) {
   if (st >= 0) return st;
   for (uint32_t i = 0; !a->timeout && i < b->ndrops; i++)
     b->timeout_s += b->drops[i].ms / 1000u + 1u; /* away, and back */
+  st = bot_late_check(b);
+  if (st >= 0) return st;
   return check_token_args(a, b);
 }

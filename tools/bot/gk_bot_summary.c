@@ -48,8 +48,9 @@ static cJSON *room_summary(bot *b, bot_room *r, bot_totals *t) {
   cJSON *hashes = cJSON_CreateArray();
   uint64_t room_desyncs = 0;
   char h[20];
-  for (uint32_t j = 0; j < b->players; j++) {
+  for (uint32_t j = 0; j < bot_room_peers(b); j++) {
     bot_peer *p = &r->peers[j];
+    if (!bot_peer_in_play(b, p)) continue; /* a late joiner not yet in */
     hex_str(h, sizeof(h), p->last_hash);
     cJSON_AddItemToArray(hashes, cJSON_CreateString(h));
     if (p->steps != steps || p->last_hash != hash) agree = 0;
@@ -78,6 +79,7 @@ static cJSON *room_summary(bot *b, bot_room *r, bot_totals *t) {
   cJSON_AddStringToObject(ro, "end_reason",
                           gk_wire_end_name(r->peers[0].end_reason));
   add_delays(ro, &r->peers[0]);
+  bot_late_summary(ro, b, r);
   if (r->failed || !ended) {
     cJSON_AddStringToObject(ro, "error",
                             r->failed ? r->error : "did not finish");
@@ -103,7 +105,7 @@ int bot_print_summary(bot *b) {
   memset(&t, 0, sizeof(t));
   uint64_t nlat = 0;
   for (uint32_t i = 0; i < b->rooms; i++)
-    for (uint32_t j = 0; j < b->players; j++)
+    for (uint32_t j = 0; j < bot_room_peers(b); j++)
       nlat +=
           b->room[i].peers[j].peer_open ? b->room[i].peers[j].peer.nlatency : 0;
   t.lat = malloc((nlat ? nlat : 1) * sizeof(*t.lat));

@@ -13,7 +13,13 @@ static const char info_help_head[] =
     "Prints the header (format, genre and version, seed, players, config,\n"
     "origin), the step count, the final hash, and the HUD sample after the\n"
     "last step (the replay is run through GameLoop to get it; every hash is\n"
-    "checked on the way).";
+    "checked on the way).\n"
+    "\n"
+    "It lists who was in the match: the slots active at the first step,\n"
+    "then every join and removal, each at the step it took effect (from the\n"
+    "active mask of each recorded step; a late join is a bit that turns\n"
+    "on). Reconnects are not in a replay: a player who comes back changes\n"
+    "no input (gk-server logs them as player_rejoined).";
 static const char info_help_tail[] =
     "\n"
     "\n"
@@ -22,6 +28,92 @@ static const char info_help_tail[] =
     "Exit status: 0 a valid replay whose hashes match; 1 a hash differs\n"
     "(the info is still printed, with verified false); 2 not a valid\n"
     "replay, or a usage error.\n";
+
+/* --- who was in the match ------------------------------------------------ */
+
+#define ROSTER_MAX 64 /* joins, and removals, listed at most */
+
+typedef struct roster_event {
+  uint64_t step;
+  uint32_t slot;
+} roster_event;
+
+typedef struct roster {
+  uint32_t start_mask;
+  roster_event joins[ROSTER_MAX], removals[ROSTER_MAX];
+  uint64_t njoins, nremovals; /* all of them (the lists keep ROSTER_MAX) */
+} roster;
+
+static void roster_add(roster_event *list, uint64_t *n, uint64_t step,
+                       uint32_t slot) {
+  if (*n < ROSTER_MAX) list[*n] = (roster_event){step, slot};
+  (*n)++;
+}
+
+/* Joins and removals from the active masks of the recorded steps. */
+static void roster_read(const gk_replay *r, roster *ro) {
+  memset(ro, 0, sizeof *ro);
+  size_t hint = 0;
+  uint32_t prev = 0;
+  for (uint64_t st = 0; st < r->steps; st++) {
+    gk_replay_step rs;
+    if (gk_replay_step_at(r, st, &rs, &hint) != 0) break;
+    if (st == 0) {
+      ro->start_mask = prev = rs.active_mask;
+      continue;
+    }
+    uint32_t on = rs.active_mask & ~prev, off = prev & ~rs.active_mask;
+    for (uint32_t i = 0; i < 32; i++) {
+      if (on >> i & 1u) roster_add(ro->joins, &ro->njoins, st, i);
+      if (off >> i & 1u) roster_add(ro->removals, &ro->nremovals, st, i);
+    }
+    prev = rs.active_mask;
+  }
+}
+
+static cJSON *roster_list_json(const roster_event *list, uint64_t n) {
+  cJSON *a = cJSON_CreateArray();
+  for (uint64_t i = 0; a != NULL && i < n && i < ROSTER_MAX; i++) {
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddNumberToObject(e, "slot", list[i].slot);
+    cJSON_AddNumberToObject(e, "step", (double)list[i].step);
+    cJSON_AddItemToArray(a, e);
+  }
+  return a;
+}
+
+static void roster_json(cJSON *o, const roster *ro) {
+  cJSON_AddNumberToObject(o, "start_mask", ro->start_mask);
+  cJSON_AddItemToObject(o, "joins", roster_list_json(ro->joins, ro->njoins));
+  cJSON_AddItemToObject(o, "removals",
+                        roster_list_json(ro->removals, ro->nremovals));
+  if (ro->njoins > ROSTER_MAX || ro->nremovals > ROSTER_MAX) {
+    cJSON_AddNumberToObject(o, "joins_total", (double)ro->njoins);
+    cJSON_AddNumberToObject(o, "removals_total", (double)ro->nremovals);
+  }
+  cJSON_AddBoolToObject(o, "reconnects_recorded", 0);
+}
+
+static void roster_list_text(FILE *out, const char *what,
+                             const roster_event *list, uint64_t n) {
+  fprintf(out, "%s:", what);
+  if (n == 0) fprintf(out, " none");
+  for (uint64_t i = 0; i < n && i < ROSTER_MAX; i++)
+    fprintf(out, "%s slot %" PRIu32 " at step %" PRIu64, i ? "," : "",
+            list[i].slot, list[i].step);
+  if (n > ROSTER_MAX) fprintf(out, " (and %" PRIu64 " more)", n - ROSTER_MAX);
+  fputc('\n', out);
+}
+
+static void roster_text(FILE *out, const roster *ro) {
+  fprintf(out, "start: slots");
+  for (uint32_t i = 0; i < 32; i++)
+    if (ro->start_mask >> i & 1u) fprintf(out, " %" PRIu32, i);
+  fprintf(out, " (active mask 0x%" PRIx32 ")\n", ro->start_mask);
+  roster_list_text(out, "joins", ro->joins, ro->njoins);
+  roster_list_text(out, "removals", ro->removals, ro->nremovals);
+  fprintf(out, "reconnects: not recorded (they change no input)\n");
+}
 
 /* The info as one JSON object. */
 static void info_json(FILE *out, const char *file, const gk_replay *r,
@@ -43,6 +135,9 @@ static void info_json(FILE *out, const char *file, const gk_replay *r,
   cJSON_AddNumberToObject(o, "steps", (double)r->steps);
   cJSON_AddStringToObject(o, "final_hash", fh);
   cJSON_AddBoolToObject(o, "complete", r->complete);
+  roster ro;
+  roster_read(r, &ro);
+  roster_json(o, &ro);
   if (r->cut_short) {
     cJSON *c = cJSON_AddObjectToObject(o, "cut_short");
     cJSON_AddNumberToObject(c, "step", (double)r->steps);
@@ -91,6 +186,9 @@ static void info_text(FILE *out, const char *file, const gk_replay *r,
   cJSON_free(cfg);
   fprintf(out, "steps: %" PRIu64 "\n", r->steps);
   fprintf(out, "final hash: %s\n", fh);
+  roster ro;
+  roster_read(r, &ro);
+  roster_text(out, &ro);
   if (r->cut_short)
     fprintf(out,
             "cut short: at step %" PRIu64 " (recovered: offset %" PRIu64

@@ -534,7 +534,8 @@ Test(survivors_end, a_removed_player_dies_and_stops_mattering) {
   gk_sv_config cfg;
   sv_quiet_config(&cfg);
   gk__sv_state *s = sv_new(&cfg, 2);
-  gk_step_input in = {0, 1u, 0, 2, NULL};
+  sv_steps(s, 1, NULL); /* both in at the first step (absent then: waits) */
+  gk_step_input in = {1, 1u, 0, 2, NULL};
   uint8_t rec[8] = {0};
   rec[4 + 2] = GK_SV_BUTTON_PAUSE; /* a neutral-only player cannot pause */
   in.inputs = rec;
