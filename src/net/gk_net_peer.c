@@ -461,6 +461,27 @@ static const gk_sim *default_find(void *ctx, const char *name) {
   return gk_genre_find(name);
 }
 
+/* The match's clock, input source and delay bookkeeping, from `ms`. */
+static void begin_match(gk_net_peer *p, const gk_wire_match_start *ms) {
+  p->match = *ms;
+  p->step_ns =
+      (uint64_t)ms->step_seconds.num * 1000000000u / ms->step_seconds.den;
+  if (p->step_ns == 0) p->step_ns = 1;
+  p->in.base.read = peer_read;
+  p->in.base.end_step = peer_end_step;
+  p->in.p = p;
+  p->acked = ms->first_step;
+  p->hash_from = ms->first_step;
+  p->sample_from = ms->first_step + ms->input_delay;
+  p->t0 = uv_hrtime();
+  p->k = 0;
+  p->shift = 0;
+  p->announced = ms->input_delay;
+  p->dl_pending = 0;
+  p->ndelays = 0;
+  note_delay(p, ms->first_step, ms->input_delay);
+}
+
 int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
                       size_t errlen) {
   if (p->started)
@@ -529,23 +550,7 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
     }
     p->source = &p->bot.base;
   }
-  p->match = *ms;
-  p->step_ns =
-      (uint64_t)ms->step_seconds.num * 1000000000u / ms->step_seconds.den;
-  if (p->step_ns == 0) p->step_ns = 1;
-  p->in.base.read = peer_read;
-  p->in.base.end_step = peer_end_step;
-  p->in.p = p;
-  p->acked = ms->first_step;
-  p->hash_from = ms->first_step;
-  p->sample_from = ms->first_step + ms->input_delay;
-  p->t0 = uv_hrtime();
-  p->k = 0;
-  p->shift = 0;
-  p->announced = ms->input_delay;
-  p->dl_pending = 0;
-  p->ndelays = 0;
-  note_delay(p, ms->first_step, ms->input_delay);
+  begin_match(p, ms);
   /* Not active at the start: a late join, which starts from a snapshot. */
   if (!p->spectator && (ms->active_mask >> ms->slot & 1u) == 0)
     p->await_snapshot = 1;
