@@ -134,8 +134,10 @@ enum {
   GK_NET_PEER_STATE_SILENT = 1,  /* never answers */
   GK_NET_PEER_STATE_CORRUPT = 2, /* a chunk's bytes change after its
                                     checksum was taken */
-  GK_NET_PEER_STATE_GARBAGE = 3  /* a well-formed transfer of half the
+  GK_NET_PEER_STATE_GARBAGE = 3, /* a well-formed transfer of half the
                                     state (the genre cannot read it) */
+  GK_NET_PEER_STATE_CANNOT = 4   /* STATE_BEGIN with status GK_ENOTKEPT and
+                                    the steps it really keeps, no chunks */
 };
 
 typedef struct gk_net_peer_stats {

@@ -10,9 +10,9 @@
  * the history (or a state over the wire's limit) is a STATE_BEGIN with a
  * status and no chunks.
  *
- * options.state_fault lets tests make a peer that never answers or
- * answers garbage, so the host's handling of both is tested over real
- * ENet (tests/server/test_desync.c).
+ * options.state_fault lets tests make a peer that never answers, answers
+ * garbage or says it cannot (GK_ENOTKEPT), so the host's handling of each is
+ * tested over real ENet (tests/server/test_desync.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +72,11 @@ int gk__peer_on_state_request(gk_net_peer *p, const gk_wire_state_request *q) {
       gk_history_state_at(&p->hist, q->step + 1, &bytes, &len, &hash, NULL, 0);
   if (rc == 0 && len > GK_WIRE_SNAP_TOTAL_MAX) rc = GK_ETOOBIG;
   if (rc == 0 && fault == GK_NET_PEER_STATE_GARBAGE) len /= 2;
+  if (rc == 0 && fault == GK_NET_PEER_STATE_CANNOT) {
+    free(bytes);
+    bytes = NULL;
+    rc = GK_ENOTKEPT;
+  }
   gk_wire_msg m;
   memset(&m, 0, sizeof m);
   m.type = GK_MSG_STATE_BEGIN;

@@ -60,8 +60,9 @@ struct sv_dsy {
   uint8_t *ref, *peer;
   size_t ref_len, peer_len;
   char ref_err[GK_ERRMSG_MAX];
-  const char *result; /* "diffed", or why the peer's state is missing */
+  int result; /* SV_DSY_DIFFED, or why there is no diff; -1 until known */
   int code_rc;
+  uint64_t peer_from, peer_to; /* the steps a "cannot" peer keeps */
   char reason[320];
   gk_state_diff diff;
   gk_diff_field *fields;
@@ -81,6 +82,12 @@ struct sv_dsy {
 };
 
 static uint32_t next_id;
+
+const char *const sv_dsy_result_names[SV_DSY_RESULTS] = {
+#define SV_DSY_NAME(name, label) label,
+    SV_DSY_RESULT_TABLE(SV_DSY_NAME)
+#undef SV_DSY_NAME
+};
 
 /* --- the bundle, on the thread pool ----------------------------------------
  */
@@ -219,9 +226,13 @@ static void log_report(gk_server *s, sv_dsy *d, int bundle) {
   gk_log_u64(lg, "slot", d->slot);
   gk_log_hex(lg, "host_hash", d->host_hash);
   gk_log_hex(lg, "peer_hash", d->peer_hash);
-  gk_log_str(lg, "result", d->result);
+  gk_log_str(lg, "result", sv_dsy_result_names[d->result]);
   gk_log_str(lg, "reason", d->reason[0] ? d->reason : NULL);
-  int diffed = strcmp(d->result, "diffed") == 0;
+  int diffed = d->result == SV_DSY_DIFFED;
+  if (d->result == SV_DSY_CANNOT) {
+    gk_log_u64(lg, "peer_from", d->peer_from);
+    gk_log_u64(lg, "peer_to", d->peer_to);
+  }
   gk_log_u64(lg, "fields_differ", diffed ? d->diff.total : 0);
   gk_log_str(lg, "first_path",
              diffed && d->diff.count > 0 ? d->fields[0].path : NULL);
@@ -238,9 +249,15 @@ static void log_report(gk_server *s, sv_dsy *d, int bundle) {
   gk_log_end(lg);
 }
 
-/* The report is out: policy "end" ends the match (sv_match_after). */
+/* The report is out (and counted for /metrics): policy "end" ends the
+ * match (sv_match_after). */
 static void finished(gk_server *s, sv_dsy *d, int bundle) {
   log_report(s, d, bundle);
+  s->metrics.desync_reports[d->result]++;
+  if (bundle && !d->write_err[0])
+    s->metrics.desync_bundles_written++;
+  else
+    s->metrics.desync_bundles_failed++;
   if (d->room != NULL && s->cfg->desync == GK_DESYNC_END &&
       d->room->state == SV_ROOM_PLAYING)
     d->room->desync_end = 1;
@@ -278,7 +295,7 @@ static void start_bundle(gk_server *s, sv_dsy *d) {
 
 /* diff.txt and diff.json from what is known. */
 static int describe(sv_dsy *d) {
-  int diffed = strcmp(d->result, "diffed") == 0;
+  int diffed = d->result == SV_DSY_DIFFED;
   size_t nt = diffed ? gk_state_diff_text(&d->diff, NULL, 0) : 0;
   size_t nj = diffed ? gk_state_diff_json(&d->diff, NULL, 0) : 0;
   char head[800];
@@ -289,7 +306,8 @@ static int describe(sv_dsy *d) {
                     d->code, d->step, d->slot, d->host_hash, d->peer_hash,
                     diffed ? "" : "no diff: ", diffed ? "" : d->reason);
   if (nh < 0 || (size_t)nh >= sizeof head) nh = (int)sizeof head - 1;
-  if (!diffed) nj = strlen(d->result) + 32;
+  const char *result = sv_dsy_result_names[d->result];
+  if (!diffed) nj = strlen(result) + 32;
   d->text = malloc((size_t)nh + nt + 2);
   d->json = malloc(nj + 1);
   if (d->text == NULL || d->json == NULL) return GK_ENOMEM;
@@ -299,7 +317,7 @@ static int describe(sv_dsy *d) {
     strcat(d->text, "\n");
     gk_state_diff_json(&d->diff, d->json, nj + 1);
   } else {
-    snprintf(d->json, nj + 1, "{\"result\":\"%s\",\"fields\":[]}", d->result);
+    snprintf(d->json, nj + 1, "{\"result\":\"%s\",\"fields\":[]}", result);
   }
   return 0;
 }
@@ -314,21 +332,21 @@ static void try_bundle(gk_server *s, sv_dsy *d, uint64_t now) {
   start_bundle(s, d);
 }
 
-/* The wait is over (the peer's state came: result NULL; or give_up said
+/* The wait is over (the peer's state came: result -1; or give_up said
  * why not): diff, describe, then the bundle. */
 static void conclude(gk_server *s, sv_dsy *d) {
   gk_chunk_rx_close(&d->rx);
-  if (d->result == NULL && d->ref == NULL) {
-    d->result = "referee_unavailable";
+  if (d->result < 0 && d->ref == NULL) {
+    d->result = SV_DSY_REFEREE_UNAVAILABLE;
     snprintf(d->reason, sizeof d->reason, "%s", d->ref_err);
-  } else if (d->result == NULL) {
+  } else if (d->result < 0) {
     char err[GK_ERRMSG_MAX] = "";
     int rc =
         gk_state_diff_run(&d->diff, d->sim, d->room->cfg, d->ref, d->ref_len,
                           d->peer, d->peer_len, err, sizeof err);
-    d->result = rc == 0                     ? "diffed"
-                : d->diff.unreadable == 'b' ? "unreadable"
-                                            : "diff_failed";
+    d->result = rc == 0                     ? SV_DSY_DIFFED
+                : d->diff.unreadable == 'b' ? SV_DSY_UNREADABLE
+                                            : SV_DSY_DIFF_FAILED;
     d->code_rc = rc;
     if (rc != 0) snprintf(d->reason, sizeof d->reason, "%s", err);
   }
@@ -342,14 +360,14 @@ static void conclude(gk_server *s, sv_dsy *d) {
   try_bundle(s, d, sv_now_ms(s));
 }
 
-static void give_up(gk_server *s, sv_dsy *d, const char *result, int code,
+static void give_up(gk_server *s, sv_dsy *d, int result, int code,
                     const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 5, 6)))
 #endif
     ;
 
-static void give_up(gk_server *s, sv_dsy *d, const char *result, int code,
+static void give_up(gk_server *s, sv_dsy *d, int result, int code,
                     const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -367,14 +385,16 @@ static void give_up(gk_server *s, sv_dsy *d, const char *result, int code,
 
 static void on_begin(gk_server *s, sv_dsy *d, const gk_wire_state_begin *b) {
   if (d->begun || b->id != d->id || b->step != d->step) {
-    give_up(s, d, "garbage", GK_EMISMATCH,
+    give_up(s, d, SV_DSY_GARBAGE, GK_EMISMATCH,
             "STATE_BEGIN for transfer %" PRIu32 " step %" PRIu64
             " (asked: transfer %" PRIu32 " step %" PRIu64 "%s)",
             b->id, b->step, d->id, d->step, d->begun ? ", a second time" : "");
     return;
   }
   if (b->status < 0) {
-    give_up(s, d, "cannot", b->status,
+    d->peer_from = b->from;
+    d->peer_to = b->to;
+    give_up(s, d, SV_DSY_CANNOT, b->status,
             "the peer cannot give its state after step %" PRIu64
             ": %s (it keeps steps %" PRIu64 "..%" PRIu64 ")",
             d->step, gk_strerror(b->status), b->from, b->to);
@@ -384,30 +404,33 @@ static void on_begin(gk_server *s, sv_dsy *d, const gk_wire_state_begin *b) {
   int rc = gk_chunk_rx_begin(&d->rx, b->id, b->total, b->chunk_size, b->chunks,
                              b->sum, limit);
   if (rc == GK_ETOOBIG)
-    give_up(s, d, "too_large", rc,
+    give_up(s, d, SV_DSY_TOO_LARGE, rc,
             "the peer's state is %" PRIu32
             " bytes, above desync.max_state_bytes (%" PRIu32 ")",
             b->total, limit);
   else if (rc != 0)
-    give_up(s, d, "garbage", rc, "STATE_BEGIN refused: %s", gk_strerror(rc));
+    give_up(s, d, SV_DSY_GARBAGE, rc, "STATE_BEGIN refused: %s",
+            gk_strerror(rc));
   else
     d->begun = 1;
 }
 
 static void on_chunk(gk_server *s, sv_dsy *d, const gk_wire_snap_chunk *k) {
   if (!d->begun) {
-    give_up(s, d, "garbage", GK_EPROTO, "a STATE_CHUNK before STATE_BEGIN");
+    give_up(s, d, SV_DSY_GARBAGE, GK_EPROTO,
+            "a STATE_CHUNK before STATE_BEGIN");
     return;
   }
   uint32_t n = d->rx.nchunks;
   int rc = gk_chunk_rx_put(&d->rx, k->id, k->index, k->bytes, k->len, k->crc);
   if (rc < 0) {
-    give_up(s, d, "garbage", rc, "chunk %" PRIu32 " of %" PRIu32 " refused: %s",
-            k->index, n, gk_strerror(rc));
+    give_up(s, d, SV_DSY_GARBAGE, rc,
+            "chunk %" PRIu32 " of %" PRIu32 " refused: %s", k->index, n,
+            gk_strerror(rc));
   } else if (rc == 1) {
     d->peer = gk_chunk_rx_take(&d->rx, &d->peer_len);
     if (d->peer == NULL)
-      give_up(s, d, "garbage", GK_ENOMEM, "out of memory");
+      give_up(s, d, SV_DSY_GARBAGE, GK_ENOMEM, "out of memory");
     else
       conclude(s, d);
   }
@@ -429,7 +452,7 @@ void sv_desync_on_msg(gk_server *s, sv_room *r, uint32_t peer, int decode_rc,
   }
   d->bytes_in += len;
   if (decode_rc != 0)
-    give_up(s, d, "garbage", decode_rc, "a malformed answer: %s",
+    give_up(s, d, SV_DSY_GARBAGE, decode_rc, "a malformed answer: %s",
             gk_strerror(decode_rc));
   else if (m->type == GK_MSG_STATE_BEGIN)
     on_begin(s, d, &m->u.state_begin);
@@ -473,6 +496,7 @@ static sv_dsy *dsy_new(gk_server *s, sv_room *r, const gk_net_desync *nd) {
   d->host_hash = nd->host_hash;
   d->peer_hash = nd->peer_hash;
   d->id = ++next_id;
+  d->result = -1;
   d->t0_ns = uv_hrtime();
   gk_state_diff_init(&d->diff, d->fields, cap);
   if (s->cfg->desync_dir[0] != '\0')
@@ -507,7 +531,7 @@ int sv_desync_begin(gk_server *s, sv_room *r, const gk_net_desync *nd) {
   d->deadline_ms = sv_now_ms(s) + s->cfg->desync_timeout_ms;
   uint32_t peer = nd->player < r->nslots ? r->conn[nd->player] : SV_NO_CONN;
   if (peer == SV_NO_CONN) {
-    give_up(s, d, "no_connection", GK_ENOTFOUND,
+    give_up(s, d, SV_DSY_NO_CONNECTION, GK_ENOTFOUND,
             "the player's connection is gone");
     return 1;
   }
@@ -518,7 +542,7 @@ int sv_desync_begin(gk_server *s, sv_room *r, const gk_net_desync *nd) {
   m.u.state_req.step = nd->step;
   int rc = sv_send(s, peer, &m);
   if (rc != 0)
-    give_up(s, d, "send_failed", rc, "STATE_REQUEST could not be sent: %s",
+    give_up(s, d, SV_DSY_SEND_FAILED, rc, "STATE_REQUEST could not be sent: %s",
             gk_strerror(rc));
   return 1;
 }
@@ -528,7 +552,7 @@ void sv_desync_tick(gk_server *s, sv_room *r, uint64_t now) {
   for (sv_dsy *d = r->dsy; d != NULL; d = next) {
     next = d->next;
     if (d->state == WAIT_PEER && now >= d->deadline_ms)
-      give_up(s, d, "no_answer", GK_EEXPIRED,
+      give_up(s, d, SV_DSY_NO_ANSWER, GK_EEXPIRED,
               "no answer within desync.timeout_ms (%" PRIu32 " ms)",
               s->cfg->desync_timeout_ms);
     else if (d->state == WAIT_FLUSH)
@@ -541,7 +565,7 @@ void sv_desync_room_free(gk_server *s, sv_room *r) {
   for (sv_dsy *d = r->dsy; d != NULL; d = next) {
     next = d->next;
     if (d->state == WAIT_PEER)
-      give_up(s, d, "room_closed", GK_ECLOSED,
+      give_up(s, d, SV_DSY_ROOM_CLOSED, GK_ECLOSED,
               "the room closed before the peer answered");
   }
   for (sv_dsy *d = r->dsy; d != NULL; d = next) {

@@ -285,6 +285,25 @@ static void rejoin_counters(out *o, const gk_server *s) {
           st->spectator_desyncs);
 }
 
+/* Desync forensics (issue 13): reports by result, and their bundles. Every
+ * result has its line, 0 until it happens, so a rate() never misses the
+ * first one. */
+static void desync_counters(out *o, const gk_server *s) {
+  const sv_metrics *m = &s->metrics;
+  head(o, "gk_desync_reports_total", "counter",
+       "desync_report lines logged, by result (diffed, or why there is no "
+       "diff).");
+  for (int i = 0; i < SV_DSY_RESULTS; i++)
+    put(o, "gk_desync_reports_total{result=\"%s\"} %" PRIu64 "\n",
+        sv_dsy_result_names[i], m->desync_reports[i]);
+  counter(o, "gk_desync_bundles_written_total", "Desync bundles written whole.",
+          m->desync_bundles_written);
+  counter(o, "gk_desync_bundles_failed_total",
+          "Desync bundles not written whole (a disk error or out of memory; "
+          "the report says which).",
+          m->desync_bundles_failed);
+}
+
 size_t sv_metrics_write(const gk_server *s, char *buf, size_t cap) {
   out o = {buf, cap, 0};
   if (buf && cap) buf[0] = '\0';
@@ -294,6 +313,7 @@ size_t sv_metrics_write(const gk_server *s, char *buf, size_t cap) {
   traffic(&o, s);
   matches(&o, s, &l);
   rejoin_counters(&o, s);
+  desync_counters(&o, s);
   hist(&o, "gk_tick_lateness_seconds",
        "How long after its deadline each step timer tick fired.",
        &s->metrics.tick_late);

@@ -40,6 +40,32 @@ typedef struct sv_hist {
 
 void sv_hist_observe(sv_hist *h, uint64_t ns);
 
+/* The results of a desync_report (gk_server_desync.c, issue 13), in the
+ * exposition's order: X(NAME, "label"). "diffed" is the one with a diff;
+ * the others say why there is none. */
+#define SV_DSY_RESULT_TABLE(X)                                                 \
+  X(DIFFED, "diffed")                                                          \
+  X(UNREADABLE, "unreadable")                                                  \
+  X(DIFF_FAILED, "diff_failed")                                                \
+  X(REFEREE_UNAVAILABLE, "referee_unavailable")                                \
+  X(NO_ANSWER, "no_answer")                                                    \
+  X(CANNOT, "cannot")                                                          \
+  X(GARBAGE, "garbage")                                                        \
+  X(TOO_LARGE, "too_large")                                                    \
+  X(NO_CONNECTION, "no_connection")                                            \
+  X(SEND_FAILED, "send_failed")                                                \
+  X(ROOM_CLOSED, "room_closed")
+
+enum {
+#define SV_DSY_ENUM(name, label) SV_DSY_##name,
+  SV_DSY_RESULT_TABLE(SV_DSY_ENUM)
+#undef SV_DSY_ENUM
+      SV_DSY_RESULTS
+};
+
+/* "diffed", "no_answer", ...: indexed by SV_DSY_* (gk_server_desync.c). */
+extern const char *const sv_dsy_result_names[SV_DSY_RESULTS];
+
 typedef struct sv_metrics {
   sv_hist tick_late;    /* each step-timer tick: how long after its deadline */
   sv_hist confirm;      /* each step a room ran: how long after its place on
@@ -50,6 +76,10 @@ typedef struct sv_metrics {
   uint64_t last_tick_ns;
   uint64_t http_requests, http_cut; /* admin requests served; slow
                                        connections cut */
+  /* desync forensics (gk_server_desync.c): reports logged, by result
+   * (SV_DSY_*), and their bundles written whole or not */
+  uint64_t desync_reports[SV_DSY_RESULTS];
+  uint64_t desync_bundles_written, desync_bundles_failed;
 } sv_metrics;
 
 /* The step timer fired `late_ns` after the deadline it was armed for. */

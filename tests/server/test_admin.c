@@ -388,6 +388,45 @@ Test(server_admin, metrics_parse_and_agree_with_the_stopped_line) {
   e2e_dir_remove(&s.d);
 }
 
+/* Desync forensics (issue 13) in /metrics: a perturbed peer that answers
+ * (diffed) and one that says it cannot, in two rooms of one server. */
+Test(server_admin, desync_reports_are_counted_by_result_in_metrics) {
+  srv s;
+  memset(&s, 0, sizeof(s));
+  e2e_proc ok, cannot;
+  /* a fixed input delay: the game at the perturbed step does not depend
+   * on the machine's load */
+  start(&s, "\"lockstep\":{\"input_delay\":2},"
+            "\"desync\":{\"policy\":\"report\"}");
+  const char *diffed[] = {"--perturb", "1:300:players[0].health", NULL};
+  const char *refuses[] = {"--perturb", "1:300:players[0].health",
+                           "--state-fault", "cannot", NULL};
+  e2e_start_bot_x(&ok, &s.d, "ok", s.udp, "1", "3", "400", diffed);
+  e2e_start_bot_x(&cannot, &s.d, "cannot", s.udp, "1", "2", "400", refuses);
+  cr_assert(e2e_wait(&ok, 60000) && e2e_wait(&cannot, 60000));
+  wait_events(&s, "desync_report", 2);
+  char *text = NULL;
+  cr_assert_eq(http(&s, "GET", "/metrics", NULL, &text), 200);
+  cr_assert_not_null(strstr(text, "# TYPE gk_desync_reports_total counter"));
+  cJSON *m = helper_metrics(&s, text);
+  free(text);
+  cr_assert_eq(sample(m, "gk_desync_reports_total{result=diffed}"), 1);
+  cr_assert_eq(sample(m, "gk_desync_reports_total{result=cannot}"), 1);
+  static const char *const zero[] = {"no_answer", "garbage", "unreadable",
+                                     "too_large", "room_closed"};
+  for (size_t i = 0; i < sizeof(zero) / sizeof(zero[0]); i++) {
+    char name[96];
+    snprintf(name, sizeof(name), "gk_desync_reports_total{result=%s}", zero[i]);
+    cr_assert_eq(sample(m, name), 0, "%s", name);
+  }
+  cr_assert_eq(sample(m, "gk_desync_bundles_written_total"), 2);
+  cr_assert_eq(sample(m, "gk_desync_bundles_failed_total"), 0);
+  cr_assert_eq(sample(m, "gk_desyncs_total"), 2);
+  cJSON_Delete(m);
+  stop(&s);
+  e2e_dir_remove(&s.d);
+}
+
 /* Waits for the server to exit by itself; returns its status. */
 static int wait_exit(srv *s, int ms) {
   int done = e2e_wait(&s->p, ms);

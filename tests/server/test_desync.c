@@ -181,10 +181,26 @@ static int has_result(cJSON **ev, int n, const char *result, const char *in) {
   return 0;
 }
 
-Test(server_desync, a_peer_that_answers_garbage_or_never_gets_a_clear_report) {
+/* The report of a peer that said it cannot: its window, around the step. */
+static void check_cannot(cJSON **ev, int n) {
+  for (int i = 0; i < n; i++) {
+    if (strcmp(str_of(ev[i], "result"), "cannot") != 0) continue;
+    double step = num_of(ev[i], "step");
+    double from = num_of(ev[i], "peer_from"), to = num_of(ev[i], "peer_to");
+    cr_assert(from <= step && step <= to, "step %g, the peer keeps %g..%g",
+              step, from, to);
+    cr_assert(strstr(str_of(ev[i], "reason"), "no longer kept") != NULL, "%s",
+              str_of(ev[i], "reason"));
+    return;
+  }
+  cr_assert_fail("no report with result cannot");
+}
+
+Test(server_desync,
+     a_peer_that_answers_garbage_cannot_or_never_gets_a_clear_report) {
   e2e_dir d;
   e2e_dir_make(&d);
-  e2e_proc srv, corrupt, garbage, silent, good;
+  e2e_proc srv, corrupt, garbage, silent, cannot, good;
   uint16_t port = 0;
   /* the silent peer's room ends about 800 ms after the request */
   e2e_start_server(&srv, &d,
@@ -194,22 +210,25 @@ Test(server_desync, a_peer_that_answers_garbage_or_never_gets_a_clear_report) {
   faulty_bot(&corrupt, &d, "corrupt", port, "corrupt");
   faulty_bot(&garbage, &d, "garbage", port, "garbage");
   faulty_bot(&silent, &d, "silent", port, "silent");
+  faulty_bot(&cannot, &d, "cannot", port, "cannot");
   e2e_start_bot(&good, &d, "good", port, "1", "3", "1000");
   char codes[1][17];
   uint64_t hashes[1];
   cr_assert_eq(e2e_check_bot(&good, 1, codes, hashes), 1,
                "another room plays on undisturbed");
   cr_assert(e2e_wait(&corrupt, 60000) && e2e_wait(&garbage, 60000) &&
-            e2e_wait(&silent, 60000));
+            e2e_wait(&silent, 60000) && e2e_wait(&cannot, 60000));
   cr_assert_eq(corrupt.status, 1, "the corrupt peer's gk-bot exited %d",
                corrupt.status);
-  cr_assert(e2e_wait_events(&srv, "desync_report", 3, 10000));
+  cr_assert(e2e_wait_events(&srv, "desync_report", 4, 10000));
   cJSON *ev[8];
   int n = reports(&srv, ev, 8);
-  cr_assert_eq(n, 3);
+  cr_assert_eq(n, 4);
   cr_assert(has_result(ev, n, "garbage", "checksum"), "a corrupt chunk");
   cr_assert(has_result(ev, n, "unreadable", ""), "half a state");
   cr_assert(has_result(ev, n, "no_answer", "timeout_ms"), "no answer");
+  cr_assert(has_result(ev, n, "cannot", "cannot give its state"), "cannot");
+  check_cannot(ev, n);
   for (int i = 0; i < n; i++) cJSON_Delete(ev[i]);
   e2e_stop_server(&srv);
   e2e_dir_remove(&d);

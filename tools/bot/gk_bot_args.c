@@ -53,9 +53,10 @@ static void usage(FILE *f) {
           "                  of every room adds 1 to the state field PATH\n"
           "                  (e.g. players[0].health; -1 if +1 is out of\n"
           "                  the field's range): a desync on purpose\n"
-          "  --state-fault silent|corrupt|garbage  (tests) answer the\n"
-          "                  server's STATE_REQUEST never, with a chunk\n"
-          "                  that fails its checksum, or with half a state\n"
+          "  --state-fault silent|corrupt|garbage|cannot  (tests) answer\n"
+          "                  the server's STATE_REQUEST never, with a chunk\n"
+          "                  that fails its checksum, with half a state, or\n"
+          "                  with \"cannot\" (GK_ENOTKEPT)\n"
           "  --genre-lib PATH  load a genre from a shared object (repeatable)\n"
           "  --late-join STEP  one more player per room joins the running\n"
           "                  match at STEP (rooms are made for P + 1; the\n"
@@ -155,8 +156,9 @@ static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
     return (b->state_fault =
                 strcmp(v, "silent") == 0    ? GK_NET_PEER_STATE_SILENT
                 : strcmp(v, "corrupt") == 0 ? GK_NET_PEER_STATE_CORRUPT
-                : strcmp(v, "garbage") == 0
-                    ? GK_NET_PEER_STATE_GARBAGE
+                : strcmp(v, "garbage") == 0 ? GK_NET_PEER_STATE_GARBAGE
+                : strcmp(v, "cannot") == 0
+                    ? GK_NET_PEER_STATE_CANNOT
                     : GK_NET_PEER_STATE_OK) == GK_NET_PEER_STATE_OK;
   else if (strcmp(o, "--chaos") == 0)
     return !(b->chaos_dup = strcmp(v, "dup") == 0);
