@@ -50,10 +50,7 @@ typedef struct client {
 } client;
 
 struct bench {
-  uv_loop_t loop;
-  gk_server *srv;
-  uint16_t port;
-  char code[GK_WIRE_CODE_LEN + 1];
+  bench_server s;
   uint64_t perturb;
   int failed, end_sent;
   uint32_t enemies;
@@ -93,7 +90,7 @@ static void on_message(void *ctx, gk_net_peer *p, const gk_wire_msg *m) {
   client *c = ctx;
   bench *b = c->b;
   (void)p;
-  if (bench_room_message(m, &b->c[0].peer, &b->c[1].peer, b->code) != 0)
+  if (bench_room_message(m, &b->c[0].peer, &b->c[1].peer, b->s.code) != 0)
     b->failed = 1;
 }
 
@@ -115,10 +112,11 @@ static void add(bench *b, int i) {
   client *c = &b->c[i];
   c->b = b;
   gk_net_transport_callbacks tc = {c, c_recv, c_connect, NULL};
-  gk_net_peer_options po = {.loop = &b->loop, .bot_seed = (uint64_t)i + 1};
+  gk_net_peer_options po = {.loop = &b->s.loop, .bot_seed = (uint64_t)i + 1};
   gk_net_peer_callbacks pc = {
       .ctx = c, .send = c_send, .ended = on_ended, .message = on_message};
-  bench_room_open(&b->loop, b->port, &c->t, &c->id, &tc, &c->peer, &po, &pc);
+  bench_room_open(&b->s.loop, b->s.port, &c->t, &c->id, &tc, &c->peer, &po,
+                  &pc);
   if (i == 1) gk_net_peer_after_step(&c->peer, b->perturb, perturb_now, c);
 }
 
@@ -180,25 +178,14 @@ static void print(bench *b, const cJSON *ev, uint32_t hz) {
 
 static int setup(bench *b, gk_server_config *cfg, gk_server_log *log,
                  uint32_t hz, char *dir) {
-  gk_server_config_default(cfg);
-  snprintf(cfg->host, sizeof cfg->host, "127.0.0.1");
-  cfg->port = 0;
-  cfg->shutdown_grace_ms = 0;
-  cfg->step_hz = hz;
+  bench_room_config(cfg, hz);
   snprintf(cfg->replay_dir, sizeof cfg->replay_dir, "%s/replays", dir);
   snprintf(cfg->desync_dir, sizeof cfg->desync_dir, "%s/desyncs", dir);
   cfg->desync_timeout_ms = 10000;
   FILE *f = open_memstream(&b->logbuf, &b->loglen);
   if (f == NULL) return -1;
   gk_log_init(log, f, GK_LOG_WARN);
-  char err[GK_SERVER_CONFIG_ERR_MAX];
-  uv_loop_init(&b->loop);
-  if (gk_server_start(&b->loop, cfg, log, 0, &b->srv, err, sizeof err) != 0) {
-    fprintf(stderr, "%s\n", err);
-    return -1;
-  }
-  b->port = gk_server_port(b->srv);
-  return 0;
+  return bench_room_start(&b->s, cfg, log);
 }
 
 int main(int argc, char **argv) {
@@ -210,7 +197,7 @@ int main(int argc, char **argv) {
   static gk_server_config cfg;
   gk_server_log log;
   if (setup(&b, &cfg, &log, hz, dir) != 0) return 1;
-  uv_timer_init(&b.loop, &b.guard);
+  uv_timer_init(&b.s.loop, &b.guard);
   b.guard.data = &b;
   uv_timer_start(&b.guard, on_guard, (b.perturb + 600) * 1000u / hz * 3 + 60000,
                  0);
@@ -218,7 +205,7 @@ int main(int argc, char **argv) {
   add(&b, 1);
   cJSON *ev = NULL;
   while (!b.failed && ev == NULL) {
-    uv_run(&b.loop, UV_RUN_ONCE);
+    uv_run(&b.s.loop, UV_RUN_ONCE);
     fflush(log.out);
     ev = report(&b);
   }
@@ -233,7 +220,7 @@ int main(int argc, char **argv) {
   cJSON_Delete(ev);
   uv_close((uv_handle_t *)&b.guard, NULL);
   for (int i = 0; i < 2; i++) bench_room_close_client(&b.c[i].t, &b.c[i].peer);
-  bench_room_shutdown(&b.loop, b.srv);
+  bench_room_shutdown(&b.s.loop, b.s.srv);
   fclose(log.out);
   free(b.logbuf);
   gk_server_config_free(&cfg);

@@ -52,10 +52,7 @@ typedef struct client {
 } client;
 
 struct bench {
-  uv_loop_t loop;
-  gk_server *srv;
-  uint16_t port;
-  char code[GK_WIRE_CODE_LEN + 1];
+  bench_server s;
   uint64_t drop, spect_at;
   uint32_t nspect;
   int dropped, spectating, end_sent, failed;
@@ -218,7 +215,7 @@ static void on_message(void *ctx, gk_net_peer *p, const gk_wire_msg *m) {
   (void)p;
   if (m->type == GK_MSG_RECONNECT_SECRET)
     memcpy(c->secret, m->u.secret.secret, sizeof c->secret);
-  else if (bench_room_message(m, &b->c[0].peer, &b->c[1].peer, b->code) != 0)
+  else if (bench_room_message(m, &b->c[0].peer, &b->c[1].peer, b->s.code) != 0)
     b->failed = 1;
 }
 
@@ -236,9 +233,9 @@ static void c_connect(void *ctx, gk_net_transport *t, uint32_t id) {
   (void)t;
   c->id = id;
   if (c->kind == 1) {
-    gk_net_peer_rejoin(&c->peer, b->code, 1, b->c[1].secret, NULL);
+    gk_net_peer_rejoin(&c->peer, b->s.code, 1, b->c[1].secret, NULL);
   } else if (c->kind == 2) {
-    gk_net_peer_spectate(&c->peer, b->code, NULL);
+    gk_net_peer_spectate(&c->peer, b->s.code, NULL);
   } else if (c == &b->c[0] && bench_room_create(&c->peer) != 0) {
     b->failed = 1;
   }
@@ -250,7 +247,7 @@ static client *add(bench *b, int kind) {
   c->b = b;
   c->kind = kind;
   gk_net_transport_callbacks tc = {c, c_recv, c_connect, NULL};
-  gk_net_peer_options po = {.loop = &b->loop, .bot_seed = b->nc};
+  gk_net_peer_options po = {.loop = &b->s.loop, .bot_seed = b->nc};
   gk_net_peer_callbacks pc = {.ctx = c,
                               .send = c_send,
                               .step = on_step,
@@ -258,7 +255,8 @@ static client *add(bench *b, int kind) {
                               .message = on_message,
                               .snapshot = on_snapshot,
                               .resumed = on_resumed};
-  bench_room_open(&b->loop, b->port, &c->t, &c->id, &tc, &c->peer, &po, &pc);
+  bench_room_open(&b->s.loop, b->s.port, &c->t, &c->id, &tc, &c->peer, &po,
+                  &pc);
   return c;
 }
 
@@ -275,36 +273,26 @@ int main(int argc, char **argv) {
   b.nspect = argc > 3 ? (uint32_t)atoi(argv[3]) : 4;
   b.spect_at = b.drop + 600;
   static gk_server_config cfg;
-  gk_server_config_default(&cfg);
-  snprintf(cfg.host, sizeof cfg.host, "127.0.0.1");
-  cfg.port = 0;
+  bench_room_config(&cfg, hz);
   cfg.replays_enabled = 0;
-  cfg.shutdown_grace_ms = 0;
-  cfg.step_hz = hz;
   cfg.reconnect_hold_ms = 60000;
   cfg.reconnect_neutral = 1;
   cfg.spectator_per_room = 16;
   FILE *logf = fopen("/dev/null", "w");
   gk_server_log log;
   gk_log_init(&log, logf, GK_LOG_ERROR);
-  char err[GK_SERVER_CONFIG_ERR_MAX];
-  uv_loop_init(&b.loop);
-  if (gk_server_start(&b.loop, &cfg, &log, 0, &b.srv, err, sizeof err) != 0) {
-    fprintf(stderr, "%s\n", err);
-    return 1;
-  }
-  b.port = gk_server_port(b.srv);
+  if (bench_room_start(&b.s, &cfg, &log) != 0) return 1;
   uv_timer_t *ts[] = {&b.drop_timer, &b.back_timer, &b.guard};
   for (int i = 0; i < 3; i++) {
-    uv_timer_init(&b.loop, ts[i]);
+    uv_timer_init(&b.s.loop, ts[i]);
     ts[i]->data = &b;
   }
   uint64_t guard_ms = (b.drop + 2000) * 1000u / hz * 3u + 60000u;
   uv_timer_start(&b.guard, on_guard, guard_ms, 0);
   add(&b, 0);
   add(&b, 0);
-  while (!b.failed && !b.c[0].ended) uv_run(&b.loop, UV_RUN_ONCE);
-  gk_server_stats st = *gk_server_get_stats(b.srv);
+  while (!b.failed && !b.c[0].ended) uv_run(&b.s.loop, UV_RUN_ONCE);
+  gk_server_stats st = *gk_server_get_stats(b.s.srv);
   client *r = NULL;
   for (uint32_t i = 0; i < b.nc; i++)
     if (b.c[i].kind == 1) r = &b.c[i];
@@ -339,7 +327,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 3; i++) uv_close((uv_handle_t *)ts[i], NULL);
   for (uint32_t i = 0; i < b.nc; i++)
     bench_room_close_client(&b.c[i].t, &b.c[i].peer);
-  bench_room_shutdown(&b.loop, b.srv);
+  bench_room_shutdown(&b.s.loop, b.s.srv);
   fclose(logf);
   gk_server_config_free(&cfg);
   return 0;

@@ -61,6 +61,26 @@ void bench_room_close_client(gk_net_transport *t, gk_net_peer *p) {
   gk_net_transport_close(t, NULL);
 }
 
+void bench_room_config(gk_server_config *cfg, uint32_t hz) {
+  gk_server_config_default(cfg);
+  snprintf(cfg->host, sizeof cfg->host, "127.0.0.1");
+  cfg->port = 0;
+  cfg->shutdown_grace_ms = 0;
+  cfg->step_hz = hz;
+}
+
+int bench_room_start(bench_server *bs, const gk_server_config *cfg,
+                     gk_server_log *log) {
+  char err[GK_SERVER_CONFIG_ERR_MAX];
+  uv_loop_init(&bs->loop);
+  if (gk_server_start(&bs->loop, cfg, log, 0, &bs->srv, err, sizeof err) != 0) {
+    fprintf(stderr, "%s\n", err);
+    return -1;
+  }
+  bs->port = gk_server_port(bs->srv);
+  return 0;
+}
+
 void bench_room_shutdown(uv_loop_t *loop, gk_server *srv) {
   gk_server_shutdown(srv);
   gk_server_shutdown(srv);

@@ -11,8 +11,28 @@
 #include "gk_net_peer.h"
 #include "gk_net_transport.h"
 #include "gk_server.h"
+#include "gk_server_config.h"
+#include "gk_server_log.h"
 
 extern const char *const bench_room_options;
+
+/* What every benchmark world starts with: its loop, the server on it, the
+ * server's port and the room's code (bench_room_message fills it). */
+typedef struct bench_server {
+  uv_loop_t loop;
+  gk_server *srv;
+  uint16_t port;
+  char code[GK_WIRE_CODE_LEN + 1];
+} bench_server;
+
+/* The benchmarks' server config: the defaults on 127.0.0.1, a free port,
+ * no shutdown grace, `hz` steps a second. cfg must be non-NULL. */
+void bench_room_config(gk_server_config *cfg, uint32_t hz);
+/* Initialises bs->loop and starts the server on it with cfg and log (both
+ * must be non-NULL, kept by the caller until bench_room_shutdown); sets
+ * bs->srv and bs->port. Returns 0, or -1 with the reason on stderr. */
+int bench_room_start(bench_server *bs, const gk_server_config *cfg,
+                     gk_server_log *log);
 
 /* CREATE_ROOM for 2 survivors players with bench_room_options. */
 int bench_room_create(gk_net_peer *creator);

@@ -40,22 +40,21 @@ static void drop_oldest(gk_history *h) {
   h->nsnaps--;
 }
 
+static void snap_release(gk__history_snap *s) {
+  free(s->bytes);
+  s->bytes = NULL;
+  s->cap = 0;
+}
+
 /* Above the bound: free the buffers of unused slots, then the oldest
  * snapshots (never the newest). */
 static void trim(gk_history *h) {
   if (h->bytes <= h->o.max_bytes) return;
-  for (uint32_t i = h->nsnaps; i < h->snap_cap; i++) {
-    gk__history_snap *s = snap_at(h, i);
-    free(s->bytes);
-    s->bytes = NULL;
-    s->cap = 0;
-  }
+  for (uint32_t i = h->nsnaps; i < h->snap_cap; i++)
+    snap_release(snap_at(h, i));
   recount(h);
   while (h->bytes > h->o.max_bytes && h->nsnaps > 1) {
-    gk__history_snap *s = snap_at(h, 0);
-    free(s->bytes);
-    s->bytes = NULL;
-    s->cap = 0;
+    snap_release(snap_at(h, 0));
     drop_oldest(h);
     h->dropped++;
     recount(h);

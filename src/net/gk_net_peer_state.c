@@ -38,17 +38,11 @@ static int send_state(gk_net_peer *p, gk_wire_msg *m, const uint8_t *bytes,
   uint8_t copy[GK_CHUNK_BYTES_MAX];
   for (uint32_t i = 0; rc == 0 && b->status == 0 && i < b->chunks; i++) {
     gk_wire_msg c;
-    memset(&c, 0, sizeof c);
-    c.type = GK_MSG_STATE_CHUNK;
-    const uint8_t *at = bytes;
-    size_t n = gk_chunk_slice(bytes, b->total, b->chunk_size, i, &at);
-    c.u.snap_chunk = (gk_wire_snap_chunk){.id = b->id,
-                                          .index = i,
-                                          .crc = gk_chunk_crc(at, n),
-                                          .len = (uint16_t)n,
-                                          .bytes = at};
+    gk_wire_chunk_msg(&c, GK_MSG_STATE_CHUNK, b->id, bytes, b->total,
+                      b->chunk_size, i);
+    size_t n = c.u.snap_chunk.len;
     if (corrupt && i == 0 && n > 0) {
-      memcpy(copy, at, n);
+      memcpy(copy, c.u.snap_chunk.bytes, n);
       copy[n / 2] ^= 0x5a;
       c.u.snap_chunk.bytes = copy;
     }

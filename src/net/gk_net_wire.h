@@ -437,4 +437,13 @@ void gk_wire_step_get(const gk_wire_confirmed *c, uint32_t i,
  * `code` is one (NUL-terminated, exact length). */
 int gk_wire_code_valid(const char *code);
 
+/* Chunk `index` of transfer `id`, a blob of `total` bytes cut in
+ * chunk_size pieces (gk_net_chunk.h), as a message of `type`
+ * (GK_MSG_SNAPSHOT_CHUNK or GK_MSG_STATE_CHUNK) with its checksum:
+ * out->u.snap_chunk.bytes points into `bytes`, which the caller keeps
+ * until the message is encoded. out and bytes must be non-NULL. */
+void gk_wire_chunk_msg(gk_wire_msg *out, gk_wire_type type, uint32_t id,
+                       const uint8_t *bytes, uint64_t total,
+                       uint32_t chunk_size, uint32_t index);
+
 #endif

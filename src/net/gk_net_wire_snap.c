@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gk_err.h"
+#include "gk_net_chunk.h"
 #include "gk_net_wire_internal.h"
 
 typedef gk__wire_put cur;
@@ -175,4 +176,18 @@ int gk__wire_snap_decode(gk_reader *r, gk_wire_msg *m) {
   default:
     return gk__wire_state_decode(r, m);
   }
+}
+
+void gk_wire_chunk_msg(gk_wire_msg *out, gk_wire_type type, uint32_t id,
+                       const uint8_t *bytes, uint64_t total,
+                       uint32_t chunk_size, uint32_t index) {
+  const uint8_t *at = bytes;
+  size_t n = gk_chunk_slice(bytes, total, chunk_size, index, &at);
+  memset(out, 0, sizeof *out);
+  out->type = type;
+  out->u.snap_chunk = (gk_wire_snap_chunk){.id = id,
+                                           .index = index,
+                                           .crc = gk_chunk_crc(at, n),
+                                           .len = (uint16_t)n,
+                                           .bytes = at};
 }

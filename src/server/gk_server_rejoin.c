@@ -38,17 +38,8 @@ static int send_chunks(gk_server *s, uint32_t peer, const gk_wire_msg *begin,
   int rc = sv_send(s, peer, begin);
   for (uint32_t i = 0; rc == 0 && i < b->chunks; i++) {
     gk_wire_msg m;
-    memset(&m, 0, sizeof m);
-    m.type = GK_MSG_SNAPSHOT_CHUNK;
-    const uint8_t *at = bytes;
-    size_t n = gk_chunk_slice(bytes, b->total, b->chunk_size, i, &at);
-    m.u.snap_chunk = (gk_wire_snap_chunk){
-        .id = b->id,
-        .index = i,
-        .crc = gk_chunk_crc(at, n),
-        .len = (uint16_t)n,
-        .bytes = at,
-    };
+    gk_wire_chunk_msg(&m, GK_MSG_SNAPSHOT_CHUNK, b->id, bytes, b->total,
+                      b->chunk_size, i);
     rc = sv_send(s, peer, &m);
   }
   return rc;
