@@ -5,8 +5,9 @@
  * room whose options keep about 2,000 enemies alive (bench_room.c). At step
  * PERTURB (default 1200) player 1 adds 1 to players[0].health
  * (gk_state_patch_add + gk_loop_replace, as gk-bot
- * --perturb), so the server sees the mismatch at the next step. Printed,
- * from one run:
+ * --perturb), so the server sees the mismatch at the next step. The world
+ * is made REPS times (default 5: a fresh server and peers each time);
+ * printed, one line per run, then the medians over the runs:
  *   - the time from the mismatch (the server's sv_desync_begin) to the
  *     written report (`us` of the desync_report line: the referee's
  *     re-simulation, STATE_REQUEST, the peer's re-simulation and chunks,
@@ -19,9 +20,10 @@
  *   - the worst-case re-simulation at the peer: the state 63 steps after
  *     a snapshot (every = 64), timed alone.
  *
- * Usage: bench_desync [PERTURB [STEP_HZ]]  (defaults 1200 600)
+ * Usage: bench_desync [PERTURB [STEP_HZ [REPS]]]  (defaults 1200 600 5)
  */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,27 +155,70 @@ static double worst_resim_ms(const gk_history *h) {
   return rc == 0 ? ms : -1;
 }
 
-static void print(bench *b, const cJSON *ev, uint32_t hz) {
+/* One world's figures (the medians are taken over the repetitions). */
+typedef struct fig {
+  double ms, bytes_in, peer_state, ref_state, fields, hist_now, hist_peak,
+      resim_ms;
+  uint64_t step, window;
+  uint32_t enemies, every;
+  char result[32], path[64];
+} fig;
+
+static void take(bench *b, const cJSON *ev, fig *f) {
   const gk_history *h = &b->c[1].peer.hist;
   const cJSON *r = cJSON_GetObjectItem(ev, "result");
   const cJSON *fp = cJSON_GetObjectItem(ev, "first_path");
-  printf("desync at step %.0f (%u Hz): %u enemies, peer state %.0f bytes, "
+  f->ms = num(ev, "us") / 1e3;
+  f->bytes_in = num(ev, "bytes_in");
+  f->peer_state = num(ev, "peer_state_bytes");
+  f->ref_state = num(ev, "referee_state_bytes");
+  f->fields = num(ev, "fields_differ");
+  f->step = (uint64_t)num(ev, "step");
+  f->enemies = b->enemies;
+  snprintf(f->result, sizeof f->result, "%s",
+           cJSON_IsString(r) ? r->valuestring : "?");
+  snprintf(f->path, sizeof f->path, "%s",
+           cJSON_IsString(fp) ? fp->valuestring : "-");
+  f->hist_now = (double)h->bytes;
+  f->hist_peak = (double)h->peak_bytes;
+  f->window = h->last - h->first;
+  f->every = h->o.every;
+  f->resim_ms = worst_resim_ms(h);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of one figure over n runs (n <= 64). */
+static double median(const fig *f, int n, size_t off) {
+  double v[64];
+  for (int i = 0; i < n; i++) memcpy(&v[i], (const char *)&f[i] + off, 8);
+  qsort(v, (size_t)n, sizeof v[0], cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#define MED(field) median(f, n, offsetof(fig, field))
+
+static void print(const fig *f, int n, uint32_t hz) {
+  printf("desync at step %llu (%u Hz): %u enemies, peer state %.0f bytes, "
          "referee state %.0f bytes\n",
-         num(ev, "step"), hz, b->enemies, num(ev, "peer_state_bytes"),
-         num(ev, "referee_state_bytes"));
-  printf("  result: %s, first path %s, %.0f fields differ\n",
-         cJSON_IsString(r) ? r->valuestring : "?",
-         cJSON_IsString(fp) ? fp->valuestring : "-", num(ev, "fields_differ"));
-  printf("  mismatch -> report written: %.1f ms\n", num(ev, "us") / 1e3);
+         (unsigned long long)f[0].step, hz, f[0].enemies, MED(peer_state),
+         MED(ref_state));
+  printf("  result: %s, first path %s, %.0f fields differ\n", f[0].result,
+         f[0].path, f[0].fields);
+  printf("  median of %d runs:\n", n);
+  printf("  mismatch -> report written: %.1f ms\n", MED(ms));
   printf("  bytes moved: STATE_REQUEST %u + answer %.0f (STATE_BEGIN + "
          "chunks)\n",
-         (unsigned)(GK_WIRE_HEADER + 12), num(ev, "bytes_in"));
-  printf("  peer memory kept to answer: %llu bytes now, %llu peak "
+         (unsigned)(GK_WIRE_HEADER + 12), MED(bytes_in));
+  printf("  peer memory kept to answer: %.0f bytes now, %.0f peak "
          "(window %llu steps, a snapshot every %u)\n",
-         (unsigned long long)h->bytes, (unsigned long long)h->peak_bytes,
-         (unsigned long long)(h->last - h->first), h->o.every);
+         MED(hist_now), MED(hist_peak), (unsigned long long)f[0].window,
+         f[0].every);
   printf("  peer re-simulation, worst case (%u steps): %.1f ms\n",
-         h->o.every - 1, worst_resim_ms(h));
+         f[0].every - 1, MED(resim_ms));
 }
 
 static int setup(bench *b, gk_server_config *cfg, gk_server_log *log,
@@ -188,12 +233,11 @@ static int setup(bench *b, gk_server_config *cfg, gk_server_log *log,
   return bench_room_start(&b->s, cfg, log);
 }
 
-int main(int argc, char **argv) {
+/* One world: a server and two peers, the desync, its report. */
+static int run_once(uint64_t perturb, uint32_t hz, char *dir, fig *out) {
   static bench b;
-  b.perturb = argc > 1 ? strtoull(argv[1], NULL, 10) : 1200;
-  uint32_t hz = argc > 2 ? (uint32_t)atoi(argv[2]) : 600;
-  char dir[] = "/tmp/bench_desync.XXXXXX";
-  if (mkdtemp(dir) == NULL) return 1;
+  memset(&b, 0, sizeof b);
+  b.perturb = perturb;
   static gk_server_config cfg;
   gk_server_log log;
   if (setup(&b, &cfg, &log, hz, dir) != 0) return 1;
@@ -213,9 +257,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_desync: no desync_report\n");
     return 1;
   }
-  print(&b, ev, hz);
+  take(&b, ev, out);
   const cJSON *bundle = cJSON_GetObjectItem(ev, "bundle");
-  printf("  bundle: %s\n",
+  printf("run: %.1f ms, %.0f bytes in, history %.0f bytes, bundle %s\n",
+         out->ms, out->bytes_in, out->hist_now,
          cJSON_IsString(bundle) ? bundle->valuestring : "(none)");
   cJSON_Delete(ev);
   uv_close((uv_handle_t *)&b.guard, NULL);
@@ -224,7 +269,25 @@ int main(int argc, char **argv) {
   fclose(log.out);
   free(b.logbuf);
   gk_server_config_free(&cfg);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  uint64_t perturb = argc > 1 ? strtoull(argv[1], NULL, 10) : 1200;
+  uint32_t hz = argc > 2 ? (uint32_t)atoi(argv[2]) : 600;
+  int reps = argc > 3 ? atoi(argv[3]) : 5;
+  if (reps < 1 || reps > 64 || hz == 0) {
+    fprintf(stderr, "usage: bench_desync [PERTURB [STEP_HZ [REPS 1..64]]]\n");
+    return 2;
+  }
+  char dir[] = "/tmp/bench_desync.XXXXXX";
+  if (mkdtemp(dir) == NULL) return 1;
+  static fig f[64];
+  int rc = 0;
+  for (int i = 0; i < reps && rc == 0; i++)
+    rc = run_once(perturb, hz, dir, &f[i]);
+  if (rc == 0) print(f, reps, hz);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  return system(cmd) == 0 ? 0 : 1;
+  return system(cmd) == 0 ? rc : 1;
 }

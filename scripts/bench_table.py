@@ -117,12 +117,14 @@ if m:
         f"{m.group(2)}, {m.group(3)}; {m.group(4)}%")
 
 t = log("desync")
+reps = re.search(r"median of (\d+) runs", t)
 m = re.search(r"mismatch -> report written: ([\d.]+) ms", t)
 b = re.search(r"answer (\d+) \(STATE_BEGIN", t)
 st = re.search(r"peer state (\d+) bytes", t)
 mem = re.search(r"peer memory kept to answer: (\d+) bytes now, (\d+) peak", t)
 if m:
-    area = "desync forensics (survivors, 2,000 enemies, loopback)"
+    area = "desync forensics (survivors, 2,000 enemies, loopback%s)" % (
+        ", median of " + reps.group(1) if reps else "")
     add(area, "mismatch -> written report ms", m.group(1))
     if b and st:
         add(area, "bytes moved (state bytes)", f"{b.group(1)} ({st.group(1)})")
