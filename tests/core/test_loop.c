@@ -638,3 +638,42 @@ Test(loop_runs, a_source_reporting_the_wrong_player_count_runs_no_step) {
   cr_assert_eq(gk_loop_hash_at(&f.loop, 0, &h), GK_ENOTKEPT);
   gk_loop_close(&f.loop);
 }
+
+Test(loop_hashes, a_small_ring_keeps_the_right_hashes_after_adopting_mid_ring) {
+  gk_loop a, b;
+  gk_loop_options o = {.hash_ring = 4};
+  cr_assert_eq(gk_loop_init(&a, &o), 0);
+  cr_assert_eq(gk_loop_init(&b, &o), 0);
+  logsim_cfg cfg = {0};
+  cr_assert_eq(gk_loop_start(&a, &logsim_sim, &cfg, 3, 1, NULL, 0), 0);
+  gk_const_input c;
+  uint8_t rec[2] = {5, 0};
+  gk_const_input_init(&c, rec, 1, 2);
+  gk_loop_frame(&a, &c.base, gk_budget_steps(7), 0); /* 7 % 4 != 0 */
+  gk_buf_writer bw;
+  gk_buf_writer_init(&bw);
+  logsim_sim.write_state(gk_loop_state(&a), &bw.w);
+  size_t len;
+  uint8_t *bytes = gk_buf_writer_take(&bw, &len);
+  gk_reader r;
+  gk_reader_init(&r, bytes, len);
+  void *st = logsim_sim.read_state(&cfg, &r, NULL, 0);
+  cr_assert_not_null(st);
+  cr_assert_eq(gk_loop_adopt(&b, &logsim_sim, st, 1, a.steps), 0);
+  for (int i = 0; i < 9; i++) {
+    gk_loop_frame(&a, &c.base, gk_budget_steps(1), 0);
+    gk_loop_frame(&b, &c.base, gk_budget_steps(1), 0);
+    uint64_t first = b.steps > 4 && b.steps - 4 > 7 ? b.steps - 4 : 7;
+    for (uint64_t s = first; s < b.steps; s++) {
+      uint64_t ha = 0, hb = 0;
+      cr_assert_eq(gk_loop_hash_at(&a, s, &ha), 0);
+      cr_assert_eq(gk_loop_hash_at(&b, s, &hb), 0, "step %llu",
+                   (unsigned long long)s);
+      cr_assert_eq(ha, hb, "step %llu", (unsigned long long)s);
+    }
+    cr_assert_eq(gk_loop_hash_at(&b, b.steps - 1, &(uint64_t){0}), 0);
+  }
+  free(bytes);
+  gk_loop_close(&a);
+  gk_loop_close(&b);
+}
