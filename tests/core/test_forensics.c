@@ -121,6 +121,22 @@ static void run_bots(gk_loop *loop, const gk_sim *sim, void *cfg,
   free(bots);
 }
 
+/* Genre g's bots (at most 3 players) run 900 steps in loop; returns the
+ * config (free with genre_done), or NULL past the last genre. */
+static void *genre_run(size_t g, gk_loop *loop) {
+  const gk_sim *sim = gk_genres[g];
+  if (sim == NULL) return NULL;
+  void *cfg = calloc(1, sim->config_size);
+  run_bots(loop, sim, cfg, sim->players_max < 3 ? sim->players_max : 3, 900);
+  return cfg;
+}
+
+static void genre_done(size_t g, gk_loop *loop, void *cfg) {
+  gk_loop_close(loop);
+  if (gk_genres[g]->config_free) gk_genres[g]->config_free(cfg);
+  free(cfg);
+}
+
 static uint8_t *bytes_of(const gk_sim *sim, const void *state, size_t *len) {
   gk_buf_writer b;
   gk_buf_writer_init(&b);
@@ -161,12 +177,10 @@ Test(field_paths, name_groups_list_items_and_scalar_list_items) {
 }
 
 Test(field_paths, every_field_of_every_genre_has_a_unique_path) {
-  for (size_t g = 0; gk_genres[g] != NULL; g++) {
+  gk_loop loop;
+  void *cfg;
+  for (size_t g = 0; (cfg = genre_run(g, &loop)) != NULL; g++) {
     const gk_sim *sim = gk_genres[g];
-    void *cfg = calloc(1, sim->config_size);
-    gk_loop loop;
-    uint32_t players = sim->players_max < 3 ? sim->players_max : 3;
-    run_bots(&loop, sim, cfg, players, 900);
     path_list l = {.w.field = list_cb};
     gk_path_init(&l.path);
     sim->write_state(gk_loop_state(&loop), &l.w);
@@ -182,9 +196,7 @@ Test(field_paths, every_field_of_every_genre_has_a_unique_path) {
                                  GK_PATH_MAX, cmp_path));
     }
     free(l.paths);
-    gk_loop_close(&loop);
-    if (sim->config_free) sim->config_free(cfg);
-    free(cfg);
+    genre_done(g, &loop, cfg);
   }
 }
 
@@ -376,12 +388,10 @@ static void rebuild_flush(gk_writer *w, const uint8_t *bytes, size_t len) {
 }
 
 Test(state_writer, field_callbacks_and_a_tiny_stage_carry_the_hashed_bytes) {
-  for (size_t g = 0; gk_genres[g] != NULL; g++) {
+  gk_loop loop;
+  void *cfg;
+  for (size_t g = 0; (cfg = genre_run(g, &loop)) != NULL; g++) {
     const gk_sim *sim = gk_genres[g];
-    void *cfg = calloc(1, sim->config_size);
-    gk_loop loop;
-    uint32_t players = sim->players_max < 3 ? sim->players_max : 3;
-    run_bots(&loop, sim, cfg, players, 900);
     const void *st = gk_loop_state(&loop);
     size_t len;
     uint8_t *want = bytes_of(sim, st, &len);
@@ -413,8 +423,6 @@ Test(state_writer, field_callbacks_and_a_tiny_stage_carry_the_hashed_bytes) {
     free(f);
     free(t);
     free(want);
-    gk_loop_close(&loop);
-    if (sim->config_free) sim->config_free(cfg);
-    free(cfg);
+    genre_done(g, &loop, cfg);
   }
 }

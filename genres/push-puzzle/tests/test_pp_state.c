@@ -541,6 +541,17 @@ static void parse_message(uint32_t w, uint32_t h, char *out, size_t n) {
                 0);
 }
 
+/* Runs created from two configs start in the same state. */
+static void expect_same_start(const gk_pp_config *x, const gk_pp_config *y) {
+  void *a = sim->create(x, 0, 1, err, sizeof err);
+  cr_assert_not_null(a, "%s", err);
+  void *b = sim->create(y, 0, 1, err, sizeof err);
+  cr_assert_not_null(b, "%s", err);
+  cr_expect_eq(hash_of(a), hash_of(b));
+  sim->destroy(a);
+  sim->destroy(b);
+}
+
 Test(push_puzzle_config, a_kept_level_set_still_meets_size_limits_set_later) {
   gk_pp_config c;
   sim->config_default(&c);
@@ -561,18 +572,12 @@ Test(push_puzzle_config, a_kept_level_set_still_meets_size_limits_set_later) {
   cr_expect_str_eq(err, want);
   set_int(&c, "max_height", 5);
   set_int(&c, "level", 1);
-  void *run = sim->create(&c, 0, 1, err, sizeof err);
-  cr_assert_not_null(run, "%s", err);
   /* the same run as from a config whose text create must parse */
   gk_pp_config raw;
   sim->config_default(&raw);
   raw.levels = strdup(two_levels);
   raw.level = 1;
-  void *ref = sim->create(&raw, 0, 1, err, sizeof err);
-  cr_assert_not_null(ref, "%s", err);
-  cr_expect_eq(hash_of(run), hash_of(ref));
-  sim->destroy(ref);
-  sim->destroy(run);
+  expect_same_start(&c, &raw);
   sim->config_free(&raw);
   sim->config_free(&c);
 }
@@ -586,13 +591,7 @@ Test(push_puzzle_config, a_copied_config_plays_after_the_original_is_freed) {
   cr_assert_eq(sim->config_set(&ref, "levels", &t, err, sizeof err), 0);
   cr_assert_eq(gk_pp_config_copy(&b, &a), 0);
   sim->config_free(&a);
-  void *x = sim->create(&b, 0, 1, err, sizeof err);
-  void *y = sim->create(&ref, 0, 1, err, sizeof err);
-  cr_assert_not_null(x, "%s", err);
-  cr_assert_not_null(y, "%s", err);
-  cr_expect_eq(hash_of(x), hash_of(y));
-  sim->destroy(x);
-  sim->destroy(y);
+  expect_same_start(&b, &ref);
   sim->config_free(&b);
   sim->config_free(&ref);
 }
