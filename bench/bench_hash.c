@@ -9,7 +9,9 @@
  *   - memcpy: copying the same number of bytes once.
  * Each figure is the median of 15 batches. Output: one table.
  *
- * usage: bench-hash [WARMUP_STEPS]
+ * usage: bench-hash [WARMUP_STEPS [GENRE]]
+ * (one genre only, e.g. under `valgrind --tool=callgrind
+ * --toggle-collect=gk_sim_hash --toggle-collect=gk_hash_bytes`)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,11 +43,13 @@ static volatile uint64_t sink;
 
 int main(int argc, char **argv) {
   uint64_t warmup = argc > 1 ? strtoull(argv[1], NULL, 10) : 7200;
+  const char *only = argc > 2 ? argv[2] : NULL;
   printf("%-12s %10s %12s %12s %12s %10s\n", "genre", "state_B", "hash_ns",
          "xxh3_ns", "memcpy_ns", "hash/memcpy");
   for (size_t g = 0; gk_genres[g] != NULL; g++) {
     const gk_sim *sim = gk_genres[g];
-    if (sim->bot_size == 0) continue;
+    if (sim->bot_size == 0 || (only != NULL && strcmp(sim->name, only) != 0))
+      continue;
     uint32_t players = sim->players_max < 3 ? sim->players_max : 3;
     void *cfg = calloc(1, sim->config_size);
     gk_loop loop;

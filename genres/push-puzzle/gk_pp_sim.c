@@ -39,6 +39,7 @@
  * undo history backwards on a scratch board, so restored bytes can never
  * break the board invariant the rules rely on.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +85,7 @@ typedef struct pp_run {
 static void config_default(void *cfgp) {
   gk_pp_config *c = cfgp;
   c->levels = NULL;
+  c->parsed = NULL;
   c->level = 0;
   c->advance = 1;
   c->max_width = 64;
@@ -91,8 +93,16 @@ static void config_default(void *cfgp) {
   c->undo_limit = 1024;
 }
 
+/* Drops the parsed copy of the levels text (the text stays). */
+static void drop_parsed(gk_pp_config *c) {
+  if (c->parsed != NULL) gk_pp_set_close(c->parsed);
+  free(c->parsed);
+  c->parsed = NULL;
+}
+
 static void config_free(void *cfgp) {
   gk_pp_config *c = cfgp;
+  drop_parsed(c);
   free(c->levels);
   c->levels = NULL;
 }
@@ -100,6 +110,7 @@ static void config_free(void *cfgp) {
 int gk_pp_config_copy(gk_pp_config *dst, const gk_pp_config *src) {
   *dst = *src;
   dst->levels = NULL;
+  dst->parsed = NULL;
   if (src->levels != NULL) {
     size_t n = strlen(src->levels);
     dst->levels = malloc(n + 1);
@@ -108,6 +119,15 @@ int gk_pp_config_copy(gk_pp_config *dst, const gk_pp_config *src) {
       return GK_ENOMEM;
     }
     memcpy(dst->levels, src->levels, n + 1);
+  }
+  if (src->parsed != NULL) {
+    dst->parsed = malloc(sizeof *dst->parsed);
+    if (dst->parsed == NULL || gk_pp_set_copy(dst->parsed, src->parsed) != 0) {
+      free(dst->parsed);
+      free(dst->levels);
+      config_default(dst);
+      return GK_ENOMEM;
+    }
   }
   return 0;
 }
@@ -134,21 +154,31 @@ static int config_set(void *cfgp, const char *key, const gk_value *v, char *err,
       return gk_errf(err, errlen, GK_EINVAL, "levels: expected a string");
     size_t n = strlen(v->s);
     if (n == 0) {
+      drop_parsed(c);
       free(c->levels);
       c->levels = NULL;
       return 0;
     }
-    gk_pp_set set;
-    int rc = gk_pp_set_parse(&set, v->s, n, "levels", GK_PP_DIM_MAX,
-                             GK_PP_DIM_MAX, err, errlen);
-    if (rc != 0) return rc;
-    gk_pp_set_close(&set);
-    char *copy = malloc(n + 1);
-    if (copy == NULL)
+    /* Validated by one parse, which the config keeps for create. */
+    gk_pp_set *set = malloc(sizeof *set);
+    if (set == NULL)
       return gk_errf(err, errlen, GK_ENOMEM, "levels: out of memory");
+    int rc = gk_pp_set_parse(set, v->s, n, "levels", GK_PP_DIM_MAX,
+                             GK_PP_DIM_MAX, err, errlen);
+    char *copy = rc == 0 ? malloc(n + 1) : NULL;
+    if (rc == 0 && copy == NULL) {
+      gk_pp_set_close(set);
+      rc = gk_errf(err, errlen, GK_ENOMEM, "levels: out of memory");
+    }
+    if (rc != 0) {
+      free(set);
+      return rc;
+    }
     memcpy(copy, v->s, n + 1);
+    drop_parsed(c);
     free(c->levels);
     c->levels = copy;
+    c->parsed = set;
     return 0;
   }
   if (strcmp(key, "level") == 0)
@@ -228,7 +258,32 @@ static void start_level(pp_run *run, uint32_t level) {
   emit(run, "level_started", -1, 1, keys, values);
 }
 
-/* Parses the config's level set and allocates a run around it (no level
+/* 1 if every level of the set fits max_width x max_height. */
+static int set_fits(const gk_pp_set *set, const gk_pp_config *c) {
+  for (uint32_t i = 0; i < set->count; i++)
+    if (set->levels[i].width > c->max_width ||
+        set->levels[i].height > c->max_height)
+      return 0;
+  return 1;
+}
+
+/* The run's levels: a copy of the set config_set parsed when every level
+ * fits the size limits, else a parse of the text with those limits (the
+ * shipped levels, a config built without config_set, or a level too big,
+ * which the parse reports by line and column). */
+static int load_set(gk_pp_set *set, const gk_pp_config *c, char *err,
+                    size_t errlen) {
+  if (c->levels != NULL && c->parsed != NULL && set_fits(c->parsed, c)) {
+    if (gk_pp_set_copy(set, c->parsed) == 0) return 0;
+    return gk_errf(err, errlen, GK_ENOMEM, "push-puzzle: out of memory");
+  }
+  const char *text = c->levels != NULL ? c->levels : gk_pp_shipped_levels;
+  return gk_pp_set_parse(set, text, strlen(text), "levels",
+                         (uint32_t)c->max_width, (uint32_t)c->max_height, err,
+                         errlen);
+}
+
+/* Loads the config's level set and allocates a run around it (no level
  * loaded yet). */
 static pp_run *run_new(const gk_pp_config *c, uint32_t players, char *err,
                        size_t errlen) {
@@ -244,15 +299,16 @@ static pp_run *run_new(const gk_pp_config *c, uint32_t players, char *err,
     gk_errf(err, errlen, GK_ERANGE, "push-puzzle: config out of range");
     return NULL;
   }
-  pp_run *run = calloc(1, sizeof *run);
+  /* Not calloc: the event array (most of the run) needs no zeroing. */
+  pp_run *run = malloc(sizeof *run);
   if (run == NULL) {
     gk_errf(err, errlen, GK_ENOMEM, "push-puzzle: out of memory");
     return NULL;
   }
-  const char *text = c->levels != NULL ? c->levels : gk_pp_shipped_levels;
-  if (gk_pp_set_parse(&run->set, text, strlen(text), "levels",
-                      (uint32_t)c->max_width, (uint32_t)c->max_height, err,
-                      errlen) != 0) {
+  memset(run, 0, offsetof(pp_run, ev));
+  run->nev = 0;
+  run->ev_dropped = 0;
+  if (load_set(&run->set, c, err, errlen) != 0) {
     free(run);
     return NULL;
   }

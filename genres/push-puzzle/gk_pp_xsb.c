@@ -17,6 +17,7 @@
  * limits before anything is stored, and every error carries the name, the
  * line and the column.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,11 +39,11 @@ typedef struct parser {
   size_t errlen;
   gk_pp_set *set;
   uint32_t cap;
-  row rows[GK_PP_DIM_MAX + 1];
   uint32_t nrows;
   char pending_title[GK_PP_TITLE_MAX];
-  int last_titled; /* the last finished level already has a title */
-  int in_comment;  /* inside a Comment: ... Comment-End: block */
+  int last_titled;             /* the last finished level already has a title */
+  int in_comment;              /* inside a Comment: ... Comment-End: block */
+  row rows[GK_PP_DIM_MAX + 1]; /* last: not zeroed (rows < nrows are set) */
 } parser;
 
 static int fail(parser *p, int code, uint32_t line, uint32_t col,
@@ -381,9 +382,10 @@ int gk_pp_set_parse(gk_pp_set *set, const char *text, size_t len,
   if (max_width > GK_PP_DIM_MAX) max_width = GK_PP_DIM_MAX;
   if (max_height > GK_PP_DIM_MAX) max_height = GK_PP_DIM_MAX;
 
-  parser *p = calloc(1, sizeof *p);
+  parser *p = malloc(sizeof *p);
   if (p == NULL)
     return gk_errf(err, errlen, GK_ENOMEM, "%s: out of memory", name);
+  memset(p, 0, offsetof(parser, rows));
   p->text = text;
   p->len = len;
   p->name = name;
@@ -423,6 +425,27 @@ void gk_pp_set_close(gk_pp_set *set) {
   free(set->levels);
   set->levels = NULL;
   set->count = 0;
+}
+
+int gk_pp_set_copy(gk_pp_set *dst, const gk_pp_set *src) {
+  dst->levels = NULL;
+  dst->count = 0;
+  if (src->count == 0) return 0;
+  dst->levels = malloc((size_t)src->count * sizeof *dst->levels);
+  if (dst->levels == NULL) return GK_ENOMEM;
+  for (uint32_t i = 0; i < src->count; i++) {
+    const gk_pp_level *l = &src->levels[i];
+    size_t n = (size_t)l->width * l->height;
+    dst->levels[i] = *l;
+    dst->levels[i].cells = malloc(n ? n : 1);
+    if (dst->levels[i].cells == NULL) {
+      gk_pp_set_close(dst);
+      return GK_ENOMEM;
+    }
+    memcpy(dst->levels[i].cells, l->cells, n);
+    dst->count = i + 1;
+  }
+  return 0;
 }
 
 int gk_pp_set_find(const gk_pp_set *set, const char *title) {

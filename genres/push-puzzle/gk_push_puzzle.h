@@ -85,16 +85,23 @@ enum { GK_PP_DIR_LEFT, GK_PP_DIR_UP, GK_PP_DIR_RIGHT, GK_PP_DIR_DOWN };
  *   max_height  int     tallest level accepted, 3..GK_PP_DIM_MAX (default 64)
  *   undo_limit  int     turns kept for undo, 0..GK_PP_UNDO_MAX (default
  *                       1024); the history is part of the canonical state
- * Treat the struct as opaque; it owns `levels` (freed by config_free), so
- * copy it only with gk_pp_config_copy. */
+ * Treat the struct as opaque; it owns `levels` and `parsed` (freed by
+ * config_free), so copy it only with gk_pp_config_copy. `parsed` is the
+ * set config_set("levels") validated (parsed at GK_PP_DIM_MAX), kept so
+ * that create copies it instead of parsing the text again; create parses
+ * the text when it is NULL, or when a level exceeds max_width/max_height
+ * (for the same message as a parse with those limits). */
 #define GK_PP_DIM_MAX 255
 #define GK_PP_UNDO_MAX 65536
 #define GK_PP_LEVELS_TEXT_MAX (8u << 20) /* bytes of XSB text accepted */
 #define GK_PP_LEVELS_MAX 10000           /* levels in one set */
 #define GK_PP_PUSHERS_MAX GK_PLAYERS_MAX /* `@` per level */
 
+struct gk_pp_set;
+
 typedef struct gk_pp_config {
-  char *levels; /* owned; NULL = the shipped levels */
+  char *levels;             /* owned; NULL = the shipped levels */
+  struct gk_pp_set *parsed; /* owned; `levels` parsed, or NULL */
   int32_t level;
   int32_t advance;
   int32_t max_width;
@@ -159,6 +166,9 @@ int gk_pp_set_parse(gk_pp_set *set, const char *text, size_t len,
                     char *err, size_t errlen);
 /* Frees the levels. Safe on an empty or zeroed set. */
 void gk_pp_set_close(gk_pp_set *set);
+/* Deep copy of src's levels into dst (both must be non-NULL): the same
+ * levels without parsing again. GK_ENOMEM leaves dst empty. */
+int gk_pp_set_copy(gk_pp_set *dst, const gk_pp_set *src);
 /* Index of the first level whose title equals `title` (case-sensitive),
  * or GK_ENOTFOUND. */
 int gk_pp_set_find(const gk_pp_set *set, const char *title);

@@ -113,9 +113,10 @@ typedef struct gk__sv_grid {
   uint64_t recip[2 * GK__SV_ENEMY_RADIUS_MAX + 1];
 } gk__sv_grid;
 
-/* The record layouts write_state hashes through (gk_sv_state.c). */
+/* The record layouts write_state hashes entity lists through
+ * (gk_sv_state.c); players go field by field in one gk_batch. */
 typedef struct gk__sv_lists {
-  gk_field_list player, enemy, proj, gem;
+  gk_field_list enemy, proj, gem;
 } gk__sv_lists;
 
 typedef struct gk__sv_state {

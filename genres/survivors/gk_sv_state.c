@@ -2,8 +2,9 @@
  *
  * write_state streams every canonical field in one fixed order: run
  * header, the PRNG, every player slot, then the three entity lists (count
- * first, then each live entity in index order). The records go through
- * gk_write_list with a spec per struct, so hashing copies them in runs.
+ * first, then each live entity in index order). The entity records go
+ * through gk_write_list with a spec per struct, so hashing copies them in
+ * runs; the player slots are one gk_batch (write_players).
  * read_state reads exactly that back and checks every count against the
  * config's caps, every kind and level against its table, and every position
  * against the arena, so a hostile snapshot can neither index past an array nor
@@ -18,40 +19,8 @@
 
 #define F(type, member, kind, name)                                            \
   { name, GK_FIELD_##kind, (uint16_t)offsetof(type, member) }
-#define P(member, kind, name) F(gk__sv_player, member, kind, name)
 
-/* Canonical field order of each record (gk_write_list). */
-static const gk_field_spec player_spec[] = {
-    P(x, I32, "x"),
-    P(y, I32, "y"),
-    P(health, I32, "health"),
-    P(max_health, I32, "max_health"),
-    P(speed, I32, "speed"),
-    P(pickup, I32, "pickup"),
-    P(xp, U32, "xp"),
-    P(kills, U32, "kills"),
-    P(level, U16, "level"),
-    P(hurt_cd, U16, "hurt_cd"),
-    P(alive, BOOL, "alive"),
-    P(gone, U8, "gone"), /* 0/1 as a BOOL was; 2 waiting (issue 12) */
-    P(wlevel[0], U8, "weapons[0].level"),
-    P(wtimer[0], U16, "weapons[0].timer"),
-    P(wlevel[1], U8, "weapons[1].level"),
-    P(wtimer[1], U16, "weapons[1].timer"),
-    P(wlevel[2], U8, "weapons[2].level"),
-    P(wtimer[2], U16, "weapons[2].timer"),
-    P(orbit_angle, U16, "orbit_angle"),
-    P(ups_health, U8, "ups_health"),
-    P(ups_speed, U8, "ups_speed"),
-    P(ups_magnet, U8, "ups_magnet"),
-    P(pick_pending, BOOL, "pick_pending"),
-    P(options[0], U8, "options[0]"),
-    P(options[1], U8, "options[1]"),
-    P(options[2], U8, "options[2]"),
-    P(pick_timer, U32, "pick_timer"),
-};
-_Static_assert(GK_SV_WEAPONS == 3, "player_spec lists three weapons");
-
+/* Canonical field order of each entity record (gk_write_list). */
 static const gk_field_spec enemy_spec[] = {
     F(gk__sv_enemy, x, I32, "x"),
     F(gk__sv_enemy, y, I32, "y"),
@@ -83,11 +52,97 @@ static const gk_field_spec gem_spec[] = {
 
 void gk__sv_lists_init(gk__sv_lists *l) {
   /* Constant specs within GK_FIELD_LIST_MAX: these cannot fail. */
-  gk_field_list_init(&l->player, player_spec, COUNT(player_spec));
   gk_field_list_init(&l->enemy, enemy_spec, COUNT(enemy_spec));
   gk_field_list_init(&l->proj, proj_spec, COUNT(proj_spec));
   gk_field_list_init(&l->gem, gem_spec, COUNT(gem_spec));
 }
+
+/* One player slot field by field: readable writers, a full stage. */
+static void player_fields(gk_batch *b, uint32_t i, const gk__sv_player *p) {
+  gk_batch_group(b, "players", i);
+  gk_batch_i32(b, "x", p->x);
+  gk_batch_i32(b, "y", p->y);
+  gk_batch_i32(b, "health", p->health);
+  gk_batch_i32(b, "max_health", p->max_health);
+  gk_batch_i32(b, "speed", p->speed);
+  gk_batch_i32(b, "pickup", p->pickup);
+  gk_batch_u32(b, "xp", p->xp);
+  gk_batch_u32(b, "kills", p->kills);
+  gk_batch_u16(b, "level", p->level);
+  gk_batch_u16(b, "hurt_cd", p->hurt_cd);
+  gk_batch_bool(b, "alive", p->alive);
+  gk_batch_u8(b, "gone", p->gone); /* 0/1 as a BOOL was; 2 waiting */
+  for (int k = 0; k < GK_SV_WEAPONS; k++) {
+    static const char *const lv[] = {"weapons[0].level", "weapons[1].level",
+                                     "weapons[2].level"};
+    static const char *const tm[] = {"weapons[0].timer", "weapons[1].timer",
+                                     "weapons[2].timer"};
+    gk_batch_u8(b, lv[k], p->wlevel[k]);
+    gk_batch_u16(b, tm[k], p->wtimer[k]);
+  }
+  gk_batch_u16(b, "orbit_angle", p->orbit_angle);
+  gk_batch_u8(b, "ups_health", p->ups_health);
+  gk_batch_u8(b, "ups_speed", p->ups_speed);
+  gk_batch_u8(b, "ups_magnet", p->ups_magnet);
+  gk_batch_bool(b, "pick_pending", p->pick_pending);
+  gk_batch_u8(b, "options[0]", p->options[0]);
+  gk_batch_u8(b, "options[1]", p->options[1]);
+  gk_batch_u8(b, "options[2]", p->options[2]);
+  gk_batch_u32(b, "pick_timer", p->pick_timer);
+  gk_batch_group_end(b);
+}
+
+#define PLAYER_BYTES 60 /* canonical bytes of one slot (player_fields) */
+
+/* One player slot's canonical bytes at q: player_fields's bytes, each
+ * field a store at a fixed offset (the test "field callbacks carry the
+ * hashed bytes" holds the two to one layout). */
+static void player_bytes(uint8_t *q, const gk__sv_player *p) {
+  gk_batch_put(q, 0, (uint32_t)p->x, 4);
+  gk_batch_put(q, 4, (uint32_t)p->y, 4);
+  gk_batch_put(q, 8, (uint32_t)p->health, 4);
+  gk_batch_put(q, 12, (uint32_t)p->max_health, 4);
+  gk_batch_put(q, 16, (uint32_t)p->speed, 4);
+  gk_batch_put(q, 20, (uint32_t)p->pickup, 4);
+  gk_batch_put(q, 24, p->xp, 4);
+  gk_batch_put(q, 28, p->kills, 4);
+  gk_batch_put(q, 32, p->level, 2);
+  gk_batch_put(q, 34, p->hurt_cd, 2);
+  gk_batch_put(q, 36, p->alive != 0, 1);
+  gk_batch_put(q, 37, p->gone, 1);
+  gk_batch_put(q, 38, p->wlevel[0], 1);
+  gk_batch_put(q, 39, p->wtimer[0], 2);
+  gk_batch_put(q, 41, p->wlevel[1], 1);
+  gk_batch_put(q, 42, p->wtimer[1], 2);
+  gk_batch_put(q, 44, p->wlevel[2], 1);
+  gk_batch_put(q, 45, p->wtimer[2], 2);
+  gk_batch_put(q, 47, p->orbit_angle, 2);
+  gk_batch_put(q, 49, p->ups_health, 1);
+  gk_batch_put(q, 50, p->ups_speed, 1);
+  gk_batch_put(q, 51, p->ups_magnet, 1);
+  gk_batch_put(q, 52, p->pick_pending != 0, 1);
+  gk_batch_put(q, 53, p->options[0], 1);
+  gk_batch_put(q, 54, p->options[1], 1);
+  gk_batch_put(q, 55, p->options[2], 1);
+  gk_batch_put(q, 56, p->pick_timer, 4);
+}
+
+/* Every player slot in canonical order, in one batch. A slot's fields
+ * are eleven runs apart in memory (two BOOLs, the weapons interleaved),
+ * which gk_write_list pays a loop per run for; here each is one store at
+ * a fixed offset. Readable writers get the same fields one by one. */
+static void write_players(const gk__sv_state *s, gk_writer *w) {
+  gk_batch b = gk_batch_begin(w, (size_t)(PLAYER_BYTES + 8) * s->players);
+  for (uint32_t i = 0; i < s->players; i++) {
+    uint8_t *q = gk_batch_claim(&b, PLAYER_BYTES);
+    if (q != NULL)
+      player_bytes(q, &s->p[i]);
+    else
+      player_fields(&b, i, &s->p[i]);
+  }
+  gk_batch_end(&b);
+}
+_Static_assert(GK_SV_WEAPONS == 3, "write_players writes three weapons");
 
 void gk__sv_write_state(const void *state, gk_writer *w) {
   const gk__sv_state *s = state;
@@ -106,8 +161,7 @@ void gk__sv_write_state(const void *state, gk_writer *w) {
   gk_batch_u32(&b, "next_enemy_id", s->next_enemy_id);
   gk_batch_end(&b);
   gk_rng_write(&s->rng, w);
-  gk_write_list(w, "players", &s->lists.player, s->p, sizeof s->p[0],
-                s->players);
+  write_players(s, w);
   gk_write_u32(w, "enemy_count", s->n_enemies);
   gk_write_list(w, "enemies", &s->lists.enemy, s->enemies, sizeof s->enemies[0],
                 s->n_enemies);

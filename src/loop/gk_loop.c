@@ -75,6 +75,7 @@ static void install(gk_loop *loop, const gk_sim *sim, void *state,
   loop->players = players;
   loop->steps = steps;
   loop->ring_from = steps;
+  loop->ring_at = loop->ring_cap ? (uint32_t)(steps % loop->ring_cap) : 0;
   loop->last_hash = 0;
   loop->carry = 0;
   loop->input_err = 0;
@@ -215,7 +216,8 @@ int gk_loop_frame(gk_loop *loop, gk_input *input, gk_budget budget,
     }
     sim->step(loop->state, &in);
     uint64_t h = gk_sim_hash(sim, loop->state, loop->hasher);
-    loop->ring[loop->steps % loop->ring_cap] = h;
+    loop->ring[loop->ring_at] = h;
+    if (++loop->ring_at == loop->ring_cap) loop->ring_at = 0;
     loop->last_hash = h;
     loop->steps++;
     if (input->end_step != NULL) input->end_step(input);

@@ -175,6 +175,7 @@ struct gk_loop {
   uint64_t *ring;
   uint32_t ring_cap;
   uint64_t ring_from; /* first step whose hash this run computed */
+  uint32_t ring_at;   /* steps % ring_cap, kept so a step divides nothing */
   gk_hasher *hasher;
   int sampled;             /* a sample was taken in this run */
   uint64_t sample_ms;      /* now_ms of the last sample */

@@ -85,10 +85,10 @@ static int read_lockstep(gk_replay *r, const cJSON *h, uint64_t offset) {
 
 static int parse_header(gk_replay *r, const uint8_t *text, size_t len,
                         uint64_t offset) {
-  for (size_t i = 0; i < len; i++)
-    if (text[i] == '\0')
-      return damage(r, GK_EPARSE, offset + i,
-                    "expected header JSON text, found a NUL byte");
+  const uint8_t *nul = memchr(text, 0, len);
+  if (nul != NULL)
+    return damage(r, GK_EPARSE, offset + (uint64_t)(nul - text),
+                  "expected header JSON text, found a NUL byte");
   const char *end = NULL;
   cJSON *h = cJSON_ParseWithLengthOpts((const char *)text, len, &end, 0);
   if (h == NULL) {
@@ -226,9 +226,11 @@ static int read_steps(gk_replay *r, const uint8_t *p, size_t len,
   uint32_t allowed = gk_all_players(r->players);
   for (uint32_t i = 0; i < count; i++) {
     const uint8_t *e = p + STEPS_HEAD + (size_t)i * esize;
+    uint32_t mask = gk_load_le32(e + 8);
+    uint32_t flags = gk_load_le32(e + 12);
+    /* the common entry: every player active, no flags */
+    if (mask == allowed && flags == 0) continue;
     uint64_t eoff = at + STEPS_HEAD + (uint64_t)i * esize;
-    uint32_t mask = (uint32_t)gk_load_le(e + 8, 4);
-    uint32_t flags = (uint32_t)gk_load_le(e + 12, 4);
     if ((mask & ~allowed) != 0)
       return damage(r, GK_EPROTO, eoff + 8,
                     "step %" PRIu64 ": expected an active mask within %" PRIu32

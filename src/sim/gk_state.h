@@ -233,6 +233,25 @@ static inline void gk_batch_i32(gk_batch *b, const char *name, int32_t v) {
 static inline void gk_batch_bool(gk_batch *b, const char *name, int v) {
   gk__batch_le(b, GK_FIELD_BOOL, name, v ? 1u : 0u, 1);
 }
+/* A record of n bytes at fixed offsets: returns where its bytes go (and
+ * moves the batch past them), or NULL in field-callback mode or when the
+ * stage lacks n + 8 bytes, and then the caller writes the record's fields
+ * one by one with gk_batch_* (which flush as needed). Fill the record with
+ * gk_batch_put in increasing offset order: each put stores 8 bytes and the
+ * next overwrites the excess, so the last may spill up to 7 bytes past n,
+ * into the room this call asked for. */
+static inline uint8_t *gk_batch_claim(gk_batch *b, size_t n) {
+  if (b->room < n + 8) return NULL; /* room is 0 in field-callback mode */
+  uint8_t *p = b->at;
+  b->at += n;
+  b->room -= n;
+  return p;
+}
+/* Stores the low n bytes of v little-endian at p + off (see claim). */
+static inline void gk_batch_put(uint8_t *p, size_t off, uint64_t v,
+                                unsigned n) {
+  gk__put_le(p + off, v, n);
+}
 /* gk_write_unhashed inside a batch: a hashing writer skips the bytes and
  * the batch goes on; any other ends the batch, writes them and begins
  * again. */

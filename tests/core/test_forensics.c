@@ -121,6 +121,22 @@ static void run_bots(gk_loop *loop, const gk_sim *sim, void *cfg,
   free(bots);
 }
 
+/* Genre g's bots (at most 3 players) run 900 steps in loop; returns the
+ * config (free with genre_done), or NULL past the last genre. */
+static void *genre_run(size_t g, gk_loop *loop) {
+  const gk_sim *sim = gk_genres[g];
+  if (sim == NULL) return NULL;
+  void *cfg = calloc(1, sim->config_size);
+  run_bots(loop, sim, cfg, sim->players_max < 3 ? sim->players_max : 3, 900);
+  return cfg;
+}
+
+static void genre_done(size_t g, gk_loop *loop, void *cfg) {
+  gk_loop_close(loop);
+  if (gk_genres[g]->config_free) gk_genres[g]->config_free(cfg);
+  free(cfg);
+}
+
 static uint8_t *bytes_of(const gk_sim *sim, const void *state, size_t *len) {
   gk_buf_writer b;
   gk_buf_writer_init(&b);
@@ -161,12 +177,10 @@ Test(field_paths, name_groups_list_items_and_scalar_list_items) {
 }
 
 Test(field_paths, every_field_of_every_genre_has_a_unique_path) {
-  for (size_t g = 0; gk_genres[g] != NULL; g++) {
+  gk_loop loop;
+  void *cfg;
+  for (size_t g = 0; (cfg = genre_run(g, &loop)) != NULL; g++) {
     const gk_sim *sim = gk_genres[g];
-    void *cfg = calloc(1, sim->config_size);
-    gk_loop loop;
-    uint32_t players = sim->players_max < 3 ? sim->players_max : 3;
-    run_bots(&loop, sim, cfg, players, 900);
     path_list l = {.w.field = list_cb};
     gk_path_init(&l.path);
     sim->write_state(gk_loop_state(&loop), &l.w);
@@ -182,9 +196,7 @@ Test(field_paths, every_field_of_every_genre_has_a_unique_path) {
                                  GK_PATH_MAX, cmp_path));
     }
     free(l.paths);
-    gk_loop_close(&loop);
-    if (sim->config_free) sim->config_free(cfg);
-    free(cfg);
+    genre_done(g, &loop, cfg);
   }
 }
 
@@ -340,4 +352,77 @@ Test(synctest, a_hidden_counter_fails_naming_the_step_and_field) {
   o.every = 0;
   cr_assert_eq(gk_synctest_run(&hidden_sim, &cfg, &o, &res, err, sizeof err),
                GK_EINVAL);
+}
+
+/* A writer that rebuilds the canonical bytes from field callbacks, or
+ * (with a stage) from flushes. */
+typedef struct rebuild {
+  gk_writer w; /* must be first */
+  uint8_t bytes[1 << 16];
+  size_t len;
+  uint8_t stage[16];
+} rebuild;
+
+static void rebuild_put(rebuild *r, const uint8_t *p, size_t n) {
+  cr_assert_leq(r->len + n, sizeof r->bytes);
+  memcpy(r->bytes + r->len, p, n);
+  r->len += n;
+}
+
+static void rebuild_field(gk_writer *w, gk_field_kind kind, const char *name,
+                          uint64_t value, const uint8_t *bytes, size_t len) {
+  (void)name;
+  static const unsigned width[] = {1, 2, 4, 8, 1, 2, 4, 8, 1};
+  rebuild *r = (rebuild *)w;
+  if (kind == GK_FIELD_BYTES) {
+    rebuild_put(r, bytes, len);
+  } else if (kind <= GK_FIELD_BOOL) {
+    uint8_t le[8];
+    gk_store_le(le, value, width[kind]);
+    rebuild_put(r, le, width[kind]);
+  }
+}
+
+static void rebuild_flush(gk_writer *w, const uint8_t *bytes, size_t len) {
+  rebuild_put((rebuild *)w, bytes, len);
+}
+
+Test(state_writer, field_callbacks_and_a_tiny_stage_carry_the_hashed_bytes) {
+  gk_loop loop;
+  void *cfg;
+  for (size_t g = 0; (cfg = genre_run(g, &loop)) != NULL; g++) {
+    const gk_sim *sim = gk_genres[g];
+    const void *st = gk_loop_state(&loop);
+    size_t len;
+    uint8_t *want = bytes_of(sim, st, &len);
+    rebuild *f = calloc(1, sizeof *f), *t = calloc(1, sizeof *t);
+    f->w.field = rebuild_field;
+    sim->write_state(st, &f->w);
+    t->w.buf = t->stage;
+    t->w.cap = sizeof t->stage;
+    t->w.flush = rebuild_flush;
+    sim->write_state(st, &t->w);
+    gk_writer_flush(&t->w);
+    cr_assert_eq(f->len, len, "%s", sim->name);
+    cr_assert_eq(memcmp(f->bytes, want, len), 0, "%s", sim->name);
+    cr_assert_eq(t->len, len, "%s", sim->name);
+    cr_assert_eq(memcmp(t->bytes, want, len), 0, "%s", sim->name);
+    /* the hash covers what a hashing writer's stage is handed */
+    memset(t, 0, sizeof *t);
+    t->w.buf = t->stage;
+    t->w.cap = sizeof t->stage;
+    t->w.flush = rebuild_flush;
+    t->w.hashing = 1;
+    sim->write_state(st, &t->w);
+    gk_writer_flush(&t->w);
+    gk_hasher h;
+    cr_assert_eq(gk_hasher_init(&h), 0);
+    cr_assert_eq(gk_sim_hash(sim, st, &h), gk_hash_bytes(t->bytes, t->len),
+                 "%s", sim->name);
+    gk_hasher_close(&h);
+    free(f);
+    free(t);
+    free(want);
+    genre_done(g, &loop, cfg);
+  }
 }

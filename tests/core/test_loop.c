@@ -540,13 +540,18 @@ Test(loop_runs, a_source_that_cannot_read_a_step_stops_the_frame_there) {
   gk_loop_close(&f.loop);
 }
 
+/* A one-player logsim run on a loop with a ring of 4 hashes. */
+static void start_ring4(gk_loop *loop, const logsim_cfg *cfg, uint64_t seed) {
+  gk_loop_options o = {.hash_ring = 4};
+  cr_assert_eq(gk_loop_init(loop, &o), 0);
+  cr_assert_eq(gk_loop_start(loop, &logsim_sim, cfg, seed, 1, NULL, 0), 0);
+}
+
 Test(loop_hashes,
      the_ring_answers_recent_steps_and_reports_older_ones_as_not_kept) {
   gk_loop loop;
-  gk_loop_options o = {.hash_ring = 4};
-  cr_assert_eq(gk_loop_init(&loop, &o), 0);
   logsim_cfg cfg = {0};
-  cr_assert_eq(gk_loop_start(&loop, &logsim_sim, &cfg, 5, 1, NULL, 0), 0);
+  start_ring4(&loop, &cfg, 5);
   gk_const_input c;
   uint8_t rec[2] = {3, 0};
   gk_const_input_init(&c, rec, 1, 2);
@@ -573,6 +578,23 @@ Test(loop_hashes,
   gk_loop_close(&loop);
 }
 
+/* b adopts a copy of a's state (written and read back) at a's step. */
+static void adopt_copy(gk_loop *a, gk_loop *b, const logsim_cfg *cfg,
+                       uint32_t players) {
+  gk_buf_writer bw;
+  gk_buf_writer_init(&bw);
+  logsim_sim.write_state(gk_loop_state(a), &bw.w);
+  size_t len;
+  uint8_t *bytes = gk_buf_writer_take(&bw, &len);
+  gk_reader r;
+  gk_reader_init(&r, bytes, len);
+  char err[GK_ERRMSG_MAX];
+  void *st = logsim_sim.read_state(cfg, &r, err, sizeof err);
+  cr_assert_not_null(st, "%s", err);
+  cr_assert_eq(gk_loop_adopt(b, &logsim_sim, st, players, a->steps), 0);
+  free(bytes);
+}
+
 Test(loop_hashes, an_adopted_state_continues_with_the_same_hashes) {
   gk_loop a, b;
   cr_assert_eq(gk_loop_init(&a, NULL), 0);
@@ -583,17 +605,7 @@ Test(loop_hashes, an_adopted_state_continues_with_the_same_hashes) {
   uint8_t rec[4] = {1, 0, 2, 0};
   gk_const_input_init(&c, rec, 2, 2);
   gk_loop_frame(&a, &c.base, gk_budget_steps(7), 0);
-  gk_buf_writer bw;
-  gk_buf_writer_init(&bw);
-  logsim_sim.write_state(gk_loop_state(&a), &bw.w);
-  size_t len;
-  uint8_t *bytes = gk_buf_writer_take(&bw, &len);
-  gk_reader r;
-  gk_reader_init(&r, bytes, len);
-  char err[GK_ERRMSG_MAX];
-  void *st = logsim_sim.read_state(&cfg, &r, err, sizeof err);
-  cr_assert_not_null(st, "%s", err);
-  cr_assert_eq(gk_loop_adopt(&b, &logsim_sim, st, 2, a.steps), 0);
+  adopt_copy(&a, &b, &cfg, 2);
   uint64_t ha, hb;
   cr_assert_eq(gk_loop_hash_at(&b, 6, &hb), GK_ENOTKEPT);
   for (int i = 0; i < 20; i++) {
@@ -603,7 +615,6 @@ Test(loop_hashes, an_adopted_state_continues_with_the_same_hashes) {
     cr_assert_eq(gk_loop_hash_at(&b, b.steps - 1, &hb), 0);
     cr_assert_eq(ha, hb, "step %llu", (unsigned long long)a.steps - 1);
   }
-  free(bytes);
   gk_loop_close(&a);
   gk_loop_close(&b);
 }
@@ -637,4 +648,32 @@ Test(loop_runs, a_source_reporting_the_wrong_player_count_runs_no_step) {
   uint64_t h;
   cr_assert_eq(gk_loop_hash_at(&f.loop, 0, &h), GK_ENOTKEPT);
   gk_loop_close(&f.loop);
+}
+
+Test(loop_hashes, a_small_ring_keeps_the_right_hashes_after_adopting_mid_ring) {
+  gk_loop a, b;
+  gk_loop_options o = {.hash_ring = 4};
+  cr_assert_eq(gk_loop_init(&b, &o), 0);
+  logsim_cfg cfg = {0};
+  start_ring4(&a, &cfg, 3);
+  gk_const_input c;
+  uint8_t rec[2] = {5, 0};
+  gk_const_input_init(&c, rec, 1, 2);
+  gk_loop_frame(&a, &c.base, gk_budget_steps(7), 0); /* 7 % 4 != 0 */
+  adopt_copy(&a, &b, &cfg, 1);
+  for (int i = 0; i < 9; i++) {
+    gk_loop_frame(&a, &c.base, gk_budget_steps(1), 0);
+    gk_loop_frame(&b, &c.base, gk_budget_steps(1), 0);
+    uint64_t first = b.steps > 4 && b.steps - 4 > 7 ? b.steps - 4 : 7;
+    for (uint64_t s = first; s < b.steps; s++) {
+      uint64_t ha = 0, hb = 0;
+      cr_assert_eq(gk_loop_hash_at(&a, s, &ha), 0);
+      cr_assert_eq(gk_loop_hash_at(&b, s, &hb), 0, "step %llu",
+                   (unsigned long long)s);
+      cr_assert_eq(ha, hb, "step %llu", (unsigned long long)s);
+    }
+    cr_assert_eq(gk_loop_hash_at(&b, b.steps - 1, &(uint64_t){0}), 0);
+  }
+  gk_loop_close(&a);
+  gk_loop_close(&b);
 }

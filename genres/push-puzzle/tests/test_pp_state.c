@@ -516,6 +516,107 @@ Test(push_puzzle_config, create_refuses_a_bad_level_index_or_player_count) {
   sim->config_free(&c);
 }
 
+/* Two levels: 7x5, then 9x4 (the wide one). */
+static const char two_levels[] = "#######\n"
+                                 "#.    #\n"
+                                 "# $ @ #\n"
+                                 "#     #\n"
+                                 "#######\n"
+                                 "\n"
+                                 "#########\n"
+                                 "#.$ @   #\n"
+                                 "#       #\n"
+                                 "#########\n";
+
+static void set_int(gk_pp_config *c, const char *key, int64_t v) {
+  gk_value x = {GK_VALUE_INT, v, NULL};
+  cr_assert_eq(sim->config_set(c, key, &x, err, sizeof err), 0, "%s", err);
+}
+
+/* The message a parse of two_levels with these limits gives. */
+static void parse_message(uint32_t w, uint32_t h, char *out, size_t n) {
+  gk_pp_set set;
+  cr_assert_neq(gk_pp_set_parse(&set, two_levels, strlen(two_levels), "levels",
+                                w, h, out, n),
+                0);
+}
+
+/* Runs created from two configs start in the same state. */
+static void expect_same_start(const gk_pp_config *x, const gk_pp_config *y) {
+  void *a = sim->create(x, 0, 1, err, sizeof err);
+  cr_assert_not_null(a, "%s", err);
+  void *b = sim->create(y, 0, 1, err, sizeof err);
+  cr_assert_not_null(b, "%s", err);
+  cr_expect_eq(hash_of(a), hash_of(b));
+  sim->destroy(a);
+  sim->destroy(b);
+}
+
+Test(push_puzzle_config, a_kept_level_set_still_meets_size_limits_set_later) {
+  gk_pp_config c;
+  sim->config_default(&c);
+  gk_value t = {GK_VALUE_STRING, 0, two_levels};
+  cr_assert_eq(sim->config_set(&c, "levels", &t, err, sizeof err), 0, "%s",
+               err);
+  char want[GK_ERRMSG_MAX];
+  set_int(&c, "max_width", 8);
+  parse_message(8, GK_PP_DIM_MAX, want, sizeof want);
+  cr_expect_null(sim->create(&c, 0, 1, err, sizeof err));
+  cr_expect_str_eq(err, want);
+  cr_expect_str_eq(err,
+                   "levels:7:9: level is wider than the limit (max_width)");
+  set_int(&c, "max_width", 64);
+  set_int(&c, "max_height", 4);
+  parse_message(64, 4, want, sizeof want);
+  cr_expect_null(sim->create(&c, 0, 1, err, sizeof err));
+  cr_expect_str_eq(err, want);
+  set_int(&c, "max_height", 5);
+  set_int(&c, "level", 1);
+  /* the same run as from a config whose text create must parse */
+  gk_pp_config raw;
+  sim->config_default(&raw);
+  raw.levels = strdup(two_levels);
+  raw.level = 1;
+  expect_same_start(&c, &raw);
+  sim->config_free(&raw);
+  sim->config_free(&c);
+}
+
+Test(push_puzzle_config, a_copied_config_plays_after_the_original_is_freed) {
+  gk_pp_config a, b, ref;
+  sim->config_default(&a);
+  sim->config_default(&ref);
+  gk_value t = {GK_VALUE_STRING, 0, two_levels};
+  cr_assert_eq(sim->config_set(&a, "levels", &t, err, sizeof err), 0);
+  cr_assert_eq(sim->config_set(&ref, "levels", &t, err, sizeof err), 0);
+  cr_assert_eq(gk_pp_config_copy(&b, &a), 0);
+  sim->config_free(&a);
+  expect_same_start(&b, &ref);
+  sim->config_free(&b);
+  sim->config_free(&ref);
+}
+
+Test(push_puzzle_parse, a_copied_set_has_the_same_levels) {
+  gk_pp_set s, d;
+  cr_assert_eq(gk_pp_set_parse(&s, two_levels, strlen(two_levels), "t",
+                               GK_PP_DIM_MAX, GK_PP_DIM_MAX, err, sizeof err),
+               0);
+  cr_assert_eq(gk_pp_set_copy(&d, &s), 0);
+  cr_assert_eq(d.count, 2);
+  for (uint32_t i = 0; i < s.count; i++) {
+    const gk_pp_level *l = &s.levels[i], *m = &d.levels[i];
+    cr_expect_eq(m->width, l->width);
+    cr_expect_eq(m->height, l->height);
+    cr_expect_eq(m->line, l->line);
+    cr_expect_eq(m->npushers, l->npushers);
+    cr_expect_eq(m->boxes, l->boxes);
+    cr_expect_neq(m->cells, l->cells);
+    cr_expect_eq(memcmp(m->cells, l->cells, (size_t)l->width * l->height), 0);
+  }
+  gk_pp_set_close(&s);
+  gk_pp_set_close(&d);
+}
+
 /* --- bot -----------------------------------------------------------------*/
 
 Test(push_puzzle_bot, a_seeded_bot_is_deterministic_and_varied) {
