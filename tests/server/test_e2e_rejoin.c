@@ -221,49 +221,41 @@ Test(server_e2e_rejoin,
   run_case(&c);
 }
 
-/* c in token mode: a key in keys, the server's auth section in server
- * (600 bytes), --key appended to gk-bot's arguments. */
-static void token_mode(e2e_case *c, e2e_dir *keys, char *key_path, size_t cap,
-                       char *server) {
-  char err[256];
-  e2e_dir_make(keys);
-  snprintf(key_path, cap, "%s/server.key", keys->path);
+/* Runs c in token mode: a fresh key, the server's auth section, --key
+ * appended to gk-bot's arguments; the server must have admitted
+ * per_room tokens in each room. */
+static void run_token_case(e2e_case c, int per_room) {
+  e2e_dir keys;
+  char key_path[300], err[256], server[600];
+  e2e_dir_make(&keys);
+  snprintf(key_path, sizeof key_path, "%s/server.key", keys.path);
   cr_assert_eq(gk_token_key_write(key_path, err, sizeof err), 0, "%s", err);
-  snprintf(server, 600, "\"auth\":{\"mode\":\"token\",\"key_file\":\"%s\"}",
-           key_path);
-  c->server = server;
+  snprintf(server, sizeof server,
+           "\"auth\":{\"mode\":\"token\",\"key_file\":\"%s\"}", key_path);
+  c.server = server;
   size_t n = 0;
-  while (c->bot[n] != NULL) n++;
+  while (c.bot[n] != NULL) n++;
   cr_assert_lt(n + 2, EXTRA_MAX);
-  c->bot[n] = "--key";
-  c->bot[n + 1] = key_path;
+  c.bot[n] = "--key";
+  c.bot[n + 1] = key_path;
+  c.admitted = ROOMS * per_room;
+  run_case(&c);
+  e2e_dir_remove(&keys);
 }
 
 Test(server_e2e_rejoin,
      the_same_in_token_mode_with_a_fresh_token_for_each_rejoin_and_spectator,
      .timeout = 120) {
-  e2e_dir keys;
-  char key_path[300], server[600];
-  e2e_case c = survivors_case();
-  token_mode(&c, &keys, key_path, sizeof key_path, server);
   /* per room: 3 players, 1 rejoin (a new token: the first was spent), 2
    * spectators */
-  c.admitted = ROOMS * (3 + 1 + 2);
-  run_case(&c);
-  e2e_dir_remove(&keys);
+  run_token_case(survivors_case(), 3 + 1 + 2);
 }
 
 Test(server_e2e_rejoin,
      drop_late_join_and_spectators_in_token_mode_with_a_token_for_the_joiner,
      .timeout = 120) {
-  e2e_dir keys;
-  char key_path[300], server[600];
-  e2e_case c = late_case();
-  token_mode(&c, &keys, key_path, sizeof key_path, server);
   /* per room: 3 players, 1 rejoin, 2 spectators, 1 late joiner */
-  c.admitted = ROOMS * (3 + 1 + 2 + 1);
-  run_case(&c);
-  e2e_dir_remove(&keys);
+  run_token_case(late_case(), 3 + 1 + 2 + 1);
 }
 
 /* gk-bot's stderr after a run (at most cap - 1 bytes). */
