@@ -302,6 +302,8 @@ void bot_rejoin_snapshot(void *ctx, gk_net_peer *np, int rc,
     p->snaps++;
     return;
   }
+  /* a late joiner's snapshot (kind JOIN) is gk_bot_late.c's, not a rejoin */
+  if (info->kind != GK_WIRE_SNAP_REJOIN) return;
   if (p->rec == 0 && r->nrejoins < DROP_MAX) {
     r->rejoins[r->nrejoins] =
         (bot_rejoin_rec){p->slot, info->step, info->bytes, -1.0};
