@@ -17,6 +17,7 @@
 
 #include <enet/enet.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "gk_err.h"
 #include "gk_net_wire.h"
@@ -172,6 +173,13 @@ int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
   if (h == NULL) return GK_EIO;
   t->host = h;
   t->port = opts->bind_host != NULL ? h->address.port : 0;
+  if (t->opts.socket_buffer != 0) { /* a burst of every room's datagrams
+                                       must fit, or the kernel drops them */
+    enet_socket_set_option(h->socket, ENET_SOCKOPT_RCVBUF,
+                           (int)t->opts.socket_buffer);
+    enet_socket_set_option(h->socket, ENET_SOCKOPT_SNDBUF,
+                           (int)t->opts.socket_buffer);
+  }
   if (uv_poll_init_socket(loop, &t->poll, h->socket) != 0) {
     enet_host_destroy(h);
     t->host = NULL;
@@ -251,6 +259,17 @@ void gk_net_transport_disconnect(gk_net_transport *t, uint32_t peer,
 uint32_t gk_net_transport_rtt(const gk_net_transport *t, uint32_t peer) {
   const ENetPeer *p = peer_of(t, peer);
   return p != NULL ? p->roundTripTime : 0;
+}
+
+uint32_t gk_net_transport_socket_buffer(const gk_net_transport *t) {
+  /* enet_socket_get_option (1.3.17) reads only ERROR and TTL */
+  int v = 0;
+  socklen_t len = sizeof v;
+  if (t->host == NULL ||
+      getsockopt(host_of(t)->socket, SOL_SOCKET, SO_RCVBUF, &v, &len) != 0 ||
+      v < 0)
+    return 0;
+  return (uint32_t)v;
 }
 
 uint32_t gk_net_transport_peer_ipv4(const gk_net_transport *t, uint32_t peer) {

@@ -43,16 +43,20 @@ typedef struct gk_net_transport_callbacks {
 } gk_net_transport_callbacks;
 
 typedef struct gk_net_transport_options {
-  const char *bind_host; /* "127.0.0.1" for a server; NULL for a client */
-  uint16_t port;         /* with bind_host: 0 -> an ephemeral port */
-  uint32_t max_peers;    /* 1..4095; 0 -> 1 */
-  uint32_t service_ms;   /* service when idle this long; 0 -> 10 */
-  uint32_t timeout_ms;   /* peer timeout (no ack for this long); 0 -> ENet's
-                            default (5..30 s) */
-  size_t max_packet;     /* incoming size limit; 0 -> GK_WIRE_MAX */
-  uint32_t ping_ms;      /* ping every connection this often, so ENet's
-                            round-trip estimate stays fresh while data
-                            flows (ENet pings only idle links); 0 -> off */
+  const char *bind_host;  /* "127.0.0.1" for a server; NULL for a client */
+  uint16_t port;          /* with bind_host: 0 -> an ephemeral port */
+  uint32_t max_peers;     /* 1..4095; 0 -> 1 */
+  uint32_t service_ms;    /* service when idle this long; 0 -> 10 */
+  uint32_t timeout_ms;    /* peer timeout (no ack for this long); 0 -> ENet's
+                             default (5..30 s) */
+  size_t max_packet;      /* incoming size limit; 0 -> GK_WIRE_MAX */
+  uint32_t ping_ms;       /* ping every connection this often, so ENet's
+                             round-trip estimate stays fresh while data
+                             flows (ENet pings only idle links); 0 -> off */
+  uint32_t socket_buffer; /* the UDP socket's receive and send buffers,
+                             bytes; 0 -> ENet's (256 KiB). The kernel caps
+                             it (net.core.rmem_max / wmem_max): read back
+                             with gk_net_transport_socket_buffer */
 } gk_net_transport_options;
 
 typedef struct gk_net_transport_stats {
@@ -116,6 +120,10 @@ uint32_t gk_net_transport_rtt_var(const gk_net_transport *t, uint32_t peer);
 /* The IPv4 address of `peer` in host byte order (127.0.0.1 is 0x7f000001),
  * or 0 for an id with no connection. ENet 1.3 speaks IPv4 only. */
 uint32_t gk_net_transport_peer_ipv4(const gk_net_transport *t, uint32_t peer);
+
+/* The socket's receive buffer as the kernel set it (Linux reports twice
+ * the bytes asked for, its bookkeeping included), or 0 if unknown. */
+uint32_t gk_net_transport_socket_buffer(const gk_net_transport *t);
 
 /* Stops everything: every connection is dropped at once, the handles are
  * closed, and close_cb (may be NULL) runs once they are; then the ENet host

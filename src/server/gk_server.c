@@ -318,6 +318,7 @@ static int open_tables(gk_server *s, char *err, size_t errlen) {
   to.port = cfg->port;
   to.max_peers = cfg->max_peers;
   to.service_ms = cfg->service_ms;
+  to.socket_buffer = cfg->socket_buffer;
   to.timeout_ms = cfg->peer_timeout_ms;
   to.ping_ms = cfg->ping_ms;
   to.max_packet = cfg->max_packet;
@@ -364,6 +365,8 @@ static void log_listening(gk_server *s) {
     gk_log_u64(s->log, "step_hz", cfg->step_hz);
     gk_log_u64(s->log, "max_rooms", cfg->max_rooms);
     gk_log_u64(s->log, "max_peers", cfg->max_peers);
+    gk_log_u64(s->log, "socket_buffer",
+               gk_net_transport_socket_buffer(&s->transport));
     gk_log_str(s->log, "replay_dir",
                cfg->replays_enabled ? cfg->replay_dir : NULL);
     gk_log_end(s->log);

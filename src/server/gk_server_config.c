@@ -59,6 +59,7 @@ typedef struct field {
 static const field listen_fields[] = {
     {"host", K_STRING, OFF(host), SZ(host), 1, 0, NULL},
     U("port", port, 0, 65535),
+    U("socket_buffer", socket_buffer, 0, 64u << 20),
     END};
 
 static const field limits_fields[] = {
@@ -666,6 +667,7 @@ void gk_server_config_default(gk_server_config *c) {
   c->replay_flush_ms = 1000;
   c->shutdown_grace_ms = 5000;
   c->service_ms = 5;
+  c->socket_buffer = 0; /* ENet's 256 KiB: see configs/README.md */
   c->peer_timeout_ms = 10000;
   c->catchup_ticks = 5;
   c->auth_mode = GK_AUTH_OPEN;

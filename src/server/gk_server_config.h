@@ -126,6 +126,7 @@ typedef struct gk_server_config {
   /* shutdown and timing */
   uint32_t shutdown_grace_ms;
   uint32_t service_ms;      /* ENet service timer */
+  uint32_t socket_buffer;   /* UDP socket buffers, bytes (0: ENet's) */
   uint32_t peer_timeout_ms; /* ENet peer timeout */
   uint32_t catchup_ticks;   /* see gk_server.h: step timer */
   /* genres */

@@ -4,6 +4,7 @@
  * refused, and closing runs its callback. Every loop is bounded. */
 #include <criterion/criterion.h>
 #include <enet/enet.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "gk_err.h"
@@ -144,4 +145,39 @@ Test(transport, a_disconnect_reaches_the_other_side) {
   const uint8_t b[2] = {1, 20};
   cr_assert_eq(gk_net_transport_send(&w->client.t, w->client.peer, b, 2, 1),
                GK_ENOTFOUND);
+}
+
+/* The kernel's cap on a socket's receive buffer (net.core.rmem_max). */
+static uint32_t rmem_max(void) {
+  FILE *f = fopen("/proc/sys/net/core/rmem_max", "r");
+  unsigned long v = 0;
+  if (f != NULL) {
+    if (fscanf(f, "%lu", &v) != 1) v = 0;
+    fclose(f);
+  }
+  return (uint32_t)v;
+}
+
+Test(transport, a_socket_buffer_option_enlarges_the_udp_buffers) {
+  uint32_t base = gk_net_transport_socket_buffer(&w->server.t);
+  cr_assert_geq(base, 256u * 1024u, "ENet's default is 256 KiB, got %u", base);
+  uint32_t cap = rmem_max();
+  if (cap <= 256u * 1024u) {
+    cr_skip_test("net.core.rmem_max is %u: no room above ENet's default", cap);
+  }
+  uint32_t want = 2u << 20;
+  side big;
+  memset(&big, 0, sizeof big);
+  gk_net_transport_options o = {
+      .bind_host = "127.0.0.1", .max_peers = 4, .socket_buffer = want};
+  gk_net_transport_callbacks cb = {.ctx = &big, .receive = on_receive};
+  cr_assert_eq(gk_net_transport_init(&big.t, &w->loop, &o, &cb), 0);
+  uint32_t got = gk_net_transport_socket_buffer(&big.t);
+  uint32_t floor = want < cap ? want : cap; /* Linux reports twice this */
+  cr_expect_geq(got, floor, "asked %u bytes (cap %u), the kernel gave %u", want,
+                cap, got);
+  cr_expect_gt(got, base);
+  gk_net_transport_close(&big.t, on_closed);
+  run_until(&big.closed, 1);
+  cr_assert(big.closed);
 }
