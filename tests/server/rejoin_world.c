@@ -27,6 +27,7 @@
 
 static client *add_client(world *w, int kind);
 static void on_drop(uv_timer_t *t);
+static void on_back(uv_timer_t *t);
 static void on_unthrottle(uv_timer_t *t);
 
 /* --- the peers' callbacks ------------------------------------------------ */
@@ -207,6 +208,12 @@ static void on_message(void *ctx, gk_net_peer *p, const gk_wire_msg *m) {
     snprintf(c->error_text, sizeof c->error_text, "%s", m->u.error.text);
     if (c->kind == K_REJOIN && c->attempt == 1 && w->o.bad_secret)
       add_client(w, K_REJOIN); /* now with the right secret */
+    else if (c->kind == K_REJOIN && c->error == GK_EEXIST &&
+             w->nc + 1 < CLIENTS) /* the relay lost the old connection's
+                                     DISCONNECT: the server holds it until
+                                     ENet times it out; ask again, as
+                                     gk-bot does */
+      uv_timer_start(&w->back_timer, on_back, 1500, 0);
     break;
   default:
     break;
