@@ -117,6 +117,8 @@ typedef struct gk_server_stats {
   uint64_t rejoins;           /* ... that took their slot back */
   uint64_t rejoins_refused;   /* REJOIN_ROOM refused (any reason) */
   uint64_t rejoin_bad_secret; /* ... of which with a wrong secret */
+  uint64_t rejoin_takeovers;  /* rejoins whose slot's old connection was
+                                 still up (closed for them) */
   uint64_t snapshots_sent;    /* to rejoining players and spectators */
   uint64_t snapshot_bytes;    /* state bytes in them */
   uint64_t spectators_joined, spectators_refused;

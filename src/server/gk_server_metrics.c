@@ -270,6 +270,9 @@ static void rejoin_counters(out *o, const gk_server *s) {
           st->rejoins_refused);
   counter(o, "gk_rejoin_bad_secret_total",
           "REJOIN_ROOM requests with a wrong secret.", st->rejoin_bad_secret);
+  counter(o, "gk_rejoin_takeovers_total",
+          "Rejoins that took a slot whose old connection was still up.",
+          st->rejoin_takeovers);
   counter(o, "gk_snapshots_sent_total", "Snapshots sent.", st->snapshots_sent);
   counter(o, "gk_snapshot_bytes_total", "State bytes sent in snapshots.",
           st->snapshot_bytes);

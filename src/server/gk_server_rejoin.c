@@ -14,7 +14,11 @@
  *      gk_server_auth.c before anything here). A wrong
  *      secret is refused (GK_EAUTH) and counted, and is a strike; a slot
  *      whose hold expired is refused (GK_EEXPIRED): it was removed, as
- *      without a hold. Otherwise the connection takes the slot: MATCH_START,
+ *      without a hold. A slot whose old connection is still up (its drop
+ *      has not reached the server: ENet notices a silent peer only at its
+ *      timeout) is taken over: the secret proves the slot's owner, so the
+ *      old connection gets ERROR(GK_EEXIST) and is closed (take_over).
+ *      Otherwise the connection takes the slot: MATCH_START,
  *      RECONNECT_SECRET again, then the referee's state after its last
  *      step S (sv_snapshot_send) with the hash at S, and the session sends
  *      it the confirmed steps from S on (gk_net_session_rejoin). The peer
@@ -191,9 +195,7 @@ static int rejoin_check(gk_server *s, const sv_conn *c, const sv_room *r,
     s->stats.rejoin_bad_secret++;
     return *why = "wrong reconnect secret for that slot", GK_EAUTH;
   }
-  if (r->conn[slot] != SV_NO_CONN)
-    return *why = "that slot is still connected", GK_EEXIST;
-  if ((r->away >> slot & 1u) == 0)
+  if (r->conn[slot] == SV_NO_CONN && (r->away >> slot & 1u) == 0)
     return *why = "that slot is no longer held (reconnect.hold_ms passed, "
                   "or it was removed)",
            GK_EEXPIRED;
@@ -228,6 +230,24 @@ void sv_log_snapshot_player(gk_server *s, const sv_room *r, const char *event,
   gk_log_end(s->log);
 }
 
+/* The slot's old connection is still up: the rejoin, which proved the
+ * secret, takes the slot, and the old connection leaves without touching
+ * the room (its disconnect finds no room). */
+static void take_over(gk_server *s, sv_room *r, uint32_t slot) {
+  uint32_t old = r->conn[slot];
+  s->conns[old].room = SV_NO_ROOM;
+  r->conn[slot] = SV_NO_CONN;
+  s->stats.rejoin_takeovers++;
+  if (gk_log_begin(s->log, GK_LOG_INFO, "rejoin_takeover", r->code)) {
+    gk_log_u64(s->log, "slot", slot);
+    gk_log_u64(s->log, "old_peer", old);
+    gk_log_end(s->log);
+  }
+  sv_send_error(s, old, GK_EEXIST,
+                "another connection took this slot back with its secret");
+  gk_net_transport_disconnect(&s->transport, old, 0);
+}
+
 void sv_on_rejoin(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   const gk_wire_rejoin *q = &m->u.rejoin;
   sv_conn *c = &s->conns[peer];
@@ -254,9 +274,10 @@ void sv_on_rejoin(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   uint32_t slot = q->slot;
   uint64_t now = sv_now_ms(s);
   uint64_t hold = s->cfg->reconnect_hold_ms;
-  uint64_t away_ms = now + hold > r->away_until_ms[slot]
-                         ? hold - (r->away_until_ms[slot] - now)
-                         : 0;
+  uint64_t away_ms = 0; /* a takeover: when it dropped is not known */
+  if ((r->away >> slot & 1u) != 0 && r->away_until_ms[slot] >= now)
+    away_ms = hold - (r->away_until_ms[slot] - now);
+  if (r->conn[slot] != SV_NO_CONN) take_over(s, r, slot);
   r->conn[slot] = peer;
   r->away &= ~(1u << slot);
   c->room = r->index;

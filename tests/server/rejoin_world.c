@@ -208,12 +208,6 @@ static void on_message(void *ctx, gk_net_peer *p, const gk_wire_msg *m) {
     snprintf(c->error_text, sizeof c->error_text, "%s", m->u.error.text);
     if (c->kind == K_REJOIN && c->attempt == 1 && w->o.bad_secret)
       add_client(w, K_REJOIN); /* now with the right secret */
-    else if (c->kind == K_REJOIN && c->error == GK_EEXIST &&
-             w->nc + 1 < CLIENTS) /* the relay lost the old connection's
-                                     DISCONNECT: the server holds it until
-                                     ENet times it out; ask again, as
-                                     gk-bot does */
-      uv_timer_start(&w->back_timer, on_back, 1500, 0);
     break;
   default:
     break;
@@ -336,10 +330,11 @@ static client *add_client(world *w, int kind) {
   c->attempt = kind == K_REJOIN ? attempts : 0;
   if (kind == K_REJOIN && attempts == 1) c->tamper = w->o.tamper;
   uint16_t port = w->shared_up ? w->front : w->port;
-  if (kind == K_SPECTATOR && w->o.throttle_spectator &&
-      w->nc == w->o.players + 1) {
+  if ((kind == K_SPECTATOR && w->o.throttle_spectator &&
+       w->nc == w->o.players + 1) ||
+      (kind == K_PLAYER && w->o.silent_drop && w->nc == 3)) {
     gk_net_fault_options fo = {
-        .target_host = "127.0.0.1", .target_port = w->port, .seed = 7};
+        .target_host = "127.0.0.1", .target_port = port, .seed = 7};
     cr_assert_eq(gk_net_fault_init(&c->relay, &w->loop, &fo), 0);
     c->relayed = 1;
     port = c->relay.port;
@@ -376,6 +371,11 @@ static void on_drop(uv_timer_t *t) {
   w->drop_slot = c->slot;
   memcpy(w->secret, c->secret, sizeof w->secret);
   gk_net_peer_stop(&c->peer);
+  if (w->o.silent_drop) { /* nothing more gets through, not even the
+                             DISCONNECT: the server still sees it up */
+    gk_net_fault_dir cut = {.loss_ppm = 1000000};
+    gk_net_fault_set(&c->relay, &cut, &cut);
+  }
   gk_net_transport_disconnect(&c->t, c->server_id, 1);
   uv_timer_start(&w->back_timer, on_back, w->o.away_ms, 0);
 }

@@ -38,6 +38,9 @@ typedef struct scen {
   int faults;         /* 5% loss, 30 ms latency each way, for everyone */
   uint64_t drop_step; /* 0: nobody drops */
   uint32_t away_ms;
+  int silent_drop; /* player 2's DISCONNECT is lost (its own relay cuts
+                      everything): the server still holds the old
+                      connection when the rejoin comes */
   int tamper;      /* the first rejoin attempt's snapshot is tampered */
   int bad_secret;  /* the first rejoin attempt has a wrong secret */
   int expect_back; /* a rejoin must succeed in the end */

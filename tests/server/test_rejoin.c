@@ -6,7 +6,8 @@
  * Player 2 drops its connection at step 1000 and rejoins from a snapshot;
  * every hash it computes after its return must equal player 0's. Variants:
  * both while-away policies, 5% loss and 30 ms latency through the fault
- * relay, a tampered or misaddressed snapshot, a wrong secret, an expired
+ * relay, a drop the server has not seen yet (the rejoin takes the slot
+ * over), a tampered or misaddressed snapshot, a wrong secret, an expired
  * hold, and spectators (one throttled until it gets a newer snapshot).
  */
 #include <criterion/criterion.h>
@@ -41,6 +42,24 @@ Test(rejoin, a_rejoin_through_5_percent_loss_and_30_ms_agrees_neutral,
   o.faults = 1;
   o.neutral = 1;
   rw_rejoin_case(&o);
+}
+
+Test(rejoin, a_rejoin_before_the_server_saw_the_drop_takes_the_slot_over,
+     .timeout = 90) {
+  scen o = rw_base();
+  o.silent_drop = 1;
+  static world w;
+  rw_run(&w, &o);
+  rw_expect_ended_normally(&w);
+  client *r = rw_expect_rejoined(&w, &o);
+  cr_assert_eq(r, rw_first_rejoin(&w), "the first rejoin was refused");
+  cr_assert_eq(w.stats.players_held, 0,
+               "the server saw the drop before the rejoin: nothing to take "
+               "over, the case proves nothing");
+  cr_assert_eq(w.stats.rejoin_takeovers, 1);
+  cr_assert_eq(w.stats.rejoins, 1);
+  cr_assert_eq(w.stats.rejoins_refused, 0);
+  rw_free(&w);
 }
 
 static void refused_snapshot_case(int tamper, int want_rc, const char *want) {
