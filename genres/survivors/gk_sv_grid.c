@@ -38,9 +38,10 @@ int gk__sv_grid_init(gk__sv_grid *g, const gk_sv_config *cfg) {
   g->tmp_order = calloc(ne, sizeof(uint32_t));
   g->tmp_key = calloc(ne, sizeof(uint32_t));
   g->count = calloc((size_t)1 << g->digit_bits, sizeof(uint32_t));
-  g->x = calloc(ne, sizeof(gk_fx));
-  g->y = calloc(ne, sizeof(gk_fx));
-  g->r16 = calloc(ne, sizeof(int32_t));
+  /* the separation reads four entries at a time past its run's end */
+  g->x = calloc(ne + GK__SV_GRID_SLACK, sizeof(gk_fx));
+  g->y = calloc(ne + GK__SV_GRID_SLACK, sizeof(gk_fx));
+  g->r16 = calloc(ne + GK__SV_GRID_SLACK, sizeof(int32_t));
   g->push_x = calloc(ne, sizeof(int64_t));
   g->push_y = calloc(ne, sizeof(int64_t));
   /* Separation's spring divides 0 < f <= r^2 2^16 < 2^27 (the squared
