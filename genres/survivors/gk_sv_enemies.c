@@ -112,16 +112,23 @@ void gk__sv_spawn_phase(gk__sv_state *s) {
  * part by index (the lower one steps left). The sums are integer, so the
  * order of the pairs does not change them. Called for a pair inside the
  * square |dx|, |dy| < rr only (the candidates' filter below). */
-static void pair_push(const gk__sv_grid *g, uint32_t ki, uint32_t k,
-                      int64_t *px, int64_t *py, int64_t *qx, int64_t *qy) {
-  int32_t r16 = g->r16[ki] + g->r16[k];
-  int64_t rr = r16 / 256; /* Q8 */
-  int64_t dx = (g->x[ki] - g->x[k]) / 256, dy = (g->y[ki] - g->y[k]) / 256;
+typedef struct sep_one {
+  gk_fx x, y;   /* the enemy at ki */
+  int32_t r16;  /* its radius << GK_FX_SHIFT */
+  uint32_t idx; /* its enemy index */
+  int64_t px, py;
+} sep_one;
+
+static inline void pair_push(const gk__sv_grid *g, sep_one *a, uint32_t k,
+                             int64_t *qx, int64_t *qy) {
+  int32_t r16 = a->r16 + g->r16[k];
+  int64_t rr = r16 >> 8; /* Q8 (r16 > 0) */
+  int64_t dx = (a->x - g->x[k]) / 256, dy = (a->y - g->y[k]) / 256;
   int64_t f = rr * rr - (dx * dx + dy * dy);
   if (f <= 0) return;
   int64_t vx, vy;
   if (dx == 0 && dy == 0) {
-    vx = (g->order[ki] < g->order[k] ? -rr : rr) * 8192; /* rr/8, Q24 */
+    vx = (a->idx < g->order[k] ? -rr : rr) * 8192; /* rr/8, Q24 */
     vy = 0;
   } else {
     /* f * 65536 / (2 rr^2) is f / (2 r^2) for the whole-unit radius sum
@@ -131,8 +138,8 @@ static void pair_push(const gk__sv_grid *g, uint32_t ki, uint32_t k,
     vx = dx * gq;                               /* Q24 */
     vy = dy * gq;
   }
-  *px += vx;
-  *py += vy;
+  a->px += vx;
+  a->py += vy;
   qx[k] -= vx;
   qy[k] -= vy;
 }
@@ -190,15 +197,15 @@ static inline uint32_t square_bits4(const gk__sv_grid *g, uint32_t k,
  * at a time, and only those inside the square go to pair_push. */
 static void separation_pairs(const gk__sv_grid *g, uint32_t ki, int64_t *qx,
                              int64_t *qy) {
-  gk_fx ex = g->x[ki], ey = g->y[ki];
-  int32_t ri16 = g->r16[ki];
+  sep_one a = {g->x[ki], g->y[ki], g->r16[ki], g->order[ki], 0, 0};
+  gk_fx ex = a.x, ey = a.y;
+  int32_t ri16 = a.r16;
   gk_fx reach = ri16 + gk_fx_from_int(GK__SV_ENEMY_RADIUS_MAX);
   uint32_t cx0 = gk__sv_cell_coord(ex - reach, g->w);
   uint32_t cx1 = gk__sv_cell_coord(ex + reach, g->w);
   /* Rows above ki's hold only keys, hence sorted positions, below ki. */
   uint32_t cy0 = gk__sv_cell_coord(ey, g->h);
   uint32_t cy1 = gk__sv_cell_coord(ey + reach, g->h);
-  int64_t px = 0, py = 0;
   for (uint32_t cy = cy0; cy <= cy1; cy++) {
     uint32_t lo, hi;
     gk__sv_grid_row(g, cy, cx0, cx1, &lo, &hi);
@@ -207,11 +214,11 @@ static void separation_pairs(const gk__sv_grid *g, uint32_t ki, int64_t *qx,
       uint32_t bits = square_bits4(g, k, ex, ey, ri16);
       if (hi - k < 4) bits &= (1u << (hi - k)) - 1;
       for (; bits != 0; bits &= bits - 1)
-        pair_push(g, ki, k + low_bit(bits), &px, &py, qx, qy);
+        pair_push(g, &a, k + low_bit(bits), qx, qy);
     }
   }
-  qx[ki] += px;
-  qy[ki] += py;
+  qx[ki] += a.px;
+  qy[ki] += a.py;
 }
 
 static int64_t clamp_push(int64_t q) {

@@ -213,6 +213,12 @@ typedef int (*gk__sv_grid_cb)(gk__sv_state *s, uint32_t enemy, void *ctx);
 void gk__sv_grid_query(gk__sv_state *s, gk_fx x, gk_fx y, int32_t r,
                        gk__sv_grid_cb cb, void *ctx);
 
+/* The wand's target for player i: the living enemy nearest to it within
+ * its range (the lowest index of equals), or -1 (gk_sv_weapons.c). Needs
+ * the grid of the last gk__sv_enemies_move when there are more than a few
+ * enemies, as gk__sv_grid_query does. */
+int32_t gk__sv_wand_target(const gk__sv_state *s, uint32_t i);
+
 /* Puts player i at its start, with the starting wand (gk_sv_players.c). */
 void gk__sv_player_init(gk__sv_state *s, uint32_t i);
 /* Players in and out from a step's active mask (step 1 of the step
