@@ -144,6 +144,12 @@ static inline void pair_push(const gk__sv_grid *g, sep_one *a, uint32_t k,
   qy[k] -= vy;
 }
 
+/* Rows a separation window spans: (32 + 2 * 20) / 32 + 1. */
+#define SEP_ROWS_MAX 3
+_Static_assert(((2 * GK__SV_ENEMY_RADIUS_MAX) >> GK__SV_CELL_UNITS_SHIFT) + 2 <=
+                   SEP_ROWS_MAX,
+               "a separation window spans at most SEP_ROWS_MAX rows");
+
 /* The index of the lowest set bit of v (non-zero). */
 static inline unsigned low_bit(uint32_t v) {
 #if defined(__GNUC__) || defined(__clang__)
@@ -192,11 +198,18 @@ static inline uint32_t square_bits4(const gk__sv_grid *g, uint32_t k,
 }
 #endif
 
+/* The row runs of the last cell window looked up: enemies of one cell with
+ * the same reach look at the same cells, so their runs are found once. */
+typedef struct sep_rows {
+  uint32_t cx0, cx1, cy0, cy1; /* the window (cy1 < cy0: none yet) */
+  uint32_t lo[SEP_ROWS_MAX], hi[SEP_ROWS_MAX];
+} sep_rows;
+
 /* Every pair (ki, k), k after ki in the sorted order, in the cells that
  * can hold an overlap with ki: each row's run is tested four candidates
  * at a time, and only those inside the square go to pair_push. */
-static void separation_pairs(const gk__sv_grid *g, uint32_t ki, int64_t *qx,
-                             int64_t *qy) {
+static void separation_pairs(const gk__sv_grid *g, uint32_t ki, sep_rows *w,
+                             int64_t *qx, int64_t *qy) {
   sep_one a = {g->x[ki], g->y[ki], g->r16[ki], g->order[ki], 0, 0};
   gk_fx ex = a.x, ey = a.y;
   int32_t ri16 = a.r16;
@@ -206,10 +219,13 @@ static void separation_pairs(const gk__sv_grid *g, uint32_t ki, int64_t *qx,
   /* Rows above ki's hold only keys, hence sorted positions, below ki. */
   uint32_t cy0 = gk__sv_cell_coord(ey, g->h);
   uint32_t cy1 = gk__sv_cell_coord(ey + reach, g->h);
-  for (uint32_t cy = cy0; cy <= cy1; cy++) {
-    uint32_t lo, hi;
-    gk__sv_grid_row(g, cy, cx0, cx1, &lo, &hi);
-    if (lo <= ki) lo = ki + 1;
+  if (cx0 != w->cx0 || cx1 != w->cx1 || cy0 != w->cy0 || cy1 != w->cy1) {
+    *w = (sep_rows){cx0, cx1, cy0, cy1, {0}, {0}};
+    for (uint32_t cy = cy0; cy <= cy1; cy++)
+      gk__sv_grid_row(g, cy, cx0, cx1, &w->lo[cy - cy0], &w->hi[cy - cy0]);
+  }
+  for (uint32_t r = 0; r <= cy1 - cy0; r++) {
+    uint32_t lo = w->lo[r] <= ki ? ki + 1 : w->lo[r], hi = w->hi[r];
     for (uint32_t k = lo; k < hi; k += 4) {
       uint32_t bits = square_bits4(g, k, ex, ey, ri16);
       if (hi - k < 4) bits &= (1u << (hi - k)) - 1;
@@ -290,7 +306,8 @@ void gk__sv_enemies_move(gk__sv_state *s) {
   int64_t *qx = g->push_x, *qy = g->push_y;
   memset(qx, 0, g->n * sizeof *qx);
   memset(qy, 0, g->n * sizeof *qy);
-  for (uint32_t ki = 0; ki < g->n; ki++) separation_pairs(g, ki, qx, qy);
+  sep_rows w = {0, 0, 1, 0, {0}, {0}}; /* cy1 < cy0: no window yet */
+  for (uint32_t ki = 0; ki < g->n; ki++) separation_pairs(g, ki, &w, qx, qy);
   chase_targets t = {0};
   for (uint32_t i = 0; i < s->players; i++)
     if (s->p[i].alive) {
