@@ -114,19 +114,27 @@ static void one_step(gk__sv_state *s, uint32_t players) {
   one_step_c(s, players, 0);
 }
 
+/* A run of cfg from seed 42 with every player's bot ready; NULL (said on
+ * stderr) if create fails. */
+static gk__sv_state *start(const gk_sv_config *cfg, uint32_t players) {
+  char err[GK_ERRMSG_MAX];
+  gk__sv_state *s = sim->create(cfg, 42, players, err, sizeof err);
+  if (s == NULL) {
+    fprintf(stderr, "create: %s\n", err);
+    return NULL;
+  }
+  for (uint32_t i = 0; i < players; i++) sim->bot_init(&bots[i], cfg, 42, i);
+  return s;
+}
+
 /* --early: ns (and, under callgrind, collected instructions) per step of
  * a 2-player run's first seconds. */
 static int early(int steps) {
   const uint32_t players = 2;
   gk_sv_config cfg;
   sim->config_default(&cfg);
-  char err[GK_ERRMSG_MAX];
-  gk__sv_state *s = sim->create(&cfg, 42, players, err, sizeof err);
-  if (s == NULL) {
-    fprintf(stderr, "create: %s\n", err);
-    return 1;
-  }
-  for (uint32_t i = 0; i < players; i++) sim->bot_init(&bots[i], &cfg, 42, i);
+  gk__sv_state *s = start(&cfg, players);
+  if (s == NULL) return 1;
   for (int i = 0; i < 300; i++) {
     next_inputs(players, 1);
     step_only(s, players, 0);
@@ -187,13 +195,8 @@ int main(int argc, char **argv) {
   cfg.pick_timeout_steps = 1;
   cfg.duration_steps = 5184000;
   const uint32_t players = 8;
-  char err[GK_ERRMSG_MAX];
-  gk__sv_state *s = sim->create(&cfg, 42, players, err, sizeof err);
-  if (s == NULL) {
-    fprintf(stderr, "create: %s\n", err);
-    return 1;
-  }
-  for (uint32_t i = 0; i < players; i++) sim->bot_init(&bots[i], &cfg, 42, i);
+  gk__sv_state *s = start(&cfg, players);
+  if (s == NULL) return 1;
   gk_rng_seed(&top_rng, 1, 1);
   gk_hasher h;
   if (gk_hasher_init(&h) != 0) return 1;

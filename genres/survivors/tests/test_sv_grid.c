@@ -90,9 +90,7 @@ static int32_t reference_target(const gk__sv_state *s, gk_fx px, gk_fx py) {
 Test(survivors_weapons,
      the_wand_finds_the_same_target_in_a_crowd_as_by_looking_at_all) {
   gk_sv_config cfg;
-  sv_quiet_config(&cfg);
-  cfg.max_enemies = 600;
-  gk__sv_state *s = sv_new(&cfg, 1);
+  gk__sv_state *s = sv_new_crowd(&cfg, 600, 1);
   gk_rng rng;
   gk_rng_seed(&rng, 5, 9);
   /* Ties first: four enemies 100 units from (800, 800), so the lowest
