@@ -10,8 +10,18 @@
  * canonical state size.
  *
  * Usage: bench_survivors [batches [steps_per_batch]]   (defaults 15 200)
+ *        bench_survivors --early [steps]                 (default 300)
  * Wall-clock figures on a shared machine are noisy; for stable numbers run
- * it under `valgrind --tool=callgrind` with small arguments.
+ * it under `valgrind --tool=callgrind --collect-atstart=no`: the timed
+ * steps (step alone) are the only code collected (client requests, when
+ * valgrind's headers were there at build time), so the total instructions
+ * divided by the steps is the cost of one step.
+ *
+ * --early: the start of a run, 2 players and the default config: after
+ * 300 steps of play (a handful of enemies and shots), `steps` more steps
+ * are measured. The bots always send pick 1, so a level-up resolves at
+ * once and no step is a cheap frozen one. Prints ns per step; under
+ * callgrind the instructions per step are the collected total / steps.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +30,18 @@
 
 #include "gk_genres.h"
 #include "gk_sv_internal.h"
+
+/* Collect only the measured steps under callgrind (--collect-atstart=no);
+ * without valgrind's headers the toggles are no-ops. */
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define COLLECT_TOGGLE() CALLGRIND_TOGGLE_COLLECT
+#endif
+#endif
+#ifndef COLLECT_TOGGLE
+#define COLLECT_TOGGLE() ((void)0)
+#endif
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -62,15 +84,80 @@ static void top_up_projectiles(gk__sv_state *s) {
   }
 }
 
-static void one_step(gk__sv_state *s, uint32_t players) {
-  top_up_projectiles(s);
+/* The bots' records for the next step, without pauses (and with pick 1
+ * when `pick` is set). */
+static void next_inputs(uint32_t players, int pick) {
   for (uint32_t i = 0; i < players; i++) {
-    sim->bot_next(&bots[i], records + i * GK_SV_INPUT_SIZE);
-    records[i * GK_SV_INPUT_SIZE + 2] = 0; /* no pauses in a benchmark */
+    uint8_t *r = records + i * GK_SV_INPUT_SIZE;
+    sim->bot_next(&bots[i], r);
+    r[2] = 0; /* no pauses in a benchmark */
+    if (pick) r[3] = 1;
   }
+}
+
+/* One step; `collect` brackets the step alone for callgrind. */
+static void step_only(gk__sv_state *s, uint32_t players, int collect) {
   gk_step_input in = {s->step, (1u << players) - 1, 0, players, records};
+  if (collect) COLLECT_TOGGLE();
   sim->step(s, &in);
+  if (collect) COLLECT_TOGGLE();
   s->n_events = 0; /* nobody drains: drop them like a flush would */
+}
+
+static void one_step_c(gk__sv_state *s, uint32_t players, int collect) {
+  top_up_projectiles(s);
+  next_inputs(players, 0);
+  step_only(s, players, collect);
+}
+
+static void one_step(gk__sv_state *s, uint32_t players) {
+  one_step_c(s, players, 0);
+}
+
+/* A run of cfg from seed 42 with every player's bot ready; NULL (said on
+ * stderr) if create fails. */
+static gk__sv_state *start(const gk_sv_config *cfg, uint32_t players) {
+  char err[GK_ERRMSG_MAX];
+  gk__sv_state *s = sim->create(cfg, 42, players, err, sizeof err);
+  if (s == NULL) {
+    fprintf(stderr, "create: %s\n", err);
+    return NULL;
+  }
+  for (uint32_t i = 0; i < players; i++) sim->bot_init(&bots[i], cfg, 42, i);
+  return s;
+}
+
+/* --early: ns (and, under callgrind, collected instructions) per step of
+ * a 2-player run's first seconds. */
+static int early(int steps) {
+  const uint32_t players = 2;
+  gk_sv_config cfg;
+  sim->config_default(&cfg);
+  gk__sv_state *s = start(&cfg, players);
+  if (s == NULL) return 1;
+  for (int i = 0; i < 300; i++) {
+    next_inputs(players, 1);
+    step_only(s, players, 0);
+  }
+  uint32_t e0 = s->n_enemies, p0 = s->n_proj;
+  uint64_t played = s->play_steps, ns = 0;
+  for (int i = 0; i < steps; i++) {
+    next_inputs(players, 1);
+    uint64_t t0 = now_ns();
+    step_only(s, players, 1);
+    ns += now_ns() - t0;
+  }
+  printf("survivors early step: %u players, steps %llu..%llu, enemies %u..%u, "
+         "projectiles %u..%u\n",
+         players, (unsigned long long)played + 1,
+         (unsigned long long)s->play_steps, e0, s->n_enemies, p0, s->n_proj);
+  printf("  early step       %llu ns/step (mean of %d)\n",
+         (unsigned long long)(ns / (uint64_t)steps), steps);
+  printf("  measured steps   %d (callgrind: collected Ir / %d = "
+         "instructions per step)\n",
+         steps, steps);
+  sim->destroy(s);
+  return 0;
 }
 
 static void drop_events(void *ctx, const gk_event *ev) {
@@ -79,6 +166,14 @@ static void drop_events(void *ctx, const gk_event *ev) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--early") == 0) {
+    int steps = argc > 2 ? atoi(argv[2]) : 300;
+    if (steps < 1 || steps > 100000) {
+      fprintf(stderr, "usage: bench_survivors --early [steps 1..100000]\n");
+      return 2;
+    }
+    return early(steps);
+  }
   int batches = argc > 1 ? atoi(argv[1]) : 15;
   int per = argc > 2 ? atoi(argv[2]) : 200;
   if (batches < 1 || batches > 1000 || per < 1 || per > 100000) {
@@ -100,13 +195,8 @@ int main(int argc, char **argv) {
   cfg.pick_timeout_steps = 1;
   cfg.duration_steps = 5184000;
   const uint32_t players = 8;
-  char err[GK_ERRMSG_MAX];
-  gk__sv_state *s = sim->create(&cfg, 42, players, err, sizeof err);
-  if (s == NULL) {
-    fprintf(stderr, "create: %s\n", err);
-    return 1;
-  }
-  for (uint32_t i = 0; i < players; i++) sim->bot_init(&bots[i], &cfg, 42, i);
+  gk__sv_state *s = start(&cfg, players);
+  if (s == NULL) return 1;
   gk_rng_seed(&top_rng, 1, 1);
   gk_hasher h;
   if (gk_hasher_init(&h) != 0) return 1;
@@ -119,7 +209,7 @@ int main(int argc, char **argv) {
   uint64_t sink = 0, min_e = UINT64_MAX, min_p = UINT64_MAX;
   for (int b = 0; b < batches; b++) {
     uint64_t t0 = now_ns();
-    for (int i = 0; i < per; i++) one_step(s, players);
+    for (int i = 0; i < per; i++) one_step_c(s, players, 1);
     t_step[b] = (now_ns() - t0) / (uint64_t)per;
     t0 = now_ns();
     for (int i = 0; i < per; i++) {

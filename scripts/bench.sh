@@ -69,5 +69,7 @@ run soak python3 bench/soak.py --server $b/src/server/gk-server \
   --minutes "$soak_minutes" --warmup "$soak_warmup" --pin
 run delay python3 bench/bench_delay.py --server $b/src/server/gk-server \
   --bot $b/tools/bot/gk-bot
+run survivors-early sh bench/callgrind_steps.sh 300 \
+  $b/bench/bench_survivors --early 300
 echo
 python3 scripts/bench_table.py "$out"

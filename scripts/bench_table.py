@@ -132,6 +132,14 @@ if m:
         add(area, "peer history bytes (peak)",
             f"{mem.group(1)} ({mem.group(2)})")
 
+t = log("survivors-early")
+m = re.search(r"callgrind: (\d+) instructions over (\d+) steps = (\d+) "
+              r"instructions/step", t)
+e = re.search(r"enemies (\d+)\.\.(\d+)", t)
+if m:
+    add("survivors early step (2 players, %s enemies; callgrind)" % (
+        e.group(2) if e else "few"), "instructions/step", m.group(3))
+
 if not rows:
     print("no benchmark figures found in " + d)
     sys.exit(1)

@@ -9,6 +9,9 @@
  * order. Deaths are applied by a stable compaction that keeps spawn order.
  */
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "gk_sv_internal.h"
 
@@ -107,57 +110,131 @@ void gk__sv_spawn_phase(gk__sv_state *s) {
  * (2 rr^2), where rr is the sum of radii, computed in Q8 so every product
  * fits in int64 (pushes add up in Q24). Two enemies on the very same point
  * part by index (the lower one steps left). The sums are integer, so the
- * order of the pairs does not change them. */
-static void separation_pairs(const gk__sv_grid *g, uint32_t ki, int64_t *qx,
-                             int64_t *qy) {
-  gk_fx ex = g->x[ki], ey = g->y[ki];
-  int32_t ri16 = g->r16[ki];
+ * order of the pairs does not change them. Called for a pair inside the
+ * square |dx|, |dy| < rr only (the candidates' filter below). */
+typedef struct sep_one {
+  gk_fx x, y;   /* the enemy at ki */
+  int32_t r16;  /* its radius << GK_FX_SHIFT */
+  uint32_t idx; /* its enemy index */
+  int64_t px, py;
+} sep_one;
+
+static inline void pair_push(const gk__sv_grid *g, sep_one *a, uint32_t k,
+                             int64_t *qx, int64_t *qy) {
+  int32_t r16 = a->r16 + g->r16[k];
+  int64_t rr = r16 >> 8; /* Q8 (r16 > 0) */
+  int64_t dx = (a->x - g->x[k]) / 256, dy = (a->y - g->y[k]) / 256;
+  int64_t f = rr * rr - (dx * dx + dy * dy);
+  if (f <= 0) return;
+  int64_t vx, vy;
+  if (dx == 0 && dy == 0) {
+    vx = (a->idx < g->order[k] ? -rr : rr) * 8192; /* rr/8, Q24 */
+    vy = 0;
+  } else {
+    /* f * 65536 / (2 rr^2) is f / (2 r^2) for the whole-unit radius sum
+     * r: a multiply by its exact reciprocal (see the grid's). */
+    int64_t gq = (int64_t)(((uint64_t)f * g->recip[r16 >> GK_FX_SHIFT]) >>
+                           GK__SV_RECIP_SHIFT); /* Q16, <= 1/2 */
+    vx = dx * gq;                               /* Q24 */
+    vy = dy * gq;
+  }
+  a->px += vx;
+  a->py += vy;
+  qx[k] -= vx;
+  qy[k] -= vy;
+}
+
+/* Rows a separation window spans: (32 + 2 * 20) / 32 + 1. */
+#define SEP_ROWS_MAX 3
+_Static_assert(((2 * GK__SV_ENEMY_RADIUS_MAX) >> GK__SV_CELL_UNITS_SHIFT) + 2 <=
+                   SEP_ROWS_MAX,
+               "a separation window spans at most SEP_ROWS_MAX rows");
+
+/* The index of the lowest set bit of v (non-zero). */
+static inline unsigned low_bit(uint32_t v) {
+#if defined(__GNUC__) || defined(__clang__)
+  return (unsigned)__builtin_ctz(v);
+#else
+  unsigned n = 0;
+  for (; !(v & 1); v >>= 1) n++;
+  return n;
+#endif
+}
+
+/* Bit j set if the candidate at sorted position k + j (j < 4) lies inside
+ * the square |dx|, |dy| < rr of the enemy at (ex, ey) with radius ri16.
+ * Positions lie in [0, 2^30] and radii below 2^22, so differences and
+ * their negations fit in 32 bits. Reads four entries of each array (the
+ * grid keeps GK__SV_GRID_SLACK spare ones past the last enemy); the caller
+ * masks the bits past its run. With SSE2 the four are tested at once,
+ * elsewhere one by one: integer compares, the same bits either way (the
+ * determinism matrix runs both). */
+#if defined(__SSE2__)
+static inline uint32_t square_bits4(const gk__sv_grid *g, uint32_t k,
+                                    int32_t ex, int32_t ey, int32_t ri16) {
+  __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(g->x + k));
+  __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(g->y + k));
+  __m128i r = _mm_loadu_si128((const __m128i *)(const void *)(g->r16 + k));
+  r = _mm_add_epi32(r, _mm_set1_epi32(ri16));
+  __m128i dx = _mm_sub_epi32(_mm_set1_epi32(ex), x);
+  __m128i dy = _mm_sub_epi32(_mm_set1_epi32(ey), y);
+  __m128i zero = _mm_setzero_si128();
+  __m128i in = _mm_and_si128(_mm_cmpgt_epi32(r, dx),
+                             _mm_cmpgt_epi32(r, _mm_sub_epi32(zero, dx)));
+  in = _mm_and_si128(in, _mm_cmpgt_epi32(r, dy));
+  in = _mm_and_si128(in, _mm_cmpgt_epi32(r, _mm_sub_epi32(zero, dy)));
+  return (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(in));
+}
+#else
+static inline uint32_t square_bits4(const gk__sv_grid *g, uint32_t k,
+                                    int32_t ex, int32_t ey, int32_t ri16) {
+  uint32_t bits = 0;
+  for (uint32_t j = 0; j < 4; j++) {
+    int32_t r = ri16 + g->r16[k + j];
+    int32_t dx = ex - g->x[k + j], dy = ey - g->y[k + j];
+    if (dx < r && -dx < r && dy < r && -dy < r) bits |= 1u << j;
+  }
+  return bits;
+}
+#endif
+
+/* The row runs of the last cell window looked up: enemies of one cell with
+ * the same reach look at the same cells, so their runs are found once. */
+typedef struct sep_rows {
+  uint32_t cx0, cx1, cy0, cy1; /* the window (cy1 < cy0: none yet) */
+  uint32_t lo[SEP_ROWS_MAX], hi[SEP_ROWS_MAX];
+} sep_rows;
+
+/* Every pair (ki, k), k after ki in the sorted order, in the cells that
+ * can hold an overlap with ki: each row's run is tested four candidates
+ * at a time, and only those inside the square go to pair_push. */
+static void separation_pairs(const gk__sv_grid *g, uint32_t ki, sep_rows *w,
+                             int64_t *qx, int64_t *qy) {
+  sep_one a = {g->x[ki], g->y[ki], g->r16[ki], g->order[ki], 0, 0};
+  gk_fx ex = a.x, ey = a.y;
+  int32_t ri16 = a.r16;
   gk_fx reach = ri16 + gk_fx_from_int(GK__SV_ENEMY_RADIUS_MAX);
   uint32_t cx0 = gk__sv_cell_coord(ex - reach, g->w);
   uint32_t cx1 = gk__sv_cell_coord(ex + reach, g->w);
   /* Rows above ki's hold only keys, hence sorted positions, below ki. */
   uint32_t cy0 = gk__sv_cell_coord(ey, g->h);
   uint32_t cy1 = gk__sv_cell_coord(ey + reach, g->h);
-  const gk_fx *gx = g->x, *gy = g->y;
-  const int32_t *gr = g->r16;
-  int64_t px = 0, py = 0;
-  for (uint32_t cy = cy0; cy <= cy1; cy++) {
-    uint32_t lo, hi;
-    gk__sv_grid_row(g, cy, cx0, cx1, &lo, &hi);
-    if (lo <= ki) lo = ki + 1;
-    for (uint32_t k = lo; k < hi; k++) {
-      /* Positions lie in [0, 2^30], so differences fit in int32; the
-       * unsigned compare is |d| < rr in one branch. */
-      int32_t r16 = ri16 + gr[k];
-      int32_t dx16 = ex - gx[k], dy16 = ey - gy[k];
-      uint32_t span = (uint32_t)(2 * r16 - 1);
-      if ((uint32_t)(dx16 + r16 - 1) >= span ||
-          (uint32_t)(dy16 + r16 - 1) >= span)
-        continue;
-      int64_t rr = r16 / 256; /* Q8 */
-      int64_t dx = dx16 / 256, dy = dy16 / 256;
-      int64_t f = rr * rr - (dx * dx + dy * dy);
-      if (f <= 0) continue;
-      int64_t vx, vy;
-      if (dx == 0 && dy == 0) {
-        vx = (g->order[ki] < g->order[k] ? -rr : rr) * 8192; /* rr/8, Q24 */
-        vy = 0;
-      } else {
-        /* f * 65536 / (2 rr^2) is f / (2 r^2) for the whole-unit radius
-         * sum r: a multiply by its exact reciprocal (see the grid's). */
-        int64_t gq = (int64_t)(((uint64_t)f * g->recip[r16 >> GK_FX_SHIFT]) >>
-                               GK__SV_RECIP_SHIFT); /* Q16, <= 1/2 */
-        vx = dx * gq;                               /* Q24 */
-        vy = dy * gq;
-      }
-      px += vx;
-      py += vy;
-      qx[k] -= vx;
-      qy[k] -= vy;
+  if (cx0 != w->cx0 || cx1 != w->cx1 || cy0 != w->cy0 || cy1 != w->cy1) {
+    *w = (sep_rows){cx0, cx1, cy0, cy1, {0}, {0}};
+    for (uint32_t cy = cy0; cy <= cy1; cy++)
+      gk__sv_grid_row(g, cy, cx0, cx1, &w->lo[cy - cy0], &w->hi[cy - cy0]);
+  }
+  for (uint32_t r = 0; r <= cy1 - cy0; r++) {
+    uint32_t lo = w->lo[r] <= ki ? ki + 1 : w->lo[r], hi = w->hi[r];
+    for (uint32_t k = lo; k < hi; k += 4) {
+      uint32_t bits = square_bits4(g, k, ex, ey, ri16);
+      if (hi - k < 4) bits &= (1u << (hi - k)) - 1;
+      for (; bits != 0; bits &= bits - 1)
+        pair_push(g, &a, k + low_bit(bits), qx, qy);
     }
   }
-  qx[ki] += px;
-  qy[ki] += py;
+  qx[ki] += a.px;
+  qy[ki] += a.py;
 }
 
 static int64_t clamp_push(int64_t q) {
@@ -184,16 +261,20 @@ static inline int64_t scale(int64_t sp, int64_t v, uint64_t d, uint64_t m) {
   return v < 0 ? -q : q;
 }
 
+/* The living players' positions, in slot order, for the chase. */
+typedef struct chase_targets {
+  uint32_t n;
+  int64_t x[GK_SV_PLAYERS_MAX], y[GK_SV_PLAYERS_MAX];
+} chase_targets;
+
 /* The chase velocity towards the nearest living player: squared distances
  * pick the player (the first of equals), one square root scales the step. */
-static void chase(const gk__sv_state *s, gk_fx ex, gk_fx ey, uint32_t kind,
+static void chase(const chase_targets *t, gk_fx ex, gk_fx ey, uint32_t kind,
                   int64_t *vxo, int64_t *vyo) {
   int64_t best = INT64_MAX;
   int64_t bdx = 0, bdy = 0;
-  for (uint32_t pi = 0; pi < s->players; pi++) {
-    const gk__sv_player *p = &s->p[pi];
-    if (!p->alive) continue;
-    int64_t dx = (int64_t)p->x - ex, dy = (int64_t)p->y - ey;
+  for (uint32_t pi = 0; pi < t->n; pi++) {
+    int64_t dx = t->x[pi] - ex, dy = t->y[pi] - ey;
     int64_t d2 = dx * dx + dy * dy;
     if (d2 < best) {
       best = d2;
@@ -225,11 +306,18 @@ void gk__sv_enemies_move(gk__sv_state *s) {
   int64_t *qx = g->push_x, *qy = g->push_y;
   memset(qx, 0, g->n * sizeof *qx);
   memset(qy, 0, g->n * sizeof *qy);
-  for (uint32_t ki = 0; ki < g->n; ki++) separation_pairs(g, ki, qx, qy);
+  sep_rows w = {0, 0, 1, 0, {0}, {0}}; /* cy1 < cy0: no window yet */
+  for (uint32_t ki = 0; ki < g->n; ki++) separation_pairs(g, ki, &w, qx, qy);
+  chase_targets t = {0};
+  for (uint32_t i = 0; i < s->players; i++)
+    if (s->p[i].alive) {
+      t.x[t.n] = s->p[i].x;
+      t.y[t.n++] = s->p[i].y;
+    }
   for (uint32_t ki = 0; ki < g->n; ki++) {
     uint32_t i = g->order[ki];
     int64_t vx, vy;
-    chase(s, g->x[ki], g->y[ki], s->enemies[i].kind, &vx, &vy);
+    chase(&t, g->x[ki], g->y[ki], s->enemies[i].kind, &vx, &vy);
     s->move_x[i] = (gk_fx)(vx + clamp_push(qx[ki]));
     s->move_y[i] = (gk_fx)(vy + clamp_push(qy[ki]));
   }

@@ -22,7 +22,8 @@
 
 #include "gk_sv_internal.h"
 
-#define INSERTION_MAX 32 /* sort this many or fewer by insertion */
+#define INSERTION_MAX 32  /* sort this many or fewer by insertion */
+#define QUERY_SCAN_MAX 16 /* a query tests this many or fewer one by one */
 
 int gk__sv_grid_init(gk__sv_grid *g, const gk_sv_config *cfg) {
   memset(g, 0, sizeof *g);
@@ -38,9 +39,10 @@ int gk__sv_grid_init(gk__sv_grid *g, const gk_sv_config *cfg) {
   g->tmp_order = calloc(ne, sizeof(uint32_t));
   g->tmp_key = calloc(ne, sizeof(uint32_t));
   g->count = calloc((size_t)1 << g->digit_bits, sizeof(uint32_t));
-  g->x = calloc(ne, sizeof(gk_fx));
-  g->y = calloc(ne, sizeof(gk_fx));
-  g->r16 = calloc(ne, sizeof(int32_t));
+  /* the separation reads four entries at a time past its run's end */
+  g->x = calloc(ne + GK__SV_GRID_SLACK, sizeof(gk_fx));
+  g->y = calloc(ne + GK__SV_GRID_SLACK, sizeof(gk_fx));
+  g->r16 = calloc(ne + GK__SV_GRID_SLACK, sizeof(int32_t));
   g->push_x = calloc(ne, sizeof(int64_t));
   g->push_y = calloc(ne, sizeof(int64_t));
   /* Separation's spring divides 0 < f <= r^2 2^16 < 2^27 (the squared
@@ -151,6 +153,16 @@ void gk__sv_grid_query(gk__sv_state *s, gk_fx x, gk_fx y, int32_t r,
   gk_fx y0 = y > GK_FX_MIN + rr ? y - rr : GK_FX_MIN;
   gk_fx x1 = x < GK_FX_MAX - rr ? x + rr : GK_FX_MAX;
   gk_fx y1 = y < GK_FX_MAX - rr ? y + rr : GK_FX_MAX;
+  if (g->n <= QUERY_SCAN_MAX) {
+    /* A few enemies: the sorted order is the cells' order (rows, then
+     * columns, then index), so testing each in turn visits the same
+     * enemies in the same order as the row runs below. */
+    for (uint32_t k = 0; k < g->n; k++)
+      if (g->x[k] >= x0 && g->x[k] <= x1 && g->y[k] >= y0 && g->y[k] <= y1 &&
+          cb(s, g->order[k], ctx))
+        return;
+    return;
+  }
   uint32_t cx0 = gk__sv_cell_coord(x0, g->w), cx1 = gk__sv_cell_coord(x1, g->w);
   uint32_t cy0 = gk__sv_cell_coord(y0, g->h), cy1 = gk__sv_cell_coord(y1, g->h);
   for (uint32_t cy = cy0; cy <= cy1; cy++) {

@@ -22,6 +22,7 @@
 #define GK__SV_ENEMY_RADIUS_MAX 20
 #define GK__SV_LEVEL_MAX 60000
 #define GK__SV_RECIP_SHIFT 40
+#define GK__SV_GRID_SLACK 4 /* spare entries past the sorted arrays' end */
 
 /* gk__sv_player.gone */
 #define GK__SV_IN 0      /* in the match (alive or dead) */
@@ -104,8 +105,8 @@ typedef struct gk__sv_grid {
   uint32_t *key;       /* n cell keys, in sorted order, owned */
   uint32_t *tmp_order, *tmp_key; /* radix scratch, owned */
   uint32_t *count;               /* 1 << digit_bits radix counters, owned */
-  gk_fx *x, *y;                  /* positions in sorted order, owned */
-  int32_t *r16;             /* radius << GK_FX_SHIFT, sorted order, owned */
+  gk_fx *x, *y; /* positions in sorted order, + GK__SV_GRID_SLACK, owned */
+  int32_t *r16; /* radius << GK_FX_SHIFT, sorted order, + slack, owned */
   int64_t *push_x, *push_y; /* separation sums (Q24), sorted order, owned */
   /* recip[r] = ceil(2^GK__SV_RECIP_SHIFT / (2 r^2)) for a sum of two radii
    * r: separation divides by 2 r^2 with a multiply and a shift, exactly
@@ -211,6 +212,12 @@ static inline void gk__sv_grid_row(const gk__sv_grid *g, uint32_t cy,
 typedef int (*gk__sv_grid_cb)(gk__sv_state *s, uint32_t enemy, void *ctx);
 void gk__sv_grid_query(gk__sv_state *s, gk_fx x, gk_fx y, int32_t r,
                        gk__sv_grid_cb cb, void *ctx);
+
+/* The wand's target for player i: the living enemy nearest to it within
+ * its range (the lowest index of equals), or -1 (gk_sv_weapons.c). Needs
+ * the grid of the last gk__sv_enemies_move when there are more than a few
+ * enemies, as gk__sv_grid_query does. */
+int32_t gk__sv_wand_target(const gk__sv_state *s, uint32_t i);
 
 /* Puts player i at its start, with the starting wand (gk_sv_players.c). */
 void gk__sv_player_init(gk__sv_state *s, uint32_t i);

@@ -96,8 +96,18 @@ static void player_fields(gk_batch *b, uint32_t i, const gk__sv_player *p) {
 
 /* One player slot's canonical bytes at q: player_fields's bytes, each
  * field a store at a fixed offset (the test "field callbacks carry the
- * hashed bytes" holds the two to one layout). */
+ * hashed bytes" holds the two to one layout). On little-endian hosts the
+ * two runs whose memory already is their canonical bytes (x .. gone, and
+ * orbit_angle .. options) are copied whole, the BOOLs in them normalised
+ * after; the weapons (interleaved in the bytes, not in memory) and
+ * pick_timer are stores. */
 static void player_bytes(uint8_t *q, const gk__sv_player *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  const uint8_t *m = (const uint8_t *)p;
+  memcpy(q, m, 32);
+  memcpy(q + 30, m + 30, 8); /* x .. gone: canonical 0..37 */
+  q[36] = p->alive != 0;
+#else
   gk_batch_put(q, 0, (uint32_t)p->x, 4);
   gk_batch_put(q, 4, (uint32_t)p->y, 4);
   gk_batch_put(q, 8, (uint32_t)p->health, 4);
@@ -110,12 +120,17 @@ static void player_bytes(uint8_t *q, const gk__sv_player *p) {
   gk_batch_put(q, 34, p->hurt_cd, 2);
   gk_batch_put(q, 36, p->alive != 0, 1);
   gk_batch_put(q, 37, p->gone, 1);
+#endif
   gk_batch_put(q, 38, p->wlevel[0], 1);
   gk_batch_put(q, 39, p->wtimer[0], 2);
   gk_batch_put(q, 41, p->wlevel[1], 1);
   gk_batch_put(q, 42, p->wtimer[1], 2);
   gk_batch_put(q, 44, p->wlevel[2], 1);
   gk_batch_put(q, 45, p->wtimer[2], 2);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(q + 47, m + offsetof(gk__sv_player, orbit_angle), 16); /* 47..55 */
+  q[52] = p->pick_pending != 0;
+#else
   gk_batch_put(q, 47, p->orbit_angle, 2);
   gk_batch_put(q, 49, p->ups_health, 1);
   gk_batch_put(q, 50, p->ups_speed, 1);
@@ -124,8 +139,30 @@ static void player_bytes(uint8_t *q, const gk__sv_player *p) {
   gk_batch_put(q, 53, p->options[0], 1);
   gk_batch_put(q, 54, p->options[1], 1);
   gk_batch_put(q, 55, p->options[2], 1);
+#endif
   gk_batch_put(q, 56, p->pick_timer, 4);
 }
+/* The runs player_bytes copies whole: canonical order is memory order. */
+_Static_assert(offsetof(gk__sv_player, y) == 4 &&
+                   offsetof(gk__sv_player, kills) == 28 &&
+                   offsetof(gk__sv_player, level) == 32 &&
+                   offsetof(gk__sv_player, hurt_cd) == 34 &&
+                   offsetof(gk__sv_player, alive) == 36 &&
+                   offsetof(gk__sv_player, gone) == 37,
+               "player x .. gone are their canonical bytes 0..37");
+_Static_assert(offsetof(gk__sv_player, ups_health) ==
+                       offsetof(gk__sv_player, orbit_angle) + 2 &&
+                   offsetof(gk__sv_player, ups_speed) ==
+                       offsetof(gk__sv_player, orbit_angle) + 3 &&
+                   offsetof(gk__sv_player, ups_magnet) ==
+                       offsetof(gk__sv_player, orbit_angle) + 4 &&
+                   offsetof(gk__sv_player, pick_pending) ==
+                       offsetof(gk__sv_player, orbit_angle) + 5 &&
+                   offsetof(gk__sv_player, options) ==
+                       offsetof(gk__sv_player, orbit_angle) + 6 &&
+                   offsetof(gk__sv_player, orbit_angle) + 16 <=
+                       sizeof(gk__sv_player),
+               "player orbit_angle .. options are canonical bytes 47..55");
 
 /* Every player slot in canonical order, in one batch. A slot's fields
  * are eleven runs apart in memory (two BOOLs, the weapons interleaved),

@@ -10,6 +10,8 @@
 #define ORBIT_RADIUS 72
 #define ORB_RADIUS 12
 #define ORBIT_TURN 1100 /* binary angle per step: about a turn per second */
+#define WAND_SCAN_MAX                                                          \
+  64 /* up to this many enemies: look at each for a target */
 
 /* --- weapons ------------------------------------------------------------ */
 
@@ -58,22 +60,92 @@ static void area_hit(gk__sv_state *s, uint32_t player, gk_fx x, gk_fx y,
   gk__sv_grid_query(s, x, y, radius + GK__SV_ENEMY_RADIUS_MAX, area_visit, &c);
 }
 
+/* Is enemy j, at squared distance d2, alive and a better wand target than
+ * the best so far: within `best` when there is none yet (the range), else
+ * nearer, or as near at a lower index? */
+static inline int better_target(const gk__sv_state *s, uint32_t j, int64_t d2,
+                                int64_t best, int32_t target) {
+  if (d2 > best || (d2 == best && target >= 0 && j >= (uint32_t)target))
+    return 0;
+  return s->enemies[j].health > 0;
+}
+
+/* The cells of ring `ring` around (cx, cy) (its Chebyshev distance), row by
+ * row, clamped to the grid; each enemy in them updates *best / *target. */
+static void ring_targets(const gk__sv_state *s, gk_fx px, gk_fx py, uint32_t cx,
+                         uint32_t cy, uint32_t ring, int64_t *best,
+                         int32_t *target) {
+  const gk__sv_grid *g = &s->grid;
+  int64_t x0 = (int64_t)cx - ring, x1 = (int64_t)cx + ring;
+  int64_t y0 = (int64_t)cy - ring, y1 = (int64_t)cy + ring;
+  for (int64_t y = y0 < 0 ? 0 : y0; y <= y1 && y < (int64_t)g->h; y++) {
+    int edge = y == y0 || y == y1; /* a whole row, else its two ends */
+    for (int64_t x = x0 < 0 ? 0 : x0; x <= x1 && x < (int64_t)g->w;
+         x += edge || x == x1 ? 1 : x1 - x) {
+      const gk__sv_cell *c = &g->cells[(size_t)y * g->w + (size_t)x];
+      if (c->stamp != g->stamp) continue;
+      for (uint32_t k = c->start; k < c->end; k++) {
+        int64_t d2 = gk__sv_sq64((int64_t)g->x[k] - px) +
+                     gk__sv_sq64((int64_t)g->y[k] - py);
+        uint32_t j = g->order[k];
+        if (better_target(s, j, d2, *best, *target)) {
+          *best = d2;
+          *target = (int32_t)j;
+        }
+      }
+    }
+  }
+}
+
+/* The wand's target for player i: the living enemy nearest to it within
+ * WAND_RANGE, the lowest index of equals; -1 if none. A crowd is searched
+ * through the grid in rings of cells around the player, nearest first,
+ * until no unseen cell can hold anything nearer; a few enemies are simply
+ * all looked at (the same answer). */
+int32_t gk__sv_wand_target(const gk__sv_state *s, uint32_t i) {
+  const gk__sv_player *p = &s->p[i];
+  int64_t best = gk__sv_sq64(gk_fx_from_int(WAND_RANGE));
+  int32_t target = -1;
+  if (s->n_enemies <= WAND_SCAN_MAX) {
+    for (uint32_t j = 0; j < s->n_enemies; j++) {
+      const gk__sv_enemy *e = &s->enemies[j];
+      int64_t d2 =
+          gk__sv_sq64((int64_t)e->x - p->x) + gk__sv_sq64((int64_t)e->y - p->y);
+      if (better_target(s, j, d2, best, target)) {
+        best = d2;
+        target = (int32_t)j;
+      }
+    }
+    return target;
+  }
+  const gk__sv_grid *g = &s->grid;
+  uint32_t cx = gk__sv_cell_coord(p->x, g->w),
+           cy = gk__sv_cell_coord(p->y, g->h);
+  gk_fx cell = gk_fx_from_int(1 << GK__SV_CELL_UNITS_SHIFT);
+  uint32_t rings = g->w > g->h ? g->w : g->h;
+  for (uint32_t ring = 0; ring < rings; ring++) {
+    if (ring > 0) {
+      /* Unseen cells lie outside the square of rings < ring, whose edges
+       * are this far from the player at least. */
+      int64_t inner = (int64_t)(ring - 1) * cell;
+      int64_t ox = (int64_t)p->x - ((int64_t)cx * cell - inner);
+      int64_t ex = ((int64_t)cx + 1) * cell + inner - p->x;
+      int64_t oy = (int64_t)p->y - ((int64_t)cy * cell - inner);
+      int64_t ey = ((int64_t)cy + 1) * cell + inner - p->y;
+      int64_t d = ox < ex ? ox : ex;
+      d = d < oy ? d : oy;
+      d = d < ey ? d : ey;
+      if (d * d > best) break;
+    }
+    ring_targets(s, p->x, p->y, cx, cy, ring, &best, &target);
+  }
+  return target;
+}
+
 static void fire_wand(gk__sv_state *s, uint32_t i) {
   gk__sv_player *p = &s->p[i];
   uint32_t lv = p->wlevel[GK_SV_WAND];
-  int64_t best = gk__sv_sq64(gk_fx_from_int(WAND_RANGE)) + 1;
-  int32_t target = -1;
-  /* Squared distances only; the health check runs for the rare enemy that
-   * would be nearer than the best so far (same pick as checking first). */
-  for (uint32_t j = 0; j < s->n_enemies; j++) {
-    const gk__sv_enemy *e = &s->enemies[j];
-    int64_t d2 =
-        gk__sv_sq64((int64_t)e->x - p->x) + gk__sv_sq64((int64_t)e->y - p->y);
-    if (d2 < best && e->health > 0) {
-      best = d2;
-      target = (int32_t)j;
-    }
-  }
+  int32_t target = gk__sv_wand_target(s, i);
   if (target < 0)
     return; /* stays ready; fires as soon as something is in range */
   const gk__sv_enemy *t = &s->enemies[target];

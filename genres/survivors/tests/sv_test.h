@@ -55,6 +55,14 @@ static inline gk__sv_state *sv_new(const gk_sv_config *cfg, uint32_t players) {
   return s;
 }
 
+/* A quiet run (sv_quiet_config into *cfg) with room for `max_enemies`. */
+static inline gk__sv_state *sv_new_crowd(gk_sv_config *cfg, int32_t max_enemies,
+                                         uint32_t players) {
+  sv_quiet_config(cfg);
+  cfg->max_enemies = max_enemies;
+  return sv_new(cfg, players);
+}
+
 /* Steps once with `records` (players * 4 bytes, NULL = neutral) and every
  * player active; events go to `ev` if non-NULL (else they are dropped). */
 static inline void sv_step_with(gk__sv_state *s, const uint8_t *records,

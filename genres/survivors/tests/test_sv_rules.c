@@ -665,9 +665,7 @@ static void reference_move(const gk__sv_state *s, uint32_t i, gk_fx *nx,
 
 Test(survivors_enemies, grid_separation_matches_an_all_pairs_reference) {
   gk_sv_config cfg;
-  sv_quiet_config(&cfg);
-  cfg.max_enemies = 1500;
-  gk__sv_state *s = sv_new(&cfg, 3);
+  gk__sv_state *s = sv_new_crowd(&cfg, 1500, 3);
   gk_rng rng;
   gk_rng_seed(&rng, 11, 3);
   for (uint32_t i = 0; i < 3; i++) disarm(s, i);
