@@ -502,8 +502,45 @@ static void write_sample(const void *state, gk_writer *w) {
 
 /* --- canonical state ------------------------------------------------------*/
 
+/* The hashed bytes of a run as one record at fixed offsets: the bytes
+ * write_state's fields give a hashing writer (which skips the cells and the
+ * history), stored as a few 8-byte moves instead of a check per field.
+ * Returns 0, or -1 if the stage lacks room (then nothing was written). */
+static int write_hashed(const pp_run *run, gk_writer *w) {
+  const gk__pp_board *b = &run->b;
+  size_t tail = 18 + 4 * (size_t)b->npushers; /* moves, pushes, solved */
+  size_t undo = tail + 9 + 2 * (size_t)run->players;
+  gk_batch t = gk_batch_begin(w, undo + 12);
+  uint8_t *q = gk_batch_claim(&t, undo + 12);
+  if (q == NULL) {
+    gk_batch_end(&t);
+    return -1;
+  }
+  gk_batch_put(
+      q, 0, run->players | (uint64_t)run->level << 8 | (uint64_t)b->width << 40,
+      7);
+  gk_batch_put(q, 7, b->height, 2);
+  gk_batch_put(q, 9, b->box_digest, 8);
+  gk_batch_put(q, 17, b->npushers, 1);
+  for (uint32_t i = 0; i < b->npushers; i++) {
+    uint32_t y = gk__pp_row(b, b->pusher[i]);
+    uint32_t x = b->pusher[i] - y * b->width;
+    gk_batch_put(q, 18 + 4 * (size_t)i, x | y << 16, 4);
+  }
+  gk_batch_put(q, tail, run->moves | (uint64_t)run->pushes << 32, 8);
+  gk_batch_put(q, tail + 8, run->solved != 0, 1);
+  for (uint32_t i = 0; i < run->players; i++)
+    gk_batch_put(q, tail + 9 + 2 * (size_t)i,
+                 run->hold[i].dir | (uint32_t)run->hold[i].steps << 8, 2);
+  gk_batch_put(q, undo, run->undo_len, 4);
+  gk_batch_put(q, undo + 4, run->undo_digest, 8);
+  gk_batch_end(&t);
+  return 0;
+}
+
 static void write_state(const void *state, gk_writer *w) {
   const pp_run *run = state;
+  if (w->hashing && write_hashed(run, w) == 0) return;
   const gk__pp_board *b = &run->b;
   /* every hashed field in one batch (the cells between are not hashed) */
   size_t most = 17 + 1 + 4 * b->npushers + 9 + 2 * run->players + 12;
