@@ -122,6 +122,36 @@ Test(replay_format, a_changed_step_input_fails_verify_at_exactly_that_step) {
   }
 }
 
+Test(replay_format, a_change_where_a_block_and_a_frame_part_is_found_there) {
+  /* 1000-step blocks against the verifier's 4096-step frames: a frame
+   * ends inside a block and the next one goes on from the same entry */
+  const uint64_t at[] = {999, 1000, 4095, 4096, 4097, 6999};
+  for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+    size_t len;
+    uint8_t *bytes = fixture_tiny_replay(3, 7000, 1000, 5, at[i], &len);
+    gk_replay r;
+    cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0);
+    cr_assert_eq(r.nblocks, 7);
+    gk_replay_verdict v;
+    cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v),
+                 GK_REPLAY_MISMATCH);
+    cr_assert_eq(v.step, at[i], "%s", v.message);
+    cr_assert_eq(v.steps_checked, at[i]);
+    gk_replay_close(&r);
+    free(bytes);
+  }
+  size_t len;
+  uint8_t *bytes = fixture_tiny_replay(3, 7000, 1000, 5, NO_TAMPER, &len);
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0);
+  gk_replay_verdict v;
+  cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v), GK_REPLAY_OK,
+               "%s", v.message);
+  cr_assert_eq(v.steps_checked, 7000);
+  gk_replay_close(&r);
+  free(bytes);
+}
+
 /* Steps in the blocks that lie wholly before `cut`. */
 static uint64_t steps_before(const gk_replay *full, size_t cut) {
   uint64_t n = 0;
