@@ -71,17 +71,24 @@ Test(replay_format, lookups_with_and_without_a_hint_agree_in_any_order) {
   free(bytes);
 }
 
-Test(replay_format, verify_passes_on_an_untouched_replay) {
+/* Records an untouched tiny replay and expects every step to verify. */
+static void expect_untouched_verifies(uint32_t players, uint64_t steps,
+                                      uint32_t block_steps, uint64_t seed) {
   size_t len;
-  uint8_t *bytes = fixture_tiny_replay(4, 5000, 256, 1, NO_TAMPER, &len);
+  uint8_t *bytes =
+      fixture_tiny_replay(players, steps, block_steps, seed, NO_TAMPER, &len);
   gk_replay r;
   cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0);
   gk_replay_verdict v;
   cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v), GK_REPLAY_OK,
                "%s", v.message);
-  cr_assert_eq(v.steps_checked, 5000);
+  cr_assert_eq(v.steps_checked, steps);
   gk_replay_close(&r);
   free(bytes);
+}
+
+Test(replay_format, verify_passes_on_an_untouched_replay) {
+  expect_untouched_verifies(4, 5000, 256, 1);
 }
 
 Test(replay_format, a_replay_without_steps_is_valid_and_verifies) {
@@ -97,59 +104,46 @@ Test(replay_format, a_replay_without_steps_is_valid_and_verifies) {
   free(bytes);
 }
 
+/* Records a tiny replay whose input at step `at` lies and expects verify
+ * to name exactly that step, with the recorded and computed hashes. */
+static void expect_mismatch_at(uint32_t players, uint64_t steps,
+                               uint32_t block_steps, uint64_t seed,
+                               uint64_t at) {
+  size_t len;
+  uint8_t *bytes =
+      fixture_tiny_replay(players, steps, block_steps, seed, at, &len);
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0,
+               "a consistent file whose input lies still reads");
+  gk_replay_verdict v;
+  cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v),
+               GK_REPLAY_MISMATCH);
+  cr_assert_eq(v.step, at, "%s", v.message);
+  cr_assert_eq(v.steps_checked, at);
+  gk_replay_step s;
+  gk_replay_step_at(&r, at, &s, NULL);
+  cr_assert_eq(v.expected, s.hash);
+  cr_assert_neq(v.actual, v.expected);
+  char want[64];
+  snprintf(want, sizeof want, "step %llu:", (unsigned long long)at);
+  cr_assert(strstr(v.message, want) != NULL, "%s", v.message);
+  gk_replay_close(&r);
+  free(bytes);
+}
+
 Test(replay_format, a_changed_step_input_fails_verify_at_exactly_that_step) {
   const uint64_t at[] = {0, 1, 37, 255, 256, 399};
-  for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
-    size_t len;
-    uint8_t *bytes = fixture_tiny_replay(2, 400, 64, 3, at[i], &len);
-    gk_replay r;
-    cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0,
-                 "a consistent file whose input lies still reads");
-    gk_replay_verdict v;
-    cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v),
-                 GK_REPLAY_MISMATCH);
-    cr_assert_eq(v.step, at[i], "%s", v.message);
-    cr_assert_eq(v.steps_checked, at[i]);
-    gk_replay_step s;
-    gk_replay_step_at(&r, at[i], &s, NULL);
-    cr_assert_eq(v.expected, s.hash);
-    cr_assert_neq(v.actual, v.expected);
-    char want[64];
-    snprintf(want, sizeof want, "step %llu:", (unsigned long long)at[i]);
-    cr_assert(strstr(v.message, want) != NULL, "%s", v.message);
-    gk_replay_close(&r);
-    free(bytes);
-  }
+  for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
+    expect_mismatch_at(2, 400, 64, 3, at[i]);
 }
 
 Test(replay_format, a_change_where_a_block_and_a_frame_part_is_found_there) {
   /* 1000-step blocks against the verifier's 4096-step frames: a frame
    * ends inside a block and the next one goes on from the same entry */
   const uint64_t at[] = {999, 1000, 4095, 4096, 4097, 6999};
-  for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
-    size_t len;
-    uint8_t *bytes = fixture_tiny_replay(3, 7000, 1000, 5, at[i], &len);
-    gk_replay r;
-    cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0);
-    cr_assert_eq(r.nblocks, 7);
-    gk_replay_verdict v;
-    cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v),
-                 GK_REPLAY_MISMATCH);
-    cr_assert_eq(v.step, at[i], "%s", v.message);
-    cr_assert_eq(v.steps_checked, at[i]);
-    gk_replay_close(&r);
-    free(bytes);
-  }
-  size_t len;
-  uint8_t *bytes = fixture_tiny_replay(3, 7000, 1000, 5, NO_TAMPER, &len);
-  gk_replay r;
-  cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0);
-  gk_replay_verdict v;
-  cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v), GK_REPLAY_OK,
-               "%s", v.message);
-  cr_assert_eq(v.steps_checked, 7000);
-  gk_replay_close(&r);
-  free(bytes);
+  for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
+    expect_mismatch_at(3, 7000, 1000, 5, at[i]);
+  expect_untouched_verifies(3, 7000, 1000, 5);
 }
 
 /* Steps in the blocks that lie wholly before `cut`. */
