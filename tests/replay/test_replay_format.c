@@ -146,6 +146,54 @@ Test(replay_format, a_change_where_a_block_and_a_frame_part_is_found_there) {
   expect_untouched_verifies(3, 7000, 1000, 5);
 }
 
+/* Changes entry `step` of a one-player replay (mask, flags, record) and
+ * re-seals its block's checksum, so only the entry check can refuse it. */
+static void reseal_entry(uint8_t *bytes, const gk_replay *r, uint64_t step,
+                         uint32_t mask, uint32_t flags, uint8_t rec) {
+  size_t b = 0;
+  while (step - r->blocks[b].first >= r->blocks[b].count) b++;
+  uint8_t *e = bytes + r->blocks[b].entries +
+               (size_t)(step - r->blocks[b].first) * r->entry_size;
+  gk_store_le(e + 8, mask, 4);
+  gk_store_le(e + 12, flags, 4);
+  e[16] = rec;
+  uint8_t *head = bytes + r->blocks[b].entries - 16 - 12;
+  size_t plen = (size_t)gk_load_le32(head + 8);
+  gk_store_le(head + 12 + plen, gk_hash_bytes(head, 12 + plen), 8);
+}
+
+Test(replay_format,
+     a_bad_mask_flags_or_silent_record_in_a_sealed_block_is_named) {
+  /* one player: every entry of a good block is the common one, so the
+   * block-wide check is what must notice the one that is not */
+  const struct {
+    uint32_t mask, flags;
+    uint8_t rec;
+    size_t at; /* offset of the named byte in the entry */
+    const char *what;
+  } bad[] = {
+      {3, 0, 1, 8, "active mask"},
+      {1, 0x80, 1, 12, "flags"},
+      {0, 0, 0xff, 16, "all-zero records"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    size_t len;
+    uint8_t *bytes = fixture_tiny_replay(1, 300, 64, 8, NO_TAMPER, &len);
+    gk_replay r;
+    cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0);
+    size_t entry = r.blocks[1].entries + 6 * (size_t)r.entry_size;
+    reseal_entry(bytes, &r, 70, bad[i].mask, bad[i].flags, bad[i].rec);
+    gk_replay_close(&r);
+    cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), GK_EPROTO);
+    cr_assert_eq(r.damage.offset, entry + bad[i].at, "%s", r.damage.what);
+    cr_assert(strstr(r.damage.what, "step 70:") != NULL, "%s", r.damage.what);
+    cr_assert(strstr(r.damage.what, bad[i].what) != NULL, "%s", r.damage.what);
+    cr_assert_eq(r.steps, 64, "the block before it is kept");
+    gk_replay_close(&r);
+    free(bytes);
+  }
+}
+
 /* Steps in the blocks that lie wholly before `cut`. */
 static uint64_t steps_before(const gk_replay *full, size_t cut) {
   uint64_t n = 0;
