@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "gk_push_puzzle.h"
+#include "gk_rng.h"
 
 typedef struct gk__pp_board {
   uint16_t width, height;
@@ -79,6 +80,13 @@ int gk__pp_pusher_at(const gk__pp_board *b, uint32_t c, uint32_t except);
  * keeping only the first `players` pushers (the rest become floor). */
 void gk__pp_board_load(gk__pp_board *b, uint8_t *cells, const gk_pp_level *lvl,
                        uint32_t players);
+
+/* The built-in bot (gk_pp_bot.c): GK__PP_BOT_SIZE bytes of caller storage
+ * (no alignment needed), the descriptor's bot_init and bot_next. */
+#define GK__PP_BOT_SIZE (sizeof(gk_rng) + 2)
+void gk__pp_bot_init(void *botp, const void *cfg, uint64_t seed,
+                     uint32_t player);
+void gk__pp_bot_next(void *botp, uint8_t *rec);
 
 /* What gk-replay offers for push-puzzle (gk_pp_tool.c). */
 extern const gk_sim_tool gk__pp_tool;

@@ -44,7 +44,6 @@
 #include <string.h>
 
 #include "gk_pp_internal.h"
-#include "gk_rng.h"
 
 #define PP_EVENTS_MAX 256
 /* 2: the hash covers the undo digest, not the history; 3: the box digest,
@@ -502,8 +501,45 @@ static void write_sample(const void *state, gk_writer *w) {
 
 /* --- canonical state ------------------------------------------------------*/
 
+/* The hashed bytes of a run as one record at fixed offsets: the bytes
+ * write_state's fields give a hashing writer (which skips the cells and the
+ * history), stored as a few 8-byte moves instead of a check per field.
+ * Returns 0, or -1 if the stage lacks room (then nothing was written). */
+static int write_hashed(const pp_run *run, gk_writer *w) {
+  const gk__pp_board *b = &run->b;
+  size_t tail = 18 + 4 * (size_t)b->npushers; /* moves, pushes, solved */
+  size_t undo = tail + 9 + 2 * (size_t)run->players;
+  gk_batch t = gk_batch_begin(w, undo + 12);
+  uint8_t *q = gk_batch_claim(&t, undo + 12);
+  if (q == NULL) {
+    gk_batch_end(&t);
+    return -1;
+  }
+  gk_batch_put(
+      q, 0, run->players | (uint64_t)run->level << 8 | (uint64_t)b->width << 40,
+      7);
+  gk_batch_put(q, 7, b->height, 2);
+  gk_batch_put(q, 9, b->box_digest, 8);
+  gk_batch_put(q, 17, b->npushers, 1);
+  for (uint32_t i = 0; i < b->npushers; i++) {
+    uint32_t y = gk__pp_row(b, b->pusher[i]);
+    uint32_t x = b->pusher[i] - y * b->width;
+    gk_batch_put(q, 18 + 4 * (size_t)i, x | y << 16, 4);
+  }
+  gk_batch_put(q, tail, run->moves | (uint64_t)run->pushes << 32, 8);
+  gk_batch_put(q, tail + 8, run->solved != 0, 1);
+  for (uint32_t i = 0; i < run->players; i++)
+    gk_batch_put(q, tail + 9 + 2 * (size_t)i,
+                 run->hold[i].dir | (uint32_t)run->hold[i].steps << 8, 2);
+  gk_batch_put(q, undo, run->undo_len, 4);
+  gk_batch_put(q, undo + 4, run->undo_digest, 8);
+  gk_batch_end(&t);
+  return 0;
+}
+
 static void write_state(const void *state, gk_writer *w) {
   const pp_run *run = state;
+  if (w->hashing && write_hashed(run, w) == 0) return;
   const gk__pp_board *b = &run->b;
   /* every hashed field in one batch (the cells between are not hashed) */
   size_t most = 17 + 1 + 4 * b->npushers + 9 + 2 * run->players + 12;
@@ -695,59 +731,6 @@ static void *read_state(const void *cfgp, gk_reader *r, char *err,
   return run;
 }
 
-/* --- bot ------------------------------------------------------------------*/
-
-/* The bot's storage comes from the caller with no alignment promise, so
- * it is bytes only; the PRNG is copied in and out. */
-typedef struct pp_bot {
-  uint8_t rng[sizeof(gk_rng)];
-  uint8_t held;      /* direction bit being held, 0 none */
-  uint8_t hold_left; /* steps the hold goes on */
-} pp_bot;
-
-static void bot_init(void *botp, const void *cfg, uint64_t seed,
-                     uint32_t player) {
-  (void)cfg;
-  pp_bot *bot = botp;
-  uint64_t x = seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(player + 1));
-  uint64_t a = gk_splitmix64(&x);
-  uint64_t b = gk_splitmix64(&x);
-  gk_rng rng;
-  gk_rng_seed(&rng, a, b);
-  memcpy(bot->rng, &rng, sizeof rng);
-  bot->held = 0;
-  bot->hold_left = 0;
-}
-
-static void bot_next(void *botp, uint8_t *rec) {
-  pp_bot *bot = botp;
-  rec[0] = 0;
-  rec[1] = 0;
-  if (bot->hold_left > 0) {
-    bot->hold_left--;
-    rec[0] = bot->held;
-    if (bot->hold_left == 0) bot->held = 0;
-    return;
-  }
-  gk_rng rng;
-  memcpy(&rng, bot->rng, sizeof rng);
-  uint32_t r = gk_rng_below(&rng, 1000);
-  if (r < 2) {
-    rec[1] = GK_PP_RESTART;
-  } else if (r < 40) {
-    rec[1] = GK_PP_UNDO;
-  } else if (r < 500) {
-    uint8_t d = (uint8_t)(1u << gk_rng_below(&rng, 4));
-    rec[0] = d;
-    rec[1] = d;
-    if (gk_rng_below(&rng, 8) == 0) {
-      bot->held = d;
-      bot->hold_left = (uint8_t)gk_rng_range(&rng, 1, 40);
-    }
-  }
-  memcpy(bot->rng, &rng, sizeof rng);
-}
-
 const gk_sim gk_push_puzzle_sim = {
     .abi = GK_SIM_ABI,
     .name = "push-puzzle",
@@ -771,8 +754,8 @@ const gk_sim gk_push_puzzle_sim = {
     .write_sample = write_sample,
     .write_state = write_state,
     .read_state = read_state,
-    .bot_size = sizeof(pp_bot),
-    .bot_init = bot_init,
-    .bot_next = bot_next,
+    .bot_size = GK__PP_BOT_SIZE,
+    .bot_init = gk__pp_bot_init,
+    .bot_next = gk__pp_bot_next,
     .tool = &gk__pp_tool,
 };

@@ -116,68 +116,73 @@ static uint32_t nearest_edge(const uint8_t *cells, uint32_t w, uint32_t h,
   return start;
 }
 
-/* Reads the h collected rows into cells (w*h, rows padded with 0x80, which
- * marks padding while the level is built), filling lvl's pushers and box
- * count and *goals. */
+/* What each map character is: its cell bits, XSB_OK for a map character,
+ * XSB_PUSHER for `@` and `+` (0: not a map character). */
+enum { XSB_OK = 0x10, XSB_PUSHER = 0x20, XSB_PAD = 0x80 };
+static const uint8_t xsb_cell[256] = {
+    ['#'] = GK_PP_WALL | XSB_OK,
+    ['@'] = XSB_PUSHER | XSB_OK,
+    ['+'] = GK_PP_GOAL | XSB_PUSHER | XSB_OK,
+    ['$'] = GK_PP_BOX | XSB_OK,
+    ['*'] = GK_PP_BOX | GK_PP_GOAL | XSB_OK,
+    ['.'] = GK_PP_GOAL | XSB_OK,
+    [' '] = XSB_OK,
+    ['-'] = XSB_OK,
+    ['_'] = XSB_OK,
+};
+
+/* Reads the h collected rows into cells (w*h, rows padded with XSB_PAD,
+ * which marks padding while the level is built), filling lvl's pushers and
+ * box count, *goals and *placed (boxes already on a goal). */
 static int read_cells(parser *p, gk_pp_level *lvl, uint8_t *cells, uint32_t w,
-                      uint32_t h, uint32_t *goals) {
+                      uint32_t h, uint32_t *goals, uint32_t *placed) {
+  /* boxes, goals and placed boxes of each cell value, as 21-bit fields of
+   * one sum (a level has at most 2^16 cells) */
+  static const uint64_t tally[8] = {
+      [GK_PP_GOAL] = 1ull << 21,
+      [GK_PP_BOX] = 1,
+      [GK_PP_BOX | GK_PP_GOAL] = 1 | 1ull << 21 | 1ull << 42,
+      [GK_PP_WALL | GK_PP_GOAL] = 1ull << 21,
+      [GK_PP_WALL | GK_PP_BOX] = 1,
+      [GK_PP_WALL | GK_PP_BOX | GK_PP_GOAL] = 1 | 1ull << 21 | 1ull << 42,
+  };
+  uint64_t sum = 0;
   for (uint32_t r = 0; r < h; r++) {
-    const char *s = p->text + p->rows[r].off;
-    for (uint32_t c = 0; c < w; c++) {
-      uint8_t v;
-      if (c >= p->rows[r].len) {
-        cells[(size_t)r * w + c] = 0x80;
-        continue;
-      }
-      switch (s[c]) {
-      case '#':
-        v = GK_PP_WALL;
-        break;
-      case '@':
-      case '+':
+    const unsigned char *s = (const unsigned char *)p->text + p->rows[r].off;
+    uint8_t *out = cells + (size_t)r * w;
+    uint32_t len = p->rows[r].len;
+    for (uint32_t c = 0; c < len; c++) {
+      uint8_t t = xsb_cell[s[c]];
+      if ((t & (XSB_OK | XSB_PUSHER)) != XSB_OK) {
+        if (t == 0)
+          return fail(p, GK_EPARSE, p->rows[r].line, c + 1,
+                      "unknown character");
         if (lvl->npushers >= GK_PP_PUSHERS_MAX)
           return fail(p, GK_EPARSE, p->rows[r].line, c + 1,
                       "too many pushers (at most 16)");
         lvl->pushers[lvl->npushers++] = r * w + c;
-        v = s[c] == '+' ? GK_PP_GOAL : 0;
-        break;
-      case '$':
-        v = GK_PP_BOX;
-        break;
-      case '*':
-        v = GK_PP_BOX | GK_PP_GOAL;
-        break;
-      case '.':
-        v = GK_PP_GOAL;
-        break;
-      case ' ':
-      case '-':
-      case '_':
-        v = 0;
-        break;
-      default:
-        return fail(p, GK_EPARSE, p->rows[r].line, c + 1, "unknown character");
       }
-      if (v & GK_PP_BOX) lvl->boxes++;
-      if (v & GK_PP_GOAL) (*goals)++;
-      cells[(size_t)r * w + c] = v;
+      uint8_t v = t & (GK_PP_WALL | GK_PP_GOAL | GK_PP_BOX);
+      sum += tally[v];
+      out[c] = v;
     }
+    memset(out + len, XSB_PAD, w - len);
   }
+  const uint64_t field = (1ull << 21) - 1;
+  lvl->boxes += (uint32_t)(sum & field);
+  *goals = (uint32_t)(sum >> 21 & field);
+  *placed = (uint32_t)(sum >> 42 & field);
   return 0;
 }
 
 /* A level needs a pusher, a box, as many goals as boxes, and must not be
  * solved already. */
-static int check_counts(parser *p, const gk_pp_level *lvl, const uint8_t *cells,
-                        size_t n, uint32_t goals) {
+static int check_counts(parser *p, const gk_pp_level *lvl, uint32_t goals,
+                        uint32_t placed) {
   uint32_t first = lvl->line;
   if (lvl->npushers == 0)
     return fail(p, GK_EPARSE, first, 1, "level has no pusher (@ or +)");
   if (lvl->boxes == 0) return fail(p, GK_EPARSE, first, 1, "level has no box");
-  uint32_t placed = 0;
-  for (size_t i = 0; i < n; i++)
-    if ((cells[i] & (GK_PP_BOX | GK_PP_GOAL)) == (GK_PP_BOX | GK_PP_GOAL))
-      placed++;
   if (lvl->boxes == goals && placed == lvl->boxes)
     return fail(p, GK_EPARSE, first, 1, "level is already solved");
   if (lvl->boxes != goals) {
@@ -189,36 +194,37 @@ static int check_counts(parser *p, const gk_pp_level *lvl, const uint8_t *cells,
   return 0;
 }
 
+/* Marks cell n OUTSIDE and queues it, unless it is a wall or marked. */
+static inline void flood_visit(uint8_t *cells, uint32_t n, uint32_t *q,
+                               size_t *tail) {
+  if (!(cells[n] & (GK_PP_WALL | GK_PP_OUTSIDE))) {
+    cells[n] |= GK_PP_OUTSIDE;
+    q[(*tail)++] = n;
+  }
+}
+
 /* Marks OUTSIDE every non-wall cell connected to the border or the
  * padding. `q` has w*h slots. */
 static void flood_outside(uint8_t *cells, uint32_t w, uint32_t h, uint32_t *q) {
   size_t head = 0, tail = 0;
   for (uint32_t y = 0; y < h; y++) {
-    for (uint32_t x = 0; x < w; x++) {
-      uint32_t c = y * w + x;
-      int border = x == 0 || y == 0 || x == w - 1 || y == h - 1;
-      if ((border || (cells[c] & 0x80)) && !(cells[c] & GK_PP_WALL)) {
-        cells[c] |= GK_PP_OUTSIDE;
-        q[tail++] = c;
-      }
+    uint32_t base = y * w;
+    if (y == 0 || y == h - 1) {
+      for (uint32_t x = 0; x < w; x++) flood_visit(cells, base + x, q, &tail);
+      continue;
     }
+    flood_visit(cells, base, q, &tail);
+    for (uint32_t x = 1; x + 1 < w; x++)
+      if (cells[base + x] & XSB_PAD) flood_visit(cells, base + x, q, &tail);
+    flood_visit(cells, base + w - 1, q, &tail);
   }
   while (head < tail) {
     uint32_t c = q[head++];
-    uint32_t x = c % w, y = c / w;
-    uint32_t nb[4];
-    unsigned k = 0;
-    if (x > 0) nb[k++] = c - 1;
-    if (x + 1 < w) nb[k++] = c + 1;
-    if (y > 0) nb[k++] = c - w;
-    if (y + 1 < h) nb[k++] = c + w;
-    for (unsigned i = 0; i < k; i++) {
-      uint8_t v = cells[nb[i]];
-      if (!(v & (GK_PP_WALL | GK_PP_OUTSIDE))) {
-        cells[nb[i]] |= GK_PP_OUTSIDE;
-        q[tail++] = nb[i];
-      }
-    }
+    uint32_t y = c / w, x = c - y * w;
+    if (x > 0) flood_visit(cells, c - 1, q, &tail);
+    if (x + 1 < w) flood_visit(cells, c + 1, q, &tail);
+    if (y > 0) flood_visit(cells, c - w, q, &tail);
+    if (y + 1 < h) flood_visit(cells, c + w, q, &tail);
   }
 }
 
@@ -245,7 +251,7 @@ static int check_edges(parser *p, const gk_pp_level *lvl, uint8_t *cells,
                              : "open edge: a goal outside the walls";
       return fail(p, GK_EPARSE, line, col, what);
     }
-    cells[c] &= (uint8_t)~0x80u;
+    cells[c] &= (uint8_t)~XSB_PAD;
   }
   return 0;
 }
@@ -289,12 +295,12 @@ static int finish_level(parser *p) {
   uint8_t *cells = malloc(n);
   uint32_t *q = malloc(n * sizeof *q);
   uint8_t *seen = malloc(n);
-  uint32_t goals = 0;
+  uint32_t goals = 0, placed = 0;
   int rc;
   if (cells == NULL || q == NULL || seen == NULL)
     rc = gk_errf(p->err, p->errlen, GK_ENOMEM, "%s: out of memory", p->name);
-  else if ((rc = read_cells(p, &lvl, cells, w, h, &goals)) == 0 &&
-           (rc = check_counts(p, &lvl, cells, n, goals)) == 0) {
+  else if ((rc = read_cells(p, &lvl, cells, w, h, &goals, &placed)) == 0 &&
+           (rc = check_counts(p, &lvl, goals, placed)) == 0) {
     flood_outside(cells, w, h, q);
     if ((rc = check_edges(p, &lvl, cells, w, h, q, seen)) == 0) {
       lvl.cells = cells;

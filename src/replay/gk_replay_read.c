@@ -224,11 +224,16 @@ static int read_steps(gk_replay *r, const uint8_t *p, size_t len,
                   " bytes to fill the %zu-byte payload",
                   count, esize, len - STEPS_HEAD);
   uint32_t allowed = gk_all_players(r->players);
-  for (uint32_t i = 0; i < count; i++) {
+  /* the common block: every entry has every player active and no flags
+   * (mask and flags as one u64 equal to `allowed`), checked without a
+   * branch per entry; any other goes through the checks one by one */
+  uint64_t odd = 0;
+  for (uint32_t i = 0; i < count; i++)
+    odd |= gk_load_le64(p + STEPS_HEAD + (size_t)i * esize + 8) ^ allowed;
+  for (uint32_t i = 0; odd != 0 && i < count; i++) {
     const uint8_t *e = p + STEPS_HEAD + (size_t)i * esize;
     uint32_t mask = gk_load_le32(e + 8);
     uint32_t flags = gk_load_le32(e + 12);
-    /* the common entry: every player active, no flags */
     if (mask == allowed && flags == 0) continue;
     uint64_t eoff = at + STEPS_HEAD + (uint64_t)i * esize;
     if ((mask & ~allowed) != 0)

@@ -71,17 +71,24 @@ Test(replay_format, lookups_with_and_without_a_hint_agree_in_any_order) {
   free(bytes);
 }
 
-Test(replay_format, verify_passes_on_an_untouched_replay) {
+/* Records an untouched tiny replay and expects every step to verify. */
+static void expect_untouched_verifies(uint32_t players, uint64_t steps,
+                                      uint32_t block_steps, uint64_t seed) {
   size_t len;
-  uint8_t *bytes = fixture_tiny_replay(4, 5000, 256, 1, NO_TAMPER, &len);
+  uint8_t *bytes =
+      fixture_tiny_replay(players, steps, block_steps, seed, NO_TAMPER, &len);
   gk_replay r;
   cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0);
   gk_replay_verdict v;
   cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v), GK_REPLAY_OK,
                "%s", v.message);
-  cr_assert_eq(v.steps_checked, 5000);
+  cr_assert_eq(v.steps_checked, steps);
   gk_replay_close(&r);
   free(bytes);
+}
+
+Test(replay_format, verify_passes_on_an_untouched_replay) {
+  expect_untouched_verifies(4, 5000, 256, 1);
 }
 
 Test(replay_format, a_replay_without_steps_is_valid_and_verifies) {
@@ -97,26 +104,91 @@ Test(replay_format, a_replay_without_steps_is_valid_and_verifies) {
   free(bytes);
 }
 
+/* Records a tiny replay whose input at step `at` lies and expects verify
+ * to name exactly that step, with the recorded and computed hashes. */
+static void expect_mismatch_at(uint32_t players, uint64_t steps,
+                               uint32_t block_steps, uint64_t seed,
+                               uint64_t at) {
+  size_t len;
+  uint8_t *bytes =
+      fixture_tiny_replay(players, steps, block_steps, seed, at, &len);
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0,
+               "a consistent file whose input lies still reads");
+  gk_replay_verdict v;
+  cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v),
+               GK_REPLAY_MISMATCH);
+  cr_assert_eq(v.step, at, "%s", v.message);
+  cr_assert_eq(v.steps_checked, at);
+  gk_replay_step s;
+  gk_replay_step_at(&r, at, &s, NULL);
+  cr_assert_eq(v.expected, s.hash);
+  cr_assert_neq(v.actual, v.expected);
+  char want[64];
+  snprintf(want, sizeof want, "step %llu:", (unsigned long long)at);
+  cr_assert(strstr(v.message, want) != NULL, "%s", v.message);
+  gk_replay_close(&r);
+  free(bytes);
+}
+
 Test(replay_format, a_changed_step_input_fails_verify_at_exactly_that_step) {
   const uint64_t at[] = {0, 1, 37, 255, 256, 399};
-  for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+  for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
+    expect_mismatch_at(2, 400, 64, 3, at[i]);
+}
+
+Test(replay_format, a_change_where_a_block_and_a_frame_part_is_found_there) {
+  /* 1000-step blocks against the verifier's 4096-step frames: a frame
+   * ends inside a block and the next one goes on from the same entry */
+  const uint64_t at[] = {999, 1000, 4095, 4096, 4097, 6999};
+  for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
+    expect_mismatch_at(3, 7000, 1000, 5, at[i]);
+  expect_untouched_verifies(3, 7000, 1000, 5);
+}
+
+/* Changes entry `step` of a one-player replay (mask, flags, record) and
+ * re-seals its block's checksum, so only the entry check can refuse it. */
+static void reseal_entry(uint8_t *bytes, const gk_replay *r, uint64_t step,
+                         uint32_t mask, uint32_t flags, uint8_t rec) {
+  size_t b = 0;
+  while (step - r->blocks[b].first >= r->blocks[b].count) b++;
+  uint8_t *e = bytes + r->blocks[b].entries +
+               (size_t)(step - r->blocks[b].first) * r->entry_size;
+  gk_store_le(e + 8, mask, 4);
+  gk_store_le(e + 12, flags, 4);
+  e[16] = rec;
+  uint8_t *head = bytes + r->blocks[b].entries - 16 - 12;
+  size_t plen = (size_t)gk_load_le32(head + 8);
+  gk_store_le(head + 12 + plen, gk_hash_bytes(head, 12 + plen), 8);
+}
+
+Test(replay_format,
+     a_bad_mask_flags_or_silent_record_in_a_sealed_block_is_named) {
+  /* one player: every entry of a good block is the common one, so the
+   * block-wide check is what must notice the one that is not */
+  const struct {
+    uint32_t mask, flags;
+    uint8_t rec;
+    size_t at; /* offset of the named byte in the entry */
+    const char *what;
+  } bad[] = {
+      {3, 0, 1, 8, "active mask"},
+      {1, 0x80, 1, 12, "flags"},
+      {0, 0, 0xff, 16, "all-zero records"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     size_t len;
-    uint8_t *bytes = fixture_tiny_replay(2, 400, 64, 3, at[i], &len);
+    uint8_t *bytes = fixture_tiny_replay(1, 300, 64, 8, NO_TAMPER, &len);
     gk_replay r;
-    cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0,
-                 "a consistent file whose input lies still reads");
-    gk_replay_verdict v;
-    cr_assert_eq(gk_replay_verify(&r, &tiny_sim, NULL, NULL, &v),
-                 GK_REPLAY_MISMATCH);
-    cr_assert_eq(v.step, at[i], "%s", v.message);
-    cr_assert_eq(v.steps_checked, at[i]);
-    gk_replay_step s;
-    gk_replay_step_at(&r, at[i], &s, NULL);
-    cr_assert_eq(v.expected, s.hash);
-    cr_assert_neq(v.actual, v.expected);
-    char want[64];
-    snprintf(want, sizeof want, "step %llu:", (unsigned long long)at[i]);
-    cr_assert(strstr(v.message, want) != NULL, "%s", v.message);
+    cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), 0);
+    size_t entry = r.blocks[1].entries + 6 * (size_t)r.entry_size;
+    reseal_entry(bytes, &r, 70, bad[i].mask, bad[i].flags, bad[i].rec);
+    gk_replay_close(&r);
+    cr_assert_eq(gk_replay_open_bytes(&r, bytes, len), GK_EPROTO);
+    cr_assert_eq(r.damage.offset, entry + bad[i].at, "%s", r.damage.what);
+    cr_assert(strstr(r.damage.what, "step 70:") != NULL, "%s", r.damage.what);
+    cr_assert(strstr(r.damage.what, bad[i].what) != NULL, "%s", r.damage.what);
+    cr_assert_eq(r.steps, 64, "the block before it is kept");
     gk_replay_close(&r);
     free(bytes);
   }

@@ -67,13 +67,20 @@ static uint64_t hash_of(const void *state) {
   return v;
 }
 
-Test(push_puzzle_state, write_read_write_gives_the_same_bytes_and_future) {
+/* The two-player coop level with a bot for each player; returns the level
+ * text (free it after pp_stop). */
+static char *start_coop(pp_harness *h, bots *b, int undo_limit, uint64_t seed) {
   char *coop = pp_read_file(coop_path, NULL);
+  start_with_limit(h, coop, 2, undo_limit);
+  bots_init(b, &h->cfg, 2, seed);
+  return coop;
+}
+
+Test(push_puzzle_state, write_read_write_gives_the_same_bytes_and_future) {
   pp_harness h;
-  /* a small undo ring so the history wraps and its head moves */
-  start_with_limit(&h, coop, 2, 7);
   bots b;
-  bots_init(&b, &h.cfg, 2, 42);
+  /* a small undo ring so the history wraps and its head moves */
+  char *coop = start_coop(&h, &b, 7, 42);
   uint8_t rec[2 * GK_PP_INPUT_SIZE];
   uint32_t undos = 0;
   for (int round = 0; round < 20; round++) {
@@ -124,11 +131,9 @@ Test(push_puzzle_state, write_read_write_gives_the_same_bytes_and_future) {
 }
 
 Test(push_puzzle_state, a_restored_run_continues_exactly_like_the_original) {
-  char *coop = pp_read_file(coop_path, NULL);
   pp_harness h;
-  start_with_limit(&h, coop, 2, 5);
   bots b;
-  bots_init(&b, &h.cfg, 2, 7);
+  char *coop = start_coop(&h, &b, 5, 7);
   uint8_t rec[2 * GK_PP_INPUT_SIZE];
   for (int s = 0; s < 300; s++) {
     bots_next(&b, rec, NULL);
@@ -254,11 +259,9 @@ Test(push_puzzle_state, the_running_box_digest_always_matches_the_cells) {
   /* read_state recomputes the digest from the cells and refuses a
    * snapshot that disagrees: bots pushing, undoing and restarting must
    * leave a readable snapshot after every step */
-  char *coop = pp_read_file(coop_path, NULL);
   pp_harness h;
-  start_with_limit(&h, coop, 2, 64);
   bots b;
-  bots_init(&b, &h.cfg, 2, 11);
+  char *coop = start_coop(&h, &b, 64, 11);
   uint8_t rec[2 * GK_PP_INPUT_SIZE];
   uint32_t undos = 0;
   for (int s = 0; s < 3000; s++) {
@@ -275,6 +278,54 @@ Test(push_puzzle_state, the_running_box_digest_always_matches_the_cells) {
     free(bytes);
   }
   cr_expect_gt(undos, 10);
+  pp_stop(&h);
+  free(coop);
+}
+
+/* A hashing writer with a 16-byte stage: too small for write_state's
+ * one-record fast path, so the fields go one by one; collects what the
+ * stage hands out. */
+typedef struct tiny_hashing {
+  gk_writer w; /* must be first */
+  uint8_t stage[16];
+  uint8_t bytes[256];
+  size_t len;
+} tiny_hashing;
+
+static void tiny_flush(gk_writer *w, const uint8_t *bytes, size_t len) {
+  tiny_hashing *t = (tiny_hashing *)w;
+  cr_assert_leq(t->len + len, sizeof t->bytes);
+  memcpy(t->bytes + t->len, bytes, len);
+  t->len += len;
+}
+
+Test(push_puzzle_state, the_fast_hash_equals_the_fields_written_one_by_one) {
+  pp_harness h;
+  bots b;
+  char *coop = start_coop(&h, &b, 64, 23);
+  uint8_t rec[2 * GK_PP_INPUT_SIZE];
+  uint32_t undos = 0, holds = 0;
+  gk_hasher hs;
+  cr_assert_eq(gk_hasher_init(&hs), 0);
+  for (int s = 0; s < 3000; s++) {
+    bots_next(&b, rec, &undos);
+    pp_step(&h, rec);
+    tiny_hashing t;
+    memset(&t, 0, sizeof t);
+    t.w.buf = t.stage;
+    t.w.cap = sizeof t.stage;
+    t.w.flush = tiny_flush;
+    t.w.hashing = 1;
+    sim->write_state(h.state, &t.w);
+    gk_writer_flush(&t.w);
+    cr_assert_eq(gk_sim_hash(sim, h.state, &hs), gk_hash_bytes(t.bytes, t.len),
+                 "step %d", s);
+    cr_assert_eq(hs.w.total, t.len, "step %d", s);
+    holds += rec[0] != 0 && rec[1] == 0;
+  }
+  cr_expect_gt(undos, 10);
+  cr_expect_gt(holds, 10);
+  gk_hasher_close(&hs);
   pp_stop(&h);
   free(coop);
 }
@@ -326,11 +377,9 @@ Test(push_puzzle_state, every_truncation_of_a_snapshot_is_refused) {
 }
 
 Test(push_puzzle_state, corrupted_snapshots_are_refused_or_canonical) {
-  char *coop = pp_read_file(coop_path, NULL);
   pp_harness h;
-  start_with_limit(&h, coop, 2, 32);
   bots b;
-  bots_init(&b, &h.cfg, 2, 5);
+  char *coop = start_coop(&h, &b, 32, 5);
   uint8_t rec[2 * GK_PP_INPUT_SIZE];
   for (int s = 0; s < 400; s++) {
     bots_next(&b, rec, NULL);
