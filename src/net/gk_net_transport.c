@@ -43,6 +43,22 @@ static void set_timeout(gk_net_transport *t, ENetPeer *p) {
 
 static void on_service(uv_timer_t *h);
 
+/* ENet's packet throttle drops unreliable packets at the sender, before
+ * they reach the socket, once a round trip comes back longer than the
+ * last ones: 2/32 more of them per such acknowledgement, down to all,
+ * and it recovers by 2/32 per acknowledgement that is not longer. Under
+ * load (a busy server, a busy client) it cut whole connections off for a
+ * second and more (issue 16: the stalls at 256 rooms). INPUT and
+ * CONFIRMED carry their own redundancy, so a lost one costs a step
+ * period; a throttled connection costs the match. The throttle never
+ * closes: deceleration 0, the throttle at its limit. Set on the CONNECT
+ * event (a client's CONNECT carries its throttle settings, which the
+ * VERIFY_CONNECT must echo: not changed before that). */
+static void no_throttle(ENetPeer *p) {
+  p->packetThrottleDeceleration = 0;
+  p->packetThrottle = ENET_PEER_PACKET_THROTTLE_SCALE;
+}
+
 /* ENet 1.3.17 folds the handshake's round trip into a 500 ms default with
  * weight 1/8 (rtt = 500 - (500 - sample) / 8): take the sample back out so
  * the estimate starts from a measurement. The variance starts at 1/8 of
@@ -77,6 +93,7 @@ static void dispatch(gk_net_transport *t, ENetEvent *ev) {
     t->stats.connects++;
     set_timeout(t, ev->peer);
     seed_rtt(ev->peer);
+    no_throttle(ev->peer);
     if (t->cb.connect != NULL) t->cb.connect(t->cb.ctx, t, id);
     break;
   case ENET_EVENT_TYPE_DISCONNECT:
