@@ -125,6 +125,7 @@ static void dispatch(gk_net_transport *t, ENetEvent *ev) {
  * service_ms. Stops early once close has begun. */
 static void drain(gk_net_transport *t) {
   ENetEvent ev;
+  uint64_t t0 = uv_hrtime();
   t->stats.services++;
   int rc = enet_host_service(host_of(t), &ev, 0);
   if (rc > 0) t->dirty = 1; /* the pass may have queued acknowledgements */
@@ -136,6 +137,9 @@ static void drain(gk_net_transport *t) {
   if (t->close_cb == NULL && t->host != NULL) ping_all(t);
   if (t->close_cb == NULL)
     uv_timer_start(&t->service, on_service, t->opts.service_ms, 0);
+  uint64_t took = uv_hrtime() - t0;
+  t->stats.drain_ns += took;
+  if (took > t->stats.drain_ns_max) t->stats.drain_ns_max = took;
 }
 
 static void on_poll(uv_poll_t *h, int status, int events) {
