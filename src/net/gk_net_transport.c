@@ -128,7 +128,11 @@ static void drain(gk_net_transport *t) {
   uint64_t t0 = uv_hrtime();
   t->stats.services++;
   int rc = enet_host_service(host_of(t), &ev, 0);
-  if (rc > 0) t->dirty = 1; /* the pass may have queued acknowledgements */
+  /* A pass that ends in a RECEIVE (or nothing) sent what it queued (its
+   * acknowledgements) after reading: no flush is owed for it. A CONNECT or
+   * DISCONNECT may end the pass before that send (or in the middle of the
+   * walk of a timeout): flush then. */
+  if (rc > 0 && ev.type != ENET_EVENT_TYPE_RECEIVE) t->dirty = 1;
   while (rc > 0 && t->close_cb == NULL && t->host != NULL) {
     dispatch(t, &ev);
     if (t->close_cb != NULL || t->host == NULL) break;
