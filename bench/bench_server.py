@@ -12,6 +12,12 @@ stops the server with SIGTERM and reads:
   late share      steps confirmed later than start + (step + 1) * period +
                   late_slack_ms (50 ms), over all steps confirmed
   tick rate       step timer ticks per second of server wall time
+  tick ms         the server's time in one tick (every room steps on it),
+                  mean and max; also the longest drain of the socket and
+                  how late a tick began (JSON lines on stderr)
+  rooms late      rooms with any late step (a few rooms late at every
+                  step is a schedule that moved; many rooms late at a few
+                  steps is a server that paused)
 
 and prints a table: CPU per room-step and per packet, late share, confirm
 latency (p50/p99 over every bot peer), and the largest R with at most 1%
@@ -179,6 +185,20 @@ def run_one(args, rooms, tmp, keep_log=False):
         if lat else None,
         "confirm_p99_ms": round(max(b for _, b, _ in lat) / 1000, 1)
         if lat else None,
+        # the step timer's burst: every room steps on one tick (issue 16)
+        "tick_ms_mean": round(st["tick_us"] / 1000 / st["ticks"], 2)
+        if st.get("ticks") and "tick_us" in st else None,
+        "tick_ms_max": round(st.get("tick_us_max", 0) / 1000, 2),
+        "ticks_over_period": st.get("tick_over"),
+        "tick_late_ms_max": round(st.get("tick_late_us_max", 0) / 1000, 2),
+        "drain_ms_max": round(st.get("drain_us_max", 0) / 1000, 2),
+        "server_busy": round(cpu / wall, 3) if wall > 0 else None,
+        # rooms with any late step, and the most late steps in one room:
+        # a few rooms late at every step is a schedule that moved
+        "rooms_late": sum(1 for e in evs if e.get("event") == "match_end"
+                          and e.get("steps_late", 0) > 0),
+        "room_late_max": max([e.get("steps_late", 0) for e in evs
+                              if e.get("event") == "match_end"], default=0),
         "exit": status,
         "uptime_s": st.get("uptime_us", 0) / 1e6,
     }
@@ -242,19 +262,20 @@ def report(args, udp, results, best):
     print()
     print("| rooms (2p) | done | desyncs bot/server | server CPU s | bot CPU s "
           "| CPU us/room-step | datagrams/room-step | CPU ns/packet "
-          "| x bare UDP | late % | confirm p50/p99 ms | tick Hz |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| x bare UDP | late % | confirm p50/p99 ms | tick Hz "
+          "| tick ms mean/max | rooms late |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in sorted(results, key=lambda x: x["rooms"]):
         ratio = (r["cpu_ns_per_packet"] / udp["cpu_ns_per_packet"]
                  if r["cpu_ns_per_packet"] else 0)
         print("| %d | %d | %d/%d | %.2f | %.2f | %s | %s | %s | %.1f | %.2f "
-              "| %s/%s | %s |" % (r["rooms"], r["completed"], r["desyncs"],
-                                  r["server_desyncs"], r["server_cpu_s"],
-                                  r["bot_cpu_s"], r["cpu_us_per_room_step"],
-                                  r["datagrams_per_room_step"],
-                                  r["cpu_ns_per_packet"], ratio,
-                                  100 * r["late_share"], r["confirm_p50_ms"],
-                                  r["confirm_p99_ms"], r["tick_hz"]))
+              "| %s/%s | %s | %s/%s | %s |" % (
+                  r["rooms"], r["completed"], r["desyncs"],
+                  r["server_desyncs"], r["server_cpu_s"], r["bot_cpu_s"],
+                  r["cpu_us_per_room_step"], r["datagrams_per_room_step"],
+                  r["cpu_ns_per_packet"], ratio, 100 * r["late_share"],
+                  r["confirm_p50_ms"], r["confirm_p99_ms"], r["tick_hz"],
+                  r["tick_ms_mean"], r["tick_ms_max"], r["rooms_late"]))
     print()
     print("largest room count with <= 1%% late steps: %s" % best)
 

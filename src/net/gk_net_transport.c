@@ -43,6 +43,22 @@ static void set_timeout(gk_net_transport *t, ENetPeer *p) {
 
 static void on_service(uv_timer_t *h);
 
+/* ENet's packet throttle drops unreliable packets at the sender, before
+ * they reach the socket, once a round trip comes back longer than the
+ * last ones: 2/32 more of them per such acknowledgement, down to all,
+ * and it recovers by 2/32 per acknowledgement that is not longer. Under
+ * load (a busy server, a busy client) it cut whole connections off for a
+ * second and more (issue 16: the stalls at 256 rooms). INPUT and
+ * CONFIRMED carry their own redundancy, so a lost one costs a step
+ * period; a throttled connection costs the match. The throttle never
+ * closes: deceleration 0, the throttle at its limit. Set on the CONNECT
+ * event (a client's CONNECT carries its throttle settings, which the
+ * VERIFY_CONNECT must echo: not changed before that). */
+static void no_throttle(ENetPeer *p) {
+  p->packetThrottleDeceleration = 0;
+  p->packetThrottle = ENET_PEER_PACKET_THROTTLE_SCALE;
+}
+
 /* ENet 1.3.17 folds the handshake's round trip into a 500 ms default with
  * weight 1/8 (rtt = 500 - (500 - sample) / 8): take the sample back out so
  * the estimate starts from a measurement. The variance starts at 1/8 of
@@ -77,6 +93,7 @@ static void dispatch(gk_net_transport *t, ENetEvent *ev) {
     t->stats.connects++;
     set_timeout(t, ev->peer);
     seed_rtt(ev->peer);
+    no_throttle(ev->peer);
     if (t->cb.connect != NULL) t->cb.connect(t->cb.ctx, t, id);
     break;
   case ENET_EVENT_TYPE_DISCONNECT:
@@ -108,9 +125,14 @@ static void dispatch(gk_net_transport *t, ENetEvent *ev) {
  * service_ms. Stops early once close has begun. */
 static void drain(gk_net_transport *t) {
   ENetEvent ev;
+  uint64_t t0 = uv_hrtime();
   t->stats.services++;
   int rc = enet_host_service(host_of(t), &ev, 0);
-  if (rc > 0) t->dirty = 1; /* the pass may have queued acknowledgements */
+  /* A pass that ends in a RECEIVE (or nothing) sent what it queued (its
+   * acknowledgements) after reading: no flush is owed for it. A CONNECT or
+   * DISCONNECT may end the pass before that send (or in the middle of the
+   * walk of a timeout): flush then. */
+  if (rc > 0 && ev.type != ENET_EVENT_TYPE_RECEIVE) t->dirty = 1;
   while (rc > 0 && t->close_cb == NULL && t->host != NULL) {
     dispatch(t, &ev);
     if (t->close_cb != NULL || t->host == NULL) break;
@@ -119,6 +141,9 @@ static void drain(gk_net_transport *t) {
   if (t->close_cb == NULL && t->host != NULL) ping_all(t);
   if (t->close_cb == NULL)
     uv_timer_start(&t->service, on_service, t->opts.service_ms, 0);
+  uint64_t took = uv_hrtime() - t0;
+  t->stats.drain_ns += took;
+  if (took > t->stats.drain_ns_max) t->stats.drain_ns_max = took;
 }
 
 static void on_poll(uv_poll_t *h, int status, int events) {

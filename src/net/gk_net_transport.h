@@ -18,7 +18,9 @@
  * messages carry their own redundancy and tolerate reordering).
  *
  * Incoming packets larger than max_packet are dropped and counted before
- * the receive callback ever sees them.
+ * the receive callback ever sees them. ENet's packet throttle is opened
+ * on every connection: an unreliable packet is never dropped at the
+ * sender because round trips grew (it only meets the network's losses).
  */
 #ifndef GK_NET_TRANSPORT_H
 #define GK_NET_TRANSPORT_H
@@ -65,8 +67,10 @@ typedef struct gk_net_transport_stats {
   uint64_t drop_oversize; /* incoming packets over max_packet */
   uint64_t drop_send;     /* sends refused (no such peer, ENet failure) */
   uint64_t connects, disconnects;
-  uint64_t services; /* enet_host_service calls (one per drain) */
-  uint64_t flushes;  /* enet_host_flush calls (at most one per loop turn) */
+  uint64_t services;     /* enet_host_service calls (one per drain) */
+  uint64_t flushes;      /* enet_host_flush calls (at most one per loop turn) */
+  uint64_t drain_ns;     /* time in drains (service and the callbacks) */
+  uint64_t drain_ns_max; /* the longest drain */
 } gk_net_transport_stats;
 
 struct gk_net_transport {

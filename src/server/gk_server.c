@@ -81,6 +81,13 @@ void sv_log_stopped(gk_server *s) {
     gk_log_u64(s->log, "replays_damaged", st->replays_damaged);
     gk_log_u64(s->log, "stalls", st->stalls);
     gk_log_u64(s->log, "desyncs", st->desyncs);
+    gk_log_u64(s->log, "tick_us", st->tick_ns / 1000u);
+    gk_log_u64(s->log, "tick_us_max", st->tick_ns_max / 1000u);
+    gk_log_u64(s->log, "tick_over", st->tick_over);
+    gk_log_u64(s->log, "tick_late_us_max", st->tick_late_ns_max / 1000u);
+    gk_log_u64(s->log, "drains", s->transport.stats.services);
+    gk_log_u64(s->log, "drain_us", s->transport.stats.drain_ns / 1000u);
+    gk_log_u64(s->log, "drain_us_max", s->transport.stats.drain_ns_max / 1000u);
     sv_auth_log_totals(s);
     gk_log_end(s->log);
   }
@@ -220,6 +227,15 @@ static void tick_rooms(gk_server *s) {
   maybe_done(s);
 }
 
+/* How long one tick took and how late it began (the stopped line). */
+static void note_tick(gk_server *s, uint64_t took_ns, uint64_t late_ns) {
+  gk_server_stats *st = &s->stats;
+  st->tick_ns += took_ns;
+  if (took_ns > st->tick_ns_max) st->tick_ns_max = took_ns;
+  if (took_ns > s->step_ns) st->tick_over++;
+  if (late_ns > st->tick_late_ns_max) st->tick_late_ns_max = late_ns;
+}
+
 static void on_step(uv_timer_t *t) {
   gk_server *s = t->data;
   uint64_t now = uv_hrtime();
@@ -236,7 +252,9 @@ static void on_step(uv_timer_t *t) {
       }
     }
     s->k = due;
+    uint64_t t1 = uv_hrtime();
     tick_rooms(s);
+    note_tick(s, uv_hrtime() - t1, now - (s->t0 + due * s->step_ns));
   }
   if (!s->closing) arm_step(s);
 }

@@ -126,6 +126,11 @@ typedef struct gk_server_stats {
   uint64_t spectator_desyncs;   /* reported, never ending a match */
   uint64_t spectator_steps;     /* steps sent to spectators (first sends) */
   uint64_t spectator_ns;        /* time the server spent on spectators */
+  /* the step timer's work (issue 16): one tick steps every room at once */
+  uint64_t tick_ns;          /* time in the ticks, in total */
+  uint64_t tick_ns_max;      /* the longest tick */
+  uint64_t tick_over;        /* ticks that took longer than a step period */
+  uint64_t tick_late_ns_max; /* the latest a tick began after its deadline */
 } gk_server_stats;
 
 /* Creates the server on `loop`: binds the ENet host, starts the step

@@ -13,14 +13,16 @@
 
 #include "e2e.h"
 
-static void start_server(e2e_proc *srv, const e2e_dir *d, uint16_t *port) {
+/* `extra`: more top-level config keys (",\"k\":v"), may be "". */
+static void start_server_x(e2e_proc *srv, const e2e_dir *d, uint16_t *port,
+                           const char *extra) {
   char json[1024], path[512];
   snprintf(json, sizeof json,
            "{\"listen\":{\"host\":\"127.0.0.1\",\"port\":0},"
            "\"log_level\":\"info\",\"step_hz\":120,"
            "\"limits\":{\"rooms\":64,\"peers\":128},"
-           "\"replays\":{\"dir\":\"%s\"},\"shutdown_grace_ms\":5000}",
-           d->replays);
+           "\"replays\":{\"dir\":\"%s\"},\"shutdown_grace_ms\":5000%s}",
+           d->replays, extra);
   e2e_write(d, "server.json", json, path, sizeof path);
   char *argv[] = {(char *)GK_SERVER_BIN, (char *)"--config", path, NULL};
   e2e_spawn(srv, d, "server", argv);
@@ -28,8 +30,12 @@ static void start_server(e2e_proc *srv, const e2e_dir *d, uint16_t *port) {
   cr_assert_neq(*port, 0, "the server did not log its port");
 }
 
-/* Runs gk-bot (light or not) to its end and returns its summary. */
-static cJSON *run_bot(const e2e_dir *d, uint16_t port, int light,
+static void start_server(e2e_proc *srv, const e2e_dir *d, uint16_t *port) {
+  start_server_x(srv, d, port, "");
+}
+
+/* Starts gk-bot (light or not); end_bot waits for it. */
+static void spawn_bot(e2e_proc *bot, const e2e_dir *d, uint16_t port, int light,
                       const char *rooms, const char *steps) {
   char server[64];
   snprintf(server, sizeof server, "127.0.0.1:%u", (unsigned)port);
@@ -48,13 +54,24 @@ static cJSON *run_bot(const e2e_dir *d, uint16_t port, int light,
                   (char *)"60",
                   light ? (char *)"--light" : NULL,
                   NULL};
-  e2e_proc bot;
-  e2e_spawn(&bot, d, light ? "light" : "full", argv);
-  cr_assert(e2e_wait(&bot, 90000), "gk-bot did not finish");
-  cJSON *sum = e2e_read_json(bot.out);
-  cr_assert_not_null(sum, "gk-bot printed no JSON summary (%s)", bot.out);
-  cr_assert_eq(bot.status, 0, "gk-bot exit %d (%s)", bot.status, bot.out);
+  e2e_spawn(bot, d, light ? "light" : "full", argv);
+}
+
+/* Waits for gk-bot's end (exit 0) and returns its summary. */
+static cJSON *end_bot(e2e_proc *bot) {
+  cr_assert(e2e_wait(bot, 90000), "gk-bot did not finish");
+  cJSON *sum = e2e_read_json(bot->out);
+  cr_assert_not_null(sum, "gk-bot printed no JSON summary (%s)", bot->out);
+  cr_assert_eq(bot->status, 0, "gk-bot exit %d (%s)", bot->status, bot->out);
   return sum;
+}
+
+/* Runs gk-bot (light or not) to its end and returns its summary. */
+static cJSON *run_bot(const e2e_dir *d, uint16_t port, int light,
+                      const char *rooms, const char *steps) {
+  e2e_proc bot;
+  spawn_bot(&bot, d, port, light, rooms, steps);
+  return end_bot(&bot);
 }
 
 static void stop_server(e2e_proc *srv) {
@@ -145,5 +162,42 @@ Test(server_light, full_bots_report_every_hash_inside_their_inputs) {
                 2 * steps);
   cr_assert_leq(compared, 2 * steps);
   cr_assert_eq(e2e_count_events(&srv, "desync"), 0);
+  e2e_dir_remove(&d);
+}
+
+/* Issue 16: light players ignored input delay changes; a raise confirmed
+ * steps they had not sampled and they waited for ever. Short freezes of
+ * the server (SIGSTOP) lengthen the round trips, so the server raises the
+ * delay, then lowers it again. */
+Test(server_light, light_players_follow_input_delay_changes_to_the_end) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  e2e_proc srv, bot;
+  uint16_t port;
+  start_server_x(&srv, &d, &port,
+                 ",\"lockstep\":{\"delay_hold_ms\":100,"
+                 "\"delay_every_ms\":300}");
+  spawn_bot(&bot, &d, port, 1, "8", "1200");
+  cr_assert(e2e_wait_events(&srv, "match_start", 8, 20000),
+            "the matches did not start");
+  for (int i = 0; i < 6; i++) {
+    e2e_sleep_ms(300);
+    kill(srv.pid, SIGSTOP);
+    e2e_sleep_ms(150);
+    kill(srv.pid, SIGCONT);
+  }
+  cJSON *sum = end_bot(&bot);
+  cr_assert_eq(num(sum, "rooms_completed"), 8);
+  cr_assert_eq(num(sum, "desyncs"), 0);
+  cJSON_Delete(sum);
+  stop_server(&srv);
+  cr_assert_geq(e2e_count_events(&srv, "delay_change"), 1,
+                "the server changed no input delay");
+  cr_assert_eq(e2e_count_events(&srv, "stall"), 0);
+  cr_assert_eq(sum_events(&srv, "match_end", "drop_ahead"), 0);
+  /* verify checks the neutral steps every raise skips */
+  char codes[8][17];
+  uint64_t hashes[8];
+  cr_assert_eq(e2e_verify_replays(d.replays, codes, hashes, 8), 8);
   e2e_dir_remove(&d);
 }

@@ -3,15 +3,19 @@
  * The story of one light player: its room's player 0 connects (on a shared
  * ENet host) and creates the room; the others connect and join once the
  * code is back; player 0 starts the match. From MATCH_START on, the one
- * sampling timer (every millisecond) gives each player whose deadline has
- * passed one record for its next step, if the lockstep bound lets it
+ * sampling timer (every millisecond) gives each player a record for every
+ * step whose deadline has passed, as far as the lockstep bound lets it
  * (step < confirmed + input_delay + lead), and sends one INPUT with every
  * record the server has not acknowledged and its acknowledgement of the
- * confirmed steps. A CONFIRMED moves the player's contiguous confirmed
- * step (the data itself is not kept) and the server's acknowledgement of
- * its records. Player 0 sends END_MATCH once N steps are confirmed; a
- * player is done once it heard MATCH_END and holds the last step, and
- * says so with one last INPUT.
+ * confirmed steps. The deadlines are fixed from MATCH_START on (step k at
+ * start + phase + k periods): a player held back by the bound, or by a
+ * late wake-up, catches up at once when it may, as a real client does,
+ * so one hiccup never shifts the rest of its match (issue 16: that shift
+ * made every later step late and capped the capacity the bench saw). A
+ * CONFIRMED moves the player's contiguous confirmed step (the data itself is
+ * not kept) and the server's acknowledgement of its records. Player 0 sends
+ * END_MATCH once N steps are confirmed; a player is done once it heard
+ * MATCH_END and holds the last step, and says so with one last INPUT.
  */
 #include "gk_bot_light.h"
 
@@ -49,6 +53,13 @@ struct lplayer {
   uint32_t conn;
   int connected, joined, started, done;
   int blocked;        /* the lockstep bound holds sampling back */
+  uint64_t retry_ns;  /* blocked: the next INPUT (acknowledgements) */
+  uint32_t delay;     /* the input delay in force for my samples */
+  uint32_t announced; /* the delay of the last announced change */
+  int dl_pending;     /* a change is announced, not yet switched */
+  uint64_t dl_at;     /* its switch step S = A + D + lead */
+  uint32_t dl_to;     /* its new delay */
+  uint32_t dl_skip;   /* lowering: deadlines left to let pass */
   uint8_t slot;       /* from MATCH_START */
   uint64_t first;     /* first step this player samples */
   uint64_t confirmed; /* every step below is confirmed (contiguous) */
@@ -69,7 +80,7 @@ struct lroom {
   int created, start_sent, end_sent, failed, done;
   char error[160];
   uint64_t desyncs;
-  uint32_t delay, lead;
+  uint32_t lead;
   uint64_t step_ns, phase_ns;
 };
 
@@ -194,7 +205,7 @@ static void on_match_start(lplayer *p, const gk_wire_match_start *ms) {
   p->slot = ms->slot;
   p->first = ms->first_step + ms->input_delay;
   p->confirmed = p->acked = ms->first_step;
-  r->delay = ms->input_delay;
+  p->delay = p->announced = ms->input_delay;
   r->lead = ms->lead;
   r->step_ns =
       (uint64_t)ms->step_seconds.num * 1000000000u / ms->step_seconds.den;
@@ -206,9 +217,27 @@ static void on_match_start(lplayer *p, const gk_wire_match_start *ms) {
 /* --- the match ------------------------------------------------------------ */
 
 static void note_latency(lbot *b, const lplayer *p, uint64_t s, uint64_t now) {
-  if (s < p->first || s >= next_step(p) || b->nlat >= LAT_MAX) return;
+  if (s < p->first || s >= next_step(p) || b->nlat >= LAT_MAX ||
+      p->sampled_ns[s % RING] == 0) /* a step the host held neutral */
+    return;
   uint64_t us = (now - p->sampled_ns[s % RING]) / 1000u;
   b->lat[b->nlat++] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}
+
+/* A newly confirmed step `s` of `c` that announces an input delay change
+ * (docs/PROTOCOL.md, "Input delay"): every engine switches at
+ * S = s + D + lead, D the delay announced before. */
+static void take_announcement(lplayer *p, const gk_wire_confirmed *c,
+                              uint64_t s) {
+  gk_step_input in;
+  gk_wire_step_get(c, (uint32_t)(s - c->first), &in);
+  uint32_t d = GK_STEP_DELAY_OF(in.flags);
+  if (d == 0) return;
+  p->dl_pending = 1;
+  p->dl_at = s + p->announced + p->room->lead;
+  p->dl_to = d;
+  p->dl_skip = 0;
+  p->announced = d;
 }
 
 static void on_confirmed(lplayer *p, const gk_wire_confirmed *c) {
@@ -219,11 +248,14 @@ static void on_confirmed(lplayer *p, const gk_wire_confirmed *c) {
   uint64_t end = c->first + c->count;
   if (c->first <= p->confirmed && end > p->confirmed) {
     uint64_t now = uv_hrtime();
-    for (uint64_t s = p->confirmed; s < end; s++) note_latency(b, p, s, now);
+    for (uint64_t s = p->confirmed; s < end; s++) {
+      note_latency(b, p, s, now);
+      take_announcement(p, c, s);
+    }
     p->confirmed = end;
     if (p->blocked) {
       p->blocked = 0;
-      p->next_ns = now; /* resume at the next tick, without a burst */
+      p->retry_ns = 0; /* at the next tick, every step now due */
     }
   }
   if (p->index == 0 && !r->end_sent && p->confirmed >= b->o.steps) {
@@ -296,18 +328,45 @@ static void on_msg(lplayer *p, const gk_wire_msg *m) {
 /* --- sampling --------------------------------------------------------------
  */
 
-/* One deadline of one player: a record for its next step if the bound
- * lets it, then one INPUT either way (acknowledgements keep flowing). */
+static int may_sample(const lplayer *p) {
+  uint64_t s = next_step(p);
+  uint64_t from = p->acked > p->first ? p->acked : p->first;
+  return s < p->confirmed + p->delay + p->room->lead && s < from + RING / 2 &&
+         s < p->confirmed + RING / 2;
+}
+
+/* At a deadline whose step is the switch step of an announced change:
+ * raising, the next sample skips the steps the host holds neutral;
+ * lowering, D - D' deadlines pass unsampled (returns 1: this deadline is
+ * used up), then the next sample is for S. */
+static int delay_switch(lplayer *p) {
+  if (!p->dl_pending || next_step(p) != p->dl_at) return 0;
+  if (p->dl_to < p->delay) {
+    if (p->dl_skip == 0) p->dl_skip = p->delay - p->dl_to;
+    p->next_ns += p->room->step_ns;
+    if (--p->dl_skip > 0) return 1;
+  } else {
+    for (uint64_t s = p->dl_at; s < p->dl_at + (p->dl_to - p->delay); s++)
+      p->sampled_ns[s % RING] = 0; /* held neutral: no latency */
+    p->k += p->dl_to - p->delay;
+  }
+  int lowering = p->dl_to < p->delay;
+  p->dl_pending = 0;
+  p->delay = p->dl_to;
+  return lowering;
+}
+
+/* A player's deadline passed: a record for every step now due, as far as
+ * the bound lets it (the schedule never moves: a player held back catches
+ * up), then one INPUT either way (acknowledgements keep flowing; while
+ * blocked, one a period). */
 static void sample(lplayer *p, uint64_t now) {
   lroom *r = p->room;
   uint32_t isz = r->b->o.sim->input_size;
-  uint64_t s = next_step(p);
-  uint64_t from = p->acked > p->first ? p->acked : p->first;
-  if (s >= p->confirmed + r->delay + r->lead || s - from >= RING / 2 ||
-      s - p->confirmed >= RING / 2) {
-    p->blocked = 1;
-    p->next_ns = now + r->step_ns;
-  } else {
+  while (now >= p->next_ns) {
+    if (delay_switch(p)) continue;
+    if (!may_sample(p)) break;
+    uint64_t s = next_step(p);
     if (p->k % PATTERN_STEPS == 0) p->pattern = gk_splitmix64(&p->rng);
     uint8_t *dst = p->rec + (s % RING) * isz;
     memset(dst, 0, isz);
@@ -316,8 +375,9 @@ static void sample(lplayer *p, uint64_t now) {
     p->sampled_ns[s % RING] = now;
     p->k++;
     p->next_ns += r->step_ns;
-    if (p->next_ns + 4 * r->step_ns < now) p->next_ns = now; /* far behind */
   }
+  p->blocked = now >= p->next_ns;
+  if (p->blocked) p->retry_ns = now + r->step_ns;
   send_input(p);
 }
 
@@ -329,7 +389,8 @@ static void on_tick(uv_timer_t *t) {
     if (r->done) continue;
     for (uint32_t j = 0; j < b->o.players; j++) {
       lplayer *p = &r->pl[j];
-      if (p->started && !p->done && now >= p->next_ns) sample(p, now);
+      if (p->started && !p->done && now >= p->next_ns && now >= p->retry_ns)
+        sample(p, now);
     }
   }
 }

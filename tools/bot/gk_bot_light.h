@@ -11,6 +11,12 @@
  *     would tell apart players behind one NAT);
  *   - one uv timer samples every player on its own schedule (rooms are
  *     spread over the step period, so the load has no burst per step);
+ *     the schedule is fixed from MATCH_START on: a player held back by
+ *     the lockstep bound or a late wake-up catches up at once when it
+ *     may, so a hiccup costs only the steps it delayed;
+ *   - input delay changes are followed as docs/PROTOCOL.md says (a raise
+ *     skips the steps the host holds neutral, a lowering lets deadlines
+ *     pass), read from the confirmed steps' flags;
  *   - no simulation: inputs come from a seeded pattern (bytes 0 and 1 of
  *     each record from the player's splitmix64 stream, changed every 32
  *     steps; every other byte 0, so no button is ever pressed);
