@@ -120,15 +120,15 @@ void gk__sv_spawn_phase(gk__sv_state *s) {
  * (if they overlap) is added to ki's push and taken from k's: the push of
  * j on i is exactly the negation of i's on j (dx and dy are differences
  * from positions shifted alike, the same-point rule is antisymmetric), so
- * every pair is looked at once. A spring in squared distance, so no square root: each
- * overlapping pair pushes along (p_i - p_j) scaled by (rr^2 - d^2) / rr^2
- * (twice the every-step spring's (rr^2 - d^2) / (2 rr^2)), where rr is
- * the sum of radii, computed in Q8 (positions shifted right by 8, then
- * subtracted) so every product fits in int64 (pushes add up in Q24). Two
- * enemies on the very same point part by index (the lower one steps left by
- * rr/4). The sums are integer, so the order of the pairs does not change them.
- * Called for a pair inside the square |dx|, |dy| < rr only (the candidates'
- * filter below). */
+ * every pair is looked at once. A spring in squared distance, so no square
+ * root: each overlapping pair pushes along (p_i - p_j) scaled by (rr^2 - d^2) /
+ * rr^2 (twice the every-step spring's (rr^2 - d^2) / (2 rr^2)), where rr is the
+ * sum of radii, computed in Q8 (positions shifted right by 8, then subtracted)
+ * so every product fits in int64 (pushes add up in Q24). Two enemies on the
+ * very same point part by index (the lower one steps left by rr/4). The sums
+ * are integer, so the order of the pairs does not change them. Called for a
+ * pair inside the square |dx|, |dy| < rr only (the candidates' filter below).
+ */
 typedef struct sep_one {
   int32_t x8, y8; /* the enemy at ki, in Q8 (>> 8: positions are >= 0) */
   int32_t r16;    /* its radius << GK_FX_SHIFT */
@@ -242,7 +242,7 @@ static void separation_pairs(const gk__sv_grid *g, uint32_t ki, sep_side side,
   gk_fx ex = g->x[ki], ey = g->y[ki];
   int32_t ri16 = g->r16[ki];
   sep_one a = {ex >> 8, ey >> 8, ri16, g->order[ki], 0, 0};
-  gk_fx reach = ri16 + gk_fx_from_int(GK__SV_ENEMY_RADIUS_MAX);
+  gk_fx reach = ri16 + g->r16_max; /* the largest sum of radii */
   uint32_t cx0 = gk__sv_cell_coord(ex - reach, g->w);
   uint32_t cx1 = gk__sv_cell_coord(ex + reach, g->w);
   /* Within a part, rows above ki's hold only keys, hence sorted positions,
@@ -278,15 +278,13 @@ static void separation(const gk__sv_grid *g, uint32_t t, int64_t *qx,
                        int64_t *qy) {
   uint32_t n_even = (g->n + 1) / 2;    /* even indices 0, 2, ... < n */
   sep_rows w = {0, 0, 1, 0, {0}, {0}}; /* cy1 < cy0: no window yet */
-  if (t & 1) {
-    for (uint32_t ki = 0; ki < n_even; ki++)
-      separation_pairs(g, ki, SEP_ACROSS, &w, qx, qy);
-    return;
+  uint32_t end = t & 1 ? n_even : g->n;
+  for (uint32_t ki = 0; ki < end; ki++) { /* one call site: inlined */
+    sep_side side = t & 1         ? SEP_ACROSS
+                    : ki < n_even ? SEP_SAME_EVEN
+                                  : SEP_SAME_ODD;
+    separation_pairs(g, ki, side, &w, qx, qy);
   }
-  for (uint32_t ki = 0; ki < n_even; ki++)
-    separation_pairs(g, ki, SEP_SAME_EVEN, &w, qx, qy);
-  for (uint32_t ki = n_even; ki < g->n; ki++)
-    separation_pairs(g, ki, SEP_SAME_ODD, &w, qx, qy);
 }
 
 static int64_t clamp_push(int64_t q) {

@@ -133,6 +133,7 @@ static void build(gk__sv_state *s, uint32_t split) {
     g->order[i] = i;
   }
   sort_keys(g, n);
+  int32_t r16_max = 0;
   if (++g->stamp == 0) { /* once in 2^32 builds: forget every old stamp */
     memset(g->cells, 0, 2 * (size_t)g->w * g->h * sizeof *g->cells);
     g->stamp = 1;
@@ -148,8 +149,10 @@ static void build(gk__sv_state *s, uint32_t split) {
     g->x[k] = e->x;
     g->y[k] = e->y;
     g->r16[k] = gk__sv_kinds[e->kind].radius << GK_FX_SHIFT;
+    if (g->r16[k] > r16_max) r16_max = g->r16[k];
   }
   g->n = n;
+  g->r16_max = r16_max;
 }
 
 void gk__sv_grid_build(gk__sv_state *s) {

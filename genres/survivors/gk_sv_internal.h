@@ -106,8 +106,9 @@ typedef struct gk__sv_grid {
   uint32_t *key;       /* n cell keys, in sorted order, owned */
   uint32_t *tmp_order, *tmp_key; /* radix scratch, owned */
   uint32_t *count;               /* 1 << digit_bits radix counters, owned */
-  gk_fx *x, *y; /* positions in sorted order, + GK__SV_GRID_SLACK, owned */
-  int32_t *r16; /* radius << GK_FX_SHIFT, sorted order, + slack, owned */
+  gk_fx *x, *y;    /* positions in sorted order, + GK__SV_GRID_SLACK, owned */
+  int32_t *r16;    /* radius << GK_FX_SHIFT, sorted order, + slack, owned */
+  int32_t r16_max; /* the largest of the n r16 (0: none) */
   int64_t *push_x, *push_y; /* separation sums (Q24), sorted order, owned */
   /* recip[r] = ceil(2^GK__SV_RECIP_SHIFT / r^2) for a sum of two radii
    * r: separation divides by r^2 with a multiply and a shift, exactly

@@ -665,10 +665,11 @@ static void reference_move(const gk__sv_state *s, uint32_t t, uint32_t i,
 }
 
 /* A dense crowd across cell borders and against the arena's edges, with
- * some enemies on exactly the same point, moved once at a play step of
- * parity t & 1 (pairs within a parity, or across): every enemy lands where
- * the all-pairs reference puts it. */
-static void crowd_matches_the_reference(uint32_t t) {
+ * some enemies on exactly the same point, of the first `kinds` kinds (the
+ * separation's windows follow the largest radius present), moved once at a
+ * play step of parity t & 1 (pairs within a parity, or across): every
+ * enemy lands where the all-pairs reference puts it. */
+static void crowd_matches_the_reference(uint32_t t, uint32_t kinds) {
   gk_sv_config cfg;
   gk__sv_state *s = sv_new_crowd(&cfg, 1500, 3);
   gk_rng rng;
@@ -681,8 +682,7 @@ static void crowd_matches_the_reference(uint32_t t) {
       x = s->enemies[i - 1].x;
       y = s->enemies[i - 1].y;
     }
-    cr_assert_geq(gk__sv_spawn_enemy(s, gk_rng_below(&rng, GK_SV_KINDS), x, y),
-                  0);
+    cr_assert_geq(gk__sv_spawn_enemy(s, gk_rng_below(&rng, kinds), x, y), 0);
   }
   place_player(s, 0, 1500, 1500);
   place_player(s, 1, 200, 150); /* inside the crowd */
@@ -696,13 +696,17 @@ static void crowd_matches_the_reference(uint32_t t) {
   cr_assert_eq(s->play_steps, t);
   cr_assert_eq(s->n_enemies, 1500);
   for (uint32_t i = 0; i < 1500; i++) {
-    cr_assert_eq(s->enemies[i].x, want_x[i], "t %u: enemy %u x", t, i);
-    cr_assert_eq(s->enemies[i].y, want_y[i], "t %u: enemy %u y", t, i);
+    cr_assert_eq(s->enemies[i].x, want_x[i], "t %u kinds %u: enemy %u x", t,
+                 kinds, i);
+    cr_assert_eq(s->enemies[i].y, want_y[i], "t %u kinds %u: enemy %u y", t,
+                 kinds, i);
   }
   gk_survivors_sim.destroy(s);
 }
 
 Test(survivors_enemies, grid_separation_matches_an_all_pairs_reference) {
-  crowd_matches_the_reference(1); /* odd: even with odd indices */
-  crowd_matches_the_reference(2); /* even: within each parity */
+  crowd_matches_the_reference(1, GK_SV_KINDS); /* odd: even with odd */
+  crowd_matches_the_reference(2, GK_SV_KINDS); /* even: within a parity */
+  crowd_matches_the_reference(1, 2);           /* bats and zombies only */
+  crowd_matches_the_reference(2, 2);
 }
