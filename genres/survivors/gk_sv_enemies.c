@@ -28,7 +28,7 @@ const gk__sv_kind_info gk__sv_kinds[GK_SV_KINDS] = {
  * players packed ~25% tighter. At 2 units a pressed crowd of 2,000 holds
  * the same number of overlapping pairs as the every-step spring with 1.5
  * did, and a pile of 400 on one point spreads at the same rate. */
-#define SEP_PUSH_MAX (GK_FX_ONE * 2)
+#define SEP_PUSH_MAX ((int64_t)GK_FX_ONE * 2)
 
 /* --- entities ----------------------------------------------------------- */
 
