@@ -1,8 +1,13 @@
 /* gk_sv_grid.c: the survivors collision grid.
  *
  * A uniform grid of 32-unit cells over the arena, built from the enemies'
- * positions twice a step (gk__sv_enemies_move). A build sorts the enemies
- * by (cell key, index), where the key is row * w + column: a two-pass LSD
+ * positions twice a step (gk__sv_enemies_move): split for the separation
+ * before the move, plain for the queries after it. A plain build sorts the
+ * enemies by (cell key, index), where the key is row * w + column; a split
+ * build puts the even enemy indices first and the odd ones after, each part
+ * sorted the same way (the odd part's keys are offset by w * h, so its
+ * cells are rows h..2h-1 of a cell table twice the arena's size). A two-pass
+ * LSD
  * radix sort (stable, so equal keys keep index order) or, for a handful of
  * enemies, an insertion sort. Then one pass over the sorted keys stamps each
  * occupied cell with its [start, end) run. A cell whose stamp is not the
@@ -29,11 +34,12 @@ int gk__sv_grid_init(gk__sv_grid *g, const gk_sv_config *cfg) {
   memset(g, 0, sizeof *g);
   g->w = ((uint32_t)cfg->arena_width >> GK__SV_CELL_UNITS_SHIFT) + 1;
   g->h = ((uint32_t)cfg->arena_height >> GK__SV_CELL_UNITS_SHIFT) + 1;
+  /* keys of a split build go up to 2 w h (the odd part's) */
   uint32_t ncell = g->w * g->h, bits = 1;
-  while (bits < 32 && (1u << bits) < ncell) bits++;
+  while (bits < 32 && (1u << bits) < 2 * ncell) bits++;
   g->digit_bits = (bits + 1) / 2;
   size_t ne = (size_t)cfg->max_enemies;
-  g->cells = calloc(ncell, sizeof *g->cells);
+  g->cells = calloc(2 * (size_t)ncell, sizeof *g->cells);
   g->order = calloc(ne, sizeof(uint32_t));
   g->key = calloc(ne, sizeof(uint32_t));
   g->tmp_order = calloc(ne, sizeof(uint32_t));
@@ -46,13 +52,13 @@ int gk__sv_grid_init(gk__sv_grid *g, const gk_sv_config *cfg) {
   g->push_x = calloc(ne, sizeof(int64_t));
   g->push_y = calloc(ne, sizeof(int64_t));
   /* Separation's spring divides 0 < f <= r^2 2^16 < 2^27 (the squared
-   * radius sum in Q8) by d = 2 r^2 <= 3200. With m = ceil(2^40 / d) and
+   * radius sum in Q8) by d = r^2 <= 1600. With m = ceil(2^40 / d) and
    * e = m d - 2^40 < d: f m / 2^40 = f / d + f e / (d 2^40), and the excess
    * is below 2^27 / 2^40 = 2^-13 < 1 / d, the gap between f / d and the
    * next integer, so the shift gives floor(f / d) exactly. f m is about
-   * 2^55 at most, so it fits in 64 bits. */
+   * 2^56 at most, so it fits in 64 bits. */
   for (uint32_t r = 1; r <= 2 * GK__SV_ENEMY_RADIUS_MAX; r++) {
-    uint64_t d = 2ull * r * r;
+    uint64_t d = (uint64_t)r * r;
     g->recip[r] = ((1ull << GK__SV_RECIP_SHIFT) + d - 1) / d;
   }
   if (!g->cells || !g->order || !g->key || !g->tmp_order || !g->tmp_key ||
@@ -116,18 +122,20 @@ static void sort_keys(gk__sv_grid *g, uint32_t n) {
   radix_pass(g->count, nb, g->digit_bits, g->tmp_key, g->tmp_order, k, o, n);
 }
 
-void gk__sv_grid_build(gk__sv_state *s) {
+/* A build, plain or split (odd indices' keys offset by w * h). */
+static void build(gk__sv_state *s, uint32_t split) {
   gk__sv_grid *g = &s->grid;
-  uint32_t n = s->n_enemies;
+  uint32_t n = s->n_enemies, odd = split ? g->w * g->h : 0;
   for (uint32_t i = 0; i < n; i++) {
     const gk__sv_enemy *e = &s->enemies[i];
-    g->key[i] =
-        gk__sv_cell_coord(e->y, g->h) * g->w + gk__sv_cell_coord(e->x, g->w);
+    g->key[i] = gk__sv_cell_coord(e->y, g->h) * g->w +
+                gk__sv_cell_coord(e->x, g->w) + (i & 1 ? odd : 0);
     g->order[i] = i;
   }
   sort_keys(g, n);
+  int32_t r16_max = 0;
   if (++g->stamp == 0) { /* once in 2^32 builds: forget every old stamp */
-    memset(g->cells, 0, (size_t)g->w * g->h * sizeof *g->cells);
+    memset(g->cells, 0, 2 * (size_t)g->w * g->h * sizeof *g->cells);
     g->stamp = 1;
   }
   for (uint32_t k = 0; k < n; k++) {
@@ -141,8 +149,18 @@ void gk__sv_grid_build(gk__sv_state *s) {
     g->x[k] = e->x;
     g->y[k] = e->y;
     g->r16[k] = gk__sv_kinds[e->kind].radius << GK_FX_SHIFT;
+    if (g->r16[k] > r16_max) r16_max = g->r16[k];
   }
   g->n = n;
+  g->r16_max = r16_max;
+}
+
+void gk__sv_grid_build(gk__sv_state *s) {
+  build(s, 0);
+}
+
+void gk__sv_grid_build_split(gk__sv_state *s) {
+  build(s, 1);
 }
 
 void gk__sv_grid_query(gk__sv_state *s, gk_fx x, gk_fx y, int32_t r,

@@ -100,16 +100,18 @@ typedef struct gk__sv_grid {
   uint32_t digit_bits; /* radix digit width: half the key's bits, rounded up */
   uint32_t stamp;      /* current build; cells with another stamp are empty */
   uint32_t n;          /* enemies sorted */
-  gk__sv_cell *cells;  /* w * h, owned */
+  gk__sv_cell *cells;  /* 2 * w * h (the second half: a split build's odd
+                          indices), owned */
   uint32_t *order;     /* n enemy indices, sorted by (cell, index), owned */
   uint32_t *key;       /* n cell keys, in sorted order, owned */
   uint32_t *tmp_order, *tmp_key; /* radix scratch, owned */
   uint32_t *count;               /* 1 << digit_bits radix counters, owned */
-  gk_fx *x, *y; /* positions in sorted order, + GK__SV_GRID_SLACK, owned */
-  int32_t *r16; /* radius << GK_FX_SHIFT, sorted order, + slack, owned */
+  gk_fx *x, *y;    /* positions in sorted order, + GK__SV_GRID_SLACK, owned */
+  int32_t *r16;    /* radius << GK_FX_SHIFT, sorted order, + slack, owned */
+  int32_t r16_max; /* the largest of the n r16 (0: none) */
   int64_t *push_x, *push_y; /* separation sums (Q24), sorted order, owned */
-  /* recip[r] = ceil(2^GK__SV_RECIP_SHIFT / (2 r^2)) for a sum of two radii
-   * r: separation divides by 2 r^2 with a multiply and a shift, exactly
+  /* recip[r] = ceil(2^GK__SV_RECIP_SHIFT / r^2) for a sum of two radii
+   * r: separation divides by r^2 with a multiply and a shift, exactly
    * (gk_sv_grid.c says why). */
   uint64_t recip[2 * GK__SV_ENEMY_RADIUS_MAX + 1];
 } gk__sv_grid;
@@ -175,6 +177,11 @@ int gk__sv_grid_init(gk__sv_grid *g, const gk_sv_config *cfg);
 void gk__sv_grid_close(gk__sv_grid *g);
 /* Sorts the enemies into the grid from their current positions. */
 void gk__sv_grid_build(gk__sv_state *s);
+/* The same, split for the separation: the even enemy indices take sorted
+ * positions [0, (n + 1) / 2) and cell rows 0..h-1, the odd ones the rest
+ * and rows h..2h-1 (each part by (cell, index)). Queries need a plain
+ * build. */
+void gk__sv_grid_build_split(gk__sv_state *s);
 
 /* The cell column (or row) of a coordinate, clamped to 0..n-1. */
 static inline uint32_t gk__sv_cell_coord(gk_fx v, uint32_t n) {

@@ -225,7 +225,7 @@ uint64_t gk_sv_events_dropped(const void *state) {
 const gk_sim gk_survivors_sim = {
     .abi = GK_SIM_ABI,
     .name = "survivors",
-    .version = 2,
+    .version = 3,
     .step_seconds = {1, 60},
     .input_size = GK_SV_INPUT_SIZE,
     .players_min = 1,

@@ -613,9 +613,11 @@ Test(survivors_spawn, waves_start_on_schedule_and_the_enemy_cap_holds) {
 /* --- the grid finds every neighbour ------------------------------------- */
 
 /* The same chase and separation as the genre, over all pairs: the grid may
- * only change how neighbours are found, never which ones. */
-static void reference_move(const gk__sv_state *s, uint32_t i, gk_fx *nx,
-                           gk_fx *ny) {
+ * only change how neighbours are found, never which ones. The separation
+ * is staggered: at play step t the pair (i, j) pushes, twice as hard as an
+ * every-step spring would, only if i + j + t is even. */
+static void reference_move(const gk__sv_state *s, uint32_t t, uint32_t i,
+                           gk_fx *nx, gk_fx *ny) {
   const gk__sv_enemy *e = &s->enemies[i];
   const gk__sv_kind_info *k = &gk__sv_kinds[e->kind];
   int64_t best = INT64_MAX, bdx = 0, bdy = 0;
@@ -638,21 +640,20 @@ static void reference_move(const gk__sv_state *s, uint32_t i, gk_fx *nx,
   for (uint32_t j = 0; j < s->n_enemies; j++) {
     const gk__sv_enemy *o = &s->enemies[j];
     int64_t rr = (int64_t)(k->radius + gk__sv_kinds[o->kind].radius) << 8;
-    int64_t dx = ((int64_t)e->x - o->x) / 256,
-            dy = ((int64_t)e->y - o->y) / 256;
+    int64_t dx = (int64_t)(e->x >> 8) - (o->x >> 8),
+            dy = (int64_t)(e->y >> 8) - (o->y >> 8);
     int64_t f = rr * rr - (dx * dx + dy * dy);
-    if (j == i || dx >= rr || dx <= -rr || dy >= rr || dy <= -rr || f <= 0)
-      continue;
+    if (j == i || (i + j + t) % 2 != 0 || f <= 0) continue;
     if (dx == 0 && dy == 0) {
-      px += (i < j ? -rr : rr) * 8192;
+      px += (i < j ? -rr : rr) * 16384;
       continue;
     }
-    px += dx * (f * 65536 / (rr * rr * 2));
-    py += dy * (f * 65536 / (rr * rr * 2));
+    px += dx * (f * 65536 / (rr * rr));
+    py += dy * (f * 65536 / (rr * rr));
   }
   px /= 256;
   py /= 256;
-  gk_fx cap = GK_FX_ONE * 3 / 2;
+  gk_fx cap = GK_FX_ONE * 2;
   px = px < -cap ? -cap : px > cap ? cap : px;
   py = py < -cap ? -cap : py > cap ? cap : py;
   gk_fx lo = FX(k->radius);
@@ -663,36 +664,49 @@ static void reference_move(const gk__sv_state *s, uint32_t i, gk_fx *nx,
   *ny = y < lo ? lo : y > hy ? hy : y;
 }
 
-Test(survivors_enemies, grid_separation_matches_an_all_pairs_reference) {
+/* A dense crowd across cell borders and against the arena's edges, with
+ * some enemies on exactly the same point, of the first `kinds` kinds (the
+ * separation's windows follow the largest radius present), moved once at a
+ * play step of parity t & 1 (pairs within a parity, or across): every
+ * enemy lands where the all-pairs reference puts it. */
+static void crowd_matches_the_reference(uint32_t t, uint32_t kinds) {
   gk_sv_config cfg;
   gk__sv_state *s = sv_new_crowd(&cfg, 1500, 3);
   gk_rng rng;
   gk_rng_seed(&rng, 11, 3);
   for (uint32_t i = 0; i < 3; i++) disarm(s, i);
-  /* A dense crowd across cell borders and against the arena's edges, with
-   * some enemies on exactly the same point. */
   for (int i = 0; i < 1500; i++) {
     gk_fx x = (gk_fx)gk_rng_below(&rng, (uint32_t)FX(400));
     gk_fx y = (gk_fx)gk_rng_below(&rng, (uint32_t)FX(300));
-    if (i % 50 == 1) {
+    if (i % 50 == 1 || i % 50 == 2) { /* both parities on one point */
       x = s->enemies[i - 1].x;
       y = s->enemies[i - 1].y;
     }
-    cr_assert_geq(gk__sv_spawn_enemy(s, gk_rng_below(&rng, GK_SV_KINDS), x, y),
-                  0);
+    cr_assert_geq(gk__sv_spawn_enemy(s, gk_rng_below(&rng, kinds), x, y), 0);
   }
   place_player(s, 0, 1500, 1500);
   place_player(s, 1, 200, 150); /* inside the crowd */
   place_player(s, 2, 1500, 100);
+  s->play_steps = t - 1; /* the step plays step t */
   gk_fx want_x[1500], want_y[1500];
   for (uint32_t i = 0; i < 1500; i++)
-    reference_move(s, i, &want_x[i], &want_y[i]);
+    reference_move(s, t, i, &want_x[i], &want_y[i]);
   s->p[1].hurt_cd = 1000; /* only the movement phase may change enemies */
   sv_step_with(s, NULL, NULL);
+  cr_assert_eq(s->play_steps, t);
   cr_assert_eq(s->n_enemies, 1500);
   for (uint32_t i = 0; i < 1500; i++) {
-    cr_assert_eq(s->enemies[i].x, want_x[i], "enemy %u x", i);
-    cr_assert_eq(s->enemies[i].y, want_y[i], "enemy %u y", i);
+    cr_assert_eq(s->enemies[i].x, want_x[i], "t %u kinds %u: enemy %u x", t,
+                 kinds, i);
+    cr_assert_eq(s->enemies[i].y, want_y[i], "t %u kinds %u: enemy %u y", t,
+                 kinds, i);
   }
   gk_survivors_sim.destroy(s);
+}
+
+Test(survivors_enemies, grid_separation_matches_an_all_pairs_reference) {
+  crowd_matches_the_reference(1, GK_SV_KINDS); /* odd: even with odd */
+  crowd_matches_the_reference(2, GK_SV_KINDS); /* even: within a parity */
+  crowd_matches_the_reference(1, 2);           /* bats and zombies only */
+  crowd_matches_the_reference(2, 2);
 }
