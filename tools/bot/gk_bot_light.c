@@ -34,6 +34,9 @@
 #define PATTERN_STEPS 32 /* a pattern value is held this many steps */
 #define LAT_MAX (1u << 22)
 #define TICK_MS 1
+#define CONNECT_TRIES 6                 /* connection attempts per player */
+#define CONNECT_WAIT_NS 5000000000ull   /* an attempt's answer, at most */
+#define CONNECT_BACKOFF_NS 250000000ull /* before the next attempt */
 
 typedef struct lbot lbot;
 typedef struct lroom lroom;
@@ -52,6 +55,10 @@ struct lplayer {
   lhost *host;
   uint32_t conn;
   int connected, joined, started, done;
+  int attempting;      /* a connection is open or being opened */
+  uint32_t tries;      /* connection attempts made */
+  uint64_t attempt_ns; /* attempting: its start; else the next one's */
+
   int blocked;        /* the lockstep bound holds sampling back */
   uint64_t retry_ns;  /* blocked: the next INPUT (acknowledgements) */
   uint32_t delay;     /* the input delay in force for my samples */
@@ -92,6 +99,7 @@ struct lbot {
   uv_timer_t tick, timeout;
   int finished, timed_out;
   uint32_t rooms_done;
+  uint64_t connect_retries; /* attempts after a first one */
   uint32_t *lat;
   uint64_t nlat;
   int exit_status;
@@ -177,10 +185,42 @@ static void connect_player(lplayer *p) {
   lbot *b = p->room->b;
   int rc =
       gk_net_transport_connect(&p->host->tr, b->o.host, b->o.port, &p->conn);
-  if (rc == 0 && p->conn < GK_BOT_LIGHT_HOST_PEERS)
+  if (rc == 0 && p->conn < GK_BOT_LIGHT_HOST_PEERS) {
     p->host->by_conn[p->conn] = p;
-  else
+    p->attempting = 1;
+    p->attempt_ns = uv_hrtime();
+    if (p->tries++ > 0) b->connect_retries++;
+  } else {
     room_fail(p->room, "cannot connect", gk_strerror(rc ? rc : GK_EFULL));
+  }
+}
+
+/* A connection that ended (or is given up) before the server answered the
+ * player's request (ROOM_CREATED, JOINED): as a real client does, try
+ * again on a fresh connection after a short pause, up to CONNECT_TRIES
+ * attempts. Under a burst of connects the kernel drops datagrams, and
+ * ENet's handshake and first reliable message back off (500 ms, doubling)
+ * until its peer timeout ends the attempt: one lost exchange must not
+ * cost the room. Returns 1 if another attempt is due. */
+static int retry_later(lplayer *p) {
+  lbot *b = p->room->b;
+  p->attempting = 0;
+  if (p->joined || b->finished || p->room->failed || p->tries >= CONNECT_TRIES)
+    return 0;
+  p->attempt_ns = uv_hrtime() + CONNECT_BACKOFF_NS;
+  return 1;
+}
+
+/* Every tick, for a player not yet admitted: start the attempt that is
+ * due, or give up on one that got no answer in CONNECT_WAIT_NS (dropped
+ * at once: the disconnect callback schedules the next one). */
+static void check_connect(lplayer *p, uint64_t now) {
+  if (p->attempting) {
+    if (now - p->attempt_ns >= CONNECT_WAIT_NS)
+      gk_net_transport_disconnect(&p->host->tr, p->conn, 1);
+  } else if (p->tries > 0 && now >= p->attempt_ns) {
+    connect_player(p);
+  }
 }
 
 /* Everyone joined: player 0 starts the match. */
@@ -391,6 +431,8 @@ static void on_tick(uv_timer_t *t) {
       lplayer *p = &r->pl[j];
       if (p->started && !p->done && now >= p->next_ns && now >= p->retry_ns)
         sample(p, now);
+      else if (!p->joined && p->tries > 0)
+        check_connect(p, now);
     }
   }
 }
@@ -439,8 +481,14 @@ static void tr_disconnect(void *ctx, gk_net_transport *t, uint32_t conn) {
   if (p == NULL) return;
   p->connected = 0;
   ((lhost *)ctx)->by_conn[conn] = NULL;
-  if (!p->done && !p->room->b->finished)
+  if (retry_later(p) || p->done || p->room->b->finished) return;
+  if (p->joined) {
     room_fail(p->room, "a player was disconnected", NULL);
+  } else {
+    char n[32];
+    snprintf(n, sizeof n, "%u attempts", p->tries);
+    room_fail(p->room, "a player's connection got no answer", n);
+  }
 }
 
 /* --- the end -------------------------------------------------------------- */
@@ -506,6 +554,7 @@ static int print_summary(lbot *b) {
   cJSON_AddNumberToObject(out, "desyncs", (double)desyncs);
   cJSON_AddNumberToObject(out, "server_desyncs", (double)desyncs);
   cJSON_AddNumberToObject(out, "peer_mismatches", 0);
+  cJSON_AddNumberToObject(out, "connect_retries", (double)b->connect_retries);
   gk_bot_add_latency(out, b->lat, b->nlat);
   cJSON_AddBoolToObject(out, "timed_out", b->timed_out);
   gk_bot_print_summary(out);
