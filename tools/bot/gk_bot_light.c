@@ -36,7 +36,8 @@
 #define TICK_MS 1
 #define CONNECT_TRIES 6                 /* connection attempts per player */
 #define CONNECT_WAIT_NS 5000000000ull   /* an attempt's answer, at most */
-#define CONNECT_BACKOFF_NS 250000000ull /* before the next attempt */
+#define CONNECT_BACKOFF_NS 250000000ull /* before the second attempt */
+#define CONNECT_BACKOFF_MAX_NS 2000000000ull /* doubling up to this */
 
 typedef struct lbot lbot;
 typedef struct lroom lroom;
@@ -197,17 +198,22 @@ static void connect_player(lplayer *p) {
 
 /* A connection that ended (or is given up) before the server answered the
  * player's request (ROOM_CREATED, JOINED): as a real client does, try
- * again on a fresh connection after a short pause, up to CONNECT_TRIES
- * attempts. Under a burst of connects the kernel drops datagrams, and
- * ENet's handshake and first reliable message back off (500 ms, doubling)
- * until its peer timeout ends the attempt: one lost exchange must not
- * cost the room. Returns 1 if another attempt is due. */
+ * again on a fresh connection after a pause (250 ms, doubling up to 2 s),
+ * up to CONNECT_TRIES attempts. Under a burst of connects the kernel drops
+ * datagrams, and ENet's handshake and first reliable message back off
+ * (500 ms, doubling) until its peer timeout ends the attempt: one lost
+ * exchange must not cost the room. The pause grows because an abandoned
+ * attempt may live on at the server for a while (its VERIFY_CONNECT
+ * repeats end a new attempt made on the same ENet peer slot, which ENet
+ * hands out again first). Returns 1 if another attempt is due. */
 static int retry_later(lplayer *p) {
   lbot *b = p->room->b;
   p->attempting = 0;
   if (p->joined || b->finished || p->room->failed || p->tries >= CONNECT_TRIES)
     return 0;
-  p->attempt_ns = uv_hrtime() + CONNECT_BACKOFF_NS;
+  uint64_t pause = CONNECT_BACKOFF_NS << (p->tries - 1);
+  if (pause > CONNECT_BACKOFF_MAX_NS) pause = CONNECT_BACKOFF_MAX_NS;
+  p->attempt_ns = uv_hrtime() + pause;
   return 1;
 }
 

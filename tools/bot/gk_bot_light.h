@@ -25,9 +25,14 @@
  *     compares only what it is sent).
  * Room setup is the full bot's: player 0 creates the room, the others
  * join with its code, player 0 starts the match and ends it (END_MATCH)
- * once N steps are confirmed. Output: one JSON summary on stdout with the
- * keys bench/bench_server.py reads (rooms_completed, desyncs,
- * confirm_latency_us), "mode": "light".
+ * once N steps are confirmed. A player whose request got no answer
+ * (ROOM_CREATED, JOINED) within 5 s of its connect, or whose connection
+ * ENet ended before that, connects again after a pause (250 ms, doubling
+ * up to 2 s), up to 6 attempts, as a real client does: a connect burst of
+ * a large run loses datagrams in the kernel (issue 16). Output: one JSON
+ * summary on stdout with the keys bench/bench_server.py reads
+ * (rooms_completed, desyncs, confirm_latency_us), "mode": "light", and
+ * connect_retries (attempts after a player's first).
  */
 #ifndef GK_BOT_LIGHT_H
 #define GK_BOT_LIGHT_H
