@@ -151,6 +151,8 @@ def run_one(args, rooms, tmp, keep_log=False):
         if cl.get("p50") is not None:
             lat.append((cl["p50"], cl["p99"], cl.get("samples", 0)))
     completed = sum(s.get("rooms_completed", 0) for s in summaries)
+    # light players that connected again after an attempt got no answer
+    retries = sum(s.get("connect_retries", 0) for s in summaries)
     desyncs = sum(s.get("desyncs", 0) for s in summaries)
     steps = st.get("room_steps", 0)
     # the server's own late share, from the rooms' match_end lines (the
@@ -164,6 +166,7 @@ def run_one(args, rooms, tmp, keep_log=False):
     res = {
         "rooms": rooms,
         "completed": completed,
+        "connect_retries": retries,
         "desyncs": desyncs,
         "server_desyncs": server_desyncs,
         "server_cpu_s": round(cpu, 3),
