@@ -177,8 +177,11 @@ Test(server_light, full_bots_report_every_hash_inside_their_inputs) {
 
 /* Issue 16: light players ignored input delay changes; a raise confirmed
  * steps they had not sampled and they waited for ever. Short freezes of
- * the server (SIGSTOP) lengthen the round trips, so the server raises the
- * delay, then lowers it again. */
+ * the bot (SIGSTOP, 300 ms) hold back the acknowledgement of every ping
+ * the server sends meanwhile (one per ping_ms, 100 ms), so the server's
+ * round trips grow and it raises the delay, then lowers it again. (Freezing
+ * the server instead measured a long round trip only when a ping happened
+ * to be in flight at the freeze: a 0.1 ms window in 100 ms.) */
 Test(server_light, light_players_follow_input_delay_changes_to_the_end) {
   e2e_dir d;
   e2e_dir_make(&d);
@@ -190,11 +193,11 @@ Test(server_light, light_players_follow_input_delay_changes_to_the_end) {
   spawn_bot(&bot, &d, port, 1, "8", "1200");
   cr_assert(e2e_wait_events(&srv, "match_start", 8, 20000),
             "the matches did not start");
-  for (int i = 0; i < 6; i++) {
+  for (int i = 0; i < 4; i++) {
+    e2e_sleep_ms(400);
+    kill(bot.pid, SIGSTOP);
     e2e_sleep_ms(300);
-    kill(srv.pid, SIGSTOP);
-    e2e_sleep_ms(150);
-    kill(srv.pid, SIGCONT);
+    kill(bot.pid, SIGCONT);
   }
   cJSON *sum = end_bot(&bot);
   cr_assert_eq(num(sum, "rooms_completed"), 8);
