@@ -2,7 +2,13 @@
  *
  * The story of one light player: its room's player 0 connects (on a shared
  * ENet host) and creates the room; the others connect and join once the
- * code is back; player 0 starts the match. From MATCH_START on, the one
+ * code is back; player 0 starts the match. A player the server has not
+ * admitted yet (no ROOM_CREATED or JOINED) gives an attempt up after
+ * CONNECT_WAIT_NS without an answer, or when ENet ends it, and connects
+ * again on a fresh connection after a pause that doubles from
+ * CONNECT_BACKOFF_NS, at most CONNECT_TRIES times (issue 16: a connect
+ * burst at 768+ rooms lost datagrams in the kernel, and ENet's handshake
+ * backed off until its timeout). From MATCH_START on, the one
  * sampling timer (every millisecond) gives each player a record for every
  * step whose deadline has passed, as far as the lockstep bound lets it
  * (step < confirmed + input_delay + lead), and sends one INPUT with every
