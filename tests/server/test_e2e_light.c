@@ -175,6 +175,76 @@ Test(server_light, full_bots_report_every_hash_inside_their_inputs) {
   e2e_dir_remove(&d);
 }
 
+/* The entries of a "step:delay,..." list whose switch step is below
+ * `below`, as text (a change announced too near the end never switches). */
+static void delays_below(const char *list, uint64_t below, char *out,
+                         size_t cap) {
+  size_t used = 0;
+  out[0] = '\0';
+  for (const char *p = list; *p != '\0';) {
+    char *end;
+    unsigned long long st = strtoull(p, &end, 10);
+    if (*end != ':') break;
+    unsigned long d = strtoul(end + 1, &end, 10);
+    if (st < below && used < cap)
+      used += (size_t)snprintf(out + used, cap - used, "%s%llu:%lu",
+                               used ? "," : "", st, d);
+    if (*end != ',') break;
+    p = end + 1;
+  }
+}
+
+/* The string `key` of the server's `event` line for room `code` into out
+ * (1), or 0 when there is none. */
+static int room_event_str(const e2e_proc *srv, const char *event,
+                          const char *code, const char *key, char *out,
+                          size_t cap) {
+  FILE *f = fopen(srv->out, "r");
+  cr_assert_not_null(f);
+  char line[8192];
+  int found = 0;
+  while (!found && fgets(line, sizeof line, f)) {
+    cJSON *j = cJSON_Parse(line);
+    const cJSON *e = j ? cJSON_GetObjectItem(j, "event") : NULL;
+    const cJSON *r = j ? cJSON_GetObjectItem(j, "room") : NULL;
+    const cJSON *v = j ? cJSON_GetObjectItem(j, key) : NULL;
+    if (cJSON_IsString(e) && strcmp(e->valuestring, event) == 0 &&
+        cJSON_IsString(r) && strcmp(r->valuestring, code) == 0 &&
+        cJSON_IsString(v)) {
+      snprintf(out, cap, "%s", v->valuestring);
+      found = 1;
+    }
+    cJSON_Delete(j);
+  }
+  fclose(f);
+  return found;
+}
+
+/* Every room's players switched their input delay at the steps the server
+ * recorded (match_end input_delays), all alike; returns the rooms with a
+ * change. */
+static int expect_switches_as_recorded(const e2e_proc *srv, cJSON *sum,
+                                       uint64_t below) {
+  int changed = 0;
+  const cJSON *ro;
+  cJSON_ArrayForEach(ro, cJSON_GetObjectItem(sum, "room_results")) {
+    const char *code = cJSON_GetObjectItem(ro, "code")->valuestring;
+    const char *mine = cJSON_GetObjectItem(ro, "input_delays")->valuestring;
+    cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(ro, "input_delays_agree")),
+              "room %s: its players switched differently", code);
+    char theirs[512], a[512], b[512];
+    cr_assert(room_event_str(srv, "match_end", code, "input_delays", theirs,
+                             sizeof theirs),
+              "room %s: no match_end", code);
+    delays_below(mine, below, a, sizeof a);
+    delays_below(theirs, below, b, sizeof b);
+    cr_assert_str_eq(a, b, "room %s: the bot switched at %s, the server %s",
+                     code, mine, theirs);
+    changed += strchr(a, ',') != NULL;
+  }
+  return changed;
+}
+
 /* Issue 16: light players ignored input delay changes; a raise confirmed
  * steps they had not sampled and they waited for ever. Short freezes of
  * the bot (SIGSTOP, 300 ms) hold back the acknowledgement of every ping
@@ -202,10 +272,12 @@ Test(server_light, light_players_follow_input_delay_changes_to_the_end) {
   cJSON *sum = end_bot(&bot);
   cr_assert_eq(num(sum, "rooms_completed"), 8);
   cr_assert_eq(num(sum, "desyncs"), 0);
-  cJSON_Delete(sum);
   stop_server(&srv);
   cr_assert_geq(e2e_count_events(&srv, "delay_change"), 1,
                 "the server changed no input delay");
+  cr_assert_geq(expect_switches_as_recorded(&srv, sum, 1100), 1,
+                "no room switched its delay");
+  cJSON_Delete(sum);
   cr_assert_eq(e2e_count_events(&srv, "stall"), 0);
   cr_assert_eq(sum_events(&srv, "match_end", "drop_ahead"), 0);
   /* verify checks the neutral steps every raise skips */

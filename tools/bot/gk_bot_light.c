@@ -74,6 +74,8 @@ struct lplayer {
   uint64_t dl_at;     /* its switch step S = A + D + lead */
   uint32_t dl_to;     /* its new delay */
   uint32_t dl_skip;   /* lowering: deadlines left to let pass */
+  char delays[160];   /* "step:delay,...": the start and every switch made,
+                         as the server's match_end input_delays */
   uint8_t slot;       /* from MATCH_START */
   uint64_t first;     /* first step this player samples */
   uint64_t confirmed; /* every step below is confirmed (contiguous) */
@@ -258,6 +260,8 @@ static void on_match_start(lplayer *p, const gk_wire_match_start *ms) {
   p->first = ms->first_step + ms->input_delay;
   p->confirmed = p->acked = ms->first_step;
   p->delay = p->announced = ms->input_delay;
+  snprintf(p->delays, sizeof p->delays, "%llu:%u",
+           (unsigned long long)ms->first_step, (unsigned)ms->input_delay);
   r->lead = ms->lead;
   r->step_ns =
       (uint64_t)ms->step_seconds.num * 1000000000u / ms->step_seconds.den;
@@ -404,6 +408,9 @@ static int delay_switch(lplayer *p) {
   }
   int lowering = p->dl_to < p->delay;
   p->dl_pending = 0;
+  size_t used = strlen(p->delays);
+  snprintf(p->delays + used, sizeof p->delays - used, ",%llu:%u",
+           (unsigned long long)p->dl_at, (unsigned)p->dl_to);
   p->delay = p->dl_to;
   return lowering;
 }
@@ -551,6 +558,11 @@ static int print_summary(lbot *b) {
     cJSON_AddStringToObject(ro, "code", r->created ? r->code : "");
     cJSON_AddNumberToObject(ro, "steps", (double)r->pl[0].confirmed);
     cJSON_AddNumberToObject(ro, "desyncs", (double)r->desyncs);
+    cJSON_AddStringToObject(ro, "input_delays", r->pl[0].delays);
+    int agree = 1;
+    for (uint32_t j = 1; j < b->o.players; j++)
+      agree &= strcmp(r->pl[j].delays, r->pl[0].delays) == 0;
+    cJSON_AddBoolToObject(ro, "input_delays_agree", agree);
     if (r->failed || !r->done) {
       cJSON_AddStringToObject(ro, "error",
                               r->failed ? r->error : "did not finish");
