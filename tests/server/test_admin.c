@@ -398,8 +398,8 @@ Test(server_admin, desync_reports_are_counted_by_result_in_metrics) {
    * on the machine's load */
   start(&s, "\"lockstep\":{\"input_delay\":2},"
             "\"desync\":{\"policy\":\"report\"}");
-  const char *diffed[] = {"--perturb", "1:329:players[0].health", NULL};
-  const char *refuses[] = {"--perturb", "1:329:players[0].health",
+  const char *diffed[] = {"--perturb", "1:329:players[0].kills", NULL};
+  const char *refuses[] = {"--perturb", "1:329:players[0].kills",
                            "--state-fault", "cannot", NULL};
   e2e_start_bot_x(&ok, &s.d, "ok", s.udp, "1", "3", "400", diffed);
   e2e_start_bot_x(&cannot, &s.d, "cannot", s.udp, "1", "2", "400", refuses);

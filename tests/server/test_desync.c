@@ -1,6 +1,6 @@
 /* test_desync.c: a desync caused on purpose against the real gk-server.
  *
- * gk-bot --perturb 1:929:players[0].health makes slot 1's engine change
+ * gk-bot --perturb 1:929:players[0].kills makes slot 1's engine change
  * one field of its state after step 929 (through gk_state_patch_add and
  * gk_loop_replace, between two frames); the server's hash comparison
  * names the first step the change shows in (930) and slot 1, while a
@@ -51,22 +51,24 @@ static int file_in(const char *dir, const char *name) {
 }
 
 /* A server (`extra` config members, may be NULL), a gk-bot whose slot 1
- * changes players[0].health after step 929, and a clean gk-bot in another
+ * changes players[0].kills after step 929, and a clean gk-bot in another
  * room, both run to their end (3 players, 1000 steps). */
 static void perturbed_pair(e2e_proc *srv, e2e_proc *bad, e2e_proc *good,
                            const e2e_dir *d, const char *extra,
                            char (*codes)[17]) {
   uint16_t port = 0;
-  /* step 929, not 900: health regenerates on every 60th play step, so a
-   * -1 at full health just before such a step (900) heals away before
-   * any hash shows it, in some of the server's random matches; a fixed
-   * input delay: the bots' inputs, so the game at step 929, do
-   * not depend on the machine's load (an "auto" delay moves with it) */
+  /* players[0].kills, not health: a kill count only grows, so +1 always
+   * reads back and nothing in the game brings the two runs together
+   * again (a changed health did: regeneration every 60th play step, a
+   * health gem capped at the maximum, or a death in both runs, in some of
+   * the server's random matches). A fixed input delay: the bots' inputs,
+   * so the game at step 929, do not depend on the machine's load (an
+   * "auto" delay moves with it) */
   char cfg[256];
   snprintf(cfg, sizeof cfg, "\"lockstep\":{\"input_delay\":2}%s%s",
            extra ? "," : "", extra ? extra : "");
   e2e_start_server(srv, d, cfg, &port);
-  const char *perturb[] = {"--perturb", "1:929:players[0].health", NULL};
+  const char *perturb[] = {"--perturb", "1:929:players[0].kills", NULL};
   e2e_start_bot_x(bad, d, "bad", port, "1", "3", "1000", perturb);
   e2e_start_bot(good, d, "good", port, "1", "3", "1000");
   uint64_t hashes[1];
@@ -80,7 +82,8 @@ Test(server_desync, a_perturbed_peer_is_reported_at_the_next_step_only) {
   e2e_proc srv, bad, good;
   char codes[1][17];
   perturbed_pair(&srv, &bad, &good, &d, NULL, codes);
-  cr_assert_eq(bad.status, 1, "a desync is exit 1");
+  cr_assert_eq(bad.status, 1, "a desync is exit 1 (exit %d; see %s)",
+               bad.status, bad.err);
   cJSON *sum = e2e_read_json(bad.out);
   cr_assert_not_null(sum);
   cr_assert_eq(cJSON_GetObjectItem(sum, "perturbed_rooms")->valuedouble, 1);
@@ -102,11 +105,11 @@ Test(server_desync, a_perturb_option_out_of_range_is_a_usage_error) {
   e2e_dir d;
   e2e_dir_make(&d);
   e2e_proc bot;
-  const char *bad[] = {"--perturb", "3:10:players[0].health", NULL};
+  const char *bad[] = {"--perturb", "3:10:players[0].kills", NULL};
   e2e_start_bot_x(&bot, &d, "bot", 9, "1", "3", "10", bad);
   cr_assert(e2e_wait(&bot, 10000));
   cr_assert_eq(bot.status, 2);
-  const char *worse[] = {"--perturb", "1:x:players[0].health", NULL};
+  const char *worse[] = {"--perturb", "1:x:players[0].kills", NULL};
   e2e_start_bot_x(&bot, &d, "bot2", 9, "1", "3", "10", worse);
   cr_assert(e2e_wait(&bot, 10000));
   cr_assert_eq(bot.status, 2);
@@ -127,11 +130,11 @@ Test(server_desync, the_report_names_the_field_and_its_bundle_reproduces_it) {
                    str_of(ev[0], "reason"));
   cr_assert_eq(num_of(ev[0], "step"), 930);
   cr_assert_eq(num_of(ev[0], "slot"), 1);
-  cr_assert_str_eq(str_of(ev[0], "first_path"), "players[0].health");
+  cr_assert_str_eq(str_of(ev[0], "first_path"), "players[0].kills");
   cr_assert_eq(num_of(ev[0], "fields_differ"), 1, "exactly that field");
   const cJSON *f0 = cJSON_GetArrayItem(
       cJSON_GetObjectItem(cJSON_GetObjectItem(ev[0], "diff"), "fields"), 0);
-  cr_assert_str_eq(str_of(f0, "path"), "players[0].health");
+  cr_assert_str_eq(str_of(f0, "path"), "players[0].kills");
   double a = num_of(f0, "a"), b = num_of(f0, "b");
   cr_assert(a - b == 1 || b - a == 1, "both values: %g and %g", a, b);
   char bundle[600];
@@ -150,7 +153,7 @@ Test(server_desync, the_report_names_the_field_and_its_bundle_reproduces_it) {
   size_t n = fread(text, 1, sizeof text - 1, out);
   text[n] = '\0';
   fclose(out);
-  cr_assert(strstr(text, "players[0].health") != NULL, "%s", text);
+  cr_assert(strstr(text, "players[0].kills") != NULL, "%s", text);
   /* the replay in it verifies, up to and with step 930 */
   char path[700];
   snprintf(path, sizeof path, "%s/replay.gkr", bundle);
@@ -169,7 +172,7 @@ Test(server_desync, the_report_names_the_field_and_its_bundle_reproduces_it) {
 /* Bots whose perturbed peer answers STATE_REQUEST badly: results by room. */
 static void faulty_bot(e2e_proc *p, const e2e_dir *d, const char *tag,
                        uint16_t port, const char *fault) {
-  const char *x[] = {"--perturb", "1:929:players[0].health", "--state-fault",
+  const char *x[] = {"--perturb", "1:929:players[0].kills", "--state-fault",
                      fault, NULL};
   e2e_start_bot_x(p, d, tag, port, "1", "2", "1000", x);
 }
@@ -246,7 +249,7 @@ Test(server_desync, a_state_above_the_limit_is_refused_and_policy_end_ends) {
                    "\"desync\":{\"policy\":\"end\",\"max_state_bytes\":1024}",
                    &port);
   /* many enemies: a state of several KiB */
-  const char *x[] = {"--perturb", "1:929:players[0].health", "--options",
+  const char *x[] = {"--perturb", "1:929:players[0].kills", "--options",
                      "{\"spawn_batch\":64,\"spawn_interval_start\":1,"
                      "\"spawn_interval_min\":1,\"player_health\":1000000}",
                      NULL};
