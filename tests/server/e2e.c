@@ -34,6 +34,7 @@ void e2e_dir_make(e2e_dir *d) {
   snprintf(d->path, sizeof(d->path), "/tmp/gk-e2e-XXXXXX");
   cr_assert_not_null(mkdtemp(d->path), "mkdtemp: %s", strerror(errno));
   snprintf(d->replays, sizeof(d->replays), "%s/replays", d->path);
+  e2e_keep_note("dir", d->path);
 }
 
 static int rm_fn(const char *path, const struct stat *st, int flag,
@@ -72,6 +73,9 @@ void e2e_spawn(e2e_proc *p, const e2e_dir *d, const char *tag,
   int rc = posix_spawn(&p->pid, argv[0], &fa, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   cr_assert_eq(rc, 0, "spawn %s: %s", argv[0], strerror(rc));
+  char pid[24];
+  snprintf(pid, sizeof(pid), "%d", (int)p->pid);
+  e2e_keep_note("pid", pid);
 }
 
 int e2e_wait(e2e_proc *p, int ms) {
@@ -136,6 +140,48 @@ cJSON *e2e_last_event(const e2e_proc *server, const char *event) {
   find_ctx c = {event, 0, NULL};
   each_line(server->out, find_fn, &c);
   return c.last;
+}
+
+typedef struct rooms_ctx {
+  const char *event;
+  int skip, n, cap;
+  char (*codes)[17];
+  const char (*match)[17]; /* count mode: the rooms to count */
+  int nmatch;
+} rooms_ctx;
+
+static void rooms_fn(void *ctx, cJSON *j) {
+  rooms_ctx *c = ctx;
+  const cJSON *ev = cJSON_GetObjectItem(j, "event");
+  const cJSON *room = cJSON_GetObjectItem(j, "room");
+  if (!cJSON_IsString(ev) || strcmp(ev->valuestring, c->event) != 0 ||
+      !cJSON_IsString(room))
+    return;
+  if (c->match) {
+    for (int i = 0; i < c->nmatch; i++)
+      if (strcmp(c->match[i], room->valuestring) == 0) c->n++;
+    return;
+  }
+  if (c->skip > 0) {
+    c->skip--;
+    return;
+  }
+  if (c->n < c->cap) snprintf(c->codes[c->n], 17, "%s", room->valuestring);
+  c->n++;
+}
+
+int e2e_event_rooms(const e2e_proc *server, const char *event, int skip,
+                    char (*codes)[17], int cap) {
+  rooms_ctx c = {event, skip, 0, cap, codes, NULL, 0};
+  each_line(server->out, rooms_fn, &c);
+  return c.n;
+}
+
+int e2e_count_room_events(const e2e_proc *server, const char *event,
+                          const char (*codes)[17], int n) {
+  rooms_ctx c = {event, 0, 0, 0, NULL, codes, n};
+  each_line(server->out, rooms_fn, &c);
+  return c.n;
 }
 
 uint16_t e2e_server_port(const e2e_proc *server, int ms) {

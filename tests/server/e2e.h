@@ -27,9 +27,12 @@ typedef struct e2e_proc {
   int status;    /* exit status once reaped, else -1 */
 } e2e_proc;
 
+/* Makes a fresh folder under /tmp. If the test fails, crashes or times
+ * out, the folder is moved under the build's meson-logs/e2e-kept and its
+ * files and the last lines of every log are printed (e2e_keep.c). */
 void e2e_dir_make(e2e_dir *d);
 /* Removes the folder and everything in it (at the end of a passing test;
- * a failing test leaves it for a look). */
+ * a failing test's folder is kept, see above). */
 void e2e_dir_remove(const e2e_dir *d);
 /* Writes `json` as path/name and returns the full path in out. */
 void e2e_write(const e2e_dir *d, const char *name, const char *json, char *out,
@@ -49,6 +52,14 @@ uint16_t e2e_server_port(const e2e_proc *server, int ms);
 int e2e_count_events(const e2e_proc *server, const char *event);
 /* The last log line of `event` as JSON (caller deletes), or NULL. */
 cJSON *e2e_last_event(const e2e_proc *server, const char *event);
+/* The rooms of the `event` lines after the first `skip` ones, in log
+ * order: codes[i] (16 chars + NUL) for up to cap of them. Returns how many
+ * there are. */
+int e2e_event_rooms(const e2e_proc *server, const char *event, int skip,
+                    char (*codes)[17], int cap);
+/* Counts the `event` lines of the n rooms in codes. */
+int e2e_count_room_events(const e2e_proc *server, const char *event,
+                          const char (*codes)[17], int n);
 /* The child's stdout parsed as one JSON object (caller deletes). */
 cJSON *e2e_read_json(const char *path);
 
@@ -60,6 +71,10 @@ int e2e_verify_replays(const char *dir, char (*codes)[17], uint64_t *hashes,
                        int cap);
 
 void e2e_sleep_ms(int ms);
+
+/* Notes a folder ("dir") or a spawned process ("pid") of the running test
+ * for the runner's after-test hook (e2e_keep.c). */
+void e2e_keep_note(const char *kind, const char *what);
 
 /* --- a server and bots ------------------------------------------------------
  * The server's config: 127.0.0.1 port 0, step_hz E2E_STEP_HZ, replays in

@@ -69,6 +69,31 @@ static int count_lines(const e2e_proc *srv, const char *needle) {
   return n;
 }
 
+/* The rooms whose match started after the first `starts` match_start
+ * lines: the `n` rooms of one row (fails the test if there are fewer). */
+static void row_rooms(const e2e_proc *srv, int starts, int n,
+                      char (*codes)[17]) {
+  int got = e2e_event_rooms(srv, "match_start", starts, codes, n);
+  cr_assert_geq(got, n, "the row started %d of its %d matches", got, n);
+}
+
+/* Waits until each of the row's rooms has its replay_written line. The
+ * recording is finished on the thread pool after match_end (and after the
+ * bots exit), so without this wait the row's last replay_written could be
+ * logged while the next row has begun: a row counting the log's
+ * replay_written lines from its start would then count one too many. */
+static void row_settle(const e2e_proc *srv, int starts, int n) {
+  char codes[8][17];
+  row_rooms(srv, starts, n, codes);
+  for (int waited = 0; waited <= 10000; waited += 20) {
+    if (e2e_count_room_events(srv, "replay_written", (const char(*)[17])codes,
+                              n) == n)
+      return;
+    e2e_sleep_ms(20);
+  }
+  cr_assert_fail("the row's %d recordings were not all finished in 10 s", n);
+}
+
 /* Row 1: a bot process is killed with SIGKILL mid-match. */
 static void row_bot_killed(const e2e_dir *d, e2e_proc *srv, uint16_t port) {
   int ends = e2e_count_events(srv, "match_end");
@@ -97,11 +122,13 @@ static void row_bot_killed(const e2e_dir *d, e2e_proc *srv, uint16_t port) {
            "replay_written for it",
            e2e_count_events(srv, "player_left"),
            count_lines(srv, "\"reason\":\"all_left\""));
+  row_settle(srv, starts, 3);
   row(1, "a bot is killed with SIGKILL", why, logged, others);
 }
 
 /* Row 2: a peer sends every INPUT twice and an older one after it. */
 static void row_dup_inputs(const e2e_dir *d, e2e_proc *srv, uint16_t port) {
+  int starts = e2e_count_events(srv, "match_start");
   e2e_proc ok, dup;
   const char *chaos[] = {"--chaos", "dup", NULL};
   e2e_start_bot(&ok, d, "r2-others", port, "2", "2", "480");
@@ -122,6 +149,7 @@ static void row_dup_inputs(const e2e_dir *d, e2e_proc *srv, uint16_t port) {
            "match_end for the room; no desync (%d desync lines in all)",
            e2e_count_events(srv, "desync"));
   cr_assert_eq(e2e_count_events(srv, "desync"), 0);
+  row_settle(srv, starts, 3);
   row(2, "a peer sends its inputs twice and out of order", happened, logged,
       others);
 }
@@ -151,20 +179,25 @@ static void row_clock_jump(const e2e_dir *d, e2e_proc *srv, uint16_t port) {
            codes[0]);
   snprintf(logged, sizeof(logged), "%d x stall (awaited mask %.0f)", new_stalls,
            e2e_stat(srv, "stall", "awaited_mask"));
+  row_settle(srv, starts, 3);
   row(3, "a peer's clock jumps", happened, logged, others);
 }
 
 /* Row 4: SIGTERM while every room's recording is being flushed. */
 static void row_sigterm(const e2e_dir *d, e2e_proc *srv, uint16_t port) {
   int starts = e2e_count_events(srv, "match_start");
-  int written = e2e_count_events(srv, "replay_written");
   e2e_proc bot;
   e2e_start_bot(&bot, d, "r4-bot", port, "3", "2", "1000000");
   cr_assert(e2e_wait_events(srv, "match_start", starts + 3, 10000));
+  char codes[3][17];
+  row_rooms(srv, starts, 3, codes);
   e2e_sleep_ms(700);
   e2e_stop_server(srv); /* SIGTERM; exit 0 and "stopped" are checked */
-  int now = e2e_count_events(srv, "replay_written") - written;
-  cr_assert_eq(now, 3, "every recording is finished");
+  /* the row's own rooms, by code: each one's recording is finished */
+  const char(*mine)[17] = (const char(*)[17])codes;
+  cr_assert_eq(e2e_count_room_events(srv, "replay_written", mine, 3), 3,
+               "every recording is finished");
+  cr_assert_eq(e2e_count_room_events(srv, "match_end", mine, 3), 3);
   cr_assert_eq(count_lines(srv, "\"reason\":\"shutdown\""), 3);
   double flushes = e2e_stat(srv, "stopped", "replay_flushes");
   cr_assert_gt(flushes, 20, "flush jobs ran while the matches played");
