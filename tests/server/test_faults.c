@@ -419,3 +419,29 @@ Test(server_faults,
   free(golden);
   e2e_dir_remove(&d);
 }
+
+Test(server_faults, a_damaged_leftover_never_replaces_an_earlier_damaged_one) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  cr_assert_eq(mkdir(d.replays, 0755), 0);
+  static const char earlier[] = "moved aside at an earlier start";
+  static const char junk[] = "not a replay either";
+  put_file(d.replays, "m.gkr.damaged", earlier, sizeof(earlier));
+  put_file(d.replays, "m.gkr.tmp", junk, sizeof(junk));
+  e2e_proc srv;
+  uint16_t port;
+  e2e_start_server_x(&srv, &d, NULL, NULL, &port);
+  same_file(d.replays, "m.gkr.damaged", earlier, sizeof(earlier));
+  same_file(d.replays, "m.gkr.damaged.1", junk, sizeof(junk));
+  cr_assert(!has_file(d.replays, "m.gkr.tmp"));
+  cJSON *ev = e2e_last_event(&srv, "replay_unrecoverable");
+  cr_assert_not_null(ev, "no replay_unrecoverable line");
+  const char *to = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "moved_to"));
+  char want[400];
+  snprintf(want, sizeof(want), "%s/m.gkr.damaged.1", d.replays);
+  cr_assert(to && strcmp(to, want) == 0, "moved to %s", to ? to : "(none)");
+  cJSON_Delete(ev);
+  e2e_stop_server(&srv);
+  cr_assert_eq(e2e_stat(&srv, "stopped", "replays_damaged"), 1);
+  e2e_dir_remove(&d);
+}
