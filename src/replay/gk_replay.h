@@ -363,4 +363,14 @@ typedef struct gk_replay_recovery {
 int gk_replay_recover(const char *in, const char *out, const gk_sim *sim,
                       gk_replay_recovery *rec);
 
+/* gk_replay_recover, except that a file named `out` is never replaced:
+ * if one exists, nothing is read or written and the result is
+ * GK_REPLAY_INVALID with rec->code GK_EEXIST; one that appears while the
+ * steps are verified is kept as well (the result is published with a
+ * hard link, which fails on an existing name; on a file system without
+ * them, by a check and a rename). `out`.part is removed either way. The
+ * server recovers its leftovers at start with it. */
+int gk_replay_recover_new(const char *in, const char *out, const gk_sim *sim,
+                          gk_replay_recovery *rec);
+
 #endif

@@ -4,7 +4,9 @@
  * kept, a footer that says where and why the file was cut short is
  * appended, the result is verified step by step, and only a verified
  * result is published (written to OUT.part, fsynced, renamed to OUT).
- * The file recovered from is never changed.
+ * gk_replay_recover_new publishes with link(2) instead, which never
+ * replaces a file of that name, even one that appears while the steps
+ * are verified. The file recovered from is never changed.
  */
 #include "gk_replay.h"
 
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gk_replay_internal.h"
@@ -63,9 +66,26 @@ static uint8_t *build(const gk_replay *r, const uint8_t *bytes,
   return out;
 }
 
-/* Writes `bytes` to OUT.part, fsyncs, renames it to OUT, fsyncs the
- * folder. Returns 0 or an errno. */
-static int publish(const char *out, const uint8_t *bytes, size_t len) {
+/* Moves `part` to `out`; with `replace` 0, never over an existing `out`
+ * (EEXIST): a hard link is atomic; where the file system has none, a
+ * check and a rename. Returns 0 or an errno. */
+static int place(const char *part, const char *out, int replace) {
+  if (replace) return rename(part, out) == 0 ? 0 : errno;
+  if (link(part, out) == 0) {
+    (void)unlink(part); /* `out` is published: a stray .part is harmless */
+    return 0;
+  }
+  int e = errno;
+  if (e != EPERM && e != EOPNOTSUPP && e != ENOSYS) return e;
+  struct stat st;
+  if (stat(out, &st) == 0) return EEXIST;
+  return rename(part, out) == 0 ? 0 : errno;
+}
+
+/* Writes `bytes` to OUT.part, fsyncs, moves it to OUT (place), fsyncs
+ * the folder. Returns 0 or an errno. */
+static int publish(const char *out, const uint8_t *bytes, size_t len,
+                   int replace) {
   size_t n = strlen(out);
   char *part = malloc(n + 6);
   if (part == NULL) return ENOMEM;
@@ -77,7 +97,7 @@ static int publish(const char *out, const uint8_t *bytes, size_t len) {
   if (e == 0) e = gk__replay_write_all(fd, bytes, len);
   if (e == 0 && fsync(fd) != 0) e = errno;
   if (fd >= 0 && close(fd) != 0 && e == 0) e = errno;
-  if (e == 0 && rename(part, out) != 0) e = errno;
+  if (e == 0) e = place(part, out, replace);
   if (e != 0)
     (void)unlink(part);
   else
@@ -109,9 +129,17 @@ static int check(const uint8_t *bytes, size_t len, const gk_sim *sim,
   return GK_REPLAY_OK;
 }
 
-int gk_replay_recover(const char *in, const char *out, const gk_sim *sim,
-                      gk_replay_recovery *rec) {
+/* `out` is taken: nothing is done (gk_replay_recover_new). */
+static int taken(gk_replay_recovery *rec, const char *out) {
+  return fail(rec, GK_REPLAY_INVALID, GK_EEXIST,
+              "'%s' exists already: it is not replaced", out);
+}
+
+static int recover(const char *in, const char *out, const gk_sim *sim,
+                   gk_replay_recovery *rec, int replace) {
   memset(rec, 0, sizeof *rec);
+  struct stat st;
+  if (!replace && stat(out, &st) == 0) return taken(rec, out);
   gk_replay r;
   gk_replay_open_file(&r, in);
   rec->size = r.size;
@@ -131,11 +159,23 @@ int gk_replay_recover(const char *in, const char *out, const gk_sim *sim,
     return fail(rec, GK_REPLAY_INVALID, GK_ENOMEM, "out of memory");
   rec->kept = rec->size - rec->cut.dropped;
   if (check(bytes, len, sim, rec) == GK_REPLAY_OK) {
-    int e = publish(out, bytes, len);
-    if (e != 0)
+    int e = publish(out, bytes, len, replace);
+    if (e == EEXIST && !replace)
+      taken(rec, out);
+    else if (e != 0)
       fail(rec, GK_REPLAY_INVALID, GK_EIO, "cannot write '%s': %s", out,
            strerror(e));
   }
   free(bytes);
   return rec->status;
+}
+
+int gk_replay_recover(const char *in, const char *out, const gk_sim *sim,
+                      gk_replay_recovery *rec) {
+  return recover(in, out, sim, rec, 1);
+}
+
+int gk_replay_recover_new(const char *in, const char *out, const gk_sim *sim,
+                          gk_replay_recovery *rec) {
+  return recover(in, out, sim, rec, 0);
 }

@@ -371,7 +371,8 @@ void sv_replay_drop(gk_server *s, sv_room *r);
  * recording that did not fail, 0 if not (*disk_steps is then 0). */
 int sv_replay_flush_now(gk_server *s, sv_room *r, uint64_t *disk_steps);
 /* At start: recovers every .gkr.tmp in the replay folder, or moves it
- * aside as .gkr.damaged; one log line each. */
+ * aside as .gkr.damaged; never over an existing file (a taken name gets
+ * .recovered.gkr or .damaged.N instead); one log line each. */
 void sv_replay_recover_dir(gk_server *s);
 
 /* --- gk_server_delay.c: the input delay --------------------------------- */

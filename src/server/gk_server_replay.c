@@ -23,8 +23,12 @@
  * folder), so recording resumes once there is space.
  *
  * At start, `.gkr.tmp` files in the folder (left by a crash) are
- * recovered with gk_replay_recover and logged (`replay_recovered`); one
- * that cannot be recovered is renamed to `.gkr.damaged`, never deleted.
+ * recovered with gk_replay_recover_new and logged (`replay_recovered`);
+ * one that cannot be recovered is renamed to `.gkr.damaged`, never
+ * deleted. Nothing is ever renamed over a file: a NAME.gkr.tmp whose
+ * NAME.gkr exists is recovered to NAME.recovered.gkr (then
+ * .recovered.2.gkr, ...; the log line names the taken name as
+ * `name_taken`), and a second damaged NAME goes to .gkr.damaged.1, ...
  */
 #include <dirent.h>
 #include <errno.h>
@@ -33,6 +37,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gk_err.h"
 #include "gk_server_internal.h"
@@ -304,37 +309,75 @@ void sv_replay_drop(gk_server *s, sv_room *r) {
 /* --- leftovers of a crash ----------------------------------------------------
  */
 
-/* Renames `tmp` (NAME.gkr.tmp) to NAME.gkr.damaged, or .damaged.1 ... if
- * that exists. Returns 0 and the new name in `to`, or an errno. */
+/* Puts `from` at `to` unless a file `to` exists (EEXIST): a hard link,
+ * which never replaces a name; where the file system has none, a check
+ * and a rename. Returns 0 or an errno. */
+static int move_new(const char *from, const char *to) {
+  if (link(from, to) == 0) return unlink(from) == 0 ? 0 : errno;
+  int e = errno;
+  if (e != EPERM && e != EOPNOTSUPP && e != ENOSYS) return e;
+  struct stat st;
+  if (stat(to, &st) == 0) return EEXIST;
+  return rename(from, to) == 0 ? 0 : errno;
+}
+
+/* Moves `tmp` (NAME.gkr.tmp) to NAME.gkr.damaged, or .damaged.1 ... if
+ * that exists: an earlier damaged file is never replaced. Returns 0 and
+ * the new name in `to`, or an errno. */
 static int move_aside(const char *tmp, char *to, size_t cap) {
   size_t n = strlen(tmp) - 4; /* without ".tmp" */
-  struct stat st;
   for (int i = 0; i < 100; i++) {
     int w = i ? snprintf(to, cap, "%.*s.damaged.%d", (int)n, tmp, i)
               : snprintf(to, cap, "%.*s.damaged", (int)n, tmp);
     if (w < 0 || (size_t)w >= cap) return ENAMETOOLONG;
-    if (stat(to, &st) != 0) return rename(tmp, to) == 0 ? 0 : errno;
+    int e = move_new(tmp, to);
+    if (e != EEXIST) return e;
   }
   return EEXIST;
 }
 
+/* The i-th name a leftover NAME.gkr.tmp may be recovered to: NAME.gkr,
+ * then NAME.recovered.gkr, NAME.recovered.2.gkr, ... Returns 1, or 0 if
+ * it does not fit in `cap`. */
+static int recovered_name(const char *tmp, int i, char *out, size_t cap) {
+  int n = (int)(strlen(tmp) - strlen(GK_REPLAY_EXT ".tmp"));
+  int w = i == 0   ? snprintf(out, cap, "%.*s" GK_REPLAY_EXT, n, tmp)
+          : i == 1 ? snprintf(out, cap, "%.*s.recovered" GK_REPLAY_EXT, n, tmp)
+                   : snprintf(out, cap, "%.*s.recovered.%d" GK_REPLAY_EXT, n,
+                              tmp, i);
+  return w > 0 && (size_t)w < cap;
+}
+
+/* Recovers `tmp` to the first of its names that no file has: a replay
+ * published under NAME.gkr (or an earlier recovery) is never replaced.
+ * Returns which name (0: NAME.gkr) with `out` set, or -1. */
+static int recover_free(const char *tmp, char *out, size_t cap,
+                        gk_replay_recovery *rec) {
+  for (int i = 0; i < 100 && recovered_name(tmp, i, out, cap); i++) {
+    gk_replay_recover_new(tmp, out, NULL, rec);
+    if (rec->status == GK_REPLAY_OK || rec->code != GK_EEXIST) return i;
+  }
+  memset(rec, 0, sizeof(*rec));
+  rec->status = GK_REPLAY_INVALID;
+  rec->code = GK_EEXIST;
+  snprintf(rec->message, sizeof(rec->message),
+           "every name to recover it to is taken");
+  return -1;
+}
+
 static void recover_one(gk_server *s, const char *tmp) {
   char out[GK_SERVER_PATH_MAX + 300], aside[GK_SERVER_PATH_MAX + 320];
-  snprintf(out, sizeof(out), "%.*s", (int)(strlen(tmp) - 4), tmp);
-  struct stat st;
+  char first[sizeof(out)];
   gk_replay_recovery rec;
-  if (stat(out, &st) == 0) {
-    memset(&rec, 0, sizeof(rec));
-    rec.status = GK_REPLAY_INVALID;
-    snprintf(rec.message, sizeof(rec.message), "%.500s exists already", out);
-  } else {
-    gk_replay_recover(tmp, out, NULL, &rec);
-  }
+  int which = recover_free(tmp, out, sizeof(out), &rec);
   if (rec.status == GK_REPLAY_OK) {
     (void)remove(tmp); /* everything it held that was whole is in `out` */
     s->stats.replays_recovered++;
+    if (which > 0) recovered_name(tmp, 0, first, sizeof(first));
     if (gk_log_begin(s->log, GK_LOG_WARN, "replay_recovered", NULL)) {
       gk_log_str(s->log, "path", out);
+      /* NAME.gkr was there already: kept as it was, this one renamed */
+      gk_log_str(s->log, "name_taken", which > 0 ? first : NULL);
       gk_log_u64(s->log, "steps", rec.steps);
       gk_log_u64(s->log, "bytes_dropped", rec.cut.dropped);
       gk_log_str(s->log, "cut",

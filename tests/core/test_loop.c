@@ -501,6 +501,27 @@ Test(loop_runs, start_replaces_the_previous_run_and_frees_it) {
   gk_loop_close(&f.loop);
 }
 
+Test(loop_runs, a_restarted_run_starts_its_own_clock_with_nothing_carried) {
+  fixture f;
+  fixture_start(&f, &logsim_sim); /* 60 Hz: 16.67 ms per step */
+  /* the first run ends with 16 ms carried: no step yet */
+  cr_assert_eq(
+      gk_loop_frame(&f.loop, &f.in.base, gk_budget_seconds_ns(16000000), 0), 0);
+  cr_assert_eq(gk_loop_start(&f.loop, &logsim_sim, &f.cfg, 9, 1, NULL, 0), 0);
+  clear_log(&f);
+  /* 5 ms into the new run: had the 16 ms survived, 21 ms would run one */
+  cr_assert_eq(
+      gk_loop_frame(&f.loop, &f.in.base, gk_budget_seconds_ns(5000000), 0), 0,
+      "the old run's carried time ran a step in the new one");
+  cr_assert_eq(f.loop.steps, 0);
+  cr_assert(strstr(f.log.text, "step(") == NULL, "%s", f.log.text);
+  /* and the new clock counts from zero: 5 + 12 = 17 ms is one step */
+  cr_assert_eq(
+      gk_loop_frame(&f.loop, &f.in.base, gk_budget_seconds_ns(12000000), 0), 1);
+  cr_assert_eq(f.loop.steps, 1);
+  gk_loop_close(&f.loop);
+}
+
 Test(loop_runs, a_failed_start_keeps_the_previous_run) {
   fixture f;
   fixture_start(&f, &logsim_sim);

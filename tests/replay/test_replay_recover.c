@@ -177,6 +177,87 @@ Test(replay_recover, a_complete_file_is_copied_and_an_old_footer_is_replaced) {
   free(b);
 }
 
+/* `path` holds exactly `len` bytes of `want`. */
+static void same_bytes(const char *path, const void *want, size_t len,
+                       const char *what) {
+  size_t n;
+  uint8_t *got = fixture_read_file(path, &n);
+  cr_assert(n == len && memcmp(got, want, len) == 0, "%s: %s was changed", what,
+            path);
+  free(got);
+}
+
+Test(replay_recover, recovering_anew_never_replaces_a_replay_of_that_name) {
+  size_t len;
+  uint8_t *b = fixture_tiny_replay(2, 300, 64, 4, UINT64_MAX, &len);
+  char dir[256], tmp[300], out[300], part[320], other[320];
+  paths(dir, tmp, out, sizeof tmp);
+  snprintf(part, sizeof part, "%s.part", out);
+  snprintf(other, sizeof other, "%s/m.recovered.gkr", dir);
+  static const char published[] = "the replay published under this name";
+  cr_assert_eq(fixture_write_file(tmp, b, len - 100), 0);
+  cr_assert_eq(fixture_write_file(out, published, sizeof published), 0);
+  gk_replay_recovery rec;
+  cr_assert_eq(gk_replay_recover_new(tmp, out, &tiny_sim, &rec),
+               GK_REPLAY_INVALID, "recovered over %s", out);
+  cr_assert_eq(rec.code, GK_EEXIST);
+  cr_assert(strstr(rec.message, "exists already") != NULL, "%s", rec.message);
+  same_bytes(out, published, sizeof published, "a recovery to a taken name");
+  same_bytes(tmp, b, len - 100, "a recovery to a taken name");
+  cr_assert(!exists(part));
+  /* another name is free: recovered there as gk_replay_recover would */
+  cr_assert_eq(gk_replay_recover_new(tmp, other, &tiny_sim, &rec), GK_REPLAY_OK,
+               "%s", rec.message);
+  gk_replay r;
+  cr_assert_eq(gk_replay_open_file(&r, other), 0, "%s", r.damage.what);
+  cr_assert(r.complete && r.cut_short);
+  cr_assert_eq(r.steps, rec.steps);
+  gk_replay_close(&r);
+  same_bytes(out, published, sizeof published, "a recovery to another name");
+  cr_assert(!exists(part));
+  unlink(tmp);
+  unlink(out);
+  unlink(other);
+  rmdir(dir);
+  free(b);
+}
+
+/* tiny_sim, but its first step publishes a file at `race_path`: another
+ * writer taking the name while the recovered steps are verified. */
+static const char *race_path;
+static const char race_bytes[] = "published while the steps were verified";
+static void racing_step(void *state, const gk_step_input *in) {
+  if (race_path != NULL) {
+    cr_assert_eq(fixture_write_file(race_path, race_bytes, sizeof race_bytes),
+                 0);
+    race_path = NULL;
+  }
+  tiny_sim.step(state, in);
+}
+
+Test(replay_recover, a_replay_published_while_recovering_anew_is_kept_too) {
+  size_t len;
+  uint8_t *b = fixture_tiny_replay(2, 300, 64, 4, UINT64_MAX, &len);
+  char dir[256], tmp[300], out[300], part[320];
+  paths(dir, tmp, out, sizeof tmp);
+  snprintf(part, sizeof part, "%s.part", out);
+  cr_assert_eq(fixture_write_file(tmp, b, len - 100), 0);
+  gk_sim racing = tiny_sim;
+  racing.step = racing_step;
+  race_path = out;
+  gk_replay_recovery rec;
+  cr_assert_eq(gk_replay_recover_new(tmp, out, &racing, &rec),
+               GK_REPLAY_INVALID, "recovered over %s", out);
+  cr_assert_null(race_path, "no step was verified");
+  cr_assert_eq(rec.code, GK_EEXIST, "%s", rec.message);
+  same_bytes(out, race_bytes, sizeof race_bytes, "a recovery that lost a race");
+  cr_assert(!exists(part));
+  unlink(tmp);
+  unlink(out);
+  rmdir(dir);
+  free(b);
+}
+
 /* The cut-short footer of a recovered file, at `*foot` (its block). */
 static uint8_t *recovered(size_t *len, size_t *foot) {
   size_t blen;

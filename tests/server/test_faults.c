@@ -13,7 +13,10 @@
  * Crash recovery: the server is killed with SIGKILL mid-match; restarted
  * on the same folder it recovers every .gkr.tmp (at least the steps of
  * the flush interval before the kill) and moves a damaged one aside;
- * then its folder disappears and the next room makes it again.
+ * then its folder disappears and the next room makes it again. Nothing
+ * left behind is ever renamed over a file: a leftover whose replay name
+ * is taken is recovered under another name, and a second damaged
+ * leftover of a name is moved aside next to the first.
  */
 #define _GNU_SOURCE /* umount2 */
 #include <criterion/criterion.h>
@@ -29,6 +32,7 @@
 #include <unistd.h>
 
 #include "e2e.h"
+#include "gk_replay.h"
 
 /* One row of the matrix, printed as it finishes. */
 static void row(int n, const char *fault, const char *happened,
@@ -353,6 +357,124 @@ Test(server_faults,
   cr_assert_eq(e2e_verify_replays(d.replays, codes, hashes, 4), 1);
   e2e_stop_server(&srv);
   cr_assert_eq(e2e_stat(&srv, "stopped", "replays_recovered"), 2);
+  cr_assert_eq(e2e_stat(&srv, "stopped", "replays_damaged"), 1);
+  e2e_dir_remove(&d);
+}
+
+/* --- leftovers whose names are taken ---------------------------------------
+ */
+
+#define GOLDEN_PP                                                              \
+  GK_SOURCE_ROOT "/tests/data/replays/push-puzzle-xsokoban0001.gkr"
+
+static uint8_t *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+  static uint8_t buf[1 << 16];
+  *len = fread(buf, 1, sizeof(buf), f);
+  cr_assert(feof(f), "%s is larger than %zu bytes", path, sizeof(buf));
+  fclose(f);
+  uint8_t *copy = malloc(*len);
+  cr_assert_not_null(copy);
+  memcpy(copy, buf, *len);
+  return copy;
+}
+
+static void put_file(const char *dir, const char *name, const void *bytes,
+                     size_t len) {
+  char path[400];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+  cr_assert_eq(fwrite(bytes, 1, len, f), len);
+  cr_assert_eq(fclose(f), 0);
+}
+
+/* dir/name holds exactly `len` bytes of `want`. */
+static void same_file(const char *dir, const char *name, const void *want,
+                      size_t len) {
+  char path[400];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  size_t n;
+  uint8_t *got = slurp(path, &n);
+  cr_assert(n == len && memcmp(got, want, len) == 0,
+            "%s: %zu bytes, not the %zu it held", name, n, len);
+  free(got);
+}
+
+static int has_file(const char *dir, const char *name) {
+  char path[400];
+  struct stat st;
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  return stat(path, &st) == 0;
+}
+
+Test(server_faults,
+     a_leftover_whose_replay_exists_is_recovered_under_another_name) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  cr_assert_eq(mkdir(d.replays, 0755), 0);
+  size_t len;
+  uint8_t *golden = slurp(GOLDEN_PP, &len);
+  static const char published[] = "the replay published as m.gkr";
+  put_file(d.replays, "m.gkr", published, sizeof(published));
+  put_file(d.replays, "m.gkr.tmp", golden, len - 40); /* cut short */
+  e2e_proc srv;
+  uint16_t port;
+  e2e_start_server_x(&srv, &d, NULL, NULL, &port);
+  same_file(d.replays, "m.gkr", published, sizeof(published));
+  cr_assert(!has_file(d.replays, "m.gkr.tmp"));
+  cr_assert(!has_file(d.replays, "m.gkr.tmp.damaged") &&
+            !has_file(d.replays, "m.gkr.damaged"));
+  cr_assert_eq(e2e_count_events(&srv, "replay_unrecoverable"), 0);
+  cJSON *rec = e2e_last_event(&srv, "replay_recovered");
+  cr_assert_not_null(rec, "no replay_recovered line");
+  const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "path"));
+  const char *taken =
+      cJSON_GetStringValue(cJSON_GetObjectItem(rec, "name_taken"));
+  char want[400];
+  snprintf(want, sizeof(want), "%s/m.recovered.gkr", d.replays);
+  cr_assert(path && strcmp(path, want) == 0, "recovered to %s",
+            path ? path : "(none)");
+  snprintf(want, sizeof(want), "%s/m.gkr", d.replays);
+  cr_assert(taken && strcmp(taken, want) == 0, "name_taken %s",
+            taken ? taken : "(none)");
+  cJSON_Delete(rec);
+  /* the recovered one is a whole replay, cut short where the .tmp was */
+  gk_replay r;
+  snprintf(want, sizeof(want), "%s/m.recovered.gkr", d.replays);
+  cr_assert_eq(gk_replay_open_file(&r, want), 0, "%s", r.damage.what);
+  cr_assert(r.complete && r.cut_short);
+  gk_replay_close(&r);
+  e2e_stop_server(&srv);
+  cr_assert_eq(e2e_stat(&srv, "stopped", "replays_recovered"), 1);
+  cr_assert_eq(e2e_stat(&srv, "stopped", "replays_damaged"), 0);
+  free(golden);
+  e2e_dir_remove(&d);
+}
+
+Test(server_faults, a_damaged_leftover_never_replaces_an_earlier_damaged_one) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  cr_assert_eq(mkdir(d.replays, 0755), 0);
+  static const char earlier[] = "moved aside at an earlier start";
+  static const char junk[] = "not a replay either";
+  put_file(d.replays, "m.gkr.damaged", earlier, sizeof(earlier));
+  put_file(d.replays, "m.gkr.tmp", junk, sizeof(junk));
+  e2e_proc srv;
+  uint16_t port;
+  e2e_start_server_x(&srv, &d, NULL, NULL, &port);
+  same_file(d.replays, "m.gkr.damaged", earlier, sizeof(earlier));
+  same_file(d.replays, "m.gkr.damaged.1", junk, sizeof(junk));
+  cr_assert(!has_file(d.replays, "m.gkr.tmp"));
+  cJSON *ev = e2e_last_event(&srv, "replay_unrecoverable");
+  cr_assert_not_null(ev, "no replay_unrecoverable line");
+  const char *to = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "moved_to"));
+  char want[400];
+  snprintf(want, sizeof(want), "%s/m.gkr.damaged.1", d.replays);
+  cr_assert(to && strcmp(to, want) == 0, "moved to %s", to ? to : "(none)");
+  cJSON_Delete(ev);
+  e2e_stop_server(&srv);
   cr_assert_eq(e2e_stat(&srv, "stopped", "replays_damaged"), 1);
   e2e_dir_remove(&d);
 }
