@@ -13,7 +13,7 @@
  *   - a passing test: nothing (it removed its folder itself).
  * Then the list is emptied for the next test.
  */
-#define _XOPEN_SOURCE 700
+#define _GNU_SOURCE /* umount2 */
 #include <criterion/criterion.h>
 #include <criterion/hooks.h>
 #include <dirent.h>
@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -117,9 +118,29 @@ static int copy_tree(const char *from, const char *to, int err) {
   return system(cmd) == 0;
 }
 
+/* A file system the test mounted inside its folder (a tmpfs for a full
+ * disk) is copied out beside its mount point, then unmounted. */
+static void unmount_inside(const char *dir) {
+  FILE *f = fopen("/proc/self/mounts", "r");
+  char line[1024], mnt[700];
+  size_t n = strlen(dir);
+  while (f && fgets(line, sizeof(line), f)) {
+    if (sscanf(line, "%*s %699s", mnt) != 1) continue;
+    if (strncmp(mnt, dir, n) != 0 || mnt[n] != '/') continue;
+    char cmd[1600];
+    snprintf(cmd, sizeof(cmd), "cp -a '%s' '%s.contents'", mnt, mnt);
+    if (system(cmd) == 0)
+      fprintf(stderr, "  copied the mounted %s to %s.contents\n", mnt, mnt);
+    (void)umount2(mnt, MNT_DETACH);
+  }
+  if (f) fclose(f);
+}
+
 static void keep(const char *suite, const char *name, const char *dir) {
   const char *base = strrchr(dir, '/');
   char to[768];
+  struct stat st;
+  if (stat(dir, &st) != 0) return; /* removed by the test: it passed there */
   make_dirs(E2E_KEEP_ROOT);
   snprintf(to, sizeof(to), "%s/%s.%s.%s", E2E_KEEP_ROOT, suite, name,
            base ? base + 1 : dir);
@@ -127,6 +148,7 @@ static void keep(const char *suite, const char *name, const char *dir) {
     fprintf(stderr, "  (could not move %s to %s)\n", dir, to);
     snprintf(to, sizeof(to), "%s", dir);
   }
+  unmount_inside(to);
   fprintf(stderr, "e2e: %s::%s failed; its logs are kept in %s\n", suite, name,
           to);
   report_folder(to);
