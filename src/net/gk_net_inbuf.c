@@ -359,3 +359,30 @@ uint64_t gk_inbuf_contiguous(const gk_inbuf *b, uint32_t slot, uint64_t from) {
   }
   return s;
 }
+
+static int replica_read(gk_input *in, uint64_t step, gk_step_input *out) {
+  gk_inbuf_replica *r = (gk_inbuf_replica *)in;
+  int rc = r->inbuf->base.read(&r->inbuf->base, step, out);
+  if (rc == 0) r->last = *out;
+  return rc;
+}
+
+static void replica_end_step(gk_input *in) {
+  gk_inbuf_replica *r = (gk_inbuf_replica *)in;
+  gk_history_record(r->hist, r->loop, &r->last);
+  r->step(r->ctx, &r->last, r->loop->last_hash);
+}
+
+void gk_inbuf_replica_init(gk_inbuf_replica *r, gk_inbuf *inbuf, gk_loop *loop,
+                           gk_history *hist,
+                           void (*step)(void *ctx, const gk_step_input *in,
+                                        uint64_t hash),
+                           void *ctx) {
+  r->base.read = replica_read;
+  r->base.end_step = replica_end_step;
+  r->inbuf = inbuf;
+  r->loop = loop;
+  r->hist = hist;
+  r->step = step;
+  r->ctx = ctx;
+}

@@ -51,6 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gk_history.h"
 #include "gk_loop.h"
 #include "gk_sim.h"
 
@@ -192,5 +193,25 @@ int gk_inbuf_ack(gk_inbuf *b, uint32_t slot, uint64_t upto);
 /* For slot: the lowest step >= from whose record is not held (host side;
  * what the host can acknowledge back to that peer). */
 uint64_t gk_inbuf_contiguous(const gk_inbuf *b, uint32_t slot, uint64_t from);
+
+/* The input of an engine's own run of the match (the session's referee,
+ * a peer's run): reads the confirmed steps from `inbuf`, and after each
+ * step records it in `hist` and hands it, with the run's hash after it,
+ * to `step` (counting and callbacks: the engine's). */
+typedef struct gk_inbuf_replica {
+  gk_input base; /* must be first: what gk_loop_frame is given */
+  gk_inbuf *inbuf;
+  gk_loop *loop;
+  gk_history *hist;
+  void (*step)(void *ctx, const gk_step_input *in, uint64_t hash);
+  void *ctx;
+  gk_step_input last; /* the step last read */
+} gk_inbuf_replica;
+
+/* Sets r up over the engine's buffer, run and history (all non-NULL and
+ * outliving r) and its hook (non-NULL). */
+void gk_inbuf_replica_init(
+    gk_inbuf_replica *r, gk_inbuf *inbuf, gk_loop *loop, gk_history *hist,
+    void (*step)(void *ctx, const gk_step_input *in, uint64_t hash), void *ctx);
 
 #endif

@@ -139,20 +139,11 @@ static int may_sample(const gk_net_peer *p, uint64_t s) {
 /* --- running confirmed steps -----------------------------------------------
  */
 
-static int peer_read(gk_input *in, uint64_t step, gk_step_input *out) {
-  gk__peer_input *pi = (gk__peer_input *)in;
-  int rc = pi->p->inbuf.base.read(&pi->p->inbuf.base, step, out);
-  if (rc == 0) pi->last = *out;
-  return rc;
-}
-
-static void peer_end_step(gk_input *in) {
-  gk__peer_input *pi = (gk__peer_input *)in;
-  gk_net_peer *p = pi->p;
+/* The run ran a step (gk_inbuf_replica recorded it in the history). */
+static void peer_step(void *ctx, const gk_step_input *in, uint64_t hash) {
+  gk_net_peer *p = ctx;
   p->stats.steps_run++;
-  gk_history_record(&p->hist, &p->loop, &pi->last);
-  if (p->cb.step != NULL)
-    p->cb.step(p->cb.ctx, p, &pi->last, p->loop.last_hash);
+  if (p->cb.step != NULL) p->cb.step(p->cb.ctx, p, in, hash);
 }
 
 void gk_net_peer_after_step(gk_net_peer *p, uint64_t step,
@@ -467,9 +458,7 @@ static void begin_match(gk_net_peer *p, const gk_wire_match_start *ms) {
   p->step_ns =
       (uint64_t)ms->step_seconds.num * 1000000000u / ms->step_seconds.den;
   if (p->step_ns == 0) p->step_ns = 1;
-  p->in.base.read = peer_read;
-  p->in.base.end_step = peer_end_step;
-  p->in.p = p;
+  gk_inbuf_replica_init(&p->in, &p->inbuf, &p->loop, &p->hist, peer_step, p);
   p->acked = ms->first_step;
   p->hash_from = ms->first_step;
   p->sample_from = ms->first_step + ms->input_delay;

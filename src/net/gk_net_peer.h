@@ -163,12 +163,6 @@ typedef struct gk_net_peer_delay {
   uint32_t delay;
 } gk_net_peer_delay;
 
-typedef struct gk__peer_input {
-  gk_input base; /* must be first */
-  gk_net_peer *p;
-  gk_step_input last;
-} gk__peer_input;
-
 struct gk_net_peer {
   /* read-only for callers */
   gk_net_peer_stats stats;
@@ -209,7 +203,7 @@ struct gk_net_peer {
   int stopped;
   int end_notice; /* MATCH_END received */
   int end_notice_reason;
-  gk__peer_input in;
+  gk_inbuf_replica in; /* the run's input */
   uv_timer_t timer;
   int timer_open;
   void (*close_cb)(gk_net_peer *p);

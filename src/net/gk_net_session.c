@@ -244,19 +244,11 @@ static int on_input(gk_net_session *s, uint32_t p, const gk_wire_input *m) {
 
 /* --- the public face ----------------------------------------------------- */
 
-static int session_read(gk_input *in, uint64_t step, gk_step_input *out) {
-  gk__session_input *si = (gk__session_input *)in;
-  int rc = si->s->inbuf.base.read(&si->s->inbuf.base, step, out);
-  if (rc == 0) si->last = *out;
-  return rc;
-}
-
-static void session_end_step(gk_input *in) {
-  gk__session_input *si = (gk__session_input *)in;
-  gk_net_session *s = si->s;
+/* The referee ran a step (gk_inbuf_replica recorded it in the history). */
+static void session_step(void *ctx, const gk_step_input *in, uint64_t hash) {
+  gk_net_session *s = ctx;
   s->stats.steps_run++;
-  gk_history_record(&s->hist, &s->loop, &si->last);
-  if (s->cb.step != NULL) s->cb.step(s->cb.ctx, &si->last, s->loop.last_hash);
+  if (s->cb.step != NULL) s->cb.step(s->cb.ctx, in, hash);
 }
 
 /* The referee's history, covering its hash ring (issue 13). */
@@ -338,9 +330,7 @@ int gk_net_session_init(gk_net_session *s, const gk_net_session_config *cfg,
     return rc;
   }
   s->cb = *cb;
-  s->in.base.read = session_read;
-  s->in.base.end_step = session_end_step;
-  s->in.s = s;
+  gk_inbuf_replica_init(&s->in, &s->inbuf, &s->loop, &s->hist, session_step, s);
   s->start_ms = s->frontier_since_ms = s->now_ms = now_ms;
   s->stall_step = UINT64_MAX;
   s->end_step = UINT64_MAX;

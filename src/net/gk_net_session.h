@@ -162,12 +162,6 @@ typedef struct gk__session_player {
   int desynced;
 } gk__session_player;
 
-typedef struct gk__session_input {
-  gk_input base; /* must be first */
-  gk_net_session *s;
-  gk_step_input last;
-} gk__session_input;
-
 struct gk_net_session {
   /* read-only for callers */
   gk_net_session_config cfg;
@@ -180,7 +174,7 @@ struct gk_net_session {
   uint64_t end_step;
   /* private */
   gk_net_session_callbacks cb;
-  gk__session_input in;
+  gk_inbuf_replica in; /* the referee's input */
   gk__session_player pl[GK_PLAYERS_MAX];
   uint64_t start_ms;
   uint64_t frontier_since_ms; /* when step `confirmed` became the next */

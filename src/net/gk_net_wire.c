@@ -1,10 +1,14 @@
-/* gk_net_wire.c: encode and decode every lockstep message.
+/* gk_net_wire.c: the codec of the core messages (match and room control,
+ * GK_WIRE_MSG_MAP up to ERROR), and what every codec file shares: the
+ * checks, the encoding cursor and the optional connect token.
  *
  * Encoding writes through a small bounded cursor (put_*) that refuses to
  * pass the end; decoding reads only through gk_reader, so a short datagram
  * can only ever yield GK_ETRUNC. Each message body has one encoder and one
  * decoder next to each other, in the order of GK_WIRE_MSG_MAP, and both
  * call the same check_* functions so that whatever encodes also decodes.
+ * They are reached only through the type table (gk_net_wire_table.c),
+ * which also holds the header and the size limits.
  */
 #include "gk_net_wire.h"
 
@@ -13,20 +17,6 @@
 #include "gk_err.h"
 #include "gk_net_wire_internal.h"
 #include "gk_state.h"
-
-/* --- the type table ------------------------------------------------------ */
-
-const char *gk_wire_type_name(int type) {
-  switch (type) {
-#define GK__WIRE_NAME(name, id, rel)                                           \
-  case id:                                                                     \
-    return #name;
-    GK_WIRE_MSG_MAP(GK__WIRE_NAME)
-#undef GK__WIRE_NAME
-  default:
-    return "UNKNOWN";
-  }
-}
 
 const char *gk_wire_end_name(int reason) {
   switch (reason) {
@@ -45,22 +35,6 @@ const char *gk_wire_end_name(int reason) {
   default:
     return "none";
   }
-}
-
-int gk_wire_type_reliable(int type) {
-  switch (type) {
-#define GK__WIRE_REL(name, id, rel)                                            \
-  case id:                                                                     \
-    return rel;
-    GK_WIRE_MSG_MAP(GK__WIRE_REL)
-#undef GK__WIRE_REL
-  default:
-    return 0;
-  }
-}
-
-static int type_known(int type) {
-  return strcmp(gk_wire_type_name(type), "UNKNOWN") != 0;
 }
 
 /* --- shared checks ------------------------------------------------------- */
@@ -255,7 +229,8 @@ static int get_span(gk_reader *r, size_t n, const uint8_t **out) {
 
 /* --- per message ---------------------------------------------------------- */
 
-static int enc_input(const gk_wire_input *m, put_buf *b) {
+int gk__wire_enc_input(const gk_wire_msg *msg, put_buf *b) {
+  const gk_wire_input *m = &msg->u.input;
   int rc;
   if ((rc = check_input_size(m->input_size)) != 0) return rc;
   if (m->slot >= GK_PLAYERS_MAX) return GK_ERANGE;
@@ -293,7 +268,8 @@ static int dec_input_hashes(gk_reader *r, gk_wire_input *m) {
   return get_span(r, (size_t)m->hash_count * 8u, &m->hashes);
 }
 
-static int dec_input(gk_reader *r, gk_wire_input *m) {
+int gk__wire_dec_input(gk_reader *r, gk_wire_msg *msg) {
+  gk_wire_input *m = &msg->u.input;
   int rc;
   m->slot = gk_read_u8(r);
   m->input_size = gk_read_u8(r);
@@ -329,7 +305,8 @@ static int check_steps(const gk_wire_confirmed *m) {
   return 0;
 }
 
-static int enc_confirmed(const gk_wire_confirmed *m, put_buf *b) {
+int gk__wire_enc_confirmed(const gk_wire_msg *msg, put_buf *b) {
+  const gk_wire_confirmed *m = &msg->u.confirmed;
   int rc;
   if ((rc = check_confirmed_shape(m->players, m->input_size, m->count)) != 0)
     return rc;
@@ -350,7 +327,8 @@ static int enc_confirmed(const gk_wire_confirmed *m, put_buf *b) {
   return b->err;
 }
 
-static int dec_confirmed(gk_reader *r, gk_wire_confirmed *m) {
+int gk__wire_dec_confirmed(gk_reader *r, gk_wire_msg *msg) {
+  gk_wire_confirmed *m = &msg->u.confirmed;
   int rc;
   m->players = gk_read_u8(r);
   m->input_size = gk_read_u8(r);
@@ -372,7 +350,8 @@ static int dec_confirmed(gk_reader *r, gk_wire_confirmed *m) {
   return check_steps(m);
 }
 
-static int enc_hash(const gk_wire_hash *m, put_buf *b) {
+int gk__wire_enc_hash(const gk_wire_msg *msg, put_buf *b) {
+  const gk_wire_hash *m = &msg->u.hash;
   int rc;
   if (m->count < 1 || m->count > GK_WIRE_STEPS_MAX) return GK_ERANGE;
   if ((rc = check_range(m->first, m->count)) != 0) return rc;
@@ -382,7 +361,8 @@ static int enc_hash(const gk_wire_hash *m, put_buf *b) {
   return b->err;
 }
 
-static int dec_hash(gk_reader *r, gk_wire_hash *m) {
+int gk__wire_dec_hash(gk_reader *r, gk_wire_msg *msg) {
+  gk_wire_hash *m = &msg->u.hash;
   int rc;
   m->first = gk_read_u64(r);
   m->count = gk_read_u8(r);
@@ -394,7 +374,8 @@ static int dec_hash(gk_reader *r, gk_wire_hash *m) {
   return r->err;
 }
 
-static int enc_stall(const gk_wire_stall *m, put_buf *b) {
+int gk__wire_enc_stall(const gk_wire_msg *msg, put_buf *b) {
+  const gk_wire_stall *m = &msg->u.stall;
   if (check_range(m->step, 0) != 0 || m->awaited == 0 ||
       check_mask(m->awaited, GK_PLAYERS_MAX) != 0)
     return GK_ERANGE;
@@ -404,7 +385,8 @@ static int enc_stall(const gk_wire_stall *m, put_buf *b) {
   return b->err;
 }
 
-static int dec_stall(gk_reader *r, gk_wire_stall *m) {
+int gk__wire_dec_stall(gk_reader *r, gk_wire_msg *msg) {
+  gk_wire_stall *m = &msg->u.stall;
   m->step = gk_read_u64(r);
   m->awaited = gk_read_u32(r);
   m->waited_ms = gk_read_u32(r);
@@ -415,7 +397,8 @@ static int dec_stall(gk_reader *r, gk_wire_stall *m) {
   return 0;
 }
 
-static int enc_desync(const gk_wire_desync *m, put_buf *b) {
+int gk__wire_enc_desync(const gk_wire_msg *msg, put_buf *b) {
+  const gk_wire_desync *m = &msg->u.desync;
   if (check_range(m->step, 0) != 0 || m->player >= GK_PLAYERS_MAX)
     return GK_ERANGE;
   put_le(b, m->step, 8);
@@ -425,7 +408,8 @@ static int enc_desync(const gk_wire_desync *m, put_buf *b) {
   return b->err;
 }
 
-static int dec_desync(gk_reader *r, gk_wire_desync *m) {
+int gk__wire_dec_desync(gk_reader *r, gk_wire_msg *msg) {
+  gk_wire_desync *m = &msg->u.desync;
   m->step = gk_read_u64(r);
   m->player = gk_read_u8(r);
   m->host_hash = gk_read_u64(r);
@@ -440,7 +424,8 @@ static int check_reason(uint32_t reason) {
   return reason >= 1 && reason <= GK_WIRE_END_REASON_MAX ? 0 : GK_ERANGE;
 }
 
-static int enc_match_end(const gk_wire_match_end *m, put_buf *b) {
+int gk__wire_enc_match_end(const gk_wire_msg *msg, put_buf *b) {
+  const gk_wire_match_end *m = &msg->u.match_end;
   if (check_range(m->step, 0) != 0 || check_reason(m->reason) != 0)
     return GK_ERANGE;
   put_le(b, m->step, 8);
@@ -448,13 +433,25 @@ static int enc_match_end(const gk_wire_match_end *m, put_buf *b) {
   return b->err;
 }
 
-static int dec_match_end(gk_reader *r, gk_wire_match_end *m) {
+int gk__wire_dec_match_end(gk_reader *r, gk_wire_msg *msg) {
+  gk_wire_match_end *m = &msg->u.match_end;
   m->step = gk_read_u64(r);
   m->reason = gk_read_u8(r);
   if (r->err != 0) return r->err;
   if (check_range(m->step, 0) != 0 || check_reason(m->reason) != 0)
     return GK_ERANGE;
   return 0;
+}
+
+int gk__wire_enc_end_match(const gk_wire_msg *m, put_buf *b) {
+  int rc = check_reason(m->u.end_reason);
+  put_le(b, m->u.end_reason, 1);
+  return rc != 0 ? rc : b->err;
+}
+
+int gk__wire_dec_end_match(gk_reader *r, gk_wire_msg *m) {
+  m->u.end_reason = gk_read_u8(r);
+  return r->err != 0 ? r->err : check_reason(m->u.end_reason);
 }
 
 static int check_remove(const gk_wire_remove *m) {
@@ -464,7 +461,8 @@ static int check_remove(const gk_wire_remove *m) {
   return 0;
 }
 
-static int enc_remove(const gk_wire_remove *m, put_buf *b) {
+int gk__wire_enc_remove(const gk_wire_msg *msg, put_buf *b) {
+  const gk_wire_remove *m = &msg->u.remove;
   int rc = check_remove(m);
   if (rc != 0) return rc;
   put_le(b, m->slot, 1);
@@ -472,7 +470,8 @@ static int enc_remove(const gk_wire_remove *m, put_buf *b) {
   return b->err;
 }
 
-static int dec_remove(gk_reader *r, gk_wire_remove *m) {
+int gk__wire_dec_remove(gk_reader *r, gk_wire_msg *msg) {
+  gk_wire_remove *m = &msg->u.remove;
   m->slot = gk_read_u8(r);
   m->step = gk_read_u64(r);
   if (r->err != 0) return r->err;
@@ -507,7 +506,8 @@ int gk__wire_dec_token(gk_reader *r, uint8_t *len, uint8_t *token) {
   return gk_read_bytes(r, token, *len);
 }
 
-static int enc_create_room(const gk_wire_create_room *m, put_buf *b) {
+int gk__wire_enc_create_room(const gk_wire_msg *msg, put_buf *b) {
+  const gk_wire_create_room *m = &msg->u.create_room;
   if (check_players(m->max_players) != 0) return GK_ERANGE;
   put_le(b, m->max_players, 1);
   put_le(b, m->input_delay, 1);
@@ -517,7 +517,8 @@ static int enc_create_room(const gk_wire_create_room *m, put_buf *b) {
   return gk__wire_enc_token(m->token_len, m->token, b);
 }
 
-static int dec_create_room(gk_reader *r, gk_wire_create_room *m) {
+int gk__wire_dec_create_room(gk_reader *r, gk_wire_msg *msg) {
+  gk_wire_create_room *m = &msg->u.create_room;
   int rc;
   m->max_players = gk_read_u8(r);
   m->input_delay = gk_read_u8(r);
@@ -569,6 +570,56 @@ static int check_joined(const gk_wire_joined *m) {
   return 0;
 }
 
+int gk__wire_enc_room_created(const gk_wire_msg *m, put_buf *b) {
+  return enc_code(&m->u.room, 1, b);
+}
+
+int gk__wire_dec_room_created(gk_reader *r, gk_wire_msg *m) {
+  return dec_code(r, &m->u.room, 1);
+}
+
+int gk__wire_enc_join_room(const gk_wire_msg *m, put_buf *b) {
+  return enc_code(&m->u.room, 0, b);
+}
+
+int gk__wire_dec_join_room(gk_reader *r, gk_wire_msg *m) {
+  return dec_code(r, &m->u.room, 0);
+}
+
+int gk__wire_enc_joined(const gk_wire_msg *m, put_buf *b) {
+  int rc = check_joined(&m->u.joined);
+  put_le(b, m->u.joined.slot, 1);
+  put_le(b, m->u.joined.players, 1);
+  return rc != 0 ? rc : b->err;
+}
+
+int gk__wire_dec_joined(gk_reader *r, gk_wire_msg *m) {
+  m->u.joined.slot = gk_read_u8(r);
+  m->u.joined.players = gk_read_u8(r);
+  return r->err != 0 ? r->err : check_joined(&m->u.joined);
+}
+
+/* START_MATCH has no body. */
+int gk__wire_enc_empty(const gk_wire_msg *m, put_buf *b) {
+  (void)m;
+  return b->err;
+}
+
+int gk__wire_dec_empty(gk_reader *r, gk_wire_msg *m) {
+  (void)m;
+  return r->err;
+}
+
+int gk__wire_enc_shutdown(const gk_wire_msg *m, put_buf *b) {
+  put_le(b, m->u.shutdown_grace_ms, 4);
+  return b->err;
+}
+
+int gk__wire_dec_shutdown(gk_reader *r, gk_wire_msg *m) {
+  m->u.shutdown_grace_ms = gk_read_u32(r);
+  return r->err;
+}
+
 static int check_match_start(const gk_wire_match_start *m) {
   if (check_players(m->players) != 0 || m->slot >= m->players) return GK_ERANGE;
   if (m->active_mask == 0 || check_mask(m->active_mask, m->players) != 0)
@@ -578,7 +629,8 @@ static int check_match_start(const gk_wire_match_start *m) {
   return 0;
 }
 
-static int enc_match_start(const gk_wire_match_start *m, put_buf *b) {
+int gk__wire_enc_match_start(const gk_wire_msg *msg, put_buf *b) {
+  const gk_wire_match_start *m = &msg->u.match_start;
   int rc = check_match_start(m);
   if (rc != 0) return rc;
   put_le(b, m->seed, 8);
@@ -595,7 +647,8 @@ static int enc_match_start(const gk_wire_match_start *m, put_buf *b) {
   return b->err;
 }
 
-static int dec_match_start(gk_reader *r, gk_wire_match_start *m) {
+int gk__wire_dec_match_start(gk_reader *r, gk_wire_msg *msg) {
+  gk_wire_match_start *m = &msg->u.match_start;
   int rc;
   m->seed = gk_read_u64(r);
   m->players = gk_read_u8(r);
@@ -612,176 +665,18 @@ static int dec_match_start(gk_reader *r, gk_wire_match_start *m) {
   return check_match_start(m);
 }
 
-static int enc_error(const gk_wire_error *m, put_buf *b) {
+int gk__wire_enc_error(const gk_wire_msg *msg, put_buf *b) {
+  const gk_wire_error *m = &msg->u.error;
   if (m->code >= 0) return GK_ERANGE;
   put_le(b, (uint16_t)m->code, 2);
   put_str(b, m->text, GK_WIRE_TEXT_MAX, 1, 't');
   return b->err;
 }
 
-static int dec_error(gk_reader *r, gk_wire_error *m) {
+int gk__wire_dec_error(gk_reader *r, gk_wire_msg *msg) {
+  gk_wire_error *m = &msg->u.error;
   m->code = gk_read_i16(r);
   int rc = get_str(r, m->text, GK_WIRE_TEXT_MAX, 1, 't');
   if (rc != 0) return rc;
   return m->code < 0 ? 0 : GK_ERANGE;
-}
-
-/* Types whose codec lives in another file (gk_net_wire_internal.h). */
-static int enc_other(const gk_wire_msg *m, put_buf *b) {
-  return gk__wire_snap_encode(m, b);
-}
-
-/* --- entry points ----------------------------------------------------------
- */
-
-int gk_wire_encode(const gk_wire_msg *m, uint8_t *out, size_t cap,
-                   size_t *len) {
-  if (m == NULL || out == NULL || len == NULL) return GK_EINVAL;
-  *len = 0;
-  if (!type_known((int)m->type)) return GK_EPROTO;
-  put_buf b = {out, cap < GK_WIRE_MAX ? cap : GK_WIRE_MAX, 0, 0};
-  put_le(&b, GK_WIRE_VERSION, 1);
-  put_le(&b, (uint64_t)m->type, 1);
-  int rc;
-  switch (m->type) {
-  case GK_MSG_INPUT:
-    rc = enc_input(&m->u.input, &b);
-    break;
-  case GK_MSG_CONFIRMED:
-    rc = enc_confirmed(&m->u.confirmed, &b);
-    break;
-  case GK_MSG_HASH:
-    rc = enc_hash(&m->u.hash, &b);
-    break;
-  case GK_MSG_STALL:
-    rc = enc_stall(&m->u.stall, &b);
-    break;
-  case GK_MSG_DESYNC:
-    rc = enc_desync(&m->u.desync, &b);
-    break;
-  case GK_MSG_MATCH_END:
-    rc = enc_match_end(&m->u.match_end, &b);
-    break;
-  case GK_MSG_REMOVE_PLAYER:
-    rc = enc_remove(&m->u.remove, &b);
-    break;
-  case GK_MSG_END_MATCH:
-    rc = check_reason(m->u.end_reason);
-    put_le(&b, m->u.end_reason, 1);
-    break;
-  case GK_MSG_CREATE_ROOM:
-    rc = enc_create_room(&m->u.create_room, &b);
-    break;
-  case GK_MSG_ROOM_CREATED:
-    rc = enc_code(&m->u.room, 1, &b);
-    break;
-  case GK_MSG_JOIN_ROOM:
-    rc = enc_code(&m->u.room, 0, &b);
-    break;
-  case GK_MSG_JOINED:
-    rc = check_joined(&m->u.joined);
-    put_le(&b, m->u.joined.slot, 1);
-    put_le(&b, m->u.joined.players, 1);
-    break;
-  case GK_MSG_START_MATCH:
-    rc = 0;
-    break;
-  case GK_MSG_MATCH_START:
-    rc = enc_match_start(&m->u.match_start, &b);
-    break;
-  case GK_MSG_SHUTDOWN:
-    rc = 0;
-    put_le(&b, m->u.shutdown_grace_ms, 4);
-    break;
-  case GK_MSG_ERROR:
-    rc = enc_error(&m->u.error, &b);
-    break;
-  default:
-    rc = enc_other(m, &b);
-    break;
-  }
-  if (rc == 0) rc = b.err;
-  if (rc != 0) return rc;
-  *len = b.len;
-  return 0;
-}
-
-int gk_wire_decode(const uint8_t *bytes, size_t len, gk_wire_msg *m) {
-  if (m == NULL || (bytes == NULL && len > 0)) return GK_EINVAL;
-  memset(m, 0, sizeof *m);
-  if (len > GK_WIRE_MAX) return GK_ETOOBIG;
-  gk_reader r;
-  gk_reader_init(&r, bytes, len);
-  uint8_t version = gk_read_u8(&r);
-  uint8_t type = gk_read_u8(&r);
-  if (r.err != 0) return r.err;
-  if (version != GK_WIRE_VERSION) return GK_EVERSION;
-  if (!type_known(type)) return GK_EPROTO;
-  m->type = (gk_wire_type)type;
-  int rc;
-  switch (m->type) {
-  case GK_MSG_INPUT:
-    rc = dec_input(&r, &m->u.input);
-    break;
-  case GK_MSG_CONFIRMED:
-    rc = dec_confirmed(&r, &m->u.confirmed);
-    break;
-  case GK_MSG_HASH:
-    rc = dec_hash(&r, &m->u.hash);
-    break;
-  case GK_MSG_STALL:
-    rc = dec_stall(&r, &m->u.stall);
-    break;
-  case GK_MSG_DESYNC:
-    rc = dec_desync(&r, &m->u.desync);
-    break;
-  case GK_MSG_MATCH_END:
-    rc = dec_match_end(&r, &m->u.match_end);
-    break;
-  case GK_MSG_REMOVE_PLAYER:
-    rc = dec_remove(&r, &m->u.remove);
-    break;
-  case GK_MSG_END_MATCH:
-    m->u.end_reason = gk_read_u8(&r);
-    rc = r.err != 0 ? r.err : check_reason(m->u.end_reason);
-    break;
-  case GK_MSG_CREATE_ROOM:
-    rc = dec_create_room(&r, &m->u.create_room);
-    break;
-  case GK_MSG_ROOM_CREATED:
-    rc = dec_code(&r, &m->u.room, 1);
-    break;
-  case GK_MSG_JOIN_ROOM:
-    rc = dec_code(&r, &m->u.room, 0);
-    break;
-  case GK_MSG_JOINED:
-    m->u.joined.slot = gk_read_u8(&r);
-    m->u.joined.players = gk_read_u8(&r);
-    rc = r.err != 0 ? r.err : check_joined(&m->u.joined);
-    break;
-  case GK_MSG_START_MATCH:
-    rc = 0;
-    break;
-  case GK_MSG_MATCH_START:
-    rc = dec_match_start(&r, &m->u.match_start);
-    break;
-  case GK_MSG_SHUTDOWN:
-    m->u.shutdown_grace_ms = gk_read_u32(&r);
-    rc = r.err;
-    break;
-  case GK_MSG_ERROR:
-    rc = dec_error(&r, &m->u.error);
-    break;
-  default:
-    rc = gk__wire_snap_decode(&r, m);
-    break;
-  }
-  if (rc == 0 && r.err != 0) rc = r.err;
-  if (rc == 0 && gk_reader_left(&r) != 0) rc = GK_EPROTO; /* trailing bytes */
-  if (rc != 0) {
-    gk_wire_type t = m->type;
-    memset(m, 0, sizeof *m);
-    m->type = t;
-  }
-  return rc;
 }

@@ -150,9 +150,10 @@
   X(STATE_BEGIN, 46, 1)                                                        \
   X(STATE_CHUNK, 47, 1)
 
-/* The one table of message types: X(NAME, id, reliable). `reliable` says
- * how the sender should send it: 1 on the reliable channel, 0 unreliably
- * with redundancy. */
+/* The message types: X(NAME, id, reliable). `reliable` says how the
+ * sender should send it: 1 on the reliable channel, 0 unreliably with
+ * redundancy. Each type has its row in the codec table of
+ * gk_net_wire_table.c (its codec and size limits; a test checks). */
 #define GK_WIRE_MSG_MAP(X)                                                     \
   X(INPUT, 1, 0)                                                               \
   X(CONFIRMED, 2, 0)                                                           \

@@ -1,9 +1,9 @@
 /* gk_net_wire_snap.c: the codec of the rejoin, spectator and snapshot
- * messages (GK_WIRE_SNAP_MSG_MAP; layouts in gk_net_wire.h). gk_wire_encode
- * and gk_wire_decode hand these types here after the header; the checks
- * are shared by both directions, so whatever encodes also decodes. Types
- * not theirs go on to gk_net_wire_state.c (STATE_*), which shares the
- * chunk body (gk__wire_chunk_*). */
+ * messages (GK_WIRE_SNAP_MSG_MAP; layouts in gk_net_wire.h), reached
+ * through the type table (gk_net_wire_table.c) after the header; the
+ * checks are shared by both directions, so whatever encodes also decodes.
+ * The chunk body is STATE_CHUNK's too, and the transfer shape
+ * (gk__wire_transfer_*) STATE_BEGIN's (gk_net_wire_state.c). */
 #include <string.h>
 
 #include "gk_err.h"
@@ -58,7 +58,8 @@ static int check_begin(const gk_wire_snap_begin *b) {
   return gk__wire_transfer_check(b->total, b->chunk_size, b->chunks);
 }
 
-static int enc_begin(const gk_wire_snap_begin *b, cur *c) {
+int gk__wire_enc_snap_begin(const gk_wire_msg *m, cur *c) {
+  const gk_wire_snap_begin *b = &m->u.snap_begin;
   int rc = check_begin(b);
   if (rc != 0) return rc;
   put_le(c, b->id, 4);
@@ -72,7 +73,8 @@ static int enc_begin(const gk_wire_snap_begin *b, cur *c) {
   return c->err;
 }
 
-static int dec_begin(gk_reader *r, gk_wire_snap_begin *b) {
+int gk__wire_dec_snap_begin(gk_reader *r, gk_wire_msg *m) {
+  gk_wire_snap_begin *b = &m->u.snap_begin;
   b->id = gk_read_u32(r);
   b->kind = gk_read_u8(r);
   int rc = get_code(r, b->code);
@@ -86,7 +88,8 @@ static int dec_begin(gk_reader *r, gk_wire_snap_begin *b) {
   return check_begin(b);
 }
 
-int gk__wire_chunk_encode(const gk_wire_snap_chunk *k, cur *c) {
+int gk__wire_enc_chunk(const gk_wire_msg *m, cur *c) {
+  const gk_wire_snap_chunk *k = &m->u.snap_chunk;
   if (k->len > GK_WIRE_SNAP_CHUNK_MAX) return GK_ETOOBIG;
   if (k->len > 0 && k->bytes == NULL) return GK_EINVAL;
   put_le(c, k->id, 4);
@@ -97,7 +100,8 @@ int gk__wire_chunk_encode(const gk_wire_snap_chunk *k, cur *c) {
   return c->err;
 }
 
-int gk__wire_chunk_decode(gk_reader *r, gk_wire_snap_chunk *k) {
+int gk__wire_dec_chunk(gk_reader *r, gk_wire_msg *m) {
+  gk_wire_snap_chunk *k = &m->u.snap_chunk;
   k->id = gk_read_u32(r);
   k->index = gk_read_u32(r);
   k->crc = gk_read_u32(r);
@@ -111,71 +115,54 @@ int gk__wire_chunk_decode(gk_reader *r, gk_wire_snap_chunk *k) {
   return 0;
 }
 
-int gk__wire_snap_encode(const gk_wire_msg *m, cur *cp) {
-  cur c = *cp;
-  int rc;
-  switch (m->type) {
-  case GK_MSG_SNAPSHOT_BEGIN:
-    rc = enc_begin(&m->u.snap_begin, &c);
-    break;
-  case GK_MSG_SNAPSHOT_CHUNK:
-    rc = gk__wire_chunk_encode(&m->u.snap_chunk, &c);
-    break;
-  case GK_MSG_REJOIN_ROOM:
-    if (!gk_wire_code_valid(m->u.rejoin.code)) return GK_EPROTO;
-    if (m->u.rejoin.slot >= GK_PLAYERS_MAX) return GK_ERANGE;
-    put(&c, m->u.rejoin.code, GK_WIRE_CODE_LEN);
-    put_le(&c, m->u.rejoin.slot, 1);
-    put(&c, m->u.rejoin.secret, GK_WIRE_SECRET_LEN);
-    rc = c.err != 0
-             ? c.err
-             : gk__wire_enc_token(m->u.rejoin.token_len, m->u.rejoin.token, &c);
-    break;
-  case GK_MSG_SPECTATE:
-    if (!gk_wire_code_valid(m->u.room.code)) return GK_EPROTO;
-    put(&c, m->u.room.code, GK_WIRE_CODE_LEN);
-    rc = c.err != 0
-             ? c.err
-             : gk__wire_enc_token(m->u.room.token_len, m->u.room.token, &c);
-    break;
-  case GK_MSG_RECONNECT_SECRET:
-    if (m->u.secret.slot >= GK_PLAYERS_MAX) return GK_ERANGE;
-    put_le(&c, m->u.secret.slot, 1);
-    put(&c, m->u.secret.secret, GK_WIRE_SECRET_LEN);
-    rc = c.err;
-    break;
-  default:
-    return gk__wire_state_encode(m, cp);
-  }
-  if (rc == 0) *cp = c;
-  return rc;
+int gk__wire_enc_rejoin(const gk_wire_msg *m, cur *c) {
+  const gk_wire_rejoin *j = &m->u.rejoin;
+  if (!gk_wire_code_valid(j->code)) return GK_EPROTO;
+  if (j->slot >= GK_PLAYERS_MAX) return GK_ERANGE;
+  put(c, j->code, GK_WIRE_CODE_LEN);
+  put_le(c, j->slot, 1);
+  put(c, j->secret, GK_WIRE_SECRET_LEN);
+  return c->err != 0 ? c->err : gk__wire_enc_token(j->token_len, j->token, c);
 }
 
-int gk__wire_snap_decode(gk_reader *r, gk_wire_msg *m) {
-  int rc;
-  switch (m->type) {
-  case GK_MSG_SNAPSHOT_BEGIN:
-    return dec_begin(r, &m->u.snap_begin);
-  case GK_MSG_SNAPSHOT_CHUNK:
-    return gk__wire_chunk_decode(r, &m->u.snap_chunk);
-  case GK_MSG_REJOIN_ROOM:
-    if ((rc = get_code(r, m->u.rejoin.code)) != 0) return rc;
-    m->u.rejoin.slot = gk_read_u8(r);
-    gk_read_bytes(r, m->u.rejoin.secret, GK_WIRE_SECRET_LEN);
-    if (r->err != 0) return r->err;
-    if (m->u.rejoin.slot >= GK_PLAYERS_MAX) return GK_ERANGE;
-    return gk__wire_dec_token(r, &m->u.rejoin.token_len, m->u.rejoin.token);
-  case GK_MSG_SPECTATE:
-    if ((rc = get_code(r, m->u.room.code)) != 0) return rc;
-    return gk__wire_dec_token(r, &m->u.room.token_len, m->u.room.token);
-  case GK_MSG_RECONNECT_SECRET:
-    m->u.secret.slot = gk_read_u8(r);
-    gk_read_bytes(r, m->u.secret.secret, GK_WIRE_SECRET_LEN);
-    if (r->err != 0) return r->err;
-    return m->u.secret.slot < GK_PLAYERS_MAX ? 0 : GK_ERANGE;
-  default:
-    return gk__wire_state_decode(r, m);
-  }
+int gk__wire_dec_rejoin(gk_reader *r, gk_wire_msg *m) {
+  gk_wire_rejoin *j = &m->u.rejoin;
+  int rc = get_code(r, j->code);
+  if (rc != 0) return rc;
+  j->slot = gk_read_u8(r);
+  gk_read_bytes(r, j->secret, GK_WIRE_SECRET_LEN);
+  if (r->err != 0) return r->err;
+  if (j->slot >= GK_PLAYERS_MAX) return GK_ERANGE;
+  return gk__wire_dec_token(r, &j->token_len, j->token);
+}
+
+/* SPECTATE: the code and token fields of gk_wire_room_code. */
+int gk__wire_enc_spectate(const gk_wire_msg *m, cur *c) {
+  const gk_wire_room_code *s = &m->u.room;
+  if (!gk_wire_code_valid(s->code)) return GK_EPROTO;
+  put(c, s->code, GK_WIRE_CODE_LEN);
+  return c->err != 0 ? c->err : gk__wire_enc_token(s->token_len, s->token, c);
+}
+
+int gk__wire_dec_spectate(gk_reader *r, gk_wire_msg *m) {
+  gk_wire_room_code *s = &m->u.room;
+  int rc = get_code(r, s->code);
+  if (rc != 0) return rc;
+  return gk__wire_dec_token(r, &s->token_len, s->token);
+}
+
+int gk__wire_enc_secret(const gk_wire_msg *m, cur *c) {
+  if (m->u.secret.slot >= GK_PLAYERS_MAX) return GK_ERANGE;
+  put_le(c, m->u.secret.slot, 1);
+  put(c, m->u.secret.secret, GK_WIRE_SECRET_LEN);
+  return c->err;
+}
+
+int gk__wire_dec_secret(gk_reader *r, gk_wire_msg *m) {
+  m->u.secret.slot = gk_read_u8(r);
+  gk_read_bytes(r, m->u.secret.secret, GK_WIRE_SECRET_LEN);
+  if (r->err != 0) return r->err;
+  return m->u.secret.slot < GK_PLAYERS_MAX ? 0 : GK_ERANGE;
 }
 
 void gk_wire_chunk_msg(gk_wire_msg *out, gk_wire_type type, uint32_t id,

@@ -1,8 +1,9 @@
 /* gk_net_wire_state.c: the codec of the desync forensics messages
- * (GK_WIRE_STATE_MSG_MAP: STATE_REQUEST, STATE_BEGIN, STATE_CHUNK;
- * layouts in gk_net_wire.h). gk_net_wire_snap.c hands these types here;
- * the checks are shared by both directions, so whatever encodes also
- * decodes. */
+ * STATE_REQUEST and STATE_BEGIN (GK_WIRE_STATE_MSG_MAP; layouts in
+ * gk_net_wire.h), reached through the type table (gk_net_wire_table.c)
+ * after the header; the checks are shared by both directions, so whatever
+ * encodes also decodes. STATE_CHUNK has the layout of SNAPSHOT_CHUNK, and
+ * the table gives it that codec (gk__wire_enc_chunk, gk_net_wire_snap.c). */
 #include <string.h>
 
 #include "gk_err.h"
@@ -24,7 +25,8 @@ static int check_begin(const gk_wire_state_begin *b) {
   return gk__wire_transfer_check(b->total, b->chunk_size, b->chunks);
 }
 
-static int enc_begin(const gk_wire_state_begin *b, cur *c) {
+int gk__wire_enc_state_begin(const gk_wire_msg *m, cur *c) {
+  const gk_wire_state_begin *b = &m->u.state_begin;
   int rc = check_begin(b);
   if (rc != 0) return rc;
   put_le(c, (uint16_t)b->status, 2);
@@ -37,7 +39,8 @@ static int enc_begin(const gk_wire_state_begin *b, cur *c) {
   return c->err;
 }
 
-static int dec_begin(gk_reader *r, gk_wire_state_begin *b) {
+int gk__wire_dec_state_begin(gk_reader *r, gk_wire_msg *m) {
+  gk_wire_state_begin *b = &m->u.state_begin;
   b->status = gk_read_i16(r);
   b->id = gk_read_u32(r);
   b->step = gk_read_u64(r);
@@ -49,41 +52,16 @@ static int dec_begin(gk_reader *r, gk_wire_state_begin *b) {
   return check_begin(b);
 }
 
-int gk__wire_state_encode(const gk_wire_msg *m, cur *cp) {
-  cur c = *cp;
-  int rc;
-  switch (m->type) {
-  case GK_MSG_STATE_REQUEST:
-    if (m->u.state_req.step >= GK_WIRE_STEP_LIMIT) return GK_ERANGE;
-    put_le(&c, m->u.state_req.id, 4);
-    put_le(&c, m->u.state_req.step, 8);
-    rc = c.err;
-    break;
-  case GK_MSG_STATE_BEGIN:
-    rc = enc_begin(&m->u.state_begin, &c);
-    break;
-  case GK_MSG_STATE_CHUNK:
-    rc = gk__wire_chunk_encode(&m->u.snap_chunk, &c);
-    break;
-  default:
-    return GK_EPROTO;
-  }
-  if (rc == 0) *cp = c;
-  return rc;
+int gk__wire_enc_state_request(const gk_wire_msg *m, cur *c) {
+  if (m->u.state_req.step >= GK_WIRE_STEP_LIMIT) return GK_ERANGE;
+  put_le(c, m->u.state_req.id, 4);
+  put_le(c, m->u.state_req.step, 8);
+  return c->err;
 }
 
-int gk__wire_state_decode(gk_reader *r, gk_wire_msg *m) {
-  switch (m->type) {
-  case GK_MSG_STATE_REQUEST:
-    m->u.state_req.id = gk_read_u32(r);
-    m->u.state_req.step = gk_read_u64(r);
-    if (r->err != 0) return r->err;
-    return m->u.state_req.step < GK_WIRE_STEP_LIMIT ? 0 : GK_ERANGE;
-  case GK_MSG_STATE_BEGIN:
-    return dec_begin(r, &m->u.state_begin);
-  case GK_MSG_STATE_CHUNK:
-    return gk__wire_chunk_decode(r, &m->u.snap_chunk);
-  default:
-    return GK_EPROTO;
-  }
+int gk__wire_dec_state_request(gk_reader *r, gk_wire_msg *m) {
+  m->u.state_req.id = gk_read_u32(r);
+  m->u.state_req.step = gk_read_u64(r);
+  if (r->err != 0) return r->err;
+  return m->u.state_req.step < GK_WIRE_STEP_LIMIT ? 0 : GK_ERANGE;
 }
