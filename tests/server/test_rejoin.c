@@ -101,6 +101,7 @@ Test(rejoin, a_snapshot_for_another_room_is_refused, .timeout = 90) {
 Test(rejoin, a_wrong_secret_is_refused_and_counted, .timeout = 90) {
   scen o = rw_base();
   o.bad_secret = 1;
+  o.bad_byte[0] = 3;
   static world w;
   rw_run(&w, &o);
   rw_expect_ended_normally(&w);
