@@ -7,8 +7,9 @@
  * every hash it computes after its return must equal player 0's. Variants:
  * both while-away policies, 5% loss and 30 ms latency through the fault
  * relay, a drop the server has not seen yet (the rejoin takes the slot
- * over), a tampered or misaddressed snapshot, a wrong secret, an expired
- * hold, and spectators (one throttled until it gets a newer snapshot).
+ * over), a tampered or misaddressed snapshot, a wrong secret (and one off
+ * in its first, a middle or its last byte), an expired hold, and
+ * spectators (one throttled until it gets a newer snapshot).
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -111,6 +112,40 @@ Test(rejoin, a_wrong_secret_is_refused_and_counted, .timeout = 90) {
   cr_assert_eq(w.stats.rejoin_bad_secret, 1);
   cr_assert_eq(w.stats.rejoins, 1);
   cr_assert_eq(rw_rejoined(&w)->snaps, 1);
+  rw_free(&w);
+}
+
+/* Rejoin attempts 1..3 each change one bit of one byte of the secret: the
+ * first, a middle and the last byte; each must be refused (a compare that
+ * skips a byte at either end, or stops early, lets one in). Attempt 4 has
+ * the right secret and must get the slot back. */
+Test(
+    rejoin,
+    a_secret_off_in_its_first_middle_or_last_byte_is_refused_the_right_one_is_not,
+    .timeout = 90) {
+  scen o = rw_base();
+  o.bad_secret = 3;
+  const uint8_t bytes[3] = {0, GK_WIRE_SECRET_LEN / 2, GK_WIRE_SECRET_LEN - 1};
+  memcpy(o.bad_byte, bytes, sizeof bytes);
+  static world w;
+  rw_run(&w, &o);
+  for (int k = 1; k <= 3; k++) {
+    client *a = rw_rejoin_attempt(&w, k);
+    cr_assert_not_null(a, "no rejoin attempt %d (the one before was let in)",
+                       k);
+    cr_assert_eq(a->error, GK_EAUTH,
+                 "a secret with byte %u changed: %s (%s), want GK_EAUTH",
+                 bytes[k - 1], gk_err_name(a->error), a->error_text);
+    cr_assert_eq(a->snaps, 0, "a secret with byte %u changed got a snapshot",
+                 bytes[k - 1]);
+    cr_assert_eq(a->nsteps, 0);
+  }
+  rw_expect_ended_normally(&w);
+  client *r = rw_expect_rejoined(&w, &o);
+  cr_assert_eq(r, rw_rejoin_attempt(&w, 4), "the right secret was not next");
+  cr_assert_eq(w.stats.rejoin_bad_secret, 3);
+  cr_assert_eq(w.stats.rejoins_refused, 3);
+  cr_assert_eq(w.stats.rejoins, 1);
   rw_free(&w);
 }
 
