@@ -9,7 +9,8 @@
  * relay, a drop the server has not seen yet (the rejoin takes the slot
  * over), a tampered or misaddressed snapshot, a wrong secret (and one off
  * in its first, a middle or its last byte), an expired hold, and
- * spectators (one throttled until it gets a newer snapshot).
+ * spectators (one throttled until it gets a newer snapshot; one from the
+ * first steps, held spectator.delay_steps behind from the start).
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -195,5 +196,46 @@ Test(spectators, two_spectators_agree_and_a_throttled_one_gets_a_newer_snapshot,
   cr_assert_eq(w.stats.spectators_joined, 2);
   cr_assert_geq(w.stats.spectator_refreshes, 1);
   cr_assert_eq(w.stats.spectator_desyncs, 0);
+  rw_free(&w);
+}
+
+/* A spectator that joins at player 0's step 1, within the first
+ * spectator.delay_steps (100) steps: the referee's run is not yet 100
+ * steps ahead of where the spectator starts, and it must still wait until
+ * it is (a limit clamped to the head at the start would send at once).
+ * Every confirmed step it receives while the match plays is checked at
+ * its arrival against the referee's last step (rejoin_world.c). */
+Test(spectators,
+     a_spectator_from_the_first_steps_gets_each_step_delay_steps_late,
+     .timeout = 60) {
+  enum { DELAY = 100 };
+  scen o = {.spectators = 1,
+            .spectate_step = 1,
+            .spectator_delay = DELAY,
+            .end_step = 800};
+  static world w;
+  rw_run(&w, &o);
+  rw_expect_ended_normally(&w);
+  const client *sp = NULL;
+  for (uint32_t i = 0; i < w.nc; i++)
+    if (w.c[i].kind == K_SPECTATOR) sp = &w.c[i];
+  cr_assert_not_null(sp, "no spectator");
+  cr_assert_eq(sp->error, 0, "%s", sp->error_text);
+  cr_assert_eq(sp->snaps, 1, "snapshot: %s", sp->snap_err);
+  cr_assert_lt(sp->info.step, DELAY,
+               "the spectator joined at step %llu, not in the first %d: the "
+               "case proves nothing",
+               (unsigned long long)sp->info.step, DELAY);
+  cr_assert_eq(sp->spec_early, 0,
+               "%llu steps reached the spectator less than %d steps behind "
+               "the referee; the first: step %llu when the referee's last "
+               "was %llu",
+               (unsigned long long)sp->spec_early, DELAY,
+               (unsigned long long)sp->early_step,
+               (unsigned long long)sp->early_head);
+  cr_assert_gt(sp->spec_checked, 400, "only %llu steps checked",
+               (unsigned long long)sp->spec_checked);
+  cr_assert(sp->ended, "the spectator did not see the end");
+  rw_expect_agrees(&w, sp, "the spectator");
   rw_free(&w);
 }
