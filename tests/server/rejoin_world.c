@@ -57,6 +57,9 @@ static void maybe_start(world *w) {
   if (w->start_sent) return;
   for (uint32_t i = 0; i < w->o.players; i++)
     if (!w->c[i].joined) return;
+  /* player 1's END_MATCH in the lobby must reach the server first: the
+   * server strikes it (a refusal sends no ERROR); start_timer polls */
+  if (w->o.guest_lobby_end && gk_server_get_stats(w->srv)->strikes == 0) return;
   gk_wire_msg m;
   memset(&m, 0, sizeof m);
   m.type = GK_MSG_START_MATCH;
@@ -98,6 +101,7 @@ static void on_step(void *ctx, gk_net_peer *p, const gk_step_input *in,
   world *w = c->w;
   if (c->nsteps == 0 && c->first_run == 0) c->first_run = in->step;
   if (c->nsteps == 0) c->start_mask = in->active_mask;
+  c->last_mask = in->active_mask;
   if (c->join_seen == 0 && (in->active_mask & ~c->start_mask) != 0)
     c->join_seen = in->step;
   if (in->step < HCAP) c->hashes[in->step] = hash;
@@ -113,7 +117,18 @@ static void on_step(void *ctx, gk_net_peer *p, const gk_step_input *in,
     w->dropped = 1; /* on_drop runs outside this frame */
     uv_timer_start(&w->drop_timer, on_drop, 0, 0);
   }
-  if (c == &w->c[0] && in->step == 300 && w->o.spectators && !w->spectating) {
+  if (c == &w->c[1] && w->o.guest_remove_step &&
+      in->step == w->o.guest_remove_step && !w->guest_removed) {
+    gk_wire_msg m;
+    memset(&m, 0, sizeof m);
+    m.type = GK_MSG_REMOVE_PLAYER;
+    m.u.remove = (gk_wire_remove){2, GK_WIRE_STEP_ASAP};
+    send_msg(c, &m);
+    w->guest_removed = 1;
+  }
+  uint64_t spectate_at = w->o.spectate_step ? w->o.spectate_step : 300;
+  if (c == &w->c[0] && in->step == spectate_at && w->o.spectators &&
+      !w->spectating) {
     w->spectating = 1;
     for (uint32_t i = 0; i < w->o.spectators; i++) add_client(w, K_SPECTATOR);
   }
@@ -162,6 +177,15 @@ static void on_ended(void *ctx, gk_net_peer *p, uint64_t step, int reason) {
   memcpy(c->delays, p->delays, sizeof c->delays);
 }
 
+static void on_removed(void *ctx, gk_net_peer *p, uint32_t slot,
+                       uint64_t step) {
+  client *c = ctx;
+  (void)p;
+  (void)slot;
+  (void)step;
+  c->removals++;
+}
+
 static void on_snapshot(void *ctx, gk_net_peer *p, int rc,
                         const gk_net_peer_snap_info *info) {
   client *c = ctx;
@@ -196,6 +220,13 @@ static void on_message(void *ctx, gk_net_peer *p, const gk_wire_msg *m) {
     break;
   case GK_MSG_JOINED:
     c->joined = 1;
+    if (c == &w->c[1] && w->o.guest_lobby_end) {
+      gk_wire_msg e;
+      memset(&e, 0, sizeof e);
+      e.type = GK_MSG_END_MATCH;
+      e.u.end_reason = GK_WIRE_END_HOST;
+      send_msg(c, &e);
+    }
     maybe_start(w);
     break;
   case GK_MSG_RECONNECT_SECRET:
@@ -206,8 +237,8 @@ static void on_message(void *ctx, gk_net_peer *p, const gk_wire_msg *m) {
   case GK_MSG_ERROR:
     c->error = m->u.error.code;
     snprintf(c->error_text, sizeof c->error_text, "%s", m->u.error.text);
-    if (c->kind == K_REJOIN && c->attempt == 1 && w->o.bad_secret)
-      add_client(w, K_REJOIN); /* now with the right secret */
+    if (c->kind == K_REJOIN && c->attempt <= w->o.bad_secret)
+      add_client(w, K_REJOIN); /* the next wrong secret, or the right one */
     break;
   default:
     break;
@@ -262,12 +293,37 @@ static void flip_fixed(client *c, const uint8_t *bytes, size_t len) {
   free(state);
 }
 
+/* A CONFIRMED to a spectator while the match plays: every step in it must
+ * be spectator.delay_steps behind the referee's last step (room_steps - 1:
+ * the world has one room), or more. The referee only moves on, so a
+ * CONFIRMED that left in time is still in time when it arrives here (one
+ * loop, no relay). Once the match ended (matches_ended) the room drains
+ * and sends the rest without the delay: not checked. */
+static void check_spectator_delay(client *c, const uint8_t *bytes, size_t len) {
+  const gk_server_stats *st = gk_server_get_stats(c->w->srv);
+  gk_wire_msg m;
+  if (st->matches_ended != 0 || gk_wire_decode(bytes, len, &m) != 0 ||
+      m.u.confirmed.count == 0)
+    return;
+  uint64_t last = m.u.confirmed.first + m.u.confirmed.count - 1u;
+  uint64_t delay = c->w->o.spectator_delay ? c->w->o.spectator_delay : 30u;
+  c->spec_checked += m.u.confirmed.count;
+  if (last + delay + 1u <= st->room_steps) return;
+  if (c->spec_early++ == 0) {
+    c->early_step = last;
+    c->early_head = st->room_steps - 1u;
+  }
+}
+
 static void client_receive(void *ctx, gk_net_transport *t, uint32_t id,
                            const uint8_t *bytes, size_t len) {
   client *c = ctx;
   (void)t;
   (void)id;
   int type = len >= 2 ? bytes[1] : 0;
+  if (type == GK_MSG_MATCH_END && !c->peer.started) c->lobby_end = 1;
+  if (c->kind == K_SPECTATOR && type == GK_MSG_CONFIRMED)
+    check_spectator_delay(c, bytes, len);
   if (c->tamper == T_FLIP && type == GK_MSG_SNAPSHOT_CHUNK && len > 40) {
     uint8_t copy[GK_WIRE_MAX];
     memcpy(copy, bytes, len);
@@ -302,7 +358,8 @@ static void client_connect(void *ctx, gk_net_transport *t, uint32_t id) {
   if (c->kind == K_REJOIN) {
     uint8_t secret[GK_WIRE_SECRET_LEN];
     memcpy(secret, w->secret, sizeof secret);
-    if (w->o.bad_secret && c->attempt == 1) secret[3] ^= 0x40;
+    if (c->attempt <= w->o.bad_secret && c->attempt <= 4)
+      secret[w->o.bad_byte[c->attempt - 1] % GK_WIRE_SECRET_LEN] ^= 0x01;
     if (gk_net_peer_rejoin(&c->peer, w->code, w->drop_slot, secret, NULL) != 0)
       c->error = GK_EIO;
   } else if (c->kind == K_SPECTATOR) {
@@ -349,6 +406,7 @@ static client *add_client(world *w, int kind) {
                               .step = on_step,
                               .desync = on_desync,
                               .ended = on_ended,
+                              .removed = on_removed,
                               .message = on_message,
                               .snapshot = on_snapshot,
                               .resumed = on_resumed};
@@ -387,6 +445,10 @@ static void on_unthrottle(uv_timer_t *t) {
     if (w->c[i].relayed) gk_net_fault_set(&w->c[i].relay, &ok, &ok);
 }
 
+static void on_start_poll(uv_timer_t *t) {
+  maybe_start(t->data);
+}
+
 static void on_guard(uv_timer_t *t) {
   world *w = t->data;
   w->timed_out = 1;
@@ -394,6 +456,9 @@ static void on_guard(uv_timer_t *t) {
 
 static int done(const world *w) {
   if (w->timed_out) return 1;
+  if (w->o.guest_lobby_end &&
+      (w->c[0].lobby_end || w->c[1].lobby_end || w->c[0].error))
+    return 1; /* the lobby closed, or the start was refused */
   for (uint32_t i = 0; i < w->nc; i++) {
     const client *c = &w->c[i];
     if (c->kind == K_PLAYER && !(w->dropped && i == 2) && !c->ended) return 0;
@@ -470,7 +535,7 @@ void rw_run(world *w, const scen *o) {
   cfg.step_hz = 200;
   cfg.reconnect_hold_ms = o->hold_ms;
   cfg.reconnect_neutral = o->neutral;
-  cfg.spectator_delay_steps = 30;
+  cfg.spectator_delay_steps = o->spectator_delay ? o->spectator_delay : 30;
   cfg.spectator_behind_steps = 100;
   if (o->raise_step) { /* quick delay changes */
     cfg.delay_hold_ms = 1000;
@@ -499,16 +564,18 @@ void rw_run(world *w, const scen *o) {
     w->front = w->shared.port;
   }
   uv_timer_t *timers[] = {&w->guard, &w->drop_timer, &w->back_timer,
-                          &w->throttle_timer};
-  for (int i = 0; i < 4; i++) {
+                          &w->throttle_timer, &w->start_timer};
+  enum { NTIMERS = sizeof timers / sizeof timers[0] };
+  for (int i = 0; i < NTIMERS; i++) {
     uv_timer_init(&w->loop, timers[i]);
     timers[i]->data = w;
   }
   uv_timer_start(&w->guard, on_guard, GUARD_MS, 0);
+  if (o->guest_lobby_end) uv_timer_start(&w->start_timer, on_start_poll, 5, 5);
   for (uint32_t i = 0; i < o->players; i++) add_client(w, K_PLAYER);
   while (!done(w)) uv_run(&w->loop, UV_RUN_ONCE);
   w->stats = *gk_server_get_stats(w->srv);
-  for (int i = 0; i < 4; i++) uv_close((uv_handle_t *)timers[i], NULL);
+  for (int i = 0; i < NTIMERS; i++) uv_close((uv_handle_t *)timers[i], NULL);
   for (uint32_t i = 0; i < w->nc; i++) {
     gk_net_peer_close(&w->c[i].peer, NULL);
     gk_net_transport_close(&w->c[i].t, NULL);
@@ -610,6 +677,12 @@ scen rw_base(void) {
                 .away_ms = 2000,
                 .expect_back = 1,
                 .end_step = 1600};
+}
+
+client *rw_rejoin_attempt(world *w, int k) {
+  for (uint32_t i = 0; i < w->nc; i++)
+    if (w->c[i].kind == K_REJOIN && w->c[i].attempt == k) return &w->c[i];
+  return NULL;
 }
 
 client *rw_late(world *w) {

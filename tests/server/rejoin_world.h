@@ -3,8 +3,9 @@
  * survivors peers over real ENet on 127.0.0.1, created and started
  * through the real room handshake, with the scenario knobs below (a drop
  * and a rejoin, faults, tampered snapshots, wrong secrets, spectators,
- * input delay changes, a late joiner; another genre or room size). Shared
- * by test_rejoin.c, test_rejoin_delay.c and test_late_join.c
+ * input delay changes, a late joiner, a non-creator's host actions;
+ * another genre or room size). Shared by test_rejoin.c,
+ * test_rejoin_delay.c, test_late_join.c and test_host_actions.c
  * (rejoin_world.c). After a late join's run, `info` holds the real
  * `gk-replay info --json` of its replay. The step rate is 200 Hz.
  */
@@ -42,16 +43,27 @@ typedef struct scen {
                       everything): the server still holds the old
                       connection when the rejoin comes */
   int tamper;      /* the first rejoin attempt's snapshot is tampered */
-  int bad_secret;  /* the first rejoin attempt has a wrong secret */
+  /* the first bad_secret rejoin attempts (at most 4) have a wrong secret:
+   * attempt k has one bit of its byte bad_byte[k - 1] flipped */
+  int bad_secret;
+  uint8_t bad_byte[4];
   int expect_back; /* a rejoin must succeed in the end */
   uint64_t end_step;
-  uint32_t spectators;    /* join at step 300 */
+  uint32_t spectators;      /* join at player 0's step spectate_step */
+  uint64_t spectate_step;   /* 0: 300 */
+  uint32_t spectator_delay; /* spectator.delay_steps; 0: 30 */
   int throttle_spectator; /* the first spectator loses everything for a while */
   /* input delay changes mid-match (through the shared relay's latency):
    * at player 0's step raise_step the latency becomes raise_ms each way,
    * at lower_step it falls back (0: no change) */
   uint64_t raise_step, lower_step;
   uint32_t raise_ms;
+  /* only the creator acts: at its step guest_remove_step (0: never)
+   * player 1 sends REMOVE_PLAYER for player 2; with guest_lobby_end
+   * player 1 sends END_MATCH in the lobby, and the creator starts once
+   * the server struck player 1 for it (or stops if the lobby closed) */
+  uint64_t guest_remove_step;
+  int guest_lobby_end;
 } scen;
 
 typedef struct world world;
@@ -85,6 +97,14 @@ typedef struct client {
   uint32_t delay;
   gk_net_peer_delay delays[GK_NET_PEER_DELAYS_MAX];
   uint32_t ndelays;
+  uint32_t last_mask; /* the active mask of the last step it ran */
+  uint32_t removals;  /* REMOVE_PLAYER notices it heard */
+  int lobby_end;      /* a MATCH_END came before any MATCH_START */
+  /* a spectator: the confirmed steps it received while the match was
+   * playing, and those it received too soon (less than
+   * spectator.delay_steps behind the referee's last step); the first */
+  uint64_t spec_checked, spec_early;
+  uint64_t early_step, early_head;
 } client;
 
 struct world {
@@ -96,8 +116,8 @@ struct world {
   int shared_up;
   char code[GK_WIRE_CODE_LEN + 1];
   int start_sent, end_sent, timed_out;
-  uv_timer_t guard, drop_timer, back_timer, throttle_timer;
-  int dropped, spectating, throttled, late_added;
+  uv_timer_t guard, drop_timer, back_timer, throttle_timer, start_timer;
+  int dropped, spectating, throttled, late_added, guest_removed;
   uint8_t secret[GK_WIRE_SECRET_LEN]; /* of the dropped slot */
   uint32_t drop_slot;
   client c[CLIENTS];
@@ -118,6 +138,8 @@ void rw_free(world *w);
 client *rw_rejoined(world *w);
 /* The client of the first rejoin attempt, or NULL. */
 client *rw_first_rejoin(world *w);
+/* The client of rejoin attempt k (1: the first), or NULL. */
+client *rw_rejoin_attempt(world *w, int k);
 /* The late joiner (scen.late_step), or NULL. */
 client *rw_late(world *w);
 /* Every step `c` ran from its snapshot on hashes as player 0's did. */

@@ -7,8 +7,10 @@
  * every hash it computes after its return must equal player 0's. Variants:
  * both while-away policies, 5% loss and 30 ms latency through the fault
  * relay, a drop the server has not seen yet (the rejoin takes the slot
- * over), a tampered or misaddressed snapshot, a wrong secret, an expired
- * hold, and spectators (one throttled until it gets a newer snapshot).
+ * over), a tampered or misaddressed snapshot, a wrong secret (and one off
+ * in its first, a middle or its last byte), an expired hold, and
+ * spectators (one throttled until it gets a newer snapshot; one from the
+ * first steps, held spectator.delay_steps behind from the start).
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -101,6 +103,7 @@ Test(rejoin, a_snapshot_for_another_room_is_refused, .timeout = 90) {
 Test(rejoin, a_wrong_secret_is_refused_and_counted, .timeout = 90) {
   scen o = rw_base();
   o.bad_secret = 1;
+  o.bad_byte[0] = 3;
   static world w;
   rw_run(&w, &o);
   rw_expect_ended_normally(&w);
@@ -110,6 +113,40 @@ Test(rejoin, a_wrong_secret_is_refused_and_counted, .timeout = 90) {
   cr_assert_eq(w.stats.rejoin_bad_secret, 1);
   cr_assert_eq(w.stats.rejoins, 1);
   cr_assert_eq(rw_rejoined(&w)->snaps, 1);
+  rw_free(&w);
+}
+
+/* Rejoin attempts 1..3 each change one bit of one byte of the secret: the
+ * first, a middle and the last byte; each must be refused (a compare that
+ * skips a byte at either end, or stops early, lets one in). Attempt 4 has
+ * the right secret and must get the slot back. */
+Test(
+    rejoin,
+    a_secret_off_in_its_first_middle_or_last_byte_is_refused_the_right_one_is_not,
+    .timeout = 90) {
+  scen o = rw_base();
+  o.bad_secret = 3;
+  const uint8_t bytes[3] = {0, GK_WIRE_SECRET_LEN / 2, GK_WIRE_SECRET_LEN - 1};
+  memcpy(o.bad_byte, bytes, sizeof bytes);
+  static world w;
+  rw_run(&w, &o);
+  for (int k = 1; k <= 3; k++) {
+    client *a = rw_rejoin_attempt(&w, k);
+    cr_assert_not_null(a, "no rejoin attempt %d (the one before was let in)",
+                       k);
+    cr_assert_eq(a->error, GK_EAUTH,
+                 "a secret with byte %u changed: %s (%s), want GK_EAUTH",
+                 bytes[k - 1], gk_err_name(a->error), a->error_text);
+    cr_assert_eq(a->snaps, 0, "a secret with byte %u changed got a snapshot",
+                 bytes[k - 1]);
+    cr_assert_eq(a->nsteps, 0);
+  }
+  rw_expect_ended_normally(&w);
+  client *r = rw_expect_rejoined(&w, &o);
+  cr_assert_eq(r, rw_rejoin_attempt(&w, 4), "the right secret was not next");
+  cr_assert_eq(w.stats.rejoin_bad_secret, 3);
+  cr_assert_eq(w.stats.rejoins_refused, 3);
+  cr_assert_eq(w.stats.rejoins, 1);
   rw_free(&w);
 }
 
@@ -159,5 +196,46 @@ Test(spectators, two_spectators_agree_and_a_throttled_one_gets_a_newer_snapshot,
   cr_assert_eq(w.stats.spectators_joined, 2);
   cr_assert_geq(w.stats.spectator_refreshes, 1);
   cr_assert_eq(w.stats.spectator_desyncs, 0);
+  rw_free(&w);
+}
+
+/* A spectator that joins at player 0's step 1, within the first
+ * spectator.delay_steps (100) steps: the referee's run is not yet 100
+ * steps ahead of where the spectator starts, and it must still wait until
+ * it is (a limit clamped to the head at the start would send at once).
+ * Every confirmed step it receives while the match plays is checked at
+ * its arrival against the referee's last step (rejoin_world.c). */
+Test(spectators,
+     a_spectator_from_the_first_steps_gets_each_step_delay_steps_late,
+     .timeout = 60) {
+  enum { DELAY = 100 };
+  scen o = {.spectators = 1,
+            .spectate_step = 1,
+            .spectator_delay = DELAY,
+            .end_step = 800};
+  static world w;
+  rw_run(&w, &o);
+  rw_expect_ended_normally(&w);
+  const client *sp = NULL;
+  for (uint32_t i = 0; i < w.nc; i++)
+    if (w.c[i].kind == K_SPECTATOR) sp = &w.c[i];
+  cr_assert_not_null(sp, "no spectator");
+  cr_assert_eq(sp->error, 0, "%s", sp->error_text);
+  cr_assert_eq(sp->snaps, 1, "snapshot: %s", sp->snap_err);
+  cr_assert_lt(sp->info.step, DELAY,
+               "the spectator joined at step %llu, not in the first %d: the "
+               "case proves nothing",
+               (unsigned long long)sp->info.step, DELAY);
+  cr_assert_eq(sp->spec_early, 0,
+               "%llu steps reached the spectator less than %d steps behind "
+               "the referee; the first: step %llu when the referee's last "
+               "was %llu",
+               (unsigned long long)sp->spec_early, DELAY,
+               (unsigned long long)sp->early_step,
+               (unsigned long long)sp->early_head);
+  cr_assert_gt(sp->spec_checked, 400, "only %llu steps checked",
+               (unsigned long long)sp->spec_checked);
+  cr_assert(sp->ended, "the spectator did not see the end");
+  rw_expect_agrees(&w, sp, "the spectator");
   rw_free(&w);
 }
