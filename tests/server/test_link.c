@@ -7,13 +7,19 @@
  * ("fake", next to the real ENet one) on an in-process server: its links
  * get connection ids, replies and per-IP limits through the interface
  * alone, a stale id reaches nobody, and /metrics and sv_conn_kind name
- * its transport.
+ * its transport. Last, one room with a player on each backend: admin
+ * /rooms names each player's transport, /metrics counts both.
  */
+#include <cJSON.h>
 #include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gk_err.h"
+#include "gk_net_transport.h"
 #include "gk_server_internal.h"
 
 /* --- ids ------------------------------------------------------------------ */
@@ -231,6 +237,190 @@ Test(server_link, a_second_backend_plays_by_the_same_rules, .timeout = 60) {
 
   gk_server_shutdown(s);
   gk_server_shutdown(s); /* at once */
+  sv_link_host_closed(&host);
+  for (int i = 0; i < 100000 && uv_run(&loop, UV_RUN_NOWAIT) != 0; i++)
+    ;
+  cr_assert_eq(uv_loop_close(&loop), 0);
+  fclose(logf);
+}
+
+/* --- one room, two transports, seen by the admin listener ---------------- */
+
+typedef struct get_job {
+  char url[128];
+  char *body;
+  size_t len;
+  long status;
+  volatile int done;
+} get_job;
+
+static size_t on_body(char *p, size_t size, size_t n, void *ctx) {
+  get_job *j = ctx;
+  char *b = realloc(j->body, j->len + size * n + 1);
+  if (!b) return 0;
+  memcpy(b + j->len, p, size * n);
+  j->body = b;
+  j->len += size * n;
+  b[j->len] = '\0';
+  return size * n;
+}
+
+static void *get_thread(void *arg) {
+  get_job *j = arg;
+  CURL *c = curl_easy_init();
+  if (c) {
+    curl_easy_setopt(c, CURLOPT_URL, j->url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, j);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
+    if (curl_easy_perform(c) == CURLE_OK)
+      curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &j->status);
+    curl_easy_cleanup(c);
+  }
+  j->done = 1;
+  return NULL;
+}
+
+static void on_tick(uv_timer_t *t) {
+  (void)t; /* wakes the loop while a thread waits on the server */
+}
+
+/* GET path from the admin listener while the loop runs; the body (free). */
+static char *admin_get(uv_loop_t *loop, gk_server *s, const char *path) {
+  static get_job j;
+  memset(&j, 0, sizeof(j));
+  snprintf(j.url, sizeof(j.url), "http://127.0.0.1:%u%s",
+           (unsigned)sv_admin_port(s), path);
+  pthread_t th;
+  cr_assert_eq(pthread_create(&th, NULL, get_thread, &j), 0);
+  while (!j.done) uv_run(loop, UV_RUN_ONCE);
+  pthread_join(th, NULL);
+  cr_assert_eq(j.status, 200, "GET %s", path);
+  return j.body;
+}
+
+typedef struct enet_client {
+  gk_net_transport t;
+  uint32_t server;
+  int up;
+  gk_wire_msg last;
+  int got;
+} enet_client;
+
+static void client_receive(void *ctx, gk_net_transport *t, uint32_t peer,
+                           const uint8_t *bytes, size_t len) {
+  (void)t;
+  (void)peer;
+  enet_client *c = ctx;
+  if (gk_wire_decode(bytes, len, &c->last) == 0) c->got++;
+}
+
+static void client_connect(void *ctx, gk_net_transport *t, uint32_t peer) {
+  (void)t;
+  (void)peer;
+  ((enet_client *)ctx)->up = 1;
+}
+
+static void send_msg(gk_server *s, fake_link *f, enet_client *e,
+                     const gk_wire_msg *m) {
+  uint8_t buf[GK_WIRE_MAX];
+  size_t len = 0;
+  cr_assert_eq(gk_wire_encode(m, buf, sizeof(buf), &len), 0);
+  if (f)
+    sv_link_data(s, &f->base, buf, len);
+  else
+    cr_assert_eq(gk_net_transport_send(&e->t, e->server, buf, len, 1), 0);
+}
+
+static const cJSON *player(const cJSON *room, int i) {
+  return cJSON_GetArrayItem(cJSON_GetObjectItem(room, "players"), i);
+}
+
+Test(server_link, one_room_two_transports_in_admin_rooms, .timeout = 60) {
+  static gk_server_config cfg;
+  gk_server_config_default(&cfg);
+  snprintf(cfg.host, sizeof cfg.host, "127.0.0.1");
+  cfg.port = 0;
+  cfg.replays_enabled = 0;
+  cfg.shutdown_grace_ms = 0;
+  cfg.admin.enabled = 1;
+  snprintf(cfg.admin.host, sizeof cfg.admin.host, "127.0.0.1");
+  snprintf(cfg.admin.listen, sizeof cfg.admin.listen, "127.0.0.1:0");
+  cfg.admin.loopback = 1;
+  FILE *logf = fopen("/dev/null", "w");
+  cr_assert_not_null(logf);
+  gk_server_log log;
+  gk_log_init(&log, logf, GK_LOG_ERROR);
+  uv_loop_t loop;
+  cr_assert_eq(uv_loop_init(&loop), 0);
+  gk_server *s = NULL;
+  char err[GK_SERVER_CONFIG_ERR_MAX] = "";
+  cr_assert_eq(gk_server_start(&loop, &cfg, &log, 0, &s, err, sizeof err), 0,
+               "%s", err);
+  static sv_link_host host = {.ops = &fake_host_ops};
+  cr_assert_eq(sv_link_host_add(s, &host), 0);
+  uv_timer_t tick;
+  uv_timer_init(&loop, &tick);
+  uv_timer_start(&tick, on_tick, 10, 10);
+
+  /* the creator on the stand-in backend */
+  static fake_link a;
+  fake_up(s, &host, &a, 7);
+  gk_wire_msg m;
+  memset(&m, 0, sizeof(m));
+  m.type = GK_MSG_CREATE_ROOM;
+  m.u.create_room.max_players = 2;
+  snprintf(m.u.create_room.genre, sizeof m.u.create_room.genre, "push-puzzle");
+  send_msg(s, &a, NULL, &m);
+  cr_assert_eq(a.last.type, GK_MSG_ROOM_CREATED, "%s",
+               a.last.type == GK_MSG_ERROR ? a.last.u.error.text : "");
+  char code[GK_WIRE_CODE_LEN + 1];
+  memcpy(code, a.last.u.room.code, sizeof(code));
+
+  /* a joiner over ENet */
+  static enet_client e;
+  memset(&e, 0, sizeof(e));
+  gk_net_transport_options to = {.max_peers = 1};
+  gk_net_transport_callbacks tc = {&e, client_receive, client_connect, NULL};
+  cr_assert_eq(gk_net_transport_init(&e.t, &loop, &to, &tc), 0);
+  cr_assert_eq(
+      gk_net_transport_connect(&e.t, "127.0.0.1", gk_server_port(s), &e.server),
+      0);
+  while (!e.up) uv_run(&loop, UV_RUN_ONCE);
+  memset(&m, 0, sizeof(m));
+  m.type = GK_MSG_JOIN_ROOM;
+  memcpy(m.u.room.code, code, GK_WIRE_CODE_LEN);
+  m.u.room.role = GK_WIRE_ROLE_PLAYER;
+  send_msg(s, NULL, &e, &m);
+  while (e.got == 0) uv_run(&loop, UV_RUN_ONCE);
+  cr_assert_eq(e.last.type, GK_MSG_JOINED);
+  cr_assert_eq(e.last.u.joined.slot, 1);
+
+  char path[64];
+  snprintf(path, sizeof(path), "/rooms/%s", code);
+  char *body = admin_get(&loop, s, path);
+  cJSON *room = cJSON_Parse(body);
+  cr_assert_not_null(room, "%s", body);
+  cr_assert_str_eq(
+      cJSON_GetObjectItem(player(room, 0), "transport")->valuestring, "fake");
+  cr_assert_str_eq(
+      cJSON_GetObjectItem(player(room, 1), "transport")->valuestring, "enet");
+  cJSON_Delete(room);
+  free(body);
+  body = admin_get(&loop, s, "/metrics");
+  cr_assert_not_null(strstr(body, "gk_connections{transport=\"enet\"} 1\n"),
+                     "%s", body);
+  cr_assert_not_null(strstr(body, "gk_connections{transport=\"fake\"} 1\n"));
+  free(body);
+
+  /* the creator goes, and the lobby with it */
+  sv_link_down(s, &a.base);
+  cr_assert_null(sv_room_find(s, code));
+
+  gk_net_transport_close(&e.t, NULL);
+  uv_close((uv_handle_t *)&tick, NULL);
+  gk_server_shutdown(s);
+  gk_server_shutdown(s);
   sv_link_host_closed(&host);
   for (int i = 0; i < 100000 && uv_run(&loop, UV_RUN_NOWAIT) != 0; i++)
     ;
