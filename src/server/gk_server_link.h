@@ -104,8 +104,9 @@ typedef struct sv_link_host_ops {
   void (*stats)(const sv_link_host *h, sv_link_host_stats *out);
   /* Must be non-NULL. Shutdown: every link is dropped at once without
    * sv_link_down (the server has forgotten them all), the listener and
-   * its handles close, and sv_link_host_closed(h) follows once they are
-   * (asynchronously: the uv loop must run). */
+   * its handles close, and sv_link_host_closed(h) follows once they are,
+   * from a later loop callback, never within close (the last host to
+   * close may free the server). */
   void (*close)(sv_link_host *h);
   /* Must be non-NULL. Frees the host after sv_link_host_closed. */
   void (*free)(sv_link_host *h);
