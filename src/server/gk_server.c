@@ -1,6 +1,7 @@
 /* gk_server.c: the server's lifecycle (the API of gk_server.h).
  *
- * gk_server_start binds the ENet host (whose callbacks are in
+ * gk_server_start binds the ENet host (the ENet backend of the server's
+ * links, gk_server_link_enet.c; what links report goes to
  * gk_server_route.c), starts the step timer, the sweep timer and the
  * signal handlers; gk_server_run does that on a fresh loop and runs it.
  * From then on this file owns the clock side of the server:
@@ -29,19 +30,15 @@
 
 /* The server goes once its handles are closed and no replay job runs. */
 void sv_maybe_free(gk_server *s) {
-  if (s->closing && s->handles == 0 && !s->transport_open && s->jobs == 0)
+  if (s->closing && s->handles == 0 && s->hosts_open == 0 && s->jobs == 0) {
+    sv_links_free(s);
     free(s);
+  }
 }
 
 static void on_handle_closed(uv_handle_t *h) {
   gk_server *s = h->data;
   s->handles--;
-  sv_maybe_free(s);
-}
-
-static void on_transport_closed(gk_net_transport *t) {
-  gk_server *s = (gk_server *)((char *)t - offsetof(gk_server, transport));
-  s->transport_open = 0;
   sv_maybe_free(s);
 }
 
@@ -85,9 +82,11 @@ void sv_log_stopped(gk_server *s) {
     gk_log_u64(s->log, "tick_us_max", st->tick_ns_max / 1000u);
     gk_log_u64(s->log, "tick_over", st->tick_over);
     gk_log_u64(s->log, "tick_late_us_max", st->tick_late_ns_max / 1000u);
-    gk_log_u64(s->log, "drains", s->transport.stats.services);
-    gk_log_u64(s->log, "drain_us", s->transport.stats.drain_ns / 1000u);
-    gk_log_u64(s->log, "drain_us_max", s->transport.stats.drain_ns_max / 1000u);
+    sv_link_host_stats ls;
+    sv_links_totals(s, &ls);
+    gk_log_u64(s->log, "drains", ls.drains);
+    gk_log_u64(s->log, "drain_us", ls.drain_ns / 1000u);
+    gk_log_u64(s->log, "drain_us_max", ls.drain_ns_max / 1000u);
     sv_auth_log_totals(s);
     gk_log_end(s->log);
   }
@@ -99,8 +98,10 @@ static void close_all(gk_server *s) {
   /* everything must be done: no room is left */
   for (uint32_t i = s->nrooms; i-- > 0;)
     sv_room_finalise(s, sv_live_room(s, i), GK_WIRE_END_SHUTDOWN);
-  s->packets_out = s->transport.stats.packets_out;
-  s->drop_oversize = s->transport.stats.drop_oversize;
+  sv_link_host_stats ls;
+  sv_links_totals(s, &ls);
+  s->packets_out = ls.packets_out;
+  s->drop_oversize = ls.drop_oversize;
   if (s->jobs == 0) sv_log_stopped(s); /* else when the last replay is done */
   uv_close((uv_handle_t *)&s->step_timer, on_handle_closed);
   uv_close((uv_handle_t *)&s->sweep_timer, on_handle_closed);
@@ -116,10 +117,9 @@ static void close_all(gk_server *s) {
   free(s->live);
   free(s->free_idx);
   s->live = s->free_idx = NULL;
-  free(s->conns);
-  s->conns = NULL;
+  sv_conns_free(s);
   sv_auth_free(s);
-  gk_net_transport_close(&s->transport, on_transport_closed);
+  sv_links_close(s); /* the last to close may free s */
 }
 
 static void on_linger(uv_timer_t *t) {
@@ -288,7 +288,7 @@ static void on_sweep(uv_timer_t *t) {
     if (c->used && c->room == SV_NO_ROOM && now > c->since_ms &&
         now - c->since_ms > limit) {
       gk_log_msg(s->log, GK_LOG_DEBUG, "idle_disconnect", NULL, NULL, NULL);
-      gk_net_transport_disconnect(&s->transport, p, 0);
+      sv_link_close(c->link, 0);
       c->since_ms = now; /* disconnect callback follows */
     }
   }
@@ -310,7 +310,7 @@ static int ensure_dir(const char *dir, char *err, size_t errlen) {
 /* Frees what gk_server_start allocated before its transport opened. */
 static void free_tables(gk_server *s) {
   free(s->rooms);
-  free(s->conns);
+  sv_conns_free(s);
   free(s->live);
   free(s->free_idx);
   free(s);
@@ -321,33 +321,19 @@ static void free_tables(gk_server *s) {
 static int open_tables(gk_server *s, char *err, size_t errlen) {
   const gk_server_config *cfg = s->cfg;
   s->rooms = calloc(cfg->max_rooms, sizeof(sv_room *));
-  s->conns = calloc(cfg->max_peers, sizeof(*s->conns));
   s->live = calloc(cfg->max_rooms, sizeof(*s->live));
   s->free_idx = calloc(cfg->max_rooms, sizeof(*s->free_idx));
-  if (!s->rooms || !s->conns || !s->live || !s->free_idx)
+  if (!s->rooms || !s->live || !s->free_idx || sv_conns_init(s) != 0)
     return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
   for (uint32_t i = 0; i < cfg->max_rooms; i++)
     s->free_idx[i] = cfg->max_rooms - 1 - i; /* slot 0 on top */
   int rc = sv_auth_init(s, err, errlen);     /* reads auth.key_file */
   if (rc) return rc;
-  gk_net_transport_options to;
-  memset(&to, 0, sizeof(to));
-  to.bind_host = cfg->host;
-  to.port = cfg->port;
-  to.max_peers = cfg->max_peers;
-  to.service_ms = cfg->service_ms;
-  to.socket_buffer = cfg->socket_buffer;
-  to.timeout_ms = cfg->peer_timeout_ms;
-  to.ping_ms = cfg->ping_ms;
-  to.max_packet = cfg->max_packet;
-  gk_net_transport_callbacks tc = sv_route_callbacks(s);
-  rc = gk_net_transport_init(&s->transport, s->loop, &to, &tc);
+  rc = sv_enet_open(s, err, errlen);
   if (rc) {
     sv_auth_free(s);
-    return gk_errf(err, errlen, rc, "cannot listen on %s:%u: %s", cfg->host,
-                   (unsigned)cfg->port, gk_strerror(rc));
+    return rc;
   }
-  s->transport_open = 1;
   return 0;
 }
 
@@ -379,12 +365,11 @@ static void log_listening(gk_server *s) {
   const gk_server_config *cfg = s->cfg;
   if (gk_log_begin(s->log, GK_LOG_INFO, "listening", NULL)) {
     gk_log_str(s->log, "host", cfg->host);
-    gk_log_u64(s->log, "port", s->transport.port);
+    gk_log_u64(s->log, "port", sv_enet_port(s));
     gk_log_u64(s->log, "step_hz", cfg->step_hz);
     gk_log_u64(s->log, "max_rooms", cfg->max_rooms);
     gk_log_u64(s->log, "max_peers", cfg->max_peers);
-    gk_log_u64(s->log, "socket_buffer",
-               gk_net_transport_socket_buffer(&s->transport));
+    gk_log_u64(s->log, "socket_buffer", sv_enet_socket_buffer(s));
     gk_log_str(s->log, "replay_dir",
                cfg->replays_enabled ? cfg->replay_dir : NULL);
     gk_log_end(s->log);
@@ -429,7 +414,7 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
 }
 
 uint16_t gk_server_port(const gk_server *s) {
-  return s->transport.port;
+  return sv_enet_port(s);
 }
 
 const gk_server_stats *gk_server_get_stats(const gk_server *s) {

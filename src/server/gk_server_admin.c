@@ -150,6 +150,11 @@ static cJSON *room_json(const sv_room *r, int detail) {
     if (!p) break;
     cJSON_AddNumberToObject(p, "slot", i);
     cJSON_AddBoolToObject(p, "connected", r->conn[i] != SV_NO_CONN);
+    const char *kind = sv_conn_kind(r->srv, r->conn[i]); /* "enet" */
+    if (kind)
+      cJSON_AddStringToObject(p, "transport", kind);
+    else
+      cJSON_AddNullToObject(p, "transport");
     cJSON_AddBoolToObject(p, "active",
                           live ? (r->session.inbuf.active_mask >> i & 1u) != 0
                                : r->conn[i] != SV_NO_CONN);

@@ -91,26 +91,19 @@ static int src_rate(sv_src *e, uint32_t limit, uint64_t window_ms,
   return limit && e->win_n > limit;
 }
 
-static void ip_text(uint32_t ip, char out[16]) {
-  snprintf(out, 16, "%u.%u.%u.%u", (unsigned)(ip >> 24) & 255u,
-           (unsigned)(ip >> 16) & 255u, (unsigned)(ip >> 8) & 255u,
-           (unsigned)ip & 255u);
-}
-
 /* One refusal by limit `what` for source e (may be NULL): logged if the
- * source was not logged within the interval, else counted as suppressed. */
-static void limit_log(gk_server *s, sv_src *e, const char *what, uint32_t ip,
-                      const uint64_t *client) {
+ * source was not logged within the interval, else counted as suppressed.
+ * addr: the link's address as text, or NULL (a client id's limit). */
+static void limit_log(gk_server *s, sv_src *e, const char *what,
+                      const char *addr, const uint64_t *client) {
   uint64_t now = sv_now_ms(s);
   if (e && e->logged && now - e->logged_ms < s->cfg->limit_log_ms) {
     e->suppressed++;
     return;
   }
   if (gk_log_begin(s->log, GK_LOG_WARN, "limit", NULL)) {
-    char text[16];
-    ip_text(ip, text);
     gk_log_str(s->log, "limit", what);
-    if (ip) gk_log_str(s->log, "ip", text);
+    if (addr) gk_log_str(s->log, "ip", addr);
     if (client) gk_log_u64(s->log, "client", *client);
     gk_log_u64(s->log, "suppressed", e ? e->suppressed : 0);
     gk_log_end(s->log);
@@ -165,12 +158,11 @@ void sv_auth_free(gk_server *s) {
 /* --- connections ---------------------------------------------------------- */
 
 int sv_auth_connect(gk_server *s, uint32_t peer) {
-  sv_conn *c = &s->conns[peer];
+  sv_conn *c = sv_conn_get(s, peer);
   uint64_t now = sv_now_ms(s);
   c->connected_ms = now;
   c->req_len = 0;
-  c->ip = gk_net_transport_peer_ipv4(&s->transport, peer);
-  sv_src *e = src_get(s->auth.ips, s->auth.nips, c->ip, now);
+  sv_src *e = src_get(s->auth.ips, s->auth.nips, c->link->addr_key, now);
   const char *what = NULL;
   /* no entry: every entry of the table holds connections */
   if (e && src_rate(e, s->cfg->connects_per_ip_per_s, CONNECT_WINDOW_MS, now)) {
@@ -181,7 +173,7 @@ int sv_auth_connect(gk_server *s, uint32_t peer) {
     what = "conns_per_ip";
   }
   if (what) {
-    limit_log(s, e, what, c->ip, NULL);
+    limit_log(s, e, what, c->link->addr, NULL);
     return GK_ELIMIT;
   }
   e->conns++;
@@ -193,7 +185,7 @@ void sv_auth_disconnect(gk_server *s, const sv_conn *c) {
   if (!c->ip_counted) return;
   for (uint32_t i = 0; i < s->auth.nips; i++) {
     sv_src *e = &s->auth.ips[i];
-    if (e->used && e->key == c->ip) {
+    if (e->used && e->key == c->link->addr_key) {
       if (e->conns) e->conns--;
       return;
     }
@@ -209,16 +201,18 @@ void sv_auth_sweep(gk_server *s, uint64_t now_ms) {
         now_ms - c->connected_ms <= limit)
       continue;
     s->stats.limit_handshake++;
-    uint32_t ip = c->ip;
-    sv_src *e =
-        c->ip_counted ? src_get(s->auth.ips, s->auth.nips, ip, now_ms) : NULL;
-    limit_log(s, e, "handshake_ms", ip, NULL);
-    gk_net_transport_disconnect(&s->transport, p, 1); /* clears c */
+    const sv_link *l = c->link;
+    sv_src *e = c->ip_counted
+                    ? src_get(s->auth.ips, s->auth.nips, l->addr_key, now_ms)
+                    : NULL;
+    limit_log(s, e, "handshake_ms", l->addr, NULL);
+    sv_link_close(c->link, 1); /* clears c */
   }
 }
 
 size_t sv_auth_reply_cap(const gk_server *s, uint32_t peer) {
-  const sv_conn *c = &s->conns[peer];
+  const sv_conn *c = sv_conn_get(s, peer);
+  if (!c) return 0;
   return c->admitted ? SIZE_MAX : c->req_len;
 }
 
@@ -359,11 +353,11 @@ static uint64_t *refusal_counter(gk_server_stats *st, int code) {
 static int create_rate(gk_server *s, const sv_conn *c, const uint64_t *client,
                        char *err, size_t errlen) {
   uint64_t now = sv_now_ms(s);
-  uint64_t key = client ? *client : OPEN_KEY_IP | c->ip;
+  uint64_t key = client ? *client : OPEN_KEY_IP | c->link->addr_key;
   sv_src *e = src_get(s->auth.creators, s->auth.ncreators, key, now);
   if (!e || !src_rate(e, s->cfg->creates_per_min, CREATE_WINDOW_MS, now))
     return 0;
-  limit_log(s, e, "creates_per_min", client ? 0 : c->ip, client);
+  limit_log(s, e, "creates_per_min", client ? NULL : c->link->addr, client);
   return gk_errf(err, errlen, GK_ELIMIT, "more than %u rooms a minute",
                  s->cfg->creates_per_min);
 }
@@ -421,7 +415,7 @@ static int token_request(gk_server *s, sv_conn *c, const gk_wire_msg *m,
 
 int sv_auth_request(gk_server *s, uint32_t peer, const gk_wire_msg *m,
                     uint64_t now_s) {
-  sv_conn *c = &s->conns[peer];
+  sv_conn *c = sv_conn_get(s, peer);
   char err[GK_SERVER_CONFIG_ERR_MAX];
   err[0] = '\0';
   int rc = 0;

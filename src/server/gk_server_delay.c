@@ -4,7 +4,7 @@
  * With `lockstep.input_delay: "auto"` (and a creator that asked for 0):
  *   - at MATCH_START the delay is gk_delay_wanted over the slowest
  *     connected player's round trip and jitter (ENet's estimates, kept
- *     fresh by the transport's pings from the lobby on);
+ *     fresh by the links' pings from the lobby on: ENet's ping_ms);
  *   - during the match, every ping period, the wanted delay is observed
  *     again and the hysteresis controller (gk_net_delay.h) may propose a
  *     change, which the session announces at its next unconfirmed step
@@ -38,8 +38,8 @@ static uint32_t wanted_now(const gk_server *s, const sv_room *r, uint32_t *rtt,
   uint32_t want = p.min;
   for (uint32_t i = 0; i < r->nslots; i++) {
     if (r->conn[i] == SV_NO_CONN) continue;
-    uint32_t t = gk_net_transport_rtt(&s->transport, r->conn[i]);
-    uint32_t v = gk_net_transport_rtt_var(&s->transport, r->conn[i]);
+    uint32_t t = sv_conn_rtt(s, r->conn[i]);
+    uint32_t v = sv_conn_rtt_var(s, r->conn[i]);
     if (rtt != NULL) rtt[i] = t;
     if (var != NULL) var[i] = v;
     uint32_t w = gk_delay_wanted(&p, t, v);
@@ -103,9 +103,7 @@ static void log_change(gk_server *s, const sv_room *r, uint32_t from,
   size_t used = 0;
   list[0] = '\0';
   for (uint32_t i = 0; i < r->nslots && used < sizeof list; i++) {
-    uint32_t t = r->conn[i] == SV_NO_CONN
-                     ? 0
-                     : gk_net_transport_rtt(&s->transport, r->conn[i]);
+    uint32_t t = sv_conn_rtt(s, r->conn[i]); /* 0 with no connection */
     int n = snprintf(list + used, sizeof list - used, "%s%u", i ? "," : "", t);
     if (n < 0) break;
     used += (size_t)n;

@@ -438,7 +438,7 @@ static void on_chunk(gk_server *s, sv_dsy *d, const gk_wire_snap_chunk *k) {
 
 void sv_desync_on_msg(gk_server *s, sv_room *r, uint32_t peer, int decode_rc,
                       const gk_wire_msg *m, size_t len) {
-  const sv_conn *c = &s->conns[peer];
+  const sv_conn *c = sv_conn_get(s, peer);
   sv_dsy *d = r->dsy;
   while (d != NULL &&
          (c->spectator || d->slot != c->slot || d->state != WAIT_PEER))

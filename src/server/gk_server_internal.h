@@ -5,8 +5,12 @@
  * code/server around server.h:
  *   gk_server.c        lifecycle: start, the step and sweep timers,
  *                      shutdown, freeing the server (gk_server.h's API);
- *   gk_server_route.c  connections: receive (decode once, route), connect,
- *                      disconnect, strikes, sending to connections;
+ *   gk_server_route.c  connections: a link's data (decode once, route),
+ *                      up and down, strikes, sending to connections;
+ *   gk_server_link.c, gk_server_link_enet.c
+ *                      links (gk_server_link.h, issue 25): connection ids,
+ *                      connections by id, the backends' listeners; the
+ *                      ENet backend, the only caller of gk_net_transport;
  *   gk_server_room.c   rooms: create, join, start, lobby end, option merge,
  *                      discarding and freeing a room;
  *   gk_server_match.c  a room's match: its session and the session's
@@ -43,16 +47,15 @@
 
 #include "gk_net_delay.h"
 #include "gk_net_session.h"
-#include "gk_net_transport.h"
 #include "gk_replay.h"
 #include "gk_server.h"
+#include "gk_server_link.h"
 #include "gk_server_ops.h"
 #include "gk_token.h"
 
 #define SV_NO_ROOM UINT32_MAX
 #define SV_NO_CONN UINT32_MAX
-#define SV_ENET_CONNECT_BYTES 48u /* ENet's CONNECT command, at least */
-#define SV_SWEEP_MS 1000u         /* lobby and idle-connection sweep period */
+#define SV_SWEEP_MS 1000u /* lobby and idle-connection sweep period */
 #define SV_LINGER_MS                                                           \
   150u /* after the last room closes on shutdown, let                          \
           the final MATCH_END/SHUTDOWN packets leave */
@@ -126,14 +129,15 @@ typedef struct sv_room {
 
 typedef struct sv_conn {
   int used;
+  uint32_t id;   /* its connection id (gk_server_link.h) */
+  sv_link *link; /* whatever carries it (its backend's object) */
   uint32_t room; /* index or SV_NO_ROOM */
   uint32_t slot;
   uint32_t strikes;
   uint64_t since_ms; /* connected, or left its last room */
   /* issue 14: admission (gk_server_auth.c) */
   uint64_t connected_ms; /* the handshake deadline counts from here */
-  uint32_t ip;           /* IPv4, host order */
-  int ip_counted;        /* counted in the per-IP table */
+  int ip_counted;        /* counted in the per-IP table (link->addr_key) */
   int admitted;          /* a room request of it was accepted */
   size_t req_len;        /* bytes of its last datagram: an ERROR to a
                             connection not admitted is never larger */
@@ -173,9 +177,11 @@ struct gk_server {
   const gk_server_config *cfg;
   gk_server_log *log;
   gk_server_stats stats;
-  gk_net_transport transport;
-  int transport_open;
-  sv_room **rooms; /* max_rooms slots, NULL = free */
+  struct sv_enet *enet;                   /* the ENet backend */
+  sv_link_host *hosts[SV_LINK_HOSTS_MAX]; /* every backend's listener */
+  uint32_t nhosts;
+  uint32_t hosts_open; /* not yet closed (close is asynchronous) */
+  sv_room **rooms;     /* max_rooms slots, NULL = free */
   uint32_t nrooms;
   /* The rooms in use, so that nothing per step walks max_rooms slots:
    * live[0..nrooms) are their indices (in no order; a freed room's place
@@ -183,7 +189,8 @@ struct gk_server {
    * slots (a stack). */
   uint32_t *live;
   uint32_t *free_idx;
-  sv_conn *conns; /* max_peers entries, by transport peer id */
+  sv_conn *conns; /* max_peers entries, by slot of a connection id */
+  sv_ids ids;     /* connection ids (gk_server_link.c) */
   uv_timer_t step_timer;
   uv_timer_t sweep_timer;
   uv_timer_t grace_timer;
@@ -196,7 +203,7 @@ struct gk_server {
   uint32_t jobs;              /* replay jobs queued on the thread pool */
   int replay_fault;           /* a replay write failed; none since */
   uint64_t replay_fault_lost; /* recordings lost in this fault */
-  uint64_t packets_out, drop_oversize; /* transport totals, kept at close */
+  uint64_t packets_out, drop_oversize; /* backend totals, kept at close */
   int stopped_logged;
   int shutting_down;
   int lingering;
@@ -246,10 +253,9 @@ int sv_server_drain(gk_server *s);
 
 /* --- gk_server_route.c: connections -------------------------------------- */
 
-/* The transport callbacks (receive, connect, disconnect) with ctx = s. */
-gk_net_transport_callbacks sv_route_callbacks(gk_server *s);
 /* Encodes and sends one message to a connection (reliable or not by its
- * type). Returns 0 or the encoder's / transport's code. */
+ * type). Returns 0, the encoder's or the link's code, or GK_ENOTFOUND for
+ * an id with no connection (gone, stale). */
 int sv_send(gk_server *s, uint32_t peer, const gk_wire_msg *m);
 /* ERROR(code, text) to a connection; text is cut to printable ASCII and
  * GK_WIRE_TEXT_MAX characters (NULL: empty). */
@@ -260,9 +266,45 @@ void sv_send_room(gk_server *s, const sv_room *r, const gk_wire_msg *m);
 void sv_send_room_error(gk_server *s, const sv_room *r, int code,
                         const char *text);
 /* One bad message from `peer`: counted and logged; at the configured
- * limit the connection is disconnected at once (its disconnect callback
- * may run before this returns: check s->conns[peer].used after). */
+ * limit the connection is closed at once (sv_link_down may run before
+ * this returns: check sv_conn_get(s, peer) after). */
 void sv_strike(gk_server *s, uint32_t peer, const char *why, int code);
+
+/* --- gk_server_link.c: connections by id (issue 25) ----------------------
+ * `peer` in every sv_ function is a connection id (gk_server_link.h). */
+
+/* The connection table and its ids (max_peers). 0 or GK_ENOMEM. */
+int sv_conns_init(gk_server *s);
+void sv_conns_free(gk_server *s);
+/* The connection with that id, or NULL if it is gone (or never was). */
+sv_conn *sv_conn_get(const gk_server *s, uint32_t peer);
+/* Closes a connection's link (see sv_link_ops.close); nothing if gone. */
+void sv_conn_close(gk_server *s, uint32_t peer, int at_once);
+/* One encoded message to a connection; GK_ENOTFOUND if it is gone. */
+int sv_send_bytes(gk_server *s, uint32_t peer, const uint8_t *bytes, size_t len,
+                  int reliable);
+/* A connection's round trip and its variance, ms (0: unknown or gone). */
+uint32_t sv_conn_rtt(const gk_server *s, uint32_t peer);
+uint32_t sv_conn_rtt_var(const gk_server *s, uint32_t peer);
+/* A connection's transport ("enet"), or NULL if it is gone. */
+const char *sv_conn_kind(const gk_server *s, uint32_t peer);
+/* Shutdown: every backend drops its links at once and closes (the last
+ * one's sv_link_host_closed may free the server). */
+void sv_links_close(gk_server *s);
+/* Frees every backend (from sv_maybe_free, once all are closed). */
+void sv_links_free(gk_server *s);
+/* The backends' totals, summed. */
+void sv_links_totals(const gk_server *s, sv_link_host_stats *out);
+
+/* --- gk_server_link_enet.c: the ENet backend ----------------------------- */
+
+/* Binds the ENet host (cfg host, port, peers, timeouts) and registers it.
+ * 0, or the transport's code with a message. */
+int sv_enet_open(gk_server *s, char *err, size_t errlen);
+/* The bound UDP port, and the socket's receive buffer as the kernel set
+ * it (0 if unknown). */
+uint16_t sv_enet_port(const gk_server *s);
+uint32_t sv_enet_socket_buffer(const gk_server *s);
 
 /* --- gk_server_room.c: rooms --------------------------------------------- */
 

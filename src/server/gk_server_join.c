@@ -99,7 +99,7 @@ void sv_join_late(gk_server *s, uint32_t peer, sv_room *r) {
     refuse(s, peer, r, rc, join_error(rc));
     return;
   }
-  sv_conn *c = &s->conns[peer];
+  sv_conn *c = sv_conn_get(s, peer);
   r->nslots++;
   r->conn[slot] = peer;
   c->room = r->index;
@@ -112,5 +112,5 @@ void sv_join_late(gk_server *s, uint32_t peer, sv_room *r) {
                          bytes, "peer", peer);
   /* A connection that cannot take the snapshot drops; its slot is then
    * held (or removed) like any player's. */
-  if (rc != 0) gk_net_transport_disconnect(&s->transport, peer, 0);
+  if (rc != 0) sv_conn_close(s, peer, 0);
 }

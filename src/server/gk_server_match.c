@@ -120,8 +120,7 @@ static int session_send(void *ctx, uint32_t slot, const uint8_t *bytes,
                         size_t len, int reliable) {
   sv_room *r = ctx;
   if (slot >= r->nslots || r->conn[slot] == SV_NO_CONN) return GK_ENOTFOUND;
-  return gk_net_transport_send(&r->srv->transport, r->conn[slot], bytes, len,
-                               reliable);
+  return sv_send_bytes(r->srv, r->conn[slot], bytes, len, reliable);
 }
 
 static void session_desync(void *ctx, const gk_net_desync *d) {

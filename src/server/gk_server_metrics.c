@@ -193,8 +193,10 @@ static void rooms_and_players(out *o, const gk_server *s, const live *l) {
 
 static void traffic(out *o, const gk_server *s) {
   const gk_server_stats *st = &s->stats;
-  const gk_net_transport_stats *ts = &s->transport.stats;
-  int open = s->transport_open && !s->closing;
+  sv_link_host_stats lt;
+  sv_links_totals(s, &lt);
+  const sv_link_host_stats *ts = &lt;
+  int open = s->hosts_open > 0 && !s->closing;
   counter(o, "gk_datagrams_received_total", "Datagrams received.",
           st->packets_in);
   counter(o, "gk_received_bytes_total", "Bytes of datagrams received.",
@@ -221,6 +223,19 @@ static void traffic(out *o, const gk_server *s) {
   counter(o, "gk_kicked_total", "Connections dropped for strikes.", st->kicked);
   counter(o, "gk_refused_total", "Create, join or start requests refused.",
           st->refused);
+}
+
+/* Connections by transport (issue 25): one series per backend. */
+static void links(out *o, const gk_server *s) {
+  head(o, "gk_connections", "gauge", "Connections open now, by transport.");
+  for (uint32_t i = 0; i < s->nhosts; i++)
+    put(o, "gk_connections{transport=\"%s\"} %" PRIu32 "\n",
+        s->hosts[i]->ops->kind, s->hosts[i]->links);
+  head(o, "gk_connections_opened_total", "counter",
+       "Connections accepted, by transport.");
+  for (uint32_t i = 0; i < s->nhosts; i++)
+    put(o, "gk_connections_opened_total{transport=\"%s\"} %" PRIu64 "\n",
+        s->hosts[i]->ops->kind, s->hosts[i]->links_up);
 }
 
 static void matches(out *o, const gk_server *s, const live *l) {
@@ -314,6 +329,7 @@ size_t sv_metrics_write(const gk_server *s, char *buf, size_t cap) {
   gather(s, &l);
   rooms_and_players(&o, s, &l);
   traffic(&o, s);
+  links(&o, s);
   matches(&o, s, &l);
   rejoin_counters(&o, s);
   desync_counters(&o, s);

@@ -106,8 +106,8 @@ static void send_secret(gk_server *s, const sv_room *r, uint32_t slot) {
 }
 
 void sv_rejoin_secret(gk_server *s, sv_room *r, uint32_t slot) {
-  const sv_conn *c = &s->conns[r->conn[slot]];
-  if (c->client_bound) { /* token mode: a rejoin must be this client */
+  const sv_conn *c = sv_conn_get(s, r->conn[slot]);
+  if (c && c->client_bound) { /* token mode: a rejoin must be this client */
     r->client_id[slot] = c->client_id;
     r->client_set |= 1u << slot;
   }
@@ -215,7 +215,7 @@ static void refuse(gk_server *s, uint32_t peer, const sv_room *r,
   }
   if (rc == GK_EAUTH || rc == GK_ENOTFOUND)
     sv_strike(s, peer, "rejoin refused", rc);
-  if (s->conns[peer].used) sv_send_error(s, peer, rc, why);
+  if (sv_conn_get(s, peer)) sv_send_error(s, peer, rc, why);
 }
 
 void sv_log_snapshot_player(gk_server *s, const sv_room *r, const char *event,
@@ -235,7 +235,8 @@ void sv_log_snapshot_player(gk_server *s, const sv_room *r, const char *event,
  * the room (its disconnect finds no room). */
 static void take_over(gk_server *s, sv_room *r, uint32_t slot) {
   uint32_t old = r->conn[slot];
-  s->conns[old].room = SV_NO_ROOM;
+  sv_conn *oc = sv_conn_get(s, old);
+  if (oc) oc->room = SV_NO_ROOM;
   r->conn[slot] = SV_NO_CONN;
   s->stats.rejoin_takeovers++;
   if (gk_log_begin(s->log, GK_LOG_INFO, "rejoin_takeover", r->code)) {
@@ -245,12 +246,12 @@ static void take_over(gk_server *s, sv_room *r, uint32_t slot) {
   }
   sv_send_error(s, old, GK_EEXIST,
                 "another connection took this slot back with its secret");
-  gk_net_transport_disconnect(&s->transport, old, 0);
+  sv_conn_close(s, old, 0);
 }
 
 void sv_on_rejoin(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   const gk_wire_rejoin *q = &m->u.rejoin;
-  sv_conn *c = &s->conns[peer];
+  sv_conn *c = sv_conn_get(s, peer);
   sv_room *r = sv_room_find(s, q->code);
   const char *why = NULL;
   int rc = rejoin_check(s, c, r, q, &why);
@@ -294,5 +295,5 @@ void sv_on_rejoin(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   sv_log_snapshot_player(s, r, "player_rejoined", slot, step, next_input, bytes,
                          "away_ms", away_ms);
   if (rc != 0) /* the connection cannot take it: it drops and is held again */
-    gk_net_transport_disconnect(&s->transport, peer, 0);
+    sv_conn_close(s, peer, 0);
 }

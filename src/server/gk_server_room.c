@@ -62,10 +62,10 @@ void sv_room_free(gk_server *s, sv_room *r) {
   sv_desync_room_free(s, r);
   sv_spectators_free(s, r);
   for (uint32_t i = 0; i < r->nslots; i++) {
-    uint32_t p = r->conn[i];
-    if (p != SV_NO_CONN && s->conns[p].used && s->conns[p].room == r->index) {
-      s->conns[p].room = SV_NO_ROOM;
-      s->conns[p].since_ms = sv_now_ms(s);
+    sv_conn *c = sv_conn_get(s, r->conn[i]);
+    if (c && c->room == r->index) {
+      c->room = SV_NO_ROOM;
+      c->since_ms = sv_now_ms(s);
     }
   }
   s->rooms[r->index] = NULL;
@@ -252,18 +252,19 @@ static void room_publish(gk_server *s, sv_room *r, uint32_t peer) {
   s->rooms[idx] = r;
   s->nrooms++;
   s->stats.rooms_created++;
-  s->conns[peer].room = idx;
-  s->conns[peer].slot = 0;
-  s->conns[peer].admitted = 1;
+  sv_conn *c = sv_conn_get(s, peer);
+  c->room = idx;
+  c->slot = 0;
+  c->admitted = 1;
 }
 
 void sv_on_create(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   char err[GK_SERVER_CONFIG_ERR_MAX];
   err[0] = '\0';
-  leave_drained(s, &s->conns[peer]);
+  sv_conn *c = sv_conn_get(s, peer);
+  leave_drained(s, c);
   sv_room *r = NULL;
-  int rc =
-      room_build(s, &s->conns[peer], &m->u.create_room, &r, err, sizeof(err));
+  int rc = room_build(s, c, &m->u.create_room, &r, err, sizeof(err));
   if (rc) {
     s->stats.refused++;
     if (gk_log_begin(s->log, GK_LOG_INFO, "create_refused", NULL)) {
@@ -295,7 +296,7 @@ void sv_on_create(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
 /* --- joining ------------------------------------------------------------- */
 
 void sv_on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
-  sv_conn *c = &s->conns[peer];
+  sv_conn *c = sv_conn_get(s, peer);
   int rc = 0;
   const char *why = NULL;
   sv_room *r = NULL;
@@ -317,7 +318,7 @@ void sv_on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   if (rc) {
     s->stats.refused++;
     if (rc == GK_ENOTFOUND) sv_strike(s, peer, "join with an unknown code", rc);
-    if (!s->conns[peer].used) return; /* kicked */
+    if (!sv_conn_get(s, peer)) return; /* kicked */
     sv_send_error(s, peer, rc, why);
     return;
   }
@@ -394,7 +395,7 @@ static void send_match_start(gk_server *s, const sv_room *r) {
 }
 
 void sv_on_start(gk_server *s, uint32_t peer) {
-  sv_conn *c = &s->conns[peer];
+  sv_conn *c = sv_conn_get(s, peer);
   sv_room *r = sv_conn_room(s, c);
   char err[GK_SERVER_CONFIG_ERR_MAX];
   err[0] = '\0';
@@ -402,7 +403,7 @@ void sv_on_start(gk_server *s, uint32_t peer) {
   if (rc) {
     s->stats.refused++;
     if (rc == GK_EPERM) sv_strike(s, peer, "start from a non-creator", rc);
-    if (s->conns[peer].used) sv_send_error(s, peer, rc, err);
+    if (sv_conn_get(s, peer)) sv_send_error(s, peer, rc, err);
     return;
   }
   rc = sv_match_begin(s, r, err, sizeof(err));
@@ -433,7 +434,7 @@ void sv_on_start(gk_server *s, uint32_t peer) {
 
 /* END_MATCH from the creator while the room is still a lobby: close it. */
 void sv_on_lobby_end(gk_server *s, uint32_t peer) {
-  sv_conn *c = &s->conns[peer];
+  sv_conn *c = sv_conn_get(s, peer);
   sv_room *r = sv_conn_room(s, c);
   if (!r || r->state != SV_ROOM_LOBBY || c->slot != 0) {
     s->stats.drop_unexpected++;

@@ -1,9 +1,10 @@
 /* gk_server_route.c: connections, and where each datagram goes.
  *
- * The transport (gk_net_transport, set up by gk_server_start) calls the
- * three callbacks here. Every ENet connection has an entry in the
- * connection table: the room it is in and its slot, or none. Each
- * datagram is decoded once, here:
+ * A link's backend (gk_server_link.h: ENet's is gk_server_link_enet.c)
+ * reports it up, its data and its end here: sv_link_up, sv_link_data,
+ * sv_link_down. Every link the server takes has an entry in the
+ * connection table under a connection id of its own: the room it is in
+ * and its slot, or none. Each datagram is decoded once, here:
  *   - a match message (INPUT, HASH, REMOVE_PLAYER, END_MATCH) from a
  *     connection in a playing or draining room goes, decoded, to that
  *     room's session with the connection's slot (a client only ever
@@ -26,8 +27,8 @@ int sv_send(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   size_t len = 0;
   int rc = gk_wire_encode(m, s->buf, sizeof(s->buf), &len);
   if (rc) return rc;
-  return gk_net_transport_send(&s->transport, peer, s->buf, len,
-                               gk_wire_type_reliable((int)m->type));
+  return sv_send_bytes(s, peer, s->buf, len,
+                       gk_wire_type_reliable((int)m->type));
 }
 
 static void error_msg(gk_wire_msg *m, int code, const char *text) {
@@ -51,7 +52,7 @@ void sv_send_error(gk_server *s, uint32_t peer, int code, const char *text) {
   error_msg(&m, code, text);
   /* never a reply larger than the request to a connection not admitted
    * (issue 14): the text is cut to fit, or nothing is sent */
-  size_t cap = peer < s->cfg->max_peers ? sv_auth_reply_cap(s, peer) : 0;
+  size_t cap = sv_auth_reply_cap(s, peer);
   size_t n = strlen(m.u.error.text);
   if (cap < ERROR_FIXED) {
     s->stats.replies_suppressed++;
@@ -79,7 +80,8 @@ void sv_send_room_error(gk_server *s, const sv_room *r, int code,
 /* --- strikes ------------------------------------------------------------- */
 
 void sv_strike(gk_server *s, uint32_t peer, const char *why, int code) {
-  sv_conn *c = &s->conns[peer];
+  sv_conn *c = sv_conn_get(s, peer);
+  if (!c) return;
   sv_room *r = sv_conn_room(s, c);
   s->stats.strikes++;
   c->strikes++;
@@ -100,7 +102,7 @@ void sv_strike(gk_server *s, uint32_t peer, const char *why, int code) {
       gk_log_str(s->log, "last", why);
       gk_log_end(s->log);
     }
-    gk_net_transport_disconnect(&s->transport, peer, 1);
+    sv_link_close(c->link, 1);
   }
 }
 
@@ -131,8 +133,9 @@ static int is_offence(int rc) {
  * or has just ended. The session counts what it drops. */
 static void route_match(gk_server *s, sv_room *r, uint32_t peer, int decode_rc,
                         const gk_wire_msg *m, size_t len) {
-  uint32_t slot = s->conns[peer].slot;
-  if (s->conns[peer].spectator) {
+  const sv_conn *c = sv_conn_get(s, peer);
+  uint32_t slot = c->slot;
+  if (c->spectator) {
     if (decode_rc == 0) sv_spectator_msg(s, r, peer, m);
     return;
   }
@@ -201,22 +204,21 @@ static void route_control(gk_server *s, sv_room *r, uint32_t peer,
   }
 }
 
-/* The connection behind a transport event, or NULL if the server is
- * closing or does not know that peer. */
-static sv_conn *known_conn(gk_server *s, uint32_t peer) {
-  if (s->closing || peer >= s->cfg->max_peers || !s->conns[peer].used)
-    return NULL;
-  return &s->conns[peer];
+/* The connection of a link, or NULL if the server is closing or does
+ * not hold the link. */
+static sv_conn *known_conn(gk_server *s, const sv_link *l) {
+  if (s->closing || l->conn == SV_NO_CONN) return NULL;
+  return sv_conn_get(s, l->conn);
 }
 
-static void on_receive(void *ctx, gk_net_transport *t, uint32_t peer,
-                       const uint8_t *bytes, size_t len) {
-  gk_server *s = ctx;
-  (void)t;
-  sv_conn *c = known_conn(s, peer);
+void sv_link_data(gk_server *s, sv_link *l, const uint8_t *bytes, size_t len) {
+  sv_conn *c = known_conn(s, l);
   if (!c) return;
+  uint32_t peer = c->id;
   s->stats.packets_in++;
   s->stats.bytes_in += len;
+  l->stats.packets_in++;
+  l->stats.bytes_in += len;
   c->req_len = len;
   int type = len >= GK_WIRE_HEADER ? bytes[1] : -1;
   sv_room *r = sv_conn_room(s, c);
@@ -242,32 +244,38 @@ static void on_receive(void *ctx, gk_net_transport *t, uint32_t peer,
 
 /* --- connections --------------------------------------------------------- */
 
-static void on_connect(void *ctx, gk_net_transport *t, uint32_t peer) {
-  gk_server *s = ctx;
+void sv_link_up(gk_server *s, sv_link *l) {
+  l->conn = SV_NO_CONN;
   if (s->closing) return;
-  if (peer >= s->cfg->max_peers) {
-    gk_net_transport_disconnect(t, peer, 1);
+  uint32_t peer;
+  if (sv_ids_take(&s->ids, &peer) != 0) { /* every connection is in use */
+    sv_link_close(l, 1);
     return;
   }
-  sv_conn *c = &s->conns[peer];
+  sv_conn *c = sv_conn_get(s, peer);
   memset(c, 0, sizeof(*c));
   c->used = 1;
+  c->id = peer;
+  c->link = l;
   c->room = SV_NO_ROOM;
   c->since_ms = sv_now_ms(s);
+  l->conn = peer;
+  l->host->links++;
+  l->host->links_up++;
   s->stats.connects++;
   if (gk_log_begin(s->log, GK_LOG_DEBUG, "connect", NULL)) {
     gk_log_u64(s->log, "peer", peer);
+    gk_log_str(s->log, "transport", sv_link_kind(l));
     gk_log_end(s->log);
   }
   if (sv_auth_connect(s, peer) != 0) {
-    gk_net_transport_disconnect(t, peer, 1); /* over a per-IP limit */
+    sv_link_close(l, 1); /* over a per-IP limit */
     return;
   }
-  /* the ENet CONNECT datagram (48 bytes and more) is the request here */
-  c->req_len = SV_ENET_CONNECT_BYTES;
+  c->req_len = l->hello_len; /* the request that opened the link */
   if (s->shutting_down) {
     sv_send_error(s, peer, GK_ECLOSED, "server is shutting down");
-    gk_net_transport_disconnect(t, peer, 0);
+    sv_link_close(l, 0);
   }
 }
 
@@ -286,11 +294,10 @@ static void leave_match(gk_server *s, sv_room *r, uint32_t slot) {
   sv_match_after(s, r);
 }
 
-static void on_disconnect(void *ctx, gk_net_transport *t, uint32_t peer) {
-  gk_server *s = ctx;
-  (void)t;
-  sv_conn *c = known_conn(s, peer);
+void sv_link_down(gk_server *s, sv_link *l) {
+  sv_conn *c = known_conn(s, l);
   if (!c) return;
+  uint32_t peer = c->id;
   s->stats.disconnects++;
   sv_auth_disconnect(s, c);
   sv_room *r = sv_conn_room(s, c);
@@ -298,6 +305,9 @@ static void on_disconnect(void *ctx, gk_net_transport *t, uint32_t peer) {
   int spectator = c->spectator;
   memset(c, 0, sizeof(*c));
   c->room = SV_NO_ROOM;
+  sv_ids_give(&s->ids, peer);
+  l->conn = SV_NO_CONN;
+  if (l->host->links) l->host->links--;
   if (gk_log_begin(s->log, GK_LOG_DEBUG, "disconnect", r ? r->code : NULL)) {
     gk_log_u64(s->log, "peer", peer);
     gk_log_end(s->log);
@@ -316,9 +326,4 @@ static void on_disconnect(void *ctx, gk_net_transport *t, uint32_t peer) {
     sv_send_room_error(s, r, GK_ECLOSED, "the room's creator left");
     sv_room_finalise(s, r, GK_WIRE_END_ALL_LEFT);
   }
-}
-
-gk_net_transport_callbacks sv_route_callbacks(gk_server *s) {
-  gk_net_transport_callbacks tc = {s, on_receive, on_connect, on_disconnect};
-  return tc;
 }

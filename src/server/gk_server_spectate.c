@@ -115,7 +115,7 @@ static void spectate_refuse(gk_server *s, uint32_t peer, const sv_room *r,
     gk_log_end(s->log);
   }
   if (rc == GK_ENOTFOUND) sv_strike(s, peer, "spectate an unknown code", rc);
-  if (s->conns[peer].used) sv_send_error(s, peer, rc, why);
+  if (sv_conn_get(s, peer)) sv_send_error(s, peer, rc, why);
 }
 
 static uint32_t free_viewer(const sv_spec *sp) {
@@ -134,7 +134,7 @@ static int viewer_snapshot(gk_server *s, sv_room *r, sv_viewer *v, int kind) {
 }
 
 void sv_on_spectate(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
-  sv_conn *c = &s->conns[peer];
+  sv_conn *c = sv_conn_get(s, peer);
   sv_room *r = sv_room_find(s, m->u.room.code);
   const char *why = NULL;
   int rc = spectate_check(s, c, r, &why);
@@ -168,7 +168,7 @@ void sv_on_spectate(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
     gk_log_u64(s->log, "spectators", r->spec->n);
     gk_log_end(s->log);
   }
-  if (rc != 0) gk_net_transport_disconnect(&s->transport, peer, 0);
+  if (rc != 0) sv_conn_close(s, peer, 0);
 }
 
 /* --- the stream ----------------------------------------------------------- */
@@ -211,7 +211,7 @@ static void viewer_tick(gk_server *s, sv_room *r, sv_viewer *v, uint64_t now) {
     gk_log_msg(s->log, GK_LOG_INFO, "spectator_refresh", r->code, "reason",
                "too far behind: a newer snapshot");
     if (viewer_snapshot(s, r, v, GK_WIRE_SNAP_REFRESH) != 0)
-      gk_net_transport_disconnect(&s->transport, v->peer, 0);
+      sv_conn_close(s, v->peer, 0);
     return;
   }
   uint64_t period = 2000u / s->cfg->step_hz + 1u;
@@ -243,7 +243,8 @@ void sv_spectators_tick(gk_server *s, sv_room *r, uint64_t now) {
 /* --- from a spectator, and its end ---------------------------------------- */
 
 static sv_viewer *viewer_of(const gk_server *s, sv_room *r, uint32_t peer) {
-  uint32_t at = s->conns[peer].slot;
+  const sv_conn *c = sv_conn_get(s, peer);
+  uint32_t at = c ? c->slot : UINT32_MAX;
   if (r->spec == NULL || at >= r->spec->cap || r->spec->v[at].peer != peer)
     return NULL;
   return &r->spec->v[at];
@@ -309,12 +310,11 @@ void sv_spectators_free(gk_server *s, sv_room *r) {
   sv_spec *sp = r->spec;
   if (sp == NULL) return;
   for (uint32_t i = 0; i < sp->cap; i++) {
-    uint32_t p = sp->v[i].peer;
-    if (p == SV_NO_CONN || !s->conns[p].used || s->conns[p].room != r->index)
-      continue;
-    s->conns[p].room = SV_NO_ROOM;
-    s->conns[p].spectator = 0;
-    s->conns[p].since_ms = sv_now_ms(s);
+    sv_conn *c = sv_conn_get(s, sp->v[i].peer);
+    if (!c || c->room != r->index) continue;
+    c->room = SV_NO_ROOM;
+    c->spectator = 0;
+    c->since_ms = sv_now_ms(s);
   }
   free(sp->v);
   free(sp->ring);
