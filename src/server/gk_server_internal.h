@@ -326,9 +326,6 @@ void sv_on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m);
 void sv_on_start(gk_server *s, uint32_t peer);
 void sv_on_lobby_end(gk_server *s, uint32_t peer);
 
-/* The room with this code, or NULL. */
-sv_room *sv_room_find(gk_server *s, const char *code);
-
 /* --- gk_server_auth.c: connect tokens and abuse limits (issue 14) -------- */
 
 /* Reads the key file (token mode; refused unless mode 0600 or stricter)
