@@ -36,6 +36,22 @@
  * is owned by its slot in s->rooms from the moment it is published until
  * sv_room_free. Rooms never reach into other rooms. Arguments are never
  * NULL unless a comment says so: the callers are these four files.
+ *
+ * Parts (issue 25): what one feature keeps per room is a part of the room
+ * owned by that feature's file: sv_delay (gk_server_delay.c), sv_rec
+ * (gk_server_replay.c), sv_spec (gk_server_spectate.c), sv_dsy
+ * (gk_server_desync.c). A part's struct is defined in its owner's .c
+ * file only; the room holds a pointer to it and every other file calls
+ * the owner's functions declared here. Pointers, not members: a member by
+ * value needs its layout wherever sv_room is defined, which is this header
+ * that every server file includes, and then any file could touch its
+ * fields; with the struct incomplete outside its owner, the compiler
+ * refuses them. A part every room has (sv_delay) is one allocation made
+ * with the room in room_build and freed with it in room_discard (from
+ * sv_room_free); failing to allocate it fails the room's creation with
+ * GK_ENOMEM through room_discard, like any other error of building it. It
+ * is never NULL in a published room. The other parts come and go with
+ * what they hold (NULL when there is none).
  */
 #ifndef GK_SERVER_INTERNAL_H
 #define GK_SERVER_INTERNAL_H
@@ -45,7 +61,6 @@
 
 #include <uv.h>
 
-#include "gk_net_delay.h"
 #include "gk_net_session.h"
 #include "gk_replay.h"
 #include "gk_server.h"
@@ -63,8 +78,6 @@
   1000u /* longest a room stays after its match ended,                         \
            to repeat the last confirmed steps until                            \
            every player has acknowledged them */
-
-#define SV_DELAYS_MAX 32 /* input delay changes kept per match for logs */
 
 typedef enum sv_room_state {
   SV_ROOM_LOBBY = 1,
@@ -100,15 +113,7 @@ typedef struct sv_room {
   int desync_end; /* policy "end" asked for the end */
   /* draining */
   uint64_t drain_until_ms;
-  /* input delay (gk_server_delay.c) */
-  int delay_auto;                  /* chosen from round trips */
-  uint32_t rtt_ms[GK_PLAYERS_MAX]; /* at MATCH_START, per slot */
-  uint32_t rtt_var_ms[GK_PLAYERS_MAX];
-  gk_delay_ctl delay_ctl;
-  uint64_t delay_next_ms;              /* next observation */
-  uint64_t delay_steps[SV_DELAYS_MAX]; /* delays in force: from step ... */
-  uint32_t delay_vals[SV_DELAYS_MAX];  /* ... this delay (switch steps) */
-  uint32_t ndelays;
+  struct sv_delay *delay; /* the input delay (gk_server_delay.c) */
   /* counters */
   uint64_t drops;
   uint64_t strikes;
@@ -416,8 +421,16 @@ void sv_replay_recover_dir(gk_server *s);
 
 /* --- gk_server_delay.c: the input delay --------------------------------- */
 
+typedef struct sv_delay sv_delay;
+
+/* A room's input delay part (r->delay), with the delay chosen from round
+ * trips at the start if auto_on. NULL if out of memory. */
+sv_delay *sv_delay_new(int auto_on);
+/* Frees a room's part (NULL: nothing). */
+void sv_delay_free(sv_delay *d);
+
 /* Before the session opens: with "auto", sets r->input_delay from the
- * connected players' round trips (kept in r->rtt_ms) and logs nothing
+ * connected players' round trips (kept in r->delay) and logs nothing
  * (match_start does). Starts the mid-match controller. */
 void sv_delay_choose(gk_server *s, sv_room *r);
 /* The replay header's "lockstep" record (caller deletes), or NULL. */

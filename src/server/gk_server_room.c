@@ -52,6 +52,7 @@ static uint32_t popcount32(uint32_t m) {
 static void room_discard(sv_room *r) {
   if (r->session_open) gk_net_session_close(&r->session);
   if (r->rec) sv_replay_drop(r->srv, r);
+  sv_delay_free(r->delay);
   if (r->cfg_ready && r->genre->sim->config_free)
     r->genre->sim->config_free(r->cfg);
   free(r->cfg);
@@ -225,8 +226,9 @@ static int room_build(gk_server *s, const sv_conn *c,
   r->genre = a.genre;
   r->max_players = a.max_players;
   r->input_delay = a.input_delay;
-  r->delay_auto = a.delay_auto;
-  rc = room_configure(r, cr->config, err, errlen);
+  r->delay = sv_delay_new(a.delay_auto);
+  if (!r->delay) rc = gk_errf(err, errlen, GK_ENOMEM, "out of memory");
+  if (!rc) rc = room_configure(r, cr->config, err, errlen);
   if (!rc) rc = room_secrets(s, r, err, errlen);
   if (rc) {
     room_discard(r);
