@@ -38,7 +38,8 @@
  * NULL unless a comment says so: the callers are these four files.
  *
  * Parts (issue 25): what one feature keeps per room is a part of the room
- * owned by that feature's file: sv_delay (gk_server_delay.c), sv_rec
+ * owned by that feature's file: sv_delay (gk_server_delay.c), sv_rejoin
+ * (gk_server_rejoin.c), sv_rec
  * (gk_server_replay.c), sv_spec (gk_server_spectate.c), sv_dsy
  * (gk_server_desync.c). A part's struct is defined in its owner's .c
  * file only; the room holds a pointer to it and every other file calls
@@ -46,8 +47,8 @@
  * value needs its layout wherever sv_room is defined, which is this header
  * that every server file includes, and then any file could touch its
  * fields; with the struct incomplete outside its owner, the compiler
- * refuses them. A part every room has (sv_delay) is one allocation made
- * with the room in room_build and freed with it in room_discard (from
+ * refuses them. A part every room has (sv_delay, sv_rejoin) is one allocation
+ * made with the room in room_build and freed with it in room_discard (from
  * sv_room_free); failing to allocate it fails the room's creation with
  * GK_ENOMEM through room_discard, like any other error of building it. It
  * is never NULL in a published room. The other parts come and go with
@@ -118,13 +119,8 @@ typedef struct sv_room {
   uint64_t drops;
   uint64_t strikes;
   uint64_t desyncs;
-  /* reconnect and spectators (gk_server_rejoin.c) */
-  uint8_t secret[GK_PLAYERS_MAX][GK_WIRE_SECRET_LEN];
-  uint64_t away_until_ms[GK_PLAYERS_MAX]; /* hold deadline of an away slot */
-  uint32_t away;                          /* mask of slots held for a rejoin */
-  uint32_t secret_set;                    /* slots whose secret was drawn */
-  uint64_t rejoins;
-  struct sv_spec *spec; /* spectators and their step ring, or NULL */
+  struct sv_rejoin *rejoin; /* secrets, held slots (gk_server_rejoin.c) */
+  struct sv_spec *spec;     /* spectators and their step ring, or NULL */
   /* token mode: each slot's client id at MATCH_START (a rejoin's token
    * must carry the same one) */
   uint64_t client_id[GK_PLAYERS_MAX];
@@ -451,7 +447,14 @@ void sv_delay_log_end(gk_server *s, const sv_room *r);
  * back and starts from a snapshot of the referee's state. Spectators get
  * a snapshot and then the confirmed steps spectator.delay_steps behind. */
 
+typedef struct sv_rejoin sv_rejoin;
 typedef struct sv_spec sv_spec;
+
+/* A room's rejoin part (r->rejoin: reconnect secrets, held slots). NULL
+ * if out of memory. */
+sv_rejoin *sv_rejoin_new(void);
+/* Frees a room's part (NULL: nothing). */
+void sv_rejoin_free(sv_rejoin *j);
 
 /* After MATCH_START: a fresh secret per slot (gk_server_random), sent to
  * each player in RECONNECT_SECRET. */

@@ -53,6 +53,7 @@ static void room_discard(sv_room *r) {
   if (r->session_open) gk_net_session_close(&r->session);
   if (r->rec) sv_replay_drop(r->srv, r);
   sv_delay_free(r->delay);
+  sv_rejoin_free(r->rejoin);
   if (r->cfg_ready && r->genre->sim->config_free)
     r->genre->sim->config_free(r->cfg);
   free(r->cfg);
@@ -227,7 +228,9 @@ static int room_build(gk_server *s, const sv_conn *c,
   r->max_players = a.max_players;
   r->input_delay = a.input_delay;
   r->delay = sv_delay_new(a.delay_auto);
-  if (!r->delay) rc = gk_errf(err, errlen, GK_ENOMEM, "out of memory");
+  r->rejoin = sv_rejoin_new();
+  if (!r->delay || !r->rejoin)
+    rc = gk_errf(err, errlen, GK_ENOMEM, "out of memory");
   if (!rc) rc = room_configure(r, cr->config, err, errlen);
   if (!rc) rc = room_secrets(s, r, err, errlen);
   if (rc) {
