@@ -57,6 +57,32 @@ _Static_assert((int)GK_WIRE_ROLE_SPECTATOR == (int)GK_TOKEN_SPECTATOR, "roles");
 #define CONNECT_WINDOW_MS 1000u
 #define OPEN_KEY_IP (UINT64_C(1) << 63) /* open mode: creators by IP */
 
+/* --- a room's part ------------------------------------------------------- */
+
+/* A room's part of this file (r->auth): no other file sees its fields.
+ * Token mode: each slot's client id at MATCH_START (a rejoin's token must
+ * carry the same one). */
+struct sv_auth_room {
+  uint64_t client_id[GK_PLAYERS_MAX];
+  uint32_t client_set; /* slots whose client id is known */
+};
+
+sv_auth_room *sv_auth_room_new(void) {
+  return calloc(1, sizeof(sv_auth_room));
+}
+
+void sv_auth_room_free(sv_auth_room *a) {
+  free(a);
+}
+
+void sv_auth_bind_slot(gk_server *s, sv_room *r, uint32_t slot) {
+  const sv_conn *c = sv_conn_get(s, r->conn[slot]);
+  if (c && c->client_bound) { /* token mode: a rejoin must be this client */
+    r->auth->client_id[slot] = c->client_id;
+    r->auth->client_set |= 1u << slot;
+  }
+}
+
 /* --- bounded source tables ------------------------------------------------ */
 
 /* The entry for `key`, added if new (evicting the idle entry used longest
@@ -383,9 +409,9 @@ static int rejoin_client(gk_server *s, const gk_token *t, const gk_wire_msg *m,
   uint32_t slot = m->u.rejoin.slot;
   const sv_room *r = sv_room_find(s, m->u.rejoin.code);
   if (!r || r->state != SV_ROOM_PLAYING || slot >= r->nslots) return 0;
-  if ((r->client_set >> slot & 1u) == 0)
+  if ((r->auth->client_set >> slot & 1u) == 0)
     return gk_errf(err, errlen, GK_EGRANT, "slot %u has no client id", slot);
-  if (r->client_id[slot] != t->client_id)
+  if (r->auth->client_id[slot] != t->client_id)
     return gk_errf(err, errlen, GK_EGRANT,
                    "token is for another client than slot %u's", slot);
   return 0;

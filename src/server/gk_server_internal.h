@@ -39,7 +39,7 @@
  *
  * Parts (issue 25): what one feature keeps per room is a part of the room
  * owned by that feature's file: sv_delay (gk_server_delay.c), sv_rejoin
- * (gk_server_rejoin.c), sv_rec
+ * (gk_server_rejoin.c), sv_auth_room (gk_server_auth.c), sv_rec
  * (gk_server_replay.c), sv_spec (gk_server_spectate.c), sv_dsy
  * (gk_server_desync.c). A part's struct is defined in its owner's .c
  * file only; the room holds a pointer to it and every other file calls
@@ -47,12 +47,12 @@
  * value needs its layout wherever sv_room is defined, which is this header
  * that every server file includes, and then any file could touch its
  * fields; with the struct incomplete outside its owner, the compiler
- * refuses them. A part every room has (sv_delay, sv_rejoin) is one allocation
- * made with the room in room_build and freed with it in room_discard (from
- * sv_room_free); failing to allocate it fails the room's creation with
- * GK_ENOMEM through room_discard, like any other error of building it. It
- * is never NULL in a published room. The other parts come and go with
- * what they hold (NULL when there is none).
+ * refuses them. A part every room has (sv_delay, sv_rejoin, sv_auth_room) is
+ * one allocation made with the room in room_build and freed with it in
+ * room_discard (from sv_room_free); failing to allocate it fails the room's
+ * creation with GK_ENOMEM through room_discard, like any other error of
+ * building it. It is never NULL in a published room. The other parts come and
+ * go with what they hold (NULL when there is none).
  */
 #ifndef GK_SERVER_INTERNAL_H
 #define GK_SERVER_INTERNAL_H
@@ -119,13 +119,10 @@ typedef struct sv_room {
   uint64_t drops;
   uint64_t strikes;
   uint64_t desyncs;
-  struct sv_rejoin *rejoin; /* secrets, held slots (gk_server_rejoin.c) */
-  struct sv_spec *spec;     /* spectators and their step ring, or NULL */
-  /* token mode: each slot's client id at MATCH_START (a rejoin's token
-   * must carry the same one) */
-  uint64_t client_id[GK_PLAYERS_MAX];
-  uint32_t client_set; /* slots whose client id is known */
-  struct sv_dsy *dsy;  /* desyncs being examined (gk_server_desync.c) */
+  struct sv_rejoin *rejoin;  /* secrets, held slots (gk_server_rejoin.c) */
+  struct sv_spec *spec;      /* spectators and their step ring, or NULL */
+  struct sv_auth_room *auth; /* slots' client ids (gk_server_auth.c) */
+  struct sv_dsy *dsy;        /* desyncs being examined (gk_server_desync.c) */
 } sv_room;
 
 typedef struct sv_conn {
@@ -328,6 +325,18 @@ void sv_on_start(gk_server *s, uint32_t peer);
 void sv_on_lobby_end(gk_server *s, uint32_t peer);
 
 /* --- gk_server_auth.c: connect tokens and abuse limits (issue 14) -------- */
+
+typedef struct sv_auth_room sv_auth_room;
+
+/* A room's auth part (r->auth: each slot's client id in token mode). NULL
+ * if out of memory. */
+sv_auth_room *sv_auth_room_new(void);
+/* Frees a room's part (NULL: nothing). */
+void sv_auth_room_free(sv_auth_room *a);
+/* A slot's player got its place in the match (MATCH_START, a late join):
+ * in token mode its connection's client id becomes the slot's, the one a
+ * rejoin's token must carry (sv_auth_request). */
+void sv_auth_bind_slot(gk_server *s, sv_room *r, uint32_t slot);
 
 /* Reads the key file (token mode; refused unless mode 0600 or stricter)
  * and allocates the bounded tables. Returns 0 or a code with a message

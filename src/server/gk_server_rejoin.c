@@ -123,11 +123,7 @@ static void send_secret(gk_server *s, const sv_room *r, uint32_t slot) {
 }
 
 void sv_rejoin_secret(gk_server *s, sv_room *r, uint32_t slot) {
-  const sv_conn *c = sv_conn_get(s, r->conn[slot]);
-  if (c && c->client_bound) { /* token mode: a rejoin must be this client */
-    r->client_id[slot] = c->client_id;
-    r->client_set |= 1u << slot;
-  }
+  sv_auth_bind_slot(s, r, slot); /* token mode: a rejoin must be this client */
   if (gk_server_random(r->rejoin->secret[slot], GK_WIRE_SECRET_LEN) != 0) {
     gk_log_msg(s->log, GK_LOG_ERROR, "secret_failed", r->code, "reason",
                "no random bytes: this slot cannot rejoin");

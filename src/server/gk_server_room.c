@@ -54,6 +54,7 @@ static void room_discard(sv_room *r) {
   if (r->rec) sv_replay_drop(r->srv, r);
   sv_delay_free(r->delay);
   sv_rejoin_free(r->rejoin);
+  sv_auth_room_free(r->auth);
   if (r->cfg_ready && r->genre->sim->config_free)
     r->genre->sim->config_free(r->cfg);
   free(r->cfg);
@@ -229,7 +230,8 @@ static int room_build(gk_server *s, const sv_conn *c,
   r->input_delay = a.input_delay;
   r->delay = sv_delay_new(a.delay_auto);
   r->rejoin = sv_rejoin_new();
-  if (!r->delay || !r->rejoin)
+  r->auth = sv_auth_room_new();
+  if (!r->delay || !r->rejoin || !r->auth)
     rc = gk_errf(err, errlen, GK_ENOMEM, "out of memory");
   if (!rc) rc = room_configure(r, cr->config, err, errlen);
   if (!rc) rc = room_secrets(s, r, err, errlen);
