@@ -133,15 +133,7 @@ typedef struct sv_conn {
   uint32_t slot;
   uint32_t strikes;
   uint64_t since_ms; /* connected, or left its last room */
-  /* issue 14: admission (gk_server_auth.c) */
-  uint64_t connected_ms; /* the handshake deadline counts from here */
-  int ip_counted;        /* counted in the per-IP table (link->addr_key) */
-  int admitted;          /* a room request of it was accepted */
-  size_t req_len;        /* bytes of its last datagram: an ERROR to a
-                            connection not admitted is never larger */
-  int client_bound;      /* a token bound it to client_id */
-  uint64_t client_id;
-  int spectator; /* watching `room` (slot = its spectator index) */
+  int spectator;     /* watching `room` (slot = its spectator index) */
 } sv_conn;
 
 /* One source in a bounded table of gk_server_auth.c: an IP (per-IP
@@ -168,6 +160,9 @@ typedef struct sv_auth {
   uint32_t nips;
   sv_src *creators; /* rooms-per-minute table */
   uint32_t ncreators;
+  /* each connection's admission (handshake deadline, reply cap, token
+   * binding), by the slot of its id: max_peers entries */
+  struct sv_admit *conns;
 } sv_auth;
 
 struct gk_server {
@@ -326,6 +321,7 @@ void sv_on_lobby_end(gk_server *s, uint32_t peer);
 
 /* --- gk_server_auth.c: connect tokens and abuse limits (issue 14) -------- */
 
+typedef struct sv_admit sv_admit;
 typedef struct sv_auth_room sv_auth_room;
 
 /* A room's auth part (r->auth: each slot's client id in token mode). NULL
@@ -344,10 +340,19 @@ void sv_auth_bind_slot(gk_server *s, sv_room *r, uint32_t slot);
 int sv_auth_init(gk_server *s, char *err, size_t errlen);
 /* Frees the tables and wipes the key. Safe after a failed init. */
 void sv_auth_free(gk_server *s);
-/* A new connection: counts it against its IP's limits. Returns 0, or
- * GK_ELIMIT (counted, logged once per IP per interval): the caller drops
- * the connection at once, with no reply. */
+/* A new connection: starts its admission state (replies capped at the
+ * size of the request that opened its link, sv_link.hello_len) and counts
+ * it against its IP's limits. Returns 0, or GK_ELIMIT (counted, logged
+ * once per IP per interval): the caller drops the connection at once,
+ * with no reply. */
 int sv_auth_connect(gk_server *s, uint32_t peer);
+/* A room request of `peer` was accepted (it has a place in a room: a
+ * player, a late joiner, a rejoiner, a spectator): the handshake deadline
+ * is met and its replies are no longer capped. */
+void sv_auth_admit(gk_server *s, uint32_t peer);
+/* A datagram of `len` bytes from `peer`: until it is admitted, no reply
+ * to it is larger (sv_auth_reply_cap). */
+void sv_auth_datagram(gk_server *s, uint32_t peer, size_t len);
 /* A connection is gone: uncounts it from its IP. */
 void sv_auth_disconnect(gk_server *s, const sv_conn *c);
 /* The one check before a CREATE_ROOM, JOIN_ROOM, REJOIN_ROOM or SPECTATE

@@ -298,7 +298,7 @@ void sv_on_rejoin(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   r->rejoin->away &= ~(1u << slot);
   c->room = r->index;
   c->slot = slot;
-  c->admitted = 1; /* in a room: the handshake deadline is met */
+  sv_auth_admit(s, peer); /* in a room: the handshake deadline is met */
   gk_wire_msg out;
   sv_room_match_start(s, r, slot, &out);
   sv_send(s, peer, &out);

@@ -262,7 +262,7 @@ static void room_publish(gk_server *s, sv_room *r, uint32_t peer) {
   sv_conn *c = sv_conn_get(s, peer);
   c->room = idx;
   c->slot = 0;
-  c->admitted = 1;
+  sv_auth_admit(s, peer);
 }
 
 void sv_on_create(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
@@ -337,7 +337,7 @@ void sv_on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   r->conn[slot] = peer;
   c->room = r->index;
   c->slot = slot;
-  c->admitted = 1;
+  sv_auth_admit(s, peer);
   if (gk_log_begin(s->log, GK_LOG_INFO, "player_joined", r->code)) {
     gk_log_u64(s->log, "slot", slot);
     gk_log_u64(s->log, "peer", peer);
