@@ -2,9 +2,11 @@
  * and nothing anyone else may use (the public face is gk_server.h).
  *
  * The server is split by responsibility, the way ioquake3 splits
- * code/server around server.h:
+ * code/server around server.h (docs/ARCHITECTURE.md, "Files and their
+ * parts", says who calls each):
  *   gk_server.c        lifecycle: start, the step and sweep timers,
- *                      shutdown, freeing the server (gk_server.h's API);
+ *                      shutdown, drain, freeing the server (gk_server.h's
+ *                      API);
  *   gk_server_route.c  connections: a link's data (decode once, route),
  *                      up and down, strikes, sending to connections;
  *   gk_server_link.c, gk_server_link_enet.c
@@ -12,21 +14,29 @@
  *                      connections by id, the backends' listeners; the
  *                      ENet backend, the only caller of gk_net_transport;
  *   gk_server_room.c   rooms: create, join, start, lobby end, option merge,
- *                      discarding and freeing a room;
+ *                      discarding and freeing a room and its parts;
  *   gk_server_match.c  a room's match: its session and the session's
  *                      callbacks, ticking, the end, draining;
- *   gk_server_replay.c a room's recording: deferred writes flushed on the
- *                      thread pool, disk faults, recovering leftovers.
- *   gk_server_rejoin.c, gk_server_spectate.c
+ *   gk_server_delay.c  a room's input delay (sv_delay, issue 19);
+ *   gk_server_replay.c a room's recording (sv_rec): deferred writes flushed
+ *                      on the thread pool, disk faults, recovering
+ *                      leftovers;
+ *   gk_server_rejoin.c, gk_server_spectate.c, gk_server_join.c
  *                      held slots, reconnect secrets, REJOIN_ROOM and
- *                      snapshots; spectators (issue 12).
- *   gk_server_metrics.c, gk_server_admin.c, gk_server_agones.c
- *                      operations: metrics, the admin HTTP listener, the
- *                      Agones client (declared in gk_server_ops.h).
+ *                      snapshots (sv_rejoin); spectators (sv_spec); late
+ *                      join (issue 12);
+ *   gk_server_desync.c desync forensics (sv_dsy, issue 13);
  *   gk_server_auth.c   admission (issue 14): connect tokens before a room
  *                      request reaches gk_server_room.c, per-IP and
  *                      per-creator limits, the handshake deadline, the
- *                      size cap of replies to unadmitted connections.
+ *                      size cap of replies to unadmitted connections
+ *                      (s->auth, each connection's sv_admit, each room's
+ *                      sv_auth_room);
+ *   gk_server_metrics.c, gk_server_admin.c, gk_server_agones.c
+ *                      operations: metrics, the admin HTTP listener, the
+ *                      Agones client (declared in gk_server_ops.h).
+ * The config, log and random files have headers of their own
+ * (gk_server_config.h, gk_server_log.h, gk_server_random.h).
  *
  * Naming: every function, type and constant declared here is prefixed
  * sv_ / SV_ (internal, not API: the gk_server_ prefix is the public
@@ -35,24 +45,29 @@
  * Ownership: the server owns its room table and connection table; a room
  * is owned by its slot in s->rooms from the moment it is published until
  * sv_room_free. Rooms never reach into other rooms. Arguments are never
- * NULL unless a comment says so: the callers are these four files.
+ * NULL unless a comment says so: the callers are the server's own files.
  *
  * Parts (issue 25): what one feature keeps per room is a part of the room
  * owned by that feature's file: sv_delay (gk_server_delay.c), sv_rejoin
  * (gk_server_rejoin.c), sv_auth_room (gk_server_auth.c), sv_rec
  * (gk_server_replay.c), sv_spec (gk_server_spectate.c), sv_dsy
- * (gk_server_desync.c). A part's struct is defined in its owner's .c
- * file only; the room holds a pointer to it and every other file calls
- * the owner's functions declared here. Pointers, not members: a member by
- * value needs its layout wherever sv_room is defined, which is this header
- * that every server file includes, and then any file could touch its
- * fields; with the struct incomplete outside its owner, the compiler
- * refuses them. A part every room has (sv_delay, sv_rejoin, sv_auth_room) is
- * one allocation made with the room in room_build and freed with it in
- * room_discard (from sv_room_free); failing to allocate it fails the room's
- * creation with GK_ENOMEM through room_discard, like any other error of
- * building it. It is never NULL in a published room. The other parts come and
- * go with what they hold (NULL when there is none).
+ * (gk_server_desync.c). A part's struct is defined in its owner's .c file
+ * only; the room holds a pointer to it and every other file calls the
+ * owner's functions declared here. Pointers, not members: a member by
+ * value needs its layout wherever sv_room is defined, which is this
+ * header that every server file includes, and then any file could touch
+ * its fields; with the struct incomplete outside its owner, the compiler
+ * refuses them. (A feature-private header included by the owner and
+ * gk_server_room.c only cannot work for the same reason: sv_room is
+ * defined here.) A part every room has (sv_delay, sv_rejoin,
+ * sv_auth_room) is one allocation each, made with the room in room_build
+ * and freed with it in room_discard (from sv_room_free); failing to
+ * allocate one fails the room's creation with GK_ENOMEM through
+ * room_discard, like any other error of building it, so a published room
+ * always has them. The other parts come and go with what they hold (NULL
+ * when there is none). A connection's admission state (sv_admit) is the
+ * same idea for sv_conn: a table of gk_server_auth.c by the slot of the
+ * connection's id, not fields of sv_conn.
  */
 #ifndef GK_SERVER_INTERNAL_H
 #define GK_SERVER_INTERNAL_H
