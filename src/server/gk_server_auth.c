@@ -57,6 +57,64 @@ _Static_assert((int)GK_WIRE_ROLE_SPECTATOR == (int)GK_TOKEN_SPECTATOR, "roles");
 #define CONNECT_WINDOW_MS 1000u
 #define OPEN_KEY_IP (UINT64_C(1) << 63) /* open mode: creators by IP */
 
+/* --- a connection's part ------------------------------------------------- */
+
+/* A connection's admission state, kept by the slot of its id in a table of
+ * this file (s->auth.conns, max_peers entries, reset by sv_auth_connect):
+ * no other file sees its fields. */
+struct sv_admit {
+  uint64_t connected_ms; /* the handshake deadline counts from here */
+  int ip_counted;        /* counted in the per-IP table (link->addr_key) */
+  int admitted;          /* a room request of it was accepted */
+  size_t req_len;        /* bytes of its last datagram: an ERROR to a
+                            connection not admitted is never larger */
+  int client_bound;      /* a token bound it to client_id */
+  uint64_t client_id;
+};
+
+/* The admission state of a live connection id, or NULL. */
+static sv_admit *admit_of(const gk_server *s, uint32_t peer) {
+  uint32_t slot = sv_ids_find(&s->ids, peer);
+  if (slot == SV_IDS_MAX || s->auth.conns == NULL) return NULL;
+  return &s->auth.conns[slot];
+}
+
+void sv_auth_admit(gk_server *s, uint32_t peer) {
+  sv_admit *n = admit_of(s, peer);
+  if (n) n->admitted = 1;
+}
+
+void sv_auth_datagram(gk_server *s, uint32_t peer, size_t len) {
+  sv_admit *n = admit_of(s, peer);
+  if (n) n->req_len = len;
+}
+
+/* --- a room's part ------------------------------------------------------- */
+
+/* A room's part of this file (r->auth): no other file sees its fields.
+ * Token mode: each slot's client id at MATCH_START (a rejoin's token must
+ * carry the same one). */
+struct sv_auth_room {
+  uint64_t client_id[GK_PLAYERS_MAX];
+  uint32_t client_set; /* slots whose client id is known */
+};
+
+sv_auth_room *sv_auth_room_new(void) {
+  return calloc(1, sizeof(sv_auth_room));
+}
+
+void sv_auth_room_free(sv_auth_room *a) {
+  free(a);
+}
+
+void sv_auth_bind_slot(gk_server *s, sv_room *r, uint32_t slot) {
+  const sv_admit *n = admit_of(s, r->conn[slot]);
+  if (n && n->client_bound) { /* token mode: a rejoin must be this client */
+    r->auth->client_id[slot] = n->client_id;
+    r->auth->client_set |= 1u << slot;
+  }
+}
+
 /* --- bounded source tables ------------------------------------------------ */
 
 /* The entry for `key`, added if new (evicting the idle entry used longest
@@ -136,7 +194,8 @@ int sv_auth_init(gk_server *s, char *err, size_t errlen) {
   a->ncreators = 2u * c->max_rooms < 256u ? 256u : 2u * c->max_rooms;
   a->ips = calloc(a->nips, sizeof(*a->ips));
   a->creators = calloc(a->ncreators, sizeof(*a->creators));
-  if (!a->ips || !a->creators) {
+  a->conns = calloc(c->max_peers, sizeof(*a->conns));
+  if (!a->ips || !a->creators || !a->conns) {
     sv_auth_free(s);
     return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
   }
@@ -148,20 +207,24 @@ void sv_auth_free(gk_server *s) {
   free(a->seen_store);
   free(a->ips);
   free(a->creators);
+  free(a->conns);
   /* volatile: the compiler may not drop the wipe of a dying buffer */
   volatile uint8_t *k = a->key;
   for (size_t i = 0; i < sizeof(a->key); i++) k[i] = 0;
   a->seen_store = NULL;
   a->ips = a->creators = NULL;
+  a->conns = NULL;
 }
 
 /* --- connections ---------------------------------------------------------- */
 
 int sv_auth_connect(gk_server *s, uint32_t peer) {
-  sv_conn *c = sv_conn_get(s, peer);
+  const sv_conn *c = sv_conn_get(s, peer);
+  sv_admit *n = admit_of(s, peer);
+  if (!n) return GK_ENOMEM; /* no table: sv_auth_init did not run */
   uint64_t now = sv_now_ms(s);
-  c->connected_ms = now;
-  c->req_len = 0;
+  memset(n, 0, sizeof(*n));
+  n->connected_ms = now;
   sv_src *e = src_get(s->auth.ips, s->auth.nips, c->link->addr_key, now);
   const char *what = NULL;
   /* no entry: every entry of the table holds connections */
@@ -177,12 +240,14 @@ int sv_auth_connect(gk_server *s, uint32_t peer) {
     return GK_ELIMIT;
   }
   e->conns++;
-  c->ip_counted = 1;
+  n->ip_counted = 1;
+  n->req_len = c->link->hello_len; /* the request that opened the link */
   return 0;
 }
 
 void sv_auth_disconnect(gk_server *s, const sv_conn *c) {
-  if (!c->ip_counted) return;
+  const sv_admit *n = admit_of(s, c->id);
+  if (!n || !n->ip_counted) return;
   for (uint32_t i = 0; i < s->auth.nips; i++) {
     sv_src *e = &s->auth.ips[i];
     if (e->used && e->key == c->link->addr_key) {
@@ -197,12 +262,13 @@ void sv_auth_sweep(gk_server *s, uint64_t now_ms) {
   if (!limit) return;
   for (uint32_t p = 0; p < s->cfg->max_peers; p++) {
     sv_conn *c = &s->conns[p];
-    if (!c->used || c->admitted || now_ms < c->connected_ms ||
-        now_ms - c->connected_ms <= limit)
+    const sv_admit *n = &s->auth.conns[p]; /* the same slot */
+    if (!c->used || n->admitted || now_ms < n->connected_ms ||
+        now_ms - n->connected_ms <= limit)
       continue;
     s->stats.limit_handshake++;
     const sv_link *l = c->link;
-    sv_src *e = c->ip_counted
+    sv_src *e = n->ip_counted
                     ? src_get(s->auth.ips, s->auth.nips, l->addr_key, now_ms)
                     : NULL;
     limit_log(s, e, "handshake_ms", l->addr, NULL);
@@ -211,9 +277,9 @@ void sv_auth_sweep(gk_server *s, uint64_t now_ms) {
 }
 
 size_t sv_auth_reply_cap(const gk_server *s, uint32_t peer) {
-  const sv_conn *c = sv_conn_get(s, peer);
-  if (!c) return 0;
-  return c->admitted ? SIZE_MAX : c->req_len;
+  const sv_admit *n = admit_of(s, peer);
+  if (!n) return 0;
+  return n->admitted ? SIZE_MAX : n->req_len;
 }
 
 /* --- tokens --------------------------------------------------------------- */
@@ -383,9 +449,9 @@ static int rejoin_client(gk_server *s, const gk_token *t, const gk_wire_msg *m,
   uint32_t slot = m->u.rejoin.slot;
   const sv_room *r = sv_room_find(s, m->u.rejoin.code);
   if (!r || r->state != SV_ROOM_PLAYING || slot >= r->nslots) return 0;
-  if ((r->client_set >> slot & 1u) == 0)
+  if ((r->auth->client_set >> slot & 1u) == 0)
     return gk_errf(err, errlen, GK_EGRANT, "slot %u has no client id", slot);
-  if (r->client_id[slot] != t->client_id)
+  if (r->auth->client_id[slot] != t->client_id)
     return gk_errf(err, errlen, GK_EGRANT,
                    "token is for another client than slot %u's", slot);
   return 0;
@@ -397,7 +463,8 @@ static int token_request(gk_server *s, sv_conn *c, const gk_wire_msg *m,
                          uint64_t now_s, char *err, size_t errlen) {
   gk_token t;
   memset(&t, 0, sizeof(t));
-  const uint64_t *bound = c->client_bound ? &c->client_id : NULL;
+  sv_admit *n = admit_of(s, c->id);
+  const uint64_t *bound = n->client_bound ? &n->client_id : NULL;
   int rc = token_open_match(s->auth.key, m, bound, now_s, &t, err, errlen);
   if (!rc && m->type == GK_MSG_JOIN_ROOM) rc = slot_match(s, &t, err, errlen);
   if (!rc) rc = rejoin_client(s, &t, m, err, errlen);
@@ -408,8 +475,8 @@ static int token_request(gk_server *s, sv_conn *c, const gk_wire_msg *m,
   if (!rc) rc = token_admit(&s->auth.seen, &t, now_s, err, errlen);
   if (rc) return rc;
   s->stats.auth_admitted++;
-  c->client_bound = 1;
-  c->client_id = t.client_id;
+  n->client_bound = 1;
+  n->client_id = t.client_id;
   return 0;
 }
 

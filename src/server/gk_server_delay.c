@@ -13,10 +13,36 @@
  * and gk-bot; the initial choice and its inputs go to the replay header.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gk_err.h"
+#include "gk_net_delay.h"
 #include "gk_server_internal.h"
+
+#define SV_DELAYS_MAX 32 /* input delay changes kept per match for logs */
+
+/* A room's part of this file (r->delay): no other file sees its fields. */
+struct sv_delay {
+  int on;                          /* "auto": chosen from round trips */
+  uint32_t rtt_ms[GK_PLAYERS_MAX]; /* at MATCH_START, per slot */
+  uint32_t rtt_var_ms[GK_PLAYERS_MAX];
+  gk_delay_ctl ctl;
+  uint64_t next_ms;              /* next observation */
+  uint64_t steps[SV_DELAYS_MAX]; /* delays in force: from step ... */
+  uint32_t vals[SV_DELAYS_MAX];  /* ... this delay (switch steps) */
+  uint32_t n;
+};
+
+sv_delay *sv_delay_new(int auto_on) {
+  sv_delay *d = calloc(1, sizeof(*d));
+  if (d != NULL) d->on = auto_on != 0;
+  return d;
+}
+
+void sv_delay_free(sv_delay *d) {
+  free(d);
+}
 
 static gk_delay_policy policy(const gk_server *s) {
   gk_delay_policy p;
@@ -48,23 +74,24 @@ static uint32_t wanted_now(const gk_server *s, const sv_room *r, uint32_t *rtt,
   return want;
 }
 
-static void note(sv_room *r, uint64_t step, uint32_t delay) {
-  if (r->ndelays >= SV_DELAYS_MAX) return;
-  r->delay_steps[r->ndelays] = step;
-  r->delay_vals[r->ndelays++] = delay;
+static void note(sv_delay *d, uint64_t step, uint32_t delay) {
+  if (d->n >= SV_DELAYS_MAX) return;
+  d->steps[d->n] = step;
+  d->vals[d->n++] = delay;
 }
 
 void sv_delay_choose(gk_server *s, sv_room *r) {
-  memset(r->rtt_ms, 0, sizeof r->rtt_ms);
-  memset(r->rtt_var_ms, 0, sizeof r->rtt_var_ms);
-  uint32_t want = wanted_now(s, r, r->rtt_ms, r->rtt_var_ms);
-  if (r->delay_auto) r->input_delay = want;
-  r->ndelays = 0;
-  note(r, 0, r->input_delay);
+  sv_delay *d = r->delay;
+  memset(d->rtt_ms, 0, sizeof d->rtt_ms);
+  memset(d->rtt_var_ms, 0, sizeof d->rtt_var_ms);
+  uint32_t want = wanted_now(s, r, d->rtt_ms, d->rtt_var_ms);
+  if (d->on) r->input_delay = want;
+  d->n = 0;
+  note(d, 0, r->input_delay);
   gk_delay_policy p = policy(s);
   uint64_t now = sv_now_ms(s);
-  gk_delay_ctl_init(&r->delay_ctl, &p, r->input_delay, now);
-  r->delay_next_ms = now + (s->cfg->ping_ms ? s->cfg->ping_ms : 100u);
+  gk_delay_ctl_init(&d->ctl, &p, r->input_delay, now);
+  d->next_ms = now + (s->cfg->ping_ms ? s->cfg->ping_ms : 100u);
 }
 
 cJSON *sv_delay_record(const gk_server *s, const sv_room *r) {
@@ -79,13 +106,13 @@ cJSON *sv_delay_record(const gk_server *s, const sv_room *r) {
   }
   cJSON_AddNumberToObject(o, "input_delay", r->input_delay);
   cJSON_AddNumberToObject(o, "lead", s->cfg->lead);
-  cJSON_AddBoolToObject(o, "auto", r->delay_auto);
+  cJSON_AddBoolToObject(o, "auto", r->delay->on);
   cJSON_AddNumberToObject(o, "min", s->cfg->input_delay_min);
   cJSON_AddNumberToObject(o, "max", s->cfg->input_delay_max);
   cJSON_AddNumberToObject(o, "step_hz", s->cfg->step_hz);
   for (uint32_t i = 0; i < r->nslots; i++) {
-    cJSON_AddItemToArray(rtt, cJSON_CreateNumber(r->rtt_ms[i]));
-    cJSON_AddItemToArray(var, cJSON_CreateNumber(r->rtt_var_ms[i]));
+    cJSON_AddItemToArray(rtt, cJSON_CreateNumber(r->delay->rtt_ms[i]));
+    cJSON_AddItemToArray(var, cJSON_CreateNumber(r->delay->rtt_var_ms[i]));
   }
   cJSON_AddItemToObject(o, "rtt_ms", rtt);
   cJSON_AddItemToObject(o, "rtt_var_ms", var);
@@ -113,28 +140,29 @@ static void log_change(gk_server *s, const sv_room *r, uint32_t from,
 }
 
 void sv_delay_tick(gk_server *s, sv_room *r) {
-  if (!r->delay_auto || r->state != SV_ROOM_PLAYING || r->end_pending) return;
+  sv_delay *d = r->delay;
+  if (!d->on || r->state != SV_ROOM_PLAYING || r->end_pending) return;
   uint64_t now = sv_now_ms(s);
-  if (now < r->delay_next_ms) return;
-  r->delay_next_ms = now + (s->cfg->ping_ms ? s->cfg->ping_ms : 100u);
+  if (now < d->next_ms) return;
+  d->next_ms = now + (s->cfg->ping_ms ? s->cfg->ping_ms : 100u);
   uint32_t want = wanted_now(s, r, NULL, NULL);
-  uint32_t to = gk_delay_ctl_observe(&r->delay_ctl, now, want);
+  uint32_t to = gk_delay_ctl_observe(&d->ctl, now, want);
   if (to == 0) return;
   uint32_t from = gk_net_session_delay(&r->session);
   uint64_t announce = 0, at = 0;
   int rc = gk_net_session_set_delay(&r->session, to, &announce, &at, now);
   if (rc != 0) return; /* busy or ending: proposed again later */
-  gk_delay_ctl_changed(&r->delay_ctl, to, now);
-  note(r, at, to);
+  gk_delay_ctl_changed(&d->ctl, to, now);
+  note(d, at, to);
   log_change(s, r, from, to, announce, at);
 }
 
-static void delays_text(const sv_room *r, char *out, size_t cap) {
+static void delays_text(const sv_delay *d, char *out, size_t cap) {
   size_t used = 0;
   out[0] = '\0';
-  for (uint32_t i = 0; i < r->ndelays && used < cap; i++) {
+  for (uint32_t i = 0; i < d->n && used < cap; i++) {
     int n = snprintf(out + used, cap - used, "%s%llu:%u", i ? "," : "",
-                     (unsigned long long)r->delay_steps[i], r->delay_vals[i]);
+                     (unsigned long long)d->steps[i], d->vals[i]);
     if (n < 0) break;
     used += (size_t)n;
   }
@@ -146,17 +174,17 @@ void sv_delay_log_start(gk_server *s, const sv_room *r) {
   list[0] = '\0';
   for (uint32_t i = 0; i < r->nslots && used < sizeof list; i++) {
     int n = snprintf(list + used, sizeof list - used, "%s%u", i ? "," : "",
-                     r->rtt_ms[i]);
+                     r->delay->rtt_ms[i]);
     if (n < 0) break;
     used += (size_t)n;
   }
-  gk_log_bool(s->log, "input_delay_auto", r->delay_auto);
+  gk_log_bool(s->log, "input_delay_auto", r->delay->on);
   gk_log_str(s->log, "rtt_ms", list);
 }
 
 void sv_delay_log_end(gk_server *s, const sv_room *r) {
   char list[SV_DELAYS_MAX * 24 + 1];
-  delays_text(r, list, sizeof list);
+  delays_text(r->delay, list, sizeof list);
   gk_log_str(s->log, "input_delays", list);
   uint64_t steps = r->session_open ? r->session.loop.steps : 0;
   uint64_t ns = uv_hrtime() - r->start_ns;

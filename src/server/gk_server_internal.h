@@ -2,9 +2,11 @@
  * and nothing anyone else may use (the public face is gk_server.h).
  *
  * The server is split by responsibility, the way ioquake3 splits
- * code/server around server.h:
+ * code/server around server.h (docs/ARCHITECTURE.md, "Files and their
+ * parts", says who calls each):
  *   gk_server.c        lifecycle: start, the step and sweep timers,
- *                      shutdown, freeing the server (gk_server.h's API);
+ *                      shutdown, drain, freeing the server (gk_server.h's
+ *                      API);
  *   gk_server_route.c  connections: a link's data (decode once, route),
  *                      up and down, strikes, sending to connections;
  *   gk_server_link.c, gk_server_link_enet.c
@@ -12,21 +14,29 @@
  *                      connections by id, the backends' listeners; the
  *                      ENet backend, the only caller of gk_net_transport;
  *   gk_server_room.c   rooms: create, join, start, lobby end, option merge,
- *                      discarding and freeing a room;
+ *                      discarding and freeing a room and its parts;
  *   gk_server_match.c  a room's match: its session and the session's
  *                      callbacks, ticking, the end, draining;
- *   gk_server_replay.c a room's recording: deferred writes flushed on the
- *                      thread pool, disk faults, recovering leftovers.
- *   gk_server_rejoin.c, gk_server_spectate.c
+ *   gk_server_delay.c  a room's input delay (sv_delay, issue 19);
+ *   gk_server_replay.c a room's recording (sv_rec): deferred writes flushed
+ *                      on the thread pool, disk faults, recovering
+ *                      leftovers;
+ *   gk_server_rejoin.c, gk_server_spectate.c, gk_server_join.c
  *                      held slots, reconnect secrets, REJOIN_ROOM and
- *                      snapshots; spectators (issue 12).
- *   gk_server_metrics.c, gk_server_admin.c, gk_server_agones.c
- *                      operations: metrics, the admin HTTP listener, the
- *                      Agones client (declared in gk_server_ops.h).
+ *                      snapshots (sv_rejoin); spectators (sv_spec); late
+ *                      join (issue 12);
+ *   gk_server_desync.c desync forensics (sv_dsy, issue 13);
  *   gk_server_auth.c   admission (issue 14): connect tokens before a room
  *                      request reaches gk_server_room.c, per-IP and
  *                      per-creator limits, the handshake deadline, the
- *                      size cap of replies to unadmitted connections.
+ *                      size cap of replies to unadmitted connections
+ *                      (s->auth, each connection's sv_admit, each room's
+ *                      sv_auth_room);
+ *   gk_server_metrics.c, gk_server_admin.c, gk_server_agones.c
+ *                      operations: metrics, the admin HTTP listener, the
+ *                      Agones client (declared in gk_server_ops.h).
+ * The config, log and random files have headers of their own
+ * (gk_server_config.h, gk_server_log.h, gk_server_random.h).
  *
  * Naming: every function, type and constant declared here is prefixed
  * sv_ / SV_ (internal, not API: the gk_server_ prefix is the public
@@ -35,7 +45,29 @@
  * Ownership: the server owns its room table and connection table; a room
  * is owned by its slot in s->rooms from the moment it is published until
  * sv_room_free. Rooms never reach into other rooms. Arguments are never
- * NULL unless a comment says so: the callers are these four files.
+ * NULL unless a comment says so: the callers are the server's own files.
+ *
+ * Parts (issue 25): what one feature keeps per room is a part of the room
+ * owned by that feature's file: sv_delay (gk_server_delay.c), sv_rejoin
+ * (gk_server_rejoin.c), sv_auth_room (gk_server_auth.c), sv_rec
+ * (gk_server_replay.c), sv_spec (gk_server_spectate.c), sv_dsy
+ * (gk_server_desync.c). A part's struct is defined in its owner's .c file
+ * only; the room holds a pointer to it and every other file calls the
+ * owner's functions declared here. Pointers, not members: a member by
+ * value needs its layout wherever sv_room is defined, which is this
+ * header that every server file includes, and then any file could touch
+ * its fields; with the struct incomplete outside its owner, the compiler
+ * refuses them. (A feature-private header included by the owner and
+ * gk_server_room.c only cannot work for the same reason: sv_room is
+ * defined here.) A part every room has (sv_delay, sv_rejoin,
+ * sv_auth_room) is one allocation each, made with the room in room_build
+ * and freed with it in room_discard (from sv_room_free); failing to
+ * allocate one fails the room's creation with GK_ENOMEM through
+ * room_discard, like any other error of building it, so a published room
+ * always has them. The other parts come and go with what they hold (NULL
+ * when there is none). A connection's admission state (sv_admit) is the
+ * same idea for sv_conn: a table of gk_server_auth.c by the slot of the
+ * connection's id, not fields of sv_conn.
  */
 #ifndef GK_SERVER_INTERNAL_H
 #define GK_SERVER_INTERNAL_H
@@ -45,7 +77,6 @@
 
 #include <uv.h>
 
-#include "gk_net_delay.h"
 #include "gk_net_session.h"
 #include "gk_replay.h"
 #include "gk_server.h"
@@ -63,8 +94,6 @@
   1000u /* longest a room stays after its match ended,                         \
            to repeat the last confirmed steps until                            \
            every player has acknowledged them */
-
-#define SV_DELAYS_MAX 32 /* input delay changes kept per match for logs */
 
 typedef enum sv_room_state {
   SV_ROOM_LOBBY = 1,
@@ -100,31 +129,15 @@ typedef struct sv_room {
   int desync_end; /* policy "end" asked for the end */
   /* draining */
   uint64_t drain_until_ms;
-  /* input delay (gk_server_delay.c) */
-  int delay_auto;                  /* chosen from round trips */
-  uint32_t rtt_ms[GK_PLAYERS_MAX]; /* at MATCH_START, per slot */
-  uint32_t rtt_var_ms[GK_PLAYERS_MAX];
-  gk_delay_ctl delay_ctl;
-  uint64_t delay_next_ms;              /* next observation */
-  uint64_t delay_steps[SV_DELAYS_MAX]; /* delays in force: from step ... */
-  uint32_t delay_vals[SV_DELAYS_MAX];  /* ... this delay (switch steps) */
-  uint32_t ndelays;
+  struct sv_delay *delay; /* the input delay (gk_server_delay.c) */
   /* counters */
   uint64_t drops;
   uint64_t strikes;
   uint64_t desyncs;
-  /* reconnect and spectators (gk_server_rejoin.c) */
-  uint8_t secret[GK_PLAYERS_MAX][GK_WIRE_SECRET_LEN];
-  uint64_t away_until_ms[GK_PLAYERS_MAX]; /* hold deadline of an away slot */
-  uint32_t away;                          /* mask of slots held for a rejoin */
-  uint32_t secret_set;                    /* slots whose secret was drawn */
-  uint64_t rejoins;
-  struct sv_spec *spec; /* spectators and their step ring, or NULL */
-  /* token mode: each slot's client id at MATCH_START (a rejoin's token
-   * must carry the same one) */
-  uint64_t client_id[GK_PLAYERS_MAX];
-  uint32_t client_set; /* slots whose client id is known */
-  struct sv_dsy *dsy;  /* desyncs being examined (gk_server_desync.c) */
+  struct sv_rejoin *rejoin;  /* secrets, held slots (gk_server_rejoin.c) */
+  struct sv_spec *spec;      /* spectators and their step ring, or NULL */
+  struct sv_auth_room *auth; /* slots' client ids (gk_server_auth.c) */
+  struct sv_dsy *dsy;        /* desyncs being examined (gk_server_desync.c) */
 } sv_room;
 
 typedef struct sv_conn {
@@ -135,15 +148,7 @@ typedef struct sv_conn {
   uint32_t slot;
   uint32_t strikes;
   uint64_t since_ms; /* connected, or left its last room */
-  /* issue 14: admission (gk_server_auth.c) */
-  uint64_t connected_ms; /* the handshake deadline counts from here */
-  int ip_counted;        /* counted in the per-IP table (link->addr_key) */
-  int admitted;          /* a room request of it was accepted */
-  size_t req_len;        /* bytes of its last datagram: an ERROR to a
-                            connection not admitted is never larger */
-  int client_bound;      /* a token bound it to client_id */
-  uint64_t client_id;
-  int spectator; /* watching `room` (slot = its spectator index) */
+  int spectator;     /* watching `room` (slot = its spectator index) */
 } sv_conn;
 
 /* One source in a bounded table of gk_server_auth.c: an IP (per-IP
@@ -170,6 +175,9 @@ typedef struct sv_auth {
   uint32_t nips;
   sv_src *creators; /* rooms-per-minute table */
   uint32_t ncreators;
+  /* each connection's admission (handshake deadline, reply cap, token
+   * binding), by the slot of its id: max_peers entries */
+  struct sv_admit *conns;
 } sv_auth;
 
 struct gk_server {
@@ -326,10 +334,20 @@ void sv_on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m);
 void sv_on_start(gk_server *s, uint32_t peer);
 void sv_on_lobby_end(gk_server *s, uint32_t peer);
 
-/* The room with this code, or NULL. */
-sv_room *sv_room_find(gk_server *s, const char *code);
-
 /* --- gk_server_auth.c: connect tokens and abuse limits (issue 14) -------- */
+
+typedef struct sv_admit sv_admit;
+typedef struct sv_auth_room sv_auth_room;
+
+/* A room's auth part (r->auth: each slot's client id in token mode). NULL
+ * if out of memory. */
+sv_auth_room *sv_auth_room_new(void);
+/* Frees a room's part (NULL: nothing). */
+void sv_auth_room_free(sv_auth_room *a);
+/* A slot's player got its place in the match (MATCH_START, a late join):
+ * in token mode its connection's client id becomes the slot's, the one a
+ * rejoin's token must carry (sv_auth_request). */
+void sv_auth_bind_slot(gk_server *s, sv_room *r, uint32_t slot);
 
 /* Reads the key file (token mode; refused unless mode 0600 or stricter)
  * and allocates the bounded tables. Returns 0 or a code with a message
@@ -337,10 +355,19 @@ sv_room *sv_room_find(gk_server *s, const char *code);
 int sv_auth_init(gk_server *s, char *err, size_t errlen);
 /* Frees the tables and wipes the key. Safe after a failed init. */
 void sv_auth_free(gk_server *s);
-/* A new connection: counts it against its IP's limits. Returns 0, or
- * GK_ELIMIT (counted, logged once per IP per interval): the caller drops
- * the connection at once, with no reply. */
+/* A new connection: starts its admission state (replies capped at the
+ * size of the request that opened its link, sv_link.hello_len) and counts
+ * it against its IP's limits. Returns 0, or GK_ELIMIT (counted, logged
+ * once per IP per interval): the caller drops the connection at once,
+ * with no reply. */
 int sv_auth_connect(gk_server *s, uint32_t peer);
+/* A room request of `peer` was accepted (it has a place in a room: a
+ * player, a late joiner, a rejoiner, a spectator): the handshake deadline
+ * is met and its replies are no longer capped. */
+void sv_auth_admit(gk_server *s, uint32_t peer);
+/* A datagram of `len` bytes from `peer`: until it is admitted, no reply
+ * to it is larger (sv_auth_reply_cap). */
+void sv_auth_datagram(gk_server *s, uint32_t peer, size_t len);
 /* A connection is gone: uncounts it from its IP. */
 void sv_auth_disconnect(gk_server *s, const sv_conn *c);
 /* The one check before a CREATE_ROOM, JOIN_ROOM, REJOIN_ROOM or SPECTATE
@@ -419,8 +446,16 @@ void sv_replay_recover_dir(gk_server *s);
 
 /* --- gk_server_delay.c: the input delay --------------------------------- */
 
+typedef struct sv_delay sv_delay;
+
+/* A room's input delay part (r->delay), with the delay chosen from round
+ * trips at the start if auto_on. NULL if out of memory. */
+sv_delay *sv_delay_new(int auto_on);
+/* Frees a room's part (NULL: nothing). */
+void sv_delay_free(sv_delay *d);
+
 /* Before the session opens: with "auto", sets r->input_delay from the
- * connected players' round trips (kept in r->rtt_ms) and logs nothing
+ * connected players' round trips (kept in r->delay) and logs nothing
  * (match_start does). Starts the mid-match controller. */
 void sv_delay_choose(gk_server *s, sv_room *r);
 /* The replay header's "lockstep" record (caller deletes), or NULL. */
@@ -441,7 +476,14 @@ void sv_delay_log_end(gk_server *s, const sv_room *r);
  * back and starts from a snapshot of the referee's state. Spectators get
  * a snapshot and then the confirmed steps spectator.delay_steps behind. */
 
+typedef struct sv_rejoin sv_rejoin;
 typedef struct sv_spec sv_spec;
+
+/* A room's rejoin part (r->rejoin: reconnect secrets, held slots). NULL
+ * if out of memory. */
+sv_rejoin *sv_rejoin_new(void);
+/* Frees a room's part (NULL: nothing). */
+void sv_rejoin_free(sv_rejoin *j);
 
 /* After MATCH_START: a fresh secret per slot (gk_server_random), sent to
  * each player in RECONNECT_SECRET. */

@@ -104,7 +104,7 @@ void sv_join_late(gk_server *s, uint32_t peer, sv_room *r) {
   r->conn[slot] = peer;
   c->room = r->index;
   c->slot = slot;
-  c->admitted = 1;
+  sv_auth_admit(s, peer);
   send_welcome(s, r, slot);
   uint64_t bytes = 0;
   rc = sv_snapshot_send(s, r, peer, GK_WIRE_SNAP_JOIN, next_input, &bytes);

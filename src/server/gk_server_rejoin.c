@@ -96,27 +96,40 @@ int sv_snapshot_send(gk_server *s, sv_room *r, uint32_t peer, int kind,
 
 /* --- secrets and holds ---------------------------------------------------- */
 
+/* A room's part of this file (r->rejoin): no other file sees its fields. */
+struct sv_rejoin {
+  uint8_t secret[GK_PLAYERS_MAX][GK_WIRE_SECRET_LEN];
+  uint64_t away_until_ms[GK_PLAYERS_MAX]; /* hold deadline of an away slot */
+  uint32_t away;                          /* mask of slots held for a rejoin */
+  uint32_t secret_set;                    /* slots whose secret was drawn */
+  uint64_t rejoins;
+};
+
+sv_rejoin *sv_rejoin_new(void) {
+  return calloc(1, sizeof(sv_rejoin));
+}
+
+void sv_rejoin_free(sv_rejoin *j) {
+  free(j);
+}
+
 static void send_secret(gk_server *s, const sv_room *r, uint32_t slot) {
   gk_wire_msg m;
   memset(&m, 0, sizeof m);
   m.type = GK_MSG_RECONNECT_SECRET;
   m.u.secret.slot = (uint8_t)slot;
-  memcpy(m.u.secret.secret, r->secret[slot], GK_WIRE_SECRET_LEN);
+  memcpy(m.u.secret.secret, r->rejoin->secret[slot], GK_WIRE_SECRET_LEN);
   sv_send(s, r->conn[slot], &m);
 }
 
 void sv_rejoin_secret(gk_server *s, sv_room *r, uint32_t slot) {
-  const sv_conn *c = sv_conn_get(s, r->conn[slot]);
-  if (c && c->client_bound) { /* token mode: a rejoin must be this client */
-    r->client_id[slot] = c->client_id;
-    r->client_set |= 1u << slot;
-  }
-  if (gk_server_random(r->secret[slot], GK_WIRE_SECRET_LEN) != 0) {
+  sv_auth_bind_slot(s, r, slot); /* token mode: a rejoin must be this client */
+  if (gk_server_random(r->rejoin->secret[slot], GK_WIRE_SECRET_LEN) != 0) {
     gk_log_msg(s->log, GK_LOG_ERROR, "secret_failed", r->code, "reason",
                "no random bytes: this slot cannot rejoin");
     return;
   }
-  r->secret_set |= 1u << slot;
+  r->rejoin->secret_set |= 1u << slot;
   send_secret(s, r, slot);
 }
 
@@ -128,10 +141,10 @@ void sv_rejoin_secrets(gk_server *s, sv_room *r) {
 int sv_rejoin_hold(gk_server *s, sv_room *r, uint32_t slot) {
   uint32_t hold = s->cfg->reconnect_hold_ms;
   if (hold == 0 || r->state != SV_ROOM_PLAYING || r->end_pending ||
-      slot >= r->nslots || (r->secret_set >> slot & 1u) == 0)
+      slot >= r->nslots || (r->rejoin->secret_set >> slot & 1u) == 0)
     return 0;
-  r->away |= 1u << slot;
-  r->away_until_ms[slot] = sv_now_ms(s) + hold;
+  r->rejoin->away |= 1u << slot;
+  r->rejoin->away_until_ms[slot] = sv_now_ms(s) + hold;
   s->stats.players_held++;
   if (gk_log_begin(s->log, GK_LOG_INFO, "player_away", r->code)) {
     gk_log_u64(s->log, "slot", slot);
@@ -145,7 +158,7 @@ int sv_rejoin_hold(gk_server *s, sv_room *r, uint32_t slot) {
 }
 
 static void expire(gk_server *s, sv_room *r, uint32_t slot, uint64_t now) {
-  r->away &= ~(1u << slot);
+  r->rejoin->away &= ~(1u << slot);
   s->stats.holds_expired++;
   if (gk_log_begin(s->log, GK_LOG_INFO, "hold_expired", r->code)) {
     gk_log_u64(s->log, "slot", slot);
@@ -159,15 +172,16 @@ static void expire(gk_server *s, sv_room *r, uint32_t slot, uint64_t now) {
 }
 
 void sv_rejoin_tick(gk_server *s, sv_room *r, uint64_t now) {
-  for (uint32_t i = 0; r->away != 0 && i < r->nslots; i++) {
-    if ((r->away >> i & 1u) == 0) continue;
+  sv_rejoin *j = r->rejoin;
+  for (uint32_t i = 0; j->away != 0 && i < r->nslots; i++) {
+    if ((j->away >> i & 1u) == 0) continue;
     if (r->state != SV_ROOM_PLAYING || r->end_pending) {
-      r->away &= ~(1u << i); /* the match is over: nothing to come back to */
-    } else if (now >= r->away_until_ms[i]) {
+      j->away &= ~(1u << i); /* the match is over: nothing to come back to */
+    } else if (now >= j->away_until_ms[i]) {
       expire(s, r, i, now);
     } else if (gk_net_session_away_tick(&r->session, i,
                                         s->cfg->reconnect_neutral) != 0) {
-      r->away &= ~(1u << i); /* removed meanwhile (by the creator) */
+      j->away &= ~(1u << i); /* removed meanwhile (by the creator) */
     }
   }
   sv_spectators_tick(s, r, now);
@@ -190,12 +204,12 @@ static int rejoin_check(gk_server *s, const sv_conn *c, const sv_room *r,
   if (r->state != SV_ROOM_PLAYING || r->end_pending)
     return *why = "the room's match is not running", GK_ECLOSED;
   if (slot >= r->nslots) return *why = "no such slot in the room", GK_ERANGE;
-  if ((r->secret_set >> slot & 1u) == 0 ||
-      !secret_equal(q->secret, r->secret[slot])) {
+  if ((r->rejoin->secret_set >> slot & 1u) == 0 ||
+      !secret_equal(q->secret, r->rejoin->secret[slot])) {
     s->stats.rejoin_bad_secret++;
     return *why = "wrong reconnect secret for that slot", GK_EAUTH;
   }
-  if (r->conn[slot] == SV_NO_CONN && (r->away >> slot & 1u) == 0)
+  if (r->conn[slot] == SV_NO_CONN && (r->rejoin->away >> slot & 1u) == 0)
     return *why = "that slot is no longer held (reconnect.hold_ms passed, "
                   "or it was removed)",
            GK_EEXPIRED;
@@ -276,14 +290,15 @@ void sv_on_rejoin(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   uint64_t now = sv_now_ms(s);
   uint64_t hold = s->cfg->reconnect_hold_ms;
   uint64_t away_ms = 0; /* a takeover: when it dropped is not known */
-  if ((r->away >> slot & 1u) != 0 && r->away_until_ms[slot] >= now)
-    away_ms = hold - (r->away_until_ms[slot] - now);
+  const sv_rejoin *j = r->rejoin;
+  if ((j->away >> slot & 1u) != 0 && j->away_until_ms[slot] >= now)
+    away_ms = hold - (j->away_until_ms[slot] - now);
   if (r->conn[slot] != SV_NO_CONN) take_over(s, r, slot);
   r->conn[slot] = peer;
-  r->away &= ~(1u << slot);
+  r->rejoin->away &= ~(1u << slot);
   c->room = r->index;
   c->slot = slot;
-  c->admitted = 1; /* in a room: the handshake deadline is met */
+  sv_auth_admit(s, peer); /* in a room: the handshake deadline is met */
   gk_wire_msg out;
   sv_room_match_start(s, r, slot, &out);
   sv_send(s, peer, &out);
@@ -291,7 +306,7 @@ void sv_on_rejoin(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   uint64_t bytes = 0;
   rc = sv_snapshot_send(s, r, peer, GK_WIRE_SNAP_REJOIN, next_input, &bytes);
   s->stats.rejoins++;
-  r->rejoins++;
+  r->rejoin->rejoins++;
   sv_log_snapshot_player(s, r, "player_rejoined", slot, step, next_input, bytes,
                          "away_ms", away_ms);
   if (rc != 0) /* the connection cannot take it: it drops and is held again */

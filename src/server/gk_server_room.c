@@ -52,6 +52,9 @@ static uint32_t popcount32(uint32_t m) {
 static void room_discard(sv_room *r) {
   if (r->session_open) gk_net_session_close(&r->session);
   if (r->rec) sv_replay_drop(r->srv, r);
+  sv_delay_free(r->delay);
+  sv_rejoin_free(r->rejoin);
+  sv_auth_room_free(r->auth);
   if (r->cfg_ready && r->genre->sim->config_free)
     r->genre->sim->config_free(r->cfg);
   free(r->cfg);
@@ -225,8 +228,12 @@ static int room_build(gk_server *s, const sv_conn *c,
   r->genre = a.genre;
   r->max_players = a.max_players;
   r->input_delay = a.input_delay;
-  r->delay_auto = a.delay_auto;
-  rc = room_configure(r, cr->config, err, errlen);
+  r->delay = sv_delay_new(a.delay_auto);
+  r->rejoin = sv_rejoin_new();
+  r->auth = sv_auth_room_new();
+  if (!r->delay || !r->rejoin || !r->auth)
+    rc = gk_errf(err, errlen, GK_ENOMEM, "out of memory");
+  if (!rc) rc = room_configure(r, cr->config, err, errlen);
   if (!rc) rc = room_secrets(s, r, err, errlen);
   if (rc) {
     room_discard(r);
@@ -255,7 +262,7 @@ static void room_publish(gk_server *s, sv_room *r, uint32_t peer) {
   sv_conn *c = sv_conn_get(s, peer);
   c->room = idx;
   c->slot = 0;
-  c->admitted = 1;
+  sv_auth_admit(s, peer);
 }
 
 void sv_on_create(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
@@ -330,7 +337,7 @@ void sv_on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   r->conn[slot] = peer;
   c->room = r->index;
   c->slot = slot;
-  c->admitted = 1;
+  sv_auth_admit(s, peer);
   if (gk_log_begin(s->log, GK_LOG_INFO, "player_joined", r->code)) {
     gk_log_u64(s->log, "slot", slot);
     gk_log_u64(s->log, "peer", peer);

@@ -219,7 +219,7 @@ void sv_link_data(gk_server *s, sv_link *l, const uint8_t *bytes, size_t len) {
   s->stats.bytes_in += len;
   l->stats.packets_in++;
   l->stats.bytes_in += len;
-  c->req_len = len;
+  sv_auth_datagram(s, peer, len);
   int type = len >= GK_WIRE_HEADER ? bytes[1] : -1;
   sv_room *r = sv_conn_room(s, c);
   gk_wire_msg m;
@@ -272,7 +272,6 @@ void sv_link_up(gk_server *s, sv_link *l) {
     sv_link_close(l, 1); /* over a per-IP limit */
     return;
   }
-  c->req_len = l->hello_len; /* the request that opened the link */
   if (s->shutting_down) {
     sv_send_error(s, peer, GK_ECLOSED, "server is shutting down");
     sv_link_close(l, 0);

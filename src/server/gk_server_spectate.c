@@ -155,7 +155,7 @@ void sv_on_spectate(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   c->room = r->index;
   c->slot = at;
   c->spectator = 1;
-  c->admitted = 1; /* in a room: the handshake deadline is met */
+  sv_auth_admit(s, peer); /* in a room: the handshake deadline is met */
   gk_wire_msg out;
   sv_room_match_start(s, r, 0, &out);
   sv_send(s, peer, &out);
