@@ -5,16 +5,19 @@ A TAP test (Criterion with --tap) counts each `ok` / `not ok` line, and any
 planned test that never reported (a crash) as failed. Any other test counts
 as one. build/meson-logs/sdk-check.json (scripts/sdk_check.sh) is a
 record of the same shape whose TAP lines count like a suite's; a log that
-is missing counts as one failure. A sanitizer report anywhere in a test's output (a leak found at a
-forked test's exit, which Criterion itself does not see) counts as one more
-failure. Exits 1 if anything failed or no test ran.
+is missing counts as one failure. So is build-tsan/meson-logs/tsan.json
+(scripts/tsan.sh: one `not ok` per ThreadSanitizer report file). A
+sanitizer report anywhere in a test's output (a leak found at a forked
+test's exit, which Criterion itself does not see; a ThreadSanitizer
+warning) counts as one more failure. Exits 1 if anything failed or no test ran.
 """
 import json
 import re
 import sys
 
 SANITIZER_REPORTS = ("ERROR: LeakSanitizer", "ERROR: AddressSanitizer",
-                     "runtime error:")
+                     "runtime error:", "WARNING: ThreadSanitizer",
+                     "ERROR: ThreadSanitizer")
 
 passed = failed = 0
 for path in sys.argv[1:]:

@@ -82,7 +82,14 @@ enum {
 
 /* --- writer -------------------------------------------------------------- */
 
-/* What goes into the header. Everything is copied or serialized at open. */
+/* What goes into the header. Everything is copied or serialized at open.
+ *
+ * Threads: cJSON keeps process-global state (every cJSON_Parse* writes its
+ * error pointer), so a program calls cJSON on one thread only. Opening a
+ * writer serializes the header with cJSON, unless it is opened with the
+ * header's text made beforehand (gk_replay_header_json on the cJSON thread,
+ * then gk_replay_writer_open_text): that writer can be opened, appended to
+ * and finished on any thread without a cJSON call (the server's pool). */
 typedef struct gk_replay_meta {
   const gk_sim *sim; /* must be non-NULL */
   const void *cfg;   /* must be non-NULL: the config the run was started
@@ -94,6 +101,12 @@ typedef struct gk_replay_meta {
   const cJSON *lockstep; /* may be NULL: the match's input delay record
                             (FORMAT.md "lockstep"), copied as is */
 } gk_replay_meta;
+
+/* The header block's JSON text for `meta`, exactly as opening a writer
+ * writes it: malloc'd (free with free()), or NULL with a message. Calls
+ * cJSON. */
+char *gk_replay_header_json(const gk_replay_meta *meta, char *err,
+                            size_t errlen);
 
 typedef struct gk_replay_writer {
   /* read-only for callers */
@@ -128,6 +141,15 @@ typedef struct gk_replay_writer {
  * the writer needs no abort (abort is harmless). */
 int gk_replay_writer_open(gk_replay_writer *w, const char *path,
                           const gk_replay_meta *meta, char *err, size_t errlen);
+/* gk_replay_writer_open (or, with `deferred`, _open_deferred) with the
+ * header's text made beforehand by gk_replay_header_json for a meta with
+ * the same sim and players: only sim and players are read from `meta`
+ * (cfg may be NULL), the text is written as it is, and no cJSON is
+ * called, so it may run on a thread that must not call cJSON. */
+int gk_replay_writer_open_text(gk_replay_writer *w, const char *path,
+                               const gk_replay_meta *meta,
+                               const char *header_json, int deferred, char *err,
+                               size_t errlen);
 /* The same, into a growing memory buffer (tests, tools, fuzz seeds). */
 int gk_replay_writer_open_mem(gk_replay_writer *w, const gk_replay_meta *meta,
                               char *err, size_t errlen);
@@ -239,6 +261,7 @@ typedef struct gk_replay {
   uint64_t size;      /* file size in bytes */
   gk_replay_damage damage;
   /* private */
+  const struct gk_replay_known *known; /* open_file_known, while reading */
   const uint8_t *bytes;
   uint8_t *owned;
   gk__replay_block *blocks;
@@ -254,6 +277,26 @@ int gk_replay_open_bytes(gk_replay *r, const void *bytes, size_t len);
 /* The same for a file (read whole; GK_ENOTFOUND/GK_EIO/GK_ETOOBIG with
  * offset 0 if it cannot be read). */
 int gk_replay_open_file(gk_replay *r, const char *path);
+
+/* What a reader that must not parse JSON (a thread that may not call
+ * cJSON, see gk_replay_meta) is told about a replay's header instead. */
+typedef struct gk_replay_known {
+  const char *header_json; /* may be NULL: the header block's exact text
+                              (gk_replay_header_json); a header block with
+                              other bytes is damage (GK_EMISMATCH) */
+  uint32_t players;        /* 1..GK_PLAYERS_MAX */
+  uint32_t input_size;     /* 1..GK_INPUT_SIZE_MAX */
+} gk_replay_known;
+
+/* gk_replay_open_file without a cJSON call: the header block is checked
+ * like any block (type, sequence, length, checksum) and compared with
+ * k->header_json, but not parsed. r->players and r->input_size come from
+ * `k`, r->format is GK_REPLAY_FORMAT; r->header, r->config, r->origin,
+ * r->genre and the other header fields stay empty (so gk_replay_prepare
+ * and gk_replay_verify cannot run on it); steps, footer and damage are
+ * read as by gk_replay_open_file. Closing it calls no cJSON either. */
+int gk_replay_open_file_known(gk_replay *r, const char *path,
+                              const gk_replay_known *k);
 void gk_replay_close(gk_replay *r);
 
 /* One recorded step; `inputs` points into the replay's bytes

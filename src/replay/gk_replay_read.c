@@ -176,6 +176,31 @@ static int parse_header(gk_replay *r, const uint8_t *text, size_t len,
   return 0;
 }
 
+/* The header of gk_replay_open_file_known: compared, never parsed. */
+static int known_header(gk_replay *r, const uint8_t *text, size_t len,
+                        uint64_t offset) {
+  const gk_replay_known *k = r->known;
+  if (k->players < 1 || k->players > GK_PLAYERS_MAX || k->input_size < 1 ||
+      k->input_size > GK_INPUT_SIZE_MAX)
+    return damage(r, GK_EINVAL, offset,
+                  "expected a known header of 1..%d players and an input "
+                  "size of 1..%d",
+                  GK_PLAYERS_MAX, GK_INPUT_SIZE_MAX);
+  size_t want = k->header_json != NULL ? strlen(k->header_json) : len;
+  if (want != len ||
+      (k->header_json != NULL && memcmp(text, k->header_json, len) != 0))
+    return damage(r, GK_EMISMATCH, offset,
+                  "expected the known header (%zu bytes), found other "
+                  "header text (%zu bytes)",
+                  want, len);
+  r->format = GK_REPLAY_FORMAT;
+  r->players = k->players;
+  r->input_size = k->input_size;
+  r->entry_size = ENTRY_HEAD + r->players * r->input_size;
+  r->header_ok = 1;
+  return 0;
+}
+
 static int add_block(gk_replay *r, size_t entries, uint64_t first,
                      uint32_t count, uint64_t offset) {
   if (r->nblocks == r->blocks_cap) {
@@ -410,7 +435,9 @@ static int read_all(gk_replay *r) {
                     block_name(type), seq, want, got);
     const uint8_t *payload = h + BLOCK_HEAD;
     int rc;
-    if (type == GK_REPLAY_BLOCK_HEADER)
+    if (type == GK_REPLAY_BLOCK_HEADER && r->known != NULL)
+      rc = known_header(r, payload, plen, pos + BLOCK_HEAD);
+    else if (type == GK_REPLAY_BLOCK_HEADER)
       rc = parse_header(r, payload, plen, pos + BLOCK_HEAD);
     else if (type == GK_REPLAY_BLOCK_STEPS_T)
       rc = read_steps(r, payload, plen, pos);
@@ -431,8 +458,7 @@ static int read_all(gk_replay *r) {
   }
 }
 
-int gk_replay_open_bytes(gk_replay *r, const void *bytes, size_t len) {
-  memset(r, 0, sizeof *r);
+static int read_bytes(gk_replay *r, const void *bytes, size_t len) {
   r->bytes = bytes;
   r->size = len;
   if (bytes == NULL && len != 0) return damage(r, GK_EINVAL, 0, "no bytes");
@@ -441,8 +467,13 @@ int gk_replay_open_bytes(gk_replay *r, const void *bytes, size_t len) {
   return read_all(r);
 }
 
-int gk_replay_open_file(gk_replay *r, const char *path) {
+int gk_replay_open_bytes(gk_replay *r, const void *bytes, size_t len) {
   memset(r, 0, sizeof *r);
+  return read_bytes(r, bytes, len);
+}
+
+/* Reads the file whole, then its bytes (r is zeroed but for r->known). */
+static int read_file(gk_replay *r, const char *path) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return damage(r, errno == ENOENT ? GK_ENOTFOUND : GK_EIO, 0,
@@ -478,13 +509,28 @@ int gk_replay_open_file(gk_replay *r, const char *path) {
     got += (size_t)n;
   }
   close(fd);
-  int rc = gk_replay_open_bytes(r, buf, got);
+  int rc = read_bytes(r, buf, got);
   r->owned = buf;
   return rc;
 }
 
+int gk_replay_open_file(gk_replay *r, const char *path) {
+  memset(r, 0, sizeof *r);
+  return read_file(r, path);
+}
+
+int gk_replay_open_file_known(gk_replay *r, const char *path,
+                              const gk_replay_known *k) {
+  memset(r, 0, sizeof *r);
+  r->known = k;
+  int rc = read_file(r, path);
+  r->known = NULL;
+  return rc;
+}
+
 void gk_replay_close(gk_replay *r) {
-  cJSON_Delete(r->header);
+  if (r->header != NULL) /* none from gk_replay_open_file_known: no cJSON */
+    cJSON_Delete(r->header);
   free(r->blocks);
   free(r->owned);
   memset(r, 0, sizeof *r);

@@ -1,5 +1,6 @@
 /* gk_replay_write.c: the .gkr writer (see gk_replay.h and
- * tools/replay/FORMAT.md). It serializes the header with cJSON, stages
+ * tools/replay/FORMAT.md). It serializes the header with cJSON (or takes
+ * the text made beforehand: gk_replay_writer_open_text), stages
  * steps in one block buffer and emits whole blocks (each closed by XXH3-64
  * over its bytes) to a file descriptor or to memory. A file is written to
  * PATH.tmp and renamed when finished.
@@ -141,8 +142,9 @@ static char *build_header(const gk_replay_meta *m, char *err, size_t errlen) {
   return text;
 }
 
-static int writer_start(gk_replay_writer *w, const gk_replay_meta *m, char *err,
-                        size_t errlen) {
+/* `json`: the header's text made beforehand, or NULL to serialize it. */
+static int writer_start(gk_replay_writer *w, const gk_replay_meta *m,
+                        const char *json, char *err, size_t errlen) {
   const gk_sim *sim = m->sim;
   if (m->players < sim->players_min || m->players > sim->players_max ||
       m->players > GK_PLAYERS_MAX)
@@ -159,7 +161,9 @@ static int writer_start(gk_replay_writer *w, const gk_replay_meta *m, char *err,
   w->block_cap = BLOCK_HEAD + STEPS_HEAD +
                  (size_t)GK_REPLAY_BLOCK_STEPS_MAX * w->entry_size + 8;
   w->block = malloc(w->block_cap);
-  char *text = build_header(m, err, errlen);
+  char *text = json != NULL ? strdup(json) : build_header(m, err, errlen);
+  if (text == NULL && json != NULL)
+    gk_errf(err, errlen, GK_ENOMEM, "out of memory");
   if (w->block == NULL || text == NULL) {
     free(text);
     return text == NULL ? GK_ENOMEM
@@ -191,10 +195,19 @@ static int writer_start(gk_replay_writer *w, const gk_replay_meta *m, char *err,
   return 0;
 }
 
-static int meta_ok(const gk_replay_meta *m, char *err, size_t errlen) {
-  if (m == NULL || m->sim == NULL || m->cfg == NULL || m->sim->name == NULL)
+/* `json`: the header's text is given, so no config is needed. */
+static int meta_ok(const gk_replay_meta *m, const char *json, char *err,
+                   size_t errlen) {
+  if (m == NULL || m->sim == NULL || m->sim->name == NULL ||
+      (m->cfg == NULL && json == NULL))
     return gk_errf(err, errlen, GK_EINVAL, "replay: no genre or config");
   return 0;
+}
+
+char *gk_replay_header_json(const gk_replay_meta *meta, char *err,
+                            size_t errlen) {
+  if (meta_ok(meta, NULL, err, errlen) != 0) return NULL;
+  return build_header(meta, err, errlen);
 }
 
 static void writer_zero(gk_replay_writer *w) {
@@ -205,19 +218,19 @@ static void writer_zero(gk_replay_writer *w) {
 int gk_replay_writer_open_mem(gk_replay_writer *w, const gk_replay_meta *meta,
                               char *err, size_t errlen) {
   writer_zero(w);
-  int rc = meta_ok(meta, err, errlen);
+  int rc = meta_ok(meta, NULL, err, errlen);
   if (rc != 0) return rc;
   w->memory = 1;
-  rc = writer_start(w, meta, err, errlen);
+  rc = writer_start(w, meta, NULL, err, errlen);
   if (rc != 0) gk_replay_writer_abort(w);
   return rc;
 }
 
 static int open_file(gk_replay_writer *w, const char *path,
-                     const gk_replay_meta *meta, int deferred, char *err,
-                     size_t errlen) {
+                     const gk_replay_meta *meta, const char *json, int deferred,
+                     char *err, size_t errlen) {
   writer_zero(w);
-  int rc = meta_ok(meta, err, errlen);
+  int rc = meta_ok(meta, json, err, errlen);
   if (rc != 0) return rc;
   size_t n = path != NULL ? strlen(path) : 0;
   size_t ext = strlen(GK_REPLAY_EXT);
@@ -246,7 +259,7 @@ static int open_file(gk_replay_writer *w, const char *path,
     return rc;
   }
   w->deferred = deferred;
-  rc = writer_start(w, meta, err, errlen);
+  rc = writer_start(w, meta, json, err, errlen);
   if (rc != 0) gk_replay_writer_abort(w);
   return rc;
 }
@@ -254,13 +267,24 @@ static int open_file(gk_replay_writer *w, const char *path,
 int gk_replay_writer_open(gk_replay_writer *w, const char *path,
                           const gk_replay_meta *meta, char *err,
                           size_t errlen) {
-  return open_file(w, path, meta, 0, err, errlen);
+  return open_file(w, path, meta, NULL, 0, err, errlen);
 }
 
 int gk_replay_writer_open_deferred(gk_replay_writer *w, const char *path,
                                    const gk_replay_meta *meta, char *err,
                                    size_t errlen) {
-  return open_file(w, path, meta, 1, err, errlen);
+  return open_file(w, path, meta, NULL, 1, err, errlen);
+}
+
+int gk_replay_writer_open_text(gk_replay_writer *w, const char *path,
+                               const gk_replay_meta *meta,
+                               const char *header_json, int deferred, char *err,
+                               size_t errlen) {
+  if (header_json == NULL) {
+    writer_zero(w);
+    return gk_errf(err, errlen, GK_EINVAL, "replay: no header text");
+  }
+  return open_file(w, path, meta, header_json, deferred != 0, err, errlen);
 }
 
 int gk_replay_writer_flush(gk_replay_writer *w) {

@@ -25,6 +25,14 @@
  *      diff.txt and diff.json. A disk error is reported in the log line,
  *      never fatal. Then one `desync_report` line; with policy "end" the
  *      match ends after it.
+ *
+ * Threads: the job (bundle_work, cut_replay) makes no cJSON call, since
+ * cJSON's state is process-global and the loop parses JSON meanwhile
+ * (issue 25). Everything JSON is made on the loop in dsy_new and handed
+ * over as plain text: the recording's header text (sv_replay_header),
+ * which the .tmp's header block is compared with instead of parsed
+ * (gk_replay_open_file_known), the cut replay's header text
+ * (gk_replay_header_json, written as it is), and the header-only replay.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -76,6 +84,9 @@ struct sv_dsy {
   uint8_t
       *hdr; /* a replay with the header only (replays off, or a fall-back) */
   size_t hdr_len;
+  uint32_t players; /* the recording's */
+  char *rec_header; /* the recording's header text (made on the loop) */
+  char *cut_header; /* the cut replay's header text (made on the loop) */
   uint64_t replay_steps;
   char replay_note[320];
   char write_err[384];
@@ -112,32 +123,27 @@ static void put_file(sv_dsy *d, const char *name, const void *bytes,
   if (!ok) note_err(d, path, e);
 }
 
-/* The recording's first K + 1 steps as the bundle's replay.gkr. */
+/* The recording's first K + 1 steps as the bundle's replay.gkr. On the
+ * thread pool: no cJSON call (the header texts were made on the loop). */
 static int cut_replay(sv_dsy *d) {
+  gk_replay_known k = {d->rec_header, d->players, d->sim->input_size};
   gk_replay r;
-  gk_replay_open_file(&r, d->replay_tmp);
+  gk_replay_open_file_known(&r, d->replay_tmp, &k);
   if (!r.header_ok) {
     gk_replay_close(&r);
-    gk_replay_open_file(&r, d->replay_final);
+    gk_replay_open_file_known(&r, d->replay_final, &k);
   }
   char msg[GK_REPLAY_MSG_MAX] = "";
-  void *cfg = r.header_ok ? calloc(1, d->sim->config_size) : NULL;
-  int rc = cfg == NULL ? GK_ENOTFOUND
-                       : gk_replay_prepare(&r, d->sim, cfg, msg, sizeof msg);
+  int rc = r.header_ok ? 0 : GK_ENOTFOUND;
   uint64_t n = d->step + 1 < r.steps ? d->step + 1 : r.steps;
   gk_replay_writer w;
   memset(&w, 0, sizeof w);
   char path[sizeof d->dir + 16];
   snprintf(path, sizeof path, "%s/replay.gkr", d->dir);
   if (rc == 0) {
-    gk_replay_meta meta = {
-        d->sim,
-        cfg,
-        r.seed,
-        r.players,
-        "gk-server desync bundle",
-        cJSON_GetObjectItemCaseSensitive(r.header, "lockstep")};
-    rc = gk_replay_writer_open(&w, path, &meta, msg, sizeof msg);
+    gk_replay_meta meta = {d->sim, NULL, 0, d->players, NULL, NULL};
+    rc = gk_replay_writer_open_text(&w, path, &meta, d->cut_header, 0, msg,
+                                    sizeof msg);
     size_t hint = 0;
     for (uint64_t i = 0; rc == 0 && i < n; i++) {
       gk_replay_step st;
@@ -148,7 +154,6 @@ static int cut_replay(sv_dsy *d) {
     }
     rc = rc == 0 ? gk_replay_writer_finish(&w, msg, sizeof msg) : rc;
     if (rc != 0) gk_replay_writer_abort(&w);
-    if (d->sim->config_free != NULL) d->sim->config_free(cfg);
   }
   if (rc == 0) {
     d->replay_steps = n;
@@ -162,7 +167,6 @@ static int cut_replay(sv_dsy *d) {
              "header only",
              msg[0] ? msg : (r.header_ok ? gk_strerror(rc) : r.damage.what));
   }
-  free(cfg);
   gk_replay_close(&r);
   return rc;
 }
@@ -180,6 +184,7 @@ static int make_dirs(const char *path) {
   return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* On the thread pool (or on the loop, once, if the pool refused). */
 static void bundle_work(uv_work_t *req) {
   sv_dsy *d = req->data;
   if (make_dirs(d->dir) != 0) {
@@ -216,6 +221,8 @@ static void dsy_free(sv_dsy *d) {
   free(d->text);
   free(d->json);
   free(d->hdr);
+  free(d->rec_header);
+  free(d->cut_header);
   free(d);
 }
 
@@ -479,6 +486,29 @@ static void header_only(gk_server *s, const sv_room *r, sv_dsy *d) {
   cJSON_Delete(lockstep);
 }
 
+/* The header texts cut_replay works from, made here on the loop: the
+ * recording's (what the .tmp must hold) and the cut's (the recording's
+ * with this origin). Without them the bundle gets the header-only replay. */
+static void cut_headers(const sv_room *r, sv_dsy *d) {
+  const char *rec_header = NULL;
+  const cJSON *lockstep = NULL;
+  char err[GK_REPLAY_MSG_MAX] = "out of memory";
+  d->players = r->session.cfg.players;
+  if (sv_replay_header(r, &rec_header, &lockstep) && rec_header != NULL) {
+    gk_replay_meta meta = {
+        r->genre->sim, r->cfg, r->seed, d->players, "gk-server desync bundle",
+        lockstep};
+    d->rec_header = strdup(rec_header);
+    d->cut_header = gk_replay_header_json(&meta, err, sizeof err);
+  }
+  if (d->rec_header != NULL && d->cut_header != NULL) return;
+  d->with_replay = 0;
+  snprintf(d->replay_note, sizeof d->replay_note,
+           "the cut replay's header could not be made (%.200s): replay.gkr "
+           "holds the header only",
+           err);
+}
+
 static sv_dsy *dsy_new(gk_server *s, sv_room *r, const gk_net_desync *nd) {
   sv_dsy *d = calloc(1, sizeof *d);
   uint32_t cap = s->cfg->desync_fields;
@@ -512,6 +542,8 @@ static sv_dsy *dsy_new(gk_server *s, sv_room *r, const gk_net_desync *nd) {
     snprintf(d->replay_note, sizeof d->replay_note,
              "replays are off or failed: replay.gkr holds the match's header "
              "(genre, config, seed) and no steps");
+  else
+    cut_headers(r, d);
   header_only(s, r, d);
   d->next = r->dsy;
   r->dsy = d;

@@ -42,6 +42,18 @@
  * sv_ / SV_ (internal, not API: the gk_server_ prefix is the public
  * one). Each is defined in the file named above its group.
  *
+ * Threads: everything runs on the loop thread except the jobs queued with
+ * uv_queue_work: a recording's flush and finish jobs (gk_server_replay.c:
+ * job_work) and a desync bundle (gk_server_desync.c: bundle_work). A job
+ * touches only what it was handed when it was queued (s->jobs counts
+ * them); its after-work callback, on the loop, takes the results back.
+ * No cJSON call runs off the loop thread: cJSON's state is process-global
+ * (every cJSON_Parse* writes its error pointer, issue 25), so JSON a job
+ * needs is made on the loop and handed over as text (the recording's
+ * header, gk_replay_header_json; a bundle's cut reads its .tmp with
+ * gk_replay_open_file_known, which compares the header block instead of
+ * parsing it). scripts/tsan.sh checks this under ThreadSanitizer.
+ *
  * Ownership: the server owns its room table and connection table; a room
  * is owned by its slot in s->rooms from the moment it is published until
  * sv_room_free. Rooms never reach into other rooms. Arguments are never
@@ -443,6 +455,14 @@ int sv_replay_flush_now(gk_server *s, sv_room *r, uint64_t *disk_steps);
  * aside as .gkr.damaged; never over an existing file (a taken name gets
  * .recovered.gkr or .damaged.N instead); one log line each. */
 void sv_replay_recover_dir(gk_server *s);
+/* The room's recording's header JSON text (its .tmp's header block, byte
+ * for byte) and lockstep record, both owned by the recording, made on the
+ * loop when it opened: a desync bundle's job reads the .tmp against the
+ * text and writes a header built from the record, without cJSON. Returns
+ * 1 (both set; the record may be NULL) while the room has a recording,
+ * else 0 (both NULL). */
+int sv_replay_header(const sv_room *r, const char **text,
+                     const cJSON **lockstep);
 
 /* --- gk_server_delay.c: the input delay --------------------------------- */
 

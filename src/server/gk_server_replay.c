@@ -10,7 +10,9 @@
  * interval. One job per recording at a time: a flush job holds only its
  * chunk (the loop keeps appending to the writer meanwhile); the finish job
  * holds the whole writer, after the room let go of it. Creating the .tmp
- * file is the one disk call made on the loop.
+ * file is the one disk call made on the loop. The jobs make no cJSON call
+ * (cJSON's state is process-global, see gk_server_internal.h): the header
+ * is serialized on the loop when the recording opens.
  *
  * Disk faults (the folder missing or unwritable, ENOSPC, EDQUOT, EFBIG):
  * the room's recording stops (its .tmp is removed, giving the space back),
@@ -57,6 +59,8 @@ struct sv_rec {
   gk_replay_chunk chunk; /* held by a flush job */
   uint64_t disk_steps;   /* steps in the .tmp (written by flush jobs) */
   uint64_t next_flush_ms;
+  char *header;    /* the header's JSON text, made on the loop at open */
+  cJSON *lockstep; /* its lockstep record (may be NULL) */
   int rc;
   int sys_errno;
   char err[GK_REPLAY_MSG_MAX];
@@ -101,12 +105,17 @@ static void disk_ok(gk_server *s) {
 /* --- jobs on the thread pool -----------------------------------------------
  */
 
+/* On the loop (job_done or a failed open): the one cJSON call here. */
 static void rec_free(sv_rec *rec) {
   gk_replay_chunk_free(&rec->chunk);
   gk_replay_writer_abort(&rec->w); /* no-op after finish */
+  free(rec->header);
+  cJSON_Delete(rec->lockstep);
   free(rec);
 }
 
+/* On the thread pool: disk writes only, never a cJSON call (the header
+ * was serialized on the loop, in rec_open). */
 static void job_work(uv_work_t *req) {
   sv_rec *rec = req->data;
   rec->err[0] = '\0';
@@ -201,22 +210,26 @@ static int replay_path(gk_server *s, sv_room *r) {
   return n > 0 && (size_t)n < sizeof(r->replay_path) ? 0 : GK_ETOOBIG;
 }
 
-/* Opens rec's writer; a missing folder is created again first. */
+/* Opens rec's writer; a missing folder is created again first. The header
+ * text and the lockstep record stay in rec: a desync bundle cuts its
+ * replay from the .tmp on the thread pool, checking the header against
+ * this text and building its own from the record (sv_replay_header). */
 static int rec_open(gk_server *s, sv_room *r, sv_rec *rec, char *err,
                     size_t errlen) {
   char origin[128];
   snprintf(origin, sizeof(origin), "gk-server room %s", r->code);
   int rc = replay_path(s, r);
   if (rc) return gk_errf(err, errlen, rc, "replay path too long");
-  cJSON *lockstep = sv_delay_record(s, r); /* may be NULL */
+  rec->lockstep = sv_delay_record(s, r); /* may be NULL */
   gk_replay_meta meta = {r->genre->sim,          r->cfg, r->seed,
-                         r->session.cfg.players, origin, lockstep};
-  rc = gk_replay_writer_open_deferred(&rec->w, r->replay_path, &meta, err,
-                                      errlen);
+                         r->session.cfg.players, origin, rec->lockstep};
+  rec->header = gk_replay_header_json(&meta, err, errlen);
+  if (!rec->header) return GK_ENOMEM;
+  rc = gk_replay_writer_open_text(&rec->w, r->replay_path, &meta, rec->header,
+                                  1, err, errlen);
   if (rc && rec->w.sys_errno == ENOENT && mkdir(s->cfg->replay_dir, 0755) == 0)
-    rc = gk_replay_writer_open_deferred(&rec->w, r->replay_path, &meta, err,
-                                        errlen);
-  cJSON_Delete(lockstep);
+    rc = gk_replay_writer_open_text(&rec->w, r->replay_path, &meta, rec->header,
+                                    1, err, errlen);
   return rc;
 }
 
@@ -236,7 +249,18 @@ void sv_replay_open(gk_server *s, sv_room *r) {
   /* the match is played without a recording; say so (once per fault) */
   disk_failed(s, r->code, r->replay_path, rec ? rec->w.sys_errno : 0,
               rc == GK_ENOMEM && !err[0] ? "out of memory" : err);
+  if (rec) { /* the writer needs no abort: it is not open */
+    free(rec->header);
+    cJSON_Delete(rec->lockstep);
+  }
   free(rec);
+}
+
+int sv_replay_header(const sv_room *r, const char **text,
+                     const cJSON **lockstep) {
+  *text = r->rec ? r->rec->header : NULL;
+  *lockstep = r->rec ? r->rec->lockstep : NULL;
+  return r->rec != NULL;
 }
 
 void sv_replay_step(gk_server *s, sv_room *r, const gk_step_input *in,

@@ -169,6 +169,48 @@ Test(server_desync, the_report_names_the_field_and_its_bundle_reproduces_it) {
   e2e_dir_remove(&d);
 }
 
+/* Four rooms desync at the same step: their bundles are written side by
+ * side on the thread pool, each replay cut from its own recording (issue
+ * 25: the jobs make no cJSON call; scripts/tsan.sh runs this under
+ * ThreadSanitizer, where a parse in a job is reported). */
+Test(server_desync, bundles_of_rooms_that_desync_together_are_cut_at_once) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  e2e_proc srv, bad;
+  uint16_t port = 0;
+  e2e_start_server(&srv, &d,
+                   "\"desync\":{\"policy\":\"report\"},"
+                   "\"lockstep\":{\"input_delay\":2}",
+                   &port);
+  const char *x[] = {"--perturb", "1:929:players[0].kills", NULL};
+  e2e_start_bot_x(&bad, &d, "bad", port, "4", "2", "1000", x);
+  cr_assert(e2e_wait(&bad, 120000), "the perturbed gk-bot did not finish");
+  cr_assert(e2e_wait_events(&srv, "desync_report", 4, 20000));
+  cJSON *ev[8];
+  int n = reports(&srv, ev, 8);
+  cr_assert_eq(n, 4, "one report per room");
+  for (int i = 0; i < n; i++) {
+    cr_assert_str_eq(str_of(ev[i], "result"), "diffed", "%s",
+                     str_of(ev[i], "reason"));
+    cr_assert_eq(num_of(ev[i], "replay_steps"), 931, "%s",
+                 str_of(ev[i], "replay_note"));
+    char path[700];
+    snprintf(path, sizeof path, "%s/replay.gkr", str_of(ev[i], "bundle"));
+    gk_replay r;
+    cr_assert_eq(gk_replay_open_file(&r, path), 0, "%s", r.damage.what);
+    cr_assert_eq(r.steps, 931);
+    cr_assert_str_eq(r.origin, "gk-server desync bundle");
+    cr_assert(r.has_lockstep && r.input_delay == 2, "the match's delay");
+    gk_replay_verdict v;
+    cr_assert_eq(gk_replay_verify(&r, NULL, NULL, NULL, &v), GK_REPLAY_OK, "%s",
+                 v.message);
+    gk_replay_close(&r);
+    cJSON_Delete(ev[i]);
+  }
+  e2e_stop_server(&srv);
+  e2e_dir_remove(&d);
+}
+
 /* Bots whose perturbed peer answers STATE_REQUEST badly: results by room. */
 static void faulty_bot(e2e_proc *p, const e2e_dir *d, const char *tag,
                        uint16_t port, const char *fault) {

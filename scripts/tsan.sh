@@ -1,0 +1,109 @@
+#!/bin/sh
+# scripts/tsan.sh [SUITE...]: the ThreadSanitizer leg (issue 25).
+#
+# Builds build-tsan with -Db_sanitize=thread (gcc, whose libtsan comes
+# with gcc-12 on Debian 12; clang when gcc cannot link a TSan program),
+# cJSON included: --force-fallback-for=libcjson compiles subprojects/cjson
+# with the same flags, since ThreadSanitizer sees only the memory accesses
+# of instrumented code and cJSON's process-global error pointer is the
+# state the "no cJSON call off the loop thread" rule protects. Then runs
+# the suites (default: server and net) with a timeout multiplier.
+#
+# Every process writes its reports to build-tsan/meson-logs/tsan/report.PID
+# (TSAN_OPTIONS log_path): the test binaries and the gk-server / gk-bot /
+# gk-replay children they spawn (build-tsan's own, so TSan builds too;
+# their stderr goes to the e2e logs, so it is not where reports are looked
+# for). halt_on_error=1 exitcode=66 makes a report end that process.
+# scripts/tsan.supp holds the suppressions (each entry says why).
+#
+# Writes build-tsan/meson-logs/tsan.json, one meson-style test log record
+# ("tsan reports", TAP: ok when no process reported, else one `not ok` per
+# report file, with its text), which scripts/count_tests.py counts with
+# build-tsan/meson-logs/testlog.json (.ci/run hands both to
+# scripts/test.sh). Prints the reports and the wall time. Exits non-zero
+# if a test failed or anything was reported.
+set -u
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+root=$(pwd)
+build=build-tsan
+t0=$(date +%s)
+# shellcheck disable=SC2086
+gk_install $GK_PACKAGES $GK_TEST_PACKAGES
+
+# The compiler: the first that builds and runs a TSan program here.
+pick_cc() {
+  probe=$(mktemp -d /tmp/gk-tsan-cc.XXXXXX)
+  printf '%s\n' '#include <pthread.h>' \
+    'static void *f(void *a) { return a; }' \
+    'int main(void) { pthread_t t; pthread_create(&t, 0, f, 0);' \
+    '  return pthread_join(t, 0); }' > "$probe/t.c"
+  for c in gcc clang; do
+    if command -v "$c" >/dev/null 2>&1 &&
+        "$c" -fsanitize=thread "$probe/t.c" -o "$probe/t" -lpthread \
+          >/dev/null 2>&1 && "$probe/t" >/dev/null 2>&1; then
+      rm -rf "$probe"
+      echo "$c"
+      return 0
+    fi
+  done
+  rm -rf "$probe"
+  return 1
+}
+
+if [ ! -f "$build/build.ninja" ]; then
+  cc=$(pick_cc) || { echo "tsan: no compiler builds a TSan program"; exit 1; }
+  echo "tsan: building $build with $cc"
+  CC=$cc meson setup "$build" -Db_sanitize=thread -Db_lundef=false \
+    --force-fallback-for=libcjson >/dev/null || exit 1
+fi
+meson compile -C "$build" || exit 1
+t1=$(date +%s)
+
+logs="$root/$build/meson-logs"
+reports="$logs/tsan"
+rm -rf "$reports"
+mkdir -p "$reports"
+rm -f "$logs/tsan.json"
+[ $# -gt 0 ] || set -- server net
+suites=""
+for s in "$@"; do suites="$suites --suite $s"; done
+status=0
+# shellcheck disable=SC2086
+TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 \
+log_path=$reports/report suppressions=$root/scripts/tsan.supp" \
+  meson test -C "$build" --print-errorlogs --timeout-multiplier 4 \
+  $suites || status=1
+
+n=0
+tap=$(mktemp /tmp/gk-tsan-tap.XXXXXX)
+for f in "$reports"/report.*; do
+  [ -e "$f" ] || continue
+  n=$((n + 1))
+  echo "tsan: $(basename "$f"):"
+  cat "$f"
+  {
+    echo "not ok $n - ThreadSanitizer report in $(basename "$f")"
+    sed 's/^/# /' "$f" | head -n 60
+  } >> "$tap"
+done
+if [ "$n" -eq 0 ]; then
+  echo "ok 1 - no ThreadSanitizer report from any process (suites:$suites)" \
+    > "$tap"
+  plan=1
+  result=OK
+else
+  plan=$n
+  result=FAIL
+  status=1
+fi
+python3 -c 'import json, sys
+print(json.dumps({"name": "tsan reports", "result": sys.argv[1],
+                  "stdout": "TAP version 13\n1..%s\n%s" % (sys.argv[2],
+                            open(sys.argv[3]).read())}))' \
+  "$result" "$plan" "$tap" > "$logs/tsan.json"
+rm -f "$tap"
+t2=$(date +%s)
+echo "tsan: $n report(s); suites:$suites; wall time $((t2 - t0)) s" \
+  "(build $((t1 - t0)) s, tests $((t2 - t1)) s)"
+exit $status
