@@ -53,12 +53,12 @@ int gk_net_peer_send_msg(gk_net_peer *p, uint64_t now_ns,
 }
 
 static uint64_t first_sampled(const gk_net_peer *p) {
-  return p->sample_from;
+  return p->sched.first;
 }
 
 /* The step the next sample is for. */
 static uint64_t next_sample(const gk_net_peer *p) {
-  return first_sampled(p) + p->k + p->shift;
+  return gk_net_sched_next(&p->sched);
 }
 
 static void send_inputs(gk_net_peer *p);
@@ -101,19 +101,15 @@ static uint32_t pack_hashes(gk_net_peer *p, uint32_t fit, uint8_t *out,
  * hashes the host has not acknowledged (CONFIRMED.hash_ack). */
 static void send_inputs(gk_net_peer *p) {
   uint32_t isz = p->sim->input_size;
-  uint64_t from = p->acked > first_sampled(p) ? p->acked : first_sampled(p);
-  uint64_t to = next_sample(p);
-  uint64_t n = to > from ? to - from : 0;
-  uint32_t fit = gk_wire_input_fit(isz);
-  if (n > fit) n = fit;
   uint8_t records[GK_WIRE_MAX];
   uint8_t hashes[GK_WIRE_STEPS_MAX * 8];
-  for (uint64_t i = 0; i < n; i++)
-    memcpy(records + i * isz, p->unacked + ((from + i) % p->inbuf.window) * isz,
-           isz);
+  uint64_t from = 0;
+  uint32_t n =
+      gk_net_sched_records(&p->sched, p->acked, p->unacked, p->inbuf.window,
+                           isz, gk_wire_input_fit(isz), records, &from);
   uint64_t hash_first = 0;
-  uint32_t nh = pack_hashes(p, gk_wire_input_hash_fit(isz, (uint32_t)n), hashes,
-                            &hash_first);
+  uint32_t nh =
+      pack_hashes(p, gk_wire_input_hash_fit(isz, n), hashes, &hash_first);
   gk_wire_msg m;
   m.type = GK_MSG_INPUT;
   m.u.input = (gk_wire_input){.slot = p->match.slot,
@@ -128,15 +124,12 @@ static void send_inputs(gk_net_peer *p) {
   send_msg(p, &m);
 }
 
-/* May the peer sample step s? Not past confirmed + input_delay + lead,
- * and never so far that its rings of unacknowledged records and sample
- * times (window entries) could wrap onto a step still in use. */
-static int may_sample(const gk_net_peer *p, uint64_t s) {
-  if (p->spectator || s >= p->inbuf.confirmed + p->delay + p->match.lead ||
-      s - p->inbuf.confirmed >= p->inbuf.window / 2)
-    return 0;
-  uint64_t from = p->acked > first_sampled(p) ? p->acked : first_sampled(p);
-  return s - from < p->inbuf.window / 2;
+/* May the peer take its next sample? Not past confirmed + input_delay +
+ * lead, and never so far that its rings of unacknowledged records and
+ * sample times (window entries) could wrap onto a step still in use. */
+static int may_sample(const gk_net_peer *p) {
+  return !p->spectator && gk_net_sched_may_sample(&p->sched, p->inbuf.confirmed,
+                                                  p->acked, p->inbuf.window);
 }
 
 /* --- running confirmed steps -----------------------------------------------
@@ -200,32 +193,24 @@ static void note_delay(gk_net_peer *p, uint64_t step, uint32_t delay) {
     p->delays[p->ndelays++] = (gk_net_peer_delay){step, delay};
 }
 
-/* At a deadline: if the next sample is for the switch step of an
- * announced change, switch. Raising fills the skipped steps with neutral
- * records (the host holds them neutral too) and samples on; lowering
- * consumes this deadline without reading the source (returns 1) until
- * D - D' have passed. */
+/* At a deadline: the switch of an announced change (gk_net_sched.h).
+ * Raising fills the skipped steps with neutral records (the host holds
+ * them neutral too) and samples on; lowering consumes this deadline
+ * without reading the source (returns 1) until D - D' have passed. */
 static int delay_switch(gk_net_peer *p) {
-  if (!p->dl_pending || next_sample(p) != p->dl_at) return 0;
+  gk_net_sched_event ev;
+  int used = gk_net_sched_deadline(&p->sched, &ev);
   uint32_t isz = p->sim->input_size;
-  int lowering = p->dl_to < p->delay;
-  if (!lowering) {
-    for (uint64_t s = p->dl_at; s < p->dl_at + (p->dl_to - p->delay); s++) {
-      memset(p->unacked + (s % p->inbuf.window) * isz, 0, isz);
-      p->sampled_ns[s % p->inbuf.window] = 0;
-    }
-    p->shift += p->dl_to - p->delay;
-  } else {
-    if (p->dl_skip == 0) p->dl_skip = p->delay - p->dl_to;
-    p->k++;
-    p->shift--; /* the next sample stays for the switch step */
-    p->stats.deadlines_skipped++;
-    if (--p->dl_skip > 0) return 1;
+  for (uint64_t s = ev.held_from; s < ev.held_from + ev.held; s++) {
+    memset(p->unacked + (s % p->inbuf.window) * isz, 0, isz);
+    p->sampled_ns[s % p->inbuf.window] = 0;
   }
-  p->dl_pending = 0;
-  p->stats.delay_changes++;
-  note_delay(p, p->dl_at, p->dl_to);
-  return lowering;
+  if (ev.passed) p->stats.deadlines_skipped++;
+  if (ev.switched) {
+    p->stats.delay_changes++;
+    note_delay(p, ev.at, ev.delay);
+  }
+  return used;
 }
 
 /* Newly confirmed steps before..confirmed-1: note the delay changes they
@@ -234,14 +219,8 @@ static void take_announcements(gk_net_peer *p, uint64_t before) {
   for (uint64_t s = before; s < p->inbuf.confirmed; s++) {
     gk_step_input in;
     if (gk_inbuf_get(&p->inbuf, s, &in) != 0) continue;
-    uint32_t d = GK_STEP_DELAY_OF(in.flags);
-    if (d == 0) continue;
-    if (p->dl_pending) p->stats.drop_unexpected++; /* host never does this */
-    p->dl_pending = 1;
-    p->dl_at = s + p->announced + p->match.lead;
-    p->dl_to = d;
-    p->dl_skip = 0;
-    p->announced = d;
+    if (gk_net_sched_announce(&p->sched, s, in.flags))
+      p->stats.drop_unexpected++; /* host never does this */
   }
 }
 
@@ -255,7 +234,7 @@ static void arm(gk_net_peer *p, uint64_t now) {
   }
   uint64_t next = p->blocked || p->catching_up || p->spectator
                       ? now + p->step_ns
-                      : p->t0 + p->k * p->step_ns;
+                      : p->t0 + p->sched.k * p->step_ns;
   if (gk_inbuf_ready(&p->inbuf) > 0) next = now; /* a batch is left to run */
   p->deadline = next;
 }
@@ -268,14 +247,14 @@ static int catch_up(gk_net_peer *p, uint64_t now) {
   if (!p->catching_up) return 0;
   if (p->spectator ||
       p->loop.steps + p->match.input_delay < p->inbuf.confirmed ||
-      !may_sample(p, next_sample(p))) {
+      !may_sample(p)) {
     send_inputs(p); /* acknowledgements and hashes */
     arm(p, now);
     return 1;
   }
   p->catching_up = 0;
   p->blocked = 0;
-  p->t0 = now - p->k * p->step_ns;
+  p->t0 = now - p->sched.k * p->step_ns;
   p->snap.resumed_ns = now;
   if (p->cb.resumed != NULL) p->cb.resumed(p->cb.ctx, p);
   return 0;
@@ -288,13 +267,13 @@ static void on_timeout(gk_net_peer *p) {
   if (gk_inbuf_ready(&p->inbuf) > 0) run_steps(p);
   int sampled = 0, skipped = 0, was_blocked = p->blocked;
   uint32_t isz = p->sim->input_size;
-  while (now >= p->t0 + p->k * p->step_ns) {
+  while (now >= p->t0 + p->sched.k * p->step_ns) {
     if (delay_switch(p)) {
       skipped = 1;
       continue;
     }
     uint64_t s = next_sample(p);
-    if (!may_sample(p, s)) {
+    if (!may_sample(p)) {
       p->blocked = 1;
       p->stats.waits++;
       break;
@@ -302,7 +281,7 @@ static void on_timeout(gk_net_peer *p) {
     if (p->blocked) {
       /* The wait is over: the schedule restarts now, without a burst. */
       p->blocked = 0;
-      p->t0 = now - p->k * p->step_ns;
+      p->t0 = now - p->sched.k * p->step_ns;
     }
     gk_step_input in;
     uint8_t *dst = p->unacked + (s % p->inbuf.window) * isz;
@@ -312,7 +291,7 @@ static void on_timeout(gk_net_peer *p) {
     else
       memset(dst, 0, isz);
     p->sampled_ns[s % p->inbuf.window] = now;
-    p->k++;
+    p->sched.k++;
     p->stats.samples++;
     sampled = 1;
     if (p->source->end_step != NULL) p->source->end_step(p->source);
@@ -372,7 +351,7 @@ static int on_confirmed(gk_net_peer *p, const gk_wire_confirmed *c) {
     }
   run_steps(p);
   if (p->inbuf.confirmed > before) {
-    if ((p->blocked || p->catching_up) && may_sample(p, next_sample(p)))
+    if ((p->blocked || p->catching_up) && may_sample(p))
       gk__peer_kick(p); /* resume at once */
     if (p->ended || p->stopped)
       send_inputs(p); /* no deadlines: acknowledge from here */
@@ -506,12 +485,9 @@ static void begin_match(gk_net_peer *p, const gk_wire_match_start *ms) {
   p->in.p = p;
   p->acked = ms->first_step;
   p->hash_from = ms->first_step;
-  p->sample_from = ms->first_step + ms->input_delay;
+  gk_net_sched_init(&p->sched, ms->first_step + ms->input_delay,
+                    ms->input_delay, ms->lead);
   p->t0 = p->now;
-  p->k = 0;
-  p->shift = 0;
-  p->announced = ms->input_delay;
-  p->dl_pending = 0;
   p->ndelays = 0;
   note_delay(p, ms->first_step, ms->input_delay);
 }

@@ -67,6 +67,7 @@
 #include "gk_loop.h"
 #include "gk_net_chunk.h"
 #include "gk_net_inbuf.h"
+#include "gk_net_sched.h"
 #include "gk_net_wire.h"
 #include "gk_sim.h"
 
@@ -225,14 +226,10 @@ struct gk_net_peer {
   uint64_t now;         /* the time of the call in progress (or last) */
   uint64_t deadline;    /* poll_timeout's answer while running */
   uint64_t t0;          /* the time of deadline 0 */
-  uint64_t k;           /* deadlines passed (sampled or skipped) */
-  uint64_t shift;       /* next sample = first + delay0 + k + shift (mod
-                           2^64): + raise, - lowering skips */
-  uint32_t announced;   /* the delay last announced in a confirmed step */
-  int dl_pending;       /* a change waits for its switch step */
-  uint64_t dl_at;       /* its switch step */
-  uint32_t dl_to;       /* its new delay */
-  uint32_t dl_skip;     /* deadlines still to skip (lowering) */
+  gk_net_sched sched;   /* deadline k = t0 + k * step_ns, the next sample's
+                           step, delay changes (first: the first step
+                           sampled, first_step + delay or a snapshot's
+                           next_input) */
   uint64_t acked;       /* host holds my inputs < acked */
   uint8_t *unacked;     /* ring of my records (window entries) */
   uint64_t *sampled_ns; /* ring: when each step's input was sampled */
@@ -248,11 +245,9 @@ struct gk_net_peer {
   void (*after_fn)(void *ctx, gk_net_peer *p);
   void *after_ctx;
   /* rejoin and spectating (gk_net_peer_snap.c) */
-  uint64_t sample_from; /* the first step sampled: first_step + delay, or
-                           a snapshot's next_input */
-  int await_snapshot;   /* MATCH_START sets up; a snapshot starts */
-  int spectator;        /* never samples; reports hashes */
-  int catching_up;      /* running confirmed steps in batches */
+  int await_snapshot; /* MATCH_START sets up; a snapshot starts */
+  int spectator;      /* never samples; reports hashes */
+  int catching_up;    /* running confirmed steps in batches */
   char expect_code[GK_WIRE_CODE_LEN + 1];
   gk_chunk_rx snap_rx;
   gk_wire_snap_begin snap_begin;

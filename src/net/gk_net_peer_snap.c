@@ -122,8 +122,8 @@ static void adopted(gk_net_peer *p, size_t len) {
   const gk_wire_snap_begin *b = &p->snap_begin;
   uint64_t from = b->next_input;
   if (p->spectator || from < b->step) from = b->step;
-  p->sample_from = from;
-  p->k = 0;
+  p->sched.first = from;
+  p->sched.k = 0;
   p->acked = from;
   p->hash_from = b->step;
   p->blocked = 0;

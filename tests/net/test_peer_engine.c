@@ -416,3 +416,66 @@ Test(peer_engine, stop_ends_the_deadlines_but_not_the_match) {
   cr_assert_gt(fx->nsent, sent);
   cr_assert_eq(last_input()->ack, 2);
 }
+
+/* The schedule arithmetic the engine and gk-bot --light share. */
+Test(peer_engine, the_shared_schedule_switches_raises_and_lowerings) {
+  gk_net_sched s;
+  gk_net_sched_event ev;
+  gk_net_sched_init(&s, 2, 2, 2);
+  cr_assert_eq(gk_net_sched_announce(&s, 0, 0), 0, "no change announced");
+  cr_assert_eq(s.dl_pending, 0);
+  cr_assert_eq(gk_net_sched_announce(&s, 0, DELAY_FLAGS(4)), 0);
+  cr_assert_eq(s.dl_at, 4, "S = A + D + lead");
+  for (uint64_t want = 2; want < 4; want++) {
+    cr_assert_eq(gk_net_sched_deadline(&s, &ev), 0);
+    cr_assert_eq(ev.switched + ev.held + ev.passed, 0);
+    cr_assert_eq(gk_net_sched_next(&s), want);
+    s.k++; /* sampled */
+  }
+  cr_assert_eq(gk_net_sched_deadline(&s, &ev), 0, "a raise samples on");
+  cr_assert(ev.switched);
+  cr_assert_eq(ev.at, 4);
+  cr_assert_eq(ev.delay, 4);
+  cr_assert_eq(ev.held_from, 4);
+  cr_assert_eq(ev.held, 2);
+  cr_assert_eq(gk_net_sched_next(&s), 6);
+  cr_assert_eq(s.delay, 4);
+  /* Lowering 4 -> 2 announced at step 0: two deadlines pass at S = 6. */
+  gk_net_sched_init(&s, 4, 4, 2);
+  gk_net_sched_announce(&s, 0, DELAY_FLAGS(2));
+  s.k = 2;
+  cr_assert_eq(gk_net_sched_deadline(&s, &ev), 1);
+  cr_assert(ev.passed && !ev.switched);
+  cr_assert_eq(gk_net_sched_next(&s), 6);
+  cr_assert_eq(gk_net_sched_deadline(&s, &ev), 1);
+  cr_assert(ev.passed && ev.switched);
+  cr_assert_eq(ev.at, 6);
+  cr_assert_eq(s.k, 4);
+  cr_assert_eq(gk_net_sched_next(&s), 6, "the next sample is for S");
+  cr_assert_eq(gk_net_sched_deadline(&s, &ev), 0);
+  /* A second announcement before the switch: reported, the newer wins. */
+  gk_net_sched_init(&s, 2, 2, 2);
+  gk_net_sched_announce(&s, 0, DELAY_FLAGS(3));
+  cr_assert_eq(gk_net_sched_announce(&s, 1, DELAY_FLAGS(5)), 1);
+  cr_assert_eq(s.dl_at, 1 + 3 + 2);
+  /* The bound: next < confirmed + delay + lead, within half the ring. */
+  gk_net_sched_init(&s, 2, 2, 3);
+  s.k = 2; /* next 4 */
+  cr_assert(gk_net_sched_may_sample(&s, 0, 0, 64));
+  s.k = 3; /* next 5 */
+  cr_assert_not(gk_net_sched_may_sample(&s, 0, 0, 64));
+  cr_assert(gk_net_sched_may_sample(&s, 1, 0, 64));
+  cr_assert_not(gk_net_sched_may_sample(&s, 1, 0, 6), "half a ring of 6");
+  /* An INPUT's records: from max(acked, first) to the next sample. */
+  uint8_t ring[8 * 4], out[8 * 4];
+  for (uint32_t i = 0; i < 8; i++) memset(ring + i * 4, (int)i, 4);
+  uint64_t first = 0;
+  cr_assert_eq(gk_net_sched_records(&s, 0, ring, 8, 4, 10, out, &first), 3);
+  cr_assert_eq(first, 2);
+  cr_assert_eq(out[0], 2);
+  cr_assert_eq(out[8], 4);
+  cr_assert_eq(gk_net_sched_records(&s, 4, ring, 8, 4, 10, out, &first), 1);
+  cr_assert_eq(first, 4);
+  cr_assert_eq(gk_net_sched_records(&s, 0, ring, 8, 4, 2, out, &first), 2,
+               "at most what fits");
+}

@@ -7,8 +7,9 @@
  * ("mix": {"start": N}, i.e. the dotted key "mix.start"), which is not in
  * the registry: it is added to the server's config by hand, with options
  * checked by src/config exactly as gk_server_config_parse checks them, and
- * handed to the peers through find_genre. Peer 0 creates a room with no
- * options of its own, the others join, peer 0 starts the match. Every peer
+ * handed to the peers through their genre registry (options.genres).
+ * Peer 0 creates a room with no options of its own, the others join,
+ * peer 0 starts the match. Every peer
  * must start (its MATCH_START options parsed), hold mix.start = 5, and run
  * steps whose hashes agree with one another (the server's own copy of the
  * room compares them too; a DESYNC notice fails the test).
