@@ -32,7 +32,7 @@
 #include <uv.h>
 
 #include "gk_err.h"
-#include "gk_net_peer.h"
+#include "gk_net_peer_uv.h"
 #include "gk_net_transport.h"
 #include "gk_server.h"
 #include "gk_server_config.h"
@@ -47,7 +47,7 @@ typedef struct client {
   bench *b;
   gk_net_transport t;
   uint32_t id;
-  gk_net_peer peer;
+  gk_net_peer_uv peer;
   int ended;
 } client;
 
@@ -100,7 +100,7 @@ static void c_recv(void *ctx, gk_net_transport *t, uint32_t id,
                    const uint8_t *by, size_t len) {
   client *c = ctx;
   (void)t, (void)id;
-  gk_net_peer_receive(&c->peer, by, len);
+  gk_net_peer_uv_receive(&c->peer, by, len);
 }
 
 static void c_connect(void *ctx, gk_net_transport *t, uint32_t id) {
@@ -114,12 +114,12 @@ static void add(bench *b, int i) {
   client *c = &b->c[i];
   c->b = b;
   gk_net_transport_callbacks tc = {c, c_recv, c_connect, NULL};
-  gk_net_peer_options po = {.loop = &b->s.loop, .bot_seed = (uint64_t)i + 1};
+  gk_net_peer_options po = {.bot_seed = (uint64_t)i + 1};
   gk_net_peer_callbacks pc = {
       .ctx = c, .send = c_send, .ended = on_ended, .message = on_message};
   bench_room_open(&b->s.loop, b->s.port, &c->t, &c->id, &tc, &c->peer, &po,
                   &pc);
-  if (i == 1) gk_net_peer_after_step(&c->peer, b->perturb, perturb_now, c);
+  if (i == 1) gk_net_peer_after_step(&c->peer.eng, b->perturb, perturb_now, c);
 }
 
 static void on_guard(uv_timer_t *t) {
@@ -165,7 +165,7 @@ typedef struct fig {
 } fig;
 
 static void take(bench *b, const cJSON *ev, fig *f) {
-  const gk_history *h = &b->c[1].peer.hist;
+  const gk_history *h = &b->c[1].peer.eng.hist;
   const cJSON *r = cJSON_GetObjectItem(ev, "result");
   const cJSON *fp = cJSON_GetObjectItem(ev, "first_path");
   f->ms = num(ev, "us") / 1e3;

@@ -26,7 +26,7 @@
 #include <uv.h>
 
 #include "gk_err.h"
-#include "gk_net_peer.h"
+#include "gk_net_peer_uv.h"
 #include "gk_net_transport.h"
 #include "gk_server.h"
 #include "gk_server_config.h"
@@ -43,7 +43,7 @@ typedef struct client {
   int kind; /* 0 player, 1 rejoin, 2 spectator */
   gk_net_transport t;
   uint32_t id;
-  gk_net_peer peer;
+  gk_net_peer_uv peer;
   uint8_t secret[GK_WIRE_SECRET_LEN];
   int snapped, resumed, ended;
   gk_net_peer_snap_info info;
@@ -128,7 +128,7 @@ static double catchup_rate(const gk_net_peer *p, uint64_t *steps) {
 }
 
 static void bsend(client *c, gk_wire_msg *m) {
-  if (gk_net_peer_send_msg(&c->peer, m) != 0) c->b->failed = 1;
+  if (gk_net_peer_uv_send_msg(&c->peer, m) != 0) c->b->failed = 1;
 }
 
 static int c_send(void *ctx, const uint8_t *by, size_t len, int rel) {
@@ -142,7 +142,7 @@ static void on_back(uv_timer_t *t) {
 
 static void on_drop(uv_timer_t *t) {
   bench *b = t->data;
-  gk_net_peer_stop(&b->c[1].peer);
+  gk_net_peer_uv_stop(&b->c[1].peer);
   gk_net_transport_disconnect(&b->c[1].t, b->c[1].id, 1);
   uv_timer_start(&b->back_timer, on_back, 500, 0);
 }
@@ -224,7 +224,7 @@ static void c_recv(void *ctx, gk_net_transport *t, uint32_t id,
   client *c = ctx;
   (void)t;
   (void)id;
-  gk_net_peer_receive(&c->peer, by, len);
+  gk_net_peer_uv_receive(&c->peer, by, len);
 }
 
 static void c_connect(void *ctx, gk_net_transport *t, uint32_t id) {
@@ -233,9 +233,9 @@ static void c_connect(void *ctx, gk_net_transport *t, uint32_t id) {
   (void)t;
   c->id = id;
   if (c->kind == 1) {
-    gk_net_peer_rejoin(&c->peer, b->s.code, 1, b->c[1].secret, NULL);
+    gk_net_peer_uv_rejoin(&c->peer, b->s.code, 1, b->c[1].secret, NULL);
   } else if (c->kind == 2) {
-    gk_net_peer_spectate(&c->peer, b->s.code, NULL);
+    gk_net_peer_uv_spectate(&c->peer, b->s.code, NULL);
   } else if (c == &b->c[0] && bench_room_create(&c->peer) != 0) {
     b->failed = 1;
   }
@@ -247,7 +247,7 @@ static client *add(bench *b, int kind) {
   c->b = b;
   c->kind = kind;
   gk_net_transport_callbacks tc = {c, c_recv, c_connect, NULL};
-  gk_net_peer_options po = {.loop = &b->s.loop, .bot_seed = b->nc};
+  gk_net_peer_options po = {.bot_seed = b->nc};
   gk_net_peer_callbacks pc = {.ctx = c,
                               .send = c_send,
                               .step = on_step,
@@ -312,7 +312,7 @@ int main(int argc, char **argv) {
          (unsigned long long)caught, catch_ms,
          catch_ms > 0 ? (double)caught / (catch_ms / 1e3) : 0.0);
   uint64_t rsteps = 0;
-  double rate = catchup_rate(&r->peer, &rsteps);
+  double rate = catchup_rate(&r->peer.eng, &rsteps);
   printf("  catch-up capacity (the same state over the next %llu merged "
          "inputs): %.0f steps/s\n",
          (unsigned long long)rsteps, rate);

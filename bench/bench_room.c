@@ -12,7 +12,7 @@ const char *const bench_room_options =
     "\"spawn_interval_min\":1,\"enemy_health_pct\":100000,"
     "\"player_health\":1000000,\"duration_steps\":1000000}";
 
-int bench_room_create(gk_net_peer *creator) {
+int bench_room_create(gk_net_peer_uv *creator) {
   gk_wire_msg m;
   memset(&m, 0, sizeof m);
   m.type = GK_MSG_CREATE_ROOM;
@@ -20,22 +20,22 @@ int bench_room_create(gk_net_peer *creator) {
   snprintf(m.u.create_room.genre, sizeof m.u.create_room.genre, "survivors");
   snprintf(m.u.create_room.config, sizeof m.u.create_room.config, "%s",
            bench_room_options);
-  return gk_net_peer_send_msg(creator, &m);
+  return gk_net_peer_uv_send_msg(creator, &m);
 }
 
-int bench_room_message(const gk_wire_msg *m, gk_net_peer *creator,
-                       gk_net_peer *joiner, char *code) {
+int bench_room_message(const gk_wire_msg *m, gk_net_peer_uv *creator,
+                       gk_net_peer_uv *joiner, char *code) {
   gk_wire_msg out;
   memset(&out, 0, sizeof out);
   if (m->type == GK_MSG_ROOM_CREATED) {
     memcpy(code, m->u.room.code, GK_WIRE_CODE_LEN + 1);
     out.type = GK_MSG_JOIN_ROOM;
     memcpy(out.u.room.code, code, GK_WIRE_CODE_LEN + 1);
-    return gk_net_peer_send_msg(joiner, &out) == 0 ? 0 : -1;
+    return gk_net_peer_uv_send_msg(joiner, &out) == 0 ? 0 : -1;
   }
   if (m->type == GK_MSG_JOINED) {
     out.type = GK_MSG_START_MATCH;
-    return gk_net_peer_send_msg(creator, &out) == 0 ? 0 : -1;
+    return gk_net_peer_uv_send_msg(creator, &out) == 0 ? 0 : -1;
   }
   if (m->type == GK_MSG_ERROR) {
     fprintf(stderr, "ERROR %s: %s\n", gk_err_name(m->u.error.code),
@@ -47,17 +47,17 @@ int bench_room_message(const gk_wire_msg *m, gk_net_peer *creator,
 
 void bench_room_open(uv_loop_t *loop, uint16_t port, gk_net_transport *t,
                      uint32_t *id, const gk_net_transport_callbacks *tc,
-                     gk_net_peer *p, const gk_net_peer_options *po,
+                     gk_net_peer_uv *p, const gk_net_peer_options *po,
                      const gk_net_peer_callbacks *pc) {
   gk_net_transport_options to = {.max_peers = 1, .service_ms = 2};
   if (gk_net_transport_init(t, loop, &to, tc) != 0 ||
-      gk_net_peer_init(p, po, pc) != 0 ||
+      gk_net_peer_uv_init(p, loop, po, pc) != 0 ||
       gk_net_transport_connect(t, "127.0.0.1", port, id) != 0)
     abort();
 }
 
-void bench_room_close_client(gk_net_transport *t, gk_net_peer *p) {
-  gk_net_peer_close(p, NULL);
+void bench_room_close_client(gk_net_transport *t, gk_net_peer_uv *p) {
+  gk_net_peer_uv_close(p, NULL);
   gk_net_transport_close(t, NULL);
 }
 

@@ -8,7 +8,7 @@
 
 #include <uv.h>
 
-#include "gk_net_peer.h"
+#include "gk_net_peer_uv.h"
 #include "gk_net_transport.h"
 #include "gk_server.h"
 #include "gk_server_config.h"
@@ -35,24 +35,24 @@ int bench_room_start(bench_server *bs, const gk_server_config *cfg,
                      gk_server_log *log);
 
 /* CREATE_ROOM for 2 survivors players with bench_room_options. */
-int bench_room_create(gk_net_peer *creator);
+int bench_room_create(gk_net_peer_uv *creator);
 
 /* The handshake, from either peer's `message` callback: ROOM_CREATED ->
  * the joiner sends JOIN_ROOM (the code is kept in `code`); JOINED -> the
  * creator sends START_MATCH. Returns -1 on an ERROR (printed) or a send
  * that failed, else 0 (other messages are left to the caller). */
-int bench_room_message(const gk_wire_msg *m, gk_net_peer *creator,
-                       gk_net_peer *joiner, char *code);
+int bench_room_message(const gk_wire_msg *m, gk_net_peer_uv *creator,
+                       gk_net_peer_uv *joiner, char *code);
 
 /* A transport on `loop` connecting to 127.0.0.1:port, and a peer; aborts
  * if either cannot start. *id gets the connection's id. */
 void bench_room_open(uv_loop_t *loop, uint16_t port, gk_net_transport *t,
                      uint32_t *id, const gk_net_transport_callbacks *tc,
-                     gk_net_peer *p, const gk_net_peer_options *po,
+                     gk_net_peer_uv *p, const gk_net_peer_options *po,
                      const gk_net_peer_callbacks *pc);
 
 /* Closes a client's peer and transport (bench_room_open's pair). */
-void bench_room_close_client(gk_net_transport *t, gk_net_peer *p);
+void bench_room_close_client(gk_net_transport *t, gk_net_peer_uv *p);
 /* Shuts the server down (twice: the second cuts the grace), runs the loop
  * until its handles are closed (bounded) and closes the loop. */
 void bench_room_shutdown(uv_loop_t *loop, gk_server *srv);

@@ -1,7 +1,8 @@
 /* gk_config.c: JSON <-> genre config (see gk_config.h).
  *
  * apply walks the object depth first, building dotted keys in a fixed
- * buffer, and hands each leaf to the genre's config_set. The genre is the
+ * buffer, and hands each leaf to gk_config_apply_kv (gk_config_kv.c), and
+ * so to the genre's config_set. The genre is the
  * only judge of keys and ranges; this file only judges JSON shapes that no
  * gk_value can carry (null, fractions, huge integers, empty containers,
  * duplicates) and bounds the walk (key length, depth, key count) so a
@@ -109,12 +110,8 @@ static int apply_leaf(walk *w, const cJSON *item) {
   }
   if (++w->keys > GK_CONFIG_KEYS_MAX)
     return fail(w, GK_ETOOBIG, "more than %d keys", GK_CONFIG_KEYS_MAX);
-  char msg[GK_ERRMSG_MAX];
-  msg[0] = '\0';
-  int rc = w->sim->config_set(w->cfg, w->key, &v, msg, sizeof msg);
-  if (rc == 0) return 0;
-  if (rc > 0) rc = GK_EINVAL; /* a genre broke the contract; stay negative */
-  return fail(w, rc, "%s", msg[0] != '\0' ? msg : gk_strerror(rc));
+  return gk_config_apply_kv(w->sim, w->cfg, w->key, &v, w->path, w->err,
+                            w->errlen);
 }
 
 /* Walks the children of an object or array whose dotted key occupies
@@ -216,6 +213,13 @@ int gk_config_apply_text(const gk_sim *sim, void *cfg, const char *text,
     rc = gk_config_apply(sim, cfg, obj, path, err, errlen);
   cJSON_Delete(obj);
   return rc;
+}
+
+int gk_config_match_options(void *ctx, const gk_sim *sim, void *cfg,
+                            const char *text, size_t len, char *err,
+                            size_t errlen) {
+  (void)ctx;
+  return gk_config_apply_text(sim, cfg, text, len, "options", err, errlen);
 }
 
 int gk_config_from_json(const gk_sim *sim, void *cfg, const cJSON *obj,

@@ -17,7 +17,9 @@
  * beyond +/-2^53 (not exact in JSON), empty keys, empty nested objects or
  * arrays, duplicate keys (at any depth), keys longer than
  * GK_CONFIG_KEY_MAX, nesting deeper than GK_CONFIG_DEPTH_MAX and more than
- * GK_CONFIG_KEYS_MAX keys are errors.
+ * GK_CONFIG_KEYS_MAX keys are errors. Each leaf goes through
+ * gk_config_apply_kv (gk_config_kv.h), the cJSON-free entry point a
+ * browser page feeds from JSON.parse.
  *
  * Messages: every error names the key as a JSON path under `path` (the
  * caller's name for the object, e.g. "options" or
@@ -40,12 +42,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "gk_config_kv.h" /* the limits; one flattened key (no cJSON) */
 #include "gk_sim.h"
-
-#define GK_CONFIG_KEY_MAX 128         /* bytes in a (dotted) key, without NUL */
-#define GK_CONFIG_DEPTH_MAX 8         /* object/array nesting below the top */
-#define GK_CONFIG_KEYS_MAX 1024       /* keys applied from one object */
-#define GK_CONFIG_TEXT_MAX (1u << 20) /* bytes of JSON text */
 
 /* Applies every key of `obj` to cfg as it is (already filled by
  * config_default or an earlier apply). `obj` may be NULL (nothing to do);
@@ -65,6 +63,13 @@ int gk_config_apply(const gk_sim *sim, void *cfg, const cJSON *obj,
 int gk_config_apply_text(const gk_sim *sim, void *cfg, const char *text,
                          size_t len, const char *path, char *err,
                          size_t errlen);
+
+/* The peer engine's options hook (gk_net_peer_options.apply_options, ctx
+ * unused): MATCH_START's options through gk_config_apply_text with path
+ * "options", exactly as the server read them. */
+int gk_config_match_options(void *ctx, const gk_sim *sim, void *cfg,
+                            const char *text, size_t len, char *err,
+                            size_t errlen);
 
 /* Parses `len` bytes of options text as gk_config_apply_text does, without
  * applying it: *out gets a new object owned by the caller (cJSON_Delete),

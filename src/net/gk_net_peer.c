@@ -1,14 +1,17 @@
 /* gk_net_peer.c: the peer engine (see gk_net_peer.h).
  *
- * Two things drive a peer: its sampling timer and the host's datagrams.
+ * Two things drive a peer: its deadlines and the host's datagrams; the
+ * owner's clock reaches it only as the `now` of each call (kept in
+ * p->now for the call's duration).
  *
- * The timer owns the local schedule. Deadline k is t0 + k * step_ns on
- * uv_hrtime; each callback samples every deadline that has passed (within
- * the bound on how far past the confirmed step it may go), sends one INPUT
- * with every record the host has not acknowledged, and re-arms a one-shot
- * timer for the next deadline. While the bound holds it back, the timer
- * still fires once per step period so acknowledgements and repeats keep
- * flowing, and when sampling may resume the schedule restarts from then.
+ * The deadlines own the local schedule. Deadline k is t0 + k * step_ns;
+ * each timeout call samples every deadline that has passed (within the
+ * bound on how far past the confirmed step it may go), sends one INPUT
+ * with every record the host has not acknowledged, and sets the next
+ * deadline (p->deadline, what poll_timeout answers). While the bound holds
+ * it back, the deadline still comes once per step period so
+ * acknowledgements and repeats keep flowing, and when sampling may resume
+ * the schedule restarts from then.
  *
  * Host datagrams feed the merged input buffer; every newly confirmed step
  * is run at once over the buffer, its confirm latency noted if this peer
@@ -19,9 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gk_config.h"
 #include "gk_err.h"
-#include "gk_genres.h"
 #include "gk_net_peer_internal.h"
 #include "gk_rng.h"
 #include "gk_state.h"
@@ -38,24 +39,26 @@ static int send_msg(gk_net_peer *p, const gk_wire_msg *m) {
   return rc;
 }
 
-int gk_net_peer_send_msg(gk_net_peer *p, const gk_wire_msg *m) {
+int gk_net_peer_send_msg(gk_net_peer *p, uint64_t now_ns,
+                         const gk_wire_msg *m) {
+  p->now = now_ns;
   int rc = send_msg(p, m);
   if (rc == 0 && m->type == GK_MSG_JOIN_ROOM && !p->started &&
       m->u.room.role == GK_WIRE_ROLE_PLAYER &&
       gk_wire_code_valid(m->u.room.code)) {
     memcpy(p->expect_code, m->u.room.code, GK_WIRE_CODE_LEN + 1);
-    p->snap.request_ns = uv_hrtime(); /* a late join's resume time */
+    p->snap.request_ns = now_ns; /* a late join's resume time */
   }
   return rc;
 }
 
 static uint64_t first_sampled(const gk_net_peer *p) {
-  return p->sample_from;
+  return p->sched.first;
 }
 
 /* The step the next sample is for. */
 static uint64_t next_sample(const gk_net_peer *p) {
-  return first_sampled(p) + p->k + p->shift;
+  return gk_net_sched_next(&p->sched);
 }
 
 static void send_inputs(gk_net_peer *p);
@@ -68,7 +71,7 @@ static void finish(gk_net_peer *p, uint64_t step, int reason) {
   if (p->ended) return;
   p->ended = 1;
   p->end_reason = reason;
-  uv_timer_stop(&p->timer);
+  p->deadline = GK_NET_PEER_NEVER;
   send_inputs(p); /* the last acknowledgement and hashes */
   if (p->cb.ended != NULL) p->cb.ended(p->cb.ctx, p, step, reason);
 }
@@ -98,19 +101,15 @@ static uint32_t pack_hashes(gk_net_peer *p, uint32_t fit, uint8_t *out,
  * hashes the host has not acknowledged (CONFIRMED.hash_ack). */
 static void send_inputs(gk_net_peer *p) {
   uint32_t isz = p->sim->input_size;
-  uint64_t from = p->acked > first_sampled(p) ? p->acked : first_sampled(p);
-  uint64_t to = next_sample(p);
-  uint64_t n = to > from ? to - from : 0;
-  uint32_t fit = gk_wire_input_fit(isz);
-  if (n > fit) n = fit;
   uint8_t records[GK_WIRE_MAX];
   uint8_t hashes[GK_WIRE_STEPS_MAX * 8];
-  for (uint64_t i = 0; i < n; i++)
-    memcpy(records + i * isz, p->unacked + ((from + i) % p->inbuf.window) * isz,
-           isz);
+  uint64_t from = 0;
+  uint32_t n =
+      gk_net_sched_records(&p->sched, p->acked, p->unacked, p->inbuf.window,
+                           isz, gk_wire_input_fit(isz), records, &from);
   uint64_t hash_first = 0;
-  uint32_t nh = pack_hashes(p, gk_wire_input_hash_fit(isz, (uint32_t)n), hashes,
-                            &hash_first);
+  uint32_t nh =
+      pack_hashes(p, gk_wire_input_hash_fit(isz, n), hashes, &hash_first);
   gk_wire_msg m;
   m.type = GK_MSG_INPUT;
   m.u.input = (gk_wire_input){.slot = p->match.slot,
@@ -125,15 +124,12 @@ static void send_inputs(gk_net_peer *p) {
   send_msg(p, &m);
 }
 
-/* May the peer sample step s? Not past confirmed + input_delay + lead,
- * and never so far that its rings of unacknowledged records and sample
- * times (window entries) could wrap onto a step still in use. */
-static int may_sample(const gk_net_peer *p, uint64_t s) {
-  if (p->spectator || s >= p->inbuf.confirmed + p->delay + p->match.lead ||
-      s - p->inbuf.confirmed >= p->inbuf.window / 2)
-    return 0;
-  uint64_t from = p->acked > first_sampled(p) ? p->acked : first_sampled(p);
-  return s - from < p->inbuf.window / 2;
+/* May the peer take its next sample? Not past confirmed + input_delay +
+ * lead, and never so far that its rings of unacknowledged records and
+ * sample times (window entries) could wrap onto a step still in use. */
+static int may_sample(const gk_net_peer *p) {
+  return !p->spectator && gk_net_sched_may_sample(&p->sched, p->inbuf.confirmed,
+                                                  p->acked, p->inbuf.window);
 }
 
 /* --- running confirmed steps -----------------------------------------------
@@ -163,9 +159,9 @@ static uint64_t steps_before_call(const gk_net_peer *p, uint64_t ready) {
 static void run_steps(gk_net_peer *p) {
   uint64_t ready = gk_inbuf_ready(&p->inbuf);
   uint32_t batch = p->opts.catchup_batch != 0 ? p->opts.catchup_batch : 512u;
-  if (ready > batch) ready = batch; /* the rest from the timer, at once */
+  if (ready > batch) ready = batch; /* the rest from a timeout, at once */
+  uint64_t now_ms = p->now / 1000000u;
   while (ready > 0 && !p->ended) {
-    uint64_t now_ms = uv_hrtime() / 1000000u;
     uint64_t n = steps_before_call(p, ready);
     int ran = gk_loop_frame(&p->loop, &p->in.base, gk_budget_steps(n), now_ms);
     if (p->after_fn != NULL && p->loop.steps == p->after_step + 1) {
@@ -188,32 +184,24 @@ static void note_delay(gk_net_peer *p, uint64_t step, uint32_t delay) {
     p->delays[p->ndelays++] = (gk_net_peer_delay){step, delay};
 }
 
-/* At a deadline: if the next sample is for the switch step of an
- * announced change, switch. Raising fills the skipped steps with neutral
- * records (the host holds them neutral too) and samples on; lowering
- * consumes this deadline without reading the source (returns 1) until
- * D - D' have passed. */
+/* At a deadline: the switch of an announced change (gk_net_sched.h).
+ * Raising fills the skipped steps with neutral records (the host holds
+ * them neutral too) and samples on; lowering consumes this deadline
+ * without reading the source (returns 1) until D - D' have passed. */
 static int delay_switch(gk_net_peer *p) {
-  if (!p->dl_pending || next_sample(p) != p->dl_at) return 0;
+  gk_net_sched_event ev;
+  int used = gk_net_sched_deadline(&p->sched, &ev);
   uint32_t isz = p->sim->input_size;
-  int lowering = p->dl_to < p->delay;
-  if (!lowering) {
-    for (uint64_t s = p->dl_at; s < p->dl_at + (p->dl_to - p->delay); s++) {
-      memset(p->unacked + (s % p->inbuf.window) * isz, 0, isz);
-      p->sampled_ns[s % p->inbuf.window] = 0;
-    }
-    p->shift += p->dl_to - p->delay;
-  } else {
-    if (p->dl_skip == 0) p->dl_skip = p->delay - p->dl_to;
-    p->k++;
-    p->shift--; /* the next sample stays for the switch step */
-    p->stats.deadlines_skipped++;
-    if (--p->dl_skip > 0) return 1;
+  for (uint64_t s = ev.held_from; s < ev.held_from + ev.held; s++) {
+    memset(p->unacked + (s % p->inbuf.window) * isz, 0, isz);
+    p->sampled_ns[s % p->inbuf.window] = 0;
   }
-  p->dl_pending = 0;
-  p->stats.delay_changes++;
-  note_delay(p, p->dl_at, p->dl_to);
-  return lowering;
+  if (ev.passed) p->stats.deadlines_skipped++;
+  if (ev.switched) {
+    p->stats.delay_changes++;
+    note_delay(p, ev.at, ev.delay);
+  }
+  return used;
 }
 
 /* Newly confirmed steps before..confirmed-1: note the delay changes they
@@ -222,27 +210,24 @@ static void take_announcements(gk_net_peer *p, uint64_t before) {
   for (uint64_t s = before; s < p->inbuf.confirmed; s++) {
     gk_step_input in;
     if (gk_inbuf_get(&p->inbuf, s, &in) != 0) continue;
-    uint32_t d = GK_STEP_DELAY_OF(in.flags);
-    if (d == 0) continue;
-    if (p->dl_pending) p->stats.drop_unexpected++; /* host never does this */
-    p->dl_pending = 1;
-    p->dl_at = s + p->announced + p->match.lead;
-    p->dl_to = d;
-    p->dl_skip = 0;
-    p->announced = d;
+    if (gk_net_sched_announce(&p->sched, s, in.flags))
+      p->stats.drop_unexpected++; /* host never does this */
   }
 }
 
-static void on_timer(uv_timer_t *h);
-
+/* Sets the next deadline: the next sampling deadline, or one step period
+ * from now while sampling waits (blocked, catching up, spectating), or
+ * now if a batch of confirmed steps is left to run. */
 static void arm(gk_net_peer *p, uint64_t now) {
-  if (p->ended || p->stopped) return;
+  if (p->ended || p->stopped) {
+    p->deadline = GK_NET_PEER_NEVER;
+    return;
+  }
   uint64_t next = p->blocked || p->catching_up || p->spectator
                       ? now + p->step_ns
-                      : p->t0 + p->k * p->step_ns;
-  uint64_t ms = next > now ? (next - now + 999999u) / 1000000u : 0;
-  if (gk_inbuf_ready(&p->inbuf) > 0) ms = 0; /* a batch is left to run */
-  uv_timer_start(&p->timer, on_timer, ms, 0);
+                      : p->t0 + p->sched.k * p->step_ns;
+  if (gk_inbuf_ready(&p->inbuf) > 0) next = now; /* a batch is left to run */
+  p->deadline = next;
 }
 
 /* After a snapshot: confirmed steps run in batches (run_steps) until the
@@ -253,34 +238,33 @@ static int catch_up(gk_net_peer *p, uint64_t now) {
   if (!p->catching_up) return 0;
   if (p->spectator ||
       p->loop.steps + p->match.input_delay < p->inbuf.confirmed ||
-      !may_sample(p, next_sample(p))) {
+      !may_sample(p)) {
     send_inputs(p); /* acknowledgements and hashes */
     arm(p, now);
     return 1;
   }
   p->catching_up = 0;
   p->blocked = 0;
-  p->t0 = now - p->k * p->step_ns;
+  p->t0 = now - p->sched.k * p->step_ns;
   p->snap.resumed_ns = now;
   if (p->cb.resumed != NULL) p->cb.resumed(p->cb.ctx, p);
   return 0;
 }
 
-static void on_timer(uv_timer_t *h) {
-  gk_net_peer *p = h->data;
+static void on_timeout(gk_net_peer *p) {
   if (p->ended || p->stopped) return;
-  uint64_t now = uv_hrtime();
+  uint64_t now = p->now;
   if (catch_up(p, now)) return;
   if (gk_inbuf_ready(&p->inbuf) > 0) run_steps(p);
   int sampled = 0, skipped = 0, was_blocked = p->blocked;
   uint32_t isz = p->sim->input_size;
-  while (now >= p->t0 + p->k * p->step_ns) {
+  while (now >= p->t0 + p->sched.k * p->step_ns) {
     if (delay_switch(p)) {
       skipped = 1;
       continue;
     }
     uint64_t s = next_sample(p);
-    if (!may_sample(p, s)) {
+    if (!may_sample(p)) {
       p->blocked = 1;
       p->stats.waits++;
       break;
@@ -288,7 +272,7 @@ static void on_timer(uv_timer_t *h) {
     if (p->blocked) {
       /* The wait is over: the schedule restarts now, without a burst. */
       p->blocked = 0;
-      p->t0 = now - p->k * p->step_ns;
+      p->t0 = now - p->sched.k * p->step_ns;
     }
     gk_step_input in;
     uint8_t *dst = p->unacked + (s % p->inbuf.window) * isz;
@@ -298,7 +282,7 @@ static void on_timer(uv_timer_t *h) {
     else
       memset(dst, 0, isz);
     p->sampled_ns[s % p->inbuf.window] = now;
-    p->k++;
+    p->sched.k++;
     p->stats.samples++;
     sampled = 1;
     if (p->source->end_step != NULL) p->source->end_step(p->source);
@@ -310,7 +294,18 @@ static void on_timer(uv_timer_t *h) {
 }
 
 void gk__peer_kick(gk_net_peer *p) {
-  if (!p->ended && !p->stopped) uv_timer_start(&p->timer, on_timer, 0, 0);
+  if (!p->ended && !p->stopped) p->deadline = p->now;
+}
+
+uint64_t gk_net_peer_poll_timeout(const gk_net_peer *p) {
+  if (!p->started || p->ended || p->stopped) return GK_NET_PEER_NEVER;
+  return p->deadline;
+}
+
+uint64_t gk_net_peer_handle_timeout(gk_net_peer *p, uint64_t now_ns) {
+  p->now = now_ns;
+  if (p->started && p->deadline != GK_NET_PEER_NEVER) on_timeout(p);
+  return gk_net_peer_poll_timeout(p);
 }
 
 /* --- receiving -------------------------------------------------------------
@@ -336,7 +331,7 @@ static int on_confirmed(gk_net_peer *p, const gk_wire_confirmed *c) {
   }
   gk_inbuf_confirm(&p->inbuf);
   take_announcements(p, before);
-  uint64_t now = uv_hrtime();
+  uint64_t now = p->now;
   for (uint64_t s = before; s < p->inbuf.confirmed; s++)
     if (s >= first_sampled(p) && s < next_sample(p) &&
         p->sampled_ns[s % p->inbuf.window] != 0 &&
@@ -347,16 +342,18 @@ static int on_confirmed(gk_net_peer *p, const gk_wire_confirmed *c) {
     }
   run_steps(p);
   if (p->inbuf.confirmed > before) {
-    if ((p->blocked || p->catching_up) && may_sample(p, next_sample(p)))
-      uv_timer_start(&p->timer, on_timer, 0, 0); /* resume at once */
+    if ((p->blocked || p->catching_up) && may_sample(p))
+      gk__peer_kick(p); /* resume at once */
     if (p->ended || p->stopped)
-      send_inputs(p); /* no timer: acknowledge from here */
+      send_inputs(p); /* no deadlines: acknowledge from here */
   }
   return 0;
 }
 
-int gk_net_peer_receive(gk_net_peer *p, const uint8_t *bytes, size_t len) {
+int gk_net_peer_handle(gk_net_peer *p, uint64_t now_ns, const uint8_t *bytes,
+                       size_t len) {
   gk_wire_msg m;
+  p->now = now_ns;
   p->stats.packets_in++;
   int rc = gk_wire_decode(bytes, len, &m);
   if (rc != 0) {
@@ -369,7 +366,7 @@ int gk_net_peer_receive(gk_net_peer *p, const uint8_t *bytes, size_t len) {
     return gk__peer_on_state_request(p, &m.u.state_req);
   if (m.type == GK_MSG_MATCH_START) {
     char err[GK_ERRMSG_MAX];
-    rc = gk_net_peer_start(p, &m.u.match_start, err, sizeof err);
+    rc = gk_net_peer_start(p, now_ns, &m.u.match_start, err, sizeof err);
     if (rc != 0) p->stats.drop_unexpected++;
     return rc;
   }
@@ -418,8 +415,7 @@ int gk_net_peer_receive(gk_net_peer *p, const uint8_t *bytes, size_t len) {
 
 int gk_net_peer_init(gk_net_peer *p, const gk_net_peer_options *opts,
                      const gk_net_peer_callbacks *cb) {
-  if (p == NULL || opts == NULL || opts->loop == NULL || cb == NULL ||
-      cb->send == NULL)
+  if (p == NULL || opts == NULL || cb == NULL || cb->send == NULL)
     return GK_EINVAL;
   memset(p, 0, sizeof *p);
   p->opts = *opts;
@@ -428,28 +424,45 @@ int gk_net_peer_init(gk_net_peer *p, const gk_net_peer_options *opts,
   if (p->opts.hash_ring == 0) p->opts.hash_ring = 1024;
   p->latency_us = malloc((size_t)p->opts.latency_cap * sizeof(uint32_t));
   if (p->latency_us == NULL) return GK_ENOMEM;
-  uv_timer_init(opts->loop, &p->timer);
-  p->timer.data = p;
-  p->timer_open = 1;
+  p->deadline = GK_NET_PEER_NEVER;
   return 0;
 }
 
 /* Frees what a peer allocates for a match (its genre config is released
- * by the caller first) and forgets the pointers. */
+ * by the caller first) and forgets the pointers; the latency samples,
+ * allocated at init, stay for another start. */
 static void release_buffers(gk_net_peer *p) {
   free(p->sim_cfg);
   free(p->unacked);
   free(p->sampled_ns);
-  free(p->latency_us);
   p->sim_cfg = NULL;
   p->unacked = NULL;
   p->sampled_ns = NULL;
-  p->latency_us = NULL;
 }
 
-static const gk_sim *default_find(void *ctx, const char *name) {
-  (void)ctx;
-  return gk_genre_find(name);
+/* MATCH_START's genre from the caller's registry, or NULL. */
+static const gk_sim *find_genre(const gk_net_peer_genres *g, const char *name) {
+  if (g->find != NULL) return g->find(g->ctx, name);
+  for (size_t i = 0; g->sims != NULL && i < g->count; i++)
+    if (g->sims[i] != NULL && strcmp(g->sims[i]->name, name) == 0)
+      return g->sims[i];
+  return NULL;
+}
+
+/* MATCH_START's options through the caller's hook; without one, only
+ * blank text is taken. */
+static int apply_options(gk_net_peer *p, const gk_sim *sim,
+                         const gk_wire_match_start *ms, char *err,
+                         size_t errlen) {
+  size_t len = strnlen(ms->config, sizeof ms->config);
+  if (p->opts.apply_options != NULL)
+    return p->opts.apply_options(p->opts.options_ctx, sim, p->sim_cfg,
+                                 ms->config, len, err, errlen);
+  for (size_t i = 0; i < len; i++)
+    if (strchr(" \t\r\n", ms->config[i]) == NULL)
+      return gk_errf(err, errlen, GK_EINVAL,
+                     "options: this peer has no options hook");
+  return 0;
 }
 
 /* The match's clock, input source and delay bookkeeping, from `ms`. */
@@ -461,18 +474,16 @@ static void begin_match(gk_net_peer *p, const gk_wire_match_start *ms) {
   gk_inbuf_replica_init(&p->in, &p->inbuf, &p->loop, &p->hist, peer_step, p);
   p->acked = ms->first_step;
   p->hash_from = ms->first_step;
-  p->sample_from = ms->first_step + ms->input_delay;
-  p->t0 = uv_hrtime();
-  p->k = 0;
-  p->shift = 0;
-  p->announced = ms->input_delay;
-  p->dl_pending = 0;
+  gk_net_sched_init(&p->sched, ms->first_step + ms->input_delay,
+                    ms->input_delay, ms->lead);
+  p->t0 = p->now;
   p->ndelays = 0;
   note_delay(p, ms->first_step, ms->input_delay);
 }
 
-int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
-                      size_t errlen) {
+int gk_net_peer_start(gk_net_peer *p, uint64_t now_ns,
+                      const gk_wire_match_start *ms, char *err, size_t errlen) {
+  p->now = now_ns;
   if (p->started)
     return gk_errf(err, errlen, GK_ESTATE, "peer: match already started");
   if (ms->players < 1 || ms->players > GK_PLAYERS_MAX ||
@@ -480,9 +491,7 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
       ms->step_seconds.den == 0 || ms->first_step != 0)
     return gk_errf(err, errlen, GK_EINVAL,
                    "peer: match start out of range (or not at step 0)");
-  const gk_sim *sim = p->opts.find_genre != NULL
-                          ? p->opts.find_genre(p->opts.find_ctx, ms->genre)
-                          : default_find(NULL, ms->genre);
+  const gk_sim *sim = find_genre(&p->opts.genres, ms->genre);
   if (sim == NULL)
     return gk_errf(err, errlen, GK_ENOTFOUND, "peer: unknown genre \"%s\"",
                    ms->genre);
@@ -496,10 +505,7 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
     return gk_errf(err, errlen, GK_ENOMEM, "peer: out of memory");
   sim->config_default(p->sim_cfg);
   p->sim = sim;
-  if ((rc = gk_config_apply_text(sim, p->sim_cfg, ms->config,
-                                 strnlen(ms->config, sizeof ms->config),
-                                 "options", err, errlen)) != 0)
-    goto fail;
+  if ((rc = apply_options(p, sim, ms, err, errlen)) != 0) goto fail;
   uint32_t window =
       p->opts.window != 0 ? p->opts.window : GK_INBUF_WINDOW_DEFAULT;
   gk_inbuf_options o = {.players = ms->players,
@@ -545,7 +551,7 @@ int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
     p->await_snapshot = 1;
   p->started = 1;
   if (p->cb.started != NULL) p->cb.started(p->cb.ctx, p);
-  if (!p->await_snapshot) uv_timer_start(&p->timer, on_timer, 0, 0);
+  if (!p->await_snapshot) gk__peer_kick(p);
   return 0;
 fail_loop:
   gk_history_close(&p->hist);
@@ -560,11 +566,12 @@ fail:
 
 void gk_net_peer_stop(gk_net_peer *p) {
   p->stopped = 1;
-  uv_timer_stop(&p->timer);
+  p->deadline = GK_NET_PEER_NEVER;
 }
 
-static void on_timer_closed(uv_handle_t *h) {
-  gk_net_peer *p = h->data;
+void gk_net_peer_free(gk_net_peer *p) {
+  p->stopped = 1;
+  p->deadline = GK_NET_PEER_NEVER;
   gk_chunk_rx_close(&p->snap_rx);
   if (p->started) {
     gk_history_close(&p->hist);
@@ -573,16 +580,9 @@ static void on_timer_closed(uv_handle_t *h) {
     if (p->sim->config_free != NULL) p->sim->config_free(p->sim_cfg);
   }
   release_buffers(p);
+  free(p->latency_us);
+  p->latency_us = NULL;
   p->started = 0;
-  if (p->close_cb != NULL) p->close_cb(p);
-}
-
-void gk_net_peer_close(gk_net_peer *p, void (*close_cb)(gk_net_peer *p)) {
-  if (!p->timer_open) return;
-  p->timer_open = 0;
-  p->stopped = 1;
-  p->close_cb = close_cb;
-  uv_close((uv_handle_t *)&p->timer, on_timer_closed);
 }
 
 static int cmp_u32(const void *a, const void *b) {

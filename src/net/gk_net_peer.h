@@ -1,18 +1,30 @@
 /* gk_net_peer.h: the peer engine, the client side of a lockstep match.
  *
+ * Sans-I/O, after quinn-proto's Connection: no socket, no timer, no clock,
+ * no JSON parser. The owner hands it every datagram from the host
+ * (gk_net_peer_handle), calls gk_net_peer_handle_timeout once the
+ * deadline that gk_net_peer_poll_timeout returns has passed, and carries
+ * the bytes it emits through the `send` callback (reliable or not). Time
+ * comes in as an argument of every call (uint64 nanoseconds on any
+ * monotonic clock, the same one for every call). Genres come from the
+ * caller's registry (options.genres) and MATCH_START's genre options are
+ * applied by the caller's hook (options.apply_options). So the engine
+ * needs only libc and the core (library gk_lockstep, checked by
+ * tests/net/check_lockstep_symbols.sh). src/net/gk_net_peer_uv.h drives it
+ * on a uv loop with ENet for gk-bot, the test kit and the tests.
+ *
  * A peer takes its match parameters from a MATCH_START (received, or given
  * to gk_net_peer_start), runs its own gk_loop of the match over the
  * confirmed merged inputs the host sends (CONFIRMED), and samples its local
  * input source on its own schedule:
  *
- *   deadline(k) = t0 + k * step_ns   (uv_hrtime; a one-shot uv_timer is
- *                                     re-armed for the next deadline each
- *                                     time, so the schedule cannot drift)
+ *   deadline(k) = t0 + k * step_ns   (poll_timeout gives the next one, so
+ *                                     the schedule cannot drift)
  *
  * At each deadline it reads one record from the source, tags it for step
  * first_step + k + input_delay, sends it (INPUT, unreliably, repeating
  * every record the host has not acknowledged), calls the source's
- * end_step, and after its last sample of that timer callback, end_frame
+ * end_step, and after its last sample of that timeout call, end_frame
  * (ADR-0004 as amended by ADR-0012). It never samples step s unless
  * s < confirmed + input_delay + lead, so a stalled player stalls everyone;
  * after such a wait the schedule restarts from the moment sampling may
@@ -51,12 +63,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <uv.h>
-
 #include "gk_history.h"
 #include "gk_loop.h"
 #include "gk_net_chunk.h"
 #include "gk_net_inbuf.h"
+#include "gk_net_sched.h"
 #include "gk_net_wire.h"
 #include "gk_sim.h"
 
@@ -68,8 +79,8 @@ typedef struct gk_net_peer_snap_info {
   uint64_t step;       /* the state after this many steps */
   uint64_t bytes;      /* state bytes */
   uint64_t next_input; /* the first step this peer samples for */
-  uint64_t request_ns; /* uv_hrtime of the request (rejoin, spectate,
-                          JOIN_ROOM) */
+  uint64_t request_ns; /* the caller's time of the request (rejoin,
+                          spectate, JOIN_ROOM) */
   uint64_t adopted_ns; /* ... of the adoption */
   uint64_t resumed_ns; /* ... of resumed sampling (0: not yet) */
   char error[GK_ERRMSG_MAX];
@@ -104,20 +115,40 @@ typedef struct gk_net_peer_callbacks {
   void (*resumed)(void *ctx, gk_net_peer *p);
 } gk_net_peer_callbacks;
 
+/* Where the peer finds MATCH_START's genre: `find` if non-NULL (NULL
+ * from it: unknown), else the `count` descriptors of `sims` by name. An
+ * empty registry knows no genre. */
+typedef struct gk_net_peer_genres {
+  const gk_sim *(*find)(void *ctx, const char *name);
+  void *ctx;
+  const gk_sim *const *sims;
+  size_t count;
+} gk_net_peer_genres;
+
+/* Applies MATCH_START's genre options (`len` bytes of JSON text, not
+ * NUL-terminated) to cfg, which holds the genre's defaults. Returns 0 or
+ * a negative code with a message in err (natively gk_config_match_options,
+ * src/config; a browser can flatten JSON.parse's object into
+ * gk_config_apply_kv calls). */
+typedef int (*gk_net_peer_options_fn)(void *ctx, const gk_sim *sim, void *cfg,
+                                      const char *text, size_t len, char *err,
+                                      size_t errlen);
+
 typedef struct gk_net_peer_options {
-  uv_loop_t *loop; /* must be non-NULL */
   /* The local input source, or NULL for the genre's bot seeded with
    * bot_seed and the slot. Owned by the caller; must outlive the match. */
   gk_input *source;
   uint64_t bot_seed;
-  /* Genre lookup by name; NULL -> gk_genre_find. */
-  const gk_sim *(*find_genre)(void *ctx, const char *name);
-  void *find_ctx;
+  gk_net_peer_genres genres; /* MATCH_START's genre */
+  /* MATCH_START's options; NULL: only blank options are taken (others
+   * are GK_EINVAL). */
+  gk_net_peer_options_fn apply_options;
+  void *options_ctx;
   uint32_t window;      /* input buffer window; 0 -> default */
   uint32_t latency_cap; /* latency samples kept; 0 -> 65536 */
   uint32_t hash_ring;   /* 0 -> default */
-  /* Catching up after a snapshot: at most this many steps per timer
-   * callback (0 -> 512), so the peer keeps sending and receiving. */
+  /* Catching up after a snapshot: at most this many steps per timeout
+   * call (0 -> 512), so the peer keeps sending and receiving. */
   uint32_t catchup_batch;
   /* Desync forensics (issue 13): the history the peer answers
    * STATE_REQUEST from (gk_net_peer_state.c). window 0 -> hash_ring + 64
@@ -146,7 +177,7 @@ typedef struct gk_net_peer_stats {
   uint64_t drop_unexpected; /* wrong shape or not valid now */
   uint64_t confirmed_dup;   /* redundant confirmed steps */
   uint64_t samples;         /* inputs sampled */
-  uint64_t waits;           /* timer ticks that could not sample (bound) */
+  uint64_t waits;           /* timeouts that could not sample (bound) */
   uint64_t steps_run;
   uint64_t delay_changes;     /* switches to an announced delay */
   uint64_t deadlines_skipped; /* deadlines passed unread on a lowering */
@@ -186,15 +217,13 @@ struct gk_net_peer {
   gk_input *source;
   void *sim_cfg;
   uint64_t step_ns;
-  uint64_t t0;          /* uv_hrtime of deadline 0 */
-  uint64_t k;           /* deadlines passed (sampled or skipped) */
-  uint64_t shift;       /* next sample = first + delay0 + k + shift (mod
-                           2^64): + raise, - lowering skips */
-  uint32_t announced;   /* the delay last announced in a confirmed step */
-  int dl_pending;       /* a change waits for its switch step */
-  uint64_t dl_at;       /* its switch step */
-  uint32_t dl_to;       /* its new delay */
-  uint32_t dl_skip;     /* deadlines still to skip (lowering) */
+  uint64_t now;         /* the time of the call in progress (or last) */
+  uint64_t deadline;    /* poll_timeout's answer while running */
+  uint64_t t0;          /* the time of deadline 0 */
+  gk_net_sched sched;   /* deadline k = t0 + k * step_ns, the next sample's
+                           step, delay changes (first: the first step
+                           sampled, first_step + delay or a snapshot's
+                           next_input) */
   uint64_t acked;       /* host holds my inputs < acked */
   uint8_t *unacked;     /* ring of my records (window entries) */
   uint64_t *sampled_ns; /* ring: when each step's input was sampled */
@@ -204,20 +233,15 @@ struct gk_net_peer {
   int end_notice; /* MATCH_END received */
   int end_notice_reason;
   gk_inbuf_replica in; /* the run's input */
-  uv_timer_t timer;
-  int timer_open;
-  void (*close_cb)(gk_net_peer *p);
   uint8_t buf[GK_WIRE_MAX];
   /* gk_net_peer_after_step: a pending call between two frames */
   uint64_t after_step;
   void (*after_fn)(void *ctx, gk_net_peer *p);
   void *after_ctx;
   /* rejoin and spectating (gk_net_peer_snap.c) */
-  uint64_t sample_from; /* the first step sampled: first_step + delay, or
-                           a snapshot's next_input */
-  int await_snapshot;   /* MATCH_START sets up; a snapshot starts */
-  int spectator;        /* never samples; reports hashes */
-  int catching_up;      /* running confirmed steps in batches */
+  int await_snapshot; /* MATCH_START sets up; a snapshot starts */
+  int spectator;      /* never samples; reports hashes */
+  int catching_up;    /* running confirmed steps in batches */
   char expect_code[GK_WIRE_CODE_LEN + 1];
   gk_chunk_rx snap_rx;
   gk_wire_snap_begin snap_begin;
@@ -227,6 +251,33 @@ struct gk_net_peer {
   /* desync forensics (gk_net_peer_state.c) */
   gk_history hist; /* read-only for callers: its memory is hist.bytes */
 };
+
+#define GK_NET_PEER_NEVER UINT64_MAX /* poll_timeout: no deadline */
+
+/* Prepares a peer (no match yet). Returns 0 or GK_EINVAL/GK_ENOMEM. */
+int gk_net_peer_init(gk_net_peer *p, const gk_net_peer_options *opts,
+                     const gk_net_peer_callbacks *cb);
+
+/* One datagram from the host, received at `now_ns`. MATCH_START starts the
+ * match; CONFIRMED feeds the loop; notices go to the callbacks. Returns 0
+ * or why it was dropped (counted). The deadline may have moved: ask
+ * poll_timeout again. */
+int gk_net_peer_handle(gk_net_peer *p, uint64_t now_ns, const uint8_t *bytes,
+                       size_t len);
+
+/* When the peer next wants gk_net_peer_handle_timeout: an absolute time on
+ * the caller's clock (at or before now: at once), or GK_NET_PEER_NEVER
+ * (not started, waiting for a snapshot, ended or stopped). It changes only
+ * in the peer's own calls. */
+uint64_t gk_net_peer_poll_timeout(const gk_net_peer *p);
+
+/* The deadline has passed: catches up after a snapshot, samples every
+ * sampling deadline up to `now_ns` that the bound allows, runs confirmed
+ * steps left over, sends one INPUT (records, ack, hashes) if anything
+ * changed or sampling waits. Calling it early is harmless (it samples
+ * only the deadlines that passed). Returns the next deadline, as
+ * poll_timeout. */
+uint64_t gk_net_peer_handle_timeout(gk_net_peer *p, uint64_t now_ns);
 
 /* Takes slot `slot` of room `code` back after a dropped connection:
  * sends REJOIN_ROOM with the secret from RECONNECT_SECRET over a fresh,
@@ -238,36 +289,30 @@ struct gk_net_peer {
  * of that room as a player, for that slot and the slot's client id; a
  * token is single-use, so not the one the player first joined with).
  * Returns 0, GK_EINVAL, GK_ESTATE or the send's code. */
-int gk_net_peer_rejoin(gk_net_peer *p, const char *code, uint32_t slot,
-                       const uint8_t secret[GK_WIRE_SECRET_LEN],
+int gk_net_peer_rejoin(gk_net_peer *p, uint64_t now_ns, const char *code,
+                       uint32_t slot, const uint8_t secret[GK_WIRE_SECRET_LEN],
                        const uint8_t *token);
 /* Watches room `code` as a spectator (SPECTATE): a snapshot, then the
  * confirmed steps; never samples, reports its hashes. `token` may be NULL
  * (open mode), else GK_WIRE_TOKEN_BYTES of a spectator's join token. */
-int gk_net_peer_spectate(gk_net_peer *p, const char *code,
+int gk_net_peer_spectate(gk_net_peer *p, uint64_t now_ns, const char *code,
                          const uint8_t *token);
 
-/* Prepares a peer (no match yet). Returns 0 or GK_EINVAL/GK_ENOMEM. */
-int gk_net_peer_init(gk_net_peer *p, const gk_net_peer_options *opts,
-                     const gk_net_peer_callbacks *cb);
-
-/* One datagram from the host. MATCH_START starts the match; CONFIRMED feeds
- * the loop; notices go to the callbacks. Returns 0 or why it was dropped
- * (counted). */
-int gk_net_peer_receive(gk_net_peer *p, const uint8_t *bytes, size_t len);
-
-/* Starts the match described by `ms` (what MATCH_START does). The genre
- * options in ms->config are read by src/config (gk_config_apply_text over
- * the defaults, path "options"), exactly as the server read them.
+/* Starts the match described by `ms` at `now_ns` (what MATCH_START does):
+ * the genre from options.genres, its options in ms->config through
+ * options.apply_options over the defaults (natively src/config's
+ * gk_config_apply_text, path "options", exactly as the server read them).
  * Returns 0, GK_ESTATE (already started), GK_ENOTFOUND (unknown genre),
  * GK_EINVAL, GK_EMISMATCH (players outside the genre's range), or a config
- * error (GK_EPARSE, or the genre's code); message in err. */
-int gk_net_peer_start(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
-                      size_t errlen);
+ * error (GK_EPARSE, or the genre's code); message in err. The first
+ * sampling deadline is now_ns. */
+int gk_net_peer_start(gk_net_peer *p, uint64_t now_ns,
+                      const gk_wire_match_start *ms, char *err, size_t errlen);
 
 /* Encodes and sends a message (reliability from the type table). A
- * JOIN_ROOM's room code is kept for a late join's snapshot. */
-int gk_net_peer_send_msg(gk_net_peer *p, const gk_wire_msg *m);
+ * JOIN_ROOM's room code is kept for a late join's snapshot (its request
+ * time is now_ns; from inside a callback, pass p->now). */
+int gk_net_peer_send_msg(gk_net_peer *p, uint64_t now_ns, const gk_wire_msg *m);
 
 /* Calls fn(ctx, p) once, between two frames, as soon as the loop has run
  * step `step` (loop.steps == step + 1) and before it runs the next, so fn
@@ -276,12 +321,12 @@ int gk_net_peer_send_msg(gk_net_peer *p, const gk_wire_msg *m);
 void gk_net_peer_after_step(gk_net_peer *p, uint64_t step,
                             void (*fn)(void *ctx, gk_net_peer *p), void *ctx);
 
-/* Stops sampling (the match is left as it is). */
+/* Stops sampling (the match is left as it is; no more deadlines). */
 void gk_net_peer_stop(gk_net_peer *p);
 
-/* Frees everything; close_cb (may be NULL) runs once the timer handle is
- * closed, after which `p` may be freed. */
-void gk_net_peer_close(gk_net_peer *p, void (*close_cb)(gk_net_peer *p));
+/* Frees everything the peer holds; `p` may be freed or initialised again
+ * after. Not from inside one of its callbacks. */
+void gk_net_peer_free(gk_net_peer *p);
 
 /* p-th percentile (0..100) of the latency samples in microseconds, by
  * nearest rank over a sorted copy; 0 if there are none. Allocates. */

@@ -1,5 +1,5 @@
 /* gk_net_peer_internal.h: what gk_net_peer.c shares with
- * gk_net_peer_snap.c (src/net only). */
+ * gk_net_peer_snap.c and gk_net_peer_state.c (src/net only). */
 #ifndef GK_NET_PEER_INTERNAL_H
 #define GK_NET_PEER_INTERNAL_H
 
@@ -8,7 +8,7 @@
 /* gk_net_peer.c: sends one INPUT (unacknowledged records, the ack, the
  * hashes the host has not acknowledged). */
 void gk__peer_send_inputs(gk_net_peer *p);
-/* gk_net_peer.c: runs the timer callback at once (catch-up, sampling). */
+/* gk_net_peer.c: makes the next deadline now (catch-up, sampling). */
 void gk__peer_kick(gk_net_peer *p);
 /* gk_net_peer_snap.c: SNAPSHOT_BEGIN or SNAPSHOT_CHUNK from the host.
  * Returns 0 or why it was dropped (counted). */

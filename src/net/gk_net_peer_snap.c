@@ -14,7 +14,7 @@
  *      (`snapshot` callback with the reason) and the peer stays as it
  *      was. Then gk_loop_adopt, a fresh input buffer from that step, and
  *      the catch-up: gk_net_peer.c runs the confirmed steps in batches
- *      from its timer and resumes sampling at the snapshot's next_input
+ *      from its timeouts and resumes sampling at the snapshot's next_input
  *      once it is within the input delay of the head.
  */
 #include <stdio.h>
@@ -122,8 +122,8 @@ static void adopted(gk_net_peer *p, size_t len) {
   const gk_wire_snap_begin *b = &p->snap_begin;
   uint64_t from = b->next_input;
   if (p->spectator || from < b->step) from = b->step;
-  p->sample_from = from;
-  p->k = 0;
+  p->sched.first = from;
+  p->sched.k = 0;
   p->acked = from;
   p->hash_from = b->step;
   p->blocked = 0;
@@ -134,7 +134,7 @@ static void adopted(gk_net_peer *p, size_t len) {
   p->snap.step = b->step;
   p->snap.bytes = len;
   p->snap.next_input = from;
-  p->snap.adopted_ns = uv_hrtime();
+  p->snap.adopted_ns = p->now;
   p->snap.resumed_ns = 0;
   p->snap.error[0] = '\0';
   if (p->cb.snapshot != NULL) p->cb.snapshot(p->cb.ctx, p, 0, &p->snap);
@@ -176,15 +176,16 @@ static int ask(gk_net_peer *p, const char *code, gk_wire_msg *m) {
   if (p->started || p->await_snapshot || !gk_wire_code_valid(code))
     return GK_ESTATE;
   memcpy(p->expect_code, code, GK_WIRE_CODE_LEN + 1);
-  p->snap.request_ns = uv_hrtime();
-  int rc = gk_net_peer_send_msg(p, m);
+  p->snap.request_ns = p->now;
+  int rc = gk_net_peer_send_msg(p, p->now, m);
   if (rc == 0) p->await_snapshot = 1;
   return rc;
 }
 
-int gk_net_peer_rejoin(gk_net_peer *p, const char *code, uint32_t slot,
-                       const uint8_t secret[GK_WIRE_SECRET_LEN],
+int gk_net_peer_rejoin(gk_net_peer *p, uint64_t now_ns, const char *code,
+                       uint32_t slot, const uint8_t secret[GK_WIRE_SECRET_LEN],
                        const uint8_t *token) {
+  p->now = now_ns;
   if (code == NULL || secret == NULL || slot >= GK_PLAYERS_MAX)
     return GK_EINVAL;
   gk_wire_msg m;
@@ -200,8 +201,9 @@ int gk_net_peer_rejoin(gk_net_peer *p, const char *code, uint32_t slot,
   return ask(p, code, &m);
 }
 
-int gk_net_peer_spectate(gk_net_peer *p, const char *code,
+int gk_net_peer_spectate(gk_net_peer *p, uint64_t now_ns, const char *code,
                          const uint8_t *token) {
+  p->now = now_ns;
   if (code == NULL) return GK_EINVAL;
   gk_wire_msg m;
   memset(&m, 0, sizeof m);

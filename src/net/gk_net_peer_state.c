@@ -34,7 +34,7 @@ int gk__peer_history_open(gk_net_peer *p, uint32_t players) {
 static int send_state(gk_net_peer *p, gk_wire_msg *m, const uint8_t *bytes,
                       int corrupt) {
   const gk_wire_state_begin *b = &m->u.state_begin;
-  int rc = gk_net_peer_send_msg(p, m);
+  int rc = gk_net_peer_send_msg(p, p->now, m);
   uint8_t copy[GK_CHUNK_BYTES_MAX];
   for (uint32_t i = 0; rc == 0 && b->status == 0 && i < b->chunks; i++) {
     gk_wire_msg c;
@@ -46,7 +46,7 @@ static int send_state(gk_net_peer *p, gk_wire_msg *m, const uint8_t *bytes,
       copy[n / 2] ^= 0x5a;
       c.u.snap_chunk.bytes = copy;
     }
-    rc = gk_net_peer_send_msg(p, &c);
+    rc = gk_net_peer_send_msg(p, p->now, &c);
   }
   return rc;
 }
@@ -96,5 +96,5 @@ int gk__peer_on_state_request(gk_net_peer *p, const gk_wire_state_request *q) {
     free(bytes);
     return rc;
   }
-  return gk_net_peer_send_msg(p, &m);
+  return gk_net_peer_send_msg(p, p->now, &m);
 }

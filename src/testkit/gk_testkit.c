@@ -56,7 +56,7 @@ static void host_removed(void *ctx, uint32_t slot, uint64_t step) {
   h->removed_slot = slot;
   h->removed_step = step;
   for (uint32_t i = 0; i < h->o.peers; i++)
-    if (h->p[i].peer.started && h->p[i].slot == slot) h->p[i].removed = 1;
+    if (h->p[i].peer.eng.started && h->p[i].slot == slot) h->p[i].removed = 1;
 }
 
 static void host_ended(void *ctx, uint64_t step, int reason) {
@@ -101,7 +101,7 @@ static void on_tick(uv_timer_t *t) {
   if (h->o.leave_at_step != 0 && !h->leave_done &&
       h->session.loop.steps >= h->o.leave_at_step) {
     gk_testkit_peer *p = &h->p[h->o.leave_peer];
-    gk_net_peer_stop(&p->peer);
+    gk_net_peer_uv_stop(&p->peer);
     gk_net_transport_disconnect(&p->t, p->server_id, 0);
     p->removed = 1; /* it left: not expected to end */
     h->leave_done = 1;
@@ -229,7 +229,7 @@ static void peer_stall(void *ctx, gk_net_peer *peer, const gk_wire_stall *st) {
         gk_wire_msg m;
         m.type = GK_MSG_REMOVE_PLAYER;
         m.u.remove = (gk_wire_remove){(uint8_t)s, GK_WIRE_STEP_ASAP};
-        gk_net_peer_send_msg(peer, &m);
+        gk_net_peer_send_msg(peer, peer->now, &m);
       }
   }
 }
@@ -264,7 +264,7 @@ static void client_receive(void *ctx, gk_net_transport *t, uint32_t id,
   (void)t;
   (void)id;
   gk_testkit_peer *p = ctx;
-  gk_net_peer_receive(&p->peer, bytes, len);
+  gk_net_peer_uv_receive(&p->peer, bytes, len);
 }
 
 static void client_connect(void *ctx, gk_net_transport *t, uint32_t id) {
@@ -311,10 +311,8 @@ static int setup_peer(gk_testkit *h, uint32_t i) {
   gk_net_transport_callbacks tc = {
       .ctx = p, .receive = client_receive, .connect = client_connect};
   if (gk_net_transport_init(&p->t, &h->loop, &to, &tc) != 0) return -1;
-  gk_net_peer_options po = {.loop = &h->loop,
-                            .bot_seed = 1000u + i,
-                            .find_genre = find_genre,
-                            .find_ctx = p};
+  gk_net_peer_options po = {.bot_seed = 1000u + i,
+                            .genres = {.find = find_genre, .ctx = p}};
   gk_net_peer_callbacks pc = {.ctx = p,
                               .send = peer_send,
                               .started = peer_started,
@@ -322,7 +320,7 @@ static int setup_peer(gk_testkit *h, uint32_t i) {
                               .stall = peer_stall,
                               .desync = peer_desync,
                               .ended = peer_ended};
-  if (gk_net_peer_init(&p->peer, &po, &pc) != 0) return -1;
+  if (gk_net_peer_uv_init(&p->peer, &h->loop, &po, &pc) != 0) return -1;
   p->hashes = calloc(h->cap, sizeof(uint64_t));
   if (p->hashes == NULL) return -1;
   return gk_net_transport_connect(&p->t, "127.0.0.1", port, &p->server_id);
@@ -409,12 +407,12 @@ int gk_testkit_run(gk_testkit *h, const gk_testkit_options *o) {
     uv_run(&h->loop, UV_RUN_ONCE);
   for (uint32_t i = 0; i < o->peers; i++) {
     gk_testkit_peer *p = &h->p[i];
-    if (p->h == NULL || p->peer.nlatency == 0) continue;
-    p->lat_us = malloc(p->peer.nlatency * sizeof(uint32_t));
+    if (p->h == NULL || p->peer.eng.nlatency == 0) continue;
+    p->lat_us = malloc(p->peer.eng.nlatency * sizeof(uint32_t));
     if (p->lat_us != NULL) {
-      memcpy(p->lat_us, p->peer.latency_us,
-             p->peer.nlatency * sizeof(uint32_t));
-      p->nlat = p->peer.nlatency;
+      memcpy(p->lat_us, p->peer.eng.latency_us,
+             p->peer.eng.nlatency * sizeof(uint32_t));
+      p->nlat = p->peer.eng.nlatency;
     }
     p->rtt_ms = gk_net_transport_rtt(&p->t, p->server_id);
   }
@@ -425,7 +423,7 @@ int gk_testkit_run(gk_testkit *h, const gk_testkit_options *o) {
   for (uint32_t i = 0; i < o->peers; i++) {
     gk_testkit_peer *p = &h->p[i];
     if (p->h == NULL) continue;
-    gk_net_peer_close(&p->peer, NULL);
+    gk_net_peer_uv_close(&p->peer, NULL);
     gk_net_transport_close(&p->t, NULL);
     if (p->faulty) gk_net_fault_close(&p->fault, NULL);
   }

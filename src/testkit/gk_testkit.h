@@ -41,7 +41,7 @@
 #include <uv.h>
 
 #include "gk_net_fault.h"
-#include "gk_net_peer.h"
+#include "gk_net_peer_uv.h"
 #include "gk_net_session.h"
 #include "gk_net_transport.h"
 #include "gk_testkit_probe.h"
@@ -59,7 +59,7 @@ typedef struct gk_testkit_peer {
   int connected;
   gk_net_fault fault;
   int faulty;
-  gk_net_peer peer;
+  gk_net_peer_uv peer;   /* the engine is peer.eng */
   uint64_t *hashes;      /* hash after each step, by step */
   uint64_t nsteps;       /* one past the last step run */
   uint64_t step_calls;   /* step callbacks (== nsteps if none skipped) */

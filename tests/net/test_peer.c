@@ -1,5 +1,7 @@
-/* test_peer.c: the peer engine on a uv loop, fed host messages by hand
- * and with its sends captured (no sockets). Checks what it samples and
+/* test_peer.c: the peer engine driven by its uv adapter (gk_net_peer_uv)
+ * on a real loop and clock, fed host messages by hand and with its sends
+ * captured (no sockets); tests/net/test_peer_engine.c drives the engine
+ * alone, with time by hand. Checks what it samples and
  * sends, the bound on sampling ahead of confirmation, how it runs
  * confirmed steps, and how it refuses bad match parameters and messages.
  * Loops are bounded by a stop timer; only counts are asserted. */
@@ -8,14 +10,14 @@
 #include <string.h>
 
 #include "gk_err.h"
-#include "gk_net_peer.h"
+#include "gk_net_peer_uv.h"
 #include "tally.h"
 
 #define SENT_MAX 2048
 
 typedef struct fixture {
   uv_loop_t loop;
-  gk_net_peer p;
+  gk_net_peer_uv p;
   gk_wire_msg sent[SENT_MAX]; /* decoded; records copied below */
   uint8_t bytes[SENT_MAX][GK_WIRE_MAX];
   uint32_t nsent;
@@ -66,14 +68,14 @@ static void setup(void) {
   cr_assert_not_null(fx);
   cr_assert_eq(uv_loop_init(&fx->loop), 0);
   gk_net_peer_options o = {
-      .loop = &fx->loop, .bot_seed = 3, .find_genre = find, .window = 64};
+      .bot_seed = 3, .genres = {.find = find}, .window = 64};
   gk_net_peer_callbacks cb = {
       .ctx = fx, .send = on_send, .ended = on_ended, .step = on_step};
-  cr_assert_eq(gk_net_peer_init(&fx->p, &o, &cb), 0);
+  cr_assert_eq(gk_net_peer_uv_init(&fx->p, &fx->loop, &o, &cb), 0);
 }
 
 static void teardown(void) {
-  gk_net_peer_close(&fx->p, NULL);
+  gk_net_peer_uv_close(&fx->p, NULL);
   uv_run(&fx->loop, UV_RUN_DEFAULT);
   uv_loop_close(&fx->loop);
   free(fx);
@@ -114,7 +116,7 @@ static int feed(const gk_wire_msg *m) {
   uint8_t buf[GK_WIRE_MAX];
   size_t len;
   cr_assert_eq(gk_wire_encode(m, buf, sizeof buf, &len), 0);
-  return gk_net_peer_receive(&fx->p, buf, len);
+  return gk_net_peer_uv_receive(&fx->p, buf, len);
 }
 
 static uint64_t confirm_hash_ack; /* CONFIRMED.hash_ack that confirm sends */
@@ -164,10 +166,10 @@ Test(peer, it_samples_no_further_than_the_lead_past_confirmation) {
   m.type = GK_MSG_MATCH_START;
   m.u.match_start = match();
   cr_assert_eq(feed(&m), 0);
-  cr_assert(fx->p.started);
+  cr_assert(fx->p.eng.started);
   run_for(150); /* ~75 step periods: far more than the bound allows */
-  cr_assert_eq(fx->p.stats.samples, 3); /* steps 2, 3, 4 = delay + lead */
-  cr_assert_gt(fx->p.stats.waits, 0);
+  cr_assert_eq(fx->p.eng.stats.samples, 3); /* steps 2, 3, 4 = delay + lead */
+  cr_assert_gt(fx->p.eng.stats.waits, 0);
   /* Its INPUTs carry its slot and every unacknowledged record. */
   const gk_wire_msg *last = last_sent(GK_MSG_INPUT);
   cr_assert_not_null(last);
@@ -177,10 +179,10 @@ Test(peer, it_samples_no_further_than_the_lead_past_confirmation) {
   /* Confirmation lets it go on, and the steps run at once. */
   cr_assert_eq(confirm(0, 3, 0), 0);
   cr_assert_eq(fx->steps, 3);
-  cr_assert_eq(fx->p.loop.steps, 3);
+  cr_assert_eq(fx->p.eng.loop.steps, 3);
   run_for(100);
-  cr_assert_eq(fx->p.stats.samples, 6);
-  cr_assert_eq(fx->p.nlatency, 1); /* step 2 was sampled here */
+  cr_assert_eq(fx->p.eng.stats.samples, 6);
+  cr_assert_eq(fx->p.eng.nlatency, 1); /* step 2 was sampled here */
   /* Hashes of the steps it ran were reported, inside its INPUTs (no HASH
    * datagram of their own). */
   uint64_t first = 99;
@@ -211,7 +213,8 @@ Test(peer, its_hashes_ride_in_inputs_until_the_host_acknowledges_them) {
     for (uint32_t k = 0; fx->sent[i].type == GK_MSG_INPUT && k < in->hash_count;
          k++) {
       uint64_t mine;
-      cr_assert_eq(gk_loop_hash_at(&fx->p.loop, in->hash_first + k, &mine), 0);
+      cr_assert_eq(gk_loop_hash_at(&fx->p.eng.loop, in->hash_first + k, &mine),
+                   0);
       cr_assert_eq(gk_wire_input_hash(in, k), mine);
     }
   }
@@ -232,7 +235,7 @@ Test(peer, its_hashes_ride_in_inputs_until_the_host_acknowledges_them) {
   /* An acknowledgement past what it ran is ignored. */
   confirm_hash_ack = 100;
   cr_assert_eq(confirm(4, 1, 0), 0);
-  cr_assert_eq(fx->p.hash_from, 4);
+  cr_assert_eq(fx->p.eng.hash_from, 4);
   confirm_hash_ack = 0;
 }
 
@@ -251,7 +254,7 @@ Test(peer, it_ends_once_it_ran_the_last_step_and_heard_the_match_end) {
   cr_assert_eq(fx->end_reason, GK_WIRE_END_HOST);
   /* Nothing past the end is taken. */
   cr_assert_eq(confirm(4, 1, 0), 0);
-  cr_assert_eq(fx->p.loop.steps, 4);
+  cr_assert_eq(fx->p.eng.loop.steps, 4);
   cr_assert_eq(fx->ended, 1);
 }
 
@@ -259,31 +262,34 @@ Test(peer, bad_match_parameters_and_messages_are_refused) {
   char err[GK_ERRMSG_MAX] = "";
   gk_wire_match_start ms = match();
   strcpy(ms.genre, "chess");
-  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), GK_ENOTFOUND);
+  cr_assert_eq(gk_net_peer_uv_start(&fx->p, &ms, err, sizeof err),
+               GK_ENOTFOUND);
   cr_assert_neq(strstr(err, "chess"), NULL, "%s", err);
   ms = match();
   strcpy(ms.config, "{\"speed\": 3}");
-  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), GK_ENOTFOUND);
+  cr_assert_eq(gk_net_peer_uv_start(&fx->p, &ms, err, sizeof err),
+               GK_ENOTFOUND);
   cr_assert_neq(strstr(err, "speed"), NULL, "%s", err);
   ms = match();
   strcpy(ms.config, "{\"start\": 1.5}");
-  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), GK_EINVAL);
+  cr_assert_eq(gk_net_peer_uv_start(&fx->p, &ms, err, sizeof err), GK_EINVAL);
   ms = match();
   strcpy(ms.config, "[1]");
-  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), GK_EPARSE);
+  cr_assert_eq(gk_net_peer_uv_start(&fx->p, &ms, err, sizeof err), GK_EPARSE);
   ms = match();
   ms.players = 17;
-  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), GK_EINVAL);
-  cr_assert_not(fx->p.started);
+  cr_assert_eq(gk_net_peer_uv_start(&fx->p, &ms, err, sizeof err), GK_EINVAL);
+  cr_assert_not(fx->p.eng.started);
   /* Match messages before a match are dropped. */
   cr_assert_eq(confirm(0, 1, 0), GK_ESTATE);
   uint8_t junk[3] = {GK_WIRE_VERSION, 2, 3};
-  cr_assert_eq(gk_net_peer_receive(&fx->p, junk, sizeof junk), GK_ETRUNC);
-  cr_assert_eq(fx->p.stats.drop_malformed, 1);
+  cr_assert_eq(gk_net_peer_uv_receive(&fx->p, junk, sizeof junk), GK_ETRUNC);
+  cr_assert_eq(fx->p.eng.stats.drop_malformed, 1);
   /* A good start, then a CONFIRMED of the wrong shape. */
   ms = match();
-  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), 0, "%s", err);
-  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), GK_ESTATE);
+  cr_assert_eq(gk_net_peer_uv_start(&fx->p, &ms, err, sizeof err), 0, "%s",
+               err);
+  cr_assert_eq(gk_net_peer_uv_start(&fx->p, &ms, err, sizeof err), GK_ESTATE);
   static uint8_t steps[GK_WIRE_STEP_BYTES(3, 4)];
   gk_wire_msg m;
   m.type = GK_MSG_CONFIRMED;
@@ -292,8 +298,8 @@ Test(peer, bad_match_parameters_and_messages_are_refused) {
   cr_assert_eq(feed(&m), GK_EPROTO);
   /* Steps far past the window are not taken. */
   cr_assert_eq(confirm(1000, 1, 0), 0);
-  cr_assert_eq(fx->p.inbuf.confirmed, 0);
-  cr_assert_geq(fx->p.stats.drop_unexpected, 2);
+  cr_assert_eq(fx->p.eng.inbuf.confirmed, 0);
+  cr_assert_geq(fx->p.eng.stats.drop_unexpected, 2);
 }
 
 /* A source that logs the calls the peer makes: r(ead), e(nd_step),
@@ -339,19 +345,20 @@ Test(peer, each_sample_is_read_then_ended_and_each_tick_ends_a_frame) {
   src.base.end_step = log_end_step;
   src.base.end_frame = log_end_frame;
   /* A peer of its own with the logging source. */
-  gk_net_peer_close(&fx->p, NULL);
+  gk_net_peer_uv_close(&fx->p, NULL);
   uv_run(&fx->loop, UV_RUN_DEFAULT);
   gk_net_peer_options o = {
-      .loop = &fx->loop, .source = &src.base, .find_genre = find, .window = 64};
+      .source = &src.base, .genres = {.find = find}, .window = 64};
   gk_net_peer_callbacks cb = {.ctx = fx, .send = on_send};
-  cr_assert_eq(gk_net_peer_init(&fx->p, &o, &cb), 0);
+  cr_assert_eq(gk_net_peer_uv_init(&fx->p, &fx->loop, &o, &cb), 0);
   char err[GK_ERRMSG_MAX];
   gk_wire_match_start ms = match();
   ms.lead = 40;
-  cr_assert_eq(gk_net_peer_start(&fx->p, &ms, err, sizeof err), 0, "%s", err);
+  cr_assert_eq(gk_net_peer_uv_start(&fx->p, &ms, err, sizeof err), 0, "%s",
+               err);
   run_for(60);
   cr_assert_geq(src.reads, 2);
-  cr_assert_eq(src.reads, fx->p.stats.samples);
+  cr_assert_eq(src.reads, fx->p.eng.stats.samples);
   for (uint32_t i = 0; i < src.reads && i < 1024; i++)
     cr_assert_eq(src.steps[i], 2 + i, "read %u was for step %llu", i,
                  (unsigned long long)src.steps[i]);
@@ -379,7 +386,7 @@ Test(peer, each_sample_is_read_then_ended_and_each_tick_ends_a_frame) {
 
 Test(peer, it_answers_a_state_request_from_its_history_or_says_it_cannot) {
   start_and_run_3();
-  cr_assert_eq(fx->p.loop.steps, 3);
+  cr_assert_eq(fx->p.eng.loop.steps, 3);
   gk_wire_msg m;
   memset(&m, 0, sizeof m);
   m.type = GK_MSG_STATE_REQUEST;
@@ -409,7 +416,7 @@ Test(peer, it_answers_a_state_request_from_its_history_or_says_it_cannot) {
   size_t len = 0;
   uint8_t *bytes = gk_chunk_rx_take(&rx, &len);
   uint64_t want = 0;
-  cr_assert_eq(gk_loop_hash_at(&fx->p.loop, 1, &want), 0);
+  cr_assert_eq(gk_loop_hash_at(&fx->p.eng.loop, 1, &want), 0);
   cr_assert_eq(gk_hash_bytes(bytes, len), want);
   cr_assert_eq(sb->hash, want);
   free(bytes);
@@ -420,6 +427,6 @@ Test(peer, it_answers_a_state_request_from_its_history_or_says_it_cannot) {
   cr_assert_eq(b->u.state_begin.id, 6);
   cr_assert_eq(b->u.state_begin.status, GK_ENOTKEPT);
   cr_assert_eq(b->u.state_begin.total, 0);
-  cr_assert_eq(fx->p.stats.state_requests, 2);
-  cr_assert_eq(fx->p.stats.state_refused, 1);
+  cr_assert_eq(fx->p.eng.stats.state_requests, 2);
+  cr_assert_eq(fx->p.eng.stats.state_refused, 1);
 }

@@ -33,7 +33,7 @@ static void on_unthrottle(uv_timer_t *t);
 /* --- the peers' callbacks ------------------------------------------------ */
 
 static void send_msg(client *c, const gk_wire_msg *m) {
-  if (gk_net_peer_send_msg(&c->peer, m) != 0) c->error = GK_EIO;
+  if (gk_net_peer_uv_send_msg(&c->peer, m) != 0) c->error = GK_EIO;
 }
 
 static int peer_send(void *ctx, const uint8_t *bytes, size_t len,
@@ -248,7 +248,7 @@ static void on_message(void *ctx, gk_net_peer *p, const gk_wire_msg *m) {
 /* --- tampering with a snapshot on its way in ----------------------------- */
 
 static void deliver(client *c, const uint8_t *b, size_t len) {
-  gk_net_peer_receive(&c->peer, b, len);
+  gk_net_peer_uv_receive(&c->peer, b, len);
 }
 
 static void flip_fixed(client *c, const uint8_t *bytes, size_t len) {
@@ -321,7 +321,7 @@ static void client_receive(void *ctx, gk_net_transport *t, uint32_t id,
   (void)t;
   (void)id;
   int type = len >= 2 ? bytes[1] : 0;
-  if (type == GK_MSG_MATCH_END && !c->peer.started) c->lobby_end = 1;
+  if (type == GK_MSG_MATCH_END && !c->peer.eng.started) c->lobby_end = 1;
   if (c->kind == K_SPECTATOR && type == GK_MSG_CONFIRMED)
     check_spectator_delay(c, bytes, len);
   if (c->tamper == T_FLIP && type == GK_MSG_SNAPSHOT_CHUNK && len > 40) {
@@ -360,10 +360,12 @@ static void client_connect(void *ctx, gk_net_transport *t, uint32_t id) {
     memcpy(secret, w->secret, sizeof secret);
     if (c->attempt <= w->o.bad_secret && c->attempt <= 4)
       secret[w->o.bad_byte[c->attempt - 1] % GK_WIRE_SECRET_LEN] ^= 0x01;
-    if (gk_net_peer_rejoin(&c->peer, w->code, w->drop_slot, secret, NULL) != 0)
+    if (gk_net_peer_uv_rejoin(&c->peer, w->code, w->drop_slot, secret, NULL) !=
+        0)
       c->error = GK_EIO;
   } else if (c->kind == K_SPECTATOR) {
-    if (gk_net_peer_spectate(&c->peer, w->code, NULL) != 0) c->error = GK_EIO;
+    if (gk_net_peer_uv_spectate(&c->peer, w->code, NULL) != 0)
+      c->error = GK_EIO;
   } else if (c == &w->c[0]) {
     gk_wire_msg m;
     memset(&m, 0, sizeof m);
@@ -400,7 +402,7 @@ static client *add_client(world *w, int kind) {
   gk_net_transport_callbacks tc = {
       .ctx = c, .receive = client_receive, .connect = client_connect};
   cr_assert_eq(gk_net_transport_init(&c->t, &w->loop, &to, &tc), 0);
-  gk_net_peer_options po = {.loop = &w->loop, .bot_seed = 100u + w->nc};
+  gk_net_peer_options po = {.bot_seed = 100u + w->nc};
   gk_net_peer_callbacks pc = {.ctx = c,
                               .send = peer_send,
                               .step = on_step,
@@ -410,7 +412,7 @@ static client *add_client(world *w, int kind) {
                               .message = on_message,
                               .snapshot = on_snapshot,
                               .resumed = on_resumed};
-  cr_assert_eq(gk_net_peer_init(&c->peer, &po, &pc), 0);
+  cr_assert_eq(gk_net_peer_uv_init(&c->peer, &w->loop, &po, &pc), 0);
   cr_assert_eq(
       gk_net_transport_connect(&c->t, "127.0.0.1", port, &c->server_id), 0);
   return c;
@@ -428,7 +430,7 @@ static void on_drop(uv_timer_t *t) {
   client *c = &w->c[2];
   w->drop_slot = c->slot;
   memcpy(w->secret, c->secret, sizeof w->secret);
-  gk_net_peer_stop(&c->peer);
+  gk_net_peer_uv_stop(&c->peer);
   if (w->o.silent_drop) { /* nothing more gets through, not even the
                              DISCONNECT: the server still sees it up */
     gk_net_fault_dir cut = {.loss_ppm = 1000000};
@@ -577,7 +579,7 @@ void rw_run(world *w, const scen *o) {
   w->stats = *gk_server_get_stats(w->srv);
   for (int i = 0; i < NTIMERS; i++) uv_close((uv_handle_t *)timers[i], NULL);
   for (uint32_t i = 0; i < w->nc; i++) {
-    gk_net_peer_close(&w->c[i].peer, NULL);
+    gk_net_peer_uv_close(&w->c[i].peer, NULL);
     gk_net_transport_close(&w->c[i].t, NULL);
     if (w->c[i].relayed) gk_net_fault_close(&w->c[i].relay, NULL);
   }

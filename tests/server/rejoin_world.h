@@ -17,7 +17,7 @@
 #include <uv.h>
 
 #include "gk_net_fault.h"
-#include "gk_net_peer.h"
+#include "gk_net_peer_uv.h"
 #include "gk_net_transport.h"
 #include "gk_net_wire.h"
 #include "gk_server.h"
@@ -73,7 +73,7 @@ typedef struct client {
   int used, kind, attempt;
   gk_net_transport t;
   uint32_t server_id;
-  gk_net_peer peer;
+  gk_net_peer_uv peer;
   gk_net_fault relay;
   int relayed;
   int connected, join_sent;

@@ -26,7 +26,7 @@
 #include "gk_err.h"
 #include "gk_net_delay.h"
 #include "gk_net_fault.h"
-#include "gk_net_peer.h"
+#include "gk_net_peer_uv.h"
 #include "gk_net_transport.h"
 #include "gk_net_wire.h"
 #include "gk_replay.h"
@@ -63,7 +63,7 @@ typedef struct client {
   gk_net_transport t;
   uint32_t server_id;
   gk_net_fault fault;
-  gk_net_peer peer;
+  gk_net_peer_uv peer;
   int joined, error, desyncs, ended;
   uint64_t hashes[STEPS_CAP];
   uint64_t ran_ns[STEPS_CAP];
@@ -95,7 +95,7 @@ typedef struct result {
 } result;
 
 static void send_or_fail(client *c, const gk_wire_msg *m) {
-  if (gk_net_peer_send_msg(&c->peer, m) != 0) c->error = GK_EIO;
+  if (gk_net_peer_uv_send_msg(&c->peer, m) != 0) c->error = GK_EIO;
 }
 
 static void set_latency(world *w, uint32_t oneway, uint32_t jitter) {
@@ -196,7 +196,7 @@ static void client_receive(void *ctx, gk_net_transport *t, uint32_t id,
                            const uint8_t *bytes, size_t len) {
   (void)t;
   (void)id;
-  gk_net_peer_receive(&((client *)ctx)->peer, bytes, len);
+  gk_net_peer_uv_receive(&((client *)ctx)->peer, bytes, len);
 }
 
 static void client_connect(void *ctx, gk_net_transport *t, uint32_t id) {
@@ -237,15 +237,15 @@ static void setup_client(world *w, uint32_t i, uint16_t port) {
   gk_net_transport_callbacks tc = {
       .ctx = c, .receive = client_receive, .connect = client_connect};
   cr_assert_eq(gk_net_transport_init(&c->t, &w->loop, &to, &tc), 0);
-  gk_net_peer_options po = {
-      .loop = &w->loop, .bot_seed = 100u + i, .find_genre = find_genre};
+  gk_net_peer_options po = {.bot_seed = 100u + i,
+                            .genres = {.find = find_genre}};
   gk_net_peer_callbacks pc = {.ctx = c,
                               .send = peer_send,
                               .step = peer_step,
                               .desync = peer_desync,
                               .ended = peer_ended,
                               .message = peer_message};
-  cr_assert_eq(gk_net_peer_init(&c->peer, &po, &pc), 0);
+  cr_assert_eq(gk_net_peer_uv_init(&c->peer, &w->loop, &po, &pc), 0);
   cr_assert_eq(gk_net_transport_connect(&c->t, "127.0.0.1", c->fault.port,
                                         &c->server_id),
                0);
@@ -306,8 +306,8 @@ static void collect(world *w, result *res) {
     res->steps[i] = c->nsteps;
     res->desyncs += c->desyncs;
     res->errors += c->error != 0;
-    res->ndelays[i] = c->peer.ndelays;
-    memcpy(res->delays[i], c->peer.delays, sizeof res->delays[i]);
+    res->ndelays[i] = c->peer.eng.ndelays;
+    memcpy(res->delays[i], c->peer.eng.delays, sizeof res->delays[i]);
     for (uint64_t s = 0; s < last && s < c->nsteps; s++)
       if (c->hashes[s] != c0->hashes[s] && res->hash_mismatch_step > s)
         res->hash_mismatch_step = s;
@@ -345,7 +345,7 @@ static void run(const scenario *sc, result *res) {
   uv_timer_stop(&w.guard);
   uv_close((uv_handle_t *)&w.guard, NULL);
   for (uint32_t i = 0; i < PEERS; i++) {
-    gk_net_peer_close(&w.c[i].peer, NULL);
+    gk_net_peer_uv_close(&w.c[i].peer, NULL);
     gk_net_transport_close(&w.c[i].t, NULL);
     gk_net_fault_close(&w.c[i].fault, NULL);
   }

@@ -54,7 +54,7 @@ Test(late_join, a_late_joiner_in_survivors_agrees_with_the_referee,
   for (uint32_t i = 0; i < 3; i++)
     cr_assert_eq(w.c[i].join_seen, at, "player %u saw the bit at %llu", i,
                  (unsigned long long)w.c[i].join_seen);
-  cr_assert_eq(j->info.next_input, at + j->peer.match.input_delay);
+  cr_assert_eq(j->info.next_input, at + j->peer.eng.match.input_delay);
   rw_expect_agrees(&w, j, "the late joiner");
   cr_assert_gt(j->nsteps, at + 300, "it played on after the join");
   cr_log_info("late join: step %llu, snapshot %llu bytes, sampling %.1f ms "

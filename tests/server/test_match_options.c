@@ -7,8 +7,9 @@
  * ("mix": {"start": N}, i.e. the dotted key "mix.start"), which is not in
  * the registry: it is added to the server's config by hand, with options
  * checked by src/config exactly as gk_server_config_parse checks them, and
- * handed to the peers through find_genre. Peer 0 creates a room with no
- * options of its own, the others join, peer 0 starts the match. Every peer
+ * handed to the peers through their genre registry (options.genres).
+ * Peer 0 creates a room with no options of its own, the others join,
+ * peer 0 starts the match. Every peer
  * must start (its MATCH_START options parsed), hold mix.start = 5, and run
  * steps whose hashes agree with one another (the server's own copy of the
  * room compares them too; a DESYNC notice fails the test).
@@ -26,7 +27,7 @@
 
 #include "gk_config.h"
 #include "gk_err.h"
-#include "gk_net_peer.h"
+#include "gk_net_peer_uv.h"
 #include "gk_net_transport.h"
 #include "gk_net_wire.h"
 #include "gk_server.h"
@@ -70,7 +71,7 @@ typedef struct client {
   uint32_t index;
   gk_net_transport t;
   uint32_t server_id;
-  gk_net_peer peer;
+  gk_net_peer_uv peer;
   int joined;        /* JOINED (or ROOM_CREATED) received */
   int start_refused; /* MATCH_START arrived and was refused: rc */
   int desyncs;
@@ -91,7 +92,7 @@ struct world {
 };
 
 static void send_or_fail(client *c, const gk_wire_msg *m) {
-  if (gk_net_peer_send_msg(&c->peer, m) != 0) c->error = GK_EIO;
+  if (gk_net_peer_uv_send_msg(&c->peer, m) != 0) c->error = GK_EIO;
 }
 
 static void send_join(client *c) {
@@ -182,8 +183,8 @@ static void client_receive(void *ctx, gk_net_transport *t, uint32_t id,
   (void)t;
   (void)id;
   client *c = ctx;
-  int was_started = c->peer.started;
-  int rc = gk_net_peer_receive(&c->peer, bytes, len);
+  int was_started = c->peer.eng.started;
+  int rc = gk_net_peer_uv_receive(&c->peer, bytes, len);
   if (rc != 0 && !was_started && len >= GK_WIRE_HEADER &&
       bytes[1] == GK_MSG_MATCH_START) {
     c->start_refused = rc;
@@ -221,14 +222,14 @@ static void setup_client(world *w, uint32_t i, uint16_t port) {
   gk_net_transport_callbacks tc = {
       .ctx = c, .receive = client_receive, .connect = client_connect};
   cr_assert_eq(gk_net_transport_init(&c->t, &w->loop, &to, &tc), 0);
-  gk_net_peer_options po = {
-      .loop = &w->loop, .bot_seed = 100u + i, .find_genre = find_genre};
+  gk_net_peer_options po = {.bot_seed = 100u + i,
+                            .genres = {.find = find_genre}};
   gk_net_peer_callbacks pc = {.ctx = c,
                               .send = peer_send,
                               .step = peer_step,
                               .desync = peer_desync,
                               .message = peer_message};
-  cr_assert_eq(gk_net_peer_init(&c->peer, &po, &pc), 0);
+  cr_assert_eq(gk_net_peer_uv_init(&c->peer, &w->loop, &po, &pc), 0);
   cr_assert_eq(
       gk_net_transport_connect(&c->t, "127.0.0.1", port, &c->server_id), 0);
 }
@@ -285,9 +286,9 @@ Test(match_options, a_nested_server_option_reaches_every_peer, .timeout = 60) {
   int started[PEERS];
   for (uint32_t i = 0; i < PEERS; i++) {
     client *c = &w.c[i];
-    started[i] = c->peer.started;
-    start[i] = c->peer.started && c->peer.sim_cfg != NULL
-                   ? ((const tally_cfg *)c->peer.sim_cfg)->start
+    started[i] = c->peer.eng.started;
+    start[i] = c->peer.eng.started && c->peer.eng.sim_cfg != NULL
+                   ? ((const tally_cfg *)c->peer.eng.sim_cfg)->start
                    : -1;
   }
 
@@ -295,7 +296,7 @@ Test(match_options, a_nested_server_option_reaches_every_peer, .timeout = 60) {
   uv_timer_stop(&w.guard);
   uv_close((uv_handle_t *)&w.guard, NULL);
   for (uint32_t i = 0; i < PEERS; i++) {
-    gk_net_peer_close(&w.c[i].peer, NULL);
+    gk_net_peer_uv_close(&w.c[i].peer, NULL);
     gk_net_transport_close(&w.c[i].t, NULL);
   }
   gk_server_shutdown(w.srv);

@@ -8,9 +8,10 @@
  *          [--late-join STEP]
  *
  * What a load test or a smoke test needs: R rooms of P bot players each,
- * on one uv loop. Every player is a gk_net_peer with its own ENet client
- * (gk_net_transport, so the server sees one address per player) and the
- * genre's built-in bot as its input source. Per room: player 0 connects
+ * on one uv loop. Every player is a gk_net_peer (driven by its uv adapter,
+ * gk_net_peer_uv) with its own ENet client (gk_net_transport, so the
+ * server sees one address per player) and the genre's built-in bot as its
+ * input source. Per room: player 0 connects
  * and creates the room; once the code is back the others connect and join
  * it; when all have joined, player 0 starts the match; when player 0's loop
  * has run N steps it ends the match (END_MATCH), so the server finalises
@@ -135,7 +136,7 @@ static void peer_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
     memset(&m, 0, sizeof(m));
     m.type = GK_MSG_END_MATCH;
     m.u.end_reason = GK_WIRE_END_HOST;
-    if (gk_net_peer_send_msg(&p->peer, &m) == 0) r->end_sent = 1;
+    if (gk_net_peer_send_msg(np, np->now, &m) == 0) r->end_sent = 1;
   }
   bot_rejoin_step(p, in->step);
 }
@@ -156,7 +157,7 @@ static void peer_ended(void *ctx, gk_net_peer *np, uint64_t step, int reason) {
   p->end_reason = reason;
   p->steps = np->loop.steps;
   p->last_hash = np->loop.last_hash;
-  gk_net_peer_stop(np);
+  gk_net_peer_stop(np); /* the adapter stops its timer on return */
   bot_room_check_done(p->room);
 }
 
@@ -199,7 +200,8 @@ static void peer_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
       gk_wire_msg s;
       memset(&s, 0, sizeof(s));
       s.type = GK_MSG_START_MATCH;
-      if (gk_net_peer_send_msg(&r->peers[0].peer, &s) == 0) r->start_sent = 1;
+      if (gk_net_peer_uv_send_msg(&r->peers[0].peer, &s) == 0)
+        r->start_sent = 1;
     }
   }
 }
@@ -212,7 +214,7 @@ static void tr_receive(void *ctx, gk_net_transport *t, uint32_t conn,
   bot_peer *p = ctx;
   (void)t;
   (void)conn;
-  if (p->peer_open) gk_net_peer_receive(&p->peer, bytes, len);
+  if (p->peer_open) gk_net_peer_uv_receive(&p->peer, bytes, len);
 }
 
 /* The connect token of a request (create or join), into len/tok: none,
@@ -267,7 +269,7 @@ static void tr_connect(void *ctx, gk_net_transport *t, uint32_t conn) {
     bot_room_check_done(p->room);
     return;
   }
-  gk_net_peer_send_msg(&p->peer, &m);
+  gk_net_peer_uv_send_msg(&p->peer, &m);
 }
 
 static void tr_disconnect(void *ctx, gk_net_transport *t, uint32_t conn) {
@@ -305,7 +307,7 @@ void bot_connect_peer(bot_peer *p) {
 static void on_closed_handle(uv_handle_t *h) {
   (void)h;
 }
-static void on_peer_closed(gk_net_peer *p) {
+static void on_peer_closed(gk_net_peer_uv *p) {
   (void)p;
 }
 static void on_tr_closed(gk_net_transport *t) {
@@ -325,7 +327,7 @@ static void finish(bot *b) {
   for (uint32_t i = 0; i < b->rooms; i++) {
     for (uint32_t j = 0; j < bot_room_peers(b); j++) {
       bot_peer *p = &b->room[i].peers[j];
-      if (p->peer_open) gk_net_peer_close(&p->peer, on_peer_closed);
+      if (p->peer_open) gk_net_peer_uv_close(&p->peer, on_peer_closed);
       if (p->tr_open) gk_net_transport_close(&p->tr, on_tr_closed);
     }
   }
@@ -398,7 +400,6 @@ static void perturb_now(void *ctx, gk_net_peer *np) {
 int bot_peer_open(bot_peer *p) {
   gk_net_peer_options po;
   memset(&po, 0, sizeof(po));
-  po.loop = p->b->loop;
   po.bot_seed = p->b->seed + p->room->index;
   po.state_fault = p->b->state_fault;
   gk_net_peer_callbacks pc;
@@ -411,7 +412,7 @@ int bot_peer_open(bot_peer *p) {
   pc.message = p->spectator ? bot_spec_message : peer_message;
   pc.snapshot = bot_rejoin_snapshot;
   pc.resumed = bot_rejoin_resumed;
-  int rc = gk_net_peer_init(&p->peer, &po, &pc);
+  int rc = gk_net_peer_uv_init(&p->peer, p->b->loop, &po, &pc);
   if (rc == 0) p->peer_open = 1;
   return rc;
 }
@@ -436,7 +437,7 @@ static int open_rooms(bot *b) {
       int rc = bot_peer_open(p);
       if (rc) return rc;
       if (b->perturb_path != NULL) /* perturb_now checks the slot */
-        gk_net_peer_after_step(&p->peer, b->perturb_step, perturb_now, p);
+        gk_net_peer_after_step(&p->peer.eng, b->perturb_step, perturb_now, p);
     }
   }
   return bot_spectators_alloc(b);

@@ -16,7 +16,7 @@
 #include <uv.h>
 
 #include "gk_net_fault.h"
-#include "gk_net_peer.h"
+#include "gk_net_peer_uv.h"
 #include "gk_net_transport.h"
 #include "gk_net_wire.h"
 #include "gk_token.h"
@@ -36,7 +36,7 @@ typedef struct bot_peer {
   int tr_open;
   uint32_t conn;
   int connected;
-  gk_net_peer peer;
+  gk_net_peer_uv peer; /* the engine is peer.eng */
   int peer_open;
   int joined;
   int ended;

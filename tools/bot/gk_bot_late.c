@@ -59,11 +59,12 @@ void bot_late_summary(cJSON *ro, const bot *b, const bot_room *r) {
   if (!b->late_join) return;
   cJSON *list = cJSON_AddArrayToObject(ro, "late_joins");
   const bot_peer *j = &r->peers[b->players];
-  if (list == NULL || !j->tr_open || !j->peer_open || j->peer.snapshots == 0)
+  if (list == NULL || !j->tr_open || !j->peer_open ||
+      j->peer.eng.snapshots == 0)
     return;
-  const gk_net_peer_snap_info *s = &j->peer.snap;
+  const gk_net_peer_snap_info *s = &j->peer.eng.snap;
   cJSON *e = cJSON_CreateObject();
-  cJSON_AddNumberToObject(e, "slot", j->peer.match.slot);
+  cJSON_AddNumberToObject(e, "slot", j->peer.eng.match.slot);
   cJSON_AddNumberToObject(e, "snapshot_step", (double)s->step);
   cJSON_AddNumberToObject(e, "snapshot_bytes", (double)s->bytes);
   if (s->resumed_ns != 0 && s->request_ns != 0)

@@ -17,7 +17,11 @@
  * start + phase + k periods): a player held back by the bound, or by a
  * late wake-up, catches up at once when it may, as a real client does,
  * so one hiccup never shifts the rest of its match (issue 16: that shift
- * made every later step late and capped the capacity the bench saw). A
+ * made every later step late and capped the capacity the bench saw). The
+ * protocol arithmetic (the next sample's step, the lockstep bound, delay
+ * change announcements and switches, the records of an INPUT) is the peer
+ * engine's own (gk_net_sched.h); what is light here is the rest: no
+ * simulation, no hashes, one timer and one ENet host for many players. A
  * CONFIRMED moves the player's contiguous confirmed step (the data itself is
  * not kept) and the server's acknowledgement of its records. Player 0 sends
  * END_MATCH once N steps are confirmed; a player is done once it heard
@@ -32,6 +36,7 @@
 #include <cjson/cJSON.h>
 
 #include "gk_err.h"
+#include "gk_net_sched.h"
 #include "gk_net_transport.h"
 #include "gk_net_wire.h"
 #include "gk_rng.h"
@@ -68,21 +73,16 @@ struct lplayer {
 
   int blocked;        /* the lockstep bound holds sampling back */
   uint64_t retry_ns;  /* blocked: the next INPUT (acknowledgements) */
-  uint32_t delay;     /* the input delay in force for my samples */
-  uint32_t announced; /* the delay of the last announced change */
-  int dl_pending;     /* a change is announced, not yet switched */
-  uint64_t dl_at;     /* its switch step S = A + D + lead */
-  uint32_t dl_to;     /* its new delay */
-  uint32_t dl_skip;   /* lowering: deadlines left to let pass */
+  gk_net_sched sched; /* the next sample's step, the lockstep bound, delay
+                         changes: the peer engine's own code */
   char delays[160];   /* "step:delay,...": the start and every switch made,
                          as the server's match_end input_delays */
   uint8_t slot;       /* from MATCH_START */
-  uint64_t first;     /* first step this player samples */
   uint64_t confirmed; /* every step below is confirmed (contiguous) */
   uint64_t acked;     /* the server holds my records below this */
-  uint64_t k;         /* records sampled */
   uint64_t end_step;  /* from MATCH_END, or UINT64_MAX */
-  uint64_t next_ns;   /* next sampling deadline (uv_hrtime) */
+  uint64_t next_ns;   /* next sampling deadline: t0_ns + sched.k periods */
+  uint64_t t0_ns;     /* deadline 0 (uv_hrtime): never moves */
   uint64_t rng, pattern;
   uint8_t *rec; /* RING records */
   uint64_t sampled_ns[RING];
@@ -96,7 +96,6 @@ struct lroom {
   int created, start_sent, end_sent, failed, done;
   char error[160];
   uint64_t desyncs;
-  uint32_t lead;
   uint64_t step_ns, phase_ns;
 };
 
@@ -128,20 +127,17 @@ static int send_msg(lplayer *p, const gk_wire_msg *m) {
 }
 
 static uint64_t next_step(const lplayer *p) {
-  return p->first + p->k;
+  return gk_net_sched_next(&p->sched);
 }
 
 /* One INPUT: every record the server has not acknowledged (as many as
  * fit), and the acknowledgement of every confirmed step. No hashes. */
 static void send_input(lplayer *p) {
   uint32_t isz = p->room->b->o.sim->input_size;
-  uint64_t from = p->acked > p->first ? p->acked : p->first;
-  uint64_t n = next_step(p) > from ? next_step(p) - from : 0;
-  uint32_t fit = gk_wire_input_fit(isz);
-  if (n > fit) n = fit;
   uint8_t records[GK_WIRE_MAX];
-  for (uint64_t i = 0; i < n; i++)
-    memcpy(records + i * isz, p->rec + ((from + i) % RING) * isz, isz);
+  uint64_t from = 0;
+  uint32_t n = gk_net_sched_records(&p->sched, p->acked, p->rec, RING, isz,
+                                    gk_wire_input_fit(isz), records, &from);
   gk_wire_msg m;
   memset(&m, 0, sizeof m);
   m.type = GK_MSG_INPUT;
@@ -257,23 +253,22 @@ static void on_match_start(lplayer *p, const gk_wire_match_start *ms) {
   }
   p->started = 1;
   p->slot = ms->slot;
-  p->first = ms->first_step + ms->input_delay;
+  gk_net_sched_init(&p->sched, ms->first_step + ms->input_delay,
+                    ms->input_delay, ms->lead);
   p->confirmed = p->acked = ms->first_step;
-  p->delay = p->announced = ms->input_delay;
   snprintf(p->delays, sizeof p->delays, "%llu:%u",
            (unsigned long long)ms->first_step, (unsigned)ms->input_delay);
-  r->lead = ms->lead;
   r->step_ns =
       (uint64_t)ms->step_seconds.num * 1000000000u / ms->step_seconds.den;
   if (r->step_ns == 0) r->step_ns = 1;
   r->phase_ns = r->step_ns * r->index / r->b->o.rooms;
-  p->next_ns = uv_hrtime() + r->phase_ns;
+  p->t0_ns = p->next_ns = uv_hrtime() + r->phase_ns;
 }
 
 /* --- the match ------------------------------------------------------------ */
 
 static void note_latency(lbot *b, const lplayer *p, uint64_t s, uint64_t now) {
-  if (s < p->first || s >= next_step(p) || b->nlat >= LAT_MAX ||
+  if (s < p->sched.first || s >= next_step(p) || b->nlat >= LAT_MAX ||
       p->sampled_ns[s % RING] == 0) /* a step the host held neutral */
     return;
   uint64_t us = (now - p->sampled_ns[s % RING]) / 1000u;
@@ -287,13 +282,7 @@ static void take_announcement(lplayer *p, const gk_wire_confirmed *c,
                               uint64_t s) {
   gk_step_input in;
   gk_wire_step_get(c, (uint32_t)(s - c->first), &in);
-  uint32_t d = GK_STEP_DELAY_OF(in.flags);
-  if (d == 0) return;
-  p->dl_pending = 1;
-  p->dl_at = s + p->announced + p->room->lead;
-  p->dl_to = d;
-  p->dl_skip = 0;
-  p->announced = d;
+  gk_net_sched_announce(&p->sched, s, in.flags);
 }
 
 static void on_confirmed(lplayer *p, const gk_wire_confirmed *c) {
@@ -385,34 +374,28 @@ static void on_msg(lplayer *p, const gk_wire_msg *m) {
  */
 
 static int may_sample(const lplayer *p) {
-  uint64_t s = next_step(p);
-  uint64_t from = p->acked > p->first ? p->acked : p->first;
-  return s < p->confirmed + p->delay + p->room->lead && s < from + RING / 2 &&
-         s < p->confirmed + RING / 2;
+  return gk_net_sched_may_sample(&p->sched, p->confirmed, p->acked, RING);
 }
 
-/* At a deadline whose step is the switch step of an announced change:
- * raising, the next sample skips the steps the host holds neutral;
- * lowering, D - D' deadlines pass unsampled (returns 1: this deadline is
- * used up), then the next sample is for S. */
+/* At a deadline whose step is the switch step of an announced change
+ * (gk_net_sched_deadline): raising, the next sample skips the steps the
+ * host holds neutral; lowering, D - D' deadlines pass unsampled (returns
+ * 1: this deadline is used up), then the next sample is for S. */
 static int delay_switch(lplayer *p) {
-  if (!p->dl_pending || next_step(p) != p->dl_at) return 0;
-  if (p->dl_to < p->delay) {
-    if (p->dl_skip == 0) p->dl_skip = p->delay - p->dl_to;
-    p->next_ns += p->room->step_ns;
-    if (--p->dl_skip > 0) return 1;
-  } else {
-    for (uint64_t s = p->dl_at; s < p->dl_at + (p->dl_to - p->delay); s++)
-      p->sampled_ns[s % RING] = 0; /* held neutral: no latency */
-    p->k += p->dl_to - p->delay;
+  gk_net_sched_event ev;
+  int used = gk_net_sched_deadline(&p->sched, &ev);
+  uint32_t isz = p->room->b->o.sim->input_size;
+  for (uint64_t s = ev.held_from; s < ev.held_from + ev.held; s++) {
+    memset(p->rec + (s % RING) * isz, 0, isz);
+    p->sampled_ns[s % RING] = 0; /* held neutral: no latency */
   }
-  int lowering = p->dl_to < p->delay;
-  p->dl_pending = 0;
-  size_t used = strlen(p->delays);
-  snprintf(p->delays + used, sizeof p->delays - used, ",%llu:%u",
-           (unsigned long long)p->dl_at, (unsigned)p->dl_to);
-  p->delay = p->dl_to;
-  return lowering;
+  if (ev.switched) {
+    size_t n = strlen(p->delays);
+    snprintf(p->delays + n, sizeof p->delays - n, ",%llu:%u",
+             (unsigned long long)ev.at, (unsigned)ev.delay);
+  }
+  p->next_ns = p->t0_ns + p->sched.k * p->room->step_ns;
+  return used;
 }
 
 /* A player's deadline passed: a record for every step now due, as far as
@@ -426,13 +409,14 @@ static void sample(lplayer *p, uint64_t now) {
     if (delay_switch(p)) continue;
     if (!may_sample(p)) break;
     uint64_t s = next_step(p);
-    if (p->k % PATTERN_STEPS == 0) p->pattern = gk_splitmix64(&p->rng);
+    if ((s - p->sched.first) % PATTERN_STEPS == 0)
+      p->pattern = gk_splitmix64(&p->rng);
     uint8_t *dst = p->rec + (s % RING) * isz;
     memset(dst, 0, isz);
     dst[0] = (uint8_t)p->pattern;
     if (isz > 1) dst[1] = (uint8_t)(p->pattern >> 8);
     p->sampled_ns[s % RING] = now;
-    p->k++;
+    p->sched.k++;
     p->next_ns += r->step_ns;
   }
   p->blocked = now >= p->next_ns;

@@ -128,16 +128,16 @@ static void fail(bot_peer *p, const char *what, const char *detail) {
   bot_room_check_done(p->room);
 }
 
-static bot_peer *of_peer(gk_net_peer *np) {
-  return (bot_peer *)(void *)((char *)np - offsetof(bot_peer, peer));
+static bot_peer *of_peer(gk_net_peer_uv *u) {
+  return (bot_peer *)(void *)((char *)u - offsetof(bot_peer, peer));
 }
 
 static bot_peer *of_tr(gk_net_transport *t) {
   return (bot_peer *)(void *)((char *)t - offsetof(bot_peer, tr));
 }
 
-static void peer_closed(gk_net_peer *np) {
-  of_peer(np)->closing--;
+static void peer_closed(gk_net_peer_uv *u) {
+  of_peer(u)->closing--;
 }
 
 static void tr_closed(gk_net_transport *t) {
@@ -158,10 +158,10 @@ static void arm(bot_peer *p, uint64_t ms, uv_timer_cb cb) {
 static void let_go(bot_peer *p) {
   p->away = 1;
   if (p->peer_open) {
-    gk_net_peer_stop(&p->peer);
+    gk_net_peer_uv_stop(&p->peer);
     p->peer_open = 0;
     p->closing++;
-    gk_net_peer_close(&p->peer, peer_closed);
+    gk_net_peer_uv_close(&p->peer, peer_closed);
   }
   if (p->tr_open) {
     if (p->connected) gk_net_transport_disconnect(&p->tr, p->conn, 1);
@@ -237,7 +237,7 @@ void bot_rejoin_step(bot_peer *p, uint64_t step) {
     return;
   for (uint32_t i = 0; i < b->ndrops; i++) {
     const bot_drop *d = &b->drops[i];
-    if ((r->drops_done >> i & 1u) || d->slot != p->peer.match.slot ||
+    if ((r->drops_done >> i & 1u) || d->slot != p->peer.eng.match.slot ||
         step < d->step)
       continue;
     r->drops_done |= 1u << i;
@@ -274,9 +274,9 @@ void bot_rejoin_connected(bot_peer *p) {
   int rc = bot_token(p->b, &g, bot_client_id(p), &len, tok);
   const uint8_t *t = len ? tok : NULL;
   if (rc == 0 && p->spectator)
-    rc = gk_net_peer_spectate(&p->peer, r->code, t);
+    rc = gk_net_peer_uv_spectate(&p->peer, r->code, t);
   else if (rc == 0)
-    rc = gk_net_peer_rejoin(&p->peer, r->code, p->slot, p->secret, t);
+    rc = gk_net_peer_uv_rejoin(&p->peer, r->code, p->slot, p->secret, t);
   if (rc != 0) {
     fail(p, p->spectator ? "cannot spectate" : "cannot rejoin",
          gk_strerror(rc));
@@ -367,7 +367,7 @@ static void close_one(bot_peer *p) {
     p->timer_open = 0;
   }
   if (!p->spectator) return; /* finish() closes the players' */
-  if (p->peer_open) gk_net_peer_close(&p->peer, NULL);
+  if (p->peer_open) gk_net_peer_uv_close(&p->peer, NULL);
   if (p->tr_open) gk_net_transport_close(&p->tr, NULL);
   p->peer_open = p->tr_open = 0;
 }

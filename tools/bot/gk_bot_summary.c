@@ -24,11 +24,11 @@ typedef struct bot_totals {
  * its steps per wall second from step 60 to its last (null if shorter). */
 static void add_delays(cJSON *ro, const bot_peer *p) {
   cJSON *ds = cJSON_AddArrayToObject(ro, "input_delays");
-  for (uint32_t i = 0; p->peer_open && i < p->peer.ndelays; i++) {
+  for (uint32_t i = 0; p->peer_open && i < p->peer.eng.ndelays; i++) {
     cJSON *pair = cJSON_CreateArray();
-    cJSON_AddItemToArray(pair,
-                         cJSON_CreateNumber((double)p->peer.delays[i].step));
-    cJSON_AddItemToArray(pair, cJSON_CreateNumber(p->peer.delays[i].delay));
+    cJSON_AddItemToArray(
+        pair, cJSON_CreateNumber((double)p->peer.eng.delays[i].step));
+    cJSON_AddItemToArray(pair, cJSON_CreateNumber(p->peer.eng.delays[i].delay));
     cJSON_AddItemToArray(ds, pair);
   }
   if (p->t60_ns != 0 && p->last_ns > p->t60_ns && p->steps > 61)
@@ -57,8 +57,8 @@ static cJSON *room_summary(bot *b, bot_room *r, bot_totals *t) {
     if (!p->ended) ended = 0;
     room_desyncs += p->desyncs;
     if (t->lat && p->peer_open)
-      for (uint32_t k = 0; k < p->peer.nlatency; k++)
-        t->lat[t->nlat++] = p->peer.latency_us[k];
+      for (uint32_t k = 0; k < p->peer.eng.nlatency; k++)
+        t->lat[t->nlat++] = p->peer.eng.latency_us[k];
   }
   hex_str(h, sizeof(h), hash);
   /* final hashes are comparable only when every player ran to the same
@@ -106,8 +106,9 @@ int bot_print_summary(bot *b) {
   uint64_t nlat = 0;
   for (uint32_t i = 0; i < b->rooms; i++)
     for (uint32_t j = 0; j < bot_room_peers(b); j++)
-      nlat +=
-          b->room[i].peers[j].peer_open ? b->room[i].peers[j].peer.nlatency : 0;
+      nlat += b->room[i].peers[j].peer_open
+                  ? b->room[i].peers[j].peer.eng.nlatency
+                  : 0;
   t.lat = malloc((nlat ? nlat : 1) * sizeof(*t.lat));
   for (uint32_t i = 0; i < b->rooms; i++)
     cJSON_AddItemToArray(rooms, room_summary(b, &b->room[i], &t));
