@@ -41,21 +41,21 @@ static struct MHD_Daemon *daemon_of(const gk_net_ws *w) {
 
 /* --- connection ids ------------------------------------------------------ */
 
-uint32_t ws_id(const gk_net_ws *w, const gk_net_ws_conn *c) {
+uint32_t gk__ws_id(const gk_net_ws *w, const gk_net_ws_conn *c) {
   return (c->gen & 0xffffu) << 16 | (uint32_t)(c - w->conns);
 }
 
-gk_net_ws_conn *ws_lookup(const gk_net_ws *w, uint32_t id) {
+gk_net_ws_conn *gk__ws_lookup(const gk_net_ws *w, uint32_t id) {
   uint32_t slot = id & 0xffffu;
   if (w->conns == NULL || slot >= w->opts.max_conns) return NULL;
   gk_net_ws_conn *c = &w->conns[slot];
-  if ((c->gen & 0xffffu) != id >> 16 || c->state != WS_OPEN) return NULL;
+  if ((c->gen & 0xffffu) != id >> 16 || c->state != GK__WS_OPEN) return NULL;
   return c;
 }
 
-void ws_slot_free(gk_net_ws_conn *c) {
-  if (c->state == WS_FREE) return;
-  c->state = WS_FREE;
+void gk__ws_slot_free(gk_net_ws_conn *c) {
+  if (c->state == GK__WS_FREE) return;
+  c->state = GK__WS_FREE;
   c->gen++;
   c->hs_conn = NULL;
   c->w->used--;
@@ -64,13 +64,13 @@ void ws_slot_free(gk_net_ws_conn *c) {
 static gk_net_ws_conn *slot_take(gk_net_ws *w, struct MHD_Connection *mc) {
   for (uint32_t i = 0; i < w->opts.max_conns; i++) {
     gk_net_ws_conn *c = &w->conns[i];
-    if (c->state != WS_FREE) continue;
+    if (c->state != GK__WS_FREE) continue;
     uint32_t gen = c->gen;
     memset(c, 0, sizeof *c);
     c->gen = gen;
     c->w = w;
     c->fd = -1;
-    c->state = WS_HANDSHAKE;
+    c->state = GK__WS_HANDSHAKE;
     c->hs_conn = mc;
     c->due_ms = uv_now(w->loop) + w->opts.handshake_ms;
     w->used++;
@@ -168,7 +168,7 @@ static enum MHD_Result accept_ws(gk_net_ws *w, struct MHD_Connection *mc,
   accept_key(key, acc);
   struct MHD_Response *r = MHD_create_response_for_upgrade(on_upgrade, w);
   if (r == NULL) {
-    ws_slot_free(c);
+    gk__ws_slot_free(c);
     return MHD_NO;
   }
   MHD_add_response_header(r, "Upgrade", "websocket");
@@ -178,7 +178,7 @@ static enum MHD_Result accept_ws(gk_net_ws *w, struct MHD_Connection *mc,
   enum MHD_Result rc = MHD_queue_response(mc, MHD_HTTP_SWITCHING_PROTOCOLS, r);
   MHD_destroy_response(r);
   if (rc != MHD_YES) {
-    ws_slot_free(c);
+    gk__ws_slot_free(c);
     return rc;
   }
   w->stats.hs_ok++;
@@ -232,14 +232,14 @@ static void on_upgrade(void *cls, struct MHD_Connection *mc, void *con_cls,
   gk_net_ws *w = cls;
   gk_net_ws_conn *c = con_cls;
   int ok = !w->closing && c != NULL && (void *)c != (void *)w &&
-           c->state == WS_HANDSHAKE && c->hs_conn == mc;
-  if (ok && ws_conn_open(c, sock, urh, extra_in, extra_in_size) == 0) {
-    c->state = WS_OPEN;
+           c->state == GK__WS_HANDSHAKE && c->hs_conn == mc;
+  if (ok && gk__ws_conn_open(c, sock, urh, extra_in, extra_in_size) == 0) {
+    c->state = GK__WS_OPEN;
     c->hs_conn = NULL;
     w->pending++;
     return;
   }
-  if (ok) ws_slot_free(c);
+  if (ok) gk__ws_slot_free(c);
   MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 }
 
@@ -249,9 +249,9 @@ static void on_completed(void *cls, struct MHD_Connection *mc, void **req,
   gk_net_ws *w = cls;
   gk_net_ws_conn *c = *req;
   if (c == NULL || (void *)c == (void *)w) return;
-  if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && c->state == WS_HANDSHAKE &&
-      c->hs_conn == mc)
-    ws_slot_free(c);
+  if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK &&
+      c->state == GK__WS_HANDSHAKE && c->hs_conn == mc)
+    gk__ws_slot_free(c);
 }
 
 /* --- the loop side ------------------------------------------------------- */
@@ -262,9 +262,9 @@ static void on_mhd_timer(uv_timer_t *t);
 static void start_pending(gk_net_ws *w) {
   for (uint32_t i = 0; i < w->opts.max_conns && w->pending > 0; i++) {
     gk_net_ws_conn *c = &w->conns[i];
-    if (c->state != WS_OPEN || c->announced) continue;
+    if (c->state != GK__WS_OPEN || c->announced) continue;
     w->pending--;
-    ws_conn_start(c);
+    gk__ws_conn_start(c);
     if (w->closing) return;
   }
   w->pending = 0;
@@ -285,7 +285,7 @@ static void run_mhd(gk_net_ws *w) {
     uv_timer_stop(&w->mhd_timer);
 }
 
-void ws_kick_mhd(gk_net_ws *w) {
+void gk__ws_kick_mhd(gk_net_ws *w) {
   if (!w->closing) uv_timer_start(&w->mhd_timer, on_mhd_timer, 0, 0);
 }
 
@@ -303,7 +303,7 @@ static void on_tick(uv_timer_t *t) {
   gk_net_ws *w = t->data;
   uint64_t now = uv_now(w->loop);
   for (uint32_t i = 0; i < w->opts.max_conns && !w->closing; i++)
-    if (w->conns[i].state != WS_FREE) ws_conn_tick(&w->conns[i], now);
+    if (w->conns[i].state != GK__WS_FREE) gk__ws_conn_tick(&w->conns[i], now);
 }
 
 /* --- init and close ------------------------------------------------------ */
@@ -410,7 +410,7 @@ int gk_net_ws_init(gk_net_ws *w, uv_loop_t *loop, const gk_net_ws_options *opts,
 }
 
 /* A handle of the listener or of a connection is closed. */
-void ws_handle_closed(gk_net_ws *w) {
+void gk__ws_handle_closed(gk_net_ws *w) {
   if (--w->handles > 0 || !w->closing) return;
   free(w->conns);
   w->conns = NULL;
@@ -418,7 +418,7 @@ void ws_handle_closed(gk_net_ws *w) {
 }
 
 static void on_closed(uv_handle_t *h) {
-  ws_handle_closed(h->data);
+  gk__ws_handle_closed(h->data);
 }
 
 void gk_net_ws_close(gk_net_ws *w, void (*close_cb)(gk_net_ws *w)) {
@@ -427,8 +427,8 @@ void gk_net_ws_close(gk_net_ws *w, void (*close_cb)(gk_net_ws *w)) {
   w->close_cb = close_cb;
   for (uint32_t i = 0; i < w->opts.max_conns; i++) {
     gk_net_ws_conn *c = &w->conns[i];
-    if (c->state == WS_OPEN) ws_conn_drop(c, 1001, WK_LOCAL);
-    if (c->state == WS_HANDSHAKE) ws_slot_free(c);
+    if (c->state == GK__WS_OPEN) gk__ws_conn_drop(c, 1001, GK__WK_LOCAL);
+    if (c->state == GK__WS_HANDSHAKE) gk__ws_slot_free(c);
   }
   uv_poll_stop(&w->poll); /* before MHD closes the descriptor */
   if (w->daemon != NULL) {
@@ -445,7 +445,7 @@ void gk_net_ws_close(gk_net_ws *w, void (*close_cb)(gk_net_ws *w)) {
 
 int gk_net_ws_send(gk_net_ws *w, uint32_t conn, const uint8_t *bytes,
                    size_t len, int reliable, uint8_t type) {
-  gk_net_ws_conn *c = w->closing ? NULL : ws_lookup(w, conn);
+  gk_net_ws_conn *c = w->closing ? NULL : gk__ws_lookup(w, conn);
   if (c == NULL || c->due_ms != 0 || (len > 0 && bytes == NULL)) {
     w->stats.drop_send++;
     return c == NULL || c->due_ms != 0 ? GK_ENOTFOUND : GK_EINVAL;
@@ -457,31 +457,31 @@ int gk_net_ws_send(gk_net_ws *w, uint32_t conn, const uint8_t *bytes,
   int replace = 0;
   for (size_t i = 0; !reliable && i < w->opts.n_replace; i++)
     if (w->opts.replace_types[i] == type) replace = 1;
-  return ws_conn_queue(c, bytes, len, replace, type);
+  return gk__ws_conn_queue(c, bytes, len, replace, type);
 }
 
 void gk_net_ws_disconnect(gk_net_ws *w, uint32_t conn, int at_once) {
-  gk_net_ws_conn *c = ws_lookup(w, conn);
+  gk_net_ws_conn *c = gk__ws_lookup(w, conn);
   if (c == NULL) return;
   if (at_once) {
-    ws_conn_drop(c, 1000, WK_LOCAL);
+    gk__ws_conn_drop(c, 1000, GK__WK_LOCAL);
     return;
   }
   if (c->due_ms != 0) return; /* already closing */
   c->graceful = 1;
   c->code = 1000;
-  c->kind = WK_LOCAL;
+  c->kind = GK__WK_LOCAL;
   c->due_ms = uv_now(w->loop) + w->opts.close_ms;
-  ws_conn_pump(c);
+  gk__ws_conn_pump(c);
 }
 
 uint64_t gk_net_ws_rtt_us(const gk_net_ws *w, uint32_t conn) {
-  const gk_net_ws_conn *c = ws_lookup(w, conn);
+  const gk_net_ws_conn *c = gk__ws_lookup(w, conn);
   return c != NULL ? c->srtt_us : 0;
 }
 
 uint64_t gk_net_ws_rtt_var_us(const gk_net_ws *w, uint32_t conn) {
-  const gk_net_ws_conn *c = ws_lookup(w, conn);
+  const gk_net_ws_conn *c = gk__ws_lookup(w, conn);
   return c != NULL ? c->rttvar_us : 0;
 }
 
@@ -499,7 +499,7 @@ uint32_t gk_net_ws_rtt_var(const gk_net_ws *w, uint32_t conn) {
 
 int gk_net_ws_peer_addr(const gk_net_ws *w, uint32_t conn,
                         struct sockaddr_storage *out, socklen_t *len) {
-  const gk_net_ws_conn *c = ws_lookup(w, conn);
+  const gk_net_ws_conn *c = gk__ws_lookup(w, conn);
   if (c == NULL) return GK_ENOTFOUND;
   if (out != NULL) *out = c->addr;
   if (len != NULL) *len = c->addr_len;
@@ -507,13 +507,13 @@ int gk_net_ws_peer_addr(const gk_net_ws *w, uint32_t conn,
 }
 
 uint32_t gk_net_ws_peer_ipv4(const gk_net_ws *w, uint32_t conn) {
-  const gk_net_ws_conn *c = ws_lookup(w, conn);
+  const gk_net_ws_conn *c = gk__ws_lookup(w, conn);
   if (c == NULL || c->addr.ss_family != AF_INET) return 0;
   const struct sockaddr_in *in = (const struct sockaddr_in *)&c->addr;
   return ntohl(in->sin_addr.s_addr);
 }
 
 uint32_t gk_net_ws_queued(const gk_net_ws *w, uint32_t conn) {
-  const gk_net_ws_conn *c = ws_lookup(w, conn);
+  const gk_net_ws_conn *c = gk__ws_lookup(w, conn);
   return c != NULL ? c->qlen : 0;
 }

@@ -49,7 +49,7 @@ static ssize_t on_wslay_recv(wslay_event_context_ptr ctx, uint8_t *buf,
                              size_t len, int flags, void *user) {
   gk_net_ws_conn *c = user;
   (void)flags;
-  if (c->state != WS_OPEN) {
+  if (c->state != GK__WS_OPEN) {
     wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
     return -1;
   }
@@ -83,7 +83,7 @@ static ssize_t on_wslay_recv(wslay_event_context_ptr ctx, uint8_t *buf,
 static ssize_t on_wslay_send(wslay_event_context_ptr ctx, const uint8_t *data,
                              size_t len, int flags, void *user) {
   gk_net_ws_conn *c = user;
-  if (c->state != WS_OPEN) {
+  if (c->state != GK__WS_OPEN) {
     wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
     return -1;
   }
@@ -129,16 +129,16 @@ static void on_wslay_msg(wslay_event_context_ptr ctx,
   gk_net_ws_conn *c = user;
   gk_net_ws *w = c->w;
   (void)ctx;
-  if (c->state != WS_OPEN) return;
+  if (c->state != GK__WS_OPEN) return;
   switch (a->opcode) {
   case WSLAY_BINARY_FRAME:
     if (c->due_ms != 0) return; /* closing: nothing more is delivered */
     w->stats.msgs_in++;
     w->stats.bytes_in += a->msg_length;
-    w->cb.receive(w->cb.ctx, w, ws_id(w, c), a->msg, a->msg_length);
+    w->cb.receive(w->cb.ctx, w, gk__ws_id(w, c), a->msg, a->msg_length);
     break;
   case WSLAY_TEXT_FRAME:
-    ws_conn_fail(c, WSLAY_CODE_UNSUPPORTED_DATA, WK_TEXT);
+    gk__ws_conn_fail(c, WSLAY_CODE_UNSUPPORTED_DATA, GK__WK_TEXT);
     break;
   case WSLAY_PONG:
     on_pong(c, a->msg, a->msg_length);
@@ -168,8 +168,8 @@ static void sock_setup(gk_net_ws_conn *c, int fd) {
   }
 }
 
-int ws_conn_open(gk_net_ws_conn *c, int fd, void *urh, const char *extra,
-                 size_t extra_len) {
+int gk__ws_conn_open(gk_net_ws_conn *c, int fd, void *urh, const char *extra,
+                     size_t extra_len) {
   static const struct wslay_event_callbacks cbs = {
       .recv_callback = on_wslay_recv,
       .send_callback = on_wslay_send,
@@ -206,17 +206,17 @@ int ws_conn_open(gk_net_ws_conn *c, int fd, void *urh, const char *extra,
 static void read_some(gk_net_ws_conn *c);
 static void settle(gk_net_ws_conn *c);
 
-void ws_conn_start(gk_net_ws_conn *c) {
+void gk__ws_conn_start(gk_net_ws_conn *c) {
   gk_net_ws *w = c->w;
   c->announced = 1;
   w->stats.connects++;
   if (w->cb.connect != NULL)
-    w->cb.connect(w->cb.ctx, w, ws_id(w, c), (struct sockaddr *)&c->addr);
-  if (c->state != WS_OPEN) return;
+    w->cb.connect(w->cb.ctx, w, gk__ws_id(w, c), (struct sockaddr *)&c->addr);
+  if (c->state != GK__WS_OPEN) return;
   c->events = UV_READABLE;
   uv_poll_start(&c->poll, c->events, on_conn_poll);
-  ws_conn_tick(c, now_ms(c)); /* the first ping at once */
-  if (c->state == WS_OPEN && c->extra_len > 0) {
+  gk__ws_conn_tick(c, now_ms(c)); /* the first ping at once */
+  if (c->state == GK__WS_OPEN && c->extra_len > 0) {
     read_some(c);
     settle(c);
   }
@@ -225,7 +225,7 @@ void ws_conn_start(gk_net_ws_conn *c) {
 /* --- writing -------------------------------------------------------------- */
 
 static void poll_update(gk_net_ws_conn *c) {
-  if (c->state != WS_OPEN || !c->announced) return;
+  if (c->state != GK__WS_OPEN || !c->announced) return;
   int ev = UV_READABLE;
   wslay_event_context_ptr ctx = ctx_of(c);
   /* writable when blocked; also to come back at once and drop */
@@ -239,7 +239,7 @@ static void poll_update(gk_net_ws_conn *c) {
   }
 }
 
-static void msg_free(ws_msg *m) {
+static void msg_free(gk__ws_msg *m) {
   free(m->data);
   m->data = NULL;
   m->len = 0;
@@ -254,7 +254,7 @@ static void queue_clear(gk_net_ws_conn *c) {
 /* The queue's head into wslay (which copies it). */
 static void hand_head(gk_net_ws_conn *c) {
   gk_net_ws *w = c->w;
-  ws_msg *m = &c->q[c->qhead];
+  gk__ws_msg *m = &c->q[c->qhead];
   struct wslay_event_msg msg = {
       .opcode = WSLAY_BINARY_FRAME, .msg = m->data, .msg_length = m->len};
   if (wslay_event_queue_msg(ctx_of(c), &msg) == 0) {
@@ -268,8 +268,8 @@ static void hand_head(gk_net_ws_conn *c) {
   c->qlen--;
 }
 
-void ws_conn_pump(gk_net_ws_conn *c) {
-  if (c->state != WS_OPEN || c->broken) return;
+void gk__ws_conn_pump(gk_net_ws_conn *c) {
+  if (c->state != GK__WS_OPEN || c->broken) return;
   wslay_event_context_ptr ctx = ctx_of(c);
   int data_ok = c->code == 0 || c->graceful;
   for (uint32_t i = 0; i <= c->w->opts.queue_len + 1; i++) {
@@ -292,12 +292,12 @@ void ws_conn_pump(gk_net_ws_conn *c) {
   poll_update(c);
 }
 
-int ws_conn_queue(gk_net_ws_conn *c, const uint8_t *bytes, size_t len,
-                  int replace, uint8_t type) {
+int gk__ws_conn_queue(gk_net_ws_conn *c, const uint8_t *bytes, size_t len,
+                      int replace, uint8_t type) {
   gk_net_ws *w = c->w;
   uint32_t cap = w->opts.queue_len;
   for (uint32_t i = 0; replace && i < c->qlen; i++) {
-    ws_msg *m = &c->q[(c->qhead + i) % cap];
+    gk__ws_msg *m = &c->q[(c->qhead + i) % cap];
     if (!m->replace || m->type != type) continue;
     if (len > m->len) {
       uint8_t *p = realloc(m->data, len);
@@ -311,10 +311,10 @@ int ws_conn_queue(gk_net_ws_conn *c, const uint8_t *bytes, size_t len,
   }
   if (c->qlen == cap) {
     w->stats.drop_send++;
-    ws_conn_fail(c, WSLAY_CODE_POLICY_VIOLATION, WK_SLOW);
+    gk__ws_conn_fail(c, WSLAY_CODE_POLICY_VIOLATION, GK__WK_SLOW);
     return GK_EFULL;
   }
-  ws_msg *m = &c->q[(c->qhead + c->qlen) % cap];
+  gk__ws_msg *m = &c->q[(c->qhead + c->qlen) % cap];
   m->data = malloc(len > 0 ? len : 1);
   if (m->data == NULL) {
     w->stats.drop_send++;
@@ -326,14 +326,14 @@ int ws_conn_queue(gk_net_ws_conn *c, const uint8_t *bytes, size_t len,
   m->replace = (uint8_t)(replace != 0);
   c->qlen++;
   if (c->qlen > w->stats.queue_max) w->stats.queue_max = c->qlen;
-  ws_conn_pump(c);
+  gk__ws_conn_pump(c);
   return 0;
 }
 
 /* --- closing -------------------------------------------------------------- */
 
-void ws_conn_fail(gk_net_ws_conn *c, uint16_t code, enum ws_kind kind) {
-  if (c->state != WS_OPEN || c->code != 0 || c->wslay_closed) return;
+void gk__ws_conn_fail(gk_net_ws_conn *c, uint16_t code, enum gk__ws_kind kind) {
+  if (c->state != GK__WS_OPEN || c->code != 0 || c->wslay_closed) return;
   wslay_event_context_ptr ctx = ctx_of(c);
   if (wslay_event_get_close_received(ctx)) return; /* the peer's close is on */
   c->code = code;
@@ -342,26 +342,26 @@ void ws_conn_fail(gk_net_ws_conn *c, uint16_t code, enum ws_kind kind) {
   c->due_ms = now_ms(c) + c->w->opts.close_ms;
   queue_clear(c);
   wslay_event_queue_close(ctx, code, NULL, 0);
-  ws_conn_pump(c);
+  gk__ws_conn_pump(c);
 }
 
 /* wslay's own close (it stopped reading): which error, by its code. */
-static enum ws_kind wslay_kind(uint16_t sent) {
+static enum gk__ws_kind wslay_kind(uint16_t sent) {
   switch (sent) {
   case WSLAY_CODE_MESSAGE_TOO_BIG:
-    return WK_TOO_BIG;
+    return GK__WK_TOO_BIG;
   case WSLAY_CODE_INVALID_FRAME_PAYLOAD_DATA:
-    return WK_UTF8;
+    return GK__WK_UTF8;
   default:
-    return WK_PROTOCOL;
+    return GK__WK_PROTOCOL;
   }
 }
 
 /* The close code and kind if the connection ended now. */
-static int end_reason(const gk_net_ws_conn *c, enum ws_kind *kind) {
+static int end_reason(const gk_net_ws_conn *c, enum gk__ws_kind *kind) {
   wslay_event_context_ptr ctx = ctx_of(c);
   if (c->code != 0) {
-    *kind = (enum ws_kind)c->kind;
+    *kind = (enum gk__ws_kind)c->kind;
     return c->code;
   }
   if (c->wslay_closed) {
@@ -372,20 +372,24 @@ static int end_reason(const gk_net_ws_conn *c, enum ws_kind *kind) {
     return sent;
   }
   if (wslay_event_get_close_received(ctx)) {
-    *kind = WK_PEER;
+    *kind = GK__WK_PEER;
     return wslay_event_get_status_code_received(ctx);
   }
-  *kind = WK_ABNORMAL;
+  *kind = GK__WK_ABNORMAL;
   return WSLAY_CODE_ABNORMAL_CLOSURE;
 }
 
-static void count_kind(gk_net_ws_stats *st, enum ws_kind kind) {
-  uint64_t *const by_kind[] = {
-      [WK_NONE] = &st->close_abnormal,   [WK_LOCAL] = &st->close_local,
-      [WK_PEER] = &st->close_peer,       [WK_PROTOCOL] = &st->close_protocol,
-      [WK_TEXT] = &st->close_text,       [WK_UTF8] = &st->close_utf8,
-      [WK_SLOW] = &st->close_slow,       [WK_TOO_BIG] = &st->close_too_big,
-      [WK_TIMEOUT] = &st->close_timeout, [WK_ABNORMAL] = &st->close_abnormal};
+static void count_kind(gk_net_ws_stats *st, enum gk__ws_kind kind) {
+  uint64_t *const by_kind[] = {[GK__WK_NONE] = &st->close_abnormal,
+                               [GK__WK_LOCAL] = &st->close_local,
+                               [GK__WK_PEER] = &st->close_peer,
+                               [GK__WK_PROTOCOL] = &st->close_protocol,
+                               [GK__WK_TEXT] = &st->close_text,
+                               [GK__WK_UTF8] = &st->close_utf8,
+                               [GK__WK_SLOW] = &st->close_slow,
+                               [GK__WK_TOO_BIG] = &st->close_too_big,
+                               [GK__WK_TIMEOUT] = &st->close_timeout,
+                               [GK__WK_ABNORMAL] = &st->close_abnormal};
   (*by_kind[kind])++;
 }
 
@@ -399,22 +403,22 @@ static void on_conn_closed(uv_handle_t *h) {
   free(c->extra);
   c->q = NULL;
   c->extra = NULL;
-  ws_slot_free(c);
-  ws_handle_closed(w);
+  gk__ws_slot_free(c);
+  gk__ws_handle_closed(w);
 }
 
-void ws_conn_drop(gk_net_ws_conn *c, int reason, enum ws_kind kind) {
-  if (c->state != WS_OPEN) return;
+void gk__ws_conn_drop(gk_net_ws_conn *c, int reason, enum gk__ws_kind kind) {
+  if (c->state != GK__WS_OPEN) return;
   gk_net_ws *w = c->w;
-  uint32_t id = ws_id(w, c);
-  c->state = WS_DEAD;
+  uint32_t id = gk__ws_id(w, c);
+  c->state = GK__WS_DEAD;
   wslay_event_shutdown_read(ctx_of(c));
   wslay_event_shutdown_write(ctx_of(c));
   uv_poll_stop(&c->poll); /* before MHD closes the descriptor */
   MHD_upgrade_action(c->urh, MHD_UPGRADE_ACTION_CLOSE);
   c->fd = -1;
   count_kind(&w->stats, kind);
-  ws_kick_mhd(w); /* MHD frees the connection in its next run */
+  gk__ws_kick_mhd(w); /* MHD frees the connection in its next run */
   uv_close((uv_handle_t *)&c->poll, on_conn_closed);
   if (c->announced) {
     w->stats.disconnects++;
@@ -426,15 +430,15 @@ void ws_conn_drop(gk_net_ws_conn *c, int reason, enum ws_kind kind) {
 
 /* In a safe place (poll callback, tick): drop what is finished. */
 static void settle(gk_net_ws_conn *c) {
-  if (c->state != WS_OPEN) return;
+  if (c->state != GK__WS_OPEN) return;
   wslay_event_context_ptr ctx = ctx_of(c);
-  enum ws_kind kind = WK_NONE;
+  enum gk__ws_kind kind = GK__WK_NONE;
   int sent = wslay_event_get_close_sent(ctx);
   int done =
       c->broken || c->eof || (sent && wslay_event_get_close_received(ctx));
   if (done) {
     int reason = end_reason(c, &kind);
-    ws_conn_drop(c, reason, kind);
+    gk__ws_conn_drop(c, reason, kind);
     return;
   }
   if (sent && !c->wr_shut) { /* our close frame is out: FIN after it */
@@ -471,8 +475,8 @@ static void read_some(gk_net_ws_conn *c) {
     return;
   }
   if (wslay_event_recv(ctx) != 0 && !c->eof) c->broken = 1;
-  if (c->state != WS_OPEN) return; /* a callback dropped it */
-  if (c->eof || c->broken) return; /* settle drops it */
+  if (c->state != GK__WS_OPEN) return; /* a callback dropped it */
+  if (c->eof || c->broken) return;     /* settle drops it */
   if (!wslay_event_get_read_enabled(ctx) && c->due_ms == 0) {
     /* wslay stopped: a close frame came, or it queued one (an error) */
     c->due_ms = now_ms(c) + c->w->opts.close_ms;
@@ -481,18 +485,19 @@ static void read_some(gk_net_ws_conn *c) {
     queue_clear(c);
   }
   if (c->due_ms == 0 && wslay_event_get_queued_msg_count(ctx) > CTRL_MAX)
-    ws_conn_fail(c, WSLAY_CODE_POLICY_VIOLATION, WK_SLOW); /* pongs pile up */
-  ws_conn_pump(c);
+    gk__ws_conn_fail(c, WSLAY_CODE_POLICY_VIOLATION,
+                     GK__WK_SLOW); /* pongs pile up */
+  gk__ws_conn_pump(c);
 }
 
 static void on_conn_poll(uv_poll_t *h, int status, int events) {
   gk_net_ws_conn *c = h->data;
-  if (c->state != WS_OPEN) return;
+  if (c->state != GK__WS_OPEN) return;
   if (status < 0) {
     c->broken = 1;
   } else {
     if (events & UV_READABLE) read_some(c);
-    if (c->state == WS_OPEN && (events & UV_WRITABLE)) ws_conn_pump(c);
+    if (c->state == GK__WS_OPEN && (events & UV_WRITABLE)) gk__ws_conn_pump(c);
   }
   settle(c);
 }
@@ -511,24 +516,24 @@ static void ping(gk_net_ws_conn *c, uint64_t now) {
   if (wslay_event_queue_msg(ctx, &msg) != 0) return;
   c->ping_ns = ts;
   c->w->stats.pings++;
-  ws_conn_pump(c);
+  gk__ws_conn_pump(c);
 }
 
-void ws_conn_tick(gk_net_ws_conn *c, uint64_t now) {
+void gk__ws_conn_tick(gk_net_ws_conn *c, uint64_t now) {
   const gk_net_ws_options *o = &c->w->opts;
-  if (c->state == WS_HANDSHAKE) { /* the 101 never went out */
-    if (now >= c->due_ms) ws_slot_free(c);
+  if (c->state == GK__WS_HANDSHAKE) { /* the 101 never went out */
+    if (now >= c->due_ms) gk__ws_slot_free(c);
     return;
   }
-  if (c->state != WS_OPEN || !c->announced) return;
-  enum ws_kind kind = WK_NONE;
+  if (c->state != GK__WS_OPEN || !c->announced) return;
+  enum gk__ws_kind kind = GK__WK_NONE;
   if (c->due_ms != 0 && now >= c->due_ms) { /* the close took too long */
     int reason = end_reason(c, &kind);
-    ws_conn_drop(c, reason, kind);
+    gk__ws_conn_drop(c, reason, kind);
     return;
   }
   if (o->timeout_ms != 0 && now - c->last_in_ms >= o->timeout_ms) {
-    ws_conn_drop(c, WSLAY_CODE_ABNORMAL_CLOSURE, WK_TIMEOUT);
+    gk__ws_conn_drop(c, WSLAY_CODE_ABNORMAL_CLOSURE, GK__WK_TIMEOUT);
     return;
   }
   if (o->ping_ms != 0 && c->due_ms == 0 && now >= c->ping_due_ms) ping(c, now);

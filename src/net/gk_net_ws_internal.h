@@ -8,39 +8,39 @@
 
 #include "gk_net_ws.h"
 
-enum ws_state {
-  WS_FREE = 0,
-  WS_HANDSHAKE, /* 101 queued, the upgraded socket not handed over yet */
-  WS_OPEN,      /* framing; closing (ours or the peer's) is within this */
-  WS_DEAD       /* dropped: the poll handle is closing */
+enum gk__ws_state {
+  GK__WS_FREE = 0,
+  GK__WS_HANDSHAKE, /* 101 queued, the upgraded socket not handed over yet */
+  GK__WS_OPEN,      /* framing; closing (ours or the peer's) is within this */
+  GK__WS_DEAD       /* dropped: the poll handle is closing */
 };
 
 /* Why a connection ends, for the counters. */
-enum ws_kind {
-  WK_NONE = 0,
-  WK_LOCAL,
-  WK_PEER,
-  WK_PROTOCOL,
-  WK_TEXT,
-  WK_UTF8,
-  WK_SLOW,
-  WK_TOO_BIG,
-  WK_TIMEOUT,
-  WK_ABNORMAL
+enum gk__ws_kind {
+  GK__WK_NONE = 0,
+  GK__WK_LOCAL,
+  GK__WK_PEER,
+  GK__WK_PROTOCOL,
+  GK__WK_TEXT,
+  GK__WK_UTF8,
+  GK__WK_SLOW,
+  GK__WK_TOO_BIG,
+  GK__WK_TIMEOUT,
+  GK__WK_ABNORMAL
 };
 
-typedef struct ws_msg {
+typedef struct gk__ws_msg {
   uint8_t *data;
   uint32_t len;
   uint8_t type;
   uint8_t replace; /* may be replaced by a newer one of its type */
-} ws_msg;
+} gk__ws_msg;
 
 struct gk_net_ws_conn {
   gk_net_ws *w;
   uint32_t gen;         /* bumped when the slot is freed */
-  uint8_t state;        /* enum ws_state */
-  uint8_t kind;         /* enum ws_kind once a close is decided */
+  uint8_t state;        /* enum gk__ws_state */
+  uint8_t kind;         /* enum gk__ws_kind once a close is decided */
   uint8_t graceful;     /* close frame once the queue drains */
   uint8_t announced;    /* `connect` ran: `disconnect` is owed */
   uint8_t broken;       /* a socket error seen inside a call: drop soon */
@@ -49,7 +49,7 @@ struct gk_net_ws_conn {
   uint8_t eof;          /* the peer ended its side of TCP */
   uint16_t code;        /* the close code we decided (0: none yet) */
   int fd;
-  void *hs_conn; /* struct MHD_Connection, while WS_HANDSHAKE */
+  void *hs_conn; /* struct MHD_Connection, while GK__WS_HANDSHAKE */
   void *urh;     /* struct MHD_UpgradeResponseHandle */
   void *ws;      /* wslay_event_context_ptr */
   uv_poll_t poll;
@@ -59,7 +59,7 @@ struct gk_net_ws_conn {
   uint8_t *extra; /* bytes libmicrohttpd read past the request */
   size_t extra_len, extra_off;
   size_t read_budget; /* bytes left for this wake-up (fairness) */
-  ws_msg *q;          /* ring of opts.queue_len */
+  gk__ws_msg *q;      /* ring of opts.queue_len */
   uint32_t qhead, qlen;
   uint64_t due_ms;      /* handshake deadline, then close deadline */
   uint64_t last_in_ms;  /* last byte from the peer */
@@ -69,31 +69,31 @@ struct gk_net_ws_conn {
 };
 
 /* gk_net_ws_conn.c */
-uint32_t ws_id(const gk_net_ws *w, const gk_net_ws_conn *c);
-gk_net_ws_conn *ws_lookup(const gk_net_ws *w, uint32_t id);
+uint32_t gk__ws_id(const gk_net_ws *w, const gk_net_ws_conn *c);
+gk_net_ws_conn *gk__ws_lookup(const gk_net_ws *w, uint32_t id);
 /* The upgraded socket: wslay context, poll, TCP_NODELAY. 0 or GK_E*. */
-int ws_conn_open(gk_net_ws_conn *c, int fd, void *urh, const char *extra,
-                 size_t extra_len);
+int gk__ws_conn_open(gk_net_ws_conn *c, int fd, void *urh, const char *extra,
+                     size_t extra_len);
 /* After MHD_run: `connect`, then the bytes MHD read ahead. */
-void ws_conn_start(gk_net_ws_conn *c);
+void gk__ws_conn_start(gk_net_ws_conn *c);
 /* Decides a close with a code (a close frame, then the close handshake
  * bounded by close_ms); drops at once if the socket is gone. */
-void ws_conn_fail(gk_net_ws_conn *c, uint16_t code, enum ws_kind kind);
+void gk__ws_conn_fail(gk_net_ws_conn *c, uint16_t code, enum gk__ws_kind kind);
 /* Ends the connection now: socket closed, `disconnect`, slot freed once
  * the poll handle is closed. */
-void ws_conn_drop(gk_net_ws_conn *c, int reason, enum ws_kind kind);
+void gk__ws_conn_drop(gk_net_ws_conn *c, int reason, enum gk__ws_kind kind);
 /* Writes what the queue and wslay hold, as far as the socket takes. */
-void ws_conn_pump(gk_net_ws_conn *c);
+void gk__ws_conn_pump(gk_net_ws_conn *c);
 /* The tick: pings, timeouts, close and handshake deadlines. */
-void ws_conn_tick(gk_net_ws_conn *c, uint64_t now_ms);
-int ws_conn_queue(gk_net_ws_conn *c, const uint8_t *bytes, size_t len,
-                  int replace, uint8_t type);
+void gk__ws_conn_tick(gk_net_ws_conn *c, uint64_t now_ms);
+int gk__ws_conn_queue(gk_net_ws_conn *c, const uint8_t *bytes, size_t len,
+                      int replace, uint8_t type);
 
 /* gk_net_ws.c */
-void ws_kick_mhd(gk_net_ws *w);
-void ws_slot_free(gk_net_ws_conn *c);
+void gk__ws_kick_mhd(gk_net_ws *w);
+void gk__ws_slot_free(gk_net_ws_conn *c);
 /* A handle closed: the last one of a closing listener frees the table and
  * runs close_cb. */
-void ws_handle_closed(gk_net_ws *w);
+void gk__ws_handle_closed(gk_net_ws *w);
 
 #endif

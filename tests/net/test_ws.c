@@ -44,6 +44,9 @@ Test(ws, python_client_echoes_binary_frames_with_the_subprotocol) {
   cr_assert_eq(st->connects, 1);
   cr_assert_eq(S->last_reason, 1000); /* the client's close */
   cr_assert_eq(st->close_peer, 1);
+  /* libmicrohttpd is not woken by the upgraded socket's traffic */
+  cr_assert_lt(st->mhd_runs, 50, "%llu MHD runs",
+               (unsigned long long)st->mhd_runs);
   ws_srv_stop();
 }
 
@@ -93,6 +96,16 @@ Test(ws, bad_handshakes_are_refused_and_counted_while_a_good_one_plays) {
           "Origin: https://evil.example\r\n", &st->hs_origin);
   refused(400, "/play", "websocket", "13", "gamekit.1", "Content-Length: 5\r\n",
           &st->hs_upgrade);
+  raw_connect(&R2, 0);
+  const char *post = "POST /play HTTP/1.1\r\nHost: x\r\n"
+                     "Content-Length: 0\r\n\r\n";
+  raw_write(&R2, post, strlen(post));
+  raw_fill(&R2, 12, 2000);
+  R2.buf[R2.len < 64 ? R2.len : 63] = 0;
+  cr_assert_eq(strncmp((const char *)R2.buf, "HTTP/1.1 405", 12), 0);
+  raw_close(&R2);
+  cr_assert_eq(st->hs_method, 1);
+  raw_echo_ok(&R1, 5);
   cr_assert_eq(st->hs_ok, 1);
   cr_assert_eq(S->connects, 1);
   cr_assert_eq(S->disconnects, 0);
@@ -446,4 +459,23 @@ Test(ws, bad_options_are_refused) {
   bad.max_conns = 70000;
   cr_assert_eq(gk_net_ws_init(&w, &loop, &bad, &cb), GK_EINVAL);
   cr_assert_eq(uv_loop_close(&loop), 0);
+}
+
+Test(ws, closing_the_listener_drops_every_connection_with_1001) {
+  gk_net_ws_options o = ws_test_options();
+  ws_srv_start(&o);
+  raw_open(&R1);
+  raw_open(&R2);
+  gk_net_ws_close(&S->w, NULL);
+  cr_assert_eq(S->disconnects, 2, "each connection is reported at once");
+  cr_assert_eq(S->last_reason, 1001);
+  cr_assert_eq(S->w.stats.close_local, 2);
+  uint8_t b[2] = {2, 23};
+  cr_assert_eq(gk_net_ws_send(&S->w, S->last_conn, b, 2, 1, 23), GK_ENOTFOUND);
+  raw_fill(&R1, sizeof R1.buf, 1000);
+  raw_fill(&R2, sizeof R2.buf, 1000);
+  cr_assert(R1.eof && R2.eof);
+  raw_close(&R1);
+  raw_close(&R2);
+  ws_srv_stop(); /* a second close is a no-op; the handles finish */
 }

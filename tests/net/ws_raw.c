@@ -77,6 +77,8 @@ void ws_srv_start(const gk_net_ws_options *o) {
 }
 
 void ws_srv_stop(void) {
+  if (S->w.closing) /* closed by the test: uv_loop_close checks the rest */
+    S->closed = 1;
   gk_net_ws_close(&S->w, on_closed);
   uv_close((uv_handle_t *)&S->beat, NULL);
   for (int i = 0; i < 1000 && uv_run(&S->loop, UV_RUN_NOWAIT) != 0; i++)
