@@ -325,6 +325,7 @@ static int take_options(gk_net_ws *w, const gk_net_ws_options *o) {
   if (p->close_ms == 0) p->close_ms = 1000;
   if (p->max_msg == 0) p->max_msg = GK_WIRE_MAX;
   if (p->queue_len == 0) p->queue_len = 64;
+  if (p->unsent_max == 0) p->unsent_max = 16384;
   if (p->max_conns > 0xffffu || p->n_origins > GK_NET_WS_ORIGINS_MAX ||
       p->n_replace > GK_NET_WS_REPLACE_MAX || p->queue_len > 0x10000u ||
       (p->n_origins > 0 && p->origins == NULL))

@@ -13,10 +13,13 @@
  *     MHD_create_response_for_upgrade, or refused with an HTTP status.
  *   - wslay (libwslay1) does the framing on a uv_poll of the upgraded
  *     socket: masks, control frames, fragments, UTF-8 of close reasons,
- *     the close handshake. TCP_NODELAY is set on every connection and a
- *     frame's header goes out with MSG_MORE, so header and payload leave
- *     together (wslay writes them in two send()s: without TCP_NODELAY,
- *     Nagle and delayed ACKs cost about 45 ms a message).
+ *     the close handshake. TCP_NODELAY is set on every connection, and
+ *     a frame's header is held until wslay hands over its payload, so
+ *     both go in one sendmsg, one segment (wslay writes them in two
+ *     calls: as two send()s without TCP_NODELAY, Nagle and delayed ACKs
+ *     cost about 45 ms a message). TCP_NOTSENT_LOWAT keeps the kernel's
+ *     unsent bytes small, so a backlog waits in our queue instead, where
+ *     the newest INPUT/CONFIRMED replaces an older one.
  * The accept key's SHA-1 and base64 are nettle's (a dependency of
  * libmicrohttpd's GnuTLS already).
  *
@@ -104,7 +107,11 @@ typedef struct gk_net_ws_options {
                             byte of a message) that replace, when sent
                             unreliable */
   size_t n_replace;
-  int sndbuf; /* SO_SNDBUF of each connection, bytes; 0 -> the kernel's */
+  int sndbuf;     /* SO_SNDBUF of each connection, bytes; 0 -> the kernel's */
+  int unsent_max; /* TCP_NOTSENT_LOWAT: bytes the kernel may hold unsent
+                     before a send would block, so the rest waits in our
+                     queue where it can be replaced; 0 -> 16384, < 0 ->
+                     the kernel's (unbounded: seconds of backlog) */
 } gk_net_ws_options;
 
 typedef struct gk_net_ws_stats {

@@ -26,6 +26,7 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/uio.h>
 #include <microhttpd.h>
 #include <wslay/wslay.h>
 
@@ -80,6 +81,12 @@ static ssize_t on_wslay_recv(wslay_event_context_ptr ctx, uint8_t *buf,
   return -1;
 }
 
+/* wslay writes a frame's header, then its payload, in two calls: the
+ * header is held here and goes out in one sendmsg with the payload, one
+ * segment (two send()s cost a second segment, and with MSG_MORE a tail
+ * of milliseconds now and then). wslay is told the header went; if the
+ * socket then takes less than the header, the rest stays held and the
+ * payload waits (wslay retries it), so the bytes keep their order. */
 static ssize_t on_wslay_send(wslay_event_context_ptr ctx, const uint8_t *data,
                              size_t len, int flags, void *user) {
   gk_net_ws_conn *c = user;
@@ -87,18 +94,37 @@ static ssize_t on_wslay_send(wslay_event_context_ptr ctx, const uint8_t *data,
     wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
     return -1;
   }
-  /* the frame header goes with MSG_MORE: one segment with its payload */
-  int f = MSG_NOSIGNAL | ((flags & WSLAY_MSG_MORE) ? MSG_MORE : 0);
-  ssize_t n = send(c->fd, data, len, f);
-  if (n >= 0) {
-    c->w->stats.wire_out += (uint64_t)n;
-    return n;
+  if ((flags & WSLAY_MSG_MORE) && c->pend_len == 0 && len <= sizeof c->pend) {
+    memcpy(c->pend, data, len);
+    c->pend_len = (uint8_t)len;
+    return (ssize_t)len;
   }
-  wslay_event_set_error(ctx, errno == EAGAIN || errno == EWOULDBLOCK ||
-                                     errno == EINTR
-                                 ? WSLAY_ERR_WOULDBLOCK
-                                 : WSLAY_ERR_CALLBACK_FAILURE);
-  return -1;
+  struct iovec iov[2] = {{.iov_base = c->pend, .iov_len = c->pend_len},
+                         {.iov_base = (void *)data, .iov_len = len}};
+  struct msghdr mh = {.msg_iov = c->pend_len > 0 ? iov : iov + 1,
+                      .msg_iovlen = c->pend_len > 0 ? 2 : 1};
+  ssize_t n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+  if (n < 0) {
+    wslay_event_set_error(ctx, errno == EAGAIN || errno == EWOULDBLOCK ||
+                                       errno == EINTR
+                                   ? WSLAY_ERR_WOULDBLOCK
+                                   : WSLAY_ERR_CALLBACK_FAILURE);
+    return -1;
+  }
+  c->w->stats.wire_out += (uint64_t)n;
+  if ((size_t)n < c->pend_len) { /* part of the held header went */
+    memmove(c->pend, c->pend + n, c->pend_len - (size_t)n);
+    c->pend_len = (uint8_t)(c->pend_len - (size_t)n);
+    n = 0;
+  } else {
+    n -= c->pend_len;
+    c->pend_len = 0;
+  }
+  if (n == 0 && len > 0) {
+    wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+    return -1;
+  }
+  return n;
 }
 
 static void rtt_sample(gk_net_ws_conn *c, uint64_t us) {
@@ -158,6 +184,9 @@ static void sock_setup(gk_net_ws_conn *c, int fd) {
   if (fl >= 0) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   setsockopt(fd, IPPROTO_TCP, TCP_CORK, &zero, sizeof zero);
+  if (c->w->opts.unsent_max > 0) /* the backlog stays where it is replaced */
+    setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &c->w->opts.unsent_max,
+               sizeof c->w->opts.unsent_max);
   if (c->w->opts.sndbuf > 0)
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &c->w->opts.sndbuf,
                sizeof c->w->opts.sndbuf);

@@ -48,6 +48,8 @@ struct gk_net_ws_conn {
   uint8_t wr_shut;      /* shutdown(SHUT_WR) done after our close frame */
   uint8_t eof;          /* the peer ended its side of TCP */
   uint16_t code;        /* the close code we decided (0: none yet) */
+  uint8_t pend_len;     /* bytes of a frame header held for its payload */
+  uint8_t pend[16];     /* (wslay writes header and payload in two calls) */
   int fd;
   void *hs_conn; /* struct MHD_Connection, while GK__WS_HANDSHAKE */
   void *urh;     /* struct MHD_UpgradeResponseHandle */

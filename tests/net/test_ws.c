@@ -198,23 +198,26 @@ static int send_seq(uint32_t conn, uint8_t type, uint32_t seq, int reliable) {
   return gk_net_ws_send(&S->w, conn, m, sizeof m, reliable, type);
 }
 
-/* A connection whose reader does not read, behind small buffers. */
-static uint32_t open_slow(raw *r, gk_net_ws_options *o) {
+/* A connection whose reader does not read, behind small buffers
+ * (rcvbuf < 0: the kernel's, and only TCP_NOTSENT_LOWAT bounds it). */
+static uint32_t open_slow(raw *r, gk_net_ws_options *o, int rcvbuf) {
   o->queue_len = 8;
-  o->sndbuf = 4096;
+  if (rcvbuf > 0) o->sndbuf = 4096;
   ws_srv_start(o);
   S->echo = 0;
-  raw_connect(r, 4096);
+  raw_connect(r, rcvbuf > 0 ? rcvbuf : 0);
   cr_assert_eq(raw_handshake(r, "/play", "websocket", "13", "gamekit.1", NULL),
                101);
   cr_assert(ws_run_until(&S->connects, 1, 2000));
   return S->last_conn;
 }
 
-Test(ws, a_reader_that_does_not_read_gets_the_newest_input_and_confirmed) {
+/* Sends n INPUT and CONFIRMED alternately to a reader that does not
+ * read, then reads: the queue stayed bounded, the newest of each type
+ * arrives last, and whatever did not arrive was replaced. */
+static void replace_case(int rcvbuf, uint32_t n) {
   gk_net_ws_options o = ws_test_options();
-  uint32_t c = open_slow(&R1, &o);
-  const uint32_t n = 4000;
+  uint32_t c = open_slow(&R1, &o, rcvbuf);
   uint32_t most = 0;
   for (uint32_t i = 0; i < n; i++) {
     uint8_t type = (i & 1) ? GK_MSG_CONFIRMED : GK_MSG_INPUT;
@@ -256,9 +259,17 @@ Test(ws, a_reader_that_does_not_read_gets_the_newest_input_and_confirmed) {
   ws_srv_stop();
 }
 
+Test(ws, a_reader_that_does_not_read_gets_the_newest_input_and_confirmed) {
+  replace_case(4096, 4000); /* small SO_SNDBUF and SO_RCVBUF */
+}
+
+Test(ws, the_kernel_holds_little_unsent_even_with_its_own_buffer_sizes) {
+  replace_case(-1, 30000); /* only TCP_NOTSENT_LOWAT (16 KiB) */
+}
+
 Test(ws, a_slow_reader_of_messages_that_cannot_be_replaced_is_closed) {
   gk_net_ws_options o = ws_test_options();
-  uint32_t c = open_slow(&R1, &o);
+  uint32_t c = open_slow(&R1, &o, 4096);
   int rc = 0;
   uint32_t i, most = 0;
   for (i = 0; i < 10000 && rc == 0; i++) {
@@ -478,4 +489,30 @@ Test(ws, closing_the_listener_drops_every_connection_with_1001) {
   raw_close(&R1);
   raw_close(&R2);
   ws_srv_stop(); /* a second close is a no-op; the handles finish */
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+Test(ws, a_raw_echo_round_trip_is_well_under_a_millisecond) {
+  gk_net_ws_options o = ws_test_options();
+  ws_srv_start(&o);
+  raw_open(&R1);
+  enum { N = 1000 };
+  static uint64_t us[N];
+  for (int i = 0; i < N; i++) {
+    uint64_t t0 = uv_hrtime();
+    raw_echo_ok(&R1, (uint8_t)i);
+    us[i] = (uv_hrtime() - t0) / 1000u;
+  }
+  qsort(us, N, sizeof us[0], cmp_u64);
+  fprintf(stderr,
+          "ws raw echo round trip over %d (test and server on one loop): "
+          "median %llu us, p90 %llu us\n",
+          N, (unsigned long long)us[N / 2], (unsigned long long)us[N * 9 / 10]);
+  cr_assert_lt(us[N / 2], 5000, "Nagle and delayed ACKs are back?");
+  raw_close(&R1);
+  ws_srv_stop();
 }
