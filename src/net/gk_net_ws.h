@@ -28,7 +28,8 @@
  *
  * Connections are named by a 32-bit id, (generation << 16) | slot, valid
  * from the `connect` callback until the `disconnect` callback; a stale id
- * is refused (GK_ENOTFOUND), never aliased to a newer connection.
+ * is refused (GK_ENOTFOUND), not taken for a newer connection in its
+ * slot (until the slot's 16-bit generation wraps, 65,536 later).
  *
  * Sending: every connection has a bounded queue of messages not yet
  * handed to the kernel (opts.queue_len). An unreliable message whose type

@@ -156,7 +156,7 @@ static void raw_read(raw *r) {
 
 void raw_fill(raw *r, size_t want, int ms) {
   uint64_t end = ms_now() + (uint64_t)ms;
-  for (;;) {
+  for (int i = 0; i < 1000000; i++) {
     raw_read(r);
     if (r->len >= want || r->eof || ms_now() >= end) return;
     uv_run(&S->loop, UV_RUN_ONCE);
@@ -236,7 +236,7 @@ void raw_frame(raw *r, int fin, int opcode, const uint8_t *p, size_t n,
 
 int raw_next(raw *r, uint8_t *p, size_t cap, size_t *n, int ms) {
   uint64_t end = ms_now() + (uint64_t)ms;
-  for (;;) {
+  for (int i = 0; i < 1000000; i++) {
     if (r->len >= 2) {
       size_t len = r->buf[1] & 0x7f, hdr = 2;
       if (len == 126 && r->len >= 4) {
@@ -256,6 +256,7 @@ int raw_next(raw *r, uint8_t *p, size_t cap, size_t *n, int ms) {
     if (r->eof || ms_now() >= end) return -1;
     raw_fill(r, r->len + 1, 5);
   }
+  return -1;
 }
 
 int raw_close_code(raw *r, int ms) {
