@@ -257,10 +257,10 @@ static void poll_update(gk_net_ws_conn *c) {
   if (c->state != GK__WS_OPEN || !c->announced) return;
   int ev = UV_READABLE;
   wslay_event_context_ptr ctx = ctx_of(c);
-  /* writable when blocked; also to come back at once and drop */
+  /* writable when blocked; also to come back at once and drop (never
+   * while only waiting for the peer: that would spin) */
   if (wslay_event_want_write(ctx) || c->broken || c->eof ||
-      (wslay_event_get_close_sent(ctx) &&
-       (wslay_event_get_close_received(ctx) || c->wslay_closed)))
+      (wslay_event_get_close_sent(ctx) && wslay_event_get_close_received(ctx)))
     ev |= UV_WRITABLE;
   if (ev != c->events) {
     c->events = ev;

@@ -67,7 +67,8 @@ int raw_close_code(raw *r, int ms);
 void raw_echo_ok(raw *r, uint8_t tag);
 
 /* Runs /usr/bin/python3 tests/net/ws_client.py ARGS... on the loop and
- * returns its stdout (static buffer) once it exits (bounded). */
+ * returns its stdout (static buffer) once it exits (bounded). Skips the
+ * test when python3-websockets is not installed. */
 const char *py_client(const char *mode, int port, int arg);
 
 #endif
