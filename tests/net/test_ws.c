@@ -516,3 +516,26 @@ Test(ws, a_raw_echo_round_trip_is_well_under_a_millisecond) {
   raw_close(&R1);
   ws_srv_stop();
 }
+
+Test(ws, clients_that_vanish_mid_handshake_leave_no_slot_taken) {
+  gk_net_ws_options o = ws_test_options();
+  o.max_conns = 1;
+  ws_srv_start(&o);
+  const char *req = "GET /play HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                    "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                    "Sec-WebSocket-Protocol: gamekit.1\r\n"
+                    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
+  for (int i = 0; i < 5; i++) {
+    raw_connect(&R2, 0);
+    raw_write(&R2, req, strlen(req) / (size_t)(i + 1)); /* whole or part */
+    ws_run_ms(i * 5);
+    raw_close(&R2);
+    ws_run_ms(50);
+  }
+  cr_assert_eq(S->w.used, 0, "%u slots still taken", S->w.used);
+  raw_open(&R1);
+  raw_echo_ok(&R1, 1);
+  cr_assert_eq(S->w.stats.hs_full, 0);
+  raw_close(&R1);
+  ws_srv_stop();
+}
