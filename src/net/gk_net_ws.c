@@ -428,7 +428,7 @@ void gk_net_ws_close(gk_net_ws *w, void (*close_cb)(gk_net_ws *w)) {
   w->close_cb = close_cb;
   for (uint32_t i = 0; i < w->opts.max_conns; i++) {
     gk_net_ws_conn *c = &w->conns[i];
-    if (c->state == GK__WS_OPEN) gk__ws_conn_drop(c, 1001, GK__WK_LOCAL);
+    if (c->state == GK__WS_OPEN) gk__ws_conn_going_away(c);
     if (c->state == GK__WS_HANDSHAKE) gk__ws_slot_free(c);
   }
   uv_poll_stop(&w->poll); /* before MHD closes the descriptor */

@@ -23,8 +23,10 @@
  * The accept key's SHA-1 and base64 are nettle's (a dependency of
  * libmicrohttpd's GnuTLS already).
  *
- * Everything runs on the loop thread; no callback runs inside
- * libmicrohttpd or inside another callback of this module's caller.
+ * Everything runs on the loop thread. No callback runs inside
+ * libmicrohttpd, and none inside a call of this API but the at-once
+ * gk_net_ws_disconnect and gk_net_ws_close (`disconnect`, before they
+ * return).
  *
  * Connections are named by a 32-bit id, (generation << 16) | slot, valid
  * from the `connect` callback until the `disconnect` callback; a stale id
@@ -42,7 +44,8 @@
  *
  * Close codes this side sends (counted in the stats):
  *   1000  gk_net_ws_disconnect, graceful   close_local
- *   1001  the listener closes (gk_net_ws_close)   close_local
+ *   1001  the listener closes (gk_net_ws_close; best effort: sent if
+ *         the socket takes it at once)   close_local
  *   1002  protocol error (unmasked frame, bad opcode, bad close code,
  *         continuation out of place: wslay's checks)   close_protocol
  *   1003  a text frame                     close_text

@@ -457,6 +457,17 @@ void gk__ws_conn_drop(gk_net_ws_conn *c, int reason, enum gk__ws_kind kind) {
   }
 }
 
+void gk__ws_conn_going_away(gk_net_ws_conn *c) {
+  if (c->state != GK__WS_OPEN) return;
+  wslay_event_context_ptr ctx = ctx_of(c);
+  if (c->announced && !wslay_event_get_close_sent(ctx)) {
+    /* one try, best effort: a full socket just loses it */
+    wslay_event_queue_close(ctx, WSLAY_CODE_GOING_AWAY, NULL, 0);
+    if (!c->broken) wslay_event_send(ctx);
+  }
+  gk__ws_conn_drop(c, WSLAY_CODE_GOING_AWAY, GK__WK_LOCAL);
+}
+
 /* In a safe place (poll callback, tick): drop what is finished. */
 static void settle(gk_net_ws_conn *c) {
   if (c->state != GK__WS_OPEN) return;

@@ -84,6 +84,9 @@ void gk__ws_conn_fail(gk_net_ws_conn *c, uint16_t code, enum gk__ws_kind kind);
 /* Ends the connection now: socket closed, `disconnect`, slot freed once
  * the poll handle is closed. */
 void gk__ws_conn_drop(gk_net_ws_conn *c, int reason, enum gk__ws_kind kind);
+/* The listener closes: a 1001 close frame if the socket takes it now
+ * (what is queued is not waited for), then the drop. */
+void gk__ws_conn_going_away(gk_net_ws_conn *c);
 /* Writes what the queue and wslay hold, as far as the socket takes. */
 void gk__ws_conn_pump(gk_net_ws_conn *c);
 /* The tick: pings, timeouts, close and handshake deadlines. */

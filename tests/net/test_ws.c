@@ -483,6 +483,8 @@ Test(ws, closing_the_listener_drops_every_connection_with_1001) {
   cr_assert_eq(S->w.stats.close_local, 2);
   uint8_t b[2] = {2, 23};
   cr_assert_eq(gk_net_ws_send(&S->w, S->last_conn, b, 2, 1, 23), GK_ENOTFOUND);
+  cr_assert_eq(raw_close_code(&R1, 1000), 1001, "going away");
+  cr_assert_eq(raw_close_code(&R2, 1000), 1001);
   raw_fill(&R1, sizeof R1.buf, 1000);
   raw_fill(&R2, sizeof R2.buf, 1000);
   cr_assert(R1.eof && R2.eof);
