@@ -447,13 +447,15 @@ void gk_net_ws_close(gk_net_ws *w, void (*close_cb)(gk_net_ws *w)) {
 int gk_net_ws_send(gk_net_ws *w, uint32_t conn, const uint8_t *bytes,
                    size_t len, int reliable, uint8_t type) {
   gk_net_ws_conn *c = w->closing ? NULL : gk__ws_lookup(w, conn);
-  if (c == NULL || c->due_ms != 0 || (len > 0 && bytes == NULL)) {
+  if (c == NULL || c->due_ms != 0) {
     w->stats.drop_send++;
-    return c == NULL || c->due_ms != 0 ? GK_ENOTFOUND : GK_EINVAL;
+    w->stats.drop_gone++;
+    return GK_ENOTFOUND;
   }
-  if (len > w->opts.max_msg) {
+  if (len > w->opts.max_msg || (len > 0 && bytes == NULL)) {
     w->stats.drop_send++;
-    return GK_ETOOBIG;
+    w->stats.drop_big++;
+    return len > w->opts.max_msg ? GK_ETOOBIG : GK_EINVAL;
   }
   int replace = 0;
   for (size_t i = 0; !reliable && i < w->opts.n_replace; i++)

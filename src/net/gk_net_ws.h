@@ -123,9 +123,14 @@ typedef struct gk_net_ws_stats {
   uint64_t msgs_out, bytes_out; /* binary messages handed to the kernel */
   uint64_t wire_in, wire_out;   /* socket bytes after the handshake */
   uint64_t replaced;            /* queued messages replaced by a newer one */
-  uint64_t drop_send;           /* sends refused (no such connection, too big,
-                                   closing) */
-  uint64_t queue_max;           /* the longest send queue seen */
+  uint64_t drop_send;           /* sends refused, all reasons (the sum below) */
+  uint64_t drop_gone;           /* no such connection, or it is closing */
+  uint64_t drop_big;            /* over max_msg (or bad arguments) */
+  uint64_t drop_full;           /* the queue was full: the 1008 close follows */
+  uint64_t drop_lost; /* queued, then cut by a close (1008, an error, at
+                         once) or out of memory */
+  uint64_t drop_in;   /* incoming messages after a close began */
+  uint64_t queue_max; /* the longest send queue seen */
   uint64_t connects, disconnects;
   uint64_t pings, pongs; /* our pings sent; their pongs matched */
   uint64_t mhd_runs;     /* MHD_run calls (handshakes, cleanup) */

@@ -158,7 +158,10 @@ static void on_wslay_msg(wslay_event_context_ptr ctx,
   if (c->state != GK__WS_OPEN) return;
   switch (a->opcode) {
   case WSLAY_BINARY_FRAME:
-    if (c->due_ms != 0) return; /* closing: nothing more is delivered */
+    if (c->due_ms != 0) { /* closing: nothing more is delivered */
+      w->stats.drop_in++;
+      return;
+    }
     w->stats.msgs_in++;
     w->stats.bytes_in += a->msg_length;
     w->cb.receive(w->cb.ctx, w, gk__ws_id(w, c), a->msg, a->msg_length);
@@ -275,6 +278,7 @@ static void msg_free(gk__ws_msg *m) {
 }
 
 static void queue_clear(gk_net_ws_conn *c) {
+  c->w->stats.drop_lost += c->qlen;
   for (uint32_t i = 0; i < c->qlen; i++)
     msg_free(&c->q[(c->qhead + i) % c->w->opts.queue_len]);
   c->qhead = c->qlen = 0;
@@ -290,7 +294,7 @@ static void hand_head(gk_net_ws_conn *c) {
     w->stats.msgs_out++;
     w->stats.bytes_out += m->len;
   } else {
-    w->stats.drop_send++; /* a close is queued: too late for data */
+    w->stats.drop_lost++; /* a close is queued: too late for data */
   }
   msg_free(m);
   c->qhead = (c->qhead + 1) % w->opts.queue_len;
@@ -340,13 +344,14 @@ int gk__ws_conn_queue(gk_net_ws_conn *c, const uint8_t *bytes, size_t len,
   }
   if (c->qlen == cap) {
     w->stats.drop_send++;
+    w->stats.drop_full++;
     gk__ws_conn_fail(c, WSLAY_CODE_POLICY_VIOLATION, GK__WK_SLOW);
     return GK_EFULL;
   }
   gk__ws_msg *m = &c->q[(c->qhead + c->qlen) % cap];
   m->data = malloc(len > 0 ? len : 1);
   if (m->data == NULL) {
-    w->stats.drop_send++;
+    w->stats.drop_lost++;
     return GK_ENOMEM;
   }
   if (len > 0) memcpy(m->data, bytes, len);

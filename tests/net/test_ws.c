@@ -132,6 +132,12 @@ Test(ws, over_the_connection_limit_gets_503_then_a_freed_slot_is_reused) {
   cr_assert_eq(S->w.stats.close_abnormal, 1);
   const uint8_t b[2] = {2, 23};
   cr_assert_eq(gk_net_ws_send(&S->w, first, b, 2, 1, 23), GK_ENOTFOUND);
+  cr_assert_eq(S->w.stats.drop_gone, 1);
+  static uint8_t big[GK_WIRE_MAX + 1];
+  cr_assert_eq(gk_net_ws_send(&S->w, S->last_conn, big, sizeof big, 1, 23),
+               GK_ETOOBIG);
+  cr_assert_eq(S->w.stats.drop_big, 1);
+  cr_assert_eq(S->w.stats.drop_send, 2);
   ws_run_ms(50); /* the slot's handle closes */
   raw_open(&R3);
   cr_assert_neq(S->last_conn, first, "a stale id must not name a new one");
@@ -279,6 +285,8 @@ Test(ws, a_slow_reader_of_messages_that_cannot_be_replaced_is_closed) {
   }
   cr_assert_eq(rc, GK_EFULL);
   cr_assert_leq(most, 8);
+  cr_assert_eq(S->w.stats.drop_full, 1);
+  cr_assert_eq(S->w.stats.drop_lost, 8, "the queue is cut by the close");
   cr_assert_eq(send_seq(c, GK_MSG_ERROR, i, 1), GK_ENOTFOUND);
   cr_assert(ws_run_until(&S->disconnects, 1, 3000));
   cr_assert_eq(S->last_reason, 1008);
