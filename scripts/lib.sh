@@ -4,10 +4,10 @@
 # What building and running needs (scripts/run.sh, the Dockerfile).
 GK_PACKAGES="meson ninja-build pkg-config gcc libc6-dev binutils python3
   libuv1-dev libenet-dev libcjson-dev libcriterion-dev libxxhash-dev libsodium-dev
-  libmicrohttpd-dev libcurl4-openssl-dev"
+  libmicrohttpd-dev libcurl4-openssl-dev libwslay-dev nettle-dev"
 # What the tests need on top (scripts/test.sh; the Dockerfile's build stage
 # takes GK_TEST_PACKAGES and leaves the browser out: that test then skips).
-GK_TEST_PACKAGES="python3-prometheus-client"
+GK_TEST_PACKAGES="python3-prometheus-client python3-websockets"
 GK_BROWSER_PACKAGES="chromium"
 
 # gk_install PKG...: installs the packages that are not installed yet.
