@@ -1,7 +1,8 @@
 #!/bin/sh
 # scripts/fuzz.sh [SECONDS_PER_TARGET]: builds every libFuzzer target with
-# clang + ASan + UBSan (build-fuzz/) and runs each for a bounded time over a
-# scratch copy of its seed corpus. Fails on any finding; a finding's input is
+# clang + ASan + UBSan, under the project's -Werror like every other build
+# (build-fuzz/), and runs each for a bounded time over a scratch copy of
+# its seed corpus. Fails on any finding; a finding's input is
 # kept in build-fuzz/findings/ (add it to fuzzing/corpus/<name>/ with the
 # fix, so it becomes a regression test).
 set -eu
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/.."
 gk_install $GK_PACKAGES clang libclang-rt-14-dev
 secs=${1:-12}
 if [ ! -f build-fuzz/build.ninja ]; then
-  CC=clang meson setup build-fuzz -Dfuzz=true -Dwerror=false \
+  CC=clang meson setup build-fuzz -Dfuzz=true \
     -Db_sanitize=address,undefined -Db_lundef=false \
     -Dc_args=-fsanitize=fuzzer-no-link
 fi

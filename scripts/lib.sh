@@ -9,6 +9,9 @@ GK_PACKAGES="meson ninja-build pkg-config gcc libc6-dev binutils python3
 # takes GK_TEST_PACKAGES and leaves the browser out: that test then skips).
 GK_TEST_PACKAGES="python3-prometheus-client python3-websockets"
 GK_BROWSER_PACKAGES="chromium"
+# scripts/test.sh's clang leg (the whole project, -Werror, at -O0);
+# scripts/fuzz.sh adds the sanitizer runtimes (libclang-rt-14-dev).
+GK_CLANG_PACKAGES="clang"
 
 # gk_install PKG...: installs the packages that are not installed yet.
 gk_install() {

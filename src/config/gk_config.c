@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gk_err.h"
+
 #define EXACT_INT_MAX 9007199254740992.0 /* 2^53 */
 
 typedef struct walk {
@@ -29,6 +31,9 @@ typedef struct walk {
 /* Writes "<path>.<key>: <reason>" (either part may be empty) into err and
  * returns code. */
 static int failv(const char *path, const char *key, char *err, size_t errlen,
+                 int code, const char *fmt, va_list ap) GK_PRINTF(6, 0);
+
+static int failv(const char *path, const char *key, char *err, size_t errlen,
                  int code, const char *fmt, va_list ap) {
   if (err == NULL || errlen == 0) return code;
   char reason[GK_ERRMSG_MAX];
@@ -43,11 +48,7 @@ static int failv(const char *path, const char *key, char *err, size_t errlen,
   return code;
 }
 
-static int fail(const walk *w, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+static int fail(const walk *w, int code, const char *fmt, ...) GK_PRINTF(3, 4);
 
 /* A failure about the key in w->key. */
 static int fail(const walk *w, int code, const char *fmt, ...) {
@@ -59,11 +60,7 @@ static int fail(const walk *w, int code, const char *fmt, ...) {
 }
 
 static int fail_top(const char *path, char *err, size_t errlen, int code,
-                    const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
+                    const char *fmt, ...) GK_PRINTF(5, 6);
 
 /* A failure about the whole object. */
 static int fail_top(const char *path, char *err, size_t errlen, int code,

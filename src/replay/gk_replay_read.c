@@ -16,13 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gk_err.h"
 #include "gk_replay_internal.h"
 
 static int damage(gk_replay *r, int code, uint64_t offset, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+    GK_PRINTF(4, 5);
 
 static int damage(gk_replay *r, int code, uint64_t offset, const char *fmt,
                   ...) {

@@ -20,14 +20,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gk_err.h"
 #include "gk_replay_internal.h"
 
 static int fail(gk_replay_recovery *rec, int status, int code, const char *fmt,
-                ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+                ...) GK_PRINTF(4, 5);
 
 static int fail(gk_replay_recovery *rec, int status, int code, const char *fmt,
                 ...) {

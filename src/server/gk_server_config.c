@@ -167,10 +167,7 @@ typedef struct ctx {
 } ctx;
 
 static int fail(ctx *x, int code, const char *path, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+    GK_PRINTF(4, 5);
 
 static int fail(ctx *x, int code, const char *path, const char *fmt, ...) {
   if (x->err && x->errlen) {

@@ -368,11 +368,7 @@ static void conclude(gk_server *s, sv_dsy *d) {
 }
 
 static void give_up(gk_server *s, sv_dsy *d, int result, int code,
-                    const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 5, 6)))
-#endif
-    ;
+                    const char *fmt, ...) GK_PRINTF(5, 6);
 
 static void give_up(gk_server *s, sv_dsy *d, int result, int code,
                     const char *fmt, ...) {

@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "gk_err.h"
 #include "gk_server_internal.h"
 
 const uint64_t sv_hist_bounds_ns[SV_HIST_BUCKETS] = {
@@ -80,11 +81,7 @@ typedef struct out {
   size_t cap, len;
 } out;
 
-static void put(out *o, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+static void put(out *o, const char *fmt, ...) GK_PRINTF(2, 3);
 
 static void put(out *o, const char *fmt, ...) {
   va_list ap;

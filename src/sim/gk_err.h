@@ -53,4 +53,16 @@ const char *gk_strerror(int err);
 /* Returns the symbolic name ("GK_EINVAL") of a code, or "GK_UNKNOWN". */
 const char *gk_err_name(int err);
 
+/* GK_PRINTF(fmt, args) marks a printf-like function (the ones that write
+ * the messages above): parameter `fmt` (1-based) is its format, `args` its
+ * first variadic argument, or 0 if it takes a va_list. The compiler then
+ * checks every caller's format against its arguments, and the function
+ * may hand its format on to vsnprintf (which -Wformat=2 refuses, under
+ * clang, for a format that is neither a literal nor such a parameter). */
+#if defined(__GNUC__)
+#define GK_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define GK_PRINTF(fmt, args)
+#endif
+
 #endif

@@ -308,9 +308,6 @@ int gk_parse_u64(const char *s, uint64_t *out);
 
 /* snprintf into err if err is non-NULL and errlen > 0. Always returns code. */
 int gk_errf(char *err, size_t errlen, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+    GK_PRINTF(4, 5);
 
 #endif

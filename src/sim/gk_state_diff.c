@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gk_err.h"
+
 typedef struct rec {
   uint64_t h;         /* FNV-1a of the path */
   uint64_t value;     /* integer kinds */
@@ -255,11 +257,9 @@ typedef struct sbuf {
   size_t n, len;
 } sbuf;
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void
-put(sbuf *o, const char *fmt, ...) {
+static void put(sbuf *o, const char *fmt, ...) GK_PRINTF(2, 3);
+
+static void put(sbuf *o, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   size_t room = o->len < o->n ? o->n - o->len : 0;

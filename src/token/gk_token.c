@@ -59,8 +59,7 @@ _Static_assert(P_NAME + P_NAME_LEN == GK_TOKEN_PRIVATE_BYTES, "private layout");
 
 static const uint8_t magic[4] = {'G', 'K', 'C', 'T'};
 
-static void msg(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static void msg(char *err, size_t errlen, const char *fmt, ...) GK_PRINTF(3, 4);
 
 /* Writes a message to err (if any). */
 static void msg(char *err, size_t errlen, const char *fmt, ...) {

@@ -44,7 +44,7 @@ static const char usage_text[] =
     "id, a new token each time; SPECTATE: --join CODE --spectator\n"
     "exit: 0 ok, 1 token invalid (inspect), 2 usage or I/O error\n";
 
-static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage(const char *fmt, ...) GK_PRINTF(1, 2);
 
 /* Prints "gk-token: <message>" and the usage; returns EXIT_USAGE. */
 static int usage(const char *fmt, ...) {
