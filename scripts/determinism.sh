@@ -1,12 +1,26 @@
 #!/bin/sh
 # scripts/determinism.sh [--steps N]: the determinism matrix.
 #
-# Builds the core-only probe tests/determinism/gk_chain.c with gcc and
-# clang at -O0 and -O3 for x86-64, with gcc -m32 for i386 and with Debian's
-# aarch64 cross gcc (run under qemu-user), runs each over the same inputs
-# (every genre's bots from a fixed seed, the 90 published push-puzzle
-# solutions) and requires byte-identical hash chains from all of them.
+# Builds the portable part of the project (-Dportable_only: the core and
+# src/net's portable lockstep library, no libuv, ENet, cJSON or Criterion)
+# with gcc and clang at -O0 and -O3 for x86-64, with gcc -m32 for i386,
+# with Debian's aarch64 cross gcc (run under qemu-user) and with Debian's
+# emscripten for WebAssembly at -O0, -O2 and -Os (run under node; the
+# cross file is tests/determinism/wasm32.ini). Each variant runs two
+# probes and every variant's output must be byte-identical to the first's:
+#   gk-chain            (tests/determinism/gk_chain.c) the hash chains of
+#                       every genre's bots from a fixed seed and of the 90
+#                       published push-puzzle solutions, core only;
+#   gk-lockstep-probe   (tests/determinism/gk_lockstep_probe.c) scripted
+#                       matches of a host session and scripted peers over
+#                       the wire codec and input buffer, with loss, an
+#                       outage, delay changes, a desync, a removal: chains
+#                       of every datagram and every step hash.
 # i386 binaries run natively where the kernel can, else under qemu-i386.
+# The wasm leg also links the core and the lockstep library as a browser
+# client would (every public function exported, no main) and fails if the
+# .wasm is over GK_WASM_MAX bytes (200 KiB); it prints its size and the
+# leg's wall time.
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -14,7 +28,14 @@ cd "$(dirname "$0")/.."
 # its parts: the i386 libc and gcc's 32-bit runtime.
 gk_install meson ninja-build pkg-config gcc clang python3 libxxhash-dev \
   libc6-dev-i386 lib32gcc-12-dev gcc-aarch64-linux-gnu \
-  libc6-dev-arm64-cross qemu-user
+  libc6-dev-arm64-cross qemu-user emscripten
+# node runs the wasm probes (emscripten's own dependency; nodesource's
+# node, where installed, does as well).
+command -v node > /dev/null || gk_install nodejs
+# nodesource's node does not see Debian's acorn, which emcc -O2 needs.
+NODE_PATH=${NODE_PATH:+$NODE_PATH:}/usr/share/nodejs
+export NODE_PATH
+wasm_max=${GK_WASM_MAX:-204800}
 steps=${2:-6000}
 [ "${1:-}" = "--steps" ] || steps=6000
 root=build-det
@@ -35,9 +56,26 @@ if ! "$root/probe32" 2>/dev/null; then
     tests/determinism/i386.ini > "$root/i386.ini"
 fi
 
-variants="gcc-O0 gcc-O3 clang-O0 clang-O3 i386-O0 i386-O3 aarch64-O0 aarch64-O3"
+# The size of the core + the portable lockstep library in a browser
+# client: every public function of the two archives exported, no main.
+wasm_size() { # DIR OPT
+  a="$1/libgamekit-core.a $1/src/net/libgk_wire.a"
+  # shellcheck disable=SC2086
+  ex=$(emnm --defined-only $a 2>/dev/null \
+    | awk '$2 == "T" && $3 !~ /^gk__/ {print "_" $3}' | sort -u | paste -sd, -)
+  # shellcheck disable=SC2086
+  emcc -O"$2" --no-entry -sALLOW_MEMORY_GROWTH=1 -sEXPORTED_FUNCTIONS="$ex" \
+    $a -o "$1/gk-lockstep.js" > "$1.size.log" 2>&1 \
+    || { cat "$1.size.log"; return 1; }
+  wc -c < "$1/gk-lockstep.wasm"
+}
+
+variants="gcc-O0 gcc-O3 clang-O0 clang-O3 i386-O0 i386-O3 aarch64-O0 aarch64-O3
+  wasm32-O0 wasm32-O2 wasm32-Os"
+probes="gk-chain gk-lockstep-probe"
 status=0
 first=""
+wasm_t0=""
 for v in $variants; do
   dir=$root/$v
   opt=${v##*-O}
@@ -47,37 +85,70 @@ for v in $variants; do
     clang-*) cc=clang ;;
     i386-*) cross="--cross-file $root/i386.ini" ;;
     aarch64-*) cross="--cross-file tests/determinism/aarch64.ini" ;;
+    wasm32-*)
+      cross="--cross-file tests/determinism/wasm32.ini"
+      [ -n "$wasm_t0" ] || wasm_t0=$(date +%s)
+      ;;
   esac
-  if [ ! -f "$dir/build.ninja" ]; then
+  if [ -f "$dir/build.ninja" ]; then
+    # a tree set up by an older matrix (-Dcore_only) gets the probe too
+    meson configure "$dir" -Dcore_only=false -Dportable_only=true \
+      > "$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; exit 1; }
+  else
     # shellcheck disable=SC2086
-    CC=$cc meson setup "$dir" -Dcore_only=true -Dbuildtype=plain \
+    CC=$cc meson setup "$dir" -Dportable_only=true -Dbuildtype=plain \
       -Doptimization="$opt" -Dc_args="$xx" $cross > "$dir.setup.log" 2>&1 \
       || { cat "$dir.setup.log"; exit 1; }
   fi
-  meson compile -C "$dir" gk-chain > "$dir.build.log" 2>&1 \
+  # shellcheck disable=SC2086
+  meson compile -C "$dir" $probes > "$dir.build.log" 2>&1 \
     || { cat "$dir.build.log"; exit 1; }
   wrap=""
+  ext=""
   case $v in
     aarch64-*) wrap="qemu-aarch64 -L /usr/aarch64-linux-gnu" ;;
     i386-*) [ -f "$root/wrap.ini" ] && wrap="qemu-i386 -L /" ;;
+    wasm32-*) wrap="node --no-experimental-fetch" ext=.js ;;
   esac
+  p=$dir/tests/determinism
   # shellcheck disable=SC2086
-  if ! $wrap "$dir/tests/determinism/gk-chain" --steps "$steps" \
-      tests/data/push-puzzle > "$root/$v.txt"; then
-    echo "FAIL $v: the probe did not complete"
+  if ! { $wrap "$p/gk-chain$ext" --steps "$steps" tests/data/push-puzzle \
+      && $wrap "$p/gk-lockstep-probe$ext"; } > "$root/$v.txt"; then
+    echo "FAIL $v: a probe did not complete"
     status=1
     continue
   fi
+  runs=$(grep -vc '^lockstep ' "$root/$v.txt" || true)
+  matches=$(grep -c '^lockstep ' "$root/$v.txt" || true)
+  runs="$runs runs, $matches matches"
   if [ -z "$first" ]; then
     first=$v
-    echo "$v: $(wc -l < "$root/$v.txt") runs (reference)"
+    echo "$v: $runs (reference)"
   elif cmp -s "$root/$first.txt" "$root/$v.txt"; then
-    echo "$v: identical to $first"
+    echo "$v: $runs, identical to $first"
   else
     echo "FAIL $v differs from $first:"
     diff "$root/$first.txt" "$root/$v.txt" | head -20
     status=1
   fi
+  case $v in
+    wasm32-O0) ;;
+    wasm32-*)
+      if ! size=$(wasm_size "$dir" "$opt"); then
+        echo "FAIL $v: the size link failed"
+        status=1
+      elif [ "$size" -gt "$wasm_max" ]; then
+        echo "FAIL $v: core + lockstep library .wasm is $size bytes," \
+          "over $wasm_max"
+        status=1
+      else
+        echo "$v: core + lockstep library .wasm $size bytes" \
+          "($(gzip -9c "$dir/gk-lockstep.wasm" | wc -c) gzipped," \
+          "limit $wasm_max)"
+      fi
+      ;;
+  esac
 done
+[ -z "$wasm_t0" ] || echo "wasm32 leg: $(($(date +%s) - wasm_t0)) s"
 [ $status -eq 0 ] && echo "determinism matrix: all $(echo $variants | wc -w) variants identical"
 exit $status

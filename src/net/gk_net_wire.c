@@ -176,6 +176,10 @@ static void put_bytes(put_buf *b, const void *src, size_t n) {
 
 static void put_le(put_buf *b, uint64_t v, unsigned n) {
   uint8_t tmp[8];
+  if (n > sizeof tmp) { /* callers write 1..8 bytes; says so to gcc -O3 */
+    b->err = GK_EINVAL;
+    return;
+  }
   gk_store_le(tmp, v, n);
   put_bytes(b, tmp, n);
 }
