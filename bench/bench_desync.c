@@ -1,4 +1,4 @@
-/* bench_desync.c: desync forensics on a big survivors match (issue 13).
+/* bench_desync.c: desync forensics on a big survivors match.
  *
  * In one process, over ENet on 127.0.0.1: a gk_server (replays on, the
  * bundle under a temporary folder) and two survivors peers (bots) in a

@@ -1,4 +1,4 @@
-/* bench_net.c: lockstep confirm latency over loopback (issue 6).
+/* bench_net.c: lockstep confirm latency over loopback.
  *
  * A host and two peers playing survivors with its bots at 60 steps per
  * second, in one process over ENet on 127.0.0.1 (src/testkit). For

@@ -1,5 +1,5 @@
 /* bench_rejoin.c: a rejoin into a big survivors match, and what
- * spectators cost the server (issue 12).
+ * spectators cost the server.
  *
  * In one process, over ENet on 127.0.0.1: a gk_server and two survivors
  * peers (bots) in a room whose options keep about 2,000 enemies alive

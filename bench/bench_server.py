@@ -188,7 +188,7 @@ def run_one(args, rooms, tmp, keep_log=False):
         if lat else None,
         "confirm_p99_ms": round(max(b for _, b, _ in lat) / 1000, 1)
         if lat else None,
-        # the step timer's burst: every room steps on one tick (issue 16)
+        # the step timer's burst: every room steps on one tick
         "tick_ms_mean": round(st["tick_us"] / 1000 / st["ticks"], 2)
         if st.get("ticks") and "tick_us" in st else None,
         "tick_ms_max": round(st.get("tick_us_max", 0) / 1000, 2),

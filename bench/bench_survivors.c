@@ -3,7 +3,7 @@
  * Eight players with a level-5 wand firing every step, 2,000 enemies that do
  * are topped up every step (tough enemies; the few that die respawn at
  * once) and 1,000 projectiles (topped up too, see below): the
- * densest state the issue asks about. After a warm-up that fills the caps,
+ * densest state measured here. After a warm-up that fills the caps,
  * it times batches of steps, first step alone, then step + the per-step
  * hash (what GameLoop does), then the hash alone, and prints the median
  * ns per step of each (medians over batches), the entity counts and the

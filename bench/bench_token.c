@@ -14,7 +14,7 @@
  * "token <name>  <ns> ns/op".
  *
  * With the server library (GK_BENCH_SERVER), also the server's whole
- * check per room request (issue 14): sv_auth_check_token from
+ * check per room request: sv_auth_check_token from
  * src/server/gk_server_auth.c opens the token, matches its grant against
  * the JOIN_ROOM and admits its id once in the replay cache (a scan). Every
  * check gets a fresh token minted before the clock starts, so every check

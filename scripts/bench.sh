@@ -11,7 +11,7 @@
 #   sh scripts/bench.sh [--quick] [--minutes N]
 #     --quick: fewer repetitions and rooms, a 1-minute soak
 #     --minutes N: the soak (bench/soak.py: 64 rooms churning, 2% loss) runs
-#       N minutes (default 3; the issue's goal is 30)
+#       N minutes (default 3; a full soak is 30)
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/lib.sh

@@ -5,14 +5,36 @@
 # compile_commands.json (default: build) that live in src/, tools/ and
 # genres/ (tests and fuzzers are not linted: they poke at edges on
 # purpose), then scripts/shape.py (files <= 800 lines, functions <= 100).
+# First of all it checks that no tracked file names a tracker number.
 # Exits non-zero on any finding. Needs clang-format and
 # clang-tidy (Debian: clang-format, clang-tidy).
+#   sh scripts/lint.sh --tracker-refs   runs only the tracker check
 set -eu
 cd "$(dirname "$0")/.."
+
+# Docs and comments name the feature ("late join", "desync forensics"),
+# never a tracker number such as "(issue N)": that means nothing to a
+# reader outside the tracker. Every tracked text file is searched; none
+# is excluded, as the tree keeps no CHANGELOG-like history (if one comes,
+# exclude its path here with ':!PATH' and say so). Prints file:line of
+# each hit; returns 1 if there is any.
+lint_tracker_refs() {
+  refs=$(git grep -n -I -i -E '\bissues? [0-9]+' || true)
+  [ -z "$refs" ] && return 0
+  echo "lint: tracker numbers in docs or comments; name the feature instead:"
+  printf '%s\n' "$refs"
+  return 1
+}
+if [ "${1:-}" = "--tracker-refs" ]; then
+  lint_tracker_refs && echo "lint: no tracker numbers"
+  exit
+fi
+
 . scripts/lib.sh
 gk_install clang-format clang-tidy
 build=${1:-build}
 status=0
+lint_tracker_refs || status=1
 files=$(git ls-files '*.c' '*.h')
 # shellcheck disable=SC2086
 if ! clang-format --dry-run --Werror $files 2>/tmp/gk-format.$$; then
@@ -36,5 +58,5 @@ if ! printf '%s\n' $tidy | xargs -P "$(nproc)" -n 4 \
 fi
 rm -f /tmp/gk-tidy.$$
 python3 scripts/shape.py || status=1
-[ $status -eq 0 ] && echo "lint: format, clang-tidy and code shape clean"
+[ $status -eq 0 ] && echo "lint: tracker numbers, format, clang-tidy and code shape clean"
 exit $status

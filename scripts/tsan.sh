@@ -1,5 +1,5 @@
 #!/bin/sh
-# scripts/tsan.sh [SUITE...]: the ThreadSanitizer leg (issue 25).
+# scripts/tsan.sh [SUITE...]: the ThreadSanitizer leg.
 #
 # Builds build-tsan with -Db_sanitize=thread (gcc, whose libtsan comes
 # with gcc-12 on Debian 12; clang when gcc cannot link a TSan program).

@@ -15,10 +15,10 @@
  * are iterated in index order and compacted stably, so the canonical bytes
  * depend only on seed, config and inputs.
  *
- * Version 3 (issue 16): enemies keep apart by a staggered spring, each
- * pair of overlapping enemies pushing every other step at twice the push
- * of version 2's every-step spring (gk_sv_enemies.c), the per-step push
- * bounded at 2 units instead of 1.5.
+ * Version 3 (half the separation work per step): enemies keep apart by
+ * a staggered spring, each pair of overlapping enemies pushing every
+ * other step at twice the push of version 2's every-step spring
+ * (gk_sv_enemies.c), the per-step push bounded at 2 units instead of 1.5.
  *
  * Units: a world unit is one "pixel"; positions are Q16.16 world units, one
  * step is 1/60 s. Speeds are per step.

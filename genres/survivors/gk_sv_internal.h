@@ -51,7 +51,7 @@ typedef struct gk__sv_player {
   uint8_t alive;
   uint8_t gone; /* GK__SV_IN, _LEFT (inactive; never comes back) or
                    _WAITING (inactive since the first step: joins when
-                   its active bit turns on, issue 12) */
+                   its active bit turns on: late join) */
   uint8_t wlevel[GK_SV_WEAPONS];  /* 0 = not held */
   uint16_t wtimer[GK_SV_WEAPONS]; /* steps until the weapon acts */
   uint16_t orbit_angle;

@@ -32,7 +32,7 @@ void gk__sv_player_init(gk__sv_state *s, uint32_t i) {
   p->wlevel[GK_SV_WAND] = (uint8_t)s->cfg.start_weapon_level;
 }
 
-/* --- in and out (issue 12: late join) ---------------------------------- */
+/* --- in and out (late join) -------------------------------------------- */
 
 /* A late joiner's place: a point on the start circle (40 units around the
  * centre) at an angle drawn from the run's PRNG, so every engine that

@@ -50,12 +50,11 @@
  * or join a room, start the match, remove a player, end the match);
  * messages the peer does not handle itself reach the `message` callback.
  *
- * Late join (issue 12): a JOIN_ROOM sent through gk_net_peer_send_msg is
- * remembered (its room code). A MATCH_START whose active mask lacks the
- * receiver's own slot is a join of a running match: the peer sets up
- * without sampling and waits for a snapshot (kind GK_WIRE_SNAP_JOIN) of
- * that room, exactly as a rejoin does; it samples from the snapshot's
- * next_input on.
+ * Late join: a JOIN_ROOM sent through gk_net_peer_send_msg is remembered
+ * (its room code). A MATCH_START whose active mask lacks the receiver's own
+ * slot is a join of a running match: the peer sets up without sampling and
+ * waits for a snapshot (kind GK_WIRE_SNAP_JOIN) of that room, exactly as a
+ * rejoin does; it samples from the snapshot's next_input on.
  */
 #ifndef GK_NET_PEER_H
 #define GK_NET_PEER_H
@@ -150,10 +149,10 @@ typedef struct gk_net_peer_options {
   /* Catching up after a snapshot: at most this many steps per timeout
    * call (0 -> 512), so the peer keeps sending and receiving. */
   uint32_t catchup_batch;
-  /* Desync forensics (issue 13): the history the peer answers
-   * STATE_REQUEST from (gk_net_peer_state.c). window 0 -> hash_ring + 64
-   * (the steps a desync can still be reported for); every and max_bytes
-   * 0 -> gk_history's defaults. */
+  /* Desync forensics: the history the peer answers STATE_REQUEST from
+   * (gk_net_peer_state.c). window 0 -> hash_ring + 64 (the steps a desync
+   * can still be reported for); every and max_bytes 0 -> gk_history's
+   * defaults. */
   gk_history_options history;
   /* Tests only: a fault in answering STATE_REQUEST (GK_NET_PEER_STATE_*). */
   int state_fault;

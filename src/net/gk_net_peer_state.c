@@ -1,4 +1,4 @@
-/* gk_net_peer_state.c: the peer's side of desync forensics (issue 13).
+/* gk_net_peer_state.c: the peer's side of desync forensics.
  *
  * The peer keeps a gk_history of its run (fed after every step by
  * gk_net_peer.c, marked after anything that changes the run between

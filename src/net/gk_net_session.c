@@ -251,7 +251,7 @@ static void session_step(void *ctx, const gk_step_input *in, uint64_t hash) {
   if (s->cb.step != NULL) s->cb.step(s->cb.ctx, in, hash);
 }
 
-/* The referee's history, covering its hash ring (issue 13). */
+/* The referee's history, covering its hash ring (for desync forensics). */
 static int open_history(gk_net_session *s, char *err, size_t errlen) {
   gk_history_options o = s->cfg.history;
   if (o.window == 0) o.window = s->cfg.hash_ring + 64u;

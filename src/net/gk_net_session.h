@@ -98,9 +98,9 @@ typedef struct gk_net_session_config {
   uint32_t late_slack_ms;   /* a step is late if confirmed later than
                                start + (step - first + 1) * step period +
                                this slack */
-  /* The referee's history (issue 13: its state at a desync's step, as the
-   * peers answer it): window 0 -> hash_ring + 64, the rest 0 ->
-   * gk_history's defaults. */
+  /* The referee's history (desync forensics: its state at a desync's
+   * step, as the peers answer it): window 0 -> hash_ring + 64, the rest
+   * 0 -> gk_history's defaults. */
   gk_history_options history;
 } gk_net_session_config;
 
@@ -259,7 +259,7 @@ uint64_t gk_net_session_confirmed(const gk_net_session *s);
  * acknowledge). */
 int gk_net_session_drained(const gk_net_session *s, uint32_t players);
 
-/* --- Away and back (gk_net_session_away.c, issue 12) ---------------------
+/* --- Away and back (gk_net_session_away.c) -------------------------------
  * The owner holds the slot of a player whose connection dropped instead
  * of removing it: it calls away_tick before every tick while the player
  * is away (the slot's acknowledgement follows the confirmed step, and
@@ -276,7 +276,7 @@ int gk_net_session_away_tick(gk_net_session *s, uint32_t slot, int neutral);
 int gk_net_session_rejoin(gk_net_session *s, uint32_t slot, uint64_t from,
                           uint64_t *next_input);
 
-/* --- Late join (gk_net_session_away.c, issue 12) -------------------------
+/* --- Late join (gk_net_session_away.c) -----------------------------------
  * A slot that is not in the match (inactive and not joining; whether a
  * slot that left may come back is the owner's and the genre's business:
  * gk-server gives only fresh slots) joins at the next unconfirmed step J:

@@ -1,7 +1,6 @@
 /* gk_net_session_away.c: a player whose connection dropped, held for a
  * while, and its return from a snapshot; a player who joins after the
- * start (issue 12; see gk_net_session.h, "Away and back" and "Late
- * join").
+ * start (see gk_net_session.h, "Away and back" and "Late join").
  *
  * While a slot is away it stays active, so by default the match stalls on
  * it (the STALL notice names it). With `neutral` the host puts an all-zero

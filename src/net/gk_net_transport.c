@@ -48,7 +48,7 @@ static void on_service(uv_timer_t *h);
  * last ones: 2/32 more of them per such acknowledgement, down to all,
  * and it recovers by 2/32 per acknowledgement that is not longer. Under
  * load (a busy server, a busy client) it cut whole connections off for a
- * second and more (issue 16: the stalls at 256 rooms). INPUT and
+ * second and more (the stalls seen at 256 rooms per server). INPUT and
  * CONFIRMED carry their own redundancy, so a lost one costs a step
  * period; a throttled connection costs the match. The throttle never
  * closes: deceleration 0, the throttle at its limit. Set on the CONNECT

@@ -76,7 +76,7 @@
  *  SHUTDOWN      grace_ms u32 (the server is shutting down)
  *  ERROR         code i16 (a GK_E* value) | text str8
  *
- * Rejoin, spectators and snapshots (issue 12; all reliable; the codec is
+ * Rejoin, spectators and snapshots (all reliable; the codec is
  * gk_net_wire_snap.c):
  *  RECONNECT_SECRET host -> player, right after MATCH_START.
  *                slot u8 | secret: GK_WIRE_SECRET_LEN bytes
@@ -100,7 +100,7 @@
  *                id u32 | index u32 | crc u32 (low half of XXH3-64 of the
  *                bytes) | len u16 | len bytes
  *
- * Desync forensics (issue 13; all reliable; codec gk_net_wire_state.c):
+ * Desync forensics (all reliable; codec gk_net_wire_state.c):
  *  STATE_REQUEST host -> player. Send your canonical state after step
  *                `step` (the step a DESYNC named) as transfer `id`.
  *                id u32 | step u64
@@ -136,7 +136,7 @@
 /* steps on the wire are below this */
 #define GK_WIRE_STEP_LIMIT (UINT64_C(1) << 48)
 
-/* Rejoin, spectators and snapshots (issue 12; gk_net_wire_snap.c). */
+/* Rejoin, spectators and snapshots (gk_net_wire_snap.c). */
 #define GK_WIRE_SNAP_MSG_MAP(X)                                                \
   X(SNAPSHOT_BEGIN, 40, 1)                                                     \
   X(SNAPSHOT_CHUNK, 41, 1)                                                     \
@@ -144,7 +144,7 @@
   X(SPECTATE, 43, 1)                                                           \
   X(RECONNECT_SECRET, 44, 1)
 
-/* Desync forensics (issue 13; gk_net_wire_state.c). */
+/* Desync forensics (gk_net_wire_state.c). */
 #define GK_WIRE_STATE_MSG_MAP(X)                                               \
   X(STATE_REQUEST, 45, 1)                                                      \
   X(STATE_BEGIN, 46, 1)                                                        \

@@ -17,13 +17,13 @@
  * ahead, a wrong room code) is a strike, and a connection with
  * `limits.strikes` strikes is disconnected at once.
  *
- * Admission (issue 14, gk_server_auth.c). In token mode (auth.mode) every
- * CREATE_ROOM and JOIN_ROOM must carry a connect token that opens with the
- * key file's key, grants that request and was not used before; each
- * refusal has its own ERROR code and counter. In both modes, connections
- * per IP, connects per IP per second, rooms per minute per creator and a
- * handshake deadline are limited, and no reply to a connection that has
- * had no request accepted is larger than the datagram that caused it.
+ * Admission (gk_server_auth.c). In token mode (auth.mode) every CREATE_ROOM
+ * and JOIN_ROOM must carry a connect token that opens with the key file's
+ * key, grants that request and was not used before; each refusal has its
+ * own ERROR code and counter. In both modes, connections per IP, connects
+ * per IP per second, rooms per minute per creator and a handshake deadline
+ * are limited, and no reply to a connection that has had no request
+ * accepted is larger than the datagram that caused it.
  *
  * The step timer. One timer for all rooms. Its deadlines are t0 + k *
  * step_ns on uv_hrtime (step_ns = 1e9 / step_hz), and it is re-armed as a
@@ -94,7 +94,7 @@ typedef struct gk_server_stats {
   uint64_t replays_recovered;  /* .gkr.tmp leftovers recovered at start */
   uint64_t replays_damaged;    /* leftovers moved aside as .gkr.damaged */
   uint64_t stalls, desyncs;    /* of ended matches, like steps_confirmed */
-  /* issue 14: connect tokens (token mode) and abuse limits */
+  /* connect tokens (token mode) and abuse limits */
   uint64_t auth_admitted;  /* requests whose token was accepted */
   uint64_t auth_missing;   /* no token (GK_ENOTOKEN) */
   uint64_t auth_bad;       /* wrong key or tampered (GK_EAUTH) */
@@ -111,7 +111,7 @@ typedef struct gk_server_stats {
   uint64_t limit_handshake;
   uint64_t replies_cut;        /* ERROR texts shortened to the request */
   uint64_t replies_suppressed; /* ERRORs not sent: larger than the request */
-  /* reconnect, rejoin and spectators (gk_server_rejoin.c, issue 12) */
+  /* reconnect, rejoin and spectators (gk_server_rejoin.c) */
   uint64_t players_held;      /* dropped players whose slot was held */
   uint64_t holds_expired;     /* ... removed after reconnect.hold_ms */
   uint64_t rejoins;           /* ... that took their slot back */
@@ -126,7 +126,7 @@ typedef struct gk_server_stats {
   uint64_t spectator_desyncs;   /* reported, never ending a match */
   uint64_t spectator_steps;     /* steps sent to spectators (first sends) */
   uint64_t spectator_ns;        /* time the server spent on spectators */
-  /* the step timer's work (issue 16): one tick steps every room at once */
+  /* the step timer's work: one tick steps every room at once */
   uint64_t tick_ns;          /* time in the ticks, in total */
   uint64_t tick_ns_max;      /* the longest tick */
   uint64_t tick_over;        /* ticks that took longer than a step period */

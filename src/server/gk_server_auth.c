@@ -1,4 +1,5 @@
-/* gk_server_auth.c: who may ask for rooms, and how often (issue 14).
+/* gk_server_auth.c: who may ask for rooms, and how often: connect tokens
+ * and abuse limits.
  *
  * Connect tokens. With auth.mode "token", CREATE_ROOM, JOIN_ROOM,
  * REJOIN_ROOM and SPECTATE carry a connect token (src/token/gk_token.h)
@@ -436,7 +437,7 @@ static int slot_match(gk_server *s, const gk_token *t, char *err,
   const sv_room *r = sv_room_find(s, t->grant.code);
   if (!r || r->state == SV_ROOM_DRAINING || r->nslots == t->grant.slot)
     return 0; /* the room code says what is wrong (a running room: its
-                 next slot is a late joiner's, issue 12) */
+                 next slot is a late joiner's) */
   return gk_errf(err, errlen, GK_EGRANT, "token is for slot %u, next is %u",
                  t->grant.slot, r->nslots);
 }

@@ -69,7 +69,7 @@ static const field limits_fields[] = {
     U("packet_bytes", max_packet, 64, GK_WIRE_MAX),
     U("strikes", strikes, 1, 1000000),
     U("lobby_timeout_ms", lobby_timeout_ms, 0, 86400000),
-    /* abuse limits (issue 14) */
+    /* abuse limits */
     U("conns_per_ip", conns_per_ip, 0, GK_SERVER_PEERS_MAX),
     U("connects_per_ip_per_s", connects_per_ip_per_s, 0, 100000),
     U("creates_per_min", creates_per_min, 0, 100000),
@@ -104,7 +104,7 @@ static const field timing_fields[] = {
     U("catchup_ticks", catchup_ticks, 1, 1000), U("ping_ms", ping_ms, 0, 10000),
     END};
 
-/* admin and agones (issue 15): checked as a whole by ops_finish */
+/* admin and agones: checked as a whole by ops_finish */
 #define B(key, m)                                                              \
   { key, K_BOOL, OFF(m), SZ(m), 0, 0, NULL }
 static const field admin_fields[] = {
@@ -123,7 +123,7 @@ static const field agones_fields[] = {
     B("enabled", agones.enabled), U("port", agones.port, 0, 65535),
     U("health_ms", agones.health_ms, 100, 600000), END};
 
-/* reconnect and spectators (issue 12): checked by reconnect_finish */
+/* reconnect and spectators: checked by reconnect_finish */
 static const field reconnect_fields[] = {
     U("hold_ms", reconnect_hold_ms, 0, 3600000),
     {"while_away", K_STRING, OFF(reconnect_while_away),
@@ -448,7 +448,7 @@ static int walk_genres(ctx *x, const cJSON *obj, const char *path) {
   return 0;
 }
 
-/* --- auth (issue 14) -------------------------------------------------------
+/* --- auth: connect tokens --------------------------------------------------
  */
 
 static const field auth_fields[] = {

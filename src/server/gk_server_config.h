@@ -38,7 +38,7 @@
 #define GK_SERVER_PATH_MAX 1024
 #define GK_SERVER_CONFIG_ERR_MAX 512 /* suggested size of error buffers */
 
-/* Who may ask for rooms (issue 14; "auth" in the config). */
+/* Who may ask for rooms ("auth" in the config). */
 typedef enum gk_auth_mode {
   GK_AUTH_OPEN = 0, /* anyone who reaches the port (LAN, development) */
   GK_AUTH_TOKEN = 1 /* CREATE_ROOM / JOIN_ROOM need a connect token */
@@ -106,7 +106,7 @@ typedef struct gk_server_config {
   uint32_t lead;
   uint32_t window; /* input buffer window (steps) */
   uint32_t late_slack_ms;
-  /* lockstep: the input delay chosen from round trips (issue 19) */
+  /* lockstep: the input delay chosen from round trips */
   int input_delay_auto;     /* "auto": chosen at start, changed mid-match */
   uint32_t input_delay_min; /* auto stays within [min, input_delay_max] */
   uint32_t delay_hold_ms;   /* a wanted delay must differ this long */
@@ -132,14 +132,14 @@ typedef struct gk_server_config {
   /* genres */
   gk_server_genre genres[GK_SERVER_GENRES_MAX];
   uint32_t ngenres;
-  /* operations (issue 15) */
+  /* operations: admin listener, Agones */
   gk_server_admin_config admin;
   gk_server_agones_config agones;
-  /* auth (issue 14): the key file is read by gk_server_start, not here */
+  /* auth (tokens): the key file is read by gk_server_start, not here */
   gk_auth_mode auth_mode;
   char auth_key_file[GK_SERVER_PATH_MAX]; /* required in token mode */
   uint32_t auth_replay_cache; /* admitted token ids kept until expiry */
-  /* abuse limits (issue 14), in "limits"; 0 = off */
+  /* abuse limits, in "limits"; 0 = off */
   uint32_t conns_per_ip;          /* connections at once from one IP */
   uint32_t connects_per_ip_per_s; /* new connections per IP per second */
   uint32_t creates_per_min;       /* rooms created per client id (token
@@ -148,7 +148,7 @@ typedef struct gk_server_config {
                                      request by then is dropped */
   uint32_t limit_log_ms;          /* a refusal is logged once per source
                                      and limit per this interval */
-  /* reconnect and spectators (issue 12; reconnect_finish checks them) */
+  /* reconnect and spectators (reconnect_finish checks them) */
   uint32_t reconnect_hold_ms;      /* a dropped player's slot is held this
                                       long; 0 = removed at once (as before) */
   char reconnect_while_away[16];   /* "stall" or "neutral" */
@@ -157,8 +157,7 @@ typedef struct gk_server_config {
   uint32_t spectator_behind_steps; /* further behind: a newer snapshot */
   uint32_t spectator_per_room;     /* 0 = no spectators */
   uint32_t spectator_max;          /* per server */
-  /* desync forensics (issue 13; "desync" as an object,
-   * gk_server_config_desync.c) */
+  /* desync forensics ("desync" as an object, gk_server_config_desync.c) */
   char desync_dir[GK_SERVER_PATH_MAX]; /* bundles <dir>/<room>-<step>-<slot>/;
                                           "" = <replay_dir>/desyncs */
   uint32_t desync_timeout_ms;          /* wait this long for the peer's state */

@@ -1,6 +1,6 @@
-/* gk_server_config_desync.c: the "desync" key in its object form (issue
- * 13), kept out of gk_server_config.c, which calls it for an object (a
- * plain "report" / "end" string is still read there):
+/* gk_server_config_desync.c: the "desync" key in its object form (desync
+ * forensics), kept out of gk_server_config.c, which calls it for an object
+ * (a plain "report" / "end" string is still read there):
  *
  *   "desync": {"policy": "end", "dir": "desyncs", "timeout_ms": 5000,
  *              "max_state_bytes": 16777216, "fields": 8,

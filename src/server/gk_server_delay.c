@@ -1,5 +1,5 @@
-/* gk_server_delay.c: a room's input delay from its players' round trips
- * (issue 19).
+/* gk_server_delay.c: a room's input delay from its players' round trips,
+ * changed mid-match when they change.
  *
  * With `lockstep.input_delay: "auto"` (and a creator that asked for 0):
  *   - at MATCH_START the delay is gk_delay_wanted over the slowest

@@ -1,5 +1,5 @@
-/* gk_server_desync.c: desync forensics (issue 13), from a hash mismatch
- * to a report that names the fields and a bundle that reproduces it.
+/* gk_server_desync.c: desync forensics, from a hash mismatch to a report
+ * that names the fields and a bundle that reproduces it.
  *
  * The story of one examination (an sv_dsy, on the heap, listed in its
  * room's `dsy` so it can outlive the room while its files are written):
@@ -27,10 +27,10 @@
  *      match ends after it.
  *
  * Threads: the job (bundle_work, cut_replay) makes no cJSON call, since
- * cJSON's state is process-global and the loop parses JSON meanwhile
- * (issue 25). Everything JSON is made on the loop in dsy_new and handed
- * over as plain text: the recording's header text (sv_replay_header),
- * which the .tmp's header block is compared with instead of parsed
+ * cJSON's state is process-global and the loop parses JSON meanwhile.
+ * Everything JSON is made on the loop in dsy_new and handed over as plain
+ * text: the recording's header text (sv_replay_header), which the .tmp's
+ * header block is compared with instead of parsed
  * (gk_replay_open_file_known), the cut replay's header text
  * (gk_replay_header_json, written as it is), and the header-only replay.
  */

@@ -10,23 +10,23 @@
  *   gk_server_route.c  connections: a link's data (decode once, route),
  *                      up and down, strikes, sending to connections;
  *   gk_server_link.c, gk_server_link_enet.c
- *                      links (gk_server_link.h, issue 25): connection ids,
+ *                      links (gk_server_link.h): connection ids,
  *                      connections by id, the backends' listeners; the
  *                      ENet backend, the only caller of gk_net_transport;
  *   gk_server_room.c   rooms: create, join, start, lobby end, option merge,
  *                      discarding and freeing a room and its parts;
  *   gk_server_match.c  a room's match: its session and the session's
  *                      callbacks, ticking, the end, draining;
- *   gk_server_delay.c  a room's input delay (sv_delay, issue 19);
+ *   gk_server_delay.c  a room's input delay (sv_delay);
  *   gk_server_replay.c a room's recording (sv_rec): deferred writes flushed
  *                      on the thread pool, disk faults, recovering
  *                      leftovers;
  *   gk_server_rejoin.c, gk_server_spectate.c, gk_server_join.c
  *                      held slots, reconnect secrets, REJOIN_ROOM and
  *                      snapshots (sv_rejoin); spectators (sv_spec); late
- *                      join (issue 12);
- *   gk_server_desync.c desync forensics (sv_dsy, issue 13);
- *   gk_server_auth.c   admission (issue 14): connect tokens before a room
+ *                      join;
+ *   gk_server_desync.c desync forensics (sv_dsy);
+ *   gk_server_auth.c   admission: connect tokens before a room
  *                      request reaches gk_server_room.c, per-IP and
  *                      per-creator limits, the handshake deadline, the
  *                      size cap of replies to unadmitted connections
@@ -48,9 +48,9 @@
  * touches only what it was handed when it was queued (s->jobs counts
  * them); its after-work callback, on the loop, takes the results back.
  * No cJSON call runs off the loop thread: cJSON's state is process-global
- * (every cJSON_Parse* writes its error pointer, issue 25), so JSON a job
- * needs is made on the loop and handed over as text (the recording's
- * header, gk_replay_header_json; a bundle's cut reads its .tmp with
+ * (every cJSON_Parse* writes its error pointer), so JSON a job needs is
+ * made on the loop and handed over as text (the recording's header,
+ * gk_replay_header_json; a bundle's cut reads its .tmp with
  * gk_replay_open_file_known, which compares the header block instead of
  * parsing it). scripts/tsan.sh checks this under ThreadSanitizer.
  *
@@ -59,8 +59,8 @@
  * sv_room_free. Rooms never reach into other rooms. Arguments are never
  * NULL unless a comment says so: the callers are the server's own files.
  *
- * Parts (issue 25): what one feature keeps per room is a part of the room
- * owned by that feature's file: sv_delay (gk_server_delay.c), sv_rejoin
+ * Parts: what one feature keeps per room is a part of the room owned by
+ * that feature's file: sv_delay (gk_server_delay.c), sv_rejoin
  * (gk_server_rejoin.c), sv_auth_room (gk_server_auth.c), sv_rec
  * (gk_server_replay.c), sv_spec (gk_server_spectate.c), sv_dsy
  * (gk_server_desync.c). A part's struct is defined in its owner's .c file
@@ -235,7 +235,7 @@ struct gk_server {
   struct sv_admin *admin;   /* NULL = off */
   struct sv_agones *agones; /* NULL = off */
   uint8_t buf[GK_WIRE_MAX];
-  sv_auth auth; /* issue 14: gk_server_auth.c */
+  sv_auth auth; /* admission: gk_server_auth.c */
 };
 
 /* The loop's time, in ms: one value for a whole callback, so two reads
@@ -290,7 +290,7 @@ void sv_send_room_error(gk_server *s, const sv_room *r, int code,
  * this returns: check sv_conn_get(s, peer) after). */
 void sv_strike(gk_server *s, uint32_t peer, const char *why, int code);
 
-/* --- gk_server_link.c: connections by id (issue 25) ----------------------
+/* --- gk_server_link.c: connections by id ---------------------------------
  * `peer` in every sv_ function is a connection id (gk_server_link.h). */
 
 /* The connection table and its ids (max_peers). 0 or GK_ENOMEM. */
@@ -346,7 +346,7 @@ void sv_on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m);
 void sv_on_start(gk_server *s, uint32_t peer);
 void sv_on_lobby_end(gk_server *s, uint32_t peer);
 
-/* --- gk_server_auth.c: connect tokens and abuse limits (issue 14) -------- */
+/* --- gk_server_auth.c: connect tokens and abuse limits ------------------- */
 
 typedef struct sv_admit sv_admit;
 typedef struct sv_auth_room sv_auth_room;
@@ -488,7 +488,7 @@ void sv_delay_tick(gk_server *s, sv_room *r);
 void sv_delay_log_start(gk_server *s, const sv_room *r);
 void sv_delay_log_end(gk_server *s, const sv_room *r);
 
-/* --- gk_server_rejoin.c: reconnect, rejoin, spectators (issue 12) -------
+/* --- gk_server_rejoin.c: reconnect, rejoin, spectators ------------------
  * A player whose connection drops mid-match keeps its slot for
  * reconnect.hold_ms (the match stalls on it, or plays on with its input
  * neutral: reconnect.while_away); a new connection that presents the room
@@ -545,7 +545,7 @@ void sv_spectators_step(sv_room *r, const gk_step_input *in);
  * GK_ENOMEM, GK_ETOOBIG or the send's code. */
 int sv_snapshot_send(gk_server *s, sv_room *r, uint32_t peer, int kind,
                      uint64_t next_input, uint64_t *bytes);
-/* --- gk_server_desync.c: desync forensics (issue 13) ----------------------
+/* --- gk_server_desync.c: desync forensics ---------------------------------
  * A player's first desync at step K: the server asks that peer for its
  * canonical state after K (STATE_REQUEST), regenerates the referee's from
  * the session's history, diffs both by field path, logs one
@@ -574,7 +574,7 @@ void sv_desync_room_free(gk_server *s, sv_room *r);
 void sv_room_match_start(const gk_server *s, const sv_room *r, uint32_t slot,
                          gk_wire_msg *out);
 
-/* --- gk_server_join.c: late join (issue 12) ------------------------------
+/* --- gk_server_join.c: late join -----------------------------------------
  * JOIN_ROOM on a running match whose genre takes players after the start
  * (gk_sim.late_join): the next fresh slot joins at the next unconfirmed
  * step J (gk_net_session_join), and the joiner gets JOINED, MATCH_START,

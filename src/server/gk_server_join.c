@@ -1,4 +1,4 @@
-/* gk_server_join.c: a player joins a running match (issue 12, late join).
+/* gk_server_join.c: a player joins a running match (late join).
  *
  * The story:
  *   1. A genre says whether it takes players after the start

@@ -1,5 +1,5 @@
 /* gk_server_link.c: the connection table's ids, connections by id, and
- * the backends' listeners (issue 25; the interface is gk_server_link.h).
+ * the backends' listeners (the interface is gk_server_link.h).
  *
  * The table s->conns has one entry per slot of s->ids; a connection id
  * names a slot and a generation, so an id kept by a room, a spectator or

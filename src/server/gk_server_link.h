@@ -1,5 +1,5 @@
-/* gk_server_link.h: links, the server's one face of a connection (issue
- * 25), whatever carries it: ENet today (gk_server_link_enet.c), WebSocket
+/* gk_server_link.h: links, the server's one face of a connection,
+ * whatever carries it: ENet today (gk_server_link_enet.c), WebSocket
  * next. Internal to gk-server (included by gk_server_internal.h).
  *
  * The shape is Redis's ae.c and ENet's own: one API, several backends
@@ -83,7 +83,7 @@ struct sv_link {
   uint64_t addr_key;
   /* Bytes of the request that opened the link (ENet: its CONNECT
    * command): until one of its room requests is accepted, no reply to
-   * the link is larger than the request that caused it (issue 14). */
+   * the link is larger than the request that caused it (an abuse limit). */
   size_t hello_len;
   sv_link_stats stats;
 };

@@ -1,5 +1,5 @@
-/* gk_server_link_enet.c: the ENet backend of the server's links (issue
- * 25; the interface is gk_server_link.h).
+/* gk_server_link_enet.c: the ENet backend of the server's links (the
+ * interface is gk_server_link.h).
  *
  * One ENet host (gk_net_transport: its socket polled by the uv loop)
  * bound to the config's host and port. Each ENet peer index has one link

@@ -185,7 +185,7 @@ static void session_config(const gk_server *s, const sv_room *r,
   sc->sim_config = r->cfg;
   sc->seed = r->seed;
   /* A genre that takes late joiners runs with the room's cap, the slots
-   * beyond those present inactive until someone joins (issue 12); a full
+   * beyond those present inactive until someone joins (late join); a full
    * room is the same match either way. */
   sc->players = r->genre->sim->late_join ? r->max_players : r->nslots;
   sc->active_mask = sv_room_connected(r);

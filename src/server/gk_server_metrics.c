@@ -222,7 +222,7 @@ static void traffic(out *o, const gk_server *s) {
           st->refused);
 }
 
-/* Connections by transport (issue 25): one series per backend. */
+/* Connections by transport: one series per backend. */
 static void links(out *o, const gk_server *s) {
   head(o, "gk_connections", "gauge", "Connections open now, by transport.");
   for (uint32_t i = 0; i < s->nhosts; i++)
@@ -268,7 +268,7 @@ static void matches(out *o, const gk_server *s, const live *l) {
           s->metrics.http_cut);
 }
 
-/* Reconnect, rejoin and spectators (issue 12). */
+/* Reconnect, rejoin and spectators. */
 static void rejoin_counters(out *o, const gk_server *s) {
   const gk_server_stats *st = &s->stats;
   counter(o, "gk_players_held_total",
@@ -300,9 +300,8 @@ static void rejoin_counters(out *o, const gk_server *s) {
           st->spectator_desyncs);
 }
 
-/* Desync forensics (issue 13): reports by result, and their bundles. Every
- * result has its line, 0 until it happens, so a rate() never misses the
- * first one. */
+/* Desync forensics: reports by result, and their bundles. Every result has
+ * its line, 0 until it happens, so a rate() never misses the first one. */
 static void desync_counters(out *o, const gk_server *s) {
   const sv_metrics *m = &s->metrics;
   head(o, "gk_desync_reports_total", "counter",

@@ -1,5 +1,5 @@
-/* gk_server_ops.h: what operators and orchestrators talk to (issue 15),
- * shared by the server's files and nobody else:
+/* gk_server_ops.h: what operators and orchestrators talk to, shared by the
+ * server's files and nobody else:
  *   gk_server_metrics.c  fixed-bucket histograms the step timer and the
  *                        rooms record into, and the Prometheus text
  *                        exposition of every server figure;
@@ -40,9 +40,9 @@ typedef struct sv_hist {
 
 void sv_hist_observe(sv_hist *h, uint64_t ns);
 
-/* The results of a desync_report (gk_server_desync.c, issue 13), in the
- * exposition's order: X(NAME, "label"). "diffed" is the one with a diff;
- * the others say why there is none. */
+/* The results of a desync_report (gk_server_desync.c), in the exposition's
+ * order: X(NAME, "label"). "diffed" is the one with a diff; the others say
+ * why there is none. */
 #define SV_DSY_RESULT_TABLE(X)                                                 \
   X(DIFFED, "diffed")                                                          \
   X(UNREADABLE, "unreadable")                                                  \

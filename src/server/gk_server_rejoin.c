@@ -1,5 +1,5 @@
 /* gk_server_rejoin.c: a player whose connection dropped comes back
- * (issue 12), from the referee's own snapshot.
+ * (rejoin), from the referee's own snapshot.
  *
  * The story:
  *   1. At the start every player gets a reconnect secret (128 random

@@ -8,7 +8,7 @@
  *      Until it is published in the room table a room is the caller's: a
  *      failure at any point frees it with room_discard, and only then;
  *   2. JOIN_ROOM with the code gives the next slot (JOINED); on a running
- *      match, gk_server_join.c decides (late join, issue 12);
+ *      match, gk_server_join.c decides (late join);
  *   3. START_MATCH from the creator starts the match (gk_server_match.c
  *      opens the session and the replay) and sends every player
  *      MATCH_START with its slot;

@@ -51,7 +51,7 @@ void sv_send_error(gk_server *s, uint32_t peer, int code, const char *text) {
   gk_wire_msg m;
   error_msg(&m, code, text);
   /* never a reply larger than the request to a connection not admitted
-   * (issue 14): the text is cut to fit, or nothing is sent */
+   * (an abuse limit): the text is cut to fit, or nothing is sent */
   size_t cap = sv_auth_reply_cap(s, peer);
   size_t n = strlen(m.u.error.text);
   if (cap < ERROR_FIXED) {

@@ -1,5 +1,5 @@
-/* gk_server_spectate.c: spectators (issue 12; declared with the rejoin
- * functions in gk_server_internal.h).
+/* gk_server_spectate.c: spectators (declared with the rejoin functions in
+ * gk_server_internal.h).
  *
  * A spectator sends SPECTATE(code) on a connection in no room. It gets
  * MATCH_START (slot 0: it speaks for nobody), the referee's state after

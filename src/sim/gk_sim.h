@@ -258,7 +258,7 @@ typedef struct gk_sim {
 
   /* --- ABI 2 (members below are zero in a descriptor the loader took
    * from an ABI 1 library) --- */
-  /* 1: the genre accepts players after the start (late join, issue 12);
+  /* 1: the genre accepts players after the start (late join);
    * 0: it does not (the default). A genre that says 1 must treat a slot
    * whose active bit is clear at the first step as not yet in the match
    * (nothing of it placed or counted) and, when that bit turns on at a

@@ -1,4 +1,4 @@
-/* gk_token.h: connect tokens (issue 14), after netcode.io's.
+/* gk_token.h: connect tokens, after netcode.io's.
  *
  * A backend that shares a 32-byte private key with the servers mints a
  * short-lived token that says who may connect (a client id), to do what

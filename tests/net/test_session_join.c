@@ -1,4 +1,4 @@
-/* test_session_join.c: a player joins a running match (issue 12), on the
+/* test_session_join.c: a player joins a running match (late join), on the
  * host session alone, fed datagrams by hand. The join is a command at the
  * next unconfirmed step J: the joiner's bit is set in the merged input
  * from J on, its first input-delay records are neutral, it is sent the

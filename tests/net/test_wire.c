@@ -15,7 +15,7 @@ static uint8_t steps[8 * GK_WIRE_STEP_BYTES(3, 4)];
 static uint8_t hashes[3 * 8];
 
 /* One valid message of every type, filled with distinctive values. */
-/* Samples of the rejoin, spectator and snapshot messages (issue 12). */
+/* Samples of the rejoin, spectator and snapshot messages. */
 static int sample_snap_msg(int i, gk_wire_msg *m) {
   static const uint8_t chunk[5] = {1, 2, 3, 4, 5};
   switch (i) {
@@ -55,7 +55,7 @@ static int sample_snap_msg(int i, gk_wire_msg *m) {
     m->u.secret.slot = 1;
     memset(m->u.secret.secret, 0x3c, GK_WIRE_SECRET_LEN);
     return 1;
-  case 22: /* desync forensics (issue 13) */
+  case 22: /* desync forensics */
     m->type = GK_MSG_STATE_REQUEST;
     m->u.state_req = (gk_wire_state_request){.id = 9, .step = 901};
     return 1;

@@ -1,6 +1,6 @@
-/* test_wire_state.c: the STATE_* messages of desync forensics (issue 13)
- * beyond the round-trip, truncation and mutation tests every message type
- * gets in test_wire.c. */
+/* test_wire_state.c: the STATE_* messages of desync forensics beyond the
+ * round-trip, truncation and mutation tests every message type gets in
+ * test_wire.c. */
 #include <criterion/criterion.h>
 #include <string.h>
 

@@ -567,7 +567,7 @@ Test(replay_format,
   free(bytes);
 }
 
-/* --- the "lockstep" record and the input delay rule (issue 19) ---------- */
+/* --- the "lockstep" record and the input delay rule --------------------- */
 
 typedef struct delay_input {
   gk_input base;

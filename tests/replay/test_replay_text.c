@@ -1,5 +1,5 @@
-/* test_replay_text.c: replays written and read without a cJSON call
- * (issue 25): gk_replay_header_json, gk_replay_writer_open_text and
+/* test_replay_text.c: replays written and read without a cJSON call:
+ * gk_replay_header_json, gk_replay_writer_open_text and
  * gk_replay_open_file_known, what the server's thread-pool jobs use. */
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,13 +1,13 @@
-/* rejoin_world.h: the in-process world of the rejoin tests (issue 12):
- * a gk_server (the referee, replays on in a temporary folder) and
- * survivors peers over real ENet on 127.0.0.1, created and started
- * through the real room handshake, with the scenario knobs below (a drop
- * and a rejoin, faults, tampered snapshots, wrong secrets, spectators,
- * input delay changes, a late joiner, a non-creator's host actions;
- * another genre or room size). Shared by test_rejoin.c,
- * test_rejoin_delay.c, test_late_join.c and test_host_actions.c
- * (rejoin_world.c). After a late join's run, `info` holds the real
- * `gk-replay info --json` of its replay. The step rate is 200 Hz.
+/* rejoin_world.h: the in-process world of the rejoin tests: a gk_server
+ * (the referee, replays on in a temporary folder) and survivors peers over
+ * real ENet on 127.0.0.1, created and started through the real room
+ * handshake, with the scenario knobs below (a drop and a rejoin, faults,
+ * tampered snapshots, wrong secrets, spectators, input delay changes, a
+ * late joiner, a non-creator's host actions; another genre or room size).
+ * Shared by test_rejoin.c, test_rejoin_delay.c, test_late_join.c and
+ * test_host_actions.c (rejoin_world.c). After a late join's run, `info`
+ * holds the real `gk-replay info --json` of its replay. The step rate is
+ * 200 Hz.
  */
 #ifndef GK_TESTS_REJOIN_WORLD_H
 #define GK_TESTS_REJOIN_WORLD_H

@@ -388,8 +388,8 @@ Test(server_admin, metrics_parse_and_agree_with_the_stopped_line) {
   e2e_dir_remove(&s.d);
 }
 
-/* Desync forensics (issue 13) in /metrics: a perturbed peer that answers
- * (diffed) and one that says it cannot, in two rooms of one server. */
+/* Desync forensics in /metrics: a perturbed peer that answers (diffed) and
+ * one that says it cannot, in two rooms of one server. */
 Test(server_admin, desync_reports_are_counted_by_result_in_metrics) {
   srv s;
   memset(&s, 0, sizeof(s));

@@ -1,5 +1,5 @@
-/* test_auth.c: connect tokens and abuse limits (issue 14) through the real
- * gk-server and gk-bot on 127.0.0.1.
+/* test_auth.c: connect tokens and abuse limits through the real gk-server
+ * and gk-bot on 127.0.0.1.
  *
  * Tokens are minted here with src/token and the server's key file; raw
  * ENet clients (e2e_raw.h) send each bad token and read the ERROR code,
@@ -131,10 +131,10 @@ static void wait_matches(const e2e_proc *srv, int n) {
   }
 }
 
-/* REJOIN_ROOM and SPECTATE with tokens (issue 12): the role, the slot and,
- * for a rejoin, the slot's own client id are checked before the room is;
- * a valid spectator's token gets as far as the room (a lobby: not
- * playing). `c` is not bound to a client before the last request. */
+/* REJOIN_ROOM and SPECTATE with tokens: the role, the slot and, for a
+ * rejoin, the slot's own client id are checked before the room is; a valid
+ * spectator's token gets as far as the room (a lobby: not playing). `c` is
+ * not bound to a client before the last request. */
 static void rejoin_and_spectate_tokens(raw *c, const e2e_proc *srv,
                                        const uint8_t key[GK_TOKEN_KEY_BYTES],
                                        const char *room, gk_wire_msg watch,
@@ -444,8 +444,8 @@ Test(server_auth,
   e2e_dir_remove(&d);
 }
 
-/* Late join (issue 12) in token mode: the joiner of a running match
- * brings a join token, as in the lobby. */
+/* Late join in token mode: the joiner of a running match brings a join
+ * token, as in the lobby. */
 Test(server_auth, gk_bot_late_joiners_with_join_tokens_get_in) {
   e2e_dir d;
   char key_path[300];

@@ -1,5 +1,5 @@
 /* test_delay.c: the input delay chosen from round trips and changed
- * mid-match (issue 19), in one process over ENet on 127.0.0.1.
+ * mid-match, in one process over ENet on 127.0.0.1.
  *
  * A gk_server (the network tests' tally genre added by hand, replays on
  * in a temporary folder) and two gk_net_peer clients, each behind its own
@@ -12,7 +12,7 @@
  * the start-up pipeline) to its last step, the server's late steps, the
  * delays each peer switched to, and the replay, verified by gk-replay's
  * verifier (hashes and the input delay rule). Times bound the runs (guard
- * timers); the rates asserted are what the issue asks of the feature.
+ * timers); the rates asserted are what the feature promises.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>

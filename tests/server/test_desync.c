@@ -170,9 +170,9 @@ Test(server_desync, the_report_names_the_field_and_its_bundle_reproduces_it) {
 }
 
 /* Four rooms desync at the same step: their bundles are written side by
- * side on the thread pool, each replay cut from its own recording (issue
- * 25: the jobs make no cJSON call; scripts/tsan.sh runs this under
- * ThreadSanitizer, where a parse in a job is reported). */
+ * side on the thread pool, each replay cut from its own recording (the jobs
+ * make no cJSON call; scripts/tsan.sh runs this under ThreadSanitizer,
+ * where a parse in a job is reported). */
 Test(server_desync, bundles_of_rooms_that_desync_together_are_cut_at_once) {
   e2e_dir d;
   e2e_dir_make(&d);

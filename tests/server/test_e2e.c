@@ -506,7 +506,7 @@ Test(server_e2e, a_second_signal_finalises_at_once_and_still_exits_0) {
   e2e_dir_remove(&d);
 }
 
-/* --- late join (issue 12) ----------------------------------------------------
+/* --- late join ---------------------------------------------------------------
  */
 
 Test(server_e2e, bots_with_a_late_joiner_agree_and_every_replay_verifies) {

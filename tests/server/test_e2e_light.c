@@ -245,13 +245,13 @@ static int expect_switches_as_recorded(const e2e_proc *srv, cJSON *sum,
   return changed;
 }
 
-/* Issue 16: light players ignored input delay changes; a raise confirmed
- * steps they had not sampled and they waited for ever. Short freezes of
- * the bot (SIGSTOP, 300 ms) hold back the acknowledgement of every ping
- * the server sends meanwhile (one per ping_ms, 100 ms), so the server's
- * round trips grow and it raises the delay, then lowers it again. (Freezing
- * the server instead measured a long round trip only when a ping happened
- * to be in flight at the freeze: a 0.1 ms window in 100 ms.) */
+/* Light players used to ignore input delay changes; a raise confirmed steps
+ * they had not sampled and they waited for ever. Short freezes of the bot
+ * (SIGSTOP, 300 ms) hold back the acknowledgement of every ping the server
+ * sends meanwhile (one per ping_ms, 100 ms), so the server's round trips
+ * grow and it raises the delay, then lowers it again. (Freezing the server
+ * instead measured a long round trip only when a ping happened to be in
+ * flight at the freeze: a 0.1 ms window in 100 ms.) */
 Test(server_light, light_players_follow_input_delay_changes_to_the_end) {
   e2e_dir d;
   e2e_dir_make(&d);
@@ -287,12 +287,12 @@ Test(server_light, light_players_follow_input_delay_changes_to_the_end) {
   e2e_dir_remove(&d);
 }
 
-/* Issue 16: at 768 rooms and more, a connect burst lost datagrams in the
- * kernel; ENet's handshake backed off until its 10 s peer timeout, and the
- * room failed ("a player was disconnected"). A light player now gives an
- * attempt up after 5 s without an answer and connects again. Here nothing
- * answers for 11 s (a socket that never reads holds the server's port),
- * then the server starts on that port. */
+/* At 768 rooms and more, a connect burst lost datagrams in the kernel;
+ * ENet's handshake backed off until its 10 s peer timeout, and the room
+ * failed ("a player was disconnected"). A light player now gives an attempt
+ * up after 5 s without an answer and connects again. Here nothing answers
+ * for 11 s (a socket that never reads holds the server's port), then the
+ * server starts on that port. */
 Test(server_light, a_light_player_connects_again_when_nothing_answered_it) {
   e2e_dir d;
   e2e_dir_make(&d);

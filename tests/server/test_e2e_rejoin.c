@@ -1,7 +1,7 @@
-/* test_e2e_rejoin.c: reconnect, rejoin and spectators (issue 12) through
- * the real binaries on 127.0.0.1: gk-server with replays on and slots
- * held for reconnect.hold_ms, gk-bot with --drop and --spectators, every
- * replay verified by the library and by gk-replay.
+/* test_e2e_rejoin.c: reconnect, rejoin and spectators through the real
+ * binaries on 127.0.0.1: gk-server with replays on and slots held for
+ * reconnect.hold_ms, gk-bot with --drop and --spectators, every replay
+ * verified by the library and by gk-replay.
  *
  * One case is a table row (e2e_case): the server's extra config, gk-bot's
  * extra arguments, and what its summary must then say per room. Adding a

@@ -1,4 +1,4 @@
-/* test_late_join.c: a player joins a running match (issue 12, late join).
+/* test_late_join.c: a player joins a running match (late join).
  *
  * In one process, over real ENet on 127.0.0.1 (rejoin_world.h): a gk_server
  * (the referee) and three players, created and started through the real
@@ -72,7 +72,7 @@ Test(late_join, a_late_joiner_in_survivors_agrees_with_the_referee,
 
 /* The joiner is refused with `code`; the match plays on to its end. An
  * ERROR to a connection not admitted is no larger than its request
- * (issue 14), so only the start of the text arrives. */
+ * (an abuse limit), so only the start of the text arrives. */
 static void refused_case(const scen *o, int code, const char *text) {
   static world w;
   rw_run(&w, o);

@@ -1,4 +1,4 @@
-/* test_link.c: the server's links (issue 25).
+/* test_link.c: the server's links.
  *
  * The connection ids (sv_ids, gk_server_link.c): an id is not given again
  * while its stale copies may still be held, and a stale id is never found,

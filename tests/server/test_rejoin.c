@@ -1,5 +1,5 @@
 /* test_rejoin.c: reconnect, rejoin and spectators from the referee's
- * snapshots (issue 12).
+ * snapshots.
  *
  * In one process, over real ENet on 127.0.0.1 (rejoin_world.h): a
  * gk_server (the referee) and three gk_net_peer players of survivors.

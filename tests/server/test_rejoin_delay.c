@@ -1,5 +1,5 @@
-/* test_rejoin_delay.c: a rejoin after the input delay changed mid-match
- * (issues 12 and 19), in the world of rejoin_world.h.
+/* test_rejoin_delay.c: a rejoin after the input delay changed mid-match, in
+ * the world of rejoin_world.h.
  *
  * The players reach the server through one fault relay. At player 0's
  * step 100 its latency rises to 40 ms each way, so the server's

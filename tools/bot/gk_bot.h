@@ -136,8 +136,8 @@ struct bot {
   int timed_out;
   uint32_t rooms_done;
   int exit_status;
-  /* connect tokens (issue 14): BOT_TOKEN_KEY mints one per request with
-   * key; BOT_TOKEN_FIXED sends `token` with every request */
+  /* connect tokens: BOT_TOKEN_KEY mints one per request with key;
+   * BOT_TOKEN_FIXED sends `token` with every request */
   int token_mode;
   uint8_t key[GK_TOKEN_KEY_BYTES];
   uint8_t token[GK_TOKEN_BYTES];

@@ -1,4 +1,4 @@
-/* gk_bot_late.c: gk-bot --late-join STEP (issue 12). One more bot player
+/* gk_bot_late.c: gk-bot --late-join STEP (late join). One more bot player
  * per room, beyond --players, connects when the room's creator has run
  * step STEP and sends JOIN_ROOM to the running match. The room is created
  * with a cap of players + 1, so the server has a free slot for it; the

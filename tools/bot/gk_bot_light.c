@@ -6,9 +6,9 @@
  * admitted yet (no ROOM_CREATED or JOINED) gives an attempt up after
  * CONNECT_WAIT_NS without an answer, or when ENet ends it, and connects
  * again on a fresh connection after a pause that doubles from
- * CONNECT_BACKOFF_NS, at most CONNECT_TRIES times (issue 16: a connect
- * burst at 768+ rooms lost datagrams in the kernel, and ENet's handshake
- * backed off until its timeout). From MATCH_START on, the one
+ * CONNECT_BACKOFF_NS, at most CONNECT_TRIES times (a connect burst at
+ * 768+ rooms lost datagrams in the kernel, and ENet's handshake backed
+ * off until its timeout). From MATCH_START on, the one
  * sampling timer (every millisecond) gives each player a record for every
  * step whose deadline has passed, as far as the lockstep bound lets it
  * (step < confirmed + input_delay + lead), and sends one INPUT with every
@@ -16,8 +16,8 @@
  * confirmed steps. The deadlines are fixed from MATCH_START on (step k at
  * start + phase + k periods): a player held back by the bound, or by a
  * late wake-up, catches up at once when it may, as a real client does,
- * so one hiccup never shifts the rest of its match (issue 16: that shift
- * made every later step late and capped the capacity the bench saw). The
+ * so one hiccup never shifts the rest of its match (that shift made
+ * every later step late and capped the capacity the bench saw). The
  * protocol arithmetic (the next sample's step, the lockstep bound, delay
  * change announcements and switches, the records of an INPUT) is the peer
  * engine's own (gk_net_sched.h); what is light here is the rest: no

@@ -29,10 +29,10 @@
  * (ROOM_CREATED, JOINED) within 5 s of its connect, or whose connection
  * ENet ended before that, connects again after a pause (250 ms, doubling
  * up to 2 s), up to 6 attempts, as a real client does: a connect burst of
- * a large run loses datagrams in the kernel (issue 16). Output: one JSON
- * summary on stdout with the keys bench/bench_server.py reads
- * (rooms_completed, desyncs, confirm_latency_us), "mode": "light", and
- * connect_retries (attempts after a player's first).
+ * a large run loses datagrams in the kernel. Output: one JSON summary on
+ * stdout with the keys bench/bench_server.py reads (rooms_completed,
+ * desyncs, confirm_latency_us), "mode": "light", and connect_retries
+ * (attempts after a player's first).
  */
 #ifndef GK_BOT_LIGHT_H
 #define GK_BOT_LIGHT_H

@@ -1,4 +1,4 @@
-/* gk_bot_rejoin.c: gk-bot's --drop and --spectators (issue 12).
+/* gk_bot_rejoin.c: gk-bot's --drop and --spectators.
  *
  * --drop SLOT:STEP:MS: in every room, once the player in SLOT has run
  * STEP (or, if it was away then, the first step it runs after it), its

@@ -1,7 +1,7 @@
-/* test_sv_join.c: late join in survivors (issue 12). A slot whose active
- * bit is clear at the first step waits, unplaced and uncounted; when its
- * bit turns on at a later step it joins with fresh stats at a place drawn
- * from the run's PRNG, so two runs of the same seed and inputs agree. */
+/* test_sv_join.c: late join in survivors. A slot whose active bit is clear
+ * at the first step waits, unplaced and uncounted; when its bit turns on at
+ * a later step it joins with fresh stats at a place drawn from the run's
+ * PRNG, so two runs of the same seed and inputs agree. */
 #include <stdlib.h>
 
 #include "gk_state.h"
