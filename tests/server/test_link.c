@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,7 +252,7 @@ typedef struct get_job {
   char *body;
   size_t len;
   long status;
-  volatile int done;
+  atomic_int done; /* set by the thread after its last write to the job */
 } get_job;
 
 static size_t on_body(char *p, size_t size, size_t n, void *ctx) {
@@ -277,7 +278,7 @@ static void *get_thread(void *arg) {
       curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &j->status);
     curl_easy_cleanup(c);
   }
-  j->done = 1;
+  atomic_store(&j->done, 1);
   return NULL;
 }
 
@@ -293,7 +294,7 @@ static char *admin_get(uv_loop_t *loop, gk_server *s, const char *path) {
            (unsigned)sv_admin_port(s), path);
   pthread_t th;
   cr_assert_eq(pthread_create(&th, NULL, get_thread, &j), 0);
-  while (!j.done) uv_run(loop, UV_RUN_ONCE);
+  while (!atomic_load(&j.done)) uv_run(loop, UV_RUN_ONCE);
   pthread_join(th, NULL);
   cr_assert_eq(j.status, 200, "GET %s", path);
   return j.body;
