@@ -2,7 +2,8 @@
  *
  * gk_server_start binds the ENet host (the ENet backend of the server's
  * links, gk_server_link_enet.c; what links report goes to
- * gk_server_route.c), starts the step timer, the sweep timer and the
+ * gk_server_route.c) and, if enabled, the WebSocket listener
+ * (gk_server_link_ws.c), starts the step timer, the sweep timer and the
  * signal handlers; gk_server_run does that on a fresh loop and runs it.
  * From then on this file owns the clock side of the server:
  *   - the step timer ticks every playing or draining room
@@ -366,6 +367,7 @@ static void log_listening(gk_server *s) {
   if (gk_log_begin(s->log, GK_LOG_INFO, "listening", NULL)) {
     gk_log_str(s->log, "host", cfg->host);
     gk_log_u64(s->log, "port", sv_enet_port(s));
+    if (s->ws) gk_log_u64(s->log, "ws_port", sv_ws_port(s));
     gk_log_u64(s->log, "step_hz", cfg->step_hz);
     gk_log_u64(s->log, "max_rooms", cfg->max_rooms);
     gk_log_u64(s->log, "max_peers", cfg->max_peers);
@@ -401,7 +403,8 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
     }
   }
   start_timers(s, handle_signals);
-  rc = sv_admin_start(s, err, errlen);
+  rc = sv_ws_open(s, err, errlen);
+  if (!rc) rc = sv_admin_start(s, err, errlen);
   if (!rc) rc = sv_agones_start(s, err, errlen);
   if (rc) {
     s->stopped_logged = 1; /* it never started */

@@ -37,6 +37,7 @@ typedef enum kind {
   K_LEVEL,  /* gk_log_level */
   K_DESYNC, /* gk_desync_policy */
   K_AUTH,   /* the "auth" object: walk_auth */
+  K_WS,     /* the "websocket" object: gk_server_config_ws.c */
   K_DELAY   /* "auto" or an integer in [min, max] (input_delay) */
 } kind;
 
@@ -151,6 +152,7 @@ static const field top_fields[] = {
     {"admin", K_OBJECT, 0, 0, 0, 0, admin_fields},
     {"agones", K_OBJECT, 0, 0, 0, 0, agones_fields},
     {"auth", K_AUTH, 0, 0, 0, 0, NULL},
+    {"websocket", K_WS, 0, 0, 0, 0, NULL},
     {"reconnect", K_OBJECT, 0, 0, 0, 0, reconnect_fields},
     {"spectator", K_OBJECT, 0, 0, 0, 0, spectator_fields},
     END};
@@ -304,6 +306,11 @@ static int set_field(ctx *x, const field *f, const cJSON *v, const char *path) {
       return fail(x, cJSON_IsString(v) ? GK_ERANGE : GK_EINVAL, path,
                   "must be \"report\", \"end\" or an object");
     return 0;
+  }
+  case K_WS: {
+    char why[GK_SERVER_CONFIG_ERR_MAX];
+    int rc = gk_server_config_ws(x->c, v, why, sizeof(why));
+    return rc ? fail(x, rc, NULL, "%s", why) : 0;
   }
   case K_OBJECT:
   case K_AUTH:
@@ -675,6 +682,7 @@ void gk_server_config_default(gk_server_config *c) {
   c->handshake_ms = 10000;
   c->limit_log_ms = 10000;
   ops_default(c);
+  gk_server_config_ws_default(c);
   snprintf(c->reconnect_while_away, sizeof(c->reconnect_while_away), "stall");
   c->spectator_delay_steps = 30;
   c->spectator_behind_steps = 600;

@@ -77,6 +77,21 @@ typedef struct gk_server_agones_config {
   uint32_t health_ms; /* POST /health period */
 } gk_server_agones_config;
 
+/* The WebSocket listener for browser players (gk_server_link_ws.c over
+ * src/net/gk_net_ws.h). Off unless websocket.enabled. */
+#define GK_SERVER_WS_ORIGINS_MAX 8 /* = GK_NET_WS_ORIGINS_MAX */
+#define GK_SERVER_WS_STR_MAX 128   /* = GK_NET_WS_STR_MAX, NUL included */
+typedef struct gk_server_ws_config {
+  int enabled;
+  char host[64];                   /* an IPv4 or IPv6 literal */
+  uint16_t port;                   /* TCP; 0 = ephemeral (logged as ws_port) */
+  char path[GK_SERVER_WS_STR_MAX]; /* the URL path, "/play" */
+  char origins[GK_SERVER_WS_ORIGINS_MAX][GK_SERVER_WS_STR_MAX];
+  uint32_t norigins;        /* 0 = any Origin (and none) */
+  uint32_t max_connections; /* WebSocket connections at once */
+  uint32_t ping_ms;         /* ping every connection this often; 0 = off */
+} gk_server_ws_config;
+
 /* One genre the server offers. */
 typedef struct gk_server_genre {
   const gk_sim *sim;    /* from the registry; never NULL once parsed */
@@ -135,6 +150,7 @@ typedef struct gk_server_config {
   /* operations: admin listener, Agones */
   gk_server_admin_config admin;
   gk_server_agones_config agones;
+  gk_server_ws_config ws; /* "websocket" (gk_server_config_ws.c) */
   /* auth (tokens): the key file is read by gk_server_start, not here */
   gk_auth_mode auth_mode;
   char auth_key_file[GK_SERVER_PATH_MAX]; /* required in token mode */
@@ -193,6 +209,15 @@ void gk_server_config_free(gk_server_config *c);
 void gk_server_config_desync_default(gk_server_config *c);
 int gk_server_config_desync(gk_server_config *c, const cJSON *obj, char *err,
                             size_t errlen);
+
+/* gk_server_config_ws.c: the defaults of the "websocket" object, and the
+ * object read into c->ws ({"enabled", "host", "port", "path", "origins",
+ * "max_connections", "ping_ms"}; every key optional). Returns 0, or
+ * GK_ENOTFOUND / GK_EINVAL / GK_ERANGE with a message naming the key as
+ * "websocket.<key>" in err. */
+void gk_server_config_ws_default(gk_server_config *c);
+int gk_server_config_ws(gk_server_config *c, const cJSON *obj, char *err,
+                        size_t errlen);
 
 /* The entry for a genre name, or NULL if the server does not know it. */
 const gk_server_genre *gk_server_config_genre(const gk_server_config *c,

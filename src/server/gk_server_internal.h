@@ -9,7 +9,7 @@
  *                      API);
  *   gk_server_route.c  connections: a link's data (decode once, route),
  *                      up and down, strikes, sending to connections;
- *   gk_server_link.c, gk_server_link_enet.c
+ *   gk_server_link.c, gk_server_link_enet.c, gk_server_link_ws.c
  *                      links (gk_server_link.h): connection ids,
  *                      connections by id, the backends' listeners; the
  *                      ENet backend, the only caller of gk_net_transport;
@@ -198,6 +198,7 @@ struct gk_server {
   gk_server_log *log;
   gk_server_stats stats;
   struct sv_enet *enet;                   /* the ENet backend */
+  struct sv_ws *ws;                       /* the WebSocket one, or NULL */
   sv_link_host *hosts[SV_LINK_HOSTS_MAX]; /* every backend's listener */
   uint32_t nhosts;
   uint32_t hosts_open; /* not yet closed (close is asynchronous) */
@@ -325,6 +326,15 @@ int sv_enet_open(gk_server *s, char *err, size_t errlen);
  * it (0 if unknown). */
 uint16_t sv_enet_port(const gk_server *s);
 uint32_t sv_enet_socket_buffer(const gk_server *s);
+
+/* --- gk_server_link_ws.c: the WebSocket backend -------------------------- */
+
+/* If websocket.enabled: starts the listener (websocket host, port, path,
+ * origins, max_connections, ping_ms) and registers it. 0 (also when not
+ * enabled), or the listener's code with a message. */
+int sv_ws_open(gk_server *s, char *err, size_t errlen);
+/* The bound TCP port, 0 when there is no WebSocket listener. */
+uint16_t sv_ws_port(const gk_server *s);
 
 /* --- gk_server_room.c: rooms --------------------------------------------- */
 

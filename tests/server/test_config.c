@@ -511,3 +511,66 @@ Test(server_config, desync_takes_an_object_with_a_policy_a_folder_and_limits) {
   expect_error("{\"desync\":{\"policy\":\"panic\"}}", GK_ERANGE,
                "desync.policy", NULL);
 }
+
+Test(server_config, websocket_is_off_by_default_and_reads_every_key) {
+  gk_server_config c;
+  char err[GK_SERVER_CONFIG_ERR_MAX];
+  cr_assert_eq(parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(c.ws.enabled, 0);
+  cr_assert_str_eq(c.ws.path, "/play");
+  cr_assert_eq(c.ws.norigins, 0u);
+  gk_server_config_free(&c);
+  cr_assert_eq(parse(&c,
+                     "{\"websocket\":{\"enabled\":true,\"host\":\"::1\","
+                     "\"port\":0,\"path\":\"/ws\",\"origins\":["
+                     "\"https://a.example\",\"http://localhost:8080\"],"
+                     "\"max_connections\":12,\"ping_ms\":250}}",
+                     err, sizeof(err)),
+               0, "%s", err);
+  cr_assert_eq(c.ws.enabled, 1);
+  cr_assert_str_eq(c.ws.host, "::1");
+  cr_assert_eq(c.ws.port, 0);
+  cr_assert_str_eq(c.ws.path, "/ws");
+  cr_assert_eq(c.ws.norigins, 2u);
+  cr_assert_str_eq(c.ws.origins[1], "http://localhost:8080");
+  cr_assert_eq(c.ws.max_connections, 12u);
+  cr_assert_eq(c.ws.ping_ms, 250u);
+  gk_server_config_free(&c);
+}
+
+Test(server_config, websocket_bad_values_name_the_key) {
+  expect_error("{\"websocket\":true}", GK_EINVAL, "websocket", "object", NULL);
+  expect_error("{\"websocket\":{\"enabled\":1}}", GK_EINVAL,
+               "websocket.enabled", "true or false", NULL);
+  expect_error("{\"websocket\":{\"port\":65536}}", GK_ERANGE, "websocket.port",
+               "0..65535", NULL);
+  expect_error("{\"websocket\":{\"port\":\"80\"}}", GK_EINVAL, "websocket.port",
+               NULL);
+  expect_error("{\"websocket\":{\"host\":\"example.com\"}}", GK_ERANGE,
+               "websocket.host", "numeric", NULL);
+  expect_error("{\"websocket\":{\"host\":\"\"}}", GK_ERANGE, "websocket.host",
+               NULL);
+  expect_error("{\"websocket\":{\"path\":\"play\"}}", GK_ERANGE,
+               "websocket.path", "'/'", NULL);
+  expect_error("{\"websocket\":{\"path\":\"/a b\"}}", GK_ERANGE,
+               "websocket.path", "space", NULL);
+  expect_error("{\"websocket\":{\"origins\":\"https://a\"}}", GK_EINVAL,
+               "websocket.origins", "array", NULL);
+  expect_error("{\"websocket\":{\"origins\":[\"https://a\",3]}}", GK_EINVAL,
+               "websocket.origins[1]", "string", NULL);
+  expect_error("{\"websocket\":{\"origins\":[\"\"]}}", GK_ERANGE,
+               "websocket.origins[0]", NULL);
+  expect_error("{\"websocket\":{\"origins\":[\"a\",\"b\",\"c\",\"d\",\"e\","
+               "\"f\",\"g\",\"h\",\"i\"]}}",
+               GK_ERANGE, "websocket.origins", "at most 8", NULL);
+  expect_error("{\"websocket\":{\"max_connections\":0}}", GK_ERANGE,
+               "websocket.max_connections", NULL);
+  expect_error("{\"websocket\":{\"ping_ms\":-1}}", GK_ERANGE,
+               "websocket.ping_ms", NULL);
+  expect_error("{\"websocket\":{\"ping_ms\":1.5}}", GK_ERANGE,
+               "websocket.ping_ms", NULL);
+  expect_error("{\"websocket\":{\"tls\":true}}", GK_ENOTFOUND, "websocket.tls",
+               "unknown key", NULL);
+  expect_error("{\"websocket\":{\"port\":1,\"port\":2}}", GK_EINVAL,
+               "websocket.port", "duplicate", NULL);
+}

@@ -1,0 +1,261 @@
+/* gk_server_link_ws.c: the WebSocket backend of the server's links (the
+ * interface is gk_server_link.h), for browser players.
+ *
+ * One gk_net_ws listener (src/net/gk_net_ws.h: libmicrohttpd for the
+ * upgrade, wslay for the frames) on the server's loop, bound to the
+ * config's websocket.host and websocket.port; the bytes of each binary
+ * frame are one wire message, as one ENet datagram is. A connection id of
+ * the listener is (generation << 16) | slot, its slot below max_conns:
+ * each slot has one link object here, in use from the listener's
+ * `connect` callback to its `disconnect`, and the full id is kept so a
+ * late callback for an older connection of the slot finds nothing.
+ *
+ * Sends: reliable messages go as they are; an unreliable one (the
+ * server sends INPUT and CONFIRMED so) goes unreliable with its wire type
+ * (bytes[1]), so a newer INPUT or CONFIRMED replaces an older one still
+ * queued (the protocol repeats every unacknowledged record: nothing is
+ * lost, a slow reader gets the newest). TCP delivers everything anyway;
+ * "unreliable" here means only "may be replaced".
+ *
+ * Closes: graceful is a 1000 close frame after what is queued; at once
+ * closes the socket and raises `disconnect` before returning, as the
+ * interface wants.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gk_err.h"
+#include "gk_net_wire.h"
+#include "gk_net_ws.h"
+#include "gk_server_internal.h"
+
+#define SLOT_MASK 0xffffu
+
+/* The smallest valid upgrade request, path "/" (docs/PROTOCOL.md,
+ * "WebSocket framing"): the request line and the five headers the
+ * handshake needs, then the blank line. A real one (Host, Origin, a
+ * browser's User-Agent) is larger; this is the bound hello_len keeps. */
+static const char min_request[] = "GET / HTTP/1.1\r\n"
+                                  "Upgrade: websocket\r\n"
+                                  "Connection: Upgrade\r\n"
+                                  "Sec-WebSocket-Key: "
+                                  "AAAAAAAAAAAAAAAAAAAAAA==\r\n"
+                                  "Sec-WebSocket-Version: 13\r\n"
+                                  "Sec-WebSocket-Protocol: gamekit.1\r\n"
+                                  "\r\n";
+
+typedef struct ws_link {
+  sv_link base; /* first: an sv_link * is a ws_link * */
+  struct sv_ws *w;
+  uint32_t conn; /* the listener's connection id */
+  int up;        /* between the listener's connect and disconnect */
+} ws_link;
+
+struct sv_ws {
+  sv_link_host base; /* first */
+  gk_net_ws ws;
+  ws_link *links; /* by slot, nlinks of them */
+  uint32_t nlinks;
+};
+
+static int link_send(sv_link *l, const uint8_t *bytes, size_t len,
+                     int reliable) {
+  ws_link *wl = (ws_link *)l;
+  if (!wl->up) return GK_ENOTFOUND;
+  if (len > GK_WIRE_MAX) return GK_ETOOBIG;
+  uint8_t type = len >= 2 ? bytes[1] : 0;
+  int rel = reliable || !(type == GK_MSG_INPUT || type == GK_MSG_CONFIRMED);
+  int rc = gk_net_ws_send(&wl->w->ws, wl->conn, bytes, len, rel, type);
+  if (rc == GK_EFULL) return GK_EIO; /* a slow reader: 1008, down follows */
+  return rc;
+}
+
+static void link_close(sv_link *l, int at_once) {
+  ws_link *wl = (ws_link *)l;
+  if (!wl->up) return;
+  gk_net_ws_disconnect(&wl->w->ws, wl->conn, at_once);
+}
+
+static uint32_t link_rtt(const sv_link *l) {
+  const ws_link *wl = (const ws_link *)l;
+  return gk_net_ws_rtt(&wl->w->ws, wl->conn);
+}
+
+static uint32_t link_rtt_var(const sv_link *l) {
+  const ws_link *wl = (const ws_link *)l;
+  return gk_net_ws_rtt_var(&wl->w->ws, wl->conn);
+}
+
+static const sv_link_ops ws_link_ops = {
+    .kind = "websocket",
+    .send = link_send,
+    .close = link_close,
+    .rtt_ms = link_rtt,
+    .rtt_var_ms = link_rtt_var,
+};
+
+/* --- the listener's callbacks (ctx = the sv_ws) --------------------------- */
+
+static ws_link *link_of(struct sv_ws *w, uint32_t conn) {
+  uint32_t slot = conn & SLOT_MASK;
+  if (slot >= w->nlinks) return NULL;
+  ws_link *wl = &w->links[slot];
+  return wl->up && wl->conn == conn ? wl : NULL;
+}
+
+/* The address as text, and its key (gk_server_link.h): an IPv4 address
+ * (or an IPv4-mapped IPv6 one) is its value in host order; another IPv6
+ * address folds into 2^32..2^63-1 (FNV-1a of its 16 bytes). */
+static void set_addr(sv_link *l, const struct sockaddr *sa) {
+  l->addr_key = 0;
+  snprintf(l->addr, sizeof(l->addr), "?");
+  if (sa && sa->sa_family == AF_INET) {
+    const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+    uint32_t ip = ntohl(in->sin_addr.s_addr);
+    l->addr_key = ip;
+    snprintf(l->addr, sizeof(l->addr), "%u.%u.%u.%u",
+             (unsigned)(ip >> 24) & 255u, (unsigned)(ip >> 16) & 255u,
+             (unsigned)(ip >> 8) & 255u, (unsigned)ip & 255u);
+  } else if (sa && sa->sa_family == AF_INET6) {
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+    const uint8_t *b = in6->sin6_addr.s6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+      uint32_t ip = (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 |
+                    (uint32_t)b[14] << 8 | b[15];
+      l->addr_key = ip;
+      snprintf(l->addr, sizeof(l->addr), "%u.%u.%u.%u", b[12], b[13], b[14],
+               b[15]);
+      return;
+    }
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < 16; i++) h = (h ^ b[i]) * 1099511628211ull;
+    l->addr_key = (1ull << 32) + h % ((1ull << 63) - (1ull << 32));
+    inet_ntop(AF_INET6, &in6->sin6_addr, l->addr, sizeof(l->addr));
+  }
+}
+
+static void on_connect(void *ctx, gk_net_ws *ws, uint32_t conn,
+                       const struct sockaddr *addr) {
+  struct sv_ws *w = ctx;
+  uint32_t slot = conn & SLOT_MASK;
+  if (slot >= w->nlinks) { /* the listener has nlinks slots: never */
+    gk_net_ws_disconnect(ws, conn, 1);
+    return;
+  }
+  ws_link *wl = &w->links[slot];
+  memset(wl, 0, sizeof(*wl));
+  wl->base.ops = &ws_link_ops;
+  wl->base.host = &w->base;
+  wl->base.conn = SV_NO_CONN;
+  wl->w = w;
+  wl->conn = conn;
+  wl->up = 1;
+  set_addr(&wl->base, addr);
+  /* the HTTP upgrade request is the one that opened the link */
+  wl->base.hello_len = sizeof(min_request) - 1u;
+  sv_link_up(w->base.srv, &wl->base);
+}
+
+static void on_receive(void *ctx, gk_net_ws *ws, uint32_t conn,
+                       const uint8_t *bytes, size_t len) {
+  (void)ws;
+  struct sv_ws *w = ctx;
+  ws_link *wl = link_of(w, conn);
+  if (wl) sv_link_data(w->base.srv, &wl->base, bytes, len);
+}
+
+static void on_disconnect(void *ctx, gk_net_ws *ws, uint32_t conn, int reason) {
+  (void)ws;
+  (void)reason;
+  struct sv_ws *w = ctx;
+  ws_link *wl = link_of(w, conn);
+  if (!wl) return;
+  wl->up = 0;
+  sv_link_down(w->base.srv, &wl->base);
+}
+
+/* --- the host ------------------------------------------------------------- */
+
+static void host_stats(const sv_link_host *h, sv_link_host_stats *out) {
+  const gk_net_ws_stats *ws = &((const struct sv_ws *)h)->ws.stats;
+  memset(out, 0, sizeof(*out));
+  out->packets_in = ws->msgs_in;
+  out->bytes_in = ws->bytes_in;
+  out->packets_out = ws->msgs_out;
+  out->bytes_out = ws->bytes_out;
+  out->drop_oversize = ws->close_too_big;
+}
+
+static void on_ws_closed(gk_net_ws *ws) {
+  struct sv_ws *w = (struct sv_ws *)((char *)ws - offsetof(struct sv_ws, ws));
+  sv_link_host_closed(&w->base); /* may free w */
+}
+
+static void host_close(sv_link_host *h) {
+  struct sv_ws *w = (struct sv_ws *)h;
+  for (uint32_t i = 0; i < w->nlinks; i++) w->links[i].up = 0;
+  gk_net_ws_close(&w->ws, on_ws_closed);
+}
+
+static void host_free(sv_link_host *h) {
+  struct sv_ws *w = (struct sv_ws *)h;
+  free(w->links);
+  free(w);
+}
+
+static const sv_link_host_ops ws_host_ops = {
+    .kind = "websocket",
+    .stats = host_stats,
+    .close = host_close,
+    .free = host_free,
+};
+
+int sv_ws_open(gk_server *s, char *err, size_t errlen) {
+  const gk_server_ws_config *wc = &s->cfg->ws;
+  if (!wc->enabled) return 0;
+  struct sv_ws *w = calloc(1, sizeof(*w));
+  if (w) w->links = calloc(wc->max_connections, sizeof(*w->links));
+  if (!w || !w->links) {
+    free(w);
+    return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
+  }
+  w->nlinks = wc->max_connections;
+  w->base.ops = &ws_host_ops;
+  const char *origins[GK_SERVER_WS_ORIGINS_MAX];
+  for (uint32_t i = 0; i < wc->norigins; i++) origins[i] = wc->origins[i];
+  gk_net_ws_options o;
+  memset(&o, 0, sizeof(o));
+  o.host = wc->host;
+  o.port = wc->port;
+  o.path = wc->path;
+  o.origins = origins;
+  o.n_origins = wc->norigins;
+  o.max_conns = wc->max_connections;
+  o.ping_ms = wc->ping_ms;
+  o.timeout_ms = s->cfg->peer_timeout_ms;
+  o.max_msg = s->cfg->max_packet;
+  o.replace_types[0] = GK_MSG_INPUT;
+  o.replace_types[1] = GK_MSG_CONFIRMED;
+  o.n_replace = 2;
+  gk_net_ws_callbacks cb = {w, on_receive, on_connect, on_disconnect};
+  int rc = gk_net_ws_init(&w->ws, s->loop, &o, &cb);
+  if (rc) {
+    host_free(&w->base);
+    return gk_errf(err, errlen, rc, "websocket: cannot listen on %s:%u: %s",
+                   wc->host, (unsigned)wc->port, gk_strerror(rc));
+  }
+  rc = sv_link_host_add(s, &w->base);
+  if (rc) { /* never: the second backend */
+    gk_net_ws_close(&w->ws, NULL);
+    return gk_errf(err, errlen, rc, "websocket: too many link backends");
+  }
+  s->ws = w;
+  return 0;
+}
+
+uint16_t sv_ws_port(const gk_server *s) {
+  return s->ws ? s->ws->ws.port : 0;
+}
