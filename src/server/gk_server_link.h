@@ -1,6 +1,7 @@
 /* gk_server_link.h: links, the server's one face of a connection,
- * whatever carries it: ENet today (gk_server_link_enet.c), WebSocket
- * next. Internal to gk-server (included by gk_server_internal.h).
+ * whatever carries it: ENet (gk_server_link_enet.c) or WebSocket
+ * (gk_server_link_ws.c, when websocket.enabled). Internal to gk-server
+ * (included by gk_server_internal.h).
  *
  * The shape is Redis's ae.c and ENet's own: one API, several backends
  * behind it. A backend owns its link objects; each begins with an
@@ -48,7 +49,7 @@ typedef struct sv_link_stats {
 } sv_link_stats;
 
 typedef struct sv_link_ops {
-  /* Must be non-NULL: the transport's name, "enet" (later "websocket"):
+  /* Must be non-NULL: the transport's name, "enet" or "websocket":
    * admin /rooms and the metrics' `transport` label. */
   const char *kind;
   /* Must be non-NULL. Queues one whole wire message (bytes are copied),

@@ -1,0 +1,308 @@
+/* test_ws_link.c: the WebSocket backend of the server's links
+ * (gk_server_link_ws.c), in process.
+ *
+ * One room, two transports: the creator is a raw ENet client (as in
+ * test_link.c), the second player a raw-socket WebSocket client (the
+ * tests/net/ws_raw.c helpers, run on the server's own loop). The
+ * WebSocket player JOINs by code and gets JOINED; admin /rooms names the
+ * transports "enet" and "websocket", /metrics counts
+ * gk_connections{transport="websocket"}; an upgrade with an Origin not in
+ * websocket.origins is refused 403 and the room's ENet player stays
+ * connected; START_MATCH from the creator reaches both as MATCH_START.
+ * This fails if the backend's kind is wrong (the transport names) or its
+ * routing is (JOINED and MATCH_START reach the WebSocket client only
+ * through sv_link_up / _data and the backend's send).
+ */
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gk_err.h"
+#include "gk_net_transport.h"
+#include "gk_server_internal.h"
+#include "ws_raw.h"
+
+static ws_srv srv; /* only its loop and w.port: what ws_raw.c runs on */
+
+/* --- admin GETs from a thread while the loop runs ------------------------- */
+
+typedef struct get_job {
+  char url[128];
+  char *body;
+  size_t len;
+  long status;
+  atomic_int done;
+} get_job;
+
+static size_t on_body(char *p, size_t size, size_t n, void *ctx) {
+  get_job *j = ctx;
+  char *b = realloc(j->body, j->len + size * n + 1);
+  if (!b) return 0;
+  memcpy(b + j->len, p, size * n);
+  j->body = b;
+  j->len += size * n;
+  b[j->len] = '\0';
+  return size * n;
+}
+
+static void *get_thread(void *arg) {
+  get_job *j = arg;
+  CURL *c = curl_easy_init();
+  if (c) {
+    curl_easy_setopt(c, CURLOPT_URL, j->url);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, j);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
+    if (curl_easy_perform(c) == CURLE_OK)
+      curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &j->status);
+    curl_easy_cleanup(c);
+  }
+  atomic_store(&j->done, 1);
+  return NULL;
+}
+
+static char *admin_get(gk_server *s, const char *path) {
+  static get_job j;
+  memset(&j, 0, sizeof(j));
+  snprintf(j.url, sizeof(j.url), "http://127.0.0.1:%u%s",
+           (unsigned)sv_admin_port(s), path);
+  pthread_t th;
+  cr_assert_eq(pthread_create(&th, NULL, get_thread, &j), 0);
+  while (!atomic_load(&j.done)) uv_run(&S->loop, UV_RUN_ONCE);
+  pthread_join(th, NULL);
+  cr_assert_eq(j.status, 200, "GET %s", path);
+  return j.body;
+}
+
+/* --- the ENet creator ----------------------------------------------------- */
+
+typedef struct enet_client {
+  gk_net_transport t;
+  uint32_t server;
+  int up, down, got, match_start;
+  gk_wire_msg last;
+} enet_client;
+
+static void client_receive(void *ctx, gk_net_transport *t, uint32_t peer,
+                           const uint8_t *bytes, size_t len) {
+  (void)t;
+  (void)peer;
+  enet_client *c = ctx;
+  if (gk_wire_decode(bytes, len, &c->last) != 0) return;
+  c->got++;
+  if (c->last.type == GK_MSG_MATCH_START) c->match_start = 1;
+}
+
+static void client_connect(void *ctx, gk_net_transport *t, uint32_t peer) {
+  (void)t;
+  (void)peer;
+  ((enet_client *)ctx)->up = 1;
+}
+
+static void client_disconnect(void *ctx, gk_net_transport *t, uint32_t peer) {
+  (void)t;
+  (void)peer;
+  ((enet_client *)ctx)->down = 1;
+}
+
+static void enet_send(enet_client *e, const gk_wire_msg *m) {
+  uint8_t buf[GK_WIRE_MAX];
+  size_t len = 0;
+  cr_assert_eq(gk_wire_encode(m, buf, sizeof(buf), &len), 0);
+  cr_assert_eq(gk_net_transport_send(&e->t, e->server, buf, len, 1), 0);
+}
+
+/* --- the WebSocket player ------------------------------------------------- */
+
+static void ws_send(raw *r, const gk_wire_msg *m) {
+  uint8_t buf[GK_WIRE_MAX];
+  size_t len = 0;
+  cr_assert_eq(gk_wire_encode(m, buf, sizeof(buf), &len), 0);
+  raw_frame(r, 1, 2, buf, len, 0);
+}
+
+/* The next wire message of type `want` (others skipped; pings too). */
+static int ws_wait(raw *r, gk_wire_type want, gk_wire_msg *out, int ms) {
+  uint64_t end = uv_hrtime() / 1000000u + (uint64_t)ms;
+  static uint8_t p[GK_WIRE_MAX + 16];
+  while (uv_hrtime() / 1000000u < end) {
+    size_t n = 0;
+    int op = raw_next(r, p, sizeof p, &n, 100);
+    if (op == 8 || (op < 0 && r->eof)) return 0; /* closed */
+    if (op != 2) continue;
+    cr_assert_leq(n, GK_WIRE_MAX);
+    if (gk_wire_decode(p, n, out) == 0 && out->type == want) return 1;
+  }
+  return 0;
+}
+
+static const cJSON *player(const cJSON *room, int i) {
+  return cJSON_GetArrayItem(cJSON_GetObjectItem(room, "players"), i);
+}
+
+static void on_tick(uv_timer_t *t) {
+  (void)t; /* wakes the loop while a thread waits on the server */
+}
+
+static gk_server *start_server(gk_server_config *cfg, gk_server_log *log) {
+  gk_server_config_default(cfg);
+  snprintf(cfg->host, sizeof cfg->host, "127.0.0.1");
+  cfg->port = 0;
+  cfg->replays_enabled = 0;
+  cfg->shutdown_grace_ms = 0;
+  cfg->admin.enabled = 1;
+  snprintf(cfg->admin.host, sizeof cfg->admin.host, "127.0.0.1");
+  snprintf(cfg->admin.listen, sizeof cfg->admin.listen, "127.0.0.1:0");
+  cfg->admin.loopback = 1;
+  cfg->ws.enabled = 1;
+  snprintf(cfg->ws.host, sizeof cfg->ws.host, "127.0.0.1");
+  cfg->ws.port = 0;
+  snprintf(cfg->ws.origins[0], sizeof cfg->ws.origins[0],
+           "http://good.example");
+  cfg->ws.norigins = 1;
+  cfg->ws.ping_ms = 50;
+  S = &srv;
+  memset(&srv, 0, sizeof(srv));
+  cr_assert_eq(uv_loop_init(&S->loop), 0);
+  gk_server *s = NULL;
+  char err[GK_SERVER_CONFIG_ERR_MAX] = "";
+  cr_assert_eq(gk_server_start(&S->loop, cfg, log, 0, &s, err, sizeof err), 0,
+               "%s", err);
+  S->w.port = sv_ws_port(s);
+  cr_assert_neq(S->w.port, 0, "websocket.port 0: an ephemeral port is bound");
+  return s;
+}
+
+/* The creator over ENet: CREATE_ROOM, ROOM_CREATED; the code into code. */
+static void enet_create(gk_server *s, enet_client *e, char *code) {
+  memset(e, 0, sizeof(*e));
+  gk_net_transport_options to = {.max_peers = 1};
+  gk_net_transport_callbacks tc = {e, client_receive, client_connect,
+                                   client_disconnect};
+  cr_assert_eq(gk_net_transport_init(&e->t, &S->loop, &to, &tc), 0);
+  cr_assert_eq(gk_net_transport_connect(&e->t, "127.0.0.1", gk_server_port(s),
+                                        &e->server),
+               0);
+  cr_assert(ws_run_until(&e->up, 1, 5000), "the ENet client connects");
+  gk_wire_msg m;
+  memset(&m, 0, sizeof(m));
+  m.type = GK_MSG_CREATE_ROOM;
+  m.u.create_room.max_players = 2;
+  snprintf(m.u.create_room.genre, sizeof m.u.create_room.genre, "push-puzzle");
+  enet_send(e, &m);
+  cr_assert(ws_run_until(&e->got, 1, 5000), "an answer to CREATE_ROOM");
+  cr_assert_eq(e->last.type, GK_MSG_ROOM_CREATED, "%s",
+               e->last.type == GK_MSG_ERROR ? e->last.u.error.text : "");
+  memcpy(code, e->last.u.room.code, GK_WIRE_CODE_LEN);
+  code[GK_WIRE_CODE_LEN] = '\0';
+}
+
+static void check_admin(gk_server *s, const char *code) {
+  char path[64];
+  snprintf(path, sizeof(path), "/rooms/%s", code);
+  char *body = admin_get(s, path);
+  cJSON *room = cJSON_Parse(body);
+  cr_assert_not_null(room, "%s", body);
+  const cJSON *t0 = cJSON_GetObjectItem(player(room, 0), "transport");
+  const cJSON *t1 = cJSON_GetObjectItem(player(room, 1), "transport");
+  cr_assert(cJSON_IsString(t0) && cJSON_IsString(t1), "%s", body);
+  cr_assert_str_eq(t0->valuestring, "enet");
+  cr_assert_str_eq(t1->valuestring, "websocket");
+  cJSON_Delete(room);
+  free(body);
+  body = admin_get(s, "/metrics");
+  cr_assert_not_null(
+      strstr(body, "gk_connections{transport=\"websocket\"} 1\n"), "%s", body);
+  cr_assert_not_null(strstr(body, "gk_connections{transport=\"enet\"} 1\n"));
+  cr_assert_not_null(
+      strstr(body, "gk_connections_opened_total{transport=\"websocket\"} 1\n"),
+      "%s", body);
+  free(body);
+}
+
+/* The "listening" record names the bound WebSocket port (ws_port). */
+static void check_listening(FILE *logf, uint16_t port) {
+  static char text[1 << 16];
+  fflush(logf);
+  rewind(logf);
+  size_t n = fread(text, 1, sizeof(text) - 1, logf);
+  text[n] = '\0';
+  fseek(logf, 0, SEEK_END);
+  const char *line = strstr(text, "\"listening\"");
+  cr_assert_not_null(line, "%s", text);
+  char want[32];
+  snprintf(want, sizeof(want), "\"ws_port\":%u", (unsigned)port);
+  const char *end = strchr(line, '\n');
+  const char *at = strstr(line, want);
+  cr_assert(at != NULL && (end == NULL || at < end), "%s", text);
+}
+
+Test(server_ws_link, an_enet_creator_and_a_websocket_player_share_a_room,
+     .timeout = 60) {
+  static gk_server_config cfg;
+  FILE *logf = tmpfile();
+  cr_assert_not_null(logf);
+  gk_server_log log;
+  gk_log_init(&log, logf, GK_LOG_INFO);
+  gk_server *s = start_server(&cfg, &log);
+  check_listening(logf, S->w.port);
+  uv_timer_t tick;
+  uv_timer_init(&S->loop, &tick);
+  uv_timer_start(&tick, on_tick, 5, 5);
+
+  static enet_client e;
+  char code[GK_WIRE_CODE_LEN + 1];
+  enet_create(s, &e, code);
+
+  /* the WebSocket player joins by code */
+  static raw w;
+  raw_connect(&w, 0);
+  cr_assert_eq(raw_handshake(&w, "/play", "websocket", "13", "gamekit.1",
+                             "Origin: http://good.example\r\n"),
+               101);
+  gk_wire_msg m;
+  memset(&m, 0, sizeof(m));
+  m.type = GK_MSG_JOIN_ROOM;
+  memcpy(m.u.room.code, code, GK_WIRE_CODE_LEN);
+  m.u.room.role = GK_WIRE_ROLE_PLAYER;
+  ws_send(&w, &m);
+  gk_wire_msg got;
+  cr_assert(ws_wait(&w, GK_MSG_JOINED, &got, 5000), "JOINED over WebSocket");
+  cr_assert_eq(got.u.joined.slot, 1);
+
+  /* another Origin is refused; the room and its ENet player stay */
+  static raw bad;
+  raw_connect(&bad, 0);
+  cr_assert_eq(raw_handshake(&bad, "/play", "websocket", "13", "gamekit.1",
+                             "Origin: http://evil.example\r\n"),
+               403);
+  raw_close(&bad);
+  ws_run_ms(200);
+  cr_assert_eq(e.down, 0, "the ENet player is still connected");
+  cr_assert_not_null(sv_room_find(s, code));
+  check_admin(s, code);
+
+  /* the creator starts: MATCH_START reaches both transports */
+  memset(&m, 0, sizeof(m));
+  m.type = GK_MSG_START_MATCH;
+  enet_send(&e, &m);
+  cr_assert(ws_wait(&w, GK_MSG_MATCH_START, &got, 5000),
+            "MATCH_START over WebSocket");
+  cr_assert(ws_run_until(&e.match_start, 1, 5000), "MATCH_START over ENet");
+  cr_assert_eq(e.down, 0);
+
+  raw_close(&w);
+  gk_net_transport_close(&e.t, NULL);
+  uv_close((uv_handle_t *)&tick, NULL);
+  gk_server_shutdown(s);
+  gk_server_shutdown(s); /* at once */
+  for (int i = 0; i < 100000 && uv_run(&S->loop, UV_RUN_NOWAIT) != 0; i++)
+    ;
+  cr_assert_eq(uv_loop_close(&S->loop), 0);
+  fclose(logf);
+}
