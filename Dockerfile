@@ -36,6 +36,9 @@ EXPOSE 7777/udp
 # the admin listener (configs/server.json: loopback only unless a token
 # file is configured; see configs/README.md)
 EXPOSE 7778/tcp
+# the WebSocket listener for browser players (websocket.port; off unless
+# websocket.enabled in the config: see configs/README.md)
+EXPOSE 7779/tcp
 # The config is re-checked, so a mounted config that went bad turns the
 # container unhealthy (the process itself is PID 1's only child: if it
 # exits, tini exits and the container stops).
