@@ -8,10 +8,14 @@
  * transports "enet" and "websocket", /metrics counts
  * gk_connections{transport="websocket"}; an upgrade with an Origin not in
  * websocket.origins is refused 403 and the room's ENet player stays
- * connected; START_MATCH from the creator reaches both as MATCH_START.
- * This fails if the backend's kind is wrong (the transport names) or its
- * routing is (JOINED and MATCH_START reach the WebSocket client only
- * through sv_link_up / _data and the backend's send).
+ * connected; START_MATCH from the creator reaches both as MATCH_START;
+ * CONFIRMED sent unreliable to the WebSocket link is replaceable (a flood
+ * never fills its queue) while reliable sends do fill it; the listening
+ * record names ws_port. This fails if the backend's kind is wrong (the
+ * transport names) or its routing is (JOINED and MATCH_START reach the
+ * WebSocket client only through sv_link_up / _data and the backend's
+ * send; the flood fails unless unreliable INPUT/CONFIRMED go replaceable
+ * with their type). Last, a websocket.port in use stops start-up.
  */
 #include <cJSON.h>
 #include <criterion/criterion.h>
@@ -225,6 +229,29 @@ static void check_admin(gk_server *s, const char *code) {
   free(body);
 }
 
+/* The WebSocket player's link, not read by its client meanwhile: CONFIRMED
+ * sent unreliable must go replaceable (a newer one takes a queued one's
+ * place: no send fails however many), and the same sent reliable must
+ * fill the bounded queue (the proof that the first flood met a backlog):
+ * the link refuses, and closes with 1008. */
+static void check_replace(gk_server *s, sv_room *r) {
+  sv_conn *c = sv_conn_get(s, r->conn[1]);
+  cr_assert_not_null(c);
+  cr_assert_str_eq(sv_link_kind(c->link), "websocket");
+  static uint8_t msg[1000];
+  memset(msg, 0x5a, sizeof(msg));
+  msg[0] = GK_WIRE_VERSION;
+  msg[1] = GK_MSG_CONFIRMED;
+  for (int i = 0; i < 20000; i++)
+    cr_assert_eq(sv_link_send(c->link, msg, sizeof(msg), 0), 0,
+                 "unreliable CONFIRMED %d: it must replace, not fill", i);
+  int refused = 0;
+  for (int i = 0; i < 20000 && !refused; i++)
+    refused = sv_link_send(c->link, msg, sizeof(msg), 1) != 0;
+  cr_assert(refused, "reliable sends fill the queue (or the test proves "
+                     "nothing)");
+}
+
 /* The "listening" record names the bound WebSocket port (ws_port). */
 static void check_listening(FILE *logf, uint16_t port) {
   static char text[1 << 16];
@@ -295,12 +322,39 @@ Test(server_ws_link, an_enet_creator_and_a_websocket_player_share_a_room,
             "MATCH_START over WebSocket");
   cr_assert(ws_run_until(&e.match_start, 1, 5000), "MATCH_START over ENet");
   cr_assert_eq(e.down, 0);
+  check_replace(s, sv_room_find(s, code));
 
   raw_close(&w);
   gk_net_transport_close(&e.t, NULL);
   uv_close((uv_handle_t *)&tick, NULL);
   gk_server_shutdown(s);
   gk_server_shutdown(s); /* at once */
+  for (int i = 0; i < 100000 && uv_run(&S->loop, UV_RUN_NOWAIT) != 0; i++)
+    ;
+  cr_assert_eq(uv_loop_close(&S->loop), 0);
+  fclose(logf);
+}
+
+/* websocket.port in use: start-up fails with a message naming it, and
+ * what was opened (the ENet host, the timers) closes on the loop. */
+Test(server_ws_link, a_websocket_port_in_use_stops_start_up, .timeout = 60) {
+  static gk_server_config cfg, cfg2;
+  FILE *logf = fopen("/dev/null", "w");
+  cr_assert_not_null(logf);
+  gk_server_log log;
+  gk_log_init(&log, logf, GK_LOG_ERROR);
+  gk_server *s = start_server(&cfg, &log);
+  cfg2 = cfg;
+  cfg2.admin.enabled = 0;
+  cfg2.ws.port = sv_ws_port(s);
+  gk_server *s2 = NULL;
+  char err[GK_SERVER_CONFIG_ERR_MAX] = "";
+  cr_assert_neq(gk_server_start(&S->loop, &cfg2, &log, 0, &s2, err, sizeof err),
+                0);
+  cr_assert_null(s2);
+  cr_assert_not_null(strstr(err, "websocket: cannot listen"), "%s", err);
+  gk_server_shutdown(s);
+  gk_server_shutdown(s);
   for (int i = 0; i < 100000 && uv_run(&S->loop, UV_RUN_NOWAIT) != 0; i++)
     ;
   cr_assert_eq(uv_loop_close(&S->loop), 0);
