@@ -27,6 +27,7 @@
  * (401 without or with a wrong one; 403 when no token file is set).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,7 @@ typedef struct sv_admin {
   size_t token_len; /* 0 = no token file */
   conn_slot *slots;
   uint32_t nslots;
+  char mhd_err[160]; /* libmicrohttpd's last error message, for the log */
 } sv_admin;
 
 /* --- answers ------------------------------------------------------------- */
@@ -578,12 +580,23 @@ static int read_token(sv_admin *a, const char *path, char *err, size_t errlen) {
   return 0;
 }
 
+/* libmicrohttpd's error log: the last message is kept, so a listener
+ * that cannot start says why (MHD_start_daemon only returns NULL). */
+GK_PRINTF(2, 0)
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+  sv_admin *a = cls;
+  int n = vsnprintf(a->mhd_err, sizeof(a->mhd_err), fmt, ap);
+  while (n > 0 && (size_t)n < sizeof(a->mhd_err) &&
+         (a->mhd_err[n - 1] == '\n' || a->mhd_err[n - 1] == '\r'))
+    a->mhd_err[--n] = '\0';
+}
+
 static struct MHD_Daemon *daemon_start(sv_admin *a) {
   const gk_server_admin_config *ac = &a->s->cfg->admin;
   struct sockaddr_in v4;
   struct sockaddr_in6 v6;
   struct sockaddr *sa = (struct sockaddr *)&v4;
-  unsigned flags = MHD_USE_EPOLL;
+  unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
   memset(&v4, 0, sizeof(v4));
   memset(&v6, 0, sizeof(v6));
   if (inet_pton(AF_INET, ac->host, &v4.sin_addr) == 1) {
@@ -604,7 +617,8 @@ static struct MHD_Daemon *daemon_start(sv_admin *a) {
       MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)ac->request_bytes,
       MHD_OPTION_NOTIFY_CONNECTION, on_connection, a,
-      MHD_OPTION_NOTIFY_COMPLETED, on_completed, a, MHD_OPTION_END);
+      MHD_OPTION_NOTIFY_COMPLETED, on_completed, a, MHD_OPTION_EXTERNAL_LOGGER,
+      mhd_log, a, MHD_OPTION_END);
 }
 
 /* The uv side: the epoll descriptor under a poll, the timeout timer and
@@ -634,9 +648,12 @@ int sv_admin_start(gk_server *s, char *err, size_t errlen) {
   a->s = s;
   a->nslots = ac->connections;
   int rc = ac->token_file[0] ? read_token(a, ac->token_file, err, errlen) : 0;
-  if (!rc && !(a->d = daemon_start(a)))
-    rc = gk_errf(err, errlen, GK_EIO, "admin.listen: cannot listen on %s",
-                 ac->listen);
+  if (!rc && !(a->d = daemon_start(a))) {
+    int e = errno;
+    rc = gk_errf(err, errlen, GK_EIO, "admin.listen: cannot listen on %s: %s",
+                 ac->listen,
+                 a->mhd_err[0] ? a->mhd_err : (e ? strerror(e) : "unknown"));
+  }
   const union MHD_DaemonInfo *ep = NULL, *pi = NULL;
   if (!rc) {
     ep = MHD_get_daemon_info(a->d, MHD_DAEMON_INFO_EPOLL_FD);
