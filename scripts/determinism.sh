@@ -59,7 +59,7 @@ fi
 # The size of the core + the portable lockstep library in a browser
 # client: every public function of the two archives exported, no main.
 wasm_size() { # DIR OPT
-  a="$1/libgamekit-core.a $1/src/net/libgk_wire.a"
+  a="$1/libgamekit-core.a $1/src/net/libgk_lockstep.a"
   # shellcheck disable=SC2086
   ex=$(emnm --defined-only $a 2>/dev/null \
     | awk '$2 == "T" && $3 !~ /^gk__/ {print "_" $3}' | sort -u | paste -sd, -)

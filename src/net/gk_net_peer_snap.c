@@ -78,7 +78,9 @@ static int adopt(gk_net_peer *p, uint8_t *bytes, size_t len) {
     st = NULL;
   }
   if (st == NULL) {
-    SAY(p, "snapshot: the genre refused the state of step %llu (%zu bytes): %s",
+    SAY(p,
+        "snapshot: the genre refused the state of step %llu (%zu bytes): "
+        "%.160s",
         (unsigned long long)b->step, len, err[0] ? err : "trailing bytes");
     return refuse(p, GK_EPROTO);
   }

@@ -38,14 +38,16 @@
  * "WebSocket framing"): the request line and the five headers the
  * handshake needs, then the blank line. A real one (Host, Origin, a
  * browser's User-Agent) is larger; this is the bound hello_len keeps. */
-static const char min_request[] = "GET / HTTP/1.1\r\n"
-                                  "Upgrade: websocket\r\n"
-                                  "Connection: Upgrade\r\n"
-                                  "Sec-WebSocket-Key: "
-                                  "AAAAAAAAAAAAAAAAAAAAAA==\r\n"
-                                  "Sec-WebSocket-Version: 13\r\n"
-                                  "Sec-WebSocket-Protocol: gamekit.1\r\n"
-                                  "\r\n";
+enum {
+  MIN_REQUEST_LEN = sizeof("GET / HTTP/1.1\r\n"
+                           "Upgrade: websocket\r\n"
+                           "Connection: Upgrade\r\n"
+                           "Sec-WebSocket-Key: AAAAAAAAAAAAAAAAAAAAAA==\r\n"
+                           "Sec-WebSocket-Version: 13\r\n"
+                           "Sec-WebSocket-Protocol: gamekit.1\r\n"
+                           "\r\n") -
+                    1
+};
 
 typedef struct ws_link {
   sv_link base; /* first: an sv_link * is a ws_link * */
@@ -155,7 +157,7 @@ static void on_connect(void *ctx, gk_net_ws *ws, uint32_t conn,
   wl->up = 1;
   set_addr(&wl->base, addr);
   /* the HTTP upgrade request is the one that opened the link */
-  wl->base.hello_len = sizeof(min_request) - 1u;
+  wl->base.hello_len = MIN_REQUEST_LEN;
   sv_link_up(w->base.srv, &wl->base);
 }
 

@@ -2,7 +2,7 @@
 # check_core_symbols.sh LIB [CC [LIB2...]]: fails if LIB (libgk_core.a)
 # needs any symbol that libc does not define: no uv_, enet_, cJSON_, libm
 # or other. What the archives LIB2... define counts as defined too (the
-# portable lockstep library, libgk_wire.a, may use the core and libc only).
+# portable lockstep library, libgk_lockstep.a, may use the core and libc only).
 set -eu
 lib=$1
 cc=${2:-cc}
@@ -20,7 +20,7 @@ nm -D --defined-only --format=posix "$libc" | syms > "$tmp/libc"
 bad=""
 for s in $(cat "$tmp/undef"); do
   case "$s" in
-    __asan_*|__ubsan_*|__sanitizer_*|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_|__gcov_*|__llvm_*) continue ;;
+    __asan_*|__ubsan_*|__tsan_*|__sanitizer_*|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_|__gcov_*|__llvm_*) continue ;;
   esac
   grep -qx -- "$s" "$tmp/libc" || bad="$bad $s"
 done

@@ -27,7 +27,7 @@ nm -D --defined-only --format=posix "$libc" | syms > "$tmp/libc"
 bad=""
 for s in $(cat "$tmp/undef"); do
   case "$s" in
-    __asan_*|__ubsan_*|__sanitizer_*|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_|__gcov_*|__llvm_*) continue ;;
+    __asan_*|__ubsan_*|__tsan_*|__sanitizer_*|__stack_chk_fail|_GLOBAL_OFFSET_TABLE_|__gcov_*|__llvm_*) continue ;;
   esac
   grep -qx -- "$s" "$tmp/libc" || bad="$bad $s"
 done

@@ -446,7 +446,8 @@ Test(ws, bytes_sent_with_the_request_are_the_first_frame) {
                     "Sec-WebSocket-Protocol: gamekit.1\r\n"
                     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
   /* a masked binary frame [2, 1, 9] right behind the request */
-  const uint8_t frame[9] = {0x82, 0x83, 1, 2, 3, 4, 2 ^ 1, 1 ^ 2, 9 ^ 3};
+  const uint8_t frame[9] = {0x82, 0x83,      1,         2,        3,
+                            4,    0x2 ^ 0x1, 0x1 ^ 0x2, 0x9 ^ 0x3};
   uint8_t both[512];
   size_t n = strlen(req);
   memcpy(both, req, n);
