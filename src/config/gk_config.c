@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gk_config_internal.h"
 #include "gk_err.h"
 
 #define EXACT_INT_MAX 9007199254740992.0 /* 2^53 */
@@ -28,33 +29,13 @@ typedef struct walk {
   char key[GK_CONFIG_KEY_MAX + 1];
 } walk;
 
-/* Writes "<path>.<key>: <reason>" (either part may be empty) into err and
- * returns code. */
-static int failv(const char *path, const char *key, char *err, size_t errlen,
-                 int code, const char *fmt, va_list ap) GK_PRINTF(6, 0);
-
-static int failv(const char *path, const char *key, char *err, size_t errlen,
-                 int code, const char *fmt, va_list ap) {
-  if (err == NULL || errlen == 0) return code;
-  char reason[GK_ERRMSG_MAX];
-  vsnprintf(reason, sizeof reason, fmt, ap);
-  int has_path = path != NULL && path[0] != '\0';
-  int has_key = key != NULL && key[0] != '\0';
-  if (!has_path && !has_key)
-    snprintf(err, errlen, "%s", reason);
-  else
-    snprintf(err, errlen, "%s%s%s: %s", has_path ? path : "",
-             has_path && has_key ? "." : "", has_key ? key : "", reason);
-  return code;
-}
-
 static int fail(const walk *w, int code, const char *fmt, ...) GK_PRINTF(3, 4);
 
 /* A failure about the key in w->key. */
 static int fail(const walk *w, int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  failv(w->path, w->key, w->err, w->errlen, code, fmt, ap);
+  gk__config_failv(w->path, w->key, w->err, w->errlen, code, fmt, ap);
   va_end(ap);
   return code;
 }
@@ -67,7 +48,7 @@ static int fail_top(const char *path, char *err, size_t errlen, int code,
                     const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  failv(path, NULL, err, errlen, code, fmt, ap);
+  gk__config_failv(path, NULL, err, errlen, code, fmt, ap);
   va_end(ap);
   return code;
 }

@@ -4,6 +4,7 @@
  * gk_config_apply_kv, so both paths share the genre call and its message.
  */
 #include "gk_config_kv.h"
+#include "gk_config_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,23 +12,11 @@
 
 #define EXACT_INT_MAX 9007199254740992.0 /* 2^53 */
 
-static int fail(const char *path, const char *key, char *err, size_t errlen,
-                int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 6, 7)))
-#endif
-    ;
-
-/* Writes "<path>.<key>: <reason>" (either part may be empty) into err and
- * returns code. */
-static int fail(const char *path, const char *key, char *err, size_t errlen,
-                int code, const char *fmt, ...) {
+int gk__config_failv(const char *path, const char *key, char *err,
+                     size_t errlen, int code, const char *fmt, va_list ap) {
   if (err == NULL || errlen == 0) return code;
   char reason[GK_ERRMSG_MAX];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(reason, sizeof reason, fmt, ap);
-  va_end(ap);
   int has_path = path != NULL && path[0] != '\0';
   int has_key = key != NULL && key[0] != '\0';
   if (!has_path && !has_key)
@@ -35,6 +24,18 @@ static int fail(const char *path, const char *key, char *err, size_t errlen,
   else
     snprintf(err, errlen, "%s%s%s: %s", has_path ? path : "",
              has_path && has_key ? "." : "", has_key ? key : "", reason);
+  return code;
+}
+
+static int fail(const char *path, const char *key, char *err, size_t errlen,
+                int code, const char *fmt, ...) GK_PRINTF(6, 7);
+
+static int fail(const char *path, const char *key, char *err, size_t errlen,
+                int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  gk__config_failv(path, key, err, errlen, code, fmt, ap);
+  va_end(ap);
   return code;
 }
 
