@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admin_get.h"
 #include "gk_err.h"
 #include "gk_net_transport.h"
 #include "gk_server_internal.h"
@@ -34,54 +35,6 @@
 static ws_srv srv; /* only its loop and w.port: what ws_raw.c runs on */
 
 /* --- admin GETs from a thread while the loop runs ------------------------- */
-
-typedef struct get_job {
-  char url[128];
-  char *body;
-  size_t len;
-  long status;
-  atomic_int done;
-} get_job;
-
-static size_t on_body(char *p, size_t size, size_t n, void *ctx) {
-  get_job *j = ctx;
-  char *b = realloc(j->body, j->len + size * n + 1);
-  if (!b) return 0;
-  memcpy(b + j->len, p, size * n);
-  j->body = b;
-  j->len += size * n;
-  b[j->len] = '\0';
-  return size * n;
-}
-
-static void *get_thread(void *arg) {
-  get_job *j = arg;
-  CURL *c = curl_easy_init();
-  if (c) {
-    curl_easy_setopt(c, CURLOPT_URL, j->url);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, j);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
-    if (curl_easy_perform(c) == CURLE_OK)
-      curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &j->status);
-    curl_easy_cleanup(c);
-  }
-  atomic_store(&j->done, 1);
-  return NULL;
-}
-
-static char *admin_get(gk_server *s, const char *path) {
-  static get_job j;
-  memset(&j, 0, sizeof(j));
-  snprintf(j.url, sizeof(j.url), "http://127.0.0.1:%u%s",
-           (unsigned)sv_admin_port(s), path);
-  pthread_t th;
-  cr_assert_eq(pthread_create(&th, NULL, get_thread, &j), 0);
-  while (!atomic_load(&j.done)) uv_run(&S->loop, UV_RUN_ONCE);
-  pthread_join(th, NULL);
-  cr_assert_eq(j.status, 200, "GET %s", path);
-  return j.body;
-}
 
 /* --- the ENet creator ----------------------------------------------------- */
 
@@ -162,6 +115,7 @@ static gk_server *start_server(gk_server_config *cfg, gk_server_log *log) {
   cfg->admin.enabled = 1;
   snprintf(cfg->admin.host, sizeof cfg->admin.host, "127.0.0.1");
   snprintf(cfg->admin.listen, sizeof cfg->admin.listen, "127.0.0.1:0");
+  cfg->admin.port = 0; /* what the parser makes of "127.0.0.1:0" */
   cfg->admin.loopback = 1;
   cfg->ws.enabled = 1;
   snprintf(cfg->ws.host, sizeof cfg->ws.host, "127.0.0.1");
@@ -209,7 +163,7 @@ static void enet_create(gk_server *s, enet_client *e, char *code) {
 static void check_admin(gk_server *s, const char *code) {
   char path[64];
   snprintf(path, sizeof(path), "/rooms/%s", code);
-  char *body = admin_get(s, path);
+  char *body = admin_get(&S->loop, s, path);
   cJSON *room = cJSON_Parse(body);
   cr_assert_not_null(room, "%s", body);
   const cJSON *t0 = cJSON_GetObjectItem(player(room, 0), "transport");
@@ -219,7 +173,7 @@ static void check_admin(gk_server *s, const char *code) {
   cr_assert_str_eq(t1->valuestring, "websocket");
   cJSON_Delete(room);
   free(body);
-  body = admin_get(s, "/metrics");
+  body = admin_get(&S->loop, s, "/metrics");
   cr_assert_not_null(
       strstr(body, "gk_connections{transport=\"websocket\"} 1\n"), "%s", body);
   cr_assert_not_null(strstr(body, "gk_connections{transport=\"enet\"} 1\n"));
