@@ -25,7 +25,7 @@ for s in $(cat "$tmp/undef"); do
   grep -qx -- "$s" "$tmp/libc" || bad="$bad $s"
 done
 if [ -n "$bad" ]; then
-  echo "$(basename "$lib") needs symbols libc does not provide:$bad"
+  echo "$(basename "$lib") needs symbols that libc (and any LIB2) does not provide:$bad"
   exit 1
 fi
 echo "ok: $(grep -c . "$tmp/undef") undefined symbols, all from libc"

@@ -11,7 +11,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <criterion/criterion.h>
-#include <curl/curl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,105 +18,22 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "admin_http.h"
 #include "e2e.h"
 
-#define TOKEN "test-token-0123456789abcdef"
+#define TOKEN ADMIN_TOKEN
 #define STEP_HZ 120
 
-typedef struct srv {
-  e2e_dir d;
-  e2e_proc p;
-  uint16_t udp, http;
-} srv;
-
-/* --- HTTP ---------------------------------------------------------------- */
-
-typedef struct body {
-  char *b;
-  size_t n;
-} body;
-
-static size_t on_data(char *p, size_t sz, size_t nm, void *ud) {
-  body *b = ud;
-  size_t n = sz * nm;
-  char *nb = realloc(b->b, b->n + n + 1);
-  cr_assert_not_null(nb);
-  memcpy(nb + b->n, p, n);
-  b->b = nb;
-  b->n += n;
-  b->b[b->n] = '\0';
-  return n;
-}
-
-/* One request; returns the status (0: no answer) and the body in *out
- * (caller frees; may be NULL). `token` NULL: no Authorization header. */
-static long http(const srv *s, const char *method, const char *path,
-                 const char *token, char **out) {
-  char url[256], auth[128];
-  snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", (unsigned)s->http, path);
-  CURL *e = curl_easy_init();
-  struct curl_slist *h = NULL;
-  body b = {calloc(1, 1), 0};
-  curl_easy_setopt(e, CURLOPT_URL, url);
-  curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
-  if (strcmp(method, "POST") == 0) curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
-  if (token) {
-    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
-    h = curl_slist_append(h, auth);
-  }
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 10000L);
-  curl_easy_setopt(e, CURLOPT_PROXY, "");
-  long status = 0;
-  if (curl_easy_perform(e) == CURLE_OK)
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-  curl_slist_free_all(h);
-  curl_easy_cleanup(e);
-  if (out)
-    *out = b.b;
-  else
-    free(b.b);
-  return status;
-}
-
-static cJSON *get_json(const srv *s, const char *path) {
-  char *text = NULL;
-  long st = http(s, "GET", path, NULL, &text);
-  cr_assert_eq(st, 200, "GET %s: %ld %s", path, st, text);
-  cJSON *j = cJSON_Parse(text);
-  cr_assert_not_null(j, "GET %s: not JSON: %s", path, text);
-  free(text);
-  return j;
-}
+typedef admin_srv srv;
 
 /* --- the server and its players ------------------------------------------ */
 
-/* Starts gk-server in s->d (made here unless the caller made it). */
 static void start(srv *s, const char *extra) {
-  if (!s->d.path[0]) e2e_dir_make(&s->d);
-  char tok[512], json[2048], path[512];
-  e2e_write(&s->d, "token", TOKEN "\n", tok, sizeof(tok));
-  snprintf(json, sizeof(json),
-           "{\"listen\":{\"host\":\"127.0.0.1\",\"port\":0},"
-           "\"step_hz\":%d,\"replays\":{\"dir\":\"%s\"},"
-           "\"shutdown_grace_ms\":5000,"
-           "\"admin\":{\"enabled\":true,\"listen\":\"127.0.0.1:0\","
-           "\"token_file\":\"%s\",\"request_ms\":2000,\"headers\":32}%s%s}",
-           STEP_HZ, s->d.replays, tok, extra ? "," : "", extra ? extra : "");
-  e2e_write(&s->d, "server.json", json, path, sizeof(path));
-  char *argv[] = {(char *)GK_SERVER_BIN, (char *)"--config", path, NULL};
-  e2e_spawn(&s->p, &s->d, "server", argv);
-  s->udp = e2e_server_port(&s->p, 10000);
-  cr_assert_neq(s->udp, 0, "the server did not start");
-  cJSON *l = e2e_last_event(&s->p, "admin_listening");
-  cr_assert_not_null(l, "no admin_listening line");
-  s->http = (uint16_t)cJSON_GetObjectItem(l, "port")->valuedouble;
-  cJSON_Delete(l);
+  admin_srv_start(s, STEP_HZ, extra);
 }
 
 static void bots(const srv *s, e2e_proc *b, const char *rooms,
@@ -142,7 +58,7 @@ static void stop(srv *s) {
 
 /* The codes of the rooms /rooms lists (up to cap). */
 static int room_codes(const srv *s, char (*codes)[17], int cap) {
-  cJSON *j = get_json(s, "/rooms");
+  cJSON *j = admin_get_json(s, "/rooms");
   int n = 0;
   const cJSON *r;
   cJSON_ArrayForEach(r, cJSON_GetObjectItem(j, "rooms")) {
@@ -157,7 +73,7 @@ static int room_codes(const srv *s, char (*codes)[17], int cap) {
 static double room_step(const srv *s, const char *code) {
   char path[64];
   snprintf(path, sizeof(path), "/rooms/%s", code);
-  cJSON *j = get_json(s, path);
+  cJSON *j = admin_get_json(s, path);
   double step = cJSON_GetObjectItem(j, "step")->valuedouble;
   cJSON_Delete(j);
   return step;
@@ -229,39 +145,40 @@ Test(server_admin, every_endpoint_answers_and_bad_requests_get_their_status) {
   bots(&s, &b, "2", "2", "1000000");
   wait_events(&s, "match_start", 2);
   char *text = NULL;
-  cr_assert_eq(http(&s, "GET", "/healthz", NULL, &text), 200);
+  cr_assert_eq(admin_http(&s, "GET", "/healthz", NULL, &text), 200);
   cr_assert_str_eq(text, "ok\n");
   free(text);
   char codes[4][17];
   cr_assert_eq(room_codes(&s, codes, 4), 2);
   char path[128];
   snprintf(path, sizeof(path), "/rooms/%s", codes[0]);
-  cJSON *j = get_json(&s, path);
+  cJSON *j = admin_get_json(&s, path);
   cr_assert_str_eq(cJSON_GetObjectItem(j, "genre")->valuestring, "survivors");
   cr_assert_str_eq(cJSON_GetObjectItem(j, "state")->valuestring, "playing");
   cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "players")), 2);
   cr_assert(cJSON_IsNumber(cJSON_GetObjectItem(j, "late_share")));
   cJSON_Delete(j);
-  cr_assert_eq(http(&s, "GET", "/", NULL, &text), 200);
+  cr_assert_eq(admin_http(&s, "GET", "/", NULL, &text), 200);
   cr_assert_not_null(strstr(text, "<title>gk-server status</title>"));
   free(text);
   /* unknown things, wrong methods */
-  cr_assert_eq(http(&s, "GET", "/rooms/AAAAAAAAAAAAAAAA", NULL, NULL), 404);
-  cr_assert_eq(http(&s, "GET", "/rooms/short", NULL, NULL), 404);
-  cr_assert_eq(http(&s, "GET", "/nothing", NULL, NULL), 404);
-  cr_assert_eq(http(&s, "DELETE", "/rooms", NULL, NULL), 405);
-  cr_assert_eq(http(&s, "POST", "/metrics", TOKEN, NULL), 405);
-  cr_assert_eq(http(&s, "GET", "/drain", TOKEN, NULL), 405);
-  snprintf(path, sizeof(path), "/rooms/%s/end", codes[0]);
-  cr_assert_eq(http(&s, "GET", path, TOKEN, NULL), 405);
-  /* the token */
-  cr_assert_eq(http(&s, "POST", path, NULL, NULL), 401);
-  cr_assert_eq(http(&s, "POST", path, "test-token-0123456789abcdeX", NULL),
-               401);
-  cr_assert_eq(http(&s, "POST", path, "short", NULL), 401);
-  cr_assert_eq(http(&s, "POST", "/drain", NULL, NULL), 401);
-  cr_assert_eq(http(&s, "POST", "/rooms/AAAAAAAAAAAAAAAA/end", TOKEN, NULL),
+  cr_assert_eq(admin_http(&s, "GET", "/rooms/AAAAAAAAAAAAAAAA", NULL, NULL),
                404);
+  cr_assert_eq(admin_http(&s, "GET", "/rooms/short", NULL, NULL), 404);
+  cr_assert_eq(admin_http(&s, "GET", "/nothing", NULL, NULL), 404);
+  cr_assert_eq(admin_http(&s, "DELETE", "/rooms", NULL, NULL), 405);
+  cr_assert_eq(admin_http(&s, "POST", "/metrics", TOKEN, NULL), 405);
+  cr_assert_eq(admin_http(&s, "GET", "/drain", TOKEN, NULL), 405);
+  snprintf(path, sizeof(path), "/rooms/%s/end", codes[0]);
+  cr_assert_eq(admin_http(&s, "GET", path, TOKEN, NULL), 405);
+  /* the token */
+  cr_assert_eq(admin_http(&s, "POST", path, NULL, NULL), 401);
+  cr_assert_eq(
+      admin_http(&s, "POST", path, "test-token-0123456789abcdeX", NULL), 401);
+  cr_assert_eq(admin_http(&s, "POST", path, "short", NULL), 401);
+  cr_assert_eq(admin_http(&s, "POST", "/drain", NULL, NULL), 401);
+  cr_assert_eq(
+      admin_http(&s, "POST", "/rooms/AAAAAAAAAAAAAAAA/end", TOKEN, NULL), 404);
   /* oversized requests: a 64 KiB header, too many headers, a body */
   static char big[70000];
   int n = snprintf(big, sizeof(big), "GET /healthz HTTP/1.1\r\nX-Big: ");
@@ -284,13 +201,13 @@ Test(server_admin, every_endpoint_answers_and_bad_requests_get_their_status) {
   cr_assert_gt(room_step(&s, codes[1]) - before, STEP_HZ * secs / 2);
   /* remove a player, then end that room; the other plays on */
   snprintf(path, sizeof(path), "/rooms/%s/players/1/remove", codes[0]);
-  cr_assert_eq(http(&s, "POST", path, TOKEN, &text), 202, "%s", text);
+  cr_assert_eq(admin_http(&s, "POST", path, TOKEN, &text), 202, "%s", text);
   free(text);
-  cr_assert_eq(http(&s, "POST", path, TOKEN, NULL), 409);
+  cr_assert_eq(admin_http(&s, "POST", path, TOKEN, NULL), 409);
   snprintf(path, sizeof(path), "/rooms/%s/players/9/remove", codes[0]);
-  cr_assert_eq(http(&s, "POST", path, TOKEN, NULL), 404);
+  cr_assert_eq(admin_http(&s, "POST", path, TOKEN, NULL), 404);
   snprintf(path, sizeof(path), "/rooms/%s/end", codes[0]);
-  cr_assert_eq(http(&s, "POST", path, TOKEN, NULL), 202);
+  cr_assert_eq(admin_http(&s, "POST", path, TOKEN, NULL), 202);
   wait_events(&s, "match_end", 1);
   cJSON *end = e2e_last_event(&s.p, "match_end");
   cr_assert_str_eq(cJSON_GetObjectItem(end, "room")->valuestring, codes[0]);
@@ -299,7 +216,7 @@ Test(server_admin, every_endpoint_answers_and_bad_requests_get_their_status) {
   before = room_step(&s, codes[1]);
   e2e_sleep_ms(300);
   cr_assert_gt(room_step(&s, codes[1]), before);
-  cr_assert_eq(http(&s, "GET", "/healthz", NULL, NULL), 200);
+  cr_assert_eq(admin_http(&s, "GET", "/healthz", NULL, NULL), 200);
   stop(&s);
   e2e_kill(&b);
   e2e_dir_remove(&s.d);
@@ -342,7 +259,7 @@ Test(server_admin, metrics_parse_and_agree_with_the_stopped_line) {
     e2e_sleep_ms(50);
   }
   char *text = NULL;
-  cr_assert_eq(http(&s, "GET", "/metrics", NULL, &text), 200);
+  cr_assert_eq(admin_http(&s, "GET", "/metrics", NULL, &text), 200);
   cJSON *m = helper_metrics(&s, text);
   free(text);
   stop(&s);
@@ -406,7 +323,7 @@ Test(server_admin, desync_reports_are_counted_by_result_in_metrics) {
   cr_assert(e2e_wait(&ok, 60000) && e2e_wait(&cannot, 60000));
   wait_events(&s, "desync_report", 2);
   char *text = NULL;
-  cr_assert_eq(http(&s, "GET", "/metrics", NULL, &text), 200);
+  cr_assert_eq(admin_http(&s, "GET", "/metrics", NULL, &text), 200);
   cr_assert_not_null(strstr(text, "# TYPE gk_desync_reports_total counter"));
   cJSON *m = helper_metrics(&s, text);
   free(text);
@@ -443,12 +360,12 @@ Test(server_admin, drain_lets_matches_finish_then_exits_0_with_good_replays) {
   bots(&s, &b, "2", "2", "600");
   wait_events(&s, "match_start", 2);
   char *text = NULL;
-  cr_assert_eq(http(&s, "POST", "/drain", TOKEN, &text), 202, "%s", text);
+  cr_assert_eq(admin_http(&s, "POST", "/drain", TOKEN, &text), 202, "%s", text);
   free(text);
-  cr_assert_eq(http(&s, "GET", "/healthz", NULL, &text), 503);
+  cr_assert_eq(admin_http(&s, "GET", "/healthz", NULL, &text), 503);
   cr_assert_str_eq(text, "draining\n");
   free(text);
-  cr_assert_eq(http(&s, "POST", "/drain", TOKEN, NULL), 409);
+  cr_assert_eq(admin_http(&s, "POST", "/drain", TOKEN, NULL), 409);
   cr_assert_eq(wait_exit(&s, 30000), 0);
   cr_assert(e2e_wait(&b, 20000));
   cr_assert_eq(b.status, 0, "the bots' matches did not finish");
@@ -508,7 +425,7 @@ Test(server_admin, agones_hears_ready_health_counts_and_shutdown_after_drain) {
   bots(&s, &b, "2", "2", "480");
   wait_events(&s, "match_start", 2);
   e2e_sleep_ms(800); /* a few health periods with two rooms */
-  cr_assert_eq(http(&s, "POST", "/drain", TOKEN, NULL), 202);
+  cr_assert_eq(admin_http(&s, "POST", "/drain", TOKEN, NULL), 202);
   cr_assert_eq(wait_exit(&s, 30000), 0);
   cr_assert(e2e_wait(&ag, 10000), "the stand-in saw no /shutdown");
   cr_assert_eq(e2e_count_events(&s.p, "agones_ready"), 1);

@@ -13,105 +13,29 @@
  * proves the paths were right. Every wait is bounded.
  */
 #include <criterion/criterion.h>
-#include <curl/curl.h>
 #include <enet/enet.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "admin_http.h"
 #include "e2e.h"
 #include "e2e_raw.h"
 #include "gk_net_wire.h"
 
-#define TOKEN "test-token-0123456789abcdef"
+#define TOKEN ADMIN_TOKEN
 
-typedef struct admin {
-  e2e_dir d;
-  e2e_proc p;
-  uint16_t udp, http;
-} admin;
-
-static size_t discard(char *p, size_t sz, size_t nm, void *ud) {
-  (void)p;
-  (void)ud;
-  return sz * nm;
-}
+typedef admin_srv admin;
 
 /* POST `path` with "Authorization: Bearer <token>"; the status (0: no
  * answer). */
 static long post(const admin *a, const char *path, const char *token) {
-  char url[256], auth[512];
-  snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", (unsigned)a->http, path);
-  snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
-  CURL *e = curl_easy_init();
-  struct curl_slist *h = curl_slist_append(NULL, auth);
-  curl_easy_setopt(e, CURLOPT_URL, url);
-  curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 10000L);
-  curl_easy_setopt(e, CURLOPT_PROXY, "");
-  long status = 0;
-  if (curl_easy_perform(e) == CURLE_OK)
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-  curl_slist_free_all(h);
-  curl_easy_cleanup(e);
-  return status;
-}
-
-static size_t keep(char *p, size_t sz, size_t nm, void *ud) {
-  char *buf = ud;
-  size_t have = strlen(buf), n = sz * nm;
-  if (have + n < 65536) {
-    memcpy(buf + have, p, n);
-    buf[have + n] = '\0';
-  }
-  return n;
-}
-
-/* GET `path` as JSON (fails the test unless 200 and JSON). */
-static cJSON *get_json(const admin *a, const char *path) {
-  static char text[65536];
-  char url[256];
-  text[0] = '\0';
-  snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", (unsigned)a->http, path);
-  CURL *e = curl_easy_init();
-  curl_easy_setopt(e, CURLOPT_URL, url);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, keep);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, text);
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 10000L);
-  curl_easy_setopt(e, CURLOPT_PROXY, "");
-  long status = 0;
-  if (curl_easy_perform(e) == CURLE_OK)
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-  curl_easy_cleanup(e);
-  cr_assert_eq(status, 200, "GET %s: %ld %s", path, status, text);
-  cJSON *j = cJSON_Parse(text);
-  cr_assert_not_null(j, "GET %s: not JSON: %s", path, text);
-  return j;
+  return admin_http(a, "POST", path, token, NULL);
 }
 
 static void start(admin *a) {
-  e2e_dir_make(&a->d);
-  char tok[512], json[2048], path[512];
-  e2e_write(&a->d, "token", TOKEN "\n", tok, sizeof(tok));
-  snprintf(json, sizeof(json),
-           "{\"listen\":{\"host\":\"127.0.0.1\",\"port\":0},"
-           "\"step_hz\":120,\"replays\":{\"dir\":\"%s\"},"
-           "\"shutdown_grace_ms\":5000,"
-           "\"admin\":{\"enabled\":true,\"listen\":\"127.0.0.1:0\","
-           "\"token_file\":\"%s\"}}",
-           a->d.replays, tok);
-  e2e_write(&a->d, "server.json", json, path, sizeof(path));
-  char *argv[] = {(char *)GK_SERVER_BIN, (char *)"--config", path, NULL};
-  e2e_spawn(&a->p, &a->d, "server", argv);
-  a->udp = e2e_server_port(&a->p, 10000);
-  cr_assert_neq(a->udp, 0, "the server did not start");
-  cJSON *l = e2e_last_event(&a->p, "admin_listening");
-  cr_assert_not_null(l, "no admin_listening line");
-  a->http = (uint16_t)cJSON_GetObjectItem(l, "port")->valuedouble;
-  cJSON_Delete(l);
+  admin_srv_start(a, 120, NULL);
 }
 
 /* The room `code` as /rooms/CODE lists it: its state, and how many of
@@ -120,7 +44,7 @@ static void room_state(const admin *a, const char *code, char *state,
                        size_t cap, int *active) {
   char path[64];
   snprintf(path, sizeof(path), "/rooms/%s", code);
-  cJSON *j = get_json(a, path);
+  cJSON *j = admin_get_json(a, path);
   snprintf(state, cap, "%s", cJSON_GetObjectItem(j, "state")->valuestring);
   *active = 0;
   const cJSON *p;
@@ -200,7 +124,7 @@ Test(server_admin,
   cr_assert_str_eq(state, "lobby");
   cr_assert_eq(c.seen[GK_MSG_MATCH_END], 0, "the lobby was closed");
   cr_assert(!c.disconnected);
-  cJSON *h = get_json(&a, "/rooms");
+  cJSON *h = admin_get_json(&a, "/rooms");
   cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(h, "rooms")), 2);
   cJSON_Delete(h);
 
