@@ -34,7 +34,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 STEPS = 3000
 PERTURB_STEP = 600
-PERTURB_PATH = "players[0].hp"
+PERTURB_PATH = "players[0].x"
 DROP_STEP = 1000
 
 
@@ -51,6 +51,7 @@ class Proc:
         self.lines = queue.Queue()
         self.all = []
         self.err = open(os.path.join(tmp, tag + ".err"), "w")
+        self.out = open(os.path.join(tmp, tag + ".out"), "w")
         self.p = subprocess.Popen(argv, stdout=subprocess.PIPE,
                                   stderr=self.err,
                                   stdin=subprocess.PIPE if stdin else None,
@@ -59,6 +60,8 @@ class Proc:
 
     def pump(self):
         for line in self.p.stdout:
+            self.out.write(line)
+            self.out.flush()
             try:
                 o = json.loads(line)
             except ValueError:
@@ -99,6 +102,7 @@ def server_config(tmp):
         "replays": {"dir": os.path.join(tmp, "replays")},
         "desync": {"policy": "report", "dir": os.path.join(tmp, "desyncs")},
         "websocket": {"enabled": True, "host": "127.0.0.1", "port": 0},
+        "reconnect": {"hold_ms": 30000, "while_away": "stall"},
         "shutdown_grace_ms": 1000,
     }
     path = os.path.join(tmp, "server.json")
@@ -184,8 +188,8 @@ def main():
             check_desync(srv, cli, end, chain, nat, code)
         else:
             check_rejoin(cli, end, chain, nat, last)
-        print("ok: %s, %d steps, %d hashes compared, wasm chain = native "
-              "chain" % (mode, last + 1, end["hashes_compared"]))
+        print("ok: %s, %d steps, %d hashes compared, %d desyncs" %
+              (mode, last + 1, end["hashes_compared"], end["desyncs"]))
     finally:
         for p in procs:
             p.stop()
@@ -220,8 +224,9 @@ def check_desync(srv, cli, end, chain, nat, code):
         fail("no desync logged")
     if ds[0].get("step") != k + 1 or ds[0].get("slot", ds[0].get("player")) != 0:
         fail("desync logged as %s" % ds[0])
-    rep = srv.wait_for(lambda o: o.get("event") == "desync_report", 30,
-                       "desync_report")
+    reps = [o for o in srv.all if o.get("event") == "desync_report"]
+    rep = reps[0] if reps else srv.wait_for(
+        lambda o: o.get("event") == "desync_report", 30, "desync_report")
     if rep.get("result") != "diffed":
         fail("desync_report: %s" % rep)
     paths = [f.get("path") for f in rep.get("diff", {}).get("fields", [])]
