@@ -136,8 +136,8 @@ int main(int argc, char **argv) {
   char host[64];
   const char *colon = strrchr(argv[1], ':');
   unsigned long port = colon ? strtoul(colon + 1, NULL, 10) : 0;
-  if (colon == NULL || (size_t)(colon - argv[1]) >= sizeof host ||
-      port == 0 || port > 65535 || !gk_wire_code_valid(argv[2])) {
+  if (colon == NULL || (size_t)(colon - argv[1]) >= sizeof host || port == 0 ||
+      port > 65535 || !gk_wire_code_valid(argv[2])) {
     fprintf(stderr, "gk-web-native: expected HOST:PORT and a room code\n");
     return 2;
   }

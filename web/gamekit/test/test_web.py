@@ -36,6 +36,7 @@ STEPS = 3000
 PERTURB_STEP = 600
 PERTURB_PATH = "players[0].x"
 DROP_STEP = 1000
+STATE_STEP = 1500
 
 
 def fail(msg):
@@ -153,6 +154,8 @@ def main():
             args += ["--perturb", "%d:%s" % (PERTURB_STEP, PERTURB_PATH)]
         if mode == "rejoin":
             args += ["--drop-at", str(DROP_STEP)]
+        if mode == "agree":
+            args += ["--state-at", str(STATE_STEP)]
         cli = Proc(args, "client", tmp, stdin=True)
         procs.append(cli)
         room = cli.wait_for(lambda o: o.get("event") == "room", 15, "room")
@@ -183,7 +186,7 @@ def main():
         nat = [read_chain(h) for _, h in natives]
         compare("native1", nat[0], "native2", nat[1], 0, last)
         if mode == "agree":
-            check_agree(end, chain, nat, last, tmp)
+            check_agree(cli, end, chain, nat, last, tmp)
         elif mode == "desync":
             check_desync(srv, cli, end, chain, nat, code)
         else:
@@ -195,7 +198,7 @@ def main():
             p.stop()
 
 
-def check_agree(end, chain, nat, last, tmp):
+def check_agree(cli, end, chain, nat, last, tmp):
     if end["desyncs"] != 0:
         fail("the server counted %d desyncs" % end["desyncs"])
     # every player's hash of every step reached the referee
@@ -211,6 +214,27 @@ def check_agree(end, chain, nat, last, tmp):
                        capture_output=True, text=True, timeout=120)
     if v.returncode != 0:
         fail("gk-replay verify: %s %s" % (v.stdout, v.stderr))
+    # the client's state() is gk-replay dump --json's "state", path for path
+    got = [o for o in cli.all if o.get("event") == "state"]
+    if not got:
+        fail("the client printed no state")
+    d = subprocess.run([os.environ["GK_REPLAY"], "dump", "--step",
+                        str(STATE_STEP), "--json", os.path.join(rdir, reps[0])],
+                       capture_output=True, text=True, timeout=120)
+    if d.returncode != 0:
+        fail("gk-replay dump: %s" % d.stderr)
+    want = json.loads(d.stdout)
+    mine = got[0]["map"]
+    if mine["step"] != STATE_STEP + 1 or int(want["hash"], 16) != int(mine["hash"], 16):
+        fail("state map step %s hash %s, dump hash %s" %
+             (mine["step"], mine["hash"], want["hash"]))
+    if mine["state"] != want["state"]:
+        diff = [k for k in set(mine["state"]) | set(want["state"])
+                if mine["state"].get(k) != want["state"].get(k)]
+        fail("state map differs from dump at %d paths, e.g. %s" %
+             (len(diff), sorted(diff)[:5]))
+    if len(mine["state"]) < 20:
+        fail("state map has only %d paths" % len(mine["state"]))
 
 
 def check_desync(srv, cli, end, chain, nat, code):
