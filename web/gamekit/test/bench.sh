@@ -9,7 +9,8 @@
 #           first call)
 #   dense   8 players, 2,000 enemies, 1,000 projectiles (medians of 15
 #           batches of 200 steps)
-# Both must print the same checksum (the states are the same). Wall-clock
+# GK_BENCH_CALLGRIND=1 adds instruction counts (below), which do not
+# wobble. Both must print the same checksum (the states are the same). Wall-clock
 # figures on a shared machine wobble: take ratios from one run.
 set -eu
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -42,3 +43,28 @@ echo "survivors dense (8 players, 2,000 enemies): step native $n_step ns," \
   "wasm $w_step (x$(ratio "$w_step" "$n_step")); step + hash native" \
   "$n_sh, wasm $w_sh (x$(ratio "$w_sh" "$n_sh")); $n_sum"
 echo "gamekit.wasm: $(wc -c < "$root/web/gamekit/dist/gamekit.wasm") bytes"
+# Instructions, which do not wobble (--callgrind, or GK_BENCH_CALLGRIND=1):
+# each program runs twice under callgrind counting everything, and the
+# difference is divided by the extra work, so start-up (node's, V8's
+# compile of the module) cancels out: early --early 1200 minus --early 200
+# = 1,000 steps; dense "3 100" minus "1 100" = 400 steps + 400 hashes.
+# V8 runs with --no-liftoff so both runs execute optimised code.
+[ "${GK_BENCH_CALLGRIND:-0}" = 1 ] || exit 0
+ir() { # CMD...: total instructions of CMD under callgrind
+  out=$(mktemp)
+  valgrind --tool=callgrind --smc-check=all-non-file \
+    --callgrind-out-file="$out" "$@" > /dev/null 2>&1
+  sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$out"
+  rm -f "$out"
+}
+wnode="node --no-experimental-fetch --no-liftoff $js"
+e_n=$(( ($(ir "$nat" --early 1200) - $(ir "$nat" --early 200)) / 1000 ))
+# shellcheck disable=SC2086
+e_w=$(( ($(ir $wnode --early 1200) - $(ir $wnode --early 200)) / 1000 ))
+d_n=$(( ($(ir "$nat" 3 100) - $(ir "$nat" 1 100)) / 400 ))
+# shellcheck disable=SC2086
+d_w=$(( ($(ir $wnode 3 100) - $(ir $wnode 1 100)) / 400 ))
+echo "callgrind early step: native $e_n, wasm $e_w instructions" \
+  "(x$(ratio "$e_w" "$e_n"))"
+echo "callgrind dense step + hash: native $d_n, wasm $d_w instructions" \
+  "(x$(ratio "$d_w" "$d_n"))"
