@@ -5,6 +5,7 @@
 //                  {"event":"room","code":...}, and starts the match when
 //                  a line "start" arrives on stdin
 //     MODE join    ARG = room code
+//     MODE spectate ARG = room code: watches from a snapshot
 //   options: --seed S (the bot's seed; the client plays the genre's bot),
 //            --steps N (the creator ends the match after N steps),
 //            --hashes FILE ("STEP HASH" per step, as gk-web-native),
@@ -104,6 +105,9 @@ if (mode === "create") {
   rl.on("line", (l) => {
     if (l.trim() === "start") c.start();
   });
+} else if (mode === "spectate") {
+  c.spectate(arg);
+  say({ event: "spectating" });
 } else {
   const j = await c.join(arg);
   say({ event: "joined", slot: j.slot });

@@ -132,10 +132,21 @@ def compare(name_a, a, name_b, b, first, last):
                  (s, name_a, a[s], name_b, b[s]))
 
 
+def node_has_websocket(node):
+    r = subprocess.run([node, "--experimental-websocket", "-e",
+                        "process.exit(typeof WebSocket === 'function' ? 0 : 1)"],
+                       capture_output=True, timeout=30)
+    return r.returncode == 0
+
+
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "agree"
     env = os.environ
     node = env.get("NODE", "node")
+    if not node_has_websocket(node):
+        print("skip: %s has no global WebSocket (node 20 or later needed)" %
+              node)
+        sys.exit(77)
     tmp = tempfile.mkdtemp(prefix="gk-web-")
     procs = []
     try:
@@ -171,6 +182,18 @@ def main():
                          o.get("room") == code and o.get("slot") == i, 15,
                          "player_joined slot %d" % i)
         cli.send("start")
+        spec = None
+        if mode == "agree":
+            # a node spectator from a snapshot once the match runs
+            srv.wait_for(lambda o: o.get("event") == "match_start" and
+                         o.get("room") == code, 15, "match_start")
+            time.sleep(2)
+            spec = Proc([node, "--experimental-websocket", "--no-warnings",
+                         os.path.join(HERE, "play.mjs"), url, "spectate",
+                         code, "--hashes",
+                         os.path.join(tmp, "spectator.hashes")],
+                        "spectator", tmp)
+            procs.append(spec)
         end = srv.wait_for(lambda o: o.get("event") == "match_end" and
                            o.get("room") == code, 240, "match_end")
         cli.wait_for(lambda o: o.get("event") == "ended", 30, "client end")
@@ -187,6 +210,7 @@ def main():
         compare("native1", nat[0], "native2", nat[1], 0, last)
         if mode == "agree":
             check_agree(cli, end, chain, nat, last, tmp)
+            check_spectator(spec, nat, last, tmp)
         elif mode == "desync":
             check_desync(srv, cli, end, chain, nat, code)
         else:
@@ -235,6 +259,18 @@ def check_agree(cli, end, chain, nat, last, tmp):
              (len(diff), sorted(diff)[:5]))
     if len(mine["state"]) < 20:
         fail("state map has only %d paths" % len(mine["state"]))
+
+
+def check_spectator(spec, nat, last, tmp):
+    spec.wait_for(lambda o: o.get("event") == "ended", 30, "spectator end")
+    snaps = [o for o in spec.all if o.get("event") == "snapshot"]
+    if not snaps or snaps[0]["rc"] != 0 or snaps[0]["kind"] != 2:
+        fail("the spectator adopted no snapshot: %s" % snaps)
+    s0 = snaps[0]["step"]
+    if s0 == 0 or s0 > last:
+        fail("spectator snapshot at step %d" % s0)
+    compare("spectator", read_chain(os.path.join(tmp, "spectator.hashes")),
+            "native1", nat[0], s0, last)
 
 
 def check_desync(srv, cli, end, chain, nat, code):
