@@ -37,6 +37,7 @@ PERTURB_STEP = 600
 PERTURB_PATH = "players[0].x"
 DROP_STEP = 1000
 STATE_STEP = 1500
+OPTIONS = {"spawn_batch": 3, "spawn_interval_start": 20, "spawning": True}
 
 
 def fail(msg):
@@ -166,7 +167,10 @@ def main():
         if mode == "rejoin":
             args += ["--drop-at", str(DROP_STEP)]
         if mode == "agree":
-            args += ["--state-at", str(STATE_STEP)]
+            # options reach every engine: the client's through JSON.parse
+            # and gk_config_kv, the natives' and the referee's through cJSON
+            args += ["--state-at", str(STATE_STEP), "--options",
+                     json.dumps(OPTIONS)]
         cli = Proc(args, "client", tmp, stdin=True)
         procs.append(cli)
         room = cli.wait_for(lambda o: o.get("event") == "room", 15, "room")
