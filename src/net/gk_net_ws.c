@@ -171,8 +171,10 @@ static enum MHD_Result accept_ws(gk_net_ws *w, struct MHD_Connection *mc,
     gk__ws_slot_free(c);
     return MHD_NO;
   }
+  /* libmicrohttpd adds "Connection: Upgrade" to an upgrade response
+   * itself: a second one reads "Upgrade, Upgrade", which node's
+   * WebSocket (undici) refuses. */
   MHD_add_response_header(r, "Upgrade", "websocket");
-  MHD_add_response_header(r, "Connection", "Upgrade");
   MHD_add_response_header(r, "Sec-WebSocket-Accept", acc);
   MHD_add_response_header(r, "Sec-WebSocket-Protocol", w->proto);
   enum MHD_Result rc = MHD_queue_response(mc, MHD_HTTP_SWITCHING_PROTOCOLS, r);

@@ -1,0 +1,119 @@
+// gamekit.d.ts: types of gamekit.js (@gamekit/client).
+
+/** Names press() takes, mapped onto each genre's input record. */
+export declare const BUTTONS: {
+  left: number; up: number; right: number; down: number; undo: number;
+  restart: number; pause: number; pick1: number; pick2: number; pick3: number;
+};
+export type Button = keyof typeof BUTTONS;
+
+export interface LoadOptions {
+  /** The .wasm's bytes (default: dist/gamekit.wasm next to the loader). */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  /** File name -> URL, for a page that serves the .wasm elsewhere. */
+  locateFile?: (file: string, scriptDirectory: string) => string;
+}
+
+export interface ConnectOptions extends LoadOptions {
+  /** A connect token (148 bytes), sent with every request of this client. */
+  token?: Uint8Array;
+  /** Play the genre's built-in bot instead of setInput/press. */
+  bot?: boolean;
+  /** The bot's seed (the engine mixes in the match seed and the slot). */
+  seed?: number;
+  /** A WebSocket constructor (default: globalThis.WebSocket). */
+  WebSocket?: typeof WebSocket;
+  /** A monotonic clock in integer nanoseconds (default: nowNs). */
+  now?: () => number;
+}
+
+/** A state or sample: the paths and values of `gk-replay dump --json`. */
+export interface StateMap {
+  /** Steps run (the state is after step `step - 1`). */
+  step: number;
+  /** The hash after the last step, 16 hex digits. */
+  hash: string;
+  /** Path -> value: numbers (decimal text beyond 2^53), booleans, hex. */
+  state: Record<string, number | string | boolean>;
+}
+
+export interface MatchInfo {
+  slot: number; players: number; activeMask: number; firstStep: number;
+  inputDelay: number; seed: string; genre: string;
+}
+
+export interface Desync { step: number; player: number; hostHash: string; peerHash: string; }
+export interface Stall { step: number; awaited: number; waitedMs: number; }
+export interface Ended { step: number; reason: number; }
+export interface Snapshot { rc: number; kind: number; step: number; nextInput: number; error: string; }
+export type Message =
+  | { type: "room_created"; code: string; slot: number }
+  | { type: "joined"; slot: number; players: number }
+  | { type: "error"; code: number; text: string }
+  | { type: "secret"; slot: number; secret: Uint8Array }
+  | { type: "shutdown"; graceMs: number }
+  | { type: number; bytes: Uint8Array };
+
+export interface Stats {
+  steps: number; samples: number; waits: number; packetsIn: number;
+  packetsOut: number; dropped: number; stateRequests: number; snapshots: number;
+}
+
+export interface CreateRoomOptions {
+  genre: string;
+  maxPlayers?: number;
+  /** 0: the server's choice. */
+  inputDelay?: number;
+  /** Genre options, as a JSON object (the server validates them). */
+  options?: Record<string, unknown> | null;
+  token?: Uint8Array;
+}
+
+export declare class Client {
+  /** This peer's slot (-1 before one is known). */
+  readonly slot: number;
+  /** The room's code once created or joined. */
+  readonly code: string | null;
+  /** The reconnect secret (16 bytes) after MATCH_START, for rejoin(). */
+  readonly secret: Uint8Array | null;
+  readonly match: MatchInfo | null;
+  readonly ended: Ended | null;
+
+  on(name: "step", fn: (step: number, hash: string) => void): this;
+  on(name: "started", fn: (m: MatchInfo) => void): this;
+  on(name: "desync", fn: (d: Desync) => void): this;
+  on(name: "stall", fn: (s: Stall) => void): this;
+  on(name: "removed", fn: (r: { slot: number; step: number }) => void): this;
+  on(name: "ended", fn: (e: Ended) => void): this;
+  on(name: "snapshot", fn: (s: Snapshot) => void): this;
+  on(name: "resumed" | "close", fn: () => void): this;
+  on(name: "message", fn: (m: Message) => void): this;
+  on(name: "secret", fn: (m: { slot: number; secret: Uint8Array }) => void): this;
+  /** After every step this peer ran: its number and its 64-bit hash. */
+  onStep(fn: (step: number, hash: string) => void): this;
+
+  createRoom(o: CreateRoomOptions): Promise<{ type: "room_created"; code: string; slot: number }>;
+  join(code: string, o?: { token?: Uint8Array }): Promise<{ type: "joined"; slot: number; players: number }>;
+  spectate(code: string, o?: { token?: Uint8Array }): void;
+  rejoin(code: string, slot: number, secret: Uint8Array, o?: { token?: Uint8Array }): void;
+  start(): void;
+  endMatch(reason?: number): void;
+  removePlayer(slot: number): void;
+
+  /** Axes held now, -127..127. */
+  setInput(axes: { x?: number; y?: number }): void;
+  /** Presses that reach exactly the next sampled step. */
+  press(...buttons: Button[]): void;
+
+  state(): StateMap | null;
+  sample(): StateMap | null;
+  stats(): Stats;
+  /** Tests: change this peer's own state after `step` (a desync). */
+  perturb(step: number, path: string, delta?: number): void;
+  close(): void;
+}
+
+export declare function load(opts?: LoadOptions): Promise<unknown>;
+export declare function connect(url: string, opts?: ConnectOptions): Promise<Client>;
+export declare function decodeMap(bytes: Uint8Array): StateMap;
+export declare function nowNs(): number;

@@ -1,0 +1,512 @@
+// gamekit.js: a browser (or node) player as a first-class lockstep peer.
+//
+// The peer engine is the C one (src/net/gk_net_peer.c) in gamekit.wasm:
+// this module only carries bytes between a WebSocket and the engine, keeps
+// the engine's deadline with one timer, and turns its out queue into
+// callbacks. Time crosses into the engine as integer nanoseconds (two u32
+// halves); nothing in the step path is a float, so every step's hash is the
+// referee's. See README.md.
+//
+// Sampling schedule (ADR-0012): the engine samples the local input on its
+// own deadlines (t0 + k * step) and calls the source's end_step after each
+// sample and end_frame after the last sample of a timeout call; this module
+// only calls the engine when its deadline has passed. It runs on the thread
+// that imports it. On a page's main thread a hidden tab's timers are
+// throttled (about once a second or less), so a hidden player stops
+// sampling and stalls every player until the host removes it (ADR-0012):
+// run it in a Worker to keep playing in the background.
+
+import createGamekit from "./dist/gamekit.mjs";
+
+const EV = { SEND: 1, STEP: 2, STARTED: 3, MESSAGE: 4, STALL: 5, DESYNC: 6,
+  REMOVED: 7, ENDED: 8, SNAPSHOT: 9, RESUMED: 10 };
+const MSG = { ROOM_CREATED: 17, JOINED: 19, SHUTDOWN: 22, ERROR: 23,
+  RECONNECT_SECRET: 44 };
+/** Buttons for press(): names to the engine's GK_WEB_BTN_* bits. */
+export const BUTTONS = { left: 1, up: 2, right: 4, down: 8, undo: 16,
+  restart: 32, pause: 64, pick1: 128, pick2: 256, pick3: 512 };
+const FIELD = { U8: 0, U16: 1, U32: 2, U64: 3, I8: 4, I16: 5, I32: 6, I64: 7,
+  BOOL: 8, BYTES: 9 };
+const TWO32 = 4294967296;
+const EXACT = 9007199254740991; // 2^53 - 1: dump prints larger as text
+/** Unreliable frames (INPUT) are skipped while the socket holds this many
+ * unsent bytes: the engine repeats every unacknowledged record, so a newer
+ * INPUT replaces the skipped one and a slow link does not grow latency. */
+const BACKLOG = 16384;
+
+let modulePromise = null;
+
+/** Loads gamekit.wasm once. opts.wasmBinary (bytes) or opts.locateFile
+ * (file name -> URL) say where it is; default: next to dist/gamekit.mjs. */
+export function load(opts = {}) {
+  if (modulePromise === null || opts.wasmBinary || opts.locateFile) {
+    const init = { gkOptions: null };
+    if (opts.wasmBinary) init.wasmBinary = opts.wasmBinary;
+    if (opts.locateFile) init.locateFile = opts.locateFile;
+    const p = nodeBinary(init).then(createGamekit).then((m) => {
+      m.gkOptions = (ctx, sim, cfg, text, len, err, errlen) =>
+        applyOptions(m, sim, cfg, text, len, err, errlen);
+      return m;
+    });
+    if (opts.wasmBinary || opts.locateFile) return p;
+    modulePromise = p;
+  }
+  return modulePromise;
+}
+
+// Under node the loader (built for web and worker) gets the .wasm's bytes.
+async function nodeBinary(init) {
+  const node = typeof process === "object" && process.versions && process.versions.node;
+  if (!node || init.wasmBinary || init.locateFile) return init;
+  const fs = await import("node:fs");
+  init.wasmBinary = fs.readFileSync(new URL("./dist/gamekit.wasm", import.meta.url));
+  return init;
+}
+
+// MATCH_START's options: JSON.parse, then one flattened key per leaf in
+// document order (src/config/gk_config_kv.h), path "options".
+function applyOptions(m, sim, cfg, text, len, err, errlen) {
+  let obj;
+  const fail = (code, msg) => {
+    m.stringToUTF8(msg, err, errlen);
+    return code;
+  };
+  try {
+    obj = JSON.parse(m.UTF8ToString(text, len));
+  } catch (e) {
+    return fail(-14, "options: " + e.message);
+  }
+  if (obj === null || typeof obj !== "object" || Array.isArray(obj))
+    return fail(-1, "options: not a JSON object");
+  const leaves = [];
+  const walk = (o, pre) => {
+    for (const [k, v] of Object.entries(o)) {
+      const key = pre ? pre + "." + k : k;
+      if (v !== null && typeof v === "object") walk(v, key);
+      else leaves.push([key, v]);
+    }
+  };
+  walk(obj, "");
+  for (const [key, v] of leaves) {
+    const kp = cstr(m, key);
+    let rc;
+    if (typeof v === "number") rc = m._gk_webx_kv_number(sim, cfg, kp, v, err, errlen);
+    else if (typeof v === "boolean") rc = m._gk_webx_kv_bool(sim, cfg, kp, v ? 1 : 0, err, errlen);
+    else if (typeof v === "string") {
+      const vp = cstr(m, v);
+      rc = m._gk_webx_kv_text(sim, cfg, kp, vp, err, errlen);
+      m._free(vp);
+    } else rc = fail(-1, "options." + key + ": null is not a value");
+    m._free(kp);
+    if (rc !== 0) return rc;
+  }
+  return 0;
+}
+
+function cstr(m, s) {
+  const n = m.lengthBytesUTF8(s) + 1;
+  const p = m._malloc(n);
+  m.stringToUTF8(s, p, n);
+  return p;
+}
+
+function bytesIn(m, bytes) {
+  if (!bytes || bytes.length === 0) return [0, 0];
+  const p = m._malloc(bytes.length);
+  m.HEAPU8.set(bytes, p);
+  return [p, bytes.length];
+}
+
+const u64 = (dv, o) => BigInt(dv.getUint32(o, true)) |
+  (BigInt(dv.getUint32(o + 4, true)) << 32n);
+const num64 = (dv, o) => dv.getUint32(o, true) + dv.getUint32(o + 4, true) * TWO32;
+const hex16 = (h) => h.toString(16).padStart(16, "0");
+const latin = (u8) => String.fromCharCode(...u8);
+
+/** Integer nanoseconds on a monotonic clock (performance.now()'s
+ * milliseconds turned into an integer once, here at the edge). */
+export function nowNs() {
+  return Math.floor(performance.now() * 1e6);
+}
+
+/** Decodes a state/sample map (gk_web.h, "GKS1") into
+ * { step, hash, state: { path: value } }: numbers (text beyond 2^53, as
+ * gk-replay dump --json), booleans, and hex strings for bytes. */
+export function decodeMap(u8) {
+  const dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
+  if (latin(u8.subarray(0, 4)) !== "GKS1") throw new Error("not a state map");
+  const out = { step: num64(dv, 4), hash: hex16(u64(dv, 12)), state: {} };
+  const count = dv.getUint32(20, true);
+  let o = 24, prev = "";
+  for (let i = 0; i < count; i++) {
+    const kind = u8[o] & 0x7f, cont = (u8[o] & 0x80) !== 0;
+    const keep = u8[o + 1], add = u8[o + 2];
+    const path = prev.slice(0, keep) + latin(u8.subarray(o + 3, o + 3 + add));
+    o += 3 + add;
+    if (kind === FIELD.BYTES) {
+      const n = dv.getUint32(o, true);
+      let h = "";
+      for (let j = 0; j < n; j++) h += u8[o + 4 + j].toString(16).padStart(2, "0");
+      out.state[path] = cont ? (out.state[path] || "") + h : h;
+      o += 4 + n;
+    } else {
+      const lo = dv.getUint32(o, true), hi = dv.getUint32(o + 4, true);
+      let v;
+      if (kind === FIELD.BOOL) v = lo !== 0;
+      else if (kind >= FIELD.I8 && kind <= FIELD.I64) {
+        const b = BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo));
+        v = b > BigInt(EXACT) || b < -BigInt(EXACT) ? b.toString() : Number(b);
+      } else {
+        const b = (BigInt(hi) << 32n) | BigInt(lo);
+        v = b > BigInt(EXACT) ? b.toString() : Number(b);
+      }
+      out.state[path] = v;
+      o += 8;
+    }
+    prev = path;
+  }
+  return out;
+}
+
+/** One lockstep peer over one WebSocket. Use connect(). */
+export class Client {
+  constructor(m, ws, opts) {
+    this.m = m;
+    this.ws = ws;
+    this.now = opts.now || nowNs;
+    const seed = opts.seed || 0;
+    this.w = m._gk_webx_new(opts.bot ? 1 : 0, seed % TWO32, Math.floor(seed / TWO32));
+    if (!this.w) throw new Error("gamekit: out of memory");
+    this.out2 = m._malloc(64);
+    this.token = opts.token || null;
+    this.timer = null;
+    this.closed = false;
+    this.waiters = [];
+    this.handlers = {};
+    this.slot = -1;
+    this.code = null;
+    this.secret = null;
+    this.match = null;
+    this.ended = null;
+    ws.binaryType = "arraybuffer";
+    ws.onmessage = (e) => this.receive(new Uint8Array(e.data));
+    ws.onclose = () => this.closedSocket();
+  }
+
+  /** on(name, fn): "step" (step, hash hex), "started" (match), "desync",
+   * "stall", "removed", "ended", "snapshot", "resumed", "message",
+   * "secret", "close", "error". */
+  on(name, fn) {
+    (this.handlers[name] ||= []).push(fn);
+    return this;
+  }
+  onStep(fn) {
+    return this.on("step", fn);
+  }
+  emit(name, ...args) {
+    for (const fn of this.handlers[name] || []) fn(...args);
+  }
+
+  call(fn, ...args) {
+    if (this.closed) throw new Error("gamekit: client closed");
+    const t = this.now();
+    const rc = fn(this.w, t % TWO32, Math.floor(t / TWO32), ...args);
+    this.drain();
+    this.arm();
+    return rc;
+  }
+
+  receive(bytes) {
+    if (this.closed) return;
+    const [p, n] = bytesIn(this.m, bytes);
+    this.call((w, lo, hi) => this.m._gk_webx_handle(w, p, n, lo, hi));
+    if (p) this.m._free(p);
+  }
+
+  // One timer at the engine's deadline (none: the engine waits for bytes).
+  arm() {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.closed) return;
+    this.m._gk_webx_deadline(this.w, this.out2);
+    const v = this.m.HEAPU32.subarray(this.out2 >> 2, (this.out2 >> 2) + 2);
+    if (v[0] === 0xffffffff && v[1] === 0xffffffff) return;
+    const d = v[0] + v[1] * TWO32;
+    const ms = Math.max(0, Math.ceil((d - this.now()) / 1e6));
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (!this.closed)
+        this.call((w, lo, hi) => this.m._gk_webx_timeout(w, lo, hi, this.out2));
+    }, ms);
+  }
+
+  drain() {
+    const m = this.m;
+    const len = m._gk_webx_out_len(this.w);
+    if (len === 0) return;
+    const base = m._gk_webx_out(this.w);
+    const u8 = m.HEAPU8.slice(base, base + len);
+    m._gk_webx_out_clear(this.w);
+    const dv = new DataView(u8.buffer);
+    for (let o = 0; o < len;) {
+      const type = u8[o], n = dv.getUint32(o + 1, true), b = o + 5;
+      this.event(type, u8.subarray(b, b + n), new DataView(u8.buffer, b, n));
+      o = b + n;
+    }
+  }
+
+  event(type, body, dv) {
+    switch (type) {
+    case EV.SEND:
+      if (this.ws.readyState !== 1) return;
+      if (body[0] === 0 && this.ws.bufferedAmount > BACKLOG) return;
+      this.ws.send(body.slice(1));
+      return;
+    case EV.STEP:
+      this.emit("step", num64(dv, 0), hex16(u64(dv, 8)));
+      return;
+    case EV.STARTED:
+      this.slot = body[0];
+      this.match = { slot: body[0], players: body[1],
+        activeMask: dv.getUint32(2, true), firstStep: num64(dv, 6),
+        inputDelay: body[14], seed: hex16(u64(dv, 15)),
+        genre: latin(body.subarray(23)) };
+      this.emit("started", this.match);
+      return;
+    case EV.MESSAGE:
+      this.message(body, dv);
+      return;
+    case EV.STALL:
+      this.emit("stall", { step: num64(dv, 0), awaited: dv.getUint32(8, true),
+        waitedMs: dv.getUint32(12, true) });
+      return;
+    case EV.DESYNC:
+      this.emit("desync", { step: num64(dv, 0), player: body[8],
+        hostHash: hex16(u64(dv, 9)), peerHash: hex16(u64(dv, 17)) });
+      return;
+    case EV.REMOVED:
+      this.emit("removed", { slot: dv.getUint32(0, true), step: num64(dv, 4) });
+      return;
+    case EV.ENDED:
+      this.ended = { step: num64(dv, 0), reason: dv.getInt32(8, true) };
+      this.emit("ended", this.ended);
+      return;
+    case EV.SNAPSHOT:
+      this.emit("snapshot", { rc: dv.getInt32(0, true), kind: body[4],
+        step: num64(dv, 5), nextInput: num64(dv, 13),
+        error: latin(body.subarray(21)) });
+      return;
+    case EV.RESUMED:
+      this.emit("resumed");
+      return;
+    }
+  }
+
+  // Host messages the engine passed on (wire layout: docs/PROTOCOL.md).
+  message(body, dv) {
+    const type = body[1];
+    let ev = { type, bytes: body.slice() };
+    if (type === MSG.ROOM_CREATED) {
+      this.code = latin(body.subarray(2, 18));
+      this.slot = body[18];
+      ev = { type: "room_created", code: this.code, slot: this.slot };
+    } else if (type === MSG.JOINED) {
+      this.slot = body[2];
+      ev = { type: "joined", slot: body[2], players: body[3] };
+    } else if (type === MSG.ERROR) {
+      ev = { type: "error", code: dv.getInt16(2, true),
+        text: latin(body.subarray(5, 5 + body[4])) };
+    } else if (type === MSG.RECONNECT_SECRET) {
+      this.secret = body.slice(3, 19);
+      ev = { type: "secret", slot: body[2], secret: this.secret };
+      this.emit("secret", ev);
+    } else if (type === MSG.SHUTDOWN) {
+      ev = { type: "shutdown", graceMs: dv.getUint32(2, true) };
+    }
+    this.emit("message", ev);
+    const w = this.waiters.shift();
+    if (w && (ev.type === "error" || ev.type === w.want)) {
+      if (ev.type === "error") w.reject(new Error("gamekit: " + ev.text + " (" + ev.code + ")"));
+      else w.resolve(ev);
+    } else if (w) this.waiters.unshift(w);
+  }
+
+  expect(want) {
+    return new Promise((resolve, reject) => this.waiters.push({ want, resolve, reject }));
+  }
+
+  withToken(token, fn) {
+    const t = token || this.token;
+    const [p, n] = bytesIn(this.m, t);
+    try {
+      return fn(p, n);
+    } finally {
+      if (p) this.m._free(p);
+    }
+  }
+
+  check(rc, what) {
+    if (rc < 0) throw new Error("gamekit: " + what + ": " +
+      this.m.UTF8ToString(this.m._gk_webx_strerror(rc)));
+  }
+
+  /** Creates a room: { genre, maxPlayers, inputDelay, options (object),
+   * token }. Resolves { code, slot }. */
+  createRoom({ genre, maxPlayers = 2, inputDelay = 0, options = null, token } = {}) {
+    const g = cstr(this.m, genre);
+    const o = cstr(this.m, options ? JSON.stringify(options) : "");
+    const done = this.expect("room_created");
+    try {
+      this.withToken(token, (tp, tn) => this.check(this.call((w, lo, hi) =>
+        this.m._gk_webx_create_room(w, lo, hi, maxPlayers, inputDelay, g, o, tp, tn)),
+      "createRoom"));
+    } finally {
+      this.m._free(g);
+      this.m._free(o);
+    }
+    return done;
+  }
+
+  /** Joins room `code` as a player. Resolves { slot, players }. */
+  join(code, { token } = {}) {
+    const c = cstr(this.m, code);
+    const done = this.expect("joined");
+    try {
+      this.withToken(token, (tp, tn) => this.check(this.call((w, lo, hi) =>
+        this.m._gk_webx_join(w, lo, hi, c, 0, tp, tn)), "join"));
+    } finally {
+      this.m._free(c);
+    }
+    this.code = code;
+    return done;
+  }
+
+  /** Watches room `code`: a snapshot, then every confirmed step. */
+  spectate(code, { token } = {}) {
+    const c = cstr(this.m, code);
+    try {
+      this.withToken(token, (tp, tn) => this.check(this.call((w, lo, hi) =>
+        this.m._gk_webx_spectate(w, lo, hi, c, tp, tn)), "spectate"));
+    } finally {
+      this.m._free(c);
+    }
+    this.code = code;
+  }
+
+  /** Takes `slot` of room `code` back with its reconnect secret (16 bytes,
+   * from the "secret" event of the first connection) on a fresh client. */
+  rejoin(code, slot, secret, { token } = {}) {
+    const c = cstr(this.m, code);
+    const [sp] = bytesIn(this.m, secret);
+    try {
+      this.withToken(token, (tp, tn) => this.check(this.call((w, lo, hi) =>
+        this.m._gk_webx_rejoin(w, lo, hi, c, slot, sp, tp, tn)), "rejoin"));
+    } finally {
+      this.m._free(c);
+      this.m._free(sp);
+    }
+    this.code = code;
+  }
+
+  /** The creator starts the match. */
+  start() {
+    this.check(this.call((w, lo, hi) => this.m._gk_webx_start_match(w, lo, hi)), "start");
+  }
+  /** The creator ends the match (reason 2: the host). */
+  endMatch(reason = 2) {
+    this.check(this.call((w, lo, hi) => this.m._gk_webx_end_match(w, lo, hi, reason)), "endMatch");
+  }
+  removePlayer(slot) {
+    this.check(this.call((w, lo, hi) => this.m._gk_webx_remove_player(w, lo, hi, slot)), "removePlayer");
+  }
+
+  /** Axes held now, -127..127 each (survivors: its move vector; push-puzzle:
+   * their signs are the directions held). */
+  setInput({ x = 0, y = 0 } = {}) {
+    this.m._gk_webx_axes(this.w, x | 0, y | 0);
+  }
+  /** Presses for exactly the next sampled step: names of BUTTONS. */
+  press(...names) {
+    let bits = 0;
+    for (const n of names) bits |= BUTTONS[n] || 0;
+    this.m._gk_webx_press(this.w, bits);
+  }
+
+  map(sample) {
+    const p = this.m._gk_webx_state(this.w, sample ? 1 : 0, this.out2);
+    const n = this.m.HEAPU32[this.out2 >> 2];
+    return p ? decodeMap(this.m.HEAPU8.subarray(p, p + n)) : null;
+  }
+  /** The canonical state after the last step run: { step, hash, state }
+   * with `gk-replay dump --json`'s paths and values; null before a run. */
+  state() {
+    return this.map(false);
+  }
+  /** The genre's HUD sample, the same shape. */
+  sample() {
+    return this.map(true);
+  }
+
+  /** Tests: after step `step` add `delta` to the field at `path` of this
+   * peer's own state (its hash then differs from step + 1 on). */
+  perturb(step, path, delta = 1) {
+    const c = cstr(this.m, path);
+    try {
+      this.check(this.m._gk_webx_perturb(this.w, step % TWO32,
+        Math.floor(step / TWO32), c, delta), "perturb");
+    } finally {
+      this.m._free(c);
+    }
+  }
+
+  /** Counters: steps, samples, waits, packetsIn, packetsOut, dropped,
+   * stateRequests, snapshots. */
+  stats() {
+    this.m._gk_webx_stats(this.w, this.out2);
+    const v = this.m.HEAPU32.subarray(this.out2 >> 2, (this.out2 >> 2) + 16);
+    const names = ["steps", "samples", "waits", "packetsIn", "packetsOut",
+      "dropped", "stateRequests", "snapshots"];
+    const o = {};
+    names.forEach((n, i) => { o[n] = v[2 * i] + v[2 * i + 1] * TWO32; });
+    return o;
+  }
+
+  closedSocket() {
+    if (!this.closed) this.emit("close");
+    this.close();
+  }
+
+  /** Closes the socket and frees the engine. */
+  close() {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    try {
+      this.ws.close();
+    } catch (e) { /* already closed */ }
+    this.m._gk_webx_free(this.w);
+    this.m._free(this.out2);
+    for (const w of this.waiters) w.reject(new Error("gamekit: closed"));
+    this.waiters = [];
+  }
+}
+
+/** Opens a WebSocket to a gk-server's listener (ws://HOST:PORT/play,
+ * subprotocol gamekit.1) and resolves a Client once it is open. opts:
+ * token (a connect token's 148 bytes, sent with every request), bot (play
+ * the genre's bot instead of setInput/press), seed (the bot's seed),
+ * WebSocket (a constructor, default the global one), wasmBinary,
+ * locateFile, now (a clock in integer ns). */
+export async function connect(url, opts = {}) {
+  const m = await load(opts);
+  const WS = opts.WebSocket || globalThis.WebSocket;
+  if (!WS) throw new Error("gamekit: no WebSocket (node: --experimental-websocket)");
+  const ws = new WS(url, "gamekit.1");
+  await new Promise((resolve, reject) => {
+    ws.onopen = resolve;
+    ws.onerror = () => reject(new Error("gamekit: cannot connect to " + url));
+  });
+  ws.onerror = null;
+  return new Client(m, ws, opts);
+}

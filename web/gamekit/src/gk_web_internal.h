@@ -1,0 +1,38 @@
+/* gk_web_internal.h: the gk_web struct, shared by gk_web.c (peer, out
+ * queue, lobby), gk_web_state.c (input source, state map) and gk_web_em.c
+ * (the JavaScript exports). Not for callers. */
+#ifndef GK_WEB_INTERNAL_H
+#define GK_WEB_INTERNAL_H
+
+#include "gk_state.h"
+#include "gk_web.h"
+
+/* The device source: axes held, presses waiting for the next sample. */
+typedef struct gk__web_input {
+  gk_input base; /* must be first */
+  gk_web *w;
+  int8_t x, y;
+  uint32_t presses; /* GK_WEB_BTN_*, cleared by end_step */
+  uint8_t record[GK_INPUT_SIZE_MAX];
+} gk__web_input;
+
+struct gk_web {
+  gk_net_peer peer;
+  gk__web_input dev;
+  gk_web_options_fn opts_fn;
+  void *opts_ctx;
+  uint8_t *out; /* the out queue */
+  size_t out_len, out_cap;
+  int out_err;
+  uint8_t *map; /* the last state or sample map */
+  size_t map_len, map_cap;
+  /* gk_web_perturb */
+  char perturb_path[GK_PATH_MAX];
+  int32_t perturb_delta;
+  int perturb_rc;
+};
+
+void gk__web_input_init(gk_web *w);
+void gk__web_put_le(uint8_t *p, uint64_t v, unsigned n);
+
+#endif
