@@ -142,12 +142,20 @@ static void replay_paths(const char *dir, char (*out)[600], int n) {
   cr_assert_eq(got, n, "%d replays in %s, expected %d", got, dir, n);
 }
 
-/* gk-bot with one player per room, `bots` server bots, a fixed delay. */
+/* gk-bot with one player per room and a fixed input delay; `options` its
+ * rooms' options; `late` (may be NULL) the step of --late-join. */
 static void start_human(e2e_proc *bot, const e2e_dir *d, uint16_t port,
                         const char *genre, const char *rooms, const char *steps,
-                        const char *options, const char *extra) {
-  const char *args[] = {"--genre",   genre,   "--input-delay", "3",
-                        "--options", options, extra,           NULL};
+                        const char *options, const char *late) {
+  const char *args[] = {"--genre",
+                        genre,
+                        "--input-delay",
+                        "3",
+                        "--options",
+                        options,
+                        late ? "--late-join" : NULL,
+                        late,
+                        NULL};
   e2e_start_bot_x(bot, d, "human", port, rooms, "1", steps, args);
 }
 
@@ -245,6 +253,35 @@ Test(server_bots, a_bot_seats_records_are_its_seeds_in_every_run,
   replay_paths(d.replays, path, 4);
   for (int i = 0; i < 4; i++)
     cr_assert_gt(check_bot_records(path[i], 6u), 2 * 300);
+  e2e_dir_remove(&d);
+}
+
+Test(server_bots, a_player_joins_a_running_match_of_bots_late, .timeout = 150) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  e2e_proc srv, bot;
+  uint16_t port;
+  e2e_start_server(&srv, &d, NULL, &port);
+  /* gk-bot --late-join makes the room for 2 people: the creator, two bots
+   * in slots 1 and 2, and the late joiner in the next fresh slot, 3 */
+  start_human(&bot, &d, port, "survivors", "1", "600",
+              "{\"room\":{\"bots\":2}}", "150");
+  cr_assert(e2e_wait(&bot, 90000), "gk-bot did not finish");
+  char codes[1][17];
+  uint64_t hashes[1];
+  cr_assert_eq(e2e_check_bot(&bot, 1, codes, hashes), 1);
+  cJSON *j = e2e_last_event(&srv, "player_joined_late");
+  cr_assert_not_null(j, "nobody joined late");
+  cr_assert_eq(cJSON_GetObjectItem(j, "slot")->valuedouble, 3);
+  cJSON_Delete(j);
+  cr_assert(e2e_wait_events(&srv, "replay_written", 1, 10000));
+  e2e_stop_server(&srv);
+  char got[1][17];
+  uint64_t ghash[1];
+  cr_assert_eq(e2e_verify_replays(d.replays, got, ghash, 1), 1);
+  char path[1][600];
+  replay_paths(d.replays, path, 1);
+  cr_assert_gt(check_bot_records(path[0], 6u), 2 * 500);
   e2e_dir_remove(&d);
 }
 
