@@ -26,6 +26,8 @@
  *                      snapshots (sv_rejoin); spectators (sv_spec); late
  *                      join;
  *   gk_server_desync.c desync forensics (sv_dsy);
+ *   gk_server_bots.c   seats the server plays itself (sv_bots: the room
+ *                      option room.bots, the bots' records as INPUT);
  *   gk_server_auth.c   admission: connect tokens before a room
  *                      request reaches gk_server_room.c, per-IP and
  *                      per-creator limits, the handshake deadline, the
@@ -63,7 +65,7 @@
  * that feature's file: sv_delay (gk_server_delay.c), sv_rejoin
  * (gk_server_rejoin.c), sv_auth_room (gk_server_auth.c), sv_rec
  * (gk_server_replay.c), sv_spec (gk_server_spectate.c), sv_dsy
- * (gk_server_desync.c). A part's struct is defined in its owner's .c file
+ * (gk_server_desync.c), sv_bots (gk_server_bots.c). A part's struct is defined in its owner's .c file
  * only; the room holds a pointer to it and every other file calls the
  * owner's functions declared here. Pointers, not members: a member by
  * value needs its layout wherever sv_room is defined, which is this
