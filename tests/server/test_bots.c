@@ -12,12 +12,12 @@
  * fewer seats refuses the room; the only human leaving ends the match.
  */
 #include <criterion/criterion.h>
-#include <curl/curl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "admin_http.h"
 #include "e2e.h"
 #include "e2e_raw.h"
 #include "gk_err.h"
@@ -28,52 +28,6 @@
 
 /* --- helpers ---------------------------------------------------------------
  */
-
-typedef struct body {
-  char *b;
-  size_t n;
-} body;
-
-static size_t on_data(char *p, size_t size, size_t n, void *ctx) {
-  body *b = ctx;
-  char *m = realloc(b->b, b->n + size * n + 1);
-  if (!m) return 0;
-  memcpy(m + b->n, p, size * n);
-  b->n += size * n;
-  m[b->n] = '\0';
-  b->b = m;
-  return size * n;
-}
-
-/* GET http://127.0.0.1:port/path; fails the test unless 200. Caller frees. */
-static char *http_get(uint16_t port, const char *path) {
-  char url[128];
-  snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", (unsigned)port, path);
-  CURL *e = curl_easy_init();
-  body b = {calloc(1, 1), 0};
-  curl_easy_setopt(e, CURLOPT_URL, url);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 10000L);
-  curl_easy_setopt(e, CURLOPT_PROXY, "");
-  long status = 0;
-  if (curl_easy_perform(e) == CURLE_OK)
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-  curl_easy_cleanup(e);
-  cr_assert_eq(status, 200, "GET %s: %ld %s", path, status, b.b);
-  return b.b;
-}
-
-/* The admin port from the server's admin_listening line. */
-static uint16_t admin_port(const e2e_proc *srv) {
-  cJSON *l = e2e_last_event(srv, "admin_listening");
-  cr_assert_not_null(l, "no admin_listening line");
-  uint16_t port = (uint16_t)cJSON_GetObjectItem(l, "port")->valuedouble;
-  cJSON_Delete(l);
-  return port;
-}
-
-#define ADMIN "\"admin\":{\"enabled\":true,\"listen\":\"127.0.0.1:0\"}"
 
 /* Checks every record of the slots in `bots` in the replay at `path`: the
  * first input_delay steps are neutral, and from there each step's record
@@ -161,19 +115,16 @@ static void start_human(e2e_proc *bot, const e2e_dir *d, uint16_t port,
 
 /* A match of one gk-bot player and three server bots of `genre`. */
 static void one_player_three_bots(const char *genre, const char *steps) {
-  e2e_dir d;
-  e2e_dir_make(&d);
-  e2e_proc srv, bot;
-  uint16_t port;
-  e2e_start_server(&srv, &d, ADMIN, &port);
-  uint16_t admin = admin_port(&srv);
-  start_human(&bot, &d, port, genre, "1", steps, "{\"room\":{\"bots\":3}}",
+  admin_srv s;
+  memset(&s, 0, sizeof(s));
+  admin_srv_start(&s, 120, NULL);
+  e2e_proc bot;
+  start_human(&bot, &s.d, s.udp, genre, "1", steps, "{\"room\":{\"bots\":3}}",
               NULL);
-  cr_assert(e2e_wait_events(&srv, "match_start", 1, 15000), "no match_start");
+  cr_assert(e2e_wait_events(&s.p, "match_start", 1, 15000), "no match_start");
   /* while it plays: /rooms lists the bots, /metrics counts them apart */
-  char *rooms = http_get(admin, "/rooms");
-  cJSON *j = cJSON_Parse(rooms);
-  cr_assert_not_null(j, "/rooms: %s", rooms);
+  cJSON *j = admin_get_json(&s, "/rooms");
+  char *rooms = cJSON_PrintUnformatted(j);
   cJSON *room = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "rooms"), 0);
   cJSON *pl = cJSON_GetObjectItem(room, "players");
   cr_assert_eq(cJSON_GetArraySize(pl), 4, "/rooms: %s", rooms);
@@ -185,8 +136,9 @@ static void one_player_three_bots(const char *genre, const char *steps) {
     cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(p, "active")), "%s", rooms);
   }
   cJSON_Delete(j);
-  free(rooms);
-  char *metrics = http_get(admin, "/metrics");
+  cJSON_free(rooms);
+  char *metrics = NULL;
+  cr_assert_eq(admin_http(&s, "GET", "/metrics", NULL, &metrics), 200);
   cr_assert_not_null(strstr(metrics, "\ngk_players 1\n"), "%s", metrics);
   cr_assert_not_null(strstr(metrics, "\ngk_bot_players 3\n"), "%s", metrics);
   cr_assert_not_null(strstr(metrics, "\ngk_bot_seats_total 3\n"), "%s",
@@ -197,22 +149,22 @@ static void one_player_three_bots(const char *genre, const char *steps) {
   char codes[1][17];
   uint64_t hashes[1];
   cr_assert_eq(e2e_check_bot(&bot, 1, codes, hashes), 1);
-  cJSON *start = e2e_last_event(&srv, "match_start");
+  cJSON *start = e2e_last_event(&s.p, "match_start");
   cr_assert_eq(cJSON_GetObjectItem(start, "bot_mask")->valuedouble, 14);
   cr_assert_eq(cJSON_GetObjectItem(start, "active_mask")->valuedouble, 15);
   cJSON_Delete(start);
-  cr_assert(e2e_wait_events(&srv, "replay_written", 1, 10000));
-  e2e_stop_server(&srv);
-  cr_assert_eq(e2e_count_events(&srv, "desync"), 0);
+  cr_assert(e2e_wait_events(&s.p, "replay_written", 1, 10000));
+  e2e_stop_server(&s.p);
+  cr_assert_eq(e2e_count_events(&s.p, "desync"), 0);
   char got[1][17];
   uint64_t ghash[1];
-  cr_assert_eq(e2e_verify_replays(d.replays, got, ghash, 1), 1);
+  cr_assert_eq(e2e_verify_replays(s.d.replays, got, ghash, 1), 1);
   cr_assert_eq(ghash[0], hashes[0], "the replay ends where the player did");
   char path[1][600];
-  replay_paths(d.replays, path, 1);
+  replay_paths(s.d.replays, path, 1);
   uint64_t n = check_bot_records(path[0], 14u);
   cr_assert_gt(n, 3 * 100, "only %llu bot records", (unsigned long long)n);
-  e2e_dir_remove(&d);
+  e2e_dir_remove(&s.d);
 }
 
 /* --- the matches ---------------------------------------------------------- */
