@@ -54,17 +54,21 @@ static uint32_t popcount32(uint32_t m) {
 
 /* --- the option ----------------------------------------------------------- */
 
-/* options.room.bots: an integer 0..GK_PLAYERS_MAX - 1. */
+/* options.room.bots: an integer 0..GK_PLAYERS_MAX - 1 (the range before
+ * the integer check: a cast of a number out of range is undefined). */
 static int parse_bots(const cJSON *v, uint32_t *out, char *err, size_t errlen) {
-  double d = cJSON_IsNumber(v) ? v->valuedouble : -1.0;
-  if (!cJSON_IsNumber(v) || d != (double)(int64_t)d)
+  if (!cJSON_IsNumber(v))
     return gk_errf(err, errlen, GK_EINVAL,
                    "options.room.bots: must be an integer, got %s",
-                   cJSON_IsNumber(v) ? "a fraction" : gk_config_type_name(v));
-  if (d < 0 || d > GK_PLAYERS_MAX - 1)
+                   gk_config_type_name(v));
+  double d = v->valuedouble;
+  if (!(d >= 0 && d <= GK_PLAYERS_MAX - 1))
     return gk_errf(err, errlen, GK_ERANGE,
-                   "options.room.bots: must be in 0..%d, got %.0f",
+                   "options.room.bots: must be in 0..%d, got %g",
                    GK_PLAYERS_MAX - 1, d);
+  if (d != (double)(uint32_t)d)
+    return gk_errf(err, errlen, GK_EINVAL,
+                   "options.room.bots: must be an integer, got a fraction");
   *out = (uint32_t)d;
   return 0;
 }

@@ -313,6 +313,8 @@ Test(server_bots, bad_room_bots_values_get_their_documented_error,
        "options.room.bots: must be in 0..15, got -1"},
       {1, "{\"room\":{\"bots\":16}}", GK_ERANGE,
        "options.room.bots: must be in 0..15, got 16"},
+      {1, "{\"room\":{\"bots\":1e300}}", GK_ERANGE,
+       "options.room.bots: must be in 0..15, got 1e+300"},
       {2, "{\"room\":{\"bots\":7}}", GK_ERANGE,
        "options.room.bots: 7 bots and 2 seats for players make 9 players, "
        "survivors rooms take at most 8"},
@@ -374,7 +376,7 @@ Test(server_bots, bad_room_bots_values_get_their_documented_error,
   raw_close(&c);
   enet_deinitialize();
   e2e_stop_server(&srv);
-  cr_assert_eq(e2e_count_events(&srv, "create_refused"), 8);
+  cr_assert_eq(e2e_count_events(&srv, "create_refused"), 9);
   e2e_dir_remove(&d);
 }
 
