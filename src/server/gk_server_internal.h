@@ -65,10 +65,10 @@
  * that feature's file: sv_delay (gk_server_delay.c), sv_rejoin
  * (gk_server_rejoin.c), sv_auth_room (gk_server_auth.c), sv_rec
  * (gk_server_replay.c), sv_spec (gk_server_spectate.c), sv_dsy
- * (gk_server_desync.c), sv_bots (gk_server_bots.c). A part's struct is defined in its owner's .c file
- * only; the room holds a pointer to it and every other file calls the
- * owner's functions declared here. Pointers, not members: a member by
- * value needs its layout wherever sv_room is defined, which is this
+ * (gk_server_desync.c), sv_bots (gk_server_bots.c). A part's struct is defined
+ * in its owner's .c file only; the room holds a pointer to it and every other
+ * file calls the owner's functions declared here. Pointers, not members: a
+ * member by value needs its layout wherever sv_room is defined, which is this
  * header that every server file includes, and then any file could touch
  * its fields; with the struct incomplete outside its owner, the compiler
  * refuses them. (A feature-private header included by the owner and
