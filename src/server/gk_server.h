@@ -113,6 +113,7 @@ typedef struct gk_server_stats {
   uint64_t replies_suppressed; /* ERRORs not sent: larger than the request */
   /* reconnect, rejoin and spectators (gk_server_rejoin.c) */
   uint64_t players_held;      /* dropped players whose slot was held */
+  uint64_t bot_seats;         /* seats the server's bots played (room.bots) */
   uint64_t holds_expired;     /* ... removed after reconnect.hold_ms */
   uint64_t rejoins;           /* ... that took their slot back */
   uint64_t rejoins_refused;   /* REJOIN_ROOM refused (any reason) */

@@ -152,7 +152,9 @@ static cJSON *room_json(const sv_room *r, int detail) {
     if (!p) break;
     cJSON_AddNumberToObject(p, "slot", i);
     cJSON_AddBoolToObject(p, "connected", r->conn[i] != SV_NO_CONN);
-    const char *kind = sv_conn_kind(r->srv, r->conn[i]); /* "enet" */
+    int bot = (sv_bots_mask(r->bots) >> i & 1u) != 0; /* the server's */
+    const char *kind =
+        bot ? "bot" : sv_conn_kind(r->srv, r->conn[i]); /* "enet" */
     if (kind)
       cJSON_AddStringToObject(p, "transport", kind);
     else

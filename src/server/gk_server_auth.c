@@ -71,6 +71,7 @@ struct sv_admit {
                             connection not admitted is never larger */
   int client_bound;      /* a token bound it to client_id */
   uint64_t client_id;
+  uint32_t create_players; /* the last create token's grant: max players */
 };
 
 /* The admission state of a live connection id, or NULL. */
@@ -478,7 +479,14 @@ static int token_request(gk_server *s, sv_conn *c, const gk_wire_msg *m,
   s->stats.auth_admitted++;
   n->client_bound = 1;
   n->client_id = t.client_id;
+  if (m->type == GK_MSG_CREATE_ROOM) n->create_players = t.grant.max_players;
   return 0;
+}
+
+uint32_t sv_auth_create_players(const gk_server *s, uint32_t peer) {
+  if (s->cfg->auth_mode != GK_AUTH_TOKEN) return GK_PLAYERS_MAX;
+  const sv_admit *n = admit_of(s, peer);
+  return n ? n->create_players : 0;
 }
 
 int sv_auth_request(gk_server *s, uint32_t peer, const gk_wire_msg *m,

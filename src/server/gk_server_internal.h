@@ -26,6 +26,8 @@
  *                      snapshots (sv_rejoin); spectators (sv_spec); late
  *                      join;
  *   gk_server_desync.c desync forensics (sv_dsy);
+ *   gk_server_bots.c   seats the server plays itself (sv_bots: the room
+ *                      option room.bots, the bots' records as INPUT);
  *   gk_server_auth.c   admission: connect tokens before a room
  *                      request reaches gk_server_room.c, per-IP and
  *                      per-creator limits, the handshake deadline, the
@@ -63,10 +65,10 @@
  * that feature's file: sv_delay (gk_server_delay.c), sv_rejoin
  * (gk_server_rejoin.c), sv_auth_room (gk_server_auth.c), sv_rec
  * (gk_server_replay.c), sv_spec (gk_server_spectate.c), sv_dsy
- * (gk_server_desync.c). A part's struct is defined in its owner's .c file
- * only; the room holds a pointer to it and every other file calls the
- * owner's functions declared here. Pointers, not members: a member by
- * value needs its layout wherever sv_room is defined, which is this
+ * (gk_server_desync.c), sv_bots (gk_server_bots.c). A part's struct is defined
+ * in its owner's .c file only; the room holds a pointer to it and every other
+ * file calls the owner's functions declared here. Pointers, not members: a
+ * member by value needs its layout wherever sv_room is defined, which is this
  * header that every server file includes, and then any file could touch
  * its fields; with the struct incomplete outside its owner, the compiler
  * refuses them. (A feature-private header included by the owner and
@@ -150,6 +152,8 @@ typedef struct sv_room {
   struct sv_spec *spec;      /* spectators and their step ring, or NULL */
   struct sv_auth_room *auth; /* slots' client ids (gk_server_auth.c) */
   struct sv_dsy *dsy;        /* desyncs being examined (gk_server_desync.c) */
+  struct sv_bots *bots;      /* seats the server plays, or NULL
+                                (gk_server_bots.c) */
 } sv_room;
 
 typedef struct sv_conn {
@@ -356,6 +360,44 @@ void sv_on_join(gk_server *s, uint32_t peer, const gk_wire_msg *m);
 void sv_on_start(gk_server *s, uint32_t peer);
 void sv_on_lobby_end(gk_server *s, uint32_t peer);
 
+/* --- gk_server_bots.c: seats the server plays (room.bots) -----------------
+ * A room whose CREATE_ROOM options hold {"room": {"bots": N}} gets N seats
+ * beyond its max_players that the server fills with the genre's built-in
+ * bot at the start; their records enter the session as INPUT from their
+ * slots (docs/PROTOCOL.md, "Server bots"). */
+
+typedef struct sv_bots sv_bots;
+
+/* Checks the `room` object taken out of a CREATE_ROOM's options (NULL:
+ * none) for the room being built by `peer` (r->genre and r->max_players
+ * set; seats_asked: the CREATE_ROOM named max_players, else the people
+ * get what the bots leave of the genre's cap) and gives the room its part
+ * (r->bots) when it asks for bots. Returns 0, or GK_EINVAL / GK_ENOTFOUND
+ * / GK_ERANGE (the object, a genre without a bot, too many seats),
+ * GK_EGRANT (more seats than the creator's token grants), GK_ENOMEM, with
+ * a message naming options.room.*. */
+int sv_bots_configure(gk_server *s, uint32_t peer, sv_room *r, int seats_asked,
+                      const cJSON *room, char *err, size_t errlen);
+/* Frees a room's part (NULL: nothing). */
+void sv_bots_free(sv_bots *b);
+/* room.bots (0 for NULL). */
+uint32_t sv_bots_seats(const sv_bots *b);
+/* The bots' slots in the match (0 for NULL and before the start). */
+uint32_t sv_bots_mask(const sv_bots *b);
+/* Records the bots made so far (0 for NULL). */
+uint64_t sv_bots_records(const sv_bots *b);
+/* At START_MATCH, before the session opens: the slots the bots will take
+ * (right after the r->nslots handed out), and the bots seeded for a match
+ * of `players` (0, or the seeding's code with a message; nothing to undo).
+ * sv_bots_seat then gives them the slots once the session is open. */
+uint32_t sv_bots_plan(const sv_room *r);
+int sv_bots_prepare(sv_room *r, uint32_t players, char *err, size_t errlen);
+void sv_bots_seat(gk_server *s, sv_room *r, uint32_t mask);
+/* Before every tick of a playing room's session and after every call into
+ * it: each bot's records for the steps a player may sample now go in (and
+ * the match ends if nobody but bots is left). */
+void sv_bots_feed(gk_server *s, sv_room *r);
+
 /* --- gk_server_auth.c: connect tokens and abuse limits ------------------- */
 
 typedef struct sv_admit sv_admit;
@@ -414,6 +456,10 @@ int sv_auth_check_token(const uint8_t key[GK_TOKEN_KEY_BYTES],
 /* How many bytes a reply to `peer` may have: unlimited once admitted,
  * else the size of the datagram that caused it. */
 size_t sv_auth_reply_cap(const gk_server *s, uint32_t peer);
+/* The players the CREATE_ROOM token just admitted for `peer` grants
+ * (token mode), GK_PLAYERS_MAX in open mode: a room's seats, bots
+ * included, stay within it. */
+uint32_t sv_auth_create_players(const gk_server *s, uint32_t peer);
 /* Sweep: drops connections that had no room request accepted within
  * limits.handshake_ms (counted, logged once per IP per interval). */
 void sv_auth_sweep(gk_server *s, uint64_t now_ms);

@@ -40,6 +40,8 @@ static void log_match_end(gk_server *s, const sv_room *r, int reason) {
   gk_log_hex(s->log, "final_hash",
              r->session_open ? r->session.loop.last_hash : 0);
   gk_log_u64(s->log, "players", r->nslots);
+  gk_log_u64(s->log, "bot_mask", sv_bots_mask(r->bots));
+  gk_log_u64(s->log, "bot_records", sv_bots_records(r->bots));
   gk_log_u64(s->log, "packets_in", st->packets_in);
   gk_log_u64(s->log, "packets_out", st->packets_out);
   gk_log_u64(s->log, "drop_malformed", st->drop_malformed);
@@ -85,6 +87,8 @@ void sv_match_after(gk_server *s, sv_room *r) {
     r->desync_end = 0;
     gk_net_session_end(&r->session, GK_WIRE_END_DESYNC, sv_now_ms(s));
   }
+  /* what was confirmed lets the players sample further: the bots first */
+  if (r->bots) sv_bots_feed(s, r);
 }
 
 void sv_match_tick(gk_server *s, sv_room *r, uint64_t now) {
@@ -98,6 +102,7 @@ void sv_match_tick(gk_server *s, sv_room *r, uint64_t now) {
   if (r->state != SV_ROOM_PLAYING) return;
   sv_replay_tick(s, r, now);
   if (!r->end_pending) {
+    if (r->bots) sv_bots_feed(s, r);
     int rc = gk_net_session_tick(&r->session, now);
     if (rc < 0) {
       /* the genre or the loop failed: this room ends, no other */
@@ -119,6 +124,8 @@ void sv_match_tick(gk_server *s, sv_room *r, uint64_t now) {
 static int session_send(void *ctx, uint32_t slot, const uint8_t *bytes,
                         size_t len, int reliable) {
   sv_room *r = ctx;
+  /* a bot is on this side: it needs nothing the session sends */
+  if (sv_bots_mask(r->bots) >> slot & 1u) return 0;
   if (slot >= r->nslots || r->conn[slot] == SV_NO_CONN) return GK_ENOTFOUND;
   return sv_send_bytes(r->srv, r->conn[slot], bytes, len, reliable);
 }
@@ -178,7 +185,7 @@ static void session_ended(void *ctx, uint64_t step, int reason) {
 
 /* --- the start ----------------------------------------------------------- */
 
-static void session_config(const gk_server *s, const sv_room *r,
+static void session_config(const gk_server *s, const sv_room *r, uint32_t bots,
                            gk_net_session_config *sc) {
   memset(sc, 0, sizeof(*sc));
   sc->sim = r->genre->sim;
@@ -187,8 +194,10 @@ static void session_config(const gk_server *s, const sv_room *r,
   /* A genre that takes late joiners runs with the room's cap, the slots
    * beyond those present inactive until someone joins (late join); a full
    * room is the same match either way. */
-  sc->players = r->genre->sim->late_join ? r->max_players : r->nslots;
-  sc->active_mask = sv_room_connected(r);
+  uint32_t nbots = sv_bots_seats(r->bots);
+  sc->players =
+      r->genre->sim->late_join ? r->max_players + nbots : r->nslots + nbots;
+  sc->active_mask = sv_room_connected(r) | bots;
   sc->first_step = 0;
   sc->input_delay = r->input_delay;
   sc->lead = s->cfg->lead;
@@ -204,8 +213,11 @@ static void session_config(const gk_server *s, const sv_room *r,
 
 int sv_match_begin(gk_server *s, sv_room *r, char *err, size_t errlen) {
   sv_delay_choose(s, r);
+  uint32_t bots = sv_bots_plan(r);
   gk_net_session_config sc;
-  session_config(s, r, &sc);
+  session_config(s, r, bots, &sc);
+  int rc = sv_bots_prepare(r, sc.players, err, errlen);
+  if (rc) return rc;
   gk_net_session_callbacks cb = {r,
                                  session_send,
                                  session_desync,
@@ -213,13 +225,13 @@ int sv_match_begin(gk_server *s, sv_room *r, char *err, size_t errlen) {
                                  session_step,
                                  session_removed,
                                  session_ended};
-  int rc =
-      gk_net_session_init(&r->session, &sc, &cb, sv_now_ms(s), err, errlen);
+  rc = gk_net_session_init(&r->session, &sc, &cb, sv_now_ms(s), err, errlen);
   if (rc) return rc;
   r->session_open = 1;
   r->state = SV_ROOM_PLAYING;
   r->start_ns = uv_hrtime();
   s->stats.matches_started++;
   if (s->cfg->replays_enabled) sv_replay_open(s, r);
+  sv_bots_seat(s, r, bots); /* their first records, at once */
   return 0;
 }

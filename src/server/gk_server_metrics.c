@@ -126,6 +126,7 @@ static void hist(out *o, const char *name, const char *help, const sv_hist *h) {
 typedef struct live {
   uint64_t rooms[4]; /* by sv_room_state */
   uint64_t players;
+  uint64_t bots; /* seats played by the server's bots (room.bots) */
   uint64_t steps_confirmed, steps_late, stalls, desyncs;
 } live;
 
@@ -138,6 +139,7 @@ static void gather(const gk_server *s, live *l) {
     uint32_t m = sv_room_connected(r);
     for (; m; m &= m - 1) l->players++;
     if (r->state != SV_ROOM_PLAYING) continue;
+    for (m = sv_bots_mask(r->bots); m; m &= m - 1) l->bots++;
     l->steps_confirmed += r->session.stats.steps_confirmed;
     l->steps_late += r->session.stats.steps_late;
     l->stalls += r->session.stats.stalls;
@@ -183,6 +185,10 @@ static void rooms_and_players(out *o, const gk_server *s, const live *l) {
       s->cfg->max_rooms);
   one(o, "gk_players", "gauge", "Players connected in a room's slot.",
       l->players);
+  one(o, "gk_bot_players", "gauge",
+      "Seats played by the server's bots in running matches (room.bots; "
+      "not in gk_players).",
+      l->bots);
   one(o, "gk_draining", "gauge",
       "1 while the server drains or shuts down (no new rooms).",
       s->shutting_down ? 1u : 0u);
@@ -274,6 +280,9 @@ static void rejoin_counters(out *o, const gk_server *s) {
   counter(o, "gk_players_held_total",
           "Dropped players whose slot was held for a rejoin.",
           st->players_held);
+  counter(o, "gk_bot_seats_total",
+          "Seats the server's bots took at match starts (room.bots).",
+          st->bot_seats);
   counter(o, "gk_holds_expired_total",
           "Held slots removed after reconnect.hold_ms.", st->holds_expired);
   counter(o, "gk_rejoins_total", "Players that took their slot back.",

@@ -55,6 +55,7 @@ static void room_discard(sv_room *r) {
   sv_delay_free(r->delay);
   sv_rejoin_free(r->rejoin);
   sv_auth_room_free(r->auth);
+  sv_bots_free(r->bots);
   if (r->cfg_ready && r->genre->sim->config_free)
     r->genre->sim->config_free(r->cfg);
   free(r->cfg);
@@ -94,9 +95,13 @@ void sv_room_finalise(gk_server *s, sv_room *r, int reason) {
 
 /* Merges the server's options for the genre with the client's (the
  * client's keys win) into one JSON object text: what the room's config is
- * built from and what every peer gets in MATCH_START. */
+ * built from and what every peer gets in MATCH_START. The client's `room`
+ * key holds options of the room, not of the genre (gk_server_bots.c): it
+ * is left out, and *room gets a copy of it (the caller deletes; NULL if
+ * there is none). */
 static int merge_options(const gk_server_genre *g, const char *client,
-                         char *out, size_t cap, char *err, size_t errlen) {
+                         char *out, size_t cap, cJSON **room, char *err,
+                         size_t errlen) {
   cJSON *merged =
       g->options ? cJSON_Duplicate(g->options, 1) : cJSON_CreateObject();
   cJSON *mine = NULL;
@@ -118,6 +123,10 @@ static int merge_options(const gk_server_genre *g, const char *client,
       if (!dup) {
         rc = gk_errf(err, errlen, GK_ENOMEM, "out of memory");
         goto out;
+      }
+      if (strcmp(c->string, "room") == 0) {
+        *room = dup;
+        continue;
       }
       if (cJSON_HasObjectItem(merged, c->string))
         cJSON_ReplaceItemInObjectCaseSensitive(merged, c->string, dup);
@@ -191,14 +200,15 @@ static int create_check(const gk_server *s, const sv_conn *c,
   return 0;
 }
 
-/* The room's genre config: merged options, then the genre's parser. */
-static int room_configure(sv_room *r, const char *client, char *err,
-                          size_t errlen) {
+/* The room's genre config: merged options, then the genre's parser; *room
+ * as merge_options gives it. */
+static int room_configure(sv_room *r, const char *client, cJSON **room,
+                          char *err, size_t errlen) {
   size_t size = r->genre->sim->config_size;
   r->cfg = calloc(1, size ? size : 1);
   if (!r->cfg) return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
-  int rc = merge_options(r->genre, client, r->options, sizeof(r->options), err,
-                         errlen);
+  int rc = merge_options(r->genre, client, r->options, sizeof(r->options), room,
+                         err, errlen);
   if (!rc)
     rc = gk_server_room_config(r->genre, r->cfg, r->options, strlen(r->options),
                                err, errlen);
@@ -233,7 +243,12 @@ static int room_build(gk_server *s, const sv_conn *c,
   r->auth = sv_auth_room_new();
   if (!r->delay || !r->rejoin || !r->auth)
     rc = gk_errf(err, errlen, GK_ENOMEM, "out of memory");
-  if (!rc) rc = room_configure(r, cr->config, err, errlen);
+  cJSON *room = NULL;
+  if (!rc) rc = room_configure(r, cr->config, &room, err, errlen);
+  if (!rc)
+    rc =
+        sv_bots_configure(s, c->id, r, cr->max_players != 0, room, err, errlen);
+  cJSON_Delete(room);
   if (!rc) rc = room_secrets(s, r, err, errlen);
   if (rc) {
     room_discard(r);
@@ -288,6 +303,7 @@ void sv_on_create(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
     gk_log_str(s->log, "genre", r->genre->sim->name);
     gk_log_u64(s->log, "max_players", r->max_players);
     gk_log_u64(s->log, "input_delay", r->input_delay);
+    gk_log_u64(s->log, "bots", sv_bots_seats(r->bots));
     gk_log_str(s->log, "options", r->options);
     gk_log_u64(s->log, "peer", peer);
     gk_log_end(s->log);
@@ -361,7 +377,8 @@ static int start_check(const gk_server *s, const sv_conn *c, const sv_room *r,
     return gk_errf(err, errlen, GK_EPERM, "only the room's creator starts");
   if (s->shutting_down)
     return gk_errf(err, errlen, GK_ECLOSED, "server is shutting down");
-  if (popcount32(sv_room_connected(r)) < r->genre->sim->players_min)
+  if (popcount32(sv_room_connected(r)) + sv_bots_seats(r->bots) <
+      r->genre->sim->players_min)
     return gk_errf(err, errlen, GK_ERANGE, "%s needs %u players",
                    r->genre->sim->name, r->genre->sim->players_min);
   return 0;
@@ -430,6 +447,7 @@ void sv_on_start(gk_server *s, uint32_t peer) {
   if (gk_log_begin(s->log, GK_LOG_INFO, "match_start", r->code)) {
     gk_log_str(s->log, "genre", r->genre->sim->name);
     gk_log_u64(s->log, "players", r->nslots);
+    gk_log_u64(s->log, "bot_mask", sv_bots_mask(r->bots));
     gk_log_u64(s->log, "active_mask", r->session.cfg.active_mask);
     gk_log_hex(s->log, "seed", r->seed);
     gk_log_u64(s->log, "input_delay", r->input_delay);
