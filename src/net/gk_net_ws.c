@@ -154,6 +154,7 @@ static void on_tcp(void *cls, struct MHD_Connection *mc, void **sock_ctx,
     return;
   }
   gk__ws_tcp *t = *sock_ctx;
+  if (t != NULL && t->upgraded && w->unclosed > 0) w->unclosed--;
   if (t != NULL) memset(t, 0, sizeof *t);
   *sock_ctx = NULL;
 }
@@ -360,7 +361,8 @@ static void on_upgrade(void *cls, struct MHD_Connection *mc, void *con_cls,
     return;
   }
   if (ok) gk__ws_slot_free(c);
-  MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+  tcp_upgraded(mc);
+  gk__ws_upgrade_close(w, urh);
 }
 
 /* A request ended: a reserved slot whose 101 never went out is freed. */
@@ -399,10 +401,18 @@ static void run_mhd(gk_net_ws *w) {
   if (w->pending > 0) start_pending(w);
   if (w->closing) return;
   MHD_UNSIGNED_LONG_LONG ms = 0;
-  if (MHD_get_timeout(daemon_of(w), &ms) == MHD_YES)
+  if (w->unclosed > 0) /* MHD closes a socket handed back to it only in */
+    uv_timer_start(&w->mhd_timer, on_mhd_timer, 1, 0); /* a later run */
+  else if (MHD_get_timeout(daemon_of(w), &ms) == MHD_YES)
     uv_timer_start(&w->mhd_timer, on_mhd_timer, ms > 60000 ? 60000 : ms, 0);
   else
     uv_timer_stop(&w->mhd_timer);
+}
+
+void gk__ws_upgrade_close(gk_net_ws *w, void *urh) {
+  MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+  w->unclosed++;
+  gk__ws_kick_mhd(w);
 }
 
 void gk__ws_kick_mhd(gk_net_ws *w) {

@@ -184,6 +184,8 @@ struct gk_net_ws {
   uv_timer_t tick;        /* pings, timeouts, close deadlines */
   int handles;            /* listener and connection handles still open */
   int in_mhd;             /* inside MHD_run */
+  uint32_t unclosed;      /* upgraded sockets handed back to MHD to close,
+                             not closed by it yet */
   int closing;
   void (*close_cb)(gk_net_ws *w);
 };

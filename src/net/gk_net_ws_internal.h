@@ -109,6 +109,9 @@ int gk__ws_conn_queue(gk_net_ws_conn *c, const uint8_t *bytes, size_t len,
 
 /* gk_net_ws.c */
 void gk__ws_kick_mhd(gk_net_ws *w);
+/* Hands an upgraded socket back to libmicrohttpd to close (urh: its
+ * struct MHD_UpgradeResponseHandle) and runs MHD until it has. */
+void gk__ws_upgrade_close(gk_net_ws *w, void *urh);
 void gk__ws_slot_free(gk_net_ws_conn *c);
 /* A handle closed: the last one of a closing listener frees the table and
  * runs close_cb. */

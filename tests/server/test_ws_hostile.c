@@ -148,7 +148,24 @@ static void ping_flood(raw *r) {
   raw_write(r, f, sizeof f);
 }
 
+/* TCP ended without a close frame: 1006, and the server's side of the
+ * socket is closed at once (it was held until libmicrohttpd's next
+ * wake-up, with the address's count). */
+static void fin_without_close(void) {
+  uint64_t before = ws_metric(&srv, CL("abnormal"));
+  ws_open(&R, &srv, SRC, 0);
+  shutdown(R.fd, SHUT_WR);
+  uint64_t t0 = uv_hrtime() / 1000000u;
+  cr_assert(ws_wait_eof(&R, 3000), "the server closes its side");
+  uint64_t took = uv_hrtime() / 1000000u - t0;
+  cr_assert_lt(took, 500, "the server's side closed after %" PRIu64 " ms",
+               took);
+  raw_close(&R);
+  moved(CL("abnormal"), before, 1);
+}
+
 static void bad_frames(void) {
+  fin_without_close();
   closed_with(1003, CL("text"), text_frame);
   closed_with(1002, CL("protocol"), unmasked_frame);
   closed_with(1009, CL("too_big"), huge_header);
