@@ -239,12 +239,16 @@ int sv_ws_open(gk_server *s, char *err, size_t errlen) {
   const gk_server_ws_config *wc = &s->cfg->ws;
   if (!wc->enabled) return 0;
   struct sv_ws *w = calloc(1, sizeof(*w));
-  if (w) w->links = calloc(wc->max_connections, sizeof(*w->links));
+  /* every link takes a place of limits.peers: more WebSocket slots than
+   * that could never all be held */
+  uint32_t slots = wc->max_connections < s->cfg->max_peers ? wc->max_connections
+                                                           : s->cfg->max_peers;
+  if (w) w->links = calloc(slots, sizeof(*w->links));
   if (!w || !w->links) {
     free(w);
     return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
   }
-  w->nlinks = wc->max_connections;
+  w->nlinks = slots;
   w->base.ops = &ws_host_ops;
   w->base.srv = s; /* for on_admit; sv_link_host_add sets it too */
   const char *origins[GK_SERVER_WS_ORIGINS_MAX];
@@ -256,7 +260,7 @@ int sv_ws_open(gk_server *s, char *err, size_t errlen) {
   o.path = wc->path;
   o.origins = origins;
   o.n_origins = wc->norigins;
-  o.max_conns = wc->max_connections;
+  o.max_conns = slots;
   o.per_ip = s->cfg->conns_per_ip; /* at accept: see PROTOCOL.md */
   o.handshake_ms = s->cfg->handshake_ms ? s->cfg->handshake_ms : 10000u;
   o.ping_ms = wc->ping_ms;

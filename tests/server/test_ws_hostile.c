@@ -329,7 +329,7 @@ static void never_reads(void) {
 
 Test(server_ws_hostile,
      bad_input_is_refused_as_documented_while_a_match_plays) {
-  ws_server_start(&srv, "\"limits\":{\"handshake_ms\":3000,"
+  ws_server_start(&srv, NULL, "\"limits\":{\"handshake_ms\":3000,"
                         "\"conns_per_ip\":128,\"connects_per_ip_per_s\":1000}");
   e2e_proc bot;
   e2e_start_bot(&bot, &srv.d, "bot", srv.udp, "1", "2", "4800");

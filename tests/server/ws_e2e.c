@@ -22,17 +22,19 @@ static uint16_t event_port(const ws_server *s, const char *event,
   return port;
 }
 
-void ws_server_start(ws_server *s, const char *extra) {
-  memset(s, 0, sizeof(*s));
+void ws_server_start(ws_server *s, const char *ws_extra, const char *extra) {
+  memset(&s->p, 0, sizeof(s->p));
+  s->udp = s->ws = s->http = 0;
   S = NULL; /* ws_raw.c: no in-process listener, sleep while waiting */
-  e2e_dir_make(&s->d);
+  if (!s->d.path[0]) e2e_dir_make(&s->d);
   char more[2048];
   snprintf(more, sizeof(more),
            "\"admin\":{\"enabled\":true,\"listen\":\"127.0.0.1:0\"},"
            "\"websocket\":{\"enabled\":true,\"host\":\"127.0.0.1\","
            "\"port\":0,\"origins\":[\"http://good.example\"],"
-           "\"ping_ms\":50}%s%s",
-           extra ? "," : "", extra ? extra : "");
+           "\"ping_ms\":50%s%s}%s%s",
+           ws_extra ? "," : "", ws_extra ? ws_extra : "", extra ? "," : "",
+           extra ? extra : "");
   e2e_start_server(&s->p, &s->d, more, &s->udp);
   s->ws = event_port(s, "listening", "ws_port");
   s->http = event_port(s, "admin_listening", "port");

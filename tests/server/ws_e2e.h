@@ -18,11 +18,13 @@ typedef struct ws_server {
   uint16_t udp, ws, http; /* ENet, WebSocket and admin ports */
 } ws_server;
 
-/* Spawns gk-server with "websocket" enabled on 127.0.0.1 port 0 (origins
- * ["http://good.example"], ping_ms 50), the admin listener on
- * 127.0.0.1:0, then `extra` (more top-level members, may be NULL); reads
- * the three ports from its log. */
-void ws_server_start(ws_server *s, const char *extra);
+/* Spawns gk-server (in s->d, made here unless the caller made it: zero s
+ * first) with "websocket" enabled on 127.0.0.1 port 0 (origins
+ * ["http://good.example"], ping_ms 50, then `ws_extra`: more members of
+ * "websocket", may be NULL), the admin listener on 127.0.0.1:0, then
+ * `extra` (more top-level members, may be NULL); reads the three ports
+ * from its log. */
+void ws_server_start(ws_server *s, const char *ws_extra, const char *extra);
 /* SIGTERM, exit 0, the folder removed. */
 void ws_server_stop(ws_server *s);
 
