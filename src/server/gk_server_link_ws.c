@@ -17,6 +17,13 @@
  * lost, a slow reader gets the newest). TCP delivers everything anyway;
  * "unreliable" here means only "may be replaced".
  *
+ * Limits: the listener has min(websocket.max_connections, limits.peers)
+ * slots (every link takes a place of the connection table), closes a TCP
+ * connection at accept past limits.conns_per_ip from its address, and
+ * wants the request whole within limits.handshake_ms; before a 101 it
+ * asks on_admit, which refuses 503 while the connection table is full and
+ * 429 while the address holds limits.conns_per_ip links of any kind.
+ *
  * Closes: graceful is a 1000 close frame after what is queued; at once
  * closes the socket and raises `disconnect` before returning, as the
  * interface wants.
