@@ -329,8 +329,9 @@ static void never_reads(void) {
 
 Test(server_ws_hostile,
      bad_input_is_refused_as_documented_while_a_match_plays) {
-  ws_server_start(&srv, NULL, "\"limits\":{\"handshake_ms\":3000,"
-                        "\"conns_per_ip\":128,\"connects_per_ip_per_s\":1000}");
+  ws_server_start(&srv, NULL,
+                  "\"limits\":{\"handshake_ms\":3000,"
+                  "\"conns_per_ip\":128,\"connects_per_ip_per_s\":1000}");
   e2e_proc bot;
   e2e_start_bot(&bot, &srv.d, "bot", srv.udp, "1", "2", "4800");
   cr_assert(e2e_wait_events(&srv.p, "match_start", 1, 20000),
