@@ -333,8 +333,8 @@ Test(server_ws_hostile,
                   "\"limits\":{\"handshake_ms\":3000,"
                   "\"conns_per_ip\":128,\"connects_per_ip_per_s\":1000}");
   e2e_proc bot;
-  e2e_start_bot(&bot, &srv.d, "bot", srv.udp, "1", "2", "4800");
-  cr_assert(e2e_wait_events(&srv.p, "match_start", 1, 20000),
+  e2e_start_bot(&bot, &srv.a.d, "bot", srv.a.udp, "1", "2", "4800");
+  cr_assert(e2e_wait_events(&srv.a.p, "match_start", 1, 20000),
             "the bots' match starts");
   uint64_t rss0 = ws_metric(&srv, RSS);
 

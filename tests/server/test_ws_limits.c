@@ -65,8 +65,8 @@ Test(server_ws_limits,
   }
   cr_assert_eq(open, 1, "the WebSocket player's place is free");
   e2e_proc bot;
-  e2e_start_bot(&bot, &s.d, "bot", s.udp, "1", "2", "1200");
-  cr_assert(e2e_wait_events(&s.p, "match_start", 1, 20000),
+  e2e_start_bot(&bot, &s.a.d, "bot", s.a.udp, "1", "2", "1200");
+  cr_assert(e2e_wait_events(&s.a.p, "match_start", 1, 20000),
             "two ENet players take the table's last places");
   cr_assert_eq(ws_metric(&s, "gk_connections{transport=\"websocket\"}"), 1);
   expect_full(&s, "limits.peers 3 full (1 WebSocket + 2 ENet)");
@@ -110,10 +110,10 @@ Test(server_ws_limits,
      handshake_deadline_strikes_and_tokens_apply_to_websocket) {
   static ws_server s;
   memset(&s, 0, sizeof(s));
-  e2e_dir_make(&s.d);
+  e2e_dir_make(&s.a.d);
   char key_path[400], err[512], extra[1024];
   uint8_t key[GK_TOKEN_KEY_BYTES];
-  snprintf(key_path, sizeof(key_path), "%s/key", s.d.path);
+  snprintf(key_path, sizeof(key_path), "%s/key", s.a.d.path);
   cr_assert_eq(gk_token_key_write(key_path, err, sizeof(err)), 0, "%s", err);
   cr_assert_eq(gk_token_key_load(key_path, key, err, sizeof(err)), 0, "%s",
                err);
@@ -130,8 +130,8 @@ Test(server_ws_limits,
   uint64_t took = uv_hrtime() / 1000000u - t0;
   cr_assert(took >= 1200 && took <= 5000, "dropped after %" PRIu64 " ms", took);
   raw_close(&A);
-  cr_assert(e2e_wait_events(&s.p, "limit", 1, 2000));
-  cJSON *l = e2e_last_event(&s.p, "limit");
+  cr_assert(e2e_wait_events(&s.a.p, "limit", 1, 2000));
+  cJSON *l = e2e_last_event(&s.a.p, "limit");
   cr_assert_not_null(l);
   cr_assert_str_eq(cJSON_GetObjectItem(l, "limit")->valuestring,
                    "handshake_ms");
@@ -162,8 +162,8 @@ Test(server_ws_limits,
                GK_MSG_ERROR, "a token is admitted once");
   raw_close(&A);
   raw_close(&B);
-  e2e_stop_server(&s.p);
-  cr_assert_eq(e2e_stat(&s.p, "stopped", "auth_admitted"), 1);
-  cr_assert_eq(e2e_stat(&s.p, "stopped", "auth_reused"), 1);
-  e2e_dir_remove(&s.d);
+  e2e_stop_server(&s.a.p);
+  cr_assert_eq(e2e_stat(&s.a.p, "stopped", "auth_admitted"), 1);
+  cr_assert_eq(e2e_stat(&s.a.p, "stopped", "auth_reused"), 1);
+  e2e_dir_remove(&s.a.d);
 }

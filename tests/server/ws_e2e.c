@@ -2,7 +2,6 @@
 #include "ws_e2e.h"
 
 #include <criterion/criterion.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -11,92 +10,50 @@
 #include <string.h>
 #include <sys/socket.h>
 
-static uint16_t event_port(const ws_server *s, const char *event,
-                           const char *key) {
-  cJSON *l = e2e_last_event(&s->p, event);
-  cr_assert_not_null(l, "no %s line", event);
-  const cJSON *v = cJSON_GetObjectItem(l, key);
-  cr_assert(cJSON_IsNumber(v), "%s has no %s", event, key);
-  uint16_t port = (uint16_t)v->valuedouble;
-  cJSON_Delete(l);
-  return port;
-}
-
 void ws_server_start(ws_server *s, const char *ws_extra, const char *extra) {
-  memset(&s->p, 0, sizeof(s->p));
-  s->udp = s->ws = s->http = 0;
   S = NULL; /* ws_raw.c: no in-process listener, sleep while waiting */
-  if (!s->d.path[0]) e2e_dir_make(&s->d);
-  char more[2048];
+  char more[1536];
   snprintf(more, sizeof(more),
-           "\"admin\":{\"enabled\":true,\"listen\":\"127.0.0.1:0\"},"
            "\"websocket\":{\"enabled\":true,\"host\":\"127.0.0.1\","
            "\"port\":0,\"origins\":[\"http://good.example\"],"
            "\"ping_ms\":50%s%s}%s%s",
            ws_extra ? "," : "", ws_extra ? ws_extra : "", extra ? "," : "",
            extra ? extra : "");
-  e2e_start_server(&s->p, &s->d, more, &s->udp);
-  s->ws = event_port(s, "listening", "ws_port");
-  s->http = event_port(s, "admin_listening", "port");
-  cr_assert(s->ws != 0 && s->http != 0);
+  admin_srv_start(&s->a, 120, more);
+  cJSON *l = e2e_last_event(&s->a.p, "listening");
+  cr_assert_not_null(l, "no listening line");
+  const cJSON *v = cJSON_GetObjectItem(l, "ws_port");
+  cr_assert(cJSON_IsNumber(v), "the listening line has no ws_port");
+  s->ws = (uint16_t)v->valuedouble;
+  cJSON_Delete(l);
 }
 
 void ws_server_stop(ws_server *s) {
-  e2e_stop_server(&s->p);
-  e2e_dir_remove(&s->d);
+  e2e_stop_server(&s->a.p);
+  e2e_dir_remove(&s->a.d);
 }
 
 /* --- /metrics --------------------------------------------------------------
  */
 
-typedef struct body {
-  char *b;
-  size_t n;
-} body;
-
-static size_t on_data(char *p, size_t sz, size_t nm, void *ud) {
-  body *b = ud;
-  size_t n = sz * nm;
-  char *nb = realloc(b->b, b->n + n + 1);
-  cr_assert_not_null(nb);
-  memcpy(nb + b->n, p, n);
-  b->b = nb;
-  b->n += n;
-  b->b[b->n] = '\0';
-  return n;
-}
-
 uint64_t ws_metric(const ws_server *s, const char *series) {
-  char url[128];
-  snprintf(url, sizeof(url), "http://127.0.0.1:%u/metrics", (unsigned)s->http);
-  CURL *e = curl_easy_init();
-  cr_assert_not_null(e);
-  body b = {calloc(1, 1), 0};
-  curl_easy_setopt(e, CURLOPT_URL, url);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 10000L);
-  curl_easy_setopt(e, CURLOPT_PROXY, "");
-  long status = 0;
-  if (curl_easy_perform(e) == CURLE_OK)
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-  curl_easy_cleanup(e);
+  char *b = NULL;
+  long status = admin_http(&s->a, "GET", "/metrics", NULL, &b);
   cr_assert_eq(status, 200, "GET /metrics: %ld", status);
   size_t n = strlen(series);
-  const char *p = b.b;
+  const char *p = b;
   uint64_t v = 0;
   int found = 0;
   while ((p = strstr(p, series)) != NULL) {
-    int at_line = p == b.b || p[-1] == '\n';
-    if (at_line && p[n] == ' ') {
+    if ((p == b || p[-1] == '\n') && p[n] == ' ') {
       v = strtoull(p + n + 1, NULL, 10);
       found = 1;
       break;
     }
     p += n;
   }
-  cr_assert(found, "no %s in /metrics:\n%s", series, b.b);
-  free(b.b);
+  cr_assert(found, "no %s in /metrics:\n%s", series, b);
+  free(b);
   return v;
 }
 

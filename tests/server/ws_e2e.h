@@ -8,22 +8,21 @@
 
 #include <stdint.h>
 
+#include "admin_http.h"
 #include "e2e.h"
 #include "gk_net_wire.h"
 #include "ws_raw.h"
 
 typedef struct ws_server {
-  e2e_dir d;
-  e2e_proc p;
-  uint16_t udp, ws, http; /* ENet, WebSocket and admin ports */
+  admin_srv a; /* the server, its folder, ENet and admin ports */
+  uint16_t ws; /* the WebSocket port */
 } ws_server;
 
-/* Spawns gk-server (in s->d, made here unless the caller made it: zero s
- * first) with "websocket" enabled on 127.0.0.1 port 0 (origins
- * ["http://good.example"], ping_ms 50, then `ws_extra`: more members of
- * "websocket", may be NULL), the admin listener on 127.0.0.1:0, then
- * `extra` (more top-level members, may be NULL); reads the three ports
- * from its log. */
+/* Spawns gk-server with admin_srv_start (in s->a.d, made there unless the
+ * caller made it: zero s first), "websocket" enabled on 127.0.0.1 port 0
+ * (origins ["http://good.example"], ping_ms 50, then `ws_extra`: more
+ * members of "websocket", may be NULL), then `extra` (more top-level
+ * members, may be NULL); reads the WebSocket port from its log. */
 void ws_server_start(ws_server *s, const char *ws_extra, const char *extra);
 /* SIGTERM, exit 0, the folder removed. */
 void ws_server_stop(ws_server *s);
