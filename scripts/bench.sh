@@ -69,6 +69,8 @@ run soak python3 bench/soak.py --server $b/src/server/gk-server \
   --minutes "$soak_minutes" --warmup "$soak_warmup" --pin
 run delay python3 bench/bench_delay.py --server $b/src/server/gk-server \
   --bot $b/tools/bot/gk-bot
+run ws-memory python3 bench/bench_ws_memory.py \
+  --server $b/src/server/gk-server
 run survivors-early sh bench/callgrind_steps.sh 300 \
   $b/bench/bench_survivors --early 300
 echo

@@ -28,6 +28,12 @@ if m:
     add("push-puzzle step (90 solutions, hash every step)", "ns/step",
         m.group(2))
 
+t = log("ws-memory")
+m = re.search(r"per idle WebSocket connection: ([\d.]+) KiB \(0 -> (\d+)\)", t)
+if m:
+    add("gk-server, idle WebSocket connections (" + m.group(2) + ")",
+        "RSS KiB per connection", m.group(1))
+
 t = log("survivors")
 for key, label in (("step", "step alone"), ("step \\+ hash", "step + hash")):
     m = re.search(r"^\s*" + key + r"\s+(\d+) ns/step", t, re.M)

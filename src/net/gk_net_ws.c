@@ -22,6 +22,7 @@
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
+#include <sys/socket.h>
 #include <nettle/base64.h>
 #include <nettle/sha1.h>
 #include <netinet/in.h>
@@ -77,6 +78,111 @@ static gk_net_ws_conn *slot_take(gk_net_ws *w, struct MHD_Connection *mc) {
     return c;
   }
   return NULL;
+}
+
+/* --- TCP connections: the per-address limit and the request deadline -- */
+
+static uint32_t tcp_cap(const gk_net_ws *w) {
+  return w->opts.max_conns + w->opts.handshakes;
+}
+
+/* The address of `sa` as (family, 16 bytes); an IPv4-mapped IPv6 address
+ * is its IPv4 one. 0 for another family. */
+static int tcp_key(const struct sockaddr *sa, uint8_t *fam, uint8_t ip[16]) {
+  memset(ip, 0, 16);
+  if (sa != NULL && sa->sa_family == AF_INET) {
+    memcpy(ip, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+    *fam = AF_INET;
+    return 1;
+  }
+  if (sa == NULL || sa->sa_family != AF_INET6) return 0;
+  const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+  if (IN6_IS_ADDR_V4MAPPED(a)) {
+    memcpy(ip, a->s6_addr + 12, 4);
+    *fam = AF_INET;
+  } else {
+    memcpy(ip, a->s6_addr, 16);
+    *fam = AF_INET6;
+  }
+  return 1;
+}
+
+/* libmicrohttpd's accept policy, before it reads a byte: at most
+ * opts.per_ip connections from one address. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
+                                 socklen_t len) {
+  gk_net_ws *w = cls;
+  uint8_t fam = 0, ip[16];
+  (void)len;
+  if (w->opts.per_ip == 0 || w->tcp == NULL || !tcp_key(addr, &fam, ip))
+    return MHD_YES;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < tcp_cap(w); i++)
+    if (w->tcp[i].used && w->tcp[i].fam == fam &&
+        memcmp(w->tcp[i].ip, ip, 16) == 0)
+      n++;
+  if (n < w->opts.per_ip) return MHD_YES;
+  w->stats.hs_per_ip++;
+  return MHD_NO;
+}
+
+static void tcp_started(gk_net_ws *w, struct MHD_Connection *mc,
+                        void **sock_ctx) {
+  const union MHD_ConnectionInfo *ai =
+      MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  const union MHD_ConnectionInfo *fi =
+      MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+  for (uint32_t i = 0; w->tcp != NULL && i < tcp_cap(w); i++) {
+    gk__ws_tcp *t = &w->tcp[i];
+    if (t->used) continue;
+    memset(t, 0, sizeof *t);
+    t->used = 1;
+    t->fd = fi != NULL ? fi->connect_fd : -1;
+    t->since_ms = uv_now(w->loop);
+    if (ai != NULL) tcp_key(ai->client_addr, &t->fam, t->ip);
+    *sock_ctx = t;
+    return;
+  } /* never: MHD holds at most tcp_cap connections */
+  *sock_ctx = NULL;
+}
+
+static void on_tcp(void *cls, struct MHD_Connection *mc, void **sock_ctx,
+                   enum MHD_ConnectionNotificationCode toe) {
+  gk_net_ws *w = cls;
+  if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+    tcp_started(w, mc, sock_ctx);
+    return;
+  }
+  gk__ws_tcp *t = *sock_ctx;
+  if (t != NULL && t->upgraded && w->unclosed > 0) w->unclosed--;
+  if (t != NULL) memset(t, 0, sizeof *t);
+  *sock_ctx = NULL;
+}
+
+/* The connection was handed to a slot: its request deadline is over. */
+static void tcp_upgraded(struct MHD_Connection *mc) {
+  const union MHD_ConnectionInfo *si =
+      MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  if (si != NULL && si->socket_context != NULL)
+    ((gk__ws_tcp *)si->socket_context)->upgraded = 1;
+}
+
+/* A request not whole (and answered) within handshake_ms of the accept
+ * (a client sending a byte a second, which MHD's idle timeout lets live):
+ * its socket is shut down, so MHD reads its end and closes it. */
+static void tcp_tick(gk_net_ws *w, uint64_t now) {
+  int cut = 0;
+  for (uint32_t i = 0; w->tcp != NULL && i < tcp_cap(w); i++) {
+    gk__ws_tcp *t = &w->tcp[i];
+    if (!t->used || t->upgraded || t->cut || t->fd < 0 ||
+        now - t->since_ms < w->opts.handshake_ms)
+      continue;
+    shutdown(t->fd, SHUT_RDWR);
+    t->cut = 1;
+    w->stats.hs_timeout++;
+    cut = 1;
+  }
+  if (cut) gk__ws_kick_mhd(w);
 }
 
 /* --- the handshake ------------------------------------------------------- */
@@ -139,7 +245,8 @@ static enum MHD_Result refuse(struct MHD_Connection *mc, unsigned status,
   }
   if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
     MHD_add_response_header(r, "Allow", "GET");
-  if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+  if (status == MHD_HTTP_SERVICE_UNAVAILABLE ||
+      status == MHD_HTTP_TOO_MANY_REQUESTS)
     MHD_add_response_header(r, "Retry-After", "1");
   enum MHD_Result rc = MHD_queue_response(mc, status, r);
   MHD_destroy_response(r);
@@ -224,6 +331,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc,
   if (proto == NULL || !has_token(proto, w->proto))
     return refuse(mc, MHD_HTTP_BAD_REQUEST, "subprotocol required\n",
                   &st->hs_protocol);
+  if (w->cb.admit != NULL) {
+    const union MHD_ConnectionInfo *ai =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    int rc = w->cb.admit(w->cb.ctx, w, ai != NULL ? ai->client_addr : NULL);
+    if (rc == GK_ELIMIT)
+      return refuse(mc, MHD_HTTP_TOO_MANY_REQUESTS,
+                    "too many connections from this address\n", &st->hs_limit);
+    if (rc != 0)
+      return refuse(mc, MHD_HTTP_SERVICE_UNAVAILABLE, "server full\n",
+                    &st->hs_full);
+  }
   return accept_ws(w, mc, key, req);
 }
 
@@ -236,13 +354,15 @@ static void on_upgrade(void *cls, struct MHD_Connection *mc, void *con_cls,
   int ok = !w->closing && c != NULL && (void *)c != (void *)w &&
            c->state == GK__WS_HANDSHAKE && c->hs_conn == mc;
   if (ok && gk__ws_conn_open(c, sock, urh, extra_in, extra_in_size) == 0) {
+    tcp_upgraded(mc);
     c->state = GK__WS_OPEN;
     c->hs_conn = NULL;
     w->pending++;
     return;
   }
   if (ok) gk__ws_slot_free(c);
-  MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+  tcp_upgraded(mc);
+  gk__ws_upgrade_close(w, urh);
 }
 
 /* A request ended: a reserved slot whose 101 never went out is freed. */
@@ -281,10 +401,18 @@ static void run_mhd(gk_net_ws *w) {
   if (w->pending > 0) start_pending(w);
   if (w->closing) return;
   MHD_UNSIGNED_LONG_LONG ms = 0;
-  if (MHD_get_timeout(daemon_of(w), &ms) == MHD_YES)
+  if (w->unclosed > 0) /* MHD closes a socket handed back to it only in */
+    uv_timer_start(&w->mhd_timer, on_mhd_timer, 1, 0); /* a later run */
+  else if (MHD_get_timeout(daemon_of(w), &ms) == MHD_YES)
     uv_timer_start(&w->mhd_timer, on_mhd_timer, ms > 60000 ? 60000 : ms, 0);
   else
     uv_timer_stop(&w->mhd_timer);
+}
+
+void gk__ws_upgrade_close(gk_net_ws *w, void *urh) {
+  MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+  w->unclosed++;
+  gk__ws_kick_mhd(w);
 }
 
 void gk__ws_kick_mhd(gk_net_ws *w) {
@@ -304,6 +432,7 @@ static void on_mhd_poll(uv_poll_t *p, int status, int events) {
 static void on_tick(uv_timer_t *t) {
   gk_net_ws *w = t->data;
   uint64_t now = uv_now(w->loop);
+  tcp_tick(w, now);
   for (uint32_t i = 0; i < w->opts.max_conns && !w->closing; i++)
     if (w->conns[i].state != GK__WS_FREE) gk__ws_conn_tick(&w->conns[i], now);
 }
@@ -365,12 +494,13 @@ static struct MHD_Daemon *daemon_start(gk_net_ws *w, const char *host,
     return NULL;
   }
   unsigned timeout_s = w->opts.handshake_ms / 1000u + 1u;
-  return MHD_start_daemon(flags, port, NULL, NULL, on_request, w,
+  return MHD_start_daemon(flags, port, on_accept, w, on_request, w,
                           MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_CONNECTION_LIMIT,
                           (unsigned)(w->opts.max_conns + w->opts.handshakes),
                           MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
                           MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
                           MHD_OPTION_NOTIFY_COMPLETED, on_completed, w,
+                          MHD_OPTION_NOTIFY_CONNECTION, on_tcp, w,
                           MHD_OPTION_END);
 }
 
@@ -386,7 +516,14 @@ int gk_net_ws_init(gk_net_ws *w, uv_loop_t *loop, const gk_net_ws_options *opts,
   int rc = take_options(w, opts);
   if (rc != 0) return rc;
   w->conns = calloc(w->opts.max_conns, sizeof *w->conns);
-  if (w->conns == NULL) return GK_ENOMEM;
+  w->tcp = calloc(tcp_cap(w), sizeof *w->tcp);
+  if (w->conns == NULL || w->tcp == NULL) {
+    free(w->conns);
+    free(w->tcp);
+    w->conns = NULL;
+    w->tcp = NULL;
+    return GK_ENOMEM;
+  }
   struct MHD_Daemon *d = daemon_start(w, host, opts->port);
   const union MHD_DaemonInfo *ep = NULL, *pi = NULL;
   if (d != NULL) {
@@ -397,7 +534,9 @@ int gk_net_ws_init(gk_net_ws *w, uv_loop_t *loop, const gk_net_ws_options *opts,
       uv_poll_init(loop, &w->poll, ep->epoll_fd) != 0) {
     if (d != NULL) MHD_stop_daemon(d);
     free(w->conns);
+    free(w->tcp);
     w->conns = NULL;
+    w->tcp = NULL;
     return GK_EIO;
   }
   w->daemon = d;
@@ -416,7 +555,9 @@ int gk_net_ws_init(gk_net_ws *w, uv_loop_t *loop, const gk_net_ws_options *opts,
 void gk__ws_handle_closed(gk_net_ws *w) {
   if (--w->handles > 0 || !w->closing) return;
   free(w->conns);
+  free(w->tcp);
   w->conns = NULL;
+  w->tcp = NULL;
   if (w->close_cb != NULL) w->close_cb(w);
 }
 

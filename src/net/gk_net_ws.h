@@ -26,7 +26,7 @@
  * Everything runs on the loop thread. No callback runs inside
  * libmicrohttpd, and none inside a call of this API but the at-once
  * gk_net_ws_disconnect and gk_net_ws_close (`disconnect`, before they
- * return).
+ * return), and `admit`, a question asked inside libmicrohttpd.
  *
  * Connections are named by a 32-bit id, (generation << 16) | slot, valid
  * from the `connect` callback until the `disconnect` callback; a stale id
@@ -86,6 +86,12 @@ typedef struct gk_net_ws_callbacks {
    * this side began the close, the peer's if it did, 1006 if TCP ended
    * (or timed out) without a close frame. The id is dead afterwards. */
   void (*disconnect)(void *ctx, gk_net_ws *w, uint32_t conn, int reason);
+  /* May be NULL (every good handshake is taken). Asked about a good
+   * handshake before its 101, from inside libmicrohttpd: it must not
+   * call this API. `addr` is the remote address. Returns 0 to take it,
+   * GK_ELIMIT to refuse it 429 (a per-address limit: hs_limit), anything
+   * else to refuse it 503 (full: hs_full). */
+  int (*admit)(void *ctx, gk_net_ws *w, const struct sockaddr *addr);
 } gk_net_ws_callbacks;
 
 typedef struct gk_net_ws_options {
@@ -100,7 +106,13 @@ typedef struct gk_net_ws_options {
   uint32_t handshakes;        /* HTTP connections not yet upgraded, on top of
                                  max_conns; 0 -> 16 (more are closed unanswered
                                  by libmicrohttpd) */
-  uint32_t handshake_ms;      /* a whole request within this; 0 -> 5000 */
+  uint32_t handshake_ms;      /* a whole request within this of the TCP
+                                 accept, else the connection is shut,
+                                 unanswered (hs_timeout); 0 -> 5000 */
+  uint32_t per_ip;            /* TCP connections (a request being read,
+                                 upgraded, or closing) from one address at
+                                 once; more are closed at accept, before a
+                                 byte is read (hs_per_ip); 0 -> no limit */
   uint32_t ping_ms;           /* ping every connection this often; 0 -> off */
   uint32_t timeout_ms;        /* cut a connection silent this long; 0 -> off */
   uint32_t close_ms;          /* after our close frame, wait this long for the
@@ -142,7 +154,10 @@ typedef struct gk_net_ws_stats {
   uint64_t hs_version;  /* 426: Sec-WebSocket-Version is not 13 */
   uint64_t hs_protocol; /* 400: the subprotocol was not offered */
   uint64_t hs_origin;   /* 403: Origin not allowed */
-  uint64_t hs_full;     /* 503: max_conns connections already */
+  uint64_t hs_full;     /* 503: max_conns connections already (or admit) */
+  uint64_t hs_limit;    /* 429: admit refused it for a per-address limit */
+  uint64_t hs_per_ip;   /* closed at accept: per_ip from that address */
+  uint64_t hs_timeout;  /* shut unanswered: no whole request in handshake_ms */
   /* connections ended, by who and why (see the header comment) */
   uint64_t close_local, close_peer, close_protocol, close_text, close_utf8;
   uint64_t close_slow, close_too_big, close_timeout, close_abnormal;
@@ -160,14 +175,17 @@ struct gk_net_ws {
   char path[GK_NET_WS_STR_MAX];
   char proto[GK_NET_WS_STR_MAX];
   char origins[GK_NET_WS_ORIGINS_MAX][GK_NET_WS_STR_MAX];
-  gk_net_ws_conn *conns; /* max_conns slots */
-  uint32_t used;         /* slots not free (handshake, open, closing) */
-  uint32_t pending;      /* upgraded, `connect` not run yet */
-  uv_poll_t poll;        /* MHD's epoll descriptor */
-  uv_timer_t mhd_timer;  /* MHD_get_timeout, and kicks */
-  uv_timer_t tick;       /* pings, timeouts, close deadlines */
-  int handles;           /* listener and connection handles still open */
-  int in_mhd;            /* inside MHD_run */
+  gk_net_ws_conn *conns;  /* max_conns slots */
+  struct gk__ws_tcp *tcp; /* max_conns + handshakes TCP connections */
+  uint32_t used;          /* slots not free (handshake, open, closing) */
+  uint32_t pending;       /* upgraded, `connect` not run yet */
+  uv_poll_t poll;         /* MHD's epoll descriptor */
+  uv_timer_t mhd_timer;   /* MHD_get_timeout, and kicks */
+  uv_timer_t tick;        /* pings, timeouts, close deadlines */
+  int handles;            /* listener and connection handles still open */
+  int in_mhd;             /* inside MHD_run */
+  uint32_t unclosed;      /* upgraded sockets handed back to MHD to close,
+                             not closed by it yet */
   int closing;
   void (*close_cb)(gk_net_ws *w);
 };

@@ -449,10 +449,9 @@ void gk__ws_conn_drop(gk_net_ws_conn *c, int reason, enum gk__ws_kind kind) {
   wslay_event_shutdown_read(ctx_of(c));
   wslay_event_shutdown_write(ctx_of(c));
   uv_poll_stop(&c->poll); /* before MHD closes the descriptor */
-  MHD_upgrade_action(c->urh, MHD_UPGRADE_ACTION_CLOSE);
   c->fd = -1;
   count_kind(&w->stats, kind);
-  gk__ws_kick_mhd(w); /* MHD frees the connection in its next run */
+  gk__ws_upgrade_close(w, c->urh); /* MHD closes and frees it */
   uv_close((uv_handle_t *)&c->poll, on_conn_closed);
   if (c->announced) {
     w->stats.disconnects++;

@@ -29,6 +29,19 @@ enum gk__ws_kind {
   GK__WK_ABNORMAL
 };
 
+/* One TCP connection libmicrohttpd holds (a request being read, a 101
+ * going out, or upgraded), from its NOTIFY_STARTED to its NOTIFY_CLOSED:
+ * the per-address count at accept, and the whole-request deadline. */
+typedef struct gk__ws_tcp {
+  uint8_t used;
+  uint8_t upgraded; /* handed to a slot: no deadline */
+  uint8_t cut;      /* shut down at its deadline, MHD closing it */
+  uint8_t fam;      /* AF_INET (IPv4-mapped IPv6 included) or AF_INET6 */
+  uint8_t ip[16];
+  int fd;
+  uint64_t since_ms;
+} gk__ws_tcp;
+
 typedef struct gk__ws_msg {
   uint8_t *data;
   uint32_t len;
@@ -96,6 +109,9 @@ int gk__ws_conn_queue(gk_net_ws_conn *c, const uint8_t *bytes, size_t len,
 
 /* gk_net_ws.c */
 void gk__ws_kick_mhd(gk_net_ws *w);
+/* Hands an upgraded socket back to libmicrohttpd to close (urh: its
+ * struct MHD_UpgradeResponseHandle) and runs MHD until it has. */
+void gk__ws_upgrade_close(gk_net_ws *w, void *urh);
 void gk__ws_slot_free(gk_net_ws_conn *c);
 /* A handle closed: the last one of a closing listener frees the table and
  * runs close_cb. */

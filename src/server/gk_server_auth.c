@@ -247,6 +247,15 @@ int sv_auth_connect(gk_server *s, uint32_t peer) {
   return 0;
 }
 
+int sv_auth_ip_full(const gk_server *s, uint64_t addr_key) {
+  uint32_t limit = s->cfg->conns_per_ip;
+  for (uint32_t i = 0; limit && i < s->auth.nips; i++) {
+    const sv_src *e = &s->auth.ips[i];
+    if (e->used && e->key == addr_key) return e->conns >= limit;
+  }
+  return 0;
+}
+
 void sv_auth_disconnect(gk_server *s, const sv_conn *c) {
   const sv_admit *n = admit_of(s, c->id);
   if (!n || !n->ip_counted) return;

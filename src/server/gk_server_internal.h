@@ -339,6 +339,8 @@ uint32_t sv_enet_socket_buffer(const gk_server *s);
 int sv_ws_open(gk_server *s, char *err, size_t errlen);
 /* The bound TCP port, 0 when there is no WebSocket listener. */
 uint16_t sv_ws_port(const gk_server *s);
+/* The listener's counters (handshakes, closes), NULL without one. */
+const struct gk_net_ws_stats *sv_ws_stats(const gk_server *s);
 
 /* --- gk_server_room.c: rooms --------------------------------------------- */
 
@@ -425,6 +427,10 @@ void sv_auth_free(gk_server *s);
  * once per IP per interval): the caller drops the connection at once,
  * with no reply. */
 int sv_auth_connect(gk_server *s, uint32_t peer);
+/* Whether a connection from `addr_key` (sv_link.addr_key) now would be
+ * over limits.conns_per_ip: 1 or 0. Counts nothing (a question asked
+ * before a link is up: the WebSocket upgrade). */
+int sv_auth_ip_full(const gk_server *s, uint64_t addr_key);
 /* A room request of `peer` was accepted (it has a place in a room: a
  * player, a late joiner, a rejoiner, a spectator): the handshake deadline
  * is met and its replies are no longer capped. */

@@ -17,6 +17,13 @@
  * lost, a slow reader gets the newest). TCP delivers everything anyway;
  * "unreliable" here means only "may be replaced".
  *
+ * Limits: the listener has min(websocket.max_connections, limits.peers)
+ * slots (every link takes a place of the connection table), closes a TCP
+ * connection at accept past limits.conns_per_ip from its address, and
+ * wants the request whole within limits.handshake_ms; before a 101 it
+ * asks on_admit, which refuses 503 while the connection table is full and
+ * 429 while the address holds limits.conns_per_ip links of any kind.
+ *
  * Closes: graceful is a 1000 close frame after what is queued; at once
  * closes the socket and raises `disconnect` before returning, as the
  * interface wants.
@@ -108,35 +115,55 @@ static ws_link *link_of(struct sv_ws *w, uint32_t conn) {
   return wl->up && wl->conn == conn ? wl : NULL;
 }
 
-/* The address as text, and its key (gk_server_link.h): an IPv4 address
- * (or an IPv4-mapped IPv6 one) is its value in host order; another IPv6
- * address folds into 2^32..2^63-1 (FNV-1a of its 16 bytes). */
+/* The key of an address (gk_server_link.h): an IPv4 address (or an
+ * IPv4-mapped IPv6 one) is its value in host order; another IPv6 address
+ * folds into 2^32..2^63-1 (FNV-1a of its 16 bytes). 0 for none. */
+static uint64_t addr_key(const struct sockaddr *sa) {
+  if (sa && sa->sa_family == AF_INET)
+    return ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+  if (!sa || sa->sa_family != AF_INET6) return 0;
+  const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+  const uint8_t *b = a->s6_addr;
+  if (IN6_IS_ADDR_V4MAPPED(a))
+    return (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 |
+           (uint32_t)b[14] << 8 | b[15];
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < 16; i++) h = (h ^ b[i]) * 1099511628211ull;
+  return (1ull << 32) + h % ((1ull << 63) - (1ull << 32));
+}
+
+/* The address as text, and its key. */
 static void set_addr(sv_link *l, const struct sockaddr *sa) {
-  l->addr_key = 0;
+  l->addr_key = addr_key(sa);
   snprintf(l->addr, sizeof(l->addr), "?");
   if (sa && sa->sa_family == AF_INET) {
-    const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-    uint32_t ip = ntohl(in->sin_addr.s_addr);
-    l->addr_key = ip;
+    uint32_t ip = (uint32_t)l->addr_key;
     snprintf(l->addr, sizeof(l->addr), "%u.%u.%u.%u",
              (unsigned)(ip >> 24) & 255u, (unsigned)(ip >> 16) & 255u,
              (unsigned)(ip >> 8) & 255u, (unsigned)ip & 255u);
   } else if (sa && sa->sa_family == AF_INET6) {
-    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-    const uint8_t *b = in6->sin6_addr.s6_addr;
-    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
-      uint32_t ip = (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 |
-                    (uint32_t)b[14] << 8 | b[15];
-      l->addr_key = ip;
+    const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+    const uint8_t *b = a->s6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(a))
       snprintf(l->addr, sizeof(l->addr), "%u.%u.%u.%u", b[12], b[13], b[14],
                b[15]);
-      return;
-    }
-    uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < 16; i++) h = (h ^ b[i]) * 1099511628211ull;
-    l->addr_key = (1ull << 32) + h % ((1ull << 63) - (1ull << 32));
-    inet_ntop(AF_INET6, &in6->sin6_addr, l->addr, sizeof(l->addr));
+    else
+      inet_ntop(AF_INET6, a, l->addr, sizeof(l->addr));
   }
+}
+
+/* A good upgrade request, before its 101: refused 503 when the server's
+ * connection table (limits.peers, every link's) has no free place, 429
+ * when its address already holds limits.conns_per_ip connections over
+ * every link, so neither is answered 101 and then dropped. The checks
+ * of sv_link_up stay (several upgrades can finish in one pass). */
+static int on_admit(void *ctx, gk_net_ws *ws, const struct sockaddr *addr) {
+  (void)ws;
+  const struct sv_ws *w = ctx;
+  const gk_server *s = w->base.srv;
+  if (!s || s->closing || s->ids.nfree == 0) return GK_EFULL;
+  if (sv_auth_ip_full(s, addr_key(addr))) return GK_ELIMIT;
+  return 0;
 }
 
 static void on_connect(void *ctx, gk_net_ws *ws, uint32_t conn,
@@ -219,13 +246,18 @@ int sv_ws_open(gk_server *s, char *err, size_t errlen) {
   const gk_server_ws_config *wc = &s->cfg->ws;
   if (!wc->enabled) return 0;
   struct sv_ws *w = calloc(1, sizeof(*w));
-  if (w) w->links = calloc(wc->max_connections, sizeof(*w->links));
+  /* every link takes a place of limits.peers: more WebSocket slots than
+   * that could never all be held */
+  uint32_t slots = wc->max_connections < s->cfg->max_peers ? wc->max_connections
+                                                           : s->cfg->max_peers;
+  if (w) w->links = calloc(slots, sizeof(*w->links));
   if (!w || !w->links) {
     free(w);
     return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
   }
-  w->nlinks = wc->max_connections;
+  w->nlinks = slots;
   w->base.ops = &ws_host_ops;
+  w->base.srv = s; /* for on_admit; sv_link_host_add sets it too */
   const char *origins[GK_SERVER_WS_ORIGINS_MAX];
   for (uint32_t i = 0; i < wc->norigins; i++) origins[i] = wc->origins[i];
   gk_net_ws_options o;
@@ -235,14 +267,16 @@ int sv_ws_open(gk_server *s, char *err, size_t errlen) {
   o.path = wc->path;
   o.origins = origins;
   o.n_origins = wc->norigins;
-  o.max_conns = wc->max_connections;
+  o.max_conns = slots;
+  o.per_ip = s->cfg->conns_per_ip; /* at accept: see PROTOCOL.md */
+  o.handshake_ms = s->cfg->handshake_ms ? s->cfg->handshake_ms : 10000u;
   o.ping_ms = wc->ping_ms;
   o.timeout_ms = s->cfg->peer_timeout_ms;
   o.max_msg = s->cfg->max_packet;
   o.replace_types[0] = GK_MSG_INPUT;
   o.replace_types[1] = GK_MSG_CONFIRMED;
   o.n_replace = 2;
-  gk_net_ws_callbacks cb = {w, on_receive, on_connect, on_disconnect};
+  gk_net_ws_callbacks cb = {w, on_receive, on_connect, on_disconnect, on_admit};
   int rc = gk_net_ws_init(&w->ws, s->loop, &o, &cb);
   if (rc) {
     host_free(&w->base);
@@ -260,4 +294,8 @@ int sv_ws_open(gk_server *s, char *err, size_t errlen) {
 
 uint16_t sv_ws_port(const gk_server *s) {
   return s->ws ? s->ws->ws.port : 0;
+}
+
+const gk_net_ws_stats *sv_ws_stats(const gk_server *s) {
+  return s->ws ? &s->ws->ws.stats : NULL;
 }

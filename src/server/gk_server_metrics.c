@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "gk_err.h"
+#include "gk_net_ws.h"
 #include "gk_server_internal.h"
 
 const uint64_t sv_hist_bounds_ns[SV_HIST_BUCKETS] = {
@@ -241,6 +242,47 @@ static void links(out *o, const gk_server *s) {
         s->hosts[i]->ops->kind, s->hosts[i]->links_up);
 }
 
+typedef struct named {
+  const char *name;
+  uint64_t v;
+} named;
+
+static void family(out *o, const char *name, const char *label, const named *v,
+                   size_t n) {
+  for (size_t i = 0; i < n; i++)
+    put(o, "%s{%s=\"%s\"} %" PRIu64 "\n", name, label, v[i].name, v[i].v);
+}
+
+/* The WebSocket listener's handshakes by result and closes by reason
+ * (docs/PROTOCOL.md, "WebSocket framing"), when it runs. */
+static void websocket(out *o, const gk_server *s) {
+  const gk_net_ws_stats *w = sv_ws_stats(s);
+  if (!w) return;
+  const named hs[] = {{"ok", w->hs_ok},           {"path", w->hs_path},
+                      {"method", w->hs_method},   {"upgrade", w->hs_upgrade},
+                      {"version", w->hs_version}, {"protocol", w->hs_protocol},
+                      {"origin", w->hs_origin},   {"full", w->hs_full},
+                      {"limit", w->hs_limit},     {"per_ip", w->hs_per_ip},
+                      {"timeout", w->hs_timeout}};
+  head(o, "gk_websocket_handshakes_total", "counter",
+       "WebSocket upgrade requests: answered 101 (ok), or refused, by why.");
+  family(o, "gk_websocket_handshakes_total", "result", hs,
+         sizeof(hs) / sizeof(hs[0]));
+  const named cl[] = {
+      {"local", w->close_local},       {"peer", w->close_peer},
+      {"protocol", w->close_protocol}, {"text", w->close_text},
+      {"utf8", w->close_utf8},         {"slow", w->close_slow},
+      {"too_big", w->close_too_big},   {"timeout", w->close_timeout},
+      {"abnormal", w->close_abnormal}};
+  head(o, "gk_websocket_closes_total", "counter",
+       "WebSocket connections ended, by who and why.");
+  family(o, "gk_websocket_closes_total", "reason", cl,
+         sizeof(cl) / sizeof(cl[0]));
+  counter(o, "gk_websocket_replaced_total",
+          "Queued INPUT/CONFIRMED replaced by a newer one (a slow reader).",
+          w->replaced);
+}
+
 static void matches(out *o, const gk_server *s, const live *l) {
   const gk_server_stats *st = &s->stats;
   counter(o, "gk_rooms_created_total", "Rooms created.", st->rooms_created);
@@ -335,6 +377,7 @@ size_t sv_metrics_write(const gk_server *s, char *buf, size_t cap) {
   rooms_and_players(&o, s, &l);
   traffic(&o, s);
   links(&o, s);
+  websocket(&o, s);
   matches(&o, s, &l);
   rejoin_counters(&o, s);
   desync_counters(&o, s);

@@ -108,13 +108,32 @@ void ws_run_ms(int ms) {
 
 /* --- the raw client ----------------------------------------------------- */
 
+/* While a raw client waits: the listener's loop runs, or, against a
+ * server in another process, the thread sleeps a millisecond. */
+static void pump(void) {
+  if (S != NULL)
+    uv_run(&S->loop, UV_RUN_ONCE);
+  else
+    uv_sleep(1);
+}
+
 void raw_connect(raw *r, int rcvbuf) {
+  raw_connect_to(r, NULL, S->w.port, rcvbuf);
+}
+
+void raw_connect_to(raw *r, const char *src, uint16_t port, int rcvbuf) {
   memset(r, 0, offsetof(raw, buf));
   r->fd = socket(AF_INET, SOCK_STREAM, 0);
   cr_assert_geq(r->fd, 0);
   if (rcvbuf > 0)
     setsockopt(r->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(S->w.port)};
+  if (src != NULL) {
+    struct sockaddr_in b = {.sin_family = AF_INET};
+    cr_assert_eq(inet_pton(AF_INET, src, &b.sin_addr), 1);
+    cr_assert_eq(bind(r->fd, (struct sockaddr *)&b, sizeof b), 0, "bind %s",
+                 src);
+  }
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   cr_assert_eq(connect(r->fd, (struct sockaddr *)&a, sizeof a), 0);
   int one = 1;
@@ -138,7 +157,7 @@ void raw_write(raw *r, const void *p, size_t n) {
     } else if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
       return; /* the server closed: the test looks at what came back */
     } else {
-      uv_run(&S->loop, UV_RUN_ONCE);
+      pump();
     }
   }
 }
@@ -160,7 +179,7 @@ void raw_fill(raw *r, size_t want, int ms) {
   for (int i = 0; i < 1000000; i++) {
     raw_read(r);
     if (r->len >= want || r->eof || ms_now() >= end) return;
-    uv_run(&S->loop, UV_RUN_ONCE);
+    pump();
   }
 }
 

@@ -1,7 +1,9 @@
 /* ws_raw.h: the harness of tests/net/test_ws.c: a gk_net_ws listener on
  * a uv loop that echoes, a raw-socket WebSocket client (handshakes and
  * frames written by hand, so bad ones can be), and a python3-websockets
- * client spawned on the same loop. Every wait is bounded in time. */
+ * client spawned on the same loop. Every wait is bounded in time. The
+ * raw client also serves tests against the real gk-server
+ * (tests/server/test_ws_hostile.c), with S NULL. */
 #ifndef WS_RAW_H
 #define WS_RAW_H
 
@@ -40,8 +42,13 @@ typedef struct raw {
   uint8_t buf[1 << 18];
 } raw;
 
-/* Connects (rcvbuf > 0 sets SO_RCVBUF first). */
+/* Connects to S's listener (rcvbuf > 0 sets SO_RCVBUF first). */
 void raw_connect(raw *r, int rcvbuf);
+/* Connects to 127.0.0.1:port from `src` (an address of 127.0.0.0/8 the
+ * socket is bound to first; NULL: the kernel's choice). With S NULL (a
+ * server in another process) the waits below sleep instead of running
+ * S's loop. */
+void raw_connect_to(raw *r, const char *src, uint16_t port, int rcvbuf);
 void raw_close(raw *r);
 void raw_write(raw *r, const void *p, size_t n);
 /* Reads what is there (the loop runs meanwhile) for up to ms, until
