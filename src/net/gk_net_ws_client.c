@@ -201,7 +201,9 @@ static void body_line(const char *body, size_t n, char *out, size_t cap) {
   size_t j = 0;
   for (size_t i = 0; i < n && j + 1 < cap; i++) {
     if (body[i] == '\r' || body[i] == '\n') break;
-    out[j++] = (body[i] >= ' ' && body[i] < 0x7f) ? body[i] : '?';
+    char ch = body[i];
+    if (ch < ' ' || ch == 0x7f) ch = '?'; /* printable ASCII only */
+    out[j++] = ch;
   }
   out[j] = '\0';
 }
