@@ -5,16 +5,18 @@
  *          [--input-delay D] [--timeout SEC] [--key FILE | --token TOKEN]
  *          [--jitter MS] [--latency-schedule STEP:MS,...] [--light]
  *          [--drop SLOT:STEP:MS]... [--spectators N]
- *          [--late-join STEP]
+ *          [--late-join STEP] [--ws URL [--ws-players K] [--ws-swap]]
  *
  * What a load test or a smoke test needs: R rooms of P bot players each,
  * on one uv loop. Every player is a gk_net_peer (driven by its uv adapter,
  * gk_net_peer_uv) with its own ENet client (gk_net_transport, so the
- * server sees one address per player) and the genre's built-in bot as its
- * input source. Per room: player 0 connects
- * and creates the room; once the code is back the others connect and join
- * it; when all have joined, player 0 starts the match; when player 0's loop
- * has run N steps it ends the match (END_MATCH), so the server finalises
+ * server sees one address per player) or, with --ws, its own WebSocket
+ * connection (gk_net_ws_client; --ws-players K: only the last K players
+ * of each room; both behind gk_bot_link.h) and the genre's built-in bot
+ * as its input source. Per room: player 0 connects and creates the room;
+ * once the code is back the others connect and join it; when all have
+ * joined, player 0 starts the match; when player 0's loop has run N steps
+ * it ends the match (END_MATCH), so the server finalises
  * the replay. With --loss/--latency every datagram goes through one
  * gk_net_fault relay in front of the server (both directions). Against a
  * server in token mode, --key FILE mints a connect token for every request

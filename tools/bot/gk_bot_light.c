@@ -496,8 +496,8 @@ static void tr_disconnect(void *ctx, gk_bot_link *t, uint32_t conn,
   if (p->joined) {
     room_fail(p->room, "a player was disconnected", why);
   } else {
-    char n[32];
-    snprintf(n, sizeof n, "%u attempts", p->tries);
+    char n[320];
+    snprintf(n, sizeof n, "%u attempts, the last: %s", p->tries, why);
     room_fail(p->room, "a player's connection got no answer", n);
   }
 }
