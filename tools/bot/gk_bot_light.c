@@ -496,7 +496,7 @@ static void tr_disconnect(void *ctx, gk_bot_link *t, uint32_t conn,
   if (p->joined) {
     room_fail(p->room, "a player was disconnected", why);
   } else {
-    char n[320];
+    char n[120]; /* what fits the room's error after the sentence */
     snprintf(n, sizeof n, "%u attempts, the last: %s", p->tries, why);
     room_fail(p->room, "a player's connection got no answer", n);
   }
