@@ -3,7 +3,8 @@
  * --ws-players, --ws-swap): a mixed room of two ENet players and one
  * WebSocket player for 3,000 steps, light bots with WebSocket players,
  * and rejoins that cross transports (a player that left on ENet comes
- * back over WebSocket, one that left on WebSocket comes back on ENet).
+ * back over WebSocket, one that left on WebSocket comes back on ENet),
+ * and a room all on WebSocket with a rejoin and a spectator.
  * The server logs at debug level, so every `connect` line names its
  * transport and the test counts them; every replay verifies (library and
  * gk-replay). Every wait is bounded (e2e.c). */
@@ -164,5 +165,39 @@ Test(server_e2e_ws, rejoins_cross_transports_and_the_match_agrees_to_the_end) {
   cr_assert_geq(en, 6, "%d ENet connects", en);
   cr_assert_eq(e2e_count_events(&srv, "player_rejoined"), 4);
   stop_and_verify(&srv, &d, 2, codes, hashes);
+  e2e_dir_remove(&d);
+}
+
+Test(server_e2e_ws,
+     an_all_websocket_room_rejoins_and_spectates_over_websocket) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  e2e_proc srv, bot;
+  uint16_t port;
+  char url[128];
+  start_ws_server(&srv, &d, "\"reconnect\":{\"hold_ms\":10000}", &port, url,
+                  sizeof url);
+  const char *extra[] = {"--ws",         url, "--drop", "1:300:800",
+                         "--spectators", "1", NULL};
+  e2e_start_bot_x(&bot, &d, "bot", port, "1", "2", "1200", extra);
+  char codes[1][17];
+  uint64_t hashes[1];
+  cr_assert_eq(e2e_check_bot(&bot, 1, codes, hashes), 1);
+  cJSON *sum = e2e_read_json(bot.out);
+  char *all = cJSON_PrintUnformatted(sum);
+  const cJSON *r =
+      cJSON_GetArrayItem(cJSON_GetObjectItem(sum, "room_results"), 0);
+  cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(r, "rejoins")), 1, "%s",
+               all);
+  const cJSON *sp = cJSON_GetObjectItem(r, "spectators");
+  cr_assert_eq(cJSON_GetObjectItem(sp, "count")->valuedouble, 1, "%s", all);
+  cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(sp, "agree")), "%s", all);
+  cJSON_free(all);
+  cJSON_Delete(sum);
+  /* two players, the rejoin and the spectator: all over WebSocket */
+  cr_assert_geq(connects_over(&srv, "websocket"), 4);
+  cr_assert_eq(connects_over(&srv, "enet"), 0);
+  cr_assert_eq(e2e_count_events(&srv, "spectator_joined"), 1);
+  stop_and_verify(&srv, &d, 1, codes, hashes);
   e2e_dir_remove(&d);
 }
