@@ -28,6 +28,7 @@ same run, for the CPU-per-packet comparison.
       --bot build/tools/bot/gk-bot --udp build/bench/bench_udp \
       [--rooms 8,16,32,64,128] [--steps 600] [--rooms-per-bot 32]
       [--full-bots] [--no-pin] [--search-s 240]
+      [--transports enet,websocket]
 
 Load: gk-bot --light (many players per ENet host, no simulation, no hash
 reports: it costs less than the server), one process per --rooms-per-bot
@@ -36,6 +37,14 @@ player). With two or more cores the server is pinned to core 0 and the
 bots to core 1 (taskset), so the late share is the server's own: the
 steps its sessions confirmed late (match_end steps_late over
 steps_confirmed; the "stopped" line sums them).
+
+Transports: --transports enet,websocket measures every room count (and
+the capacity search) once per transport in the same run: with
+websocket, the server's WebSocket listener is on and every bot player
+connects over it (gk-bot --ws), one TCP connection each; CPU per packet
+is then per WebSocket message, and the confirm latency is over TCP.
+WebSocket rooms stop at 2,040 (websocket.max_connections is at most
+4095).
 
 Capacity: after the fixed list, the largest room count with <= 1% late
 steps (and every room completed) is searched for: doubling from the
@@ -54,6 +63,7 @@ import tempfile
 import time
 
 MAX_ROOMS = 4096
+WS_MAX_ROOMS = 2040  # websocket.max_connections <= 4095, 2 players a room
 
 
 def pinned(cmd, core, args):
@@ -72,16 +82,21 @@ def events(path):
     return out
 
 
-def wait_port(path, proc, timeout=10.0):
+def wait_listening(path, proc, timeout=10.0):
+    """The server's "listening" line (its port, and ws_port)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if proc.poll() is not None:
             raise RuntimeError("gk-server exited: %s" % open(path).read())
         for e in events(path):
             if e.get("event") == "listening":
-                return e["port"]
+                return e
         time.sleep(0.02)
     raise RuntimeError("gk-server did not log its port")
+
+
+def wait_port(path, proc, timeout=10.0):
+    return wait_listening(path, proc, timeout)["port"]
 
 
 def ts(e):
@@ -103,6 +118,11 @@ def run_one(args, rooms, tmp, keep_log=False):
                    "creates_per_min": 0},
         "replays": {"enabled": True, "dir": os.path.join(d, "replays")},
     }
+    ws = getattr(args, "transport", "enet") == "websocket"
+    if ws:
+        cfg["websocket"] = {"enabled": True, "host": "127.0.0.1", "port": 0,
+                            "max_connections":
+                            min(4095, max(64, 2 * rooms + 16))}
     cpath = os.path.join(d, "server.json")
     with open(cpath, "w") as f:
         json.dump(cfg, f)
@@ -113,7 +133,8 @@ def run_one(args, rooms, tmp, keep_log=False):
                                       args), stdout=lf,
                                stderr=subprocess.STDOUT)
     t0 = time.monotonic()
-    port = wait_port(log, srv)
+    lst = wait_listening(log, srv)
+    port = lst["port"]
     bots = []
     left = rooms
     while left > 0:
@@ -124,6 +145,8 @@ def run_one(args, rooms, tmp, keep_log=False):
                str(args.steps), "--timeout", str(60 + args.steps // 10)]
         if not args.full_bots:
             cmd.append("--light")
+        if ws:
+            cmd += ["--ws", "ws://127.0.0.1:%d/play" % lst["ws_port"]]
         bots.append(subprocess.Popen(pinned(cmd, 1, args),
                                      stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL))
@@ -164,6 +187,7 @@ def run_one(args, rooms, tmp, keep_log=False):
     packets = st.get("packets_in", 0) + st.get("packets_out", 0)
     confirmed = st.get("steps_confirmed", 0) or 1
     res = {
+        "transport": "websocket" if ws else "enet",
         "rooms": rooms,
         "completed": completed,
         "connect_retries": retries,
@@ -235,8 +259,9 @@ def search(args, results, tmp):
         return good_n or None
     end = time.monotonic() + args.search_s
     lo = max(good_n, 1)
-    while bad_n is None and time.monotonic() < end and lo < MAX_ROOMS // 2:
-        r = measure(args, min(2 * lo, MAX_ROOMS // 2), tmp)
+    top = WS_MAX_ROOMS if args.transport == "websocket" else MAX_ROOMS // 2
+    while bad_n is None and time.monotonic() < end and lo < top:
+        r = measure(args, min(2 * lo, top), tmp)
         results.append(r)
         if good(r):
             lo = good_n = r["rooms"]
@@ -258,6 +283,7 @@ def report(args, udp, results, best):
     print("bare UDP send+receive on loopback: %d ns CPU per datagram "
           "(%d datagrams of 40 bytes)" % (udp["cpu_ns_per_packet"],
                                           udp["datagrams"]))
+    print("transport: %s" % args.transport)
     print("load: %s; %s" % ("full gk-bot" if args.full_bots
                             else "gk-bot --light",
                             "server on core 0, bots on core 1" if args.pin
@@ -299,6 +325,9 @@ def main():
                     help="do not pin the server and the bots to cores")
     ap.add_argument("--search-s", type=float, default=240,
                     help="seconds for the capacity search (0: none)")
+    ap.add_argument("--transports", default="enet",
+                    help="enet, websocket or both (comma-separated): each "
+                    "measured in this run")
     ap.add_argument("--drift-steps", type=int, default=3600,
                     help="one long 2-room match for the step rate (0: skip)")
     args = ap.parse_args()
@@ -310,21 +339,30 @@ def main():
     udp_cmd = pinned([args.udp, "200000", "40"], 0, args)
     udp = json.loads(subprocess.run(udp_cmd, check=True, capture_output=True,
                                     text=True).stdout)
-    tmp = tempfile.mkdtemp(prefix="gk-bench-server-")
-    results = []
-    try:
-        for r in [int(x) for x in args.rooms.split(",")]:
-            results.append(measure(args, r, tmp))
-        best = search(args, results, tmp)
-    finally:
-        if not args.keep:
-            shutil.rmtree(tmp, ignore_errors=True)
-    report(args, udp, results, best)
+    for tr in args.transports.split(","):
+        if tr not in ("enet", "websocket"):
+            ap.error("--transports: enet or websocket, not %r" % tr)
+    for tr in args.transports.split(","):
+        args.transport = tr
+        tmp = tempfile.mkdtemp(prefix="gk-bench-server-")
+        results = []
+        try:
+            for r in [int(x) for x in args.rooms.split(",")]:
+                if tr == "websocket" and r > WS_MAX_ROOMS:
+                    continue
+                results.append(measure(args, r, tmp))
+            best = search(args, results, tmp)
+        finally:
+            if not args.keep:
+                shutil.rmtree(tmp, ignore_errors=True)
+        report(args, udp, results, best)
+        print()
     if args.drift_steps:
         tmp = tempfile.mkdtemp(prefix="gk-bench-drift-")
         try:
             a2 = argparse.Namespace(**vars(args))
             a2.steps = args.drift_steps
+            a2.transport = "enet"
             r = run_one(a2, 2, tmp, keep_log=True)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -23,18 +23,14 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <sys/socket.h>
-#include <nettle/base64.h>
-#include <nettle/sha1.h>
 #include <netinet/in.h>
 
 #include "gk_err.h"
 #include "gk_net_wire.h"
 #include "gk_net_ws_internal.h"
+#include "gk_net_ws_key.h"
 
-#define WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 #define TICK_MS 25u
-#define KEY_LEN 24    /* base64 of 16 bytes */
-#define ACCEPT_LEN 28 /* base64 of a SHA-1 digest (20 bytes) */
 
 static struct MHD_Daemon *daemon_of(const gk_net_ws *w) {
   return (struct MHD_Daemon *)w->daemon;
@@ -187,48 +183,8 @@ static void tcp_tick(gk_net_ws *w, uint64_t now) {
 
 /* --- the handshake ------------------------------------------------------- */
 
-/* Whether a comma-separated header value holds `tok` (ASCII case
- * folded; spaces and tabs around items ignored). */
-static int has_token(const char *list, const char *tok) {
-  size_t n = strlen(tok);
-  const char *p = list;
-  while (p != NULL && *p != '\0') {
-    while (*p == ' ' || *p == '\t' || *p == ',') p++;
-    const char *end = p;
-    while (*end != '\0' && *end != ',') end++;
-    const char *last = end;
-    while (last > p && (last[-1] == ' ' || last[-1] == '\t')) last--;
-    if ((size_t)(last - p) == n && strncasecmp(p, tok, n) == 0) return 1;
-    p = end;
-  }
-  return 0;
-}
-
 static const char *header(struct MHD_Connection *mc, const char *name) {
   return MHD_lookup_connection_value(mc, MHD_HEADER_KIND, name);
-}
-
-/* The key must be the base64 of 16 bytes. */
-static int key_ok(const char *key) {
-  if (key == NULL || strlen(key) != KEY_LEN) return 0;
-  uint8_t raw[BASE64_DECODE_LENGTH(KEY_LEN) + 1];
-  size_t n = sizeof raw;
-  struct base64_decode_ctx d;
-  base64_decode_init(&d);
-  return base64_decode_update(&d, &n, raw, KEY_LEN, key) == 1 &&
-         base64_decode_final(&d) == 1 && n == 16;
-}
-
-/* RFC 6455 4.2.2: base64(SHA-1(key + GUID)); `out` holds ACCEPT_LEN + 1. */
-static void accept_key(const char *key, char *out) {
-  struct sha1_ctx s;
-  uint8_t digest[SHA1_DIGEST_SIZE];
-  sha1_init(&s);
-  sha1_update(&s, strlen(key), (const uint8_t *)key);
-  sha1_update(&s, sizeof WS_GUID - 1, (const uint8_t *)WS_GUID);
-  sha1_digest(&s, sizeof digest, digest);
-  base64_encode_raw(out, sizeof digest, digest);
-  out[ACCEPT_LEN] = '\0';
 }
 
 static enum MHD_Result refuse(struct MHD_Connection *mc, unsigned status,
@@ -271,8 +227,8 @@ static enum MHD_Result accept_ws(gk_net_ws *w, struct MHD_Connection *mc,
   if (c == NULL)
     return refuse(mc, MHD_HTTP_SERVICE_UNAVAILABLE, "server full\n",
                   &w->stats.hs_full);
-  char acc[ACCEPT_LEN + 1];
-  accept_key(key, acc);
+  char acc[GK_NET_WS_ACCEPT_LEN + 1];
+  gk_net_ws_key_accept(key, acc);
   struct MHD_Response *r = MHD_create_response_for_upgrade(on_upgrade, w);
   if (r == NULL) {
     gk__ws_slot_free(c);
@@ -315,8 +271,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc,
   const char *up = header(mc, "Upgrade"), *co = header(mc, "Connection");
   const char *key = header(mc, "Sec-WebSocket-Key");
   if (strcmp(version, MHD_HTTP_VERSION_1_1) != 0 || up == NULL || co == NULL ||
-      !has_token(up, "websocket") || !has_token(co, "upgrade") ||
-      !key_ok(key) || header(mc, "Content-Length") != NULL ||
+      !gk_net_ws_has_token(up, "websocket") ||
+      !gk_net_ws_has_token(co, "upgrade") || !gk_net_ws_key_check(key) ||
+      header(mc, "Content-Length") != NULL ||
       header(mc, "Transfer-Encoding") != NULL)
     return refuse(mc, MHD_HTTP_BAD_REQUEST, "not a WebSocket handshake\n",
                   &st->hs_upgrade);
@@ -328,7 +285,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc,
     return refuse(mc, MHD_HTTP_FORBIDDEN, "origin not allowed\n",
                   &st->hs_origin);
   const char *proto = header(mc, "Sec-WebSocket-Protocol");
-  if (proto == NULL || !has_token(proto, w->proto))
+  if (proto == NULL || !gk_net_ws_has_token(proto, w->proto))
     return refuse(mc, MHD_HTTP_BAD_REQUEST, "subprotocol required\n",
                   &st->hs_protocol);
   if (w->cb.admit != NULL) {

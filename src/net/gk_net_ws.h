@@ -20,7 +20,8 @@
  *     cost about 45 ms a message). TCP_NOTSENT_LOWAT keeps the kernel's
  *     unsent bytes small, so a backlog waits in our queue instead, where
  *     the newest INPUT/CONFIRMED replaces an older one.
- * The accept key's SHA-1 and base64 are nettle's (a dependency of
+ * The accept key (gk_net_ws_key.h, shared with the client) uses
+ * nettle's SHA-1 and base64 (a dependency of
  * libmicrohttpd's GnuTLS already).
  *
  * Everything runs on the loop thread. No callback runs inside

@@ -38,7 +38,9 @@
   X(ENOTOKEN, -27, "a connect token is required")                              \
   X(EGRANT, -28, "the token does not grant this request")                      \
   X(EROLE, -29, "the token grants another role")                               \
-  X(ELIMIT, -30, "rate or connection limit reached")
+  X(ELIMIT, -30, "rate or connection limit reached")                           \
+  X(ETIMEDOUT, -31, "timed out")                                               \
+  X(EREFUSED, -32, "refused by the other side")
 
 enum {
 #define GK__ERR_ENUM(name, code, msg) GK_##name = (code),

@@ -5,16 +5,18 @@
  *          [--input-delay D] [--timeout SEC] [--key FILE | --token TOKEN]
  *          [--jitter MS] [--latency-schedule STEP:MS,...] [--light]
  *          [--drop SLOT:STEP:MS]... [--spectators N]
- *          [--late-join STEP]
+ *          [--late-join STEP] [--ws URL [--ws-players K] [--ws-swap]]
  *
  * What a load test or a smoke test needs: R rooms of P bot players each,
  * on one uv loop. Every player is a gk_net_peer (driven by its uv adapter,
  * gk_net_peer_uv) with its own ENet client (gk_net_transport, so the
- * server sees one address per player) and the genre's built-in bot as its
- * input source. Per room: player 0 connects
- * and creates the room; once the code is back the others connect and join
- * it; when all have joined, player 0 starts the match; when player 0's loop
- * has run N steps it ends the match (END_MATCH), so the server finalises
+ * server sees one address per player) or, with --ws, its own WebSocket
+ * connection (gk_net_ws_client; --ws-players K: only the last K players
+ * of each room; both behind gk_bot_link.h) and the genre's built-in bot
+ * as its input source. Per room: player 0 connects and creates the room;
+ * once the code is back the others connect and join it; when all have
+ * joined, player 0 starts the match; when player 0's loop has run N steps
+ * it ends the match (END_MATCH), so the server finalises
  * the replay. With --loss/--latency every datagram goes through one
  * gk_net_fault relay in front of the server (both directions). Against a
  * server in token mode, --key FILE mints a connect token for every request
@@ -78,10 +80,10 @@ void bot_room_check_done(bot_room *r) {
  * INPUT before it again (an older one after a newer one). */
 static void chaos_dup(bot_peer *p, const uint8_t *bytes, size_t len,
                       int reliable) {
-  if (gk_net_transport_send(&p->tr, p->conn, bytes, len, reliable) == 0)
+  if (gk_bot_link_send(&p->link, p->conn, bytes, len, reliable) == 0)
     p->b->chaos_extra++;
-  if (p->held_len && gk_net_transport_send(&p->tr, p->conn, p->held,
-                                           p->held_len, reliable) == 0)
+  if (p->held_len &&
+      gk_bot_link_send(&p->link, p->conn, p->held, p->held_len, reliable) == 0)
     p->b->chaos_extra++;
   memcpy(p->held, bytes, len);
   p->held_len = len;
@@ -91,7 +93,7 @@ static int peer_send(void *ctx, const uint8_t *bytes, size_t len,
                      int reliable) {
   bot_peer *p = ctx;
   if (!p->connected) return GK_ENOTFOUND;
-  int rc = gk_net_transport_send(&p->tr, p->conn, bytes, len, reliable);
+  int rc = gk_bot_link_send(&p->link, p->conn, bytes, len, reliable);
   if (rc == 0 && p->b->chaos_dup && p->index + 1 == p->b->players && len >= 2 &&
       len <= GK_WIRE_MAX && bytes[1] == GK_MSG_INPUT)
     chaos_dup(p, bytes, len, reliable);
@@ -209,7 +211,7 @@ static void peer_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
 /* --- transport callbacks ----------------------------------------------------
  */
 
-static void tr_receive(void *ctx, gk_net_transport *t, uint32_t conn,
+static void tr_receive(void *ctx, gk_bot_link *t, uint32_t conn,
                        const uint8_t *bytes, size_t len) {
   bot_peer *p = ctx;
   (void)t;
@@ -236,7 +238,7 @@ static int put_token(bot_peer *p, int create, uint8_t *len, uint8_t *tok) {
   return bot_token(b, &g, bot_client_id(p), len, tok);
 }
 
-static void tr_connect(void *ctx, gk_net_transport *t, uint32_t conn) {
+static void tr_connect(void *ctx, gk_bot_link *t, uint32_t conn) {
   bot_peer *p = ctx;
   (void)t;
   p->conn = conn;
@@ -272,32 +274,42 @@ static void tr_connect(void *ctx, gk_net_transport *t, uint32_t conn) {
   gk_net_peer_uv_send_msg(&p->peer, &m);
 }
 
-static void tr_disconnect(void *ctx, gk_net_transport *t, uint32_t conn) {
+static void tr_disconnect(void *ctx, gk_bot_link *t, uint32_t conn,
+                          const char *why) {
   bot_peer *p = ctx;
   (void)t;
   (void)conn;
   p->connected = 0;
   if (!p->ended && !p->b->finished && !p->away) {
-    bot_room_fail(p->room, "a player was disconnected", NULL);
+    bot_room_fail(p->room, "a player was disconnected", why);
     bot_room_check_done(p->room);
   }
 }
 
+int bot_peer_ws(const bot_peer *p) {
+  const bot *b = p->b;
+  if (b->ws_url == NULL) return 0;
+  int ws = b->ws_players == 0 || (!p->spectator && p->index < b->players &&
+                                  p->index >= b->players - b->ws_players);
+  return ws ^ p->ws_flip;
+}
+
 void bot_connect_peer(bot_peer *p) {
   bot *b = p->b;
-  gk_net_transport_options to;
-  memset(&to, 0, sizeof(to));
-  to.max_peers = 1;
-  to.service_ms = 5;
-  to.timeout_ms = 10000;
-  gk_net_transport_callbacks tc = {p, tr_receive, tr_connect, tr_disconnect};
-  int rc = gk_net_transport_init(&p->tr, b->loop, &to, &tc);
+  gk_bot_link_options lo = {.ws_url = bot_peer_ws(p) ? b->ws_url : NULL,
+                            .host = b->host,
+                            .port = b->port,
+                            .max_conns = 1,
+                            .timeout_ms = 10000};
+  gk_bot_link_callbacks lc = {p, tr_receive, tr_connect, tr_disconnect};
+  char err[256] = "";
+  int rc = gk_bot_link_init(&p->link, b->loop, &lo, &lc, err, sizeof err);
   if (rc == 0) {
     p->tr_open = 1;
-    rc = gk_net_transport_connect(&p->tr, b->host, b->port, &p->conn);
+    rc = gk_bot_link_connect(&p->link, &p->conn);
   }
   if (rc) {
-    bot_room_fail(p->room, "cannot connect", gk_strerror(rc));
+    bot_room_fail(p->room, "cannot connect", err[0] ? err : gk_strerror(rc));
     bot_room_check_done(p->room);
   }
 }
@@ -310,7 +322,7 @@ static void on_closed_handle(uv_handle_t *h) {
 static void on_peer_closed(gk_net_peer_uv *p) {
   (void)p;
 }
-static void on_tr_closed(gk_net_transport *t) {
+static void on_tr_closed(gk_bot_link *t) {
   (void)t;
 }
 static void on_fault_closed(gk_net_fault *f) {
@@ -328,7 +340,7 @@ static void finish(bot *b) {
     for (uint32_t j = 0; j < bot_room_peers(b); j++) {
       bot_peer *p = &b->room[i].peers[j];
       if (p->peer_open) gk_net_peer_uv_close(&p->peer, on_peer_closed);
-      if (p->tr_open) gk_net_transport_close(&p->tr, on_tr_closed);
+      if (p->tr_open) gk_bot_link_close(&p->link, on_tr_closed);
     }
   }
   bot_rejoin_close(b);
@@ -458,14 +470,16 @@ int main(int argc, char **argv) {
   b.loop = &loop;
   if (a.light) {
     if (b.loss > 0.0 || b.latency_ms > 0 || b.token_mode || b.ndrops ||
-        b.spectators || b.late_join) {
+        b.spectators || b.late_join || b.ws_swap) {
       fprintf(stderr, "gk-bot: --light takes no --loss, --latency, --key, "
-                      "--token, --drop, --spectators or --late-join\n");
+                      "--token, --drop, --spectators, --late-join or "
+                      "--ws-swap\n");
       return 2;
     }
-    gk_bot_light_options lo = {&loop,         b.sim,     b.host,     b.port,
-                               b.rooms,       b.players, b.steps,    b.seed,
-                               b.input_delay, b.options, b.timeout_s};
+    gk_bot_light_options lo = {&loop,         b.sim,     b.host,      b.port,
+                               b.rooms,       b.players, b.steps,     b.seed,
+                               b.input_delay, b.options, b.timeout_s, b.ws_url,
+                               b.ws_players};
     st = gk_bot_light_run(&lo);
     uv_loop_close(&loop);
     return st;

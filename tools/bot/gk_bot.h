@@ -17,6 +17,7 @@
 
 #include "gk_net_fault.h"
 #include "gk_net_peer_uv.h"
+#include "gk_bot_link.h"
 #include "gk_net_transport.h"
 #include "gk_net_wire.h"
 #include "gk_token.h"
@@ -31,9 +32,10 @@ typedef struct bot_room bot_room;
 typedef struct bot_peer {
   bot *b;
   bot_room *room;
-  uint32_t index; /* in the room; 0 creates and hosts */
-  gk_net_transport tr;
+  uint32_t index;   /* in the room; 0 creates and hosts */
+  gk_bot_link link; /* ENet or WebSocket (gk_bot_link.h) */
   int tr_open;
+  int ws_flip; /* --ws-swap: its rejoins alternate transports */
   uint32_t conn;
   int connected;
   gk_net_peer_uv peer; /* the engine is peer.eng */
@@ -159,6 +161,12 @@ struct bot {
    * once its creator ran STEP */
   int late_join;
   uint64_t late_join_step;
+  /* --ws URL: players over WebSocket (all, or with --ws-players K the
+   * last K of each room); --ws-swap: a --drop rejoin comes back on the
+   * other transport */
+  const char *ws_url;
+  uint32_t ws_players;
+  int ws_swap;
 };
 
 /* The command line, before it is checked as a whole. */
@@ -189,10 +197,15 @@ void bot_room_check_done(bot_room *r);
 /* Opens p's peer engine (the player's or, with p->spectator, the
  * spectator's callbacks). 0 or gk_net_peer_init's code. */
 int bot_peer_open(bot_peer *p);
-/* Opens p's transport and connects it; a failure fails the room. */
+/* Opens p's link (ENet or WebSocket, bot_peer_ws) and connects it; a
+ * failure fails the room. */
 void bot_connect_peer(bot_peer *p);
+/* 1 if p's next connection goes over WebSocket. */
+int bot_peer_ws(const bot_peer *p);
 
 /* gk_bot_rejoin.c: --drop and --spectators. */
+/* --ws URL into b, checked (a bad URL is said on stderr). 0 or 1. */
+int bot_check_ws_url(const char *v, bot *b);
 /* --drop SLOT:STEP:MS into b (repeatable). 0, or 1 after saying why. */
 int bot_parse_drop(const char *v, bot *b);
 /* Checks the drops and spectators against the rest; -1 to go on, else 2

@@ -31,6 +31,7 @@ static void usage(FILE *f) {
           "              [--jitter MS] [--latency-schedule STEP:MS,...]\n"
           "              [--genre-lib PATH]... [--late-join STEP]\n"
           "              [--drop SLOT:STEP:MS]... [--spectators N]\n"
+          "              [--ws URL [--ws-players K] [--ws-swap]]\n"
           "\n"
           "Plays R rooms of P bot players each against a gk-server, N steps\n"
           "per match, then the host of each room ends its match. Prints one\n"
@@ -67,6 +68,16 @@ static void usage(FILE *f) {
           "  --token TOKEN   send exactly this token (base64url) with every\n"
           "                  request, for negative tests\n");
   usage_rejoin(f);
+  fprintf(f,
+          "  --ws URL        players connect over WebSocket to URL\n"
+          "                  (ws://HOST:PORT/PATH, the server's websocket\n"
+          "                  listener, e.g. ws://127.0.0.1:7779/play; wss://\n"
+          "                  is for browsers behind a proxy); --server is\n"
+          "                  then needed only for ENet players\n"
+          "  --ws-players K  only the last K players of each room use --ws,\n"
+          "                  the others ENet (mixed rooms)\n"
+          "  --ws-swap       a --drop rejoin comes back on the other\n"
+          "                  transport (ENet <-> WebSocket)\n");
 }
 
 /* A decimal number up to max (gk_parse_u64: digits only). 0 or -1. */
@@ -173,7 +184,13 @@ static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
   } else if (strcmp(o, "--late-join") == 0)
     return b->late_join = 1,
            parse_num(v, GK_WIRE_STEP_LIMIT - 1, &b->late_join_step) != 0;
-  else if (strcmp(o, "--options") == 0)
+  else if (strcmp(o, "--ws") == 0)
+    return bot_check_ws_url(v, b);
+  else if (strcmp(o, "--ws-players") == 0) {
+    uint64_t n = 0;
+    if (parse_num(v, GK_PLAYERS_MAX, &n) != 0 || n == 0) return 1;
+    b->ws_players = (uint32_t)n;
+  } else if (strcmp(o, "--options") == 0)
     b->options = v;
   else if (strcmp(o, "--key") == 0)
     a->key_file = v;
@@ -196,8 +213,8 @@ int bot_parse_args(int argc, char **argv, bot_args *a, bot *b) {
       usage(stdout);
       return 0;
     }
-    if (strcmp(o, "--light") == 0) { /* the one option without a value */
-      a->light = 1;
+    if (strcmp(o, "--light") == 0 || strcmp(o, "--ws-swap") == 0) {
+      *(o[2] == 'l' ? &a->light : &b->ws_swap) = 1; /* no value */
       continue;
     }
     if (i + 1 >= argc || strncmp(o, "--", 2) != 0) {
@@ -218,10 +235,11 @@ int bot_parse_args(int argc, char **argv, bot_args *a, bot *b) {
       return 2;
     }
   }
-  if (!a->server || !a->genre || !a->have_rooms || !a->have_players ||
-      !a->have_steps || a->rooms == 0 || a->players == 0 || a->steps == 0) {
-    fprintf(stderr, "gk-bot: --server, --genre, --rooms, --players and "
-                    "--steps are required (and non-zero)\n");
+  if ((!a->server && !(b->ws_url && !b->ws_players && !b->ws_swap)) ||
+      !a->genre || !a->have_rooms || !a->have_players || !a->have_steps ||
+      a->rooms == 0 || a->players == 0 || a->steps == 0) {
+    fprintf(stderr, "gk-bot: --server (or --ws alone), --genre, --rooms, "
+                    "--players and --steps are required (and non-zero)\n");
     usage(stderr);
     return 2;
   }
@@ -255,17 +273,39 @@ static int check_token_args(const bot_args *a, bot *b) {
   return -1;
 }
 
-int bot_check_args(const bot_args *a, bot *b, char *host) {
-  const char *colon = strrchr(a->server, ':');
-  uint64_t port = 0;
-  if (!colon || colon == a->server || (size_t)(colon - a->server) >= 256 ||
-      parse_num(colon + 1, 65535, &port) || port == 0) {
-    fprintf(stderr, "gk-bot: --server must be HOST:PORT, got '%s'\n",
-            a->server);
+/* --ws, --ws-players, --ws-swap as a whole. -1 to go on, else 2. */
+static int check_ws_args(const bot_args *a, const bot *b) {
+  if ((b->ws_players || b->ws_swap) && b->ws_url == NULL) {
+    fprintf(stderr, "gk-bot: --ws-players and --ws-swap need --ws\n");
     return 2;
   }
-  memcpy(host, a->server, (size_t)(colon - a->server));
-  host[colon - a->server] = '\0';
+  if (b->ws_players > a->players) {
+    fprintf(stderr, "gk-bot: --ws-players %u of %u players\n", b->ws_players,
+            (unsigned)a->players);
+    return 2;
+  }
+  if (b->ws_url && (b->loss > 0.0 || a->latency || a->jitter || b->nschedule)) {
+    fprintf(stderr, "gk-bot: --loss, --latency, --jitter and "
+                    "--latency-schedule are a UDP relay's: not with --ws "
+                    "(TCP loss: nftables in a network namespace)\n");
+    return 2;
+  }
+  return -1;
+}
+
+int bot_check_args(const bot_args *a, bot *b, char *host) {
+  int ws = check_ws_args(a, b);
+  if (ws >= 0) return ws;
+  const char *server = a->server ? a->server : "127.0.0.1:1"; /* unused */
+  const char *colon = strrchr(server, ':');
+  uint64_t port = 0;
+  if (!colon || colon == server || (size_t)(colon - server) >= 256 ||
+      parse_num(colon + 1, 65535, &port) || port == 0) {
+    fprintf(stderr, "gk-bot: --server must be HOST:PORT, got '%s'\n", server);
+    return 2;
+  }
+  memcpy(host, server, (size_t)(colon - server));
+  host[colon - server] = '\0';
   b->sim = gk_genre_find(a->genre);
   if (!b->sim) {
     fprintf(stderr, "gk-bot: unknown genre '%s'\n", a->genre);

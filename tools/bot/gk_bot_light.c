@@ -37,7 +37,7 @@
 
 #include "gk_err.h"
 #include "gk_net_sched.h"
-#include "gk_net_transport.h"
+#include "gk_bot_link.h"
 #include "gk_net_wire.h"
 #include "gk_rng.h"
 
@@ -54,9 +54,15 @@ typedef struct lbot lbot;
 typedef struct lroom lroom;
 typedef struct lplayer lplayer;
 
+/* A host is one link: an ENet host, or a WebSocket client whose players
+ * each have a TCP connection (--ws). The match code sends with
+ * gk_net_transport_send(&host->tr, ...): on a link that is the link's
+ * send, whichever transport it runs on. */
+#define gk_net_transport_send gk_bot_link_send
+
 typedef struct lhost {
   lbot *b;
-  gk_net_transport tr;
+  gk_bot_link tr;
   int open;
   lplayer *by_conn[GK_BOT_LIGHT_HOST_PEERS];
 } lhost;
@@ -188,10 +194,10 @@ static void player_done(lplayer *p) {
 
 static void connect_player(lplayer *p) {
   lbot *b = p->room->b;
-  int rc =
-      gk_net_transport_connect(&p->host->tr, b->o.host, b->o.port, &p->conn);
-  if (rc == 0 && p->conn < GK_BOT_LIGHT_HOST_PEERS) {
-    p->host->by_conn[p->conn] = p;
+  int rc = gk_bot_link_connect(&p->host->tr, &p->conn);
+  uint32_t slot = gk_bot_link_slot(&p->host->tr, p->conn);
+  if (rc == 0 && slot < GK_BOT_LIGHT_HOST_PEERS) {
+    p->host->by_conn[slot] = p;
     p->attempting = 1;
     p->attempt_ns = uv_hrtime();
     if (p->tries++ > 0) b->connect_retries++;
@@ -227,7 +233,7 @@ static int retry_later(lplayer *p) {
 static void check_connect(lplayer *p, uint64_t now) {
   if (p->attempting) {
     if (now - p->attempt_ns >= CONNECT_WAIT_NS)
-      gk_net_transport_disconnect(&p->host->tr, p->conn, 1);
+      gk_bot_link_disconnect(&p->host->tr, p->conn, 1);
   } else if (p->tries > 0 && now >= p->attempt_ns) {
     connect_player(p);
   }
@@ -443,10 +449,12 @@ static void on_tick(uv_timer_t *t) {
 /* --- transport callbacks -------------------------------------------------- */
 
 static lplayer *player_of(lhost *h, uint32_t conn) {
-  return conn < GK_BOT_LIGHT_HOST_PEERS ? h->by_conn[conn] : NULL;
+  uint32_t slot = gk_bot_link_slot(&h->tr, conn);
+  lplayer *p = slot < GK_BOT_LIGHT_HOST_PEERS ? h->by_conn[slot] : NULL;
+  return p != NULL && p->conn == conn ? p : NULL; /* not a stale id */
 }
 
-static void tr_receive(void *ctx, gk_net_transport *t, uint32_t conn,
+static void tr_receive(void *ctx, gk_bot_link *t, uint32_t conn,
                        const uint8_t *bytes, size_t len) {
   (void)t;
   lplayer *p = player_of(ctx, conn);
@@ -455,7 +463,7 @@ static void tr_receive(void *ctx, gk_net_transport *t, uint32_t conn,
   if (gk_wire_decode(bytes, len, &m) == 0) on_msg(p, &m);
 }
 
-static void tr_connect(void *ctx, gk_net_transport *t, uint32_t conn) {
+static void tr_connect(void *ctx, gk_bot_link *t, uint32_t conn) {
   (void)t;
   lplayer *p = player_of(ctx, conn);
   if (p == NULL) return;
@@ -478,18 +486,18 @@ static void tr_connect(void *ctx, gk_net_transport *t, uint32_t conn) {
   send_msg(p, &m);
 }
 
-static void tr_disconnect(void *ctx, gk_net_transport *t, uint32_t conn) {
-  (void)t;
+static void tr_disconnect(void *ctx, gk_bot_link *t, uint32_t conn,
+                          const char *why) {
   lplayer *p = player_of(ctx, conn);
   if (p == NULL) return;
   p->connected = 0;
-  ((lhost *)ctx)->by_conn[conn] = NULL;
+  ((lhost *)ctx)->by_conn[gk_bot_link_slot(t, conn)] = NULL;
   if (retry_later(p) || p->done || p->room->b->finished) return;
   if (p->joined) {
-    room_fail(p->room, "a player was disconnected", NULL);
+    room_fail(p->room, "a player was disconnected", why);
   } else {
-    char n[32];
-    snprintf(n, sizeof n, "%u attempts", p->tries);
+    char n[120]; /* what fits the room's error after the sentence */
+    snprintf(n, sizeof n, "%u attempts, the last: %s", p->tries, why);
     room_fail(p->room, "a player's connection got no answer", n);
   }
 }
@@ -573,7 +581,7 @@ static void on_closed(uv_handle_t *h) {
   (void)h;
 }
 
-static void on_tr_closed(gk_net_transport *t) {
+static void on_tr_closed(gk_bot_link *t) {
   (void)t;
 }
 
@@ -584,7 +592,7 @@ static void finish(lbot *b) {
   uv_close((uv_handle_t *)&b->tick, on_closed);
   uv_close((uv_handle_t *)&b->timeout, on_closed);
   for (uint32_t i = 0; i < b->nhosts; i++)
-    if (b->hosts[i].open) gk_net_transport_close(&b->hosts[i].tr, on_tr_closed);
+    if (b->hosts[i].open) gk_bot_link_close(&b->hosts[i].tr, on_tr_closed);
 }
 
 static void on_timeout(uv_timer_t *t) {
@@ -596,22 +604,45 @@ static void on_timeout(uv_timer_t *t) {
 
 /* --- set up --------------------------------------------------------------- */
 
+/* Players per room over WebSocket (the last ones of each room). */
+static uint32_t ws_per_room(const lbot *b) {
+  if (b->o.ws_url == NULL) return 0;
+  return b->o.ws_players ? b->o.ws_players : b->o.players;
+}
+
+/* The host of player j of room i: ENet hosts first, then WebSocket
+ * clients, GK_BOT_LIGHT_HOST_PEERS players each. */
+static lhost *host_of(lbot *b, uint32_t i, uint32_t j) {
+  uint32_t ws = ws_per_room(b), en = b->o.players - ws;
+  uint32_t nen =
+      (uint32_t)(((uint64_t)b->o.rooms * en + GK_BOT_LIGHT_HOST_PEERS - 1) /
+                 GK_BOT_LIGHT_HOST_PEERS);
+  if (j < en)
+    return &b->hosts[((uint64_t)i * en + j) / GK_BOT_LIGHT_HOST_PEERS];
+  return &b->hosts[nen +
+                   ((uint64_t)i * ws + (j - en)) / GK_BOT_LIGHT_HOST_PEERS];
+}
+
 static int open_hosts(lbot *b) {
-  uint64_t total = (uint64_t)b->o.rooms * b->o.players;
-  b->nhosts = (uint32_t)((total + GK_BOT_LIGHT_HOST_PEERS - 1) /
-                         GK_BOT_LIGHT_HOST_PEERS);
+  uint64_t ws = (uint64_t)b->o.rooms * ws_per_room(b);
+  uint64_t en = (uint64_t)b->o.rooms * b->o.players - ws;
+  uint32_t nen =
+      (uint32_t)((en + GK_BOT_LIGHT_HOST_PEERS - 1) / GK_BOT_LIGHT_HOST_PEERS);
+  b->nhosts = nen + (uint32_t)((ws + GK_BOT_LIGHT_HOST_PEERS - 1) /
+                               GK_BOT_LIGHT_HOST_PEERS);
   b->hosts = calloc(b->nhosts, sizeof *b->hosts);
   if (b->hosts == NULL) return GK_ENOMEM;
   for (uint32_t i = 0; i < b->nhosts; i++) {
     lhost *h = &b->hosts[i];
-    gk_net_transport_options to;
-    memset(&to, 0, sizeof to);
-    to.max_peers = GK_BOT_LIGHT_HOST_PEERS;
-    to.service_ms = 5;
-    to.timeout_ms = 10000;
-    gk_net_transport_callbacks tc = {h, tr_receive, tr_connect, tr_disconnect};
+    gk_bot_link_options lo = {.ws_url = i < nen ? NULL : b->o.ws_url,
+                              .host = b->o.host,
+                              .port = b->o.port,
+                              .max_conns = GK_BOT_LIGHT_HOST_PEERS,
+                              .timeout_ms = 10000};
+    gk_bot_link_callbacks lc = {h, tr_receive, tr_connect, tr_disconnect};
     h->b = b;
-    int rc = gk_net_transport_init(&h->tr, b->o.loop, &to, &tc);
+    char err[256];
+    int rc = gk_bot_link_init(&h->tr, b->o.loop, &lo, &lc, err, sizeof err);
     if (rc != 0) return rc;
     h->open = 1;
   }
@@ -634,7 +665,7 @@ static int open_rooms(lbot *b) {
       uint64_t g = (uint64_t)i * b->o.players + j;
       p->room = r;
       p->index = j;
-      p->host = &b->hosts[g / GK_BOT_LIGHT_HOST_PEERS];
+      p->host = host_of(b, i, j);
       p->end_step = UINT64_MAX;
       p->rng = b->o.seed ^ (g * 0x9e3779b97f4a7c15ull);
       p->rec = calloc(RING, isz);
@@ -668,7 +699,7 @@ int gk_bot_light_run(const gk_bot_light_options *o) {
   if (rc != 0) {
     fprintf(stderr, "gk-bot --light: %s\n", gk_strerror(rc));
     for (uint32_t i = 0; i < b->nhosts; i++)
-      if (b->hosts[i].open) gk_net_transport_close(&b->hosts[i].tr, NULL);
+      if (b->hosts[i].open) gk_bot_link_close(&b->hosts[i].tr, NULL);
     uv_run(o->loop, UV_RUN_DEFAULT);
     free_all(b);
     free(b);

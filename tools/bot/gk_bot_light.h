@@ -8,7 +8,9 @@
  * server needs from a player:
  *   - many players share one ENet host (up to GK_BOT_LIGHT_HOST_PEERS
  *     connections each; the server tells them apart by connection, as it
- *     would tell apart players behind one NAT);
+ *     would tell apart players behind one NAT); with --ws, players of
+ *     WebSocket have one TCP connection each, GK_BOT_LIGHT_HOST_PEERS
+ *     of them per client object (gk_bot_link.h);
  *   - one uv timer samples every player on its own schedule (rooms are
  *     spread over the step period, so the load has no burst per step);
  *     the schedule is fixed from MATCH_START on: a player held back by
@@ -58,6 +60,8 @@ typedef struct gk_bot_light_options {
   uint32_t input_delay;
   const char *options; /* genre options JSON text, may be NULL */
   uint32_t timeout_s;  /* give up after this long */
+  const char *ws_url;  /* players over WebSocket to this URL; NULL: ENet */
+  uint32_t ws_players; /* with ws_url: the last K of each room; 0: all */
 } gk_bot_light_options;
 
 /* Plays every room to its end (or the timeout) on o->loop, prints the

@@ -132,15 +132,15 @@ static bot_peer *of_peer(gk_net_peer_uv *u) {
   return (bot_peer *)(void *)((char *)u - offsetof(bot_peer, peer));
 }
 
-static bot_peer *of_tr(gk_net_transport *t) {
-  return (bot_peer *)(void *)((char *)t - offsetof(bot_peer, tr));
+static bot_peer *of_tr(gk_bot_link *t) {
+  return (bot_peer *)(void *)((char *)t - offsetof(bot_peer, link));
 }
 
 static void peer_closed(gk_net_peer_uv *u) {
   of_peer(u)->closing--;
 }
 
-static void tr_closed(gk_net_transport *t) {
+static void tr_closed(gk_bot_link *t) {
   of_tr(t)->closing--;
 }
 
@@ -164,10 +164,10 @@ static void let_go(bot_peer *p) {
     gk_net_peer_uv_close(&p->peer, peer_closed);
   }
   if (p->tr_open) {
-    if (p->connected) gk_net_transport_disconnect(&p->tr, p->conn, 1);
+    if (p->connected) gk_bot_link_disconnect(&p->link, p->conn, 1);
     p->tr_open = 0;
     p->closing++;
-    gk_net_transport_close(&p->tr, tr_closed);
+    gk_bot_link_close(&p->link, tr_closed);
   }
   p->connected = 0;
 }
@@ -202,6 +202,7 @@ static void on_drop(uv_timer_t *t) {
   }
   p->tries = 0;
   p->rec = 0;
+  if (b->ws_swap) p->ws_flip ^= 1; /* back on the other transport */
   let_go(p);
   arm(p, b->drops[p->drop].ms, on_back);
 }
@@ -368,7 +369,7 @@ static void close_one(bot_peer *p) {
   }
   if (!p->spectator) return; /* finish() closes the players' */
   if (p->peer_open) gk_net_peer_uv_close(&p->peer, NULL);
-  if (p->tr_open) gk_net_transport_close(&p->tr, NULL);
+  if (p->tr_open) gk_bot_link_close(&p->link, NULL);
   p->peer_open = p->tr_open = 0;
 }
 
@@ -429,4 +430,15 @@ int bot_rejoin_summary(cJSON *ro, const bot *b, const bot_room *r) {
   /* a spectator that disagrees is a desync; a room that failed is counted
    * as failed instead */
   return !agree && p0->ended && !r->failed;
+}
+
+int bot_check_ws_url(const char *v, bot *b) {
+  gk_net_ws_url u;
+  char err[256];
+  if (gk_net_ws_url_parse(v, &u, err, sizeof err) != 0) {
+    fprintf(stderr, "gk-bot: --ws: %s\n", err);
+    return 1;
+  }
+  b->ws_url = v;
+  return 0;
 }
