@@ -156,6 +156,24 @@ typedef struct gk_net_peer_options {
   gk_history_options history;
   /* Tests only: a fault in answering STATE_REQUEST (GK_NET_PEER_STATE_*). */
   int state_fault;
+  /* 1: no simulation (gk-bot --light, many players in one process). The
+   * peer keeps the whole client protocol (MATCH_START, sampling `source`
+   * within the bound, INPUT with every unacknowledged record, CONFIRMED
+   * and its acks, delay changes, MATCH_END, REMOVE_PLAYER) but runs no
+   * loop: `step` gets each confirmed merged step (hash 0) in order, no
+   * hashes are reported, the genre's options are not applied (any text
+   * is taken), and rejoin, spectating, snapshots and STATE_REQUEST are
+   * refused (GK_ESTATE). `source` must then be non-NULL. */
+  int no_sim;
+  /* 1: a wait on the bound does not move the schedule: the deadlines it
+   * held back are sampled at once when the bound allows (one hiccup
+   * never shifts the rest of the match). 0: the schedule restarts from
+   * the moment sampling may resume (no burst after a stall). */
+  int fixed_schedule;
+  /* The first sampling deadline comes phase_num / phase_den of a step
+   * period after MATCH_START (phase_den 0: at once), so the peers of one
+   * process can spread their sampling over the period. */
+  uint32_t phase_num, phase_den;
 } gk_net_peer_options;
 
 /* gk_net_peer_options.state_fault: how a test peer answers STATE_REQUEST. */
@@ -212,7 +230,7 @@ struct gk_net_peer {
   /* private */
   gk_net_peer_options opts;
   gk_net_peer_callbacks cb;
-  gk_bot_input bot;
+  gk_bot_input *bot; /* the genre's bot when no source is given (owned) */
   gk_input *source;
   void *sim_cfg;
   uint64_t step_ns;
