@@ -145,8 +145,7 @@ static uint64_t steps_done(const gk_net_peer *p) {
 static void pass_steps(gk_net_peer *p) {
   gk_step_input in;
   while (gk_inbuf_ready(&p->inbuf) > 0 && !p->ended) {
-    if (p->inbuf.base.read(&p->inbuf.base, p->inbuf.next_read, &in) != 0)
-      break;
+    if (p->inbuf.base.read(&p->inbuf.base, p->inbuf.next_read, &in) != 0) break;
     p->stats.steps_run++;
     if (p->cb.step != NULL) p->cb.step(p->cb.ctx, p, &in, 0);
   }

@@ -41,8 +41,8 @@
 #include "gk_net_wire.h"
 #include "gk_rng.h"
 
-#define WINDOW 128       /* steps an engine holds (records, sample times) */
-#define PATTERN_STEPS 32 /* a pattern value is held this many steps */
+#define WINDOW 128         /* steps an engine holds (records, sample times) */
+#define PATTERN_STEPS 32   /* a pattern value is held this many steps */
 #define LAT_MAX (1u << 22) /* latency samples over all players */
 #define TICK_MS 1
 #define CONNECT_TRIES 6                 /* connection attempts per player */
