@@ -36,6 +36,7 @@
 #include <cjson/cJSON.h>
 
 #include "gk_err.h"
+#include "gk_net_lobby.h"
 #include "gk_net_peer.h"
 #include "gk_net_transport.h"
 #include "gk_net_wire.h"
@@ -88,8 +89,8 @@ struct lroom {
   lbot *b;
   uint32_t index;
   lplayer *pl;
-  char code[GK_WIRE_CODE_LEN + 1];
-  int created, start_sent, end_sent, failed, done;
+  gk_net_lobby lobby; /* create, join, start */
+  int end_sent, failed, done;
   char error[160];
   uint64_t desyncs;
 };
@@ -241,42 +242,32 @@ static void peer_ended(void *ctx, gk_net_peer *np, uint64_t step, int reason) {
     player_done(p);
 }
 
-/* Everyone joined: player 0 starts the match. */
-static void maybe_start(lroom *r) {
-  if (!r->created || r->start_sent) return;
-  for (uint32_t i = 0; i < r->b->o.players; i++)
-    if (!r->pl[i].joined) return;
-  r->start_sent = 1;
-  send_simple(&r->pl[0], GK_MSG_START_MATCH);
-}
-
-/* What the engine leaves to its owner: the room's setup and errors. */
+/* What the engine leaves to its owner: the room's setup (gk_net_lobby:
+ * once the room exists the others connect; once all are in, player 0
+ * starts the match) and errors. */
 static void peer_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
   lplayer *p = ctx;
   lroom *r = p->room;
   (void)np;
-  switch (m->type) {
-  case GK_MSG_ROOM_CREATED:
-    if (p->index != 0 || r->created) break;
-    memcpy(r->code, m->u.room.code, sizeof r->code);
-    r->created = 1;
+  switch (gk_net_lobby_on_msg(&r->lobby, p->index, m)) {
+  case GK_NET_LOBBY_CREATED:
     p->joined = 1;
     for (uint32_t i = 1; i < r->b->o.players; i++) connect_player(&r->pl[i]);
-    maybe_start(r);
     break;
-  case GK_MSG_JOINED:
+  case GK_NET_LOBBY_JOINED:
     p->joined = 1;
-    maybe_start(r);
     break;
-  case GK_MSG_ERROR:
+  case GK_NET_LOBBY_ERROR:
     room_fail(r, "server error", m->u.error.text);
-    break;
-  case GK_MSG_SHUTDOWN:
+    return;
+  case GK_NET_LOBBY_SHUTDOWN:
     room_fail(r, "the server is shutting down", NULL);
-    break;
+    return;
   default: /* STALL and the rest: nothing to do */
-    break;
+    return;
   }
+  gk_wire_msg s;
+  if (gk_net_lobby_start(&r->lobby, &s)) send_msg(&r->pl[0], &s);
 }
 
 /* A datagram for a player's engine. A MATCH_START it cannot take fails
@@ -341,23 +332,9 @@ static void tr_connect(void *ctx, gk_net_transport *t, uint32_t conn) {
   (void)t;
   lplayer *p = player_of(ctx, conn);
   if (p == NULL) return;
-  lbot *b = p->room->b;
   p->connected = 1;
-  gk_wire_msg m;
-  memset(&m, 0, sizeof m);
-  if (p->index == 0) {
-    m.type = GK_MSG_CREATE_ROOM;
-    m.u.create_room.max_players = (uint8_t)b->o.players;
-    m.u.create_room.input_delay = (uint8_t)b->o.input_delay;
-    snprintf(m.u.create_room.genre, sizeof m.u.create_room.genre, "%s",
-             b->o.sim->name);
-    snprintf(m.u.create_room.config, sizeof m.u.create_room.config, "%s",
-             b->o.options ? b->o.options : "");
-  } else {
-    m.type = GK_MSG_JOIN_ROOM;
-    memcpy(m.u.room.code, p->room->code, sizeof m.u.room.code);
-  }
-  send_msg(p, &m);
+  gk_wire_msg m; /* CREATE_ROOM or JOIN_ROOM */
+  if (gk_net_lobby_request(&p->room->lobby, p->index, &m) == 0) send_msg(p, &m);
 }
 
 static void tr_disconnect(void *ctx, gk_net_transport *t, uint32_t conn) {
@@ -426,7 +403,7 @@ static void delays_text(const gk_net_peer *np, char *out, size_t cap) {
 static cJSON *room_result(const lroom *r) {
   char d0[GK_NET_PEER_DELAYS_MAX * 32], dj[sizeof d0];
   cJSON *ro = cJSON_CreateObject();
-  cJSON_AddStringToObject(ro, "code", r->created ? r->code : "");
+  cJSON_AddStringToObject(ro, "code", r->lobby.created ? r->lobby.code : "");
   cJSON_AddNumberToObject(ro, "steps", (double)r->pl[0].peer.inbuf.confirmed);
   cJSON_AddNumberToObject(ro, "desyncs", (double)r->desyncs);
   delays_text(&r->pl[0].peer, d0, sizeof d0);
@@ -581,10 +558,14 @@ static int open_rooms(lbot *b) {
     lroom *r = &b->room[i];
     r->b = b;
     r->index = i;
+    gk_net_lobby_room lr = {b->o.sim->name, b->o.players, b->o.input_delay,
+                            b->o.options, 0};
+    int rc = gk_net_lobby_init(&r->lobby, &lr);
+    if (rc != 0) return rc;
     r->pl = calloc(b->o.players, sizeof *r->pl);
     if (r->pl == NULL) return GK_ENOMEM;
     for (uint32_t j = 0; j < b->o.players; j++) {
-      int rc = open_player(b, r, &r->pl[j], j);
+      rc = open_player(b, r, &r->pl[j], j);
       if (rc != 0) return rc;
     }
   }
