@@ -47,8 +47,17 @@
  * step, and no step lacks a record (docs/PROTOCOL.md, "Input delay").
  *
  * Room control: gk_net_peer_send_msg encodes and sends any message (create
- * or join a room, start the match, remove a player, end the match);
- * messages the peer does not handle itself reach the `message` callback.
+ * or join a room, start the match, remove a player, end the match; the
+ * setup itself is gk_net_lobby.h's); messages the peer does not handle
+ * itself reach the `message` callback.
+ *
+ * Without simulation (options.no_sim, gk-bot --light: hundreds of players
+ * in one process): everything above but the run. Confirmed steps go to
+ * the `step` callback in order (hash 0) and are not kept; no hash is
+ * reported; no snapshot, rejoin, late join or STATE_REQUEST. The
+ * schedule may then be fixed (options.fixed_schedule: a stall is caught
+ * up within the bound instead of restarting the schedule) and start at a
+ * phase of the period (options.phase_num / phase_den).
  *
  * Late join: a JOIN_ROOM sent through gk_net_peer_send_msg is remembered
  * (its room code). A MATCH_START whose active mask lacks the receiver's own
