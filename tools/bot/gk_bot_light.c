@@ -82,6 +82,7 @@ struct lplayer {
   uint64_t attempt_ns; /* attempting: its start; else the next one's */
   gk_net_peer peer;    /* the client protocol, no simulation */
   int peer_open;
+  uint64_t due_ns; /* the engine's poll_timeout, as of its last call */
   lsource src;
 };
 
@@ -275,6 +276,7 @@ static void peer_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
 static void player_receive(lplayer *p, const uint8_t *bytes, size_t len) {
   int was = p->peer.started;
   int rc = gk_net_peer_handle(&p->peer, uv_hrtime(), bytes, len);
+  p->due_ns = gk_net_peer_poll_timeout(&p->peer); /* it may have moved */
   if (rc != 0 && !was && len >= 2 && bytes[1] == GK_MSG_MATCH_START)
     room_fail(p->room, "unexpected match start", gk_strerror(rc));
 }
@@ -305,8 +307,8 @@ static void on_tick(uv_timer_t *t) {
     for (uint32_t j = 0; j < b->o.players; j++) {
       lplayer *p = &r->pl[j];
       if (p->peer.started) {
-        if (now >= gk_net_peer_poll_timeout(&p->peer))
-          gk_net_peer_handle_timeout(&p->peer, now);
+        if (now >= p->due_ns)
+          p->due_ns = gk_net_peer_handle_timeout(&p->peer, now);
       } else if (!p->joined && p->tries > 0) {
         check_connect(p, now);
       }
