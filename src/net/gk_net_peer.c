@@ -135,6 +135,22 @@ static int may_sample(const gk_net_peer *p) {
 /* --- running confirmed steps -----------------------------------------------
  */
 
+/* Steps this peer has run (no_sim: passed to `step`). */
+static uint64_t steps_done(const gk_net_peer *p) {
+  return p->opts.no_sim ? p->inbuf.next_read : p->loop.steps;
+}
+
+/* no_sim: every confirmed step, in order, to the `step` callback (hash 0);
+ * reading it releases the buffer's older steps, as the loop's read does. */
+static void pass_steps(gk_net_peer *p) {
+  gk_step_input in;
+  while (gk_inbuf_ready(&p->inbuf) > 0 && !p->ended) {
+    if (p->inbuf.base.read(&p->inbuf.base, p->inbuf.next_read, &in) != 0) break;
+    p->stats.steps_run++;
+    if (p->cb.step != NULL) p->cb.step(p->cb.ctx, p, &in, 0);
+  }
+}
+
 /* The run ran a step (gk_inbuf_replica recorded it in the history). */
 static void peer_step(void *ctx, const gk_step_input *in, uint64_t hash) {
   gk_net_peer *p = ctx;
@@ -157,7 +173,8 @@ static uint64_t steps_before_call(const gk_net_peer *p, uint64_t ready) {
 }
 
 static void run_steps(gk_net_peer *p) {
-  uint64_t ready = gk_inbuf_ready(&p->inbuf);
+  if (p->opts.no_sim) pass_steps(p);
+  uint64_t ready = p->opts.no_sim ? 0 : gk_inbuf_ready(&p->inbuf);
   uint32_t batch = p->opts.catchup_batch != 0 ? p->opts.catchup_batch : 512u;
   if (ready > batch) ready = batch; /* the rest from a timeout, at once */
   uint64_t now_ms = p->now / 1000000u;
@@ -173,7 +190,7 @@ static void run_steps(gk_net_peer *p) {
     if (ran <= 0 || (uint64_t)ran >= ready) break;
     ready -= (uint64_t)ran;
   }
-  if (p->inbuf.end_step != UINT64_MAX && p->loop.steps > p->inbuf.end_step &&
+  if (p->inbuf.end_step != UINT64_MAX && steps_done(p) > p->inbuf.end_step &&
       p->end_notice)
     finish(p, p->inbuf.end_step, p->end_notice_reason);
 }
@@ -270,9 +287,10 @@ static void on_timeout(gk_net_peer *p) {
       break;
     }
     if (p->blocked) {
-      /* The wait is over: the schedule restarts now, without a burst. */
+      /* The wait is over: the schedule restarts now, without a burst
+       * (fixed_schedule: the deadlines held back are caught up). */
       p->blocked = 0;
-      p->t0 = now - p->sched.k * p->step_ns;
+      if (!p->opts.fixed_schedule) p->t0 = now - p->sched.k * p->step_ns;
     }
     gk_step_input in;
     uint8_t *dst = p->unacked + (s % p->inbuf.window) * isz;
@@ -341,12 +359,12 @@ static int on_confirmed(gk_net_peer *p, const gk_wire_confirmed *c) {
           us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
     }
   run_steps(p);
-  if (p->inbuf.confirmed > before) {
-    if ((p->blocked || p->catching_up) && may_sample(p))
-      gk__peer_kick(p); /* resume at once */
-    if (p->ended || p->stopped)
-      send_inputs(p); /* no deadlines: acknowledge from here */
-  }
+  if (p->inbuf.confirmed > before && (p->blocked || p->catching_up) &&
+      may_sample(p))
+    gk__peer_kick(p); /* resume at once */
+  /* No deadlines: acknowledge from here, also a repeat (the host sends
+   * it again when our last acknowledgement was lost). */
+  if (p->ended || p->stopped) send_inputs(p);
   return 0;
 }
 
@@ -359,6 +377,13 @@ int gk_net_peer_handle(gk_net_peer *p, uint64_t now_ns, const uint8_t *bytes,
   if (rc != 0) {
     p->stats.drop_malformed++;
     return rc;
+  }
+  int sim_msg = m.type == GK_MSG_SNAPSHOT_BEGIN ||
+                m.type == GK_MSG_SNAPSHOT_CHUNK ||
+                m.type == GK_MSG_STATE_REQUEST;
+  if (sim_msg && p->opts.no_sim) { /* no state to adopt or to give */
+    p->stats.drop_unexpected++;
+    return GK_ESTATE;
   }
   if (m.type == GK_MSG_SNAPSHOT_BEGIN || m.type == GK_MSG_SNAPSHOT_CHUNK)
     return gk__peer_on_snapshot(p, &m);
@@ -401,7 +426,7 @@ int gk_net_peer_handle(gk_net_peer *p, uint64_t now_ns, const uint8_t *bytes,
     p->end_notice_reason = m.u.match_end.reason;
     if (m.u.match_end.reason == GK_WIRE_END_REMOVED ||
         m.u.match_end.reason == GK_WIRE_END_SHUTDOWN ||
-        (p->inbuf.end_step != UINT64_MAX && p->loop.steps > p->inbuf.end_step))
+        (p->inbuf.end_step != UINT64_MAX && steps_done(p) > p->inbuf.end_step))
       finish(p, m.u.match_end.step, m.u.match_end.reason);
     return 0;
   default:
@@ -415,7 +440,9 @@ int gk_net_peer_handle(gk_net_peer *p, uint64_t now_ns, const uint8_t *bytes,
 
 int gk_net_peer_init(gk_net_peer *p, const gk_net_peer_options *opts,
                      const gk_net_peer_callbacks *cb) {
-  if (p == NULL || opts == NULL || cb == NULL || cb->send == NULL)
+  if (p == NULL || opts == NULL || cb == NULL || cb->send == NULL ||
+      (opts->no_sim && opts->source == NULL) ||
+      (opts->phase_den != 0 && opts->phase_num >= opts->phase_den))
     return GK_EINVAL;
   memset(p, 0, sizeof *p);
   p->opts = *opts;
@@ -435,6 +462,8 @@ static void release_buffers(gk_net_peer *p) {
   free(p->sim_cfg);
   free(p->unacked);
   free(p->sampled_ns);
+  free(p->bot);
+  p->bot = NULL;
   p->sim_cfg = NULL;
   p->unacked = NULL;
   p->sampled_ns = NULL;
@@ -447,6 +476,44 @@ static const gk_sim *find_genre(const gk_net_peer_genres *g, const char *name) {
     if (g->sims[i] != NULL && strcmp(g->sims[i]->name, name) == 0)
       return g->sims[i];
   return NULL;
+}
+
+/* A simulating peer's run of the match from `ms`: the loop, its history,
+ * and the genre's bot as the source unless the caller gave one. Returns 0
+ * or a code (message in err), with nothing of the run left open. */
+static int open_run(gk_net_peer *p, const gk_wire_match_start *ms, char *err,
+                    size_t errlen) {
+  gk_loop_options lo = {.hash_ring = p->opts.hash_ring};
+  int rc = gk_loop_init(&p->loop, &lo);
+  if (rc != 0)
+    return gk_errf(err, errlen, rc, "peer: loop: %s", gk_strerror(rc));
+  if ((rc = gk_loop_start(&p->loop, p->sim, p->sim_cfg, ms->seed, ms->players,
+                          err, errlen)) != 0)
+    goto fail;
+  if (gk__peer_history_open(p, ms->players) != 0) {
+    rc = gk_errf(err, errlen, GK_ENOMEM, "peer: out of memory");
+    goto fail;
+  }
+  if (p->source == NULL) {
+    uint64_t x = p->opts.bot_seed ^ ms->seed;
+    uint64_t seed = gk_splitmix64(&x) + ms->slot;
+    p->bot = malloc(sizeof *p->bot);
+    if (p->bot == NULL) {
+      rc = gk_errf(err, errlen, GK_ENOMEM, "peer: out of memory");
+      goto fail;
+    }
+    if ((rc = gk_bot_input_init_one(p->bot, p->sim, p->sim_cfg, seed,
+                                    ms->slot)) != 0) {
+      gk_errf(err, errlen, rc, "peer: genre \"%s\" has no bot", p->sim->name);
+      goto fail;
+    }
+    p->source = &p->bot->base;
+  }
+  return 0;
+fail:
+  gk_history_close(&p->hist);
+  gk_loop_close(&p->loop);
+  return rc;
 }
 
 /* MATCH_START's options through the caller's hook; without one, only
@@ -477,6 +544,8 @@ static void begin_match(gk_net_peer *p, const gk_wire_match_start *ms) {
   gk_net_sched_init(&p->sched, ms->first_step + ms->input_delay,
                     ms->input_delay, ms->lead);
   p->t0 = p->now;
+  if (p->opts.phase_den != 0)
+    p->t0 += p->step_ns * p->opts.phase_num / p->opts.phase_den;
   p->ndelays = 0;
   note_delay(p, ms->first_step, ms->input_delay);
 }
@@ -491,6 +560,9 @@ int gk_net_peer_start(gk_net_peer *p, uint64_t now_ns,
       ms->step_seconds.den == 0 || ms->first_step != 0)
     return gk_errf(err, errlen, GK_EINVAL,
                    "peer: match start out of range (or not at step 0)");
+  if (p->opts.no_sim && (ms->active_mask >> ms->slot & 1u) == 0)
+    return gk_errf(err, errlen, GK_ESTATE,
+                   "peer: a late join needs a snapshot (no_sim has none)");
   const gk_sim *sim = find_genre(&p->opts.genres, ms->genre);
   if (sim == NULL)
     return gk_errf(err, errlen, GK_ENOTFOUND, "peer: unknown genre \"%s\"",
@@ -500,12 +572,16 @@ int gk_net_peer_start(gk_net_peer *p, uint64_t now_ns,
                    "peer: %u players, genre \"%s\" takes %u..%u", ms->players,
                    sim->name, sim->players_min, sim->players_max);
   int rc;
-  p->sim_cfg = calloc(1, sim->config_size > 0 ? sim->config_size : 1);
-  if (p->sim_cfg == NULL)
-    return gk_errf(err, errlen, GK_ENOMEM, "peer: out of memory");
-  sim->config_default(p->sim_cfg);
   p->sim = sim;
-  if ((rc = apply_options(p, sim, ms, err, errlen)) != 0) goto fail;
+  if (!p->opts.no_sim) { /* no_sim: no run, so no options to apply */
+    p->sim_cfg = calloc(1, sim->config_size > 0 ? sim->config_size : 1);
+    if (p->sim_cfg == NULL) {
+      rc = gk_errf(err, errlen, GK_ENOMEM, "peer: out of memory");
+      goto fail;
+    }
+    sim->config_default(p->sim_cfg);
+    if ((rc = apply_options(p, sim, ms, err, errlen)) != 0) goto fail;
+  }
   uint32_t window =
       p->opts.window != 0 ? p->opts.window : GK_INBUF_WINDOW_DEFAULT;
   gk_inbuf_options o = {.players = ms->players,
@@ -517,34 +593,15 @@ int gk_net_peer_start(gk_net_peer *p, uint64_t now_ns,
     gk_errf(err, errlen, rc, "peer: input buffer: %s", gk_strerror(rc));
     goto fail;
   }
-  gk_loop_options lo = {.hash_ring = p->opts.hash_ring};
-  if ((rc = gk_loop_init(&p->loop, &lo)) != 0) {
-    gk_inbuf_close(&p->inbuf);
-    gk_errf(err, errlen, rc, "peer: loop: %s", gk_strerror(rc));
-    goto fail;
-  }
-  if ((rc = gk_loop_start(&p->loop, sim, p->sim_cfg, ms->seed, ms->players, err,
-                          errlen)) != 0)
-    goto fail_loop;
   p->unacked = calloc(window, sim->input_size);
   p->sampled_ns = calloc(window, sizeof(uint64_t));
-  if (p->unacked == NULL || p->sampled_ns == NULL ||
-      gk__peer_history_open(p, ms->players) != 0) {
+  if (p->unacked == NULL || p->sampled_ns == NULL) {
     rc = gk_errf(err, errlen, GK_ENOMEM, "peer: out of memory");
-    goto fail_loop;
+    goto fail_inbuf;
   }
-  if (p->opts.source != NULL) {
-    p->source = p->opts.source;
-  } else {
-    uint64_t x = p->opts.bot_seed ^ ms->seed;
-    uint64_t seed = gk_splitmix64(&x) + ms->slot;
-    if ((rc = gk_bot_input_init_one(&p->bot, sim, p->sim_cfg, seed,
-                                    ms->slot)) != 0) {
-      gk_errf(err, errlen, rc, "peer: genre \"%s\" has no bot", sim->name);
-      goto fail_loop;
-    }
-    p->source = &p->bot.base;
-  }
+  p->source = p->opts.source;
+  if (!p->opts.no_sim && (rc = open_run(p, ms, err, errlen)) != 0)
+    goto fail_inbuf;
   begin_match(p, ms);
   /* Not active at the start: a late join, which starts from a snapshot. */
   if (!p->spectator && (ms->active_mask >> ms->slot & 1u) == 0)
@@ -553,12 +610,11 @@ int gk_net_peer_start(gk_net_peer *p, uint64_t now_ns,
   if (p->cb.started != NULL) p->cb.started(p->cb.ctx, p);
   if (!p->await_snapshot) gk__peer_kick(p);
   return 0;
-fail_loop:
-  gk_history_close(&p->hist);
-  gk_loop_close(&p->loop);
+fail_inbuf:
   gk_inbuf_close(&p->inbuf);
 fail:
-  if (sim->config_free != NULL) sim->config_free(p->sim_cfg);
+  if (p->sim_cfg != NULL && sim->config_free != NULL)
+    sim->config_free(p->sim_cfg);
   release_buffers(p);
   p->sim = NULL;
   return rc;
@@ -574,10 +630,13 @@ void gk_net_peer_free(gk_net_peer *p) {
   p->deadline = GK_NET_PEER_NEVER;
   gk_chunk_rx_close(&p->snap_rx);
   if (p->started) {
-    gk_history_close(&p->hist);
-    gk_loop_close(&p->loop);
+    if (!p->opts.no_sim) {
+      gk_history_close(&p->hist);
+      gk_loop_close(&p->loop);
+    }
     gk_inbuf_close(&p->inbuf);
-    if (p->sim->config_free != NULL) p->sim->config_free(p->sim_cfg);
+    if (p->sim_cfg != NULL && p->sim->config_free != NULL)
+      p->sim->config_free(p->sim_cfg);
   }
   release_buffers(p);
   free(p->latency_us);

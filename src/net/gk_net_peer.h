@@ -47,8 +47,17 @@
  * step, and no step lacks a record (docs/PROTOCOL.md, "Input delay").
  *
  * Room control: gk_net_peer_send_msg encodes and sends any message (create
- * or join a room, start the match, remove a player, end the match);
- * messages the peer does not handle itself reach the `message` callback.
+ * or join a room, start the match, remove a player, end the match; the
+ * setup itself is gk_net_lobby.h's); messages the peer does not handle
+ * itself reach the `message` callback.
+ *
+ * Without simulation (options.no_sim, gk-bot --light: hundreds of players
+ * in one process): everything above but the run. Confirmed steps go to
+ * the `step` callback in order (hash 0) and are not kept; no hash is
+ * reported; no snapshot, rejoin, late join or STATE_REQUEST. The
+ * schedule may then be fixed (options.fixed_schedule: a stall is caught
+ * up within the bound instead of restarting the schedule) and start at a
+ * phase of the period (options.phase_num / phase_den).
  *
  * Late join: a JOIN_ROOM sent through gk_net_peer_send_msg is remembered
  * (its room code). A MATCH_START whose active mask lacks the receiver's own
@@ -156,6 +165,24 @@ typedef struct gk_net_peer_options {
   gk_history_options history;
   /* Tests only: a fault in answering STATE_REQUEST (GK_NET_PEER_STATE_*). */
   int state_fault;
+  /* 1: no simulation (gk-bot --light, many players in one process). The
+   * peer keeps the whole client protocol (MATCH_START, sampling `source`
+   * within the bound, INPUT with every unacknowledged record, CONFIRMED
+   * and its acks, delay changes, MATCH_END, REMOVE_PLAYER) but runs no
+   * loop: `step` gets each confirmed merged step (hash 0) in order, no
+   * hashes are reported, the genre's options are not applied (any text
+   * is taken), and rejoin, spectating, snapshots and STATE_REQUEST are
+   * refused (GK_ESTATE). `source` must then be non-NULL. */
+  int no_sim;
+  /* 1: a wait on the bound does not move the schedule: the deadlines it
+   * held back are sampled at once when the bound allows (one hiccup
+   * never shifts the rest of the match). 0: the schedule restarts from
+   * the moment sampling may resume (no burst after a stall). */
+  int fixed_schedule;
+  /* The first sampling deadline comes phase_num / phase_den of a step
+   * period after MATCH_START (phase_den 0: at once), so the peers of one
+   * process can spread their sampling over the period. */
+  uint32_t phase_num, phase_den;
 } gk_net_peer_options;
 
 /* gk_net_peer_options.state_fault: how a test peer answers STATE_REQUEST. */
@@ -212,7 +239,7 @@ struct gk_net_peer {
   /* private */
   gk_net_peer_options opts;
   gk_net_peer_callbacks cb;
-  gk_bot_input bot;
+  gk_bot_input *bot; /* the genre's bot when no source is given (owned) */
   gk_input *source;
   void *sim_cfg;
   uint64_t step_ns;

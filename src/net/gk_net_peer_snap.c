@@ -175,8 +175,9 @@ int gk__peer_on_snapshot(gk_net_peer *p, const gk_wire_msg *m) {
 }
 
 static int ask(gk_net_peer *p, const char *code, gk_wire_msg *m) {
-  if (p->started || p->await_snapshot || !gk_wire_code_valid(code))
-    return GK_ESTATE;
+  if (p->started || p->await_snapshot || p->opts.no_sim ||
+      !gk_wire_code_valid(code))
+    return GK_ESTATE; /* no_sim: no state to adopt */
   memcpy(p->expect_code, code, GK_WIRE_CODE_LEN + 1);
   p->snap.request_ns = p->now;
   int rc = gk_net_peer_send_msg(p, p->now, m);

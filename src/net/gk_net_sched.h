@@ -1,6 +1,6 @@
 /* gk_net_sched.h: a lockstep player's sampling schedule, the protocol
- * arithmetic every client shares: the peer engine (gk_net_peer.c) and
- * gk-bot --light (tools/bot/gk_bot_light.c), so the two cannot drift.
+ * arithmetic of the peer engine (gk_net_peer.c), which every client runs
+ * (gk-bot --light too, in the engine's no-simulation mode).
  *
  *   - which step the next sample is for: first + k + shift, k counting
  *     the sampling deadlines passed (t0 + k * step period on the caller's

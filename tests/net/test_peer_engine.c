@@ -479,3 +479,184 @@ Test(peer_engine, the_shared_schedule_switches_raises_and_lowerings) {
   cr_assert_eq(gk_net_sched_records(&s, 0, ring, 8, 4, 2, out, &first), 2,
                "at most what fits");
 }
+
+/* --- no simulation (gk-bot --light) --------------------------------------- */
+
+/* A step callback for a peer that runs no loop: hash 0, no loop hash. */
+static void on_step_nosim(void *ctx, gk_net_peer *p, const gk_step_input *in,
+                          uint64_t hash) {
+  fixture *f = ctx;
+  cr_assert_eq(hash, 0, "no simulation, no hash");
+  cr_assert_eq(p->loop.steps, 0, "no loop runs");
+  f->ran[f->nran] = in->step;
+  memcpy(f->ran_rec[f->nran], in->inputs, 8);
+  f->nran++;
+}
+
+static void open_nosim(int fixed, uint32_t phase_num, uint32_t phase_den) {
+  gk_net_peer_free(&fx->p);
+  memset(fx, 0, sizeof *fx);
+  fx->src.base.read = src_read;
+  gk_net_peer_options o = {.source = &fx->src.base,
+                           .genres = {.sims = genres, .count = 1},
+                           .window = 64,
+                           .no_sim = 1,
+                           .fixed_schedule = fixed,
+                           .phase_num = phase_num,
+                           .phase_den = phase_den};
+  gk_net_peer_callbacks cb = {
+      .ctx = fx, .send = on_send, .step = on_step_nosim, .ended = on_ended};
+  cr_assert_eq(gk_net_peer_init(&fx->p, &o, &cb), 0);
+}
+
+static int handle_msg(uint64_t now, gk_wire_msg *m) {
+  uint8_t buf[GK_WIRE_MAX];
+  size_t len;
+  cr_assert_eq(gk_wire_encode(m, buf, sizeof buf, &len), 0);
+  return gk_net_peer_handle(&fx->p, now, buf, len);
+}
+
+Test(peer_engine, without_simulation_confirmed_steps_reach_the_callback) {
+  open_nosim(0, 0, 0);
+  char err[GK_ERRMSG_MAX] = "";
+  gk_wire_match_start ms = match(2, 3);
+  strcpy(ms.config, "{\"start\": 5}"); /* no run: options are not read */
+  cr_assert_eq(gk_net_peer_start(&fx->p, T0, &ms, err, sizeof err), 0, "%s",
+               err);
+  cr_assert_eq(gk_net_peer_handle_timeout(&fx->p, T0), AT(1));
+  cr_assert_eq(fx->src.reads[0], 2, "the first sample is for 0 + delay");
+  cr_assert_eq(record_for(last_input(), 2), 2);
+  uint64_t tc = AT(1) + 300000;
+  cr_assert_eq(confirm_at(tc, 0, 3, UINT64_MAX, 0, 0), 0);
+  cr_assert_eq(fx->nran, 3, "every confirmed step, in order");
+  for (uint32_t i = 0; i < 3; i++) {
+    cr_assert_eq(fx->ran[i], i);
+    cr_assert_eq(fx->ran_rec[i][0], 9);
+    cr_assert_eq(fx->ran_rec[i][4], 7);
+  }
+  cr_assert_eq(fx->p.stats.steps_run, 3);
+  cr_assert_eq(fx->p.nlatency, 1, "step 2 was sampled here");
+  cr_assert_eq(fx->p.latency_us[0], (tc - T0) / 1000u);
+  /* The next INPUT acknowledges them and carries no hash. */
+  gk_net_peer_handle_timeout(&fx->p, AT(1));
+  const gk_wire_input *in = last_input();
+  cr_assert_eq(in->ack, 3);
+  cr_assert_eq(in->hash_count, 0);
+  cr_assert_eq(in->first, 2);
+  cr_assert_eq(in->count, 2, "steps 2 and 3: the host has not acked them");
+  /* The host holds step 2 now: only step 3 is repeated. */
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_CONFIRMED;
+  m.u.confirmed =
+      (gk_wire_confirmed){.players = 2, .input_size = 4, .ack = 3, .first = 3};
+  cr_assert_eq(handle_msg(AT(1), &m), 0);
+  gk_net_peer_handle_timeout(&fx->p, AT(2));
+  in = last_input();
+  cr_assert_eq(in->first, 3);
+  cr_assert_eq(in->count, 2, "steps 3 and 4");
+}
+
+Test(peer_engine, with_a_fixed_schedule_a_wait_is_caught_up_within_the_bound) {
+  open_nosim(1, 0, 0);
+  start(2, 3); /* the bound: s < confirmed + 5 */
+  gk_net_peer_handle_timeout(&fx->p, AT(3));
+  cr_assert_eq(fx->src.nreads, 3, "steps 2, 3, 4; step 5 waits");
+  cr_assert_eq(fx->p.blocked, 1);
+  /* Steps 0..2 confirmed at deadline 6.5: the deadlines the wait held
+   * back (3 .. 6: steps 5 .. 8) are due; the bound allows 5, 6 and 7. */
+  uint64_t tc = AT(6) + SN / 2;
+  cr_assert_eq(confirm_at(tc, 0, 3, UINT64_MAX, 0, 0), 0);
+  cr_assert_eq(gk_net_peer_poll_timeout(&fx->p), tc, "resume at once");
+  cr_assert_eq(gk_net_peer_handle_timeout(&fx->p, tc), tc + SN,
+               "blocked again on step 8: once a period");
+  cr_assert_eq(fx->src.nreads, 6);
+  cr_assert_eq(fx->src.reads[5], 7);
+  const gk_wire_input *in = last_input();
+  cr_assert_eq(in->first, 2);
+  cr_assert_eq(in->count, 6, "steps 2..7, none acknowledged");
+  /* Step 3 confirmed: step 8 goes, and the schedule is where it was: the
+   * next deadline is deadline 7, not one period from now. */
+  cr_assert_eq(confirm_at(tc + 1000, 3, 1, UINT64_MAX, 0, 0), 0);
+  cr_assert_eq(gk_net_peer_handle_timeout(&fx->p, tc + 1000), AT(7));
+  cr_assert_eq(fx->src.reads[6], 8);
+}
+
+Test(peer_engine, a_phase_moves_the_first_deadline_into_the_period) {
+  open_nosim(1, 1, 4);
+  start(2, 3);
+  cr_assert_eq(gk_net_peer_handle_timeout(&fx->p, T0), T0 + SN / 4);
+  cr_assert_eq(fx->src.nreads, 0);
+  cr_assert_eq(fx->nsent, 0, "nothing owed, nothing sent");
+  cr_assert_eq(gk_net_peer_handle_timeout(&fx->p, T0 + SN / 4),
+               T0 + SN / 4 + SN);
+  cr_assert_eq(fx->src.reads[0], 2);
+}
+
+Test(peer_engine, without_simulation_a_delay_raise_switches_at_its_step) {
+  open_nosim(1, 0, 0);
+  start(2, 2);
+  cr_assert_eq(confirm_at(T0, 0, 1, 0, DELAY_FLAGS(4), 0), 0);
+  gk_net_peer_handle_timeout(&fx->p, AT(2));
+  cr_assert_eq(fx->src.reads[2], 6, "steps 4 and 5 are held neutral");
+  const gk_wire_input *in = last_input();
+  cr_assert_eq(record_for(in, 4), 1);
+  cr_assert_eq(record_for(in, 5), 1);
+  cr_assert_eq(record_for(in, 6), 2);
+  cr_assert_eq(fx->p.ndelays, 2);
+  cr_assert_eq(fx->p.delays[1].step, 4);
+  cr_assert_eq(fx->p.delays[1].delay, 4);
+}
+
+Test(peer_engine, an_ended_peer_acknowledges_every_repeat_of_the_last_step) {
+  open_nosim(1, 0, 0);
+  start(2, 3);
+  gk_net_peer_handle_timeout(&fx->p, T0);
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_MATCH_END;
+  m.u.match_end = (gk_wire_match_end){3, GK_WIRE_END_HOST};
+  cr_assert_eq(handle_msg(AT(1), &m), 0);
+  cr_assert_eq(confirm_at(AT(1), 0, 4, 3, GK_STEP_MATCH_END, 0), 0);
+  cr_assert_eq(fx->ended, 1);
+  cr_assert_eq(fx->nran, 4);
+  uint32_t sent = fx->nsent;
+  cr_assert_eq(last_input()->ack, 4);
+  /* The host repeats step 3 (our acknowledgement was lost): again. */
+  cr_assert_eq(confirm_at(AT(9), 3, 1, 3, GK_STEP_MATCH_END, 0), 0);
+  cr_assert_eq(fx->nsent, sent + 1);
+  cr_assert_eq(last_input()->ack, 4);
+  cr_assert_eq(fx->ended, 1, "ended once");
+}
+
+Test(peer_engine, without_simulation_state_requests_and_snapshots_are_refused) {
+  gk_net_peer_free(&fx->p);
+  memset(&fx->p, 0, sizeof fx->p);
+  gk_net_peer_options o = {.genres = {.sims = genres, .count = 1}, .no_sim = 1};
+  gk_net_peer_callbacks cb = {.ctx = fx, .send = on_send};
+  cr_assert_eq(gk_net_peer_init(&fx->p, &o, &cb), GK_EINVAL,
+               "no simulation needs a source");
+  o.source = &fx->src.base;
+  o.phase_num = o.phase_den = 2;
+  cr_assert_eq(gk_net_peer_init(&fx->p, &o, &cb), GK_EINVAL,
+               "a phase is less than one period");
+  open_nosim(0, 0, 0);
+  uint8_t secret[GK_WIRE_SECRET_LEN] = {1};
+  cr_assert_eq(gk_net_peer_rejoin(&fx->p, T0, "ABCDEF", 1, secret, NULL),
+               GK_ESTATE);
+  cr_assert_eq(gk_net_peer_spectate(&fx->p, T0, "ABCDEF", NULL), GK_ESTATE);
+  char err[GK_ERRMSG_MAX] = "";
+  gk_wire_match_start ms = match(2, 2);
+  ms.active_mask = 1; /* slot 1 joins a running match: needs a snapshot */
+  cr_assert_eq(gk_net_peer_start(&fx->p, T0, &ms, err, sizeof err), GK_ESTATE);
+  cr_assert_neq(strstr(err, "snapshot"), NULL, "%s", err);
+  start(2, 2);
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_STATE_REQUEST;
+  m.u.state_req.step = 0;
+  uint64_t drops = fx->p.stats.drop_unexpected;
+  cr_assert_eq(handle_msg(T0, &m), GK_ESTATE);
+  cr_assert_eq(fx->p.stats.drop_unexpected, drops + 1);
+  cr_assert_eq(fx->nsent, 0, "no answer");
+}

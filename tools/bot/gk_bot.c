@@ -168,18 +168,15 @@ static void peer_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
   bot_room *r = p->room;
   (void)np;
   if (bot_rejoin_message(p, m)) return;
-  switch (m->type) {
-  case GK_MSG_ROOM_CREATED:
-    if (p->index != 0 || r->created) break;
-    memcpy(r->code, m->u.room.code, sizeof(r->code));
-    r->created = 1;
+  switch (gk_net_lobby_on_msg(&r->lobby, p->index, m)) {
+  case GK_NET_LOBBY_CREATED:
     p->joined = 1;
     for (uint32_t i = 1; i < p->b->players; i++) bot_connect_peer(&r->peers[i]);
     break;
-  case GK_MSG_JOINED:
+  case GK_NET_LOBBY_JOINED:
     p->joined = 1;
     break;
-  case GK_MSG_ERROR: {
+  case GK_NET_LOBBY_ERROR: {
     char detail[GK_WIRE_TEXT_MAX + 40];
     snprintf(detail, sizeof(detail), "%s: %s", gk_err_name(m->u.error.code),
              m->u.error.text);
@@ -187,25 +184,17 @@ static void peer_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
     bot_room_check_done(r);
     return;
   }
-  case GK_MSG_SHUTDOWN:
+  case GK_NET_LOBBY_SHUTDOWN:
     bot_room_fail(r, "the server is shutting down", NULL);
     return;
   default:
-    break;
+    return;
   }
   /* everyone is in: the host starts the match */
-  if (r->created && !r->start_sent) {
-    int all = 1;
-    for (uint32_t i = 0; i < p->b->players; i++)
-      if (!r->peers[i].joined) all = 0;
-    if (all) {
-      gk_wire_msg s;
-      memset(&s, 0, sizeof(s));
-      s.type = GK_MSG_START_MATCH;
-      if (gk_net_peer_uv_send_msg(&r->peers[0].peer, &s) == 0)
-        r->start_sent = 1;
-    }
-  }
+  gk_wire_msg s;
+  if (gk_net_lobby_start(&r->lobby, &s) &&
+      gk_net_peer_uv_send_msg(&r->peers[0].peer, &s) != 0)
+    r->lobby.start_sent = 0; /* again at the next message */
 }
 
 /* --- transport callbacks ----------------------------------------------------
@@ -233,7 +222,7 @@ static int put_token(bot_peer *p, int create, uint8_t *len, uint8_t *tok) {
   } else {
     g.kind = GK_TOKEN_JOIN;
     g.role = GK_TOKEN_PLAYER;
-    memcpy(g.code, p->room->code, sizeof(g.code));
+    memcpy(g.code, p->room->lobby.code, sizeof(g.code));
   }
   return bot_token(b, &g, bot_client_id(p), len, tok);
 }
@@ -247,25 +236,13 @@ static void tr_connect(void *ctx, gk_bot_link *t, uint32_t conn) {
     bot_rejoin_connected(p);
     return;
   }
-  gk_wire_msg m;
-  memset(&m, 0, sizeof(m));
-  if (p->index == 0) {
-    m.type = GK_MSG_CREATE_ROOM;
-    m.u.create_room.max_players = (uint8_t)bot_room_peers(p->b);
-    m.u.create_room.input_delay = (uint8_t)p->b->input_delay;
-    snprintf(m.u.create_room.genre, sizeof(m.u.create_room.genre), "%s",
-             p->b->sim->name);
-    snprintf(m.u.create_room.config, sizeof(m.u.create_room.config), "%s",
-             p->b->options ? p->b->options : "");
-  } else {
-    m.type = GK_MSG_JOIN_ROOM;
-    memcpy(m.u.room.code, p->room->code, sizeof(m.u.room.code));
-    m.u.room.role = GK_WIRE_ROLE_PLAYER;
-  }
-  int rc =
-      m.type == GK_MSG_CREATE_ROOM
-          ? put_token(p, 1, &m.u.create_room.token_len, m.u.create_room.token)
-          : put_token(p, 0, &m.u.room.token_len, m.u.room.token);
+  gk_wire_msg m; /* CREATE_ROOM or JOIN_ROOM (gk_net_lobby) */
+  int rc = gk_net_lobby_request(&p->room->lobby, p->index, &m);
+  if (rc == 0)
+    rc =
+        m.type == GK_MSG_CREATE_ROOM
+            ? put_token(p, 1, &m.u.create_room.token_len, m.u.create_room.token)
+            : put_token(p, 0, &m.u.room.token_len, m.u.room.token);
   if (rc) {
     bot_room_fail(p->room, "cannot mint a token", gk_strerror(rc));
     bot_room_check_done(p->room);
@@ -438,6 +415,10 @@ static int open_rooms(bot *b) {
     bot_room *r = &b->room[i];
     r->b = b;
     r->index = i;
+    gk_net_lobby_room lr = {b->sim->name, bot_room_peers(b), b->input_delay,
+                            b->options, b->players};
+    int rc = gk_net_lobby_init(&r->lobby, &lr);
+    if (rc) return rc;
     r->peers = calloc(bot_room_peers(b), sizeof(*r->peers));
     r->ring = calloc(RING, sizeof(*r->ring));
     if (!r->peers || !r->ring) return GK_ENOMEM;
@@ -446,7 +427,7 @@ static int open_rooms(bot *b) {
       p->b = b;
       p->room = r;
       p->index = j;
-      int rc = bot_peer_open(p);
+      rc = bot_peer_open(p);
       if (rc) return rc;
       if (b->perturb_path != NULL) /* perturb_now checks the slot */
         gk_net_peer_after_step(&p->peer.eng, b->perturb_step, perturb_now, p);

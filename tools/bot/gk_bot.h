@@ -16,6 +16,7 @@
 #include <uv.h>
 
 #include "gk_net_fault.h"
+#include "gk_net_lobby.h"
 #include "gk_net_peer_uv.h"
 #include "gk_bot_link.h"
 #include "gk_net_transport.h"
@@ -98,8 +99,8 @@ struct bot_room {
   bot *b;
   uint32_t index;
   bot_peer *peers;
-  char code[GK_WIRE_CODE_LEN + 1];
-  int created, start_sent, end_sent, done, failed;
+  gk_net_lobby lobby; /* create, join, start; the room's code */
+  int end_sent, done, failed;
   char error[256];
   uint64_t mismatches; /* players of this room that disagreed */
   uint64_t first_mismatch;

@@ -8,27 +8,27 @@
  * again on a fresh connection after a pause that doubles from
  * CONNECT_BACKOFF_NS, at most CONNECT_TRIES times (a connect burst at
  * 768+ rooms lost datagrams in the kernel, and ENet's handshake backed
- * off until its timeout). From MATCH_START on, the one
- * sampling timer (every millisecond) gives each player a record for every
- * step whose deadline has passed, as far as the lockstep bound lets it
- * (step < confirmed + input_delay + lead), and sends one INPUT with every
- * record the server has not acknowledged and its acknowledgement of the
- * confirmed steps. The deadlines are fixed from MATCH_START on (step k at
- * start + phase + k periods): a player held back by the bound, or by a
- * late wake-up, catches up at once when it may, as a real client does,
- * so one hiccup never shifts the rest of its match (that shift made
- * every later step late and capped the capacity the bench saw). The
- * protocol arithmetic (the next sample's step, the lockstep bound, delay
- * change announcements and switches, the records of an INPUT) is the peer
- * engine's own (gk_net_sched.h); what is light here is the rest: no
- * simulation, no hashes, one timer and one ENet host for many players. A
- * CONFIRMED moves the player's contiguous confirmed step (the data itself is
- * not kept) and the server's acknowledgement of its records. Player 0 sends
- * END_MATCH once N steps are confirmed; a player is done once it heard
- * MATCH_END and holds the last step, and says so with one last INPUT.
+ * off until its timeout). From MATCH_START on, each player is a peer
+ * engine without simulation (gk_net_peer, options.no_sim): the engine
+ * does the whole client protocol, as for the full bot (the sampling
+ * schedule and its lockstep bound, INPUT with every unacknowledged record
+ * and the acknowledgement of the confirmed steps, CONFIRMED, delay change
+ * announcements and switches, MATCH_END, REMOVE_PLAYER); what is light
+ * here is the rest: no simulation and no hashes, one timer (every
+ * millisecond) that gives each player's engine its timeouts, and one ENet
+ * host for many players. Inputs come from a seeded pattern (lsource).
+ * The schedule is fixed from MATCH_START on (options.fixed_schedule: a
+ * player held back by the bound or a late wake-up catches up at once when
+ * it may, so one hiccup never shifts the rest of its match; that shift
+ * made every later step late and capped the capacity the bench saw), and
+ * rooms are spread over the step period (options.phase_*). Player 0 sends
+ * END_MATCH once N steps are confirmed; a player is done once its engine
+ * ended the match (MATCH_END heard and the last step confirmed, said so
+ * with one last INPUT).
  */
 #include "gk_bot_light.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,14 +36,15 @@
 #include <cjson/cJSON.h>
 
 #include "gk_err.h"
-#include "gk_net_sched.h"
 #include "gk_bot_link.h"
+#include "gk_net_lobby.h"
+#include "gk_net_peer.h"
 #include "gk_net_wire.h"
 #include "gk_rng.h"
 
-#define RING 128         /* records and sample times kept per player */
-#define PATTERN_STEPS 32 /* a pattern value is held this many steps */
-#define LAT_MAX (1u << 22)
+#define WINDOW 128         /* steps an engine holds (records, sample times) */
+#define PATTERN_STEPS 32   /* a pattern value is held this many steps */
+#define LAT_MAX (1u << 22) /* latency samples over all players */
 #define TICK_MS 1
 #define CONNECT_TRIES 6                 /* connection attempts per player */
 #define CONNECT_WAIT_NS 5000000000ull   /* an attempt's answer, at most */
@@ -55,10 +56,7 @@ typedef struct lroom lroom;
 typedef struct lplayer lplayer;
 
 /* A host is one link: an ENet host, or a WebSocket client whose players
- * each have a TCP connection (--ws). The match code sends with
- * gk_net_transport_send(&host->tr, ...): on a link that is the link's
- * send, whichever transport it runs on. */
-#define gk_net_transport_send gk_bot_link_send
+ * each have a TCP connection (--ws). */
 
 typedef struct lhost {
   lbot *b;
@@ -67,42 +65,38 @@ typedef struct lhost {
   lplayer *by_conn[GK_BOT_LIGHT_HOST_PEERS];
 } lhost;
 
+/* A light player's input: bytes 0 and 1 of each record from its
+ * splitmix64 stream, a new value every PATTERN_STEPS steps from the first
+ * step it samples; every other byte 0 (no button is ever pressed). */
+typedef struct lsource {
+  gk_input base; /* must be first: the engine's options.source */
+  uint64_t rng, pattern;
+  uint8_t rec[GK_INPUT_SIZE_MAX];
+} lsource;
+
 struct lplayer {
   lroom *room;
   uint32_t index; /* in the room; 0 creates, starts and ends */
   lhost *host;
   uint32_t conn;
-  int connected, joined, started, done;
+  int connected, joined, done;
   int attempting;      /* a connection is open or being opened */
   uint32_t tries;      /* connection attempts made */
   uint64_t attempt_ns; /* attempting: its start; else the next one's */
-
-  int blocked;        /* the lockstep bound holds sampling back */
-  uint64_t retry_ns;  /* blocked: the next INPUT (acknowledgements) */
-  gk_net_sched sched; /* the next sample's step, the lockstep bound, delay
-                         changes: the peer engine's own code */
-  char delays[160];   /* "step:delay,...": the start and every switch made,
-                         as the server's match_end input_delays */
-  uint8_t slot;       /* from MATCH_START */
-  uint64_t confirmed; /* every step below is confirmed (contiguous) */
-  uint64_t acked;     /* the server holds my records below this */
-  uint64_t end_step;  /* from MATCH_END, or UINT64_MAX */
-  uint64_t next_ns;   /* next sampling deadline: t0_ns + sched.k periods */
-  uint64_t t0_ns;     /* deadline 0 (uv_hrtime): never moves */
-  uint64_t rng, pattern;
-  uint8_t *rec; /* RING records */
-  uint64_t sampled_ns[RING];
+  gk_net_peer peer;    /* the client protocol, no simulation */
+  int peer_open;
+  uint64_t due_ns; /* the engine's poll_timeout, as of its last call */
+  lsource src;
 };
 
 struct lroom {
   lbot *b;
   uint32_t index;
   lplayer *pl;
-  char code[GK_WIRE_CODE_LEN + 1];
-  int created, start_sent, end_sent, failed, done;
+  gk_net_lobby lobby; /* create, join, start */
+  int end_sent, failed, done;
   char error[160];
   uint64_t desyncs;
-  uint64_t step_ns, phase_ns;
 };
 
 struct lbot {
@@ -114,46 +108,13 @@ struct lbot {
   int finished, timed_out;
   uint32_t rooms_done;
   uint64_t connect_retries; /* attempts after a first one */
-  uint32_t *lat;
-  uint64_t nlat;
   int exit_status;
-  uint8_t buf[GK_WIRE_MAX];
 };
 
 /* --- sending -------------------------------------------------------------- */
 
 static int send_msg(lplayer *p, const gk_wire_msg *m) {
-  lbot *b = p->room->b;
-  size_t len;
-  if (!p->connected) return GK_ENOTFOUND;
-  int rc = gk_wire_encode(m, b->buf, sizeof b->buf, &len);
-  if (rc != 0) return rc;
-  return gk_net_transport_send(&p->host->tr, p->conn, b->buf, len,
-                               gk_wire_type_reliable((int)m->type));
-}
-
-static uint64_t next_step(const lplayer *p) {
-  return gk_net_sched_next(&p->sched);
-}
-
-/* One INPUT: every record the server has not acknowledged (as many as
- * fit), and the acknowledgement of every confirmed step. No hashes. */
-static void send_input(lplayer *p) {
-  uint32_t isz = p->room->b->o.sim->input_size;
-  uint8_t records[GK_WIRE_MAX];
-  uint64_t from = 0;
-  uint32_t n = gk_net_sched_records(&p->sched, p->acked, p->rec, RING, isz,
-                                    gk_wire_input_fit(isz), records, &from);
-  gk_wire_msg m;
-  memset(&m, 0, sizeof m);
-  m.type = GK_MSG_INPUT;
-  m.u.input = (gk_wire_input){.slot = p->slot,
-                              .input_size = (uint8_t)isz,
-                              .count = (uint8_t)n,
-                              .ack = p->confirmed,
-                              .first = from,
-                              .records = records};
-  send_msg(p, &m);
+  return gk_net_peer_send_msg(&p->peer, uv_hrtime(), m);
 }
 
 static void send_simple(lplayer *p, gk_wire_type type) {
@@ -184,8 +145,7 @@ static void room_fail(lroom *r, const char *what, const char *detail) {
 
 static void player_done(lplayer *p) {
   if (p->done) return;
-  p->done = 1;
-  send_input(p); /* the acknowledgement of the last step */
+  p->done = 1; /* the engine sent the acknowledgement of the last step */
   lroom *r = p->room;
   for (uint32_t i = 0; i < r->b->o.players; i++)
     if (!r->pl[i].done) return;
@@ -239,197 +199,108 @@ static void check_connect(lplayer *p, uint64_t now) {
   }
 }
 
-/* Everyone joined: player 0 starts the match. */
-static void maybe_start(lroom *r) {
-  if (!r->created || r->start_sent) return;
-  for (uint32_t i = 0; i < r->b->o.players; i++)
-    if (!r->pl[i].joined) return;
-  r->start_sent = 1;
-  send_simple(&r->pl[0], GK_MSG_START_MATCH);
+/* --- the match: the engine's callbacks -------------------------------------
+ */
+
+static int peer_send(void *ctx, const uint8_t *bytes, size_t len,
+                     int reliable) {
+  lplayer *p = ctx;
+  if (!p->connected) return GK_ENOTFOUND;
+  return gk_bot_link_send(&p->host->tr, p->conn, bytes, len, reliable);
 }
 
-static void on_match_start(lplayer *p, const gk_wire_match_start *ms) {
-  lroom *r = p->room;
-  const gk_sim *sim = r->b->o.sim;
-  if (p->started) return;
-  if (strcmp(ms->genre, sim->name) != 0 || ms->first_step != 0 ||
-      ms->players != r->b->o.players) {
-    room_fail(r, "unexpected match start", ms->genre);
-    return;
+static void peer_started(void *ctx, gk_net_peer *np) {
+  lplayer *p = ctx;
+  if (np->match.players != p->room->b->o.players) {
+    gk_net_peer_stop(np);
+    room_fail(p->room, "unexpected match start", np->match.genre);
   }
-  p->started = 1;
-  p->slot = ms->slot;
-  gk_net_sched_init(&p->sched, ms->first_step + ms->input_delay,
-                    ms->input_delay, ms->lead);
-  p->confirmed = p->acked = ms->first_step;
-  snprintf(p->delays, sizeof p->delays, "%llu:%u",
-           (unsigned long long)ms->first_step, (unsigned)ms->input_delay);
-  r->step_ns =
-      (uint64_t)ms->step_seconds.num * 1000000000u / ms->step_seconds.den;
-  if (r->step_ns == 0) r->step_ns = 1;
-  r->phase_ns = r->step_ns * r->index / r->b->o.rooms;
-  p->t0_ns = p->next_ns = uv_hrtime() + r->phase_ns;
 }
 
-/* --- the match ------------------------------------------------------------ */
-
-static void note_latency(lbot *b, const lplayer *p, uint64_t s, uint64_t now) {
-  if (s < p->sched.first || s >= next_step(p) || b->nlat >= LAT_MAX ||
-      p->sampled_ns[s % RING] == 0) /* a step the host held neutral */
-    return;
-  uint64_t us = (now - p->sampled_ns[s % RING]) / 1000u;
-  b->lat[b->nlat++] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
-}
-
-/* A newly confirmed step `s` of `c` that announces an input delay change
- * (docs/PROTOCOL.md, "Input delay"): every engine switches at
- * S = s + D + lead, D the delay announced before. */
-static void take_announcement(lplayer *p, const gk_wire_confirmed *c,
-                              uint64_t s) {
-  gk_step_input in;
-  gk_wire_step_get(c, (uint32_t)(s - c->first), &in);
-  gk_net_sched_announce(&p->sched, s, in.flags);
-}
-
-static void on_confirmed(lplayer *p, const gk_wire_confirmed *c) {
+/* A confirmed step: player 0 ends the match once N are confirmed. */
+static void peer_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
+                      uint64_t hash) {
+  lplayer *p = ctx;
   lroom *r = p->room;
-  lbot *b = r->b;
-  if (!p->started || c->input_size != b->o.sim->input_size) return;
-  if (c->ack > p->acked && c->ack <= next_step(p)) p->acked = c->ack;
-  uint64_t end = c->first + c->count;
-  if (c->first <= p->confirmed && end > p->confirmed) {
-    uint64_t now = uv_hrtime();
-    for (uint64_t s = p->confirmed; s < end; s++) {
-      note_latency(b, p, s, now);
-      take_announcement(p, c, s);
-    }
-    p->confirmed = end;
-    if (p->blocked) {
-      p->blocked = 0;
-      p->retry_ns = 0; /* at the next tick, every step now due */
-    }
-  }
-  if (p->index == 0 && !r->end_sent && p->confirmed >= b->o.steps) {
+  (void)np;
+  (void)hash;
+  if (p->index == 0 && !r->end_sent && in->step + 1 >= r->b->o.steps) {
     r->end_sent = 1;
     send_simple(p, GK_MSG_END_MATCH);
   }
-  if (p->done)
-    send_input(p); /* repeated: our acknowledgement was lost */
-  else if (p->end_step != UINT64_MAX && p->confirmed > p->end_step)
+}
+
+static void peer_desync(void *ctx, gk_net_peer *np, const gk_wire_desync *d) {
+  (void)np;
+  (void)d;
+  ((lplayer *)ctx)->room->desyncs++;
+}
+
+static void peer_ended(void *ctx, gk_net_peer *np, uint64_t step, int reason) {
+  lplayer *p = ctx;
+  (void)np;
+  (void)step;
+  if (reason == GK_WIRE_END_REMOVED || reason == GK_WIRE_END_SHUTDOWN)
+    room_fail(p->room, "match ended", gk_wire_end_name(reason));
+  else
     player_done(p);
 }
 
-static void on_match_msg(lplayer *p, const gk_wire_msg *m) {
-  switch (m->type) {
-  case GK_MSG_CONFIRMED:
-    on_confirmed(p, &m->u.confirmed);
-    break;
-  case GK_MSG_MATCH_END:
-    if (m->u.match_end.reason == GK_WIRE_END_REMOVED ||
-        m->u.match_end.reason == GK_WIRE_END_SHUTDOWN) {
-      room_fail(p->room, "match ended",
-                gk_wire_end_name(m->u.match_end.reason));
-      return;
-    }
-    p->end_step = m->u.match_end.step;
-    if (p->started && p->confirmed > p->end_step) player_done(p);
-    break;
-  case GK_MSG_DESYNC:
-    p->room->desyncs++;
-    break;
-  case GK_MSG_REMOVE_PLAYER:
-    if (p->started && m->u.remove.slot == p->slot)
-      room_fail(p->room, "a player was removed", NULL);
-    break;
-  default: /* STALL and the rest: nothing to do */
-    break;
-  }
-}
-
-static void on_msg(lplayer *p, const gk_wire_msg *m) {
+/* What the engine leaves to its owner: the room's setup (gk_net_lobby:
+ * once the room exists the others connect; once all are in, player 0
+ * starts the match) and errors. */
+static void peer_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
+  lplayer *p = ctx;
   lroom *r = p->room;
-  switch (m->type) {
-  case GK_MSG_ROOM_CREATED:
-    if (p->index != 0 || r->created) break;
-    memcpy(r->code, m->u.room.code, sizeof r->code);
-    r->created = 1;
+  (void)np;
+  switch (gk_net_lobby_on_msg(&r->lobby, p->index, m)) {
+  case GK_NET_LOBBY_CREATED:
     p->joined = 1;
     for (uint32_t i = 1; i < r->b->o.players; i++) connect_player(&r->pl[i]);
-    maybe_start(r);
     break;
-  case GK_MSG_JOINED:
+  case GK_NET_LOBBY_JOINED:
     p->joined = 1;
-    maybe_start(r);
     break;
-  case GK_MSG_MATCH_START:
-    on_match_start(p, &m->u.match_start);
-    break;
-  case GK_MSG_ERROR:
+  case GK_NET_LOBBY_ERROR:
     room_fail(r, "server error", m->u.error.text);
-    break;
-  case GK_MSG_SHUTDOWN:
+    return;
+  case GK_NET_LOBBY_SHUTDOWN:
     room_fail(r, "the server is shutting down", NULL);
-    break;
-  default:
-    on_match_msg(p, m);
-    break;
+    return;
+  default: /* STALL and the rest: nothing to do */
+    return;
   }
+  gk_wire_msg s;
+  if (gk_net_lobby_start(&r->lobby, &s)) send_msg(&r->pl[0], &s);
 }
 
-/* --- sampling --------------------------------------------------------------
- */
-
-static int may_sample(const lplayer *p) {
-  return gk_net_sched_may_sample(&p->sched, p->confirmed, p->acked, RING);
+/* A datagram for a player's engine. A MATCH_START it cannot take fails
+ * the room (anything else it drops is counted in its stats). */
+static void player_receive(lplayer *p, const uint8_t *bytes, size_t len) {
+  int was = p->peer.started;
+  int rc = gk_net_peer_handle(&p->peer, uv_hrtime(), bytes, len);
+  p->due_ns = gk_net_peer_poll_timeout(&p->peer); /* it may have moved */
+  if (rc != 0 && !was && len >= 2 && bytes[1] == GK_MSG_MATCH_START)
+    room_fail(p->room, "unexpected match start", gk_strerror(rc));
 }
 
-/* At a deadline whose step is the switch step of an announced change
- * (gk_net_sched_deadline): raising, the next sample skips the steps the
- * host holds neutral; lowering, D - D' deadlines pass unsampled (returns
- * 1: this deadline is used up), then the next sample is for S. */
-static int delay_switch(lplayer *p) {
-  gk_net_sched_event ev;
-  int used = gk_net_sched_deadline(&p->sched, &ev);
+/* The pattern source (lsource): the record of `step`. */
+static int src_read(gk_input *in, uint64_t step, gk_step_input *out) {
+  lsource *s = (lsource *)in;
+  lplayer *p = (lplayer *)((char *)s - offsetof(lplayer, src));
   uint32_t isz = p->room->b->o.sim->input_size;
-  for (uint64_t s = ev.held_from; s < ev.held_from + ev.held; s++) {
-    memset(p->rec + (s % RING) * isz, 0, isz);
-    p->sampled_ns[s % RING] = 0; /* held neutral: no latency */
-  }
-  if (ev.switched) {
-    size_t n = strlen(p->delays);
-    snprintf(p->delays + n, sizeof p->delays - n, ",%llu:%u",
-             (unsigned long long)ev.at, (unsigned)ev.delay);
-  }
-  p->next_ns = p->t0_ns + p->sched.k * p->room->step_ns;
-  return used;
+  if ((step - p->peer.sched.first) % PATTERN_STEPS == 0)
+    s->pattern = gk_splitmix64(&s->rng);
+  memset(s->rec, 0, isz);
+  s->rec[0] = (uint8_t)s->pattern;
+  if (isz > 1) s->rec[1] = (uint8_t)(s->pattern >> 8);
+  *out = (gk_step_input){.step = step, .players = 1, .inputs = s->rec};
+  return 0;
 }
 
-/* A player's deadline passed: a record for every step now due, as far as
- * the bound lets it (the schedule never moves: a player held back catches
- * up), then one INPUT either way (acknowledgements keep flowing; while
- * blocked, one a period). */
-static void sample(lplayer *p, uint64_t now) {
-  lroom *r = p->room;
-  uint32_t isz = r->b->o.sim->input_size;
-  while (now >= p->next_ns) {
-    if (delay_switch(p)) continue;
-    if (!may_sample(p)) break;
-    uint64_t s = next_step(p);
-    if ((s - p->sched.first) % PATTERN_STEPS == 0)
-      p->pattern = gk_splitmix64(&p->rng);
-    uint8_t *dst = p->rec + (s % RING) * isz;
-    memset(dst, 0, isz);
-    dst[0] = (uint8_t)p->pattern;
-    if (isz > 1) dst[1] = (uint8_t)(p->pattern >> 8);
-    p->sampled_ns[s % RING] = now;
-    p->sched.k++;
-    p->next_ns += r->step_ns;
-  }
-  p->blocked = now >= p->next_ns;
-  if (p->blocked) p->retry_ns = now + r->step_ns;
-  send_input(p);
-}
-
+/* Every millisecond: each started player's engine at its deadline (it
+ * samples what is due within the bound and sends its INPUT), and each
+ * player not admitted yet its connection attempts. */
 static void on_tick(uv_timer_t *t) {
   lbot *b = t->data;
   uint64_t now = uv_hrtime();
@@ -438,10 +309,12 @@ static void on_tick(uv_timer_t *t) {
     if (r->done) continue;
     for (uint32_t j = 0; j < b->o.players; j++) {
       lplayer *p = &r->pl[j];
-      if (p->started && !p->done && now >= p->next_ns && now >= p->retry_ns)
-        sample(p, now);
-      else if (!p->joined && p->tries > 0)
+      if (p->peer.started) {
+        if (now >= p->due_ns)
+          p->due_ns = gk_net_peer_handle_timeout(&p->peer, now);
+      } else if (!p->joined && p->tries > 0) {
         check_connect(p, now);
+      }
     }
   }
 }
@@ -458,32 +331,17 @@ static void tr_receive(void *ctx, gk_bot_link *t, uint32_t conn,
                        const uint8_t *bytes, size_t len) {
   (void)t;
   lplayer *p = player_of(ctx, conn);
-  gk_wire_msg m;
   if (p == NULL || p->room->b->finished) return;
-  if (gk_wire_decode(bytes, len, &m) == 0) on_msg(p, &m);
+  player_receive(p, bytes, len);
 }
 
 static void tr_connect(void *ctx, gk_bot_link *t, uint32_t conn) {
   (void)t;
   lplayer *p = player_of(ctx, conn);
   if (p == NULL) return;
-  lbot *b = p->room->b;
   p->connected = 1;
-  gk_wire_msg m;
-  memset(&m, 0, sizeof m);
-  if (p->index == 0) {
-    m.type = GK_MSG_CREATE_ROOM;
-    m.u.create_room.max_players = (uint8_t)b->o.players;
-    m.u.create_room.input_delay = (uint8_t)b->o.input_delay;
-    snprintf(m.u.create_room.genre, sizeof m.u.create_room.genre, "%s",
-             b->o.sim->name);
-    snprintf(m.u.create_room.config, sizeof m.u.create_room.config, "%s",
-             b->o.options ? b->o.options : "");
-  } else {
-    m.type = GK_MSG_JOIN_ROOM;
-    memcpy(m.u.room.code, p->room->code, sizeof m.u.room.code);
-  }
-  send_msg(p, &m);
+  gk_wire_msg m; /* CREATE_ROOM or JOIN_ROOM */
+  if (gk_net_lobby_request(&p->room->lobby, p->index, &m) == 0) send_msg(p, &m);
 }
 
 static void tr_disconnect(void *ctx, gk_bot_link *t, uint32_t conn,
@@ -534,6 +392,59 @@ void gk_bot_print_summary(cJSON *out) {
   cJSON_Delete(out);
 }
 
+/* A player's input delays as the server's match_end input_delays:
+ * "step:delay,..." (the start and every switch its engine made). */
+static void delays_text(const gk_net_peer *np, char *out, size_t cap) {
+  size_t n = 0;
+  out[0] = '\0';
+  for (uint32_t i = 0; i < np->ndelays && n < cap; i++) {
+    int w = snprintf(out + n, cap - n, "%s%llu:%u", i ? "," : "",
+                     (unsigned long long)np->delays[i].step,
+                     (unsigned)np->delays[i].delay);
+    if (w < 0) break;
+    n += (size_t)w;
+  }
+}
+
+/* One room's entry of room_results (each player's delays must agree). */
+static cJSON *room_result(const lroom *r) {
+  char d0[GK_NET_PEER_DELAYS_MAX * 32], dj[sizeof d0];
+  cJSON *ro = cJSON_CreateObject();
+  cJSON_AddStringToObject(ro, "code", r->lobby.created ? r->lobby.code : "");
+  cJSON_AddNumberToObject(ro, "steps", (double)r->pl[0].peer.inbuf.confirmed);
+  cJSON_AddNumberToObject(ro, "desyncs", (double)r->desyncs);
+  delays_text(&r->pl[0].peer, d0, sizeof d0);
+  cJSON_AddStringToObject(ro, "input_delays", d0);
+  int agree = 1;
+  for (uint32_t j = 1; j < r->b->o.players; j++) {
+    delays_text(&r->pl[j].peer, dj, sizeof dj);
+    agree &= strcmp(dj, d0) == 0;
+  }
+  cJSON_AddBoolToObject(ro, "input_delays_agree", agree);
+  if (r->failed || !r->done)
+    cJSON_AddStringToObject(ro, "error",
+                            r->failed ? r->error : "did not finish");
+  return ro;
+}
+
+/* Every player's confirm latency samples, in one array for the summary. */
+static void add_latency(lbot *b, cJSON *out) {
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < b->o.rooms; i++)
+    for (uint32_t j = 0; j < b->o.players; j++)
+      n += b->room[i].pl[j].peer.nlatency;
+  uint32_t *lat = n ? malloc(n * sizeof *lat) : NULL;
+  uint64_t k = 0;
+  for (uint32_t i = 0; lat && i < b->o.rooms; i++)
+    for (uint32_t j = 0; j < b->o.players; j++) {
+      const gk_net_peer *np = &b->room[i].pl[j].peer;
+      memcpy(lat + k, np->latency_us, np->nlatency * sizeof *lat);
+      k += np->nlatency;
+    }
+  gk_bot_add_latency(out, lat, k);
+  free(lat);
+}
+
 /* Prints the summary; returns the exit status it implies. */
 static int print_summary(lbot *b) {
   cJSON *out = cJSON_CreateObject();
@@ -546,24 +457,12 @@ static int print_summary(lbot *b) {
   uint64_t completed = 0, failed = 0, desyncs = 0;
   for (uint32_t i = 0; i < b->o.rooms; i++) {
     lroom *r = &b->room[i];
-    cJSON *ro = cJSON_CreateObject();
-    cJSON_AddStringToObject(ro, "code", r->created ? r->code : "");
-    cJSON_AddNumberToObject(ro, "steps", (double)r->pl[0].confirmed);
-    cJSON_AddNumberToObject(ro, "desyncs", (double)r->desyncs);
-    cJSON_AddStringToObject(ro, "input_delays", r->pl[0].delays);
-    int agree = 1;
-    for (uint32_t j = 1; j < b->o.players; j++)
-      agree &= strcmp(r->pl[j].delays, r->pl[0].delays) == 0;
-    cJSON_AddBoolToObject(ro, "input_delays_agree", agree);
-    if (r->failed || !r->done) {
-      cJSON_AddStringToObject(ro, "error",
-                              r->failed ? r->error : "did not finish");
+    if (r->failed || !r->done)
       failed++;
-    } else {
+    else
       completed++;
-    }
     desyncs += r->desyncs;
-    cJSON_AddItemToArray(rooms, ro);
+    cJSON_AddItemToArray(rooms, room_result(r));
   }
   cJSON_AddNumberToObject(out, "rooms_completed", (double)completed);
   cJSON_AddNumberToObject(out, "rooms_failed", (double)failed);
@@ -571,7 +470,7 @@ static int print_summary(lbot *b) {
   cJSON_AddNumberToObject(out, "server_desyncs", (double)desyncs);
   cJSON_AddNumberToObject(out, "peer_mismatches", 0);
   cJSON_AddNumberToObject(out, "connect_retries", (double)b->connect_retries);
-  gk_bot_add_latency(out, b->lat, b->nlat);
+  add_latency(b, out);
   cJSON_AddBoolToObject(out, "timed_out", b->timed_out);
   gk_bot_print_summary(out);
   return desyncs ? 1 : failed ? 3 : 0;
@@ -649,27 +548,55 @@ static int open_hosts(lbot *b) {
   return 0;
 }
 
+/* Player g of the run (room-major): its engine, with no simulation, the
+ * pattern source, the fixed schedule and its room's phase of the step
+ * period, and latency samples for its share of LAT_MAX. */
+static int open_player(lbot *b, lroom *r, lplayer *p, uint32_t j) {
+  uint64_t g = (uint64_t)r->index * b->o.players + j;
+  uint64_t share = LAT_MAX / ((uint64_t)b->o.rooms * b->o.players);
+  p->room = r;
+  p->index = j;
+  p->host = host_of(b, r->index, j);
+  p->src.base.read = src_read;
+  p->src.rng = b->o.seed ^ (g * 0x9e3779b97f4a7c15ull);
+  gk_net_peer_options po;
+  memset(&po, 0, sizeof po);
+  po.source = &p->src.base;
+  po.genres = (gk_net_peer_genres){.sims = &b->o.sim, .count = 1};
+  po.window = WINDOW;
+  po.latency_cap = (uint32_t)(share < b->o.steps ? share : b->o.steps);
+  po.no_sim = 1;
+  po.fixed_schedule = 1;
+  po.phase_num = r->index;
+  po.phase_den = b->o.rooms;
+  gk_net_peer_callbacks pc = {.ctx = p,
+                              .send = peer_send,
+                              .started = peer_started,
+                              .step = peer_step,
+                              .desync = peer_desync,
+                              .ended = peer_ended,
+                              .message = peer_message};
+  int rc = gk_net_peer_init(&p->peer, &po, &pc);
+  if (rc == 0) p->peer_open = 1;
+  return rc;
+}
+
 static int open_rooms(lbot *b) {
-  size_t isz = b->o.sim->input_size;
   b->room = calloc(b->o.rooms, sizeof *b->room);
-  b->lat = malloc(LAT_MAX * sizeof *b->lat);
-  if (b->room == NULL || b->lat == NULL) return GK_ENOMEM;
+  if (b->room == NULL) return GK_ENOMEM;
   for (uint32_t i = 0; i < b->o.rooms; i++) {
     lroom *r = &b->room[i];
     r->b = b;
     r->index = i;
+    gk_net_lobby_room lr = {b->o.sim->name, b->o.players, b->o.input_delay,
+                            b->o.options, 0};
+    int rc = gk_net_lobby_init(&r->lobby, &lr);
+    if (rc != 0) return rc;
     r->pl = calloc(b->o.players, sizeof *r->pl);
     if (r->pl == NULL) return GK_ENOMEM;
     for (uint32_t j = 0; j < b->o.players; j++) {
-      lplayer *p = &r->pl[j];
-      uint64_t g = (uint64_t)i * b->o.players + j;
-      p->room = r;
-      p->index = j;
-      p->host = host_of(b, i, j);
-      p->end_step = UINT64_MAX;
-      p->rng = b->o.seed ^ (g * 0x9e3779b97f4a7c15ull);
-      p->rec = calloc(RING, isz);
-      if (p->rec == NULL) return GK_ENOMEM;
+      rc = open_player(b, r, &r->pl[j], j);
+      if (rc != 0) return rc;
     }
   }
   return 0;
@@ -678,12 +605,11 @@ static int open_rooms(lbot *b) {
 static void free_all(lbot *b) {
   for (uint32_t i = 0; b->room && i < b->o.rooms; i++) {
     for (uint32_t j = 0; b->room[i].pl && j < b->o.players; j++)
-      free(b->room[i].pl[j].rec);
+      if (b->room[i].pl[j].peer_open) gk_net_peer_free(&b->room[i].pl[j].peer);
     free(b->room[i].pl);
   }
   free(b->room);
   free(b->hosts);
-  free(b->lat);
 }
 
 int gk_bot_light_run(const gk_bot_light_options *o) {

@@ -1,6 +1,11 @@
 /* gk_bot_light.h: gk-bot --light, a load generator that costs less than
  * the server it loads.
  *
+ * Each light player is a peer engine (gk_net_peer.h) in its
+ * no-simulation mode and the room's setup is gk_net_lobby.h's: the same
+ * protocol code as the full bot's; what follows is what the driver adds
+ * around it, and what the engine's mode means for the load.
+ *
  * The full gk-bot gives every player its own ENet host, its own timer and
  * its own run of the match (the genre's bot as input, every step simulated
  * and hashed): on a small machine it burns more CPU than the server, so

@@ -270,14 +270,14 @@ void bot_rejoin_connected(bot_peer *p) {
   g.kind = GK_TOKEN_JOIN;
   g.role = p->spectator ? GK_TOKEN_SPECTATOR : GK_TOKEN_PLAYER;
   g.slot = p->spectator ? GK_TOKEN_SLOT_ANY : (uint8_t)p->slot;
-  memcpy(g.code, r->code, sizeof g.code);
+  memcpy(g.code, r->lobby.code, sizeof g.code);
   uint8_t len = 0, tok[GK_TOKEN_BYTES];
   int rc = bot_token(p->b, &g, bot_client_id(p), &len, tok);
   const uint8_t *t = len ? tok : NULL;
   if (rc == 0 && p->spectator)
-    rc = gk_net_peer_uv_spectate(&p->peer, r->code, t);
+    rc = gk_net_peer_uv_spectate(&p->peer, r->lobby.code, t);
   else if (rc == 0)
-    rc = gk_net_peer_uv_rejoin(&p->peer, r->code, p->slot, p->secret, t);
+    rc = gk_net_peer_uv_rejoin(&p->peer, r->lobby.code, p->slot, p->secret, t);
   if (rc != 0) {
     fail(p, p->spectator ? "cannot spectate" : "cannot rejoin",
          gk_strerror(rc));

@@ -42,7 +42,7 @@ static void add_delays(cJSON *ro, const bot_peer *p) {
 /* One room's entry of the summary; adds its counts to *t. */
 static cJSON *room_summary(bot *b, bot_room *r, bot_totals *t) {
   cJSON *ro = cJSON_CreateObject();
-  cJSON_AddStringToObject(ro, "code", r->created ? r->code : "");
+  cJSON_AddStringToObject(ro, "code", r->lobby.created ? r->lobby.code : "");
   int agree = 1, ended = 1;
   uint64_t steps = r->peers[0].steps, hash = r->peers[0].last_hash;
   cJSON *hashes = cJSON_CreateArray();
