@@ -380,18 +380,31 @@ static void expect_clean(const result *r) {
 
 /* --- steady latency: auto keeps the rate --------------------------------- */
 
+/* What tells a working controller from a broken one, with room for a
+ * loaded machine. A delay too small for the round trip makes nearly every
+ * step late (304 of 307 with a fixed 3 at 120 ms, below); a working one
+ * made 0 late on a quiet machine and up to 12 of 421 (2.8%) with the load
+ * average at 14 on 2 cores, where the test once asserted 1% and failed:
+ * the threads that run the peers and the server were not scheduled in
+ * time, which is the machine, not the delay. So the late share must stay
+ * under 10%, and the chosen delay must cover the relay's round trip
+ * (which no load can make shorter). The figures themselves (late share,
+ * confirm latency) are bench/bench_delay.py's, on a quiet machine. */
 static void steady(uint32_t rtt_ms) {
   scenario sc = {.oneway_ms = rtt_ms / 2, .jitter_ms = 2, .steps = 420};
   result r;
   run(&sc, &r);
   expect_clean(&r);
-  cr_assert_geq(r.rate, 60.0 * 0.98, "%u ms: %.2f steps/s (delay %u)", rtt_ms,
+  cr_assert_geq(r.rate, 60.0 * 0.95, "%u ms: %.2f steps/s (delay %u)", rtt_ms,
                 r.rate, r.replay_delay);
   cr_assert_leq(r.rate, 60.0 * 1.02, "%u ms: %.2f steps/s", rtt_ms, r.rate);
-  cr_assert_leq(r.steps_late * 100, r.steps_confirmed,
+  cr_assert_leq(r.steps_late * 10, r.steps_confirmed,
                 "%u ms: %llu of %llu steps late (delay %u)", rtt_ms,
                 (unsigned long long)r.steps_late,
                 (unsigned long long)r.steps_confirmed, r.replay_delay);
+  cr_assert_geq(r.replay_delay * 1000u, rtt_ms * 60u,
+                "%u ms: a delay of %u steps does not cover the round trip",
+                rtt_ms, r.replay_delay);
 }
 
 Test(delay, auto_keeps_sixty_steps_a_second_at_0_ms, .timeout = 30) {
@@ -414,9 +427,11 @@ Test(delay, a_fixed_delay_of_3_at_120_ms_runs_in_slow_motion, .timeout = 30) {
   run(&sc, &r);
   expect_clean(&r);
   cr_assert_eq(r.replay_delay, 3);
-  cr_assert_lt(r.rate, 60.0 * 0.95, "fixed delay 3 at 120 ms: %.2f steps/s",
+  /* slower than the clock (56 steps/s measured), and most steps late:
+   * far from what load alone does to a working delay (steady, above) */
+  cr_assert_lt(r.rate, 60.0 * 0.98, "fixed delay 3 at 120 ms: %.2f steps/s",
                r.rate);
-  cr_assert_gt(r.steps_late * 100, r.steps_confirmed, "%llu of %llu late",
+  cr_assert_gt(r.steps_late * 2, r.steps_confirmed, "%llu of %llu late",
                (unsigned long long)r.steps_late,
                (unsigned long long)r.steps_confirmed);
 }
