@@ -548,7 +548,7 @@ def _case_name(fn):
     return doc[0] if doc else fn.__name__.replace("_", " ")
 
 
-def run(cases, timeout=120, flags=()):
+def run(cases, timeout=120, flags=(), browser=True):
     """Runs a list of cases, each fn(browser), as one TAP test program
     (meson's protocol 'tap'): one Browser for all of them (started again
     if a case lost it), the pages a case opened closed after it. A case
@@ -557,8 +557,9 @@ def run(cases, timeout=120, flags=()):
     diagnostics. An alarm of `timeout` seconds bounds the whole program,
     and SIGTERM/SIGINT end it the same way: Chromium is always closed.
     Exits 0 if every case passed, 1 if not. Without Chromium: a TAP skip,
-    or with GK_WEB_REQUIRED=1 a bail-out and exit 1."""
-    why = chromium_missing()
+    or with GK_WEB_REQUIRED=1 a bail-out and exit 1. browser=False runs
+    the cases the same way with None for the browser (HTTP-only tests)."""
+    why = chromium_missing() if browser else None
     if why is not None:
         if os.environ.get("GK_WEB_REQUIRED") == "1":
             print("Bail out! %s, and GK_WEB_REQUIRED=1" % why)
@@ -580,11 +581,11 @@ def run(cases, timeout=120, flags=()):
     failed, b = 0, None
     try:
         for i, fn in enumerate(cases, 1):
-            if b is None or b._dead is not None:
+            if browser and (b is None or b._dead is not None):
                 if b is not None:
                     b.close()
                 b = Browser(flags=flags)
-            first = len(b.pages)
+            first = len(b.pages) if b is not None else 0
             try:
                 fn(b)
                 print("ok %d - %s" % (i, _case_name(fn)), flush=True)
@@ -592,16 +593,13 @@ def run(cases, timeout=120, flags=()):
                 failed += 1
                 print("not ok %d - %s" % (i, _case_name(fn)))
                 _diag(traceback.format_exc())
-                for j, p in enumerate(b.pages[first:]):
+                for j, p in enumerate(b.pages[first:] if b else []):
                     _diag("page %d said:\n%s" % (j, p.report()))
-                _diag("chromium stderr (tail):\n" + b.stderr_tail(15))
+                if b is not None:
+                    _diag("chromium stderr (tail):\n" + b.stderr_tail(15))
                 sys.stdout.flush()
-            for p in b.pages[first:]:
-                try:
-                    p.close()
-                except CdpError:
-                    pass
-            del b.pages[first:]
+            if b is not None:
+                _close_pages(b, first)
     except _Stop as e:
         print("Bail out! %s" % e, flush=True)
         failed += 1
@@ -610,6 +608,15 @@ def run(cases, timeout=120, flags=()):
         if b is not None:
             b.close()
     sys.exit(1 if failed else 0)
+
+
+def _close_pages(b, first):
+    for p in b.pages[first:]:
+        try:
+            p.close()
+        except CdpError:
+            pass
+    del b.pages[first:]
 
 
 def _diag(text):

@@ -20,6 +20,19 @@ import time
 import urllib.request
 
 
+def server_exe():
+    """GK_SERVER (meson sets it), else the in-tree build's gk-server."""
+    exe = os.environ.get("GK_SERVER")
+    if not exe:
+        top = os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__))))
+        exe = os.path.join(top, "build", "src", "server", "gk-server")
+    exe = os.path.abspath(exe)
+    if not os.access(exe, os.X_OK):
+        raise RuntimeError("no gk-server at %s (set GK_SERVER)" % exe)
+    return exe
+
+
 class GkServer:
     def __init__(self, exe, ws=None, config=None, start_timeout=10.0):
         self.dir = tempfile.mkdtemp(prefix="gk-web-srv-")
@@ -41,6 +54,8 @@ class GkServer:
                                      stdout=self._log, stderr=self._log,
                                      cwd=self.dir)
         self.ws_port = self.admin_port = None
+        self._closed = False
+        self.final_log = None
         try:
             self._wait_ports(start_timeout)
         except BaseException:
@@ -65,6 +80,8 @@ class GkServer:
                            % (timeout, self.log_text()))
 
     def log_text(self):
+        if self.final_log is not None:
+            return self.final_log
         with open(self.log_path, "rb") as f:
             return f.read()[-20000:].decode("utf-8", "replace")
 
@@ -87,6 +104,9 @@ class GkServer:
             return json.loads(r.read())
 
     def close(self):
+        if self._closed:
+            return
+        self._closed = True
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -95,6 +115,7 @@ class GkServer:
                 self.proc.kill()
                 self.proc.wait(5.0)
         self._log.close()
+        self.final_log = self.log_text()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def __enter__(self):
