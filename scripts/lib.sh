@@ -13,8 +13,11 @@ GK_PACKAGES="meson ninja-build pkg-config gcc libc6-dev binutils python3
 # game tests (an older node skips them), npm for the pack test (nodesource
 # ships it with node; Debian's own is the npm package).
 GK_TEST_PACKAGES="python3-prometheus-client python3-websockets emscripten"
-# The browser suite (tests/web): Debian's chromium, driven headless.
-GK_BROWSER_PACKAGES="chromium"
+# The browser suite (tests/web): Debian's chromium, driven headless; nginx
+# and openssl for its wss:// test (deploy/nginx/gamekit.conf in front of
+# gk-server, a throwaway certificate). Installing nginx starts no service
+# where policy-rc.d forbids it (containers); the test runs its own.
+GK_BROWSER_PACKAGES="chromium nginx openssl"
 # scripts/test.sh's clang leg (the whole project, -Werror, at -O0);
 # scripts/fuzz.sh adds the sanitizer runtimes (libclang-rt-14-dev).
 GK_CLANG_PACKAGES="clang"
