@@ -44,7 +44,7 @@
 #include "gk_err.h"
 #include "gk_net_ws_internal.h"
 
-#define BAD_BYTE '\x01' /* what a NUL or malformed %-escape decodes to */
+#define BAD_BYTE ((char)1) /* what a NUL or malformed %-escape decodes to */
 
 static int hexval(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -68,7 +68,8 @@ size_t gk__ws_unescape(void *cls, struct MHD_Connection *mc, char *s) {
       continue;
     }
     char c = (char)(hi << 4 | lo);
-    *out++ = c == '\0' ? BAD_BYTE : c;
+    if (c == '\0') c = BAD_BYTE;
+    *out++ = c;
     p += 2;
   }
   *out = '\0';
