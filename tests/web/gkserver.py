@@ -49,14 +49,15 @@ class GkServer:
             json.dump(cfg, f)
         self.log_path = os.path.join(self.dir, "server.log")
         self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen([exe, "--config", self.config_path],
-                                     stdin=subprocess.DEVNULL,
-                                     stdout=self._log, stderr=self._log,
-                                     cwd=self.dir)
         self.ws_port = self.admin_port = None
         self._closed = False
         self.final_log = None
+        self.proc = None
         try:
+            self.proc = subprocess.Popen([exe, "--config", self.config_path],
+                                         stdin=subprocess.DEVNULL,
+                                         stdout=self._log, stderr=self._log,
+                                         cwd=self.dir)
             self._wait_ports(start_timeout)
         except BaseException:
             self.close()
@@ -107,7 +108,7 @@ class GkServer:
         if self._closed:
             return
         self._closed = True
-        if self.proc.poll() is None:
+        if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(8.0)

@@ -96,7 +96,7 @@ def nginx_conf(d, site):
 
 
 class Env:
-    dir = tempfile.mkdtemp(prefix="gk-tls-")
+    dir = None  # made in main(), after the tools are found
     srv = nginx = None
     cert = key = spki = None
     tls_port = http_port = None
@@ -269,8 +269,13 @@ if why is not None:
     sys.exit(0)
 
 def main():
-    # the certificate must exist before Chromium starts with its hash
-    Env.cert, Env.key, Env.spki = make_cert(Env.dir)
+    Env.dir = tempfile.mkdtemp(prefix="gk-tls-")
+    try:
+        # the certificate must exist before Chromium starts with its hash
+        Env.cert, Env.key, Env.spki = make_cert(Env.dir)
+    except BaseException:
+        shutil.rmtree(Env.dir, ignore_errors=True)
+        raise
     cases = [start, the_page_over_https_creates_a_room_through_wss,
              without_the_spki_flag_chromium_refuses_the_certificate,
              a_python_client_speaks_the_protocol_through_wss,
