@@ -28,6 +28,8 @@ COPY --from=build /src/build/tools/bot/gk-bot /usr/local/bin/gk-bot
 COPY --from=build /src/build/tools/replay/gk-replay /usr/local/bin/gk-replay
 COPY --from=build /src/build/tools/token/gk-token /usr/local/bin/gk-token
 COPY configs/ /srv/gk/configs/
+# the browser pages, websocket.static_dir "web" in configs/server.json
+COPY web/ /srv/gk/web/
 RUN mkdir -p /srv/gk/replays && chown -R gk:gk /srv/gk
 USER gk
 WORKDIR /srv/gk
@@ -36,8 +38,9 @@ EXPOSE 7777/udp
 # the admin listener (configs/server.json: loopback only unless a token
 # file is configured; see configs/README.md)
 EXPOSE 7778/tcp
-# the WebSocket listener for browser players (websocket.port; off unless
-# websocket.enabled in the config: see configs/README.md)
+# the WebSocket listener for browser players and their pages
+# (websocket.port; configs/server.json enables it, with static_dir "web":
+# see configs/README.md; put TLS in front as deploy/nginx/ shows)
 EXPOSE 7779/tcp
 # The config is re-checked, so a mounted config that went bad turns the
 # container unhealthy (the process itself is PID 1's only child: if it

@@ -6,13 +6,18 @@ GK_PACKAGES="meson ninja-build pkg-config gcc libc6-dev binutils python3
   libuv1-dev libenet-dev libcjson-dev libcriterion-dev libxxhash-dev libsodium-dev
   libmicrohttpd-dev libcurl4-openssl-dev libwslay-dev nettle-dev"
 # What the tests need on top (scripts/test.sh; the Dockerfile's build stage
-# takes GK_TEST_PACKAGES and leaves the browser out: that test then skips).
+# takes GK_TEST_PACKAGES and leaves the browser out: the browser tests,
+# tests/web and the admin page's, then skip, saying so).
 # emscripten (which brings nodejs) builds and runs the browser client's
 # tests (web/gamekit, suite web); node 20's WebSocket is needed for the
 # game tests (an older node skips them), npm for the pack test (nodesource
 # ships it with node; Debian's own is the npm package).
 GK_TEST_PACKAGES="python3-prometheus-client python3-websockets emscripten"
-GK_BROWSER_PACKAGES="chromium"
+# The browser suite (tests/web): Debian's chromium, driven headless; nginx
+# and openssl for its wss:// test (deploy/nginx/gamekit.conf in front of
+# gk-server, a throwaway certificate). Installing nginx starts no service
+# where policy-rc.d forbids it (containers); the test runs its own.
+GK_BROWSER_PACKAGES="chromium nginx openssl"
 # scripts/test.sh's clang leg (the whole project, -Werror, at -O0);
 # scripts/fuzz.sh adds the sanitizer runtimes (libclang-rt-14-dev).
 GK_CLANG_PACKAGES="clang"

@@ -5,6 +5,9 @@
 # (e.g. `sh scripts/run.sh --port 7000 --log-level debug`). Stop it with
 # Ctrl-C (SIGINT): running matches end with a notice, their replays are
 # finalised under replays/, and it exits 0.
+# configs/server.json also opens the WebSocket listener on port 7779 and
+# serves the tree's web/ there: the "web" log line gives the URL to open
+# in a browser (http://127.0.0.1:7779/), e.g. .../test/protocol.html.
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/lib.sh

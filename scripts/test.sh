@@ -3,12 +3,15 @@
 #   gcc    build/: every test suite (gcc, -O2), then the SDK check
 #          (scripts/sdk_check.sh: install into a temporary prefix, build
 #          examples/rts out of tree, play it through the installed programs)
+#          The browser suite "web" (tests/web: headless chromium over the
+#          DevTools protocol) is in it, with GK_WEB_REQUIRED=1: a missing
+#          chromium fails it instead of skipping.
 #   asan   build-asan/: every test suite again, gcc with AddressSanitizer +
 #          UndefinedBehaviorSanitizer
 #   clang  build-clang/: the whole project (tests, bench, fuzz corpus
 #          drivers, tools) with clang -O0 -Werror; every suite but the
 #          end-to-end server ones (suite "server"; its in-process "server
-#          config" and "server match options" do run), then
+#          config" and "server match options" do run; nor "web"), then
 #          scripts/replay_xcc.sh: replays recorded by a gcc -O3 gk-replay
 #          (build-gcc-O3/) verify in the clang -O0 one and the other way
 #          round, byte-identical.
@@ -27,11 +30,14 @@ gk_build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
   -Dc_args=-fno-sanitize-recover=all
 (CC=clang && export CC && gk_build build-clang -Dbuildtype=debug)
 status=0
+GK_WEB_REQUIRED=1
+export GK_WEB_REQUIRED
 meson test -C build --print-errorlogs || status=1
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs --timeout-multiplier 3 || status=1
 sh scripts/sdk_check.sh build || status=1
-meson test -C build-clang --print-errorlogs --no-suite server || status=1
+meson test -C build-clang --print-errorlogs --no-suite server \
+  --no-suite web || status=1
 meson test -C build-clang --print-errorlogs --logbase server-in-process \
   "server config" "server match options" || status=1
 sh scripts/replay_xcc.sh build-clang build-gcc-O3 || status=1

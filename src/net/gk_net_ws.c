@@ -263,6 +263,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc,
     return MHD_YES;
   }
   *req = w;
+  if (strcmp(url, w->path) != 0 && w->static_root != NULL)
+    return (enum MHD_Result)gk__ws_static(w, mc, url, method);
   if (strcmp(url, w->path) != 0)
     return refuse(mc, MHD_HTTP_NOT_FOUND, "no such path\n", &st->hs_path);
   if (strcmp(method, MHD_HTTP_METHOD_GET) != 0)
@@ -414,6 +416,7 @@ static int take_options(gk_net_ws *w, const gk_net_ws_options *o) {
   if (p->max_msg == 0) p->max_msg = GK_WIRE_MAX;
   if (p->queue_len == 0) p->queue_len = 64;
   if (p->unsent_max == 0) p->unsent_max = 16384;
+  if (p->static_max == 0) p->static_max = 64u << 20;
   if (p->max_conns > 0xffffu || p->n_origins > GK_NET_WS_ORIGINS_MAX ||
       p->n_replace > GK_NET_WS_REPLACE_MAX || p->queue_len > 0x10000u ||
       (p->n_origins > 0 && p->origins == NULL))
@@ -428,6 +431,7 @@ static int take_options(gk_net_ws *w, const gk_net_ws_options *o) {
   p->origins = NULL; /* copied: the caller's array may go */
   p->host = NULL;
   p->path = p->subprotocol = NULL;
+  p->static_dir = NULL; /* resolved into w->static_root */
   return 0;
 }
 
@@ -458,6 +462,7 @@ static struct MHD_Daemon *daemon_start(gk_net_ws *w, const char *host,
                           MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
                           MHD_OPTION_NOTIFY_COMPLETED, on_completed, w,
                           MHD_OPTION_NOTIFY_CONNECTION, on_tcp, w,
+                          MHD_OPTION_UNESCAPE_CALLBACK, gk__ws_unescape, w,
                           MHD_OPTION_END);
 }
 
@@ -471,6 +476,7 @@ int gk_net_ws_init(gk_net_ws *w, uv_loop_t *loop, const gk_net_ws_options *opts,
   w->cb = *cb;
   const char *host = opts->host != NULL ? opts->host : "127.0.0.1";
   int rc = take_options(w, opts);
+  if (rc == 0) rc = gk__ws_static_init(w, opts->static_dir);
   if (rc != 0) return rc;
   w->conns = calloc(w->opts.max_conns, sizeof *w->conns);
   w->tcp = calloc(tcp_cap(w), sizeof *w->tcp);
@@ -479,6 +485,8 @@ int gk_net_ws_init(gk_net_ws *w, uv_loop_t *loop, const gk_net_ws_options *opts,
     free(w->tcp);
     w->conns = NULL;
     w->tcp = NULL;
+    free(w->static_root);
+    w->static_root = NULL;
     return GK_ENOMEM;
   }
   struct MHD_Daemon *d = daemon_start(w, host, opts->port);
@@ -494,6 +502,8 @@ int gk_net_ws_init(gk_net_ws *w, uv_loop_t *loop, const gk_net_ws_options *opts,
     free(w->tcp);
     w->conns = NULL;
     w->tcp = NULL;
+    free(w->static_root);
+    w->static_root = NULL;
     return GK_EIO;
   }
   w->daemon = d;
@@ -537,6 +547,8 @@ void gk_net_ws_close(gk_net_ws *w, void (*close_cb)(gk_net_ws *w)) {
     MHD_stop_daemon(daemon_of(w));
   }
   w->daemon = NULL;
+  free(w->static_root); /* no request comes after the daemon stopped */
+  w->static_root = NULL;
   uv_close((uv_handle_t *)&w->poll, on_closed);
   uv_close((uv_handle_t *)&w->mhd_timer, on_closed);
   uv_close((uv_handle_t *)&w->tick, on_closed);

@@ -56,6 +56,22 @@
  *   1009  a message over opts.max_msg      close_too_big
  * A connection silent for opts.timeout_ms is cut (close_timeout); one
  * whose TCP ends without a close frame is close_abnormal (reason 1006).
+ *
+ * Static files (opts.static_dir): every other path of the same port is
+ * a plain HTTP GET or HEAD of a file under that directory (a browser
+ * loads the page and its scripts from the origin it then opens the
+ * WebSocket to). Paths are clean or refused: only [A-Za-z0-9._~-/]
+ * after %-decoding (a %00 or bad escape is refused, never cut), no
+ * "." or ".." segment, no "//", at most GK_NET_WS_URL_MAX bytes;
+ * segments beginning with '.' are not found; a file whose realpath
+ * leaves the directory's (a symlink out) is not found; '/' ends mean
+ * index.html and nothing is listed; only regular files up to
+ * opts.static_max bytes. Answers: 200 (ETag, Cache-Control: no-cache,
+ * X-Content-Type-Options: nosniff, a MIME type by extension: html, js,
+ * mjs, wasm as application/wasm, css, json, png, svg, ...), 304 for a
+ * matching If-None-Match, 301 to add a directory's '/', 400, 403 (too
+ * large), 404, 405 (Allow: GET, HEAD), 414; each counted in the stats.
+ * Without static_dir another path is 404 as before.
  */
 #ifndef GK_NET_WS_H
 #define GK_NET_WS_H
@@ -68,7 +84,8 @@
 
 #define GK_NET_WS_ORIGINS_MAX 8
 #define GK_NET_WS_REPLACE_MAX 8
-#define GK_NET_WS_STR_MAX 128 /* path, subprotocol, each origin, NUL in */
+#define GK_NET_WS_STR_MAX 128  /* path, subprotocol, each origin, NUL in */
+#define GK_NET_WS_URL_MAX 1024 /* a static file's decoded path, bytes */
 
 typedef struct gk_net_ws gk_net_ws;
 typedef struct gk_net_ws_conn gk_net_ws_conn;
@@ -129,6 +146,10 @@ typedef struct gk_net_ws_options {
                      before a send would block, so the rest waits in our
                      queue where it can be replaced; 0 -> 16384, < 0 ->
                      the kernel's (unbounded: seconds of backlog) */
+  const char *static_dir; /* serve files from this directory on the other
+                             paths (see above; resolved at init, so it
+                             may go after); NULL or "" -> none */
+  uint64_t static_max;    /* the largest file served, bytes; 0 -> 64 MiB */
 } gk_net_ws_options;
 
 typedef struct gk_net_ws_stats {
@@ -159,6 +180,13 @@ typedef struct gk_net_ws_stats {
   uint64_t hs_limit;    /* 429: admit refused it for a per-address limit */
   uint64_t hs_per_ip;   /* closed at accept: per_ip from that address */
   uint64_t hs_timeout;  /* shut unanswered: no whole request in handshake_ms */
+  /* static files (opts.static_dir), by answer */
+  uint64_t http_ok, http_304, http_301;
+  uint64_t http_bad;     /* 400: a body, a bad byte or segment */
+  uint64_t http_missing; /* 404 */
+  uint64_t http_big;     /* 403: over static_max */
+  uint64_t http_method;  /* 405: not GET or HEAD */
+  uint64_t http_long;    /* 414: over GK_NET_WS_URL_MAX */
   /* connections ended, by who and why (see the header comment) */
   uint64_t close_local, close_peer, close_protocol, close_text, close_utf8;
   uint64_t close_slow, close_too_big, close_timeout, close_abnormal;
@@ -176,6 +204,8 @@ struct gk_net_ws {
   char path[GK_NET_WS_STR_MAX];
   char proto[GK_NET_WS_STR_MAX];
   char origins[GK_NET_WS_ORIGINS_MAX][GK_NET_WS_STR_MAX];
+  char *static_root;      /* realpath of static_dir (malloc), or NULL */
+  size_t static_len;      /* its length; 0 for "/" */
   gk_net_ws_conn *conns;  /* max_conns slots */
   struct gk__ws_tcp *tcp; /* max_conns + handshakes TCP connections */
   uint32_t used;          /* slots not free (handshake, open, closing) */
@@ -193,7 +223,8 @@ struct gk_net_ws {
 
 /* Starts listening. Returns 0, GK_EINVAL (bad options: host not a
  * literal, a string too long, too many origins or types, max_conns over
- * 65535), GK_EIO (cannot listen, e.g. port in use) or GK_ENOMEM. */
+ * 65535), GK_ENOTFOUND (static_dir is not a directory), GK_EIO (cannot
+ * listen, e.g. port in use) or GK_ENOMEM. */
 int gk_net_ws_init(gk_net_ws *w, uv_loop_t *loop, const gk_net_ws_options *opts,
                    const gk_net_ws_callbacks *cb);
 

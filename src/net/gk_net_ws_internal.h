@@ -117,4 +117,19 @@ void gk__ws_slot_free(gk_net_ws_conn *c);
  * runs close_cb. */
 void gk__ws_handle_closed(gk_net_ws *w);
 
+/* gk_net_ws_static.c. The listener's unescape callback for
+ * libmicrohttpd (MHD_UnescapeCallback): %XX decoded in place, a NUL or
+ * a malformed escape made a byte (0x01) that no path check accepts. */
+struct MHD_Connection;
+size_t gk__ws_unescape(void *cls, struct MHD_Connection *mc, char *s);
+/* The MIME type of a file name by its extension. */
+const char *gk__ws_mime(const char *name);
+/* Resolves dir (NULL or "" -> none) into w->static_root: 0, GK_ENOTFOUND
+ * (not a directory) or GK_EINVAL (too long). */
+int gk__ws_static_init(gk_net_ws *w, const char *dir);
+/* Answers one request for a path other than the WebSocket one (returns
+ * libmicrohttpd's enum MHD_Result as an int). */
+int gk__ws_static(gk_net_ws *w, struct MHD_Connection *mc, const char *url,
+                  const char *method);
+
 #endif

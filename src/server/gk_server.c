@@ -368,6 +368,7 @@ static void log_listening(gk_server *s) {
     gk_log_str(s->log, "host", cfg->host);
     gk_log_u64(s->log, "port", sv_enet_port(s));
     if (s->ws) gk_log_u64(s->log, "ws_port", sv_ws_port(s));
+    if (s->ws) gk_log_str(s->log, "ws_static", sv_ws_static_root(s));
     gk_log_u64(s->log, "step_hz", cfg->step_hz);
     gk_log_u64(s->log, "max_rooms", cfg->max_rooms);
     gk_log_u64(s->log, "max_peers", cfg->max_peers);
@@ -412,6 +413,7 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
     return rc;
   }
   log_listening(s);
+  sv_ws_log_page(s);
   *out = s;
   return 0;
 }

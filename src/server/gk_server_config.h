@@ -90,6 +90,13 @@ typedef struct gk_server_ws_config {
   uint32_t norigins;        /* 0 = any Origin (and none) */
   uint32_t max_connections; /* WebSocket connections at once */
   uint32_t ping_ms;         /* ping every connection this often; 0 = off */
+  /* static files on the same port (gk_net_ws.h, "Static files"); "" =
+   * none. Default: GK_WEB_DIR, the installed web/ directory
+   * (<prefix>/share/gamekit/web): served if it exists, else a warning.
+   * Set in the config (static_dir_set), a missing directory stops the
+   * start. Relative paths are from the working directory. */
+  char static_dir[GK_SERVER_PATH_MAX];
+  int static_dir_set;
 } gk_server_ws_config;
 
 /* One genre the server offers. */

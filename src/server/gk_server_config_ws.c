@@ -4,13 +4,17 @@
  *
  *   "websocket": {"enabled": true, "host": "0.0.0.0", "port": 7779,
  *                 "path": "/play", "origins": ["https://play.example"],
- *                 "max_connections": 256, "ping_ms": 100}
+ *                 "max_connections": 256, "ping_ms": 100,
+ *                 "static_dir": "web"}
  *
  * As strict as the rest of the schema: unknown and duplicate keys, wrong
  * types and values out of range are errors naming "websocket.<key>". The
  * host must be a numeric address (the listener binds a literal), the path
  * begins with '/', an origin is non-empty and has no space or control
- * character (it is compared with the Origin header as bytes). */
+ * character (it is compared with the Origin header as bytes). static_dir
+ * is a path of at most GK_SERVER_PATH_MAX - 1 bytes without control
+ * characters, "" for none; whether it is a directory is the listener's
+ * business at start (gk_server_link_ws.c). */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,6 +33,29 @@ void gk_server_config_ws_default(gk_server_config *c) {
   w->norigins = 0;
   w->max_connections = 256;
   w->ping_ms = 100;
+  snprintf(w->static_dir, sizeof(w->static_dir), "%s", GK_WEB_DIR);
+  w->static_dir_set = 0;
+}
+
+static int set_static_dir(gk_server_ws_config *w, const cJSON *v, char *err,
+                          size_t errlen) {
+  if (!cJSON_IsString(v))
+    return gk_errf(err, errlen, GK_EINVAL,
+                   "websocket.static_dir: must be a string, got %s",
+                   gk_config_type_name(v));
+  size_t n = strlen(v->valuestring);
+  if (n >= sizeof(w->static_dir))
+    return gk_errf(err, errlen, GK_ERANGE,
+                   "websocket.static_dir: must be at most %zu bytes long",
+                   sizeof(w->static_dir) - 1);
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)v->valuestring[i] < ' ' ||
+        (unsigned char)v->valuestring[i] == 0x7f)
+      return gk_errf(err, errlen, GK_ERANGE,
+                     "websocket.static_dir: must have no control character");
+  memcpy(w->static_dir, v->valuestring, n + 1);
+  w->static_dir_set = 1;
+  return 0;
 }
 
 static int is_literal(const char *h) {
@@ -131,9 +158,10 @@ static int set_one(gk_server_ws_config *w, const cJSON *v, char *err,
                     errlen);
   if (strcmp(key, "ping_ms") == 0)
     return get_uint(v, key, 0, 60000, &w->ping_ms, err, errlen);
+  if (strcmp(key, "static_dir") == 0) return set_static_dir(w, v, err, errlen);
   return gk_errf(err, errlen, GK_ENOTFOUND,
                  "websocket.%s: unknown key (enabled, host, port, path, "
-                 "origins, max_connections, ping_ms)",
+                 "origins, max_connections, ping_ms, static_dir)",
                  key);
 }
 

@@ -334,13 +334,18 @@ uint32_t sv_enet_socket_buffer(const gk_server *s);
 /* --- gk_server_link_ws.c: the WebSocket backend -------------------------- */
 
 /* If websocket.enabled: starts the listener (websocket host, port, path,
- * origins, max_connections, ping_ms) and registers it. 0 (also when not
- * enabled), or the listener's code with a message. */
+ * origins, max_connections, ping_ms, static_dir) and registers it. 0
+ * (also when not enabled), or the listener's code with a message. */
 int sv_ws_open(gk_server *s, char *err, size_t errlen);
 /* The bound TCP port, 0 when there is no WebSocket listener. */
 uint16_t sv_ws_port(const gk_server *s);
 /* The listener's counters (handshakes, closes), NULL without one. */
 const struct gk_net_ws_stats *sv_ws_stats(const gk_server *s);
+/* The static files' directory (its realpath), NULL if none is served. */
+const char *sv_ws_static_root(const gk_server *s);
+/* Logs "web": the URL of the served directory for a browser here, the
+ * directory, and whether it has an index.html; nothing if none. */
+void sv_ws_log_page(gk_server *s);
 
 /* --- gk_server_room.c: rooms --------------------------------------------- */
 

@@ -33,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "gk_err.h"
 #include "gk_net_wire.h"
@@ -242,6 +244,24 @@ static const sv_link_host_ops ws_host_ops = {
     .free = host_free,
 };
 
+/* websocket.static_dir for the listener: NULL for none, and for the
+ * default directory when it is not there (a warning: the install may
+ * have no pages); a directory set in the config is the listener's to
+ * check, so a wrong one stops the start. */
+static const char *static_dir(gk_server *s) {
+  const gk_server_ws_config *wc = &s->cfg->ws;
+  struct stat st;
+  if (wc->static_dir[0] == '\0') return NULL;
+  if (wc->static_dir_set ||
+      (stat(wc->static_dir, &st) == 0 && S_ISDIR(st.st_mode)))
+    return wc->static_dir;
+  if (gk_log_begin(s->log, GK_LOG_WARN, "ws_static_missing", NULL)) {
+    gk_log_str(s->log, "dir", wc->static_dir);
+    gk_log_end(s->log);
+  }
+  return NULL;
+}
+
 int sv_ws_open(gk_server *s, char *err, size_t errlen) {
   const gk_server_ws_config *wc = &s->cfg->ws;
   if (!wc->enabled) return 0;
@@ -273,11 +293,17 @@ int sv_ws_open(gk_server *s, char *err, size_t errlen) {
   o.ping_ms = wc->ping_ms;
   o.timeout_ms = s->cfg->peer_timeout_ms;
   o.max_msg = s->cfg->max_packet;
+  o.static_dir = static_dir(s);
   o.replace_types[0] = GK_MSG_INPUT;
   o.replace_types[1] = GK_MSG_CONFIRMED;
   o.n_replace = 2;
   gk_net_ws_callbacks cb = {w, on_receive, on_connect, on_disconnect, on_admit};
   int rc = gk_net_ws_init(&w->ws, s->loop, &o, &cb);
+  if (rc == GK_ENOTFOUND) {
+    host_free(&w->base);
+    return gk_errf(err, errlen, rc, "websocket.static_dir: %s: not a directory",
+                   wc->static_dir);
+  }
   if (rc) {
     host_free(&w->base);
     return gk_errf(err, errlen, rc, "websocket: cannot listen on %s:%u: %s",
@@ -298,4 +324,30 @@ uint16_t sv_ws_port(const gk_server *s) {
 
 const gk_net_ws_stats *sv_ws_stats(const gk_server *s) {
   return s->ws ? &s->ws->ws.stats : NULL;
+}
+
+const char *sv_ws_static_root(const gk_server *s) {
+  if (!s->ws || !s->ws->ws.static_root) return NULL;
+  return s->ws->ws.static_len ? s->ws->ws.static_root : "/";
+}
+
+/* The URL a browser on this machine opens: the listener's host (a
+ * wildcard becomes loopback), its port, "/". */
+void sv_ws_log_page(gk_server *s) {
+  const char *root = sv_ws_static_root(s);
+  if (!root) return;
+  const char *h = s->cfg->ws.host;
+  int v6 = strchr(h, ':') != NULL;
+  if (strcmp(h, "0.0.0.0") == 0) h = "127.0.0.1";
+  if (strcmp(h, "::") == 0) h = "::1";
+  char url[128], index[GK_SERVER_PATH_MAX + 16];
+  snprintf(url, sizeof(url), "http://%s%s%s:%u/", v6 ? "[" : "", h,
+           v6 ? "]" : "", (unsigned)sv_ws_port(s));
+  snprintf(index, sizeof(index), "%s/index.html", s->ws->ws.static_root);
+  if (gk_log_begin(s->log, GK_LOG_INFO, "web", NULL)) {
+    gk_log_str(s->log, "url", url);
+    gk_log_str(s->log, "dir", root);
+    gk_log_bool(s->log, "index", access(index, R_OK) == 0);
+    gk_log_end(s->log);
+  }
 }

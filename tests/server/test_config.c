@@ -538,6 +538,32 @@ Test(server_config, websocket_is_off_by_default_and_reads_every_key) {
   gk_server_config_free(&c);
 }
 
+Test(server_config, websocket_static_dir_defaults_to_the_installed_pages) {
+  gk_server_config c;
+  char err[GK_SERVER_CONFIG_ERR_MAX];
+  cr_assert_eq(parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
+  cr_assert_str_eq(c.ws.static_dir, GK_WEB_DIR);
+  cr_assert_eq(c.ws.static_dir_set, 0);
+  gk_server_config_free(&c);
+  cr_assert_eq(parse(&c, "{\"websocket\":{\"static_dir\":\"my pages/web\"}}",
+                     err, sizeof(err)),
+               0, "%s", err);
+  cr_assert_str_eq(c.ws.static_dir, "my pages/web");
+  cr_assert_eq(c.ws.static_dir_set, 1);
+  gk_server_config_free(&c);
+  cr_assert_eq(
+      parse(&c, "{\"websocket\":{\"static_dir\":\"\"}}", err, sizeof(err)), 0,
+      "%s", err);
+  cr_assert_str_eq(c.ws.static_dir, "");
+  gk_server_config_free(&c);
+  char big[GK_SERVER_PATH_MAX + 64];
+  int n = snprintf(big, sizeof(big), "{\"websocket\":{\"static_dir\":\"");
+  memset(big + n, 'a', GK_SERVER_PATH_MAX);
+  snprintf(big + n + GK_SERVER_PATH_MAX,
+           sizeof(big) - (size_t)n - GK_SERVER_PATH_MAX, "\"}}");
+  expect_error(big, GK_ERANGE, "websocket.static_dir", "at most", NULL);
+}
+
 Test(server_config, websocket_bad_values_name_the_key) {
   expect_error("{\"websocket\":true}", GK_EINVAL, "websocket", "object", NULL);
   expect_error("{\"websocket\":{\"enabled\":1}}", GK_EINVAL,
@@ -569,6 +595,10 @@ Test(server_config, websocket_bad_values_name_the_key) {
                "websocket.ping_ms", NULL);
   expect_error("{\"websocket\":{\"ping_ms\":1.5}}", GK_ERANGE,
                "websocket.ping_ms", NULL);
+  expect_error("{\"websocket\":{\"static_dir\":1}}", GK_EINVAL,
+               "websocket.static_dir", "string", NULL);
+  expect_error("{\"websocket\":{\"static_dir\":\"a\\nb\"}}", GK_ERANGE,
+               "websocket.static_dir", "control", NULL);
   expect_error("{\"websocket\":{\"tls\":true}}", GK_ENOTFOUND, "websocket.tls",
                "unknown key", NULL);
   expect_error("{\"websocket\":{\"port\":1,\"port\":2}}", GK_EINVAL,

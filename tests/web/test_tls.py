@@ -1,0 +1,294 @@
+#!/usr/bin/python3
+"""test_tls.py: wss:// through deploy/nginx/gamekit.conf. A throwaway
+self-signed certificate (openssl, made here), Debian's nginx running that
+very server block as a foreground process from a temp prefix on
+ephemeral ports, the real gk-server behind it, and Chromium loading
+web/test/protocol.html over https:// and creating a room through wss://.
+
+Chromium trusts the certificate by its SPKI hash only
+(--ignore-certificate-errors-spki-list=<sha256 of the public key>, which
+Chromium honours with a --user-data-dir, as cdp.Browser always has): any
+other certificate error still fails, and a browser without the flag
+refuses the page (checked)."""
+import asyncio
+import base64
+import hashlib
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cdp  # noqa: E402
+from gkserver import GkServer, server_exe  # noqa: E402
+
+SRC = os.environ.get("GK_SOURCE_ROOT") or os.path.dirname(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NGINX = os.environ.get("GK_NGINX", "/usr/sbin/nginx")
+OPENSSL = shutil.which("openssl") or "/usr/bin/openssl"
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def make_cert(d):
+    """A P-256 self-signed certificate for 127.0.0.1, valid one day; returns
+    (cert path, key path, base64 SHA-256 of its SubjectPublicKeyInfo)."""
+    cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
+    subprocess.run([OPENSSL, "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
+                    "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=30)
+    pub = subprocess.run([OPENSSL, "x509", "-in", cert, "-pubkey", "-noout"],
+                         check=True, capture_output=True, timeout=30).stdout
+    der = subprocess.run([OPENSSL, "pkey", "-pubin", "-outform", "der"],
+                         input=pub, check=True, capture_output=True,
+                         timeout=30).stdout
+    return cert, key, base64.b64encode(hashlib.sha256(der).digest()).decode()
+
+
+def rewrite(conf, tls_port, http_port, ws_port, cert, key):
+    """deploy/nginx/gamekit.conf for this run: only its listen ports, its
+    certificate paths and its upstream address change (each must be found
+    exactly as often as the file has it, or the test fails)."""
+    subs = [
+        (r"^(\s*)listen 443 ssl;$", r"\1listen 127.0.0.1:%d ssl;" % tls_port, 1),
+        (r"^(\s*)listen \[::\]:443 ssl;$", "", 1),
+        (r"^(\s*)listen 80;$", r"\1listen 127.0.0.1:%d;" % http_port, 1),
+        (r"^(\s*)listen \[::\]:80;$", "", 1),
+        (r"^(\s*)ssl_certificate\s+\S+;$", r"\1ssl_certificate %s;" % cert, 1),
+        (r"^(\s*)ssl_certificate_key\s+\S+;$",
+         r"\1ssl_certificate_key %s;" % key, 1),
+        (r"^(\s*)server 127\.0\.0\.1:7779;$",
+         r"\1server 127.0.0.1:%d;" % ws_port, 1),
+    ]
+    for pat, rep, want in subs:
+        conf, n = re.subn(pat, rep, conf, flags=re.M)
+        assert n == want, "gamekit.conf: %r matched %d times" % (pat, n)
+    return conf
+
+
+def nginx_conf(d, site):
+    """A whole nginx.conf around the site: foreground, every path in d."""
+    user = "user root;\n" if os.geteuid() == 0 else ""  # workers read d
+    return ("{user}daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\n"
+            "error_log {d}/error.log info;\n"
+            "events {{ worker_connections 64; }}\n"
+            "http {{\n  access_log {d}/access.log;\n"
+            "  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n"
+            "  fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n"
+            "  scgi_temp_path {d}/scgi;\n  include {site};\n}}\n"
+            ).format(user=user, d=d, site=site)
+
+
+class Env:
+    dir = None  # made in main(), after the tools are found
+    srv = nginx = None
+    cert = key = spki = None
+    tls_port = http_port = None
+
+
+def nginx_log():
+    try:
+        with open(os.path.join(Env.dir, "error.log"), errors="replace") as f:
+            return f.read()[-3000:]
+    except OSError:
+        return ""
+
+
+def start(_b):
+    """nginx runs gamekit.conf in front of gk-server"""
+    Env.srv = GkServer(server_exe(), ws={"static_dir": os.path.join(SRC, "web")})
+    Env.tls_port, Env.http_port = free_port(), free_port()
+    with open(os.path.join(SRC, "deploy", "nginx", "gamekit.conf")) as f:
+        site = rewrite(f.read(), Env.tls_port, Env.http_port,
+                       Env.srv.ws_port, Env.cert, Env.key)
+    site_path = os.path.join(Env.dir, "gamekit.conf")
+    with open(site_path, "w") as f:
+        f.write(site)
+    conf = os.path.join(Env.dir, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(nginx_conf(Env.dir, site_path))
+    argv = [NGINX, "-p", Env.dir, "-c", conf, "-e",
+            os.path.join(Env.dir, "error.log")]
+    t = subprocess.run(argv + ["-t"], capture_output=True, text=True,
+                       timeout=30)
+    assert t.returncode == 0, t.stderr
+    Env.nginx = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL,
+                                 start_new_session=True)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        assert Env.nginx.poll() is None, "nginx exited:\n" + nginx_log()
+        try:
+            socket.create_connection(("127.0.0.1", Env.tls_port), 0.5).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError("nginx did not listen:\n" + nginx_log())
+
+
+def https(path):
+    return "https://127.0.0.1:%d%s" % (Env.tls_port, path)
+
+
+def the_page_over_https_creates_a_room_through_wss(b):
+    p = b.new_page(https("/test/protocol.html"))
+    r = p.wait_for("window.gkResult", timeout=10)
+    assert r.get("ok") is True, (r, nginx_log())
+    assert p.eval("location.protocol") == "https:"
+    assert p.eval("gkLobbies[0].ws.url") == \
+        "wss://127.0.0.1:%d/play" % Env.tls_port
+    room = Env.srv.admin_get("/rooms/" + r["code"])
+    assert room["state"] == "lobby", room
+    assert room["players"][0]["transport"] == "websocket", room
+    # a second tab joins through the proxy too
+    q = b.new_page(https("/test/protocol.html?auto=0"))
+    q.wait_for("document.getElementById('status').textContent === 'ready'")
+    j = q.eval("await gkJoin(%r)" % r["code"])
+    assert j == {"ok": True, "slot": 1, "players": 2}, j
+    assert not p.exceptions and not q.exceptions
+
+
+def without_the_spki_flag_chromium_refuses_the_certificate(_b):
+    with cdp.Browser() as other:
+        p = other.new_page()
+        try:
+            p.goto(https("/test/protocol.html"))
+        except cdp.CdpError as e:
+            assert "ERR_CERT" in str(e), str(e)
+        else:
+            raise AssertionError("loaded over an untrusted certificate: "
+                                 + p.eval("document.title"))
+
+
+def a_python_client_speaks_the_protocol_through_wss(_b):
+    import websockets
+    ctx = ssl.create_default_context(cafile=Env.cert)
+    create = bytes.fromhex("0210020009") + b"survivors" + bytes(3)
+
+    async def go():
+        async with websockets.connect(
+                "wss://127.0.0.1:%d/play" % Env.tls_port, ssl=ctx,
+                subprotocols=["gamekit.1"], open_timeout=5) as ws:
+            await ws.send(create)
+            return await asyncio.wait_for(ws.recv(), 5)
+    got = asyncio.run(asyncio.wait_for(go(), 15))
+    assert len(got) == 19 and got[:2] == b"\x02\x11", got
+    assert re.fullmatch(rb"[A-Z2-7]{16}", got[2:18]) and got[18] == 0, got
+
+
+def pages_pass_through_with_their_headers_and_refusals(_b):
+    ctx = ssl.create_default_context(cafile=Env.cert)
+    with urllib.request.urlopen(https("/test/protocol.js"), context=ctx,
+                                timeout=5) as r:
+        assert r.status == 200
+        assert r.headers["Content-Type"] == "text/javascript; charset=utf-8"
+        assert r.headers["Cache-Control"] == "no-cache"
+        assert b"encodeCreateRoom" in r.read()
+    for path, want in (("/test/nope.html", 404), ("/.env", 404),
+                       ("/test/%2e%2e/%2e%2e/etc/passwd", 400)):
+        try:
+            urllib.request.urlopen(https(path), context=ctx, timeout=5)
+        except urllib.error.HTTPError as e:
+            assert e.code == want, (path, e.code)
+        else:
+            raise AssertionError(path + " was served")
+
+
+def plain_http_redirects_to_https(_b):
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *a, **k):
+            return None
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        opener.open("http://127.0.0.1:%d/test/protocol.html" % Env.http_port,
+                    timeout=5)
+    except urllib.error.HTTPError as e:
+        assert e.code == 301, e.code
+        assert e.headers["Location"] == \
+            "https://127.0.0.1/test/protocol.html", e.headers["Location"]
+    else:
+        raise AssertionError("no redirect")
+
+
+def stop_nginx():
+    if Env.nginx is None or Env.nginx.poll() is not None:
+        return
+    # SIGTERM: nginx's fast shutdown (SIGQUIT, the graceful one, would
+    # wait on the WebSockets Chromium may still hold)
+    Env.nginx.send_signal(signal.SIGTERM)
+    try:
+        Env.nginx.wait(5)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(Env.nginx.pid, signal.SIGKILL)  # the worker, if left
+    except ProcessLookupError:
+        pass
+    Env.nginx.wait(5)
+
+
+def stop(_b):
+    """nginx and gk-server stop cleanly"""
+    stop_nginx()
+    assert Env.nginx.returncode == 0, (Env.nginx.returncode, nginx_log())
+    Env.srv.close()
+    assert Env.srv.proc.returncode == 0
+
+
+def missing_tool():
+    for tool in (NGINX, OPENSSL):
+        if not os.access(tool, os.X_OK):
+            return "%s is not installed" % tool
+    return None
+
+
+why = missing_tool()
+if why is not None:
+    if os.environ.get("GK_WEB_REQUIRED") == "1":
+        print("Bail out! %s (Debian packages nginx, openssl), and "
+              "GK_WEB_REQUIRED=1" % why)
+        sys.exit(1)
+    print("1..0 # SKIP %s (Debian packages nginx, openssl)" % why)
+    sys.exit(0)
+
+def main():
+    Env.dir = tempfile.mkdtemp(prefix="gk-tls-")
+    try:
+        # the certificate must exist before Chromium starts with its hash
+        Env.cert, Env.key, Env.spki = make_cert(Env.dir)
+    except BaseException:
+        shutil.rmtree(Env.dir, ignore_errors=True)
+        raise
+    cases = [start, the_page_over_https_creates_a_room_through_wss,
+             without_the_spki_flag_chromium_refuses_the_certificate,
+             a_python_client_speaks_the_protocol_through_wss,
+             pages_pass_through_with_their_headers_and_refusals,
+             plain_http_redirects_to_https, stop]
+    try:
+        cdp.run(cases, flags=["--ignore-certificate-errors-spki-list="
+                              + Env.spki])
+    finally:
+        stop_nginx()
+        if Env.srv is not None:
+            Env.srv.close()
+        shutil.rmtree(Env.dir, ignore_errors=True)
+
+
+main()
