@@ -1,0 +1,167 @@
+// push_puzzle.js: draws a push-puzzle state (genres/push-puzzle) on a canvas.
+//
+// createView(canvas, options) -> {draw(state, sample), resize(), hit(x, y),
+// layout()}; see README.md. The board comes from the state's "cells" (hex,
+// one byte a cell, row-major, GK_PP_* bits) and "pusher[i].x/y".
+
+import { int, flag, bytes, fitCanvas } from './flat.js';
+
+export const GENRE = 'push-puzzle';
+export const INPUT_SIZE = 2; // byte 0 held directions, byte 1 presses
+
+// gk_push_puzzle.h
+export const LEFT = 1, UP = 2, RIGHT = 4, DOWN = 8, UNDO = 16, RESTART = 32;
+export const WALL = 1, GOAL = 2, BOX = 4, OUTSIDE = 8;
+
+export const COLORS = {
+  background: '#101418',
+  wall: '#6b5a4a',
+  floor: '#d9d2c3',
+  goalFloor: '#bfe3c9', // the whole goal cell is tinted
+  goal: '#2f9e55', // the dot in a free goal's centre
+  box: '#d9822b',
+  boxOnGoal: '#3bb273',
+  text: '#e8ecf1',
+  button: '#26303a',
+  solved: 'rgba(59, 178, 115, 0.85)',
+};
+export const PUSHER_COLORS = ['#2f6fde', '#c0392b', '#8e44ad', '#16a085',
+  '#2c3e50', '#d35400', '#7f8c8d', '#b7950b'];
+
+export const HUD_H = 28; // CSS px band on top: level, moves, buttons
+const MARGIN = 8;
+
+/** The record of one press of undo (or restart): a step's input. */
+export function pressRecord(bits) {
+  return Uint8Array.of(0, bits & 0x3f);
+}
+export const undoRecord = () => pressRecord(UNDO);
+export const restartRecord = () => pressRecord(RESTART);
+
+/** The board of a state: {w, h, cells: Uint8Array, pushers: [{x, y}]}. */
+export function board(state) {
+  const w = int(state, 'width'), h = int(state, 'height');
+  let cells = bytes(state, 'cells');
+  if (cells.length !== w * h) cells = new Uint8Array(w * h);
+  const pushers = [];
+  for (let i = 0; i < int(state, 'pushers'); i++)
+    pushers.push({ x: int(state, `pusher[${i}].x`), y: int(state, `pusher[${i}].y`) });
+  return { w, h, cells, pushers };
+}
+
+/** Cell size and origin for a w x h board on a cw x ch CSS-pixel canvas. */
+export function mapping(cw, ch, w, h) {
+  const availW = cw - 2 * MARGIN, availH = ch - HUD_H - 2 * MARGIN;
+  const cell = Math.max(4, Math.floor(Math.min(availW / Math.max(1, w),
+    availH / Math.max(1, h), 64)));
+  return { cell, ox: Math.floor((cw - cell * w) / 2),
+    oy: HUD_H + MARGIN + Math.floor((availH - cell * h) / 2) };
+}
+
+export function createView(canvas, options = {}) {
+  const opts = { localPlayer: 0, buttons: true, ...options };
+  const ctx = canvas.getContext('2d');
+  let size = fitCanvas(canvas);
+  let map = { cell: 0, ox: 0, oy: 0 };
+  let buttons = [];
+
+  function drawCell(x, y, c) {
+    const { cell, ox, oy } = map;
+    const px = ox + x * cell, py = oy + y * cell;
+    if (c & OUTSIDE) return;
+    if (c & WALL) {
+      ctx.fillStyle = COLORS.wall;
+      ctx.fillRect(px, py, cell, cell);
+      return;
+    }
+    ctx.fillStyle = c & GOAL ? COLORS.goalFloor : COLORS.floor;
+    ctx.fillRect(px, py, cell, cell);
+    const inset = Math.max(2, Math.round(cell * 0.14));
+    if (c & BOX) {
+      ctx.fillStyle = c & GOAL ? COLORS.boxOnGoal : COLORS.box;
+      ctx.fillRect(px + inset, py + inset, cell - 2 * inset, cell - 2 * inset);
+    } else if (c & GOAL) {
+      ctx.fillStyle = COLORS.goal;
+      const r = Math.max(2, cell * 0.16);
+      ctx.beginPath();
+      ctx.arc(px + cell / 2, py + cell / 2, r, 0, 2 * Math.PI);
+      ctx.fill();
+    }
+  }
+
+  function drawHud(state, sample) {
+    ctx.fillStyle = COLORS.text;
+    ctx.font = '14px sans-serif';
+    ctx.textBaseline = 'middle';
+    const level = int(state, 'level') + 1;
+    const onGoals = sample ? int(sample, 'boxes_on_goals', -1) : -1;
+    let text = `Level ${level}   moves ${int(state, 'moves')}` +
+      `   pushes ${int(state, 'pushes')}`;
+    if (onGoals >= 0) text += `   boxes ${onGoals}/${int(sample, 'boxes')}`;
+    ctx.fillText(text, MARGIN, HUD_H / 2);
+    buttons = [];
+    if (!opts.buttons) return;
+    const defs = [['Restart (R)', RESTART], ['Undo (Z)', UNDO]];
+    let right = size.w - MARGIN;
+    ctx.font = '12px sans-serif';
+    ctx.textAlign = 'center';
+    for (const [label, bits] of defs) {
+      const w = ctx.measureText(label).width + 16;
+      const b = { x: right - w, y: 3, w, h: HUD_H - 6, bits };
+      right -= w + 6;
+      buttons.push(b);
+      ctx.fillStyle = COLORS.button;
+      ctx.fillRect(b.x, b.y, b.w, b.h);
+      ctx.fillStyle = COLORS.text;
+      ctx.fillText(label, b.x + b.w / 2, HUD_H / 2);
+    }
+    ctx.textAlign = 'left';
+  }
+
+  function draw(state, sample = null) {
+    const b = board(state);
+    map = mapping(size.w, size.h, b.w, b.h);
+    ctx.setTransform(size.dpr, 0, 0, size.dpr, 0, 0);
+    ctx.fillStyle = COLORS.background;
+    ctx.fillRect(0, 0, size.w, size.h);
+    for (let y = 0; y < b.h; y++)
+      for (let x = 0; x < b.w; x++) drawCell(x, y, b.cells[y * b.w + x]);
+    const { cell, ox, oy } = map;
+    b.pushers.forEach((p, i) => {
+      ctx.fillStyle = PUSHER_COLORS[i % PUSHER_COLORS.length];
+      ctx.beginPath();
+      ctx.arc(ox + (p.x + 0.5) * cell, oy + (p.y + 0.5) * cell, cell * 0.36, 0,
+        2 * Math.PI);
+      ctx.fill();
+    });
+    drawHud(state, sample);
+    if (flag(state, 'solved')) {
+      ctx.fillStyle = COLORS.solved;
+      ctx.fillRect(0, size.h - 40, size.w, 40);
+      ctx.fillStyle = COLORS.text;
+      ctx.font = 'bold 18px sans-serif';
+      ctx.textAlign = 'center';
+      ctx.fillText('Solved!', size.w / 2, size.h - 20);
+      ctx.textAlign = 'left';
+    }
+  }
+
+  return {
+    draw,
+    resize() {
+      size = fitCanvas(canvas);
+    },
+    /** A click on Undo / Restart: {press, record}; otherwise null. */
+    hit(x, y) {
+      const b = buttons.find((k) => x >= k.x && x < k.x + k.w && y >= k.y &&
+        y < k.y + k.h);
+      if (!b) return null;
+      return { press: b.bits === UNDO ? 'undo' : 'restart',
+        record: pressRecord(b.bits) };
+    },
+    /** The mapping of the last draw: cell (x, y) is at o + (x, y) * cell. */
+    layout() {
+      return { ...map, w: size.w, h: size.h, buttons: buttons.slice() };
+    },
+  };
+}
