@@ -14,7 +14,7 @@ export const BUTTON_PAUSE = 1;
 // Sizes from the genre (gk_sv_internal.h, gk_sv_enemies.c, gk_sv_weapons.c).
 export const PLAYER_RADIUS = 12;
 export const PROJ_RADIUS = 4;
-export const GEM_RADIUS = 5; // drawn size only: gems have no radius
+export const GEM_RADIUS = 4; // drawn size only: gems have no radius
 export const ENEMY_RADIUS = [8, 12, 20]; // bat, zombie, brute
 const ORBIT_RADIUS = 72;
 const ORB_RADIUS = 12;
@@ -125,6 +125,15 @@ export function createView(canvas, options = {}) {
   // Reused between draws: screen x, y per enemy, grouped by kind.
   const byKind = [[], [], []];
 
+  // Everything numerous (enemies, gems, projectiles) is whole-pixel
+  // rectangles, one colour per kind: fillRect is the cheapest fill there
+  // is (no anti-aliased edges to raster); 2,000 anti-aliased arcs cost
+  // several times more in a software canvas (test/bench.html).
+  function rect(x, y, w, h) {
+    ctx.fillRect(Math.round(x), Math.round(y), Math.max(1, Math.round(w)),
+      Math.max(1, Math.round(h)));
+  }
+
   function drawEnemies(state, n) {
     const { s, ox, oy } = map;
     for (const a of byKind) a.length = 0;
@@ -135,55 +144,27 @@ export function createView(canvas, options = {}) {
       byKind[kind].push(ox + fx(int(state, e + 'x')) * s,
         oy + fx(int(state, e + 'y')) * s);
     }
-    // One colour per kind, big under small. Brutes are fillRects (the
-    // cheapest shape by far); zombies and bats are one path per kind:
-    // bench.html times this against one arc and fill per enemy.
-    const r = ENEMY_RADIUS.map((u) => Math.max(2, u * s));
-    let a = byKind[2];
-    ctx.fillStyle = COLORS.enemy[2];
-    for (let i = 0; i < a.length; i += 2)
-      ctx.fillRect(a[i] - r[2], a[i + 1] - r[2], 2 * r[2], 2 * r[2]);
-    a = byKind[1];
-    ctx.beginPath();
-    for (let i = 0; i < a.length; i += 2) { // zombie: a disc
-      ctx.moveTo(a[i] + r[1], a[i + 1]);
-      ctx.arc(a[i], a[i + 1], r[1], 0, 2 * Math.PI);
+    // one fillRect per enemy, one colour per kind, big under small; the
+    // kinds differ in shape too: brute square, zombie tall, bat wide
+    const shape = [[1, 0.45], [0.6, 1], [1, 1]]; // half width, half height
+    for (const k of [2, 1, 0]) {
+      const a = byKind[k];
+      const r = Math.max(2, ENEMY_RADIUS[k] * s);
+      const hw = r * shape[k][0], hh = r * shape[k][1];
+      ctx.fillStyle = COLORS.enemy[k];
+      for (let i = 0; i < a.length; i += 2) rect(a[i] - hw, a[i + 1] - hh, 2 * hw, 2 * hh);
     }
-    ctx.fillStyle = COLORS.enemy[1];
-    ctx.fill();
-    a = byKind[0];
-    ctx.beginPath();
-    for (let i = 0; i < a.length; i += 2) { // bat: a triangle pointing up
-      const x = a[i], y = a[i + 1];
-      ctx.moveTo(x, y - r[0]);
-      ctx.lineTo(x + r[0], y + r[0] * 0.8);
-      ctx.lineTo(x - r[0], y + r[0] * 0.8);
-      ctx.closePath();
-    }
-    ctx.fillStyle = COLORS.enemy[0];
-    ctx.fill();
   }
 
-  function drawDots(state, list, n, radius, color, diamond) {
+  function drawDots(state, list, n, radius, color) {
     const { s, ox, oy } = map;
-    const r = Math.max(1.5, radius * s);
-    ctx.beginPath();
+    const r = Math.max(1, radius * s);
+    ctx.fillStyle = color;
     for (let i = 0; i < n; i++) {
       const x = ox + fx(int(state, `${list}[${i}].x`)) * s;
       const y = oy + fx(int(state, `${list}[${i}].y`)) * s;
-      if (diamond) {
-        ctx.moveTo(x, y - r);
-        ctx.lineTo(x + r, y);
-        ctx.lineTo(x, y + r);
-        ctx.lineTo(x - r, y);
-        ctx.closePath();
-      } else {
-        ctx.moveTo(x + r, y);
-        ctx.arc(x, y, r, 0, 2 * Math.PI);
-      }
+      rect(x - r, y - r, 2 * r, 2 * r);
     }
-    ctx.fillStyle = color;
-    ctx.fill();
   }
 
   function drawPlayers(state, players, step) {
@@ -341,13 +322,13 @@ export function createView(canvas, options = {}) {
     ctx.strokeRect(ox - 0.5, oy - 0.5, opts.arenaWidth * s + 1,
       opts.arenaHeight * s + 1);
     const step = int(state, 'step');
-    drawDots(state, 'gems', int(state, 'gem_count'), GEM_RADIUS, COLORS.gem, true);
+    drawDots(state, 'gems', int(state, 'gem_count'), GEM_RADIUS, COLORS.gem);
     const pl = drawPlayers(state, players, step);
     ctx.fillStyle = COLORS.aura;
     ctx.fill(pl.auras);
     drawEnemies(state, int(state, 'enemy_count'));
     drawDots(state, 'projectiles', int(state, 'projectile_count'), PROJ_RADIUS,
-      COLORS.projectile, false);
+      COLORS.projectile);
     pl.draw();
     drawHud(state, sample, players);
     if (flag(state, 'over')) {

@@ -174,6 +174,9 @@ SV_CFG = {'arena_width': 2000, 'arena_height': 1200,
           'spawn_interval_start': 6, 'spawn_interval_min': 2,
           'spawn_batch': 3, 'max_enemies': 2000, 'wave_steps': 400}
 ENEMY_R = [8, 12, 20]
+# corner of each kind's rectangle (README.md), in radii: bat 1 x 0.45 wide,
+# zombie 0.6 x 1 tall, brute a square
+ENEMY_REACH = [1.1, 1.17, 1.42]
 PLAYER_R, PROJ_R, ORBIT_R, ORB_R = 12, 4, 72, 12
 HUD = dict(x=8, y=8, w=236, row=22, pad=6, barX=34, barW=110)
 
@@ -200,14 +203,14 @@ def sv_entities(st):
     ents = []
     for i in range(st['gem_count']):
         ents.append(('gem', st['gems[%d].x' % i] / FX,
-                     st['gems[%d].y' % i] / FX, 5))
+                     st['gems[%d].y' % i] / FX, 4 * 1.42))
     for i in range(st['enemy_count']):
         k = st['enemies[%d].kind' % i]
         ents.append(('enemy%d' % k, st['enemies[%d].x' % i] / FX,
-                     st['enemies[%d].y' % i] / FX, ENEMY_R[k]))
+                     st['enemies[%d].y' % i] / FX, ENEMY_R[k] * ENEMY_REACH[k]))
     for i in range(st['projectile_count']):
         ents.append(('proj', st['projectiles[%d].x' % i] / FX,
-                     st['projectiles[%d].y' % i] / FX, PROJ_R))
+                     st['projectiles[%d].y' % i] / FX, PROJ_R * 1.42))
     for i in range(st['players']):
         p = 'players[%d].' % i
         if st[p + 'gone'] != 0:
