@@ -89,15 +89,18 @@ export function createView(canvas, options = {}) {
     }
   }
 
-  function drawHud(state, sample) {
+  function drawHud(state, cells) {
     ctx.fillStyle = COLORS.text;
     ctx.font = '14px sans-serif';
     ctx.textBaseline = 'middle';
     const level = int(state, 'level') + 1;
-    const onGoals = sample ? int(sample, 'boxes_on_goals', -1) : -1;
-    let text = `Level ${level}   moves ${int(state, 'moves')}` +
-      `   pushes ${int(state, 'pushes')}`;
-    if (onGoals >= 0) text += `   boxes ${onGoals}/${int(sample, 'boxes')}`;
+    let boxes = 0, onGoals = 0; // from the cells: no sample needed
+    for (const c of cells) {
+      if (c & BOX) boxes++;
+      if ((c & (BOX | GOAL)) === (BOX | GOAL)) onGoals++;
+    }
+    const text = `Level ${level}   moves ${int(state, 'moves')}` +
+      `   pushes ${int(state, 'pushes')}   boxes ${onGoals}/${boxes}`;
     ctx.fillText(text, MARGIN, HUD_H / 2);
     buttons = [];
     if (!opts.buttons) return;
@@ -118,7 +121,7 @@ export function createView(canvas, options = {}) {
     ctx.textAlign = 'left';
   }
 
-  function draw(state, sample = null) {
+  function draw(state, _sample = null) {
     const b = board(state);
     map = mapping(size.w, size.h, b.w, b.h);
     ctx.setTransform(size.dpr, 0, 0, size.dpr, 0, 0);
@@ -134,7 +137,7 @@ export function createView(canvas, options = {}) {
         2 * Math.PI);
       ctx.fill();
     });
-    drawHud(state, sample);
+    drawHud(state, b.cells);
     if (flag(state, 'solved')) {
       ctx.fillStyle = COLORS.solved;
       ctx.fillRect(0, size.h - 40, size.w, 40);

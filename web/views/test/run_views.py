@@ -16,7 +16,8 @@ usage: run_views.py --replay BUILD/tools/replay/gk-replay [--chromium PATH]
 --bench prints the median time to draw 2,000 enemies, batched by kind and
 one fill per enemy (a figure; it checks nothing).
 Exit status 0 when every check passed, 1 on a failed check, 77 (skip) when
-no Chromium is installed.
+no Chromium is installed, unless GK_WEB_REQUIRED=1 (then that fails too,
+as in tests/web).
 """
 import argparse
 import functools
@@ -31,7 +32,8 @@ import tempfile
 import threading
 import urllib.parse
 
-import pngread
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import pngread  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WEB = os.path.dirname(os.path.dirname(HERE))  # web/
@@ -108,11 +110,11 @@ class Chromium:
         self.work = work
         self.n = 0
 
-    def _run(self, extra, url, w, h, virtual_time=True):
+    def _run(self, extra, url, w, h, virtual_time=True, dpr=1):
         self.n += 1
         profile = os.path.join(self.work, 'profile%d' % self.n)
         cmd = [self.exe, '--headless', '--no-sandbox', '--disable-gpu',
-               '--hide-scrollbars', '--force-device-scale-factor=1',
+               '--hide-scrollbars', '--force-device-scale-factor=%d' % dpr,
                '--user-data-dir=' + profile, '--window-size=%d,%d' % (w, h)]
         if virtual_time:  # runs the page's fetches and tasks, then stops
             cmd.append('--virtual-time-budget=5000')
@@ -122,8 +124,8 @@ class Chromium:
         shutil.rmtree(profile, ignore_errors=True)
         return r
 
-    def screenshot(self, url, w, h, png):
-        r = self._run(['--screenshot=' + png], url, w, h)
+    def screenshot(self, url, w, h, png, dpr=1):
+        r = self._run(['--screenshot=' + png], url, w, h, dpr=dpr)
         if r.returncode != 0 or not os.path.exists(png):
             raise RuntimeError('chromium screenshot failed: %s' %
                                r.stderr.decode(errors='replace')[-2000:])
@@ -479,8 +481,9 @@ def pp_mapping(cw, ch, w, h):
     return cell, (cw - cell * w) // 2, hud + margin + (ah - cell * h) // 2
 
 
-def pp_check_board(img, page, st, label, cw, ch):
-    """Every cell's base (corner) and content (centre) colour."""
+def pp_check_board(img, page, st, label, cw, ch, dpr=1):
+    """Every cell's base (corner) and content (centre) colour; cw, ch and
+    the layout in CSS pixels, the screenshot in device pixels."""
     pal, pus = page['colors'], page['pusher_colors']
     w, h, raw, pushers = pp_cells_of_dump(st)
     cell, ox, oy = pp_mapping(cw, ch, w, h)
@@ -500,13 +503,21 @@ def pp_check_board(img, page, st, label, cw, ch):
             if (x, y) in pushers:
                 content = pus[pushers.index((x, y))]
             px, py = ox + x * cell, oy + y * cell
-            got_b = img.px(px + 1, py + 1)
-            got_c = img.px(px + cell // 2, py + cell // 2)
-            if not close(got_b, rgb(base)) or not close(got_c, rgb(content)):
+            got_b = img.px(dpr * (px + 1), dpr * (py + 1))
+            got_c = img.px(dpr * (px + cell // 2), dpr * (py + cell // 2))
+            # the cell's first and last device pixel: sharp edges (a canvas
+            # not sized for the ratio would be scaled up, edges blended)
+            mid = dpr * (py + cell // 2) + 1
+            got_l = img.px(dpr * px, mid)
+            got_r = img.px(dpr * (px + cell) - 1, mid)
+            if not close(got_b, rgb(base)) or not close(got_c, rgb(content)) \
+                    or not close(got_l, rgb(base)) or \
+                    not close(got_r, rgb(base)):
                 bad += 1
                 check(False, '%s: cell (%d,%d) bits %d: corner %s want %s, '
-                      'centre %s want %s' % (label, x, y, c, got_b, base,
-                                             got_c, content))
+                      'centre %s want %s, edges %s %s' % (
+                          label, x, y, c, got_b, base, got_c, content, got_l,
+                          got_r))
     return bad
 
 
@@ -536,15 +547,20 @@ def pp_case(tools, work, level, lurd, label):
 
 
 def test_push_puzzle(tools, srv, chrome, work):
-    cases = [('pp_warehouse', 4, WAREHOUSE[:14], 640, 480),
-             ('pp_crossing', 5, CROSSING[:9], 500, 420)]
-    for label, level, lurd, cw, ch in cases:
+    # the last at devicePixelRatio 2: a backing store of twice the CSS size
+    cases = [('pp_warehouse', 4, WAREHOUSE[:14], 640, 480, 1),
+             ('pp_crossing', 5, CROSSING[:9], 500, 420, 1),
+             ('pp_crossing_dpr2', 5, CROSSING[:13], 400, 300, 2)]
+    for label, level, lurd, cw, ch, dpr in cases:
         st, name = pp_case(tools, work, level, lurd, label)
         url = srv.url('view.html', genre='push-puzzle', case='/case/' + name,
                       w=cw, h=ch)
         page = chrome.report(url, cw, ch)
-        img = chrome.screenshot(url, cw, ch, os.path.join(work, label + '.png'))
-        bad = pp_check_board(img, page, st, label, cw, ch)
+        img = chrome.screenshot(url, cw, ch, os.path.join(work, label + '.png'),
+                                dpr)
+        check((img.w, img.h) == (cw * dpr, ch * dpr), '%s: screenshot %dx%d' %
+              (label, img.w, img.h))
+        bad = pp_check_board(img, page, st, label, cw, ch, dpr)
         print('%s: %dx%d board after %s, %d cells differ' % (
             label, st['width'], st['height'], lurd, bad))
     name = 'pp_warehouse.json'
@@ -601,6 +617,9 @@ def main():
                     help='only time drawing 2,000 enemies (a figure, no checks)')
     a = ap.parse_args()
     if not a.chromium:
+        if os.environ.get('GK_WEB_REQUIRED') == '1':
+            print('FAIL: no chromium, and GK_WEB_REQUIRED=1')
+            return 1
         print('SKIP: no chromium')
         return 77
     work = a.keep or tempfile.mkdtemp(prefix='gk-views-')
