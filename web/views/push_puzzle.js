@@ -38,13 +38,20 @@ export function pressRecord(bits) {
 export const undoRecord = () => pressRecord(UNDO);
 export const restartRecord = () => pressRecord(RESTART);
 
-/** The board of a state: {w, h, cells: Uint8Array, pushers: [{x, y}]}. */
+export const DIM_MAX = 255; // GK_PP_DIM_MAX
+export const PUSHERS_MAX = 16; // GK_PLAYERS_MAX
+
+/** The board of a state: {w, h, cells: Uint8Array, pushers: [{x, y}]}.
+ * Sizes are bounded as the genre bounds them; cells of the wrong length
+ * read as an empty board of that size (drawn as outside). */
 export function board(state) {
-  const w = int(state, 'width'), h = int(state, 'height');
+  const dim = (path) => Math.max(0, Math.min(DIM_MAX, int(state, path)));
+  const w = dim('width'), h = dim('height');
   let cells = bytes(state, 'cells');
-  if (cells.length !== w * h) cells = new Uint8Array(w * h);
+  if (cells.length !== w * h) cells = new Uint8Array(w * h).fill(OUTSIDE);
   const pushers = [];
-  for (let i = 0; i < int(state, 'pushers'); i++)
+  const np = Math.max(0, Math.min(PUSHERS_MAX, int(state, 'pushers')));
+  for (let i = 0; i < np; i++)
     pushers.push({ x: int(state, `pusher[${i}].x`), y: int(state, `pusher[${i}].y`) });
   return { w, h, cells, pushers };
 }

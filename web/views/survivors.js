@@ -12,6 +12,8 @@ export const INPUT_SIZE = 4; // gk_survivors.h: move_x, move_y, buttons, pick
 export const BUTTON_PAUSE = 1;
 
 // Sizes from the genre (gk_sv_internal.h, gk_sv_enemies.c, gk_sv_weapons.c).
+export const PLAYERS_MAX = 8; // GK_SV_PLAYERS_MAX
+export const ENTITIES_MAX = 8192; // GK_SV_ENTITIES_MAX: no list is longer
 export const PLAYER_RADIUS = 12;
 export const PROJ_RADIUS = 4;
 export const GEM_RADIUS = 4; // drawn size only: gems have no radius
@@ -306,7 +308,10 @@ export function createView(canvas, options = {}) {
   }
 
   function draw(state, sample = null) {
-    const n = Math.min(8, int(state, 'players'));
+    // counts are bounded as the genre bounds them: a bad state draws
+    // wrong, never loops for long
+    const count = (path) => Math.max(0, Math.min(ENTITIES_MAX, int(state, path)));
+    const n = Math.max(0, Math.min(PLAYERS_MAX, int(state, 'players')));
     const players = [];
     for (let i = 0; i < n; i++) players.push(player(state, i));
     const f = players[opts.follow];
@@ -322,12 +327,12 @@ export function createView(canvas, options = {}) {
     ctx.strokeRect(ox - 0.5, oy - 0.5, opts.arenaWidth * s + 1,
       opts.arenaHeight * s + 1);
     const step = int(state, 'step');
-    drawDots(state, 'gems', int(state, 'gem_count'), GEM_RADIUS, COLORS.gem);
+    drawDots(state, 'gems', count('gem_count'), GEM_RADIUS, COLORS.gem);
     const pl = drawPlayers(state, players, step);
     ctx.fillStyle = COLORS.aura;
     ctx.fill(pl.auras);
-    drawEnemies(state, int(state, 'enemy_count'));
-    drawDots(state, 'projectiles', int(state, 'projectile_count'), PROJ_RADIUS,
+    drawEnemies(state, count('enemy_count'));
+    drawDots(state, 'projectiles', count('projectile_count'), PROJ_RADIUS,
       COLORS.projectile);
     pl.draw();
     drawHud(state, sample, players);

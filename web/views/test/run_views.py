@@ -26,6 +26,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -119,10 +120,18 @@ class Chromium:
         if virtual_time:  # runs the page's fetches and tasks, then stops
             cmd.append('--virtual-time-budget=5000')
         cmd += extra + [url]
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=90)
-        shutil.rmtree(profile, ignore_errors=True)
-        return r
+        # a group of its own: on a timeout the renderer and helpers go too
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=90)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise RuntimeError('chromium: no result within 90 s: %s' % url)
+        finally:
+            shutil.rmtree(profile, ignore_errors=True)
+        return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
     def screenshot(self, url, w, h, png, dpr=1):
         r = self._run(['--screenshot=' + png], url, w, h, dpr=dpr)
@@ -578,6 +587,39 @@ def test_push_puzzle(tools, srv, chrome, work):
           hits[-1] is None, 'push-puzzle: undo/restart buttons give %s' % got)
 
 
+# --- bad states ----------------------------------------------------------
+
+BAD_STATES = [
+    ('survivors', 'sv_empty', {}),
+    ('survivors', 'sv_huge', {'players': 99, 'enemy_count': 10 ** 9,
+                              'gem_count': -5, 'enemies[0].kind': 7,
+                              'enemies[0].x': 'x', 'players[0].alive': 'yes',
+                              'players[0].pick_pending': True}),
+    ('push-puzzle', 'pp_empty', {}),
+    ('push-puzzle', 'pp_huge', {'width': 100000, 'height': 3, 'cells': 'zz',
+                                'pushers': 10 ** 6, 'level': -1}),
+]
+
+
+def test_bad_states(srv, chrome, work):
+    """States no genre writes (missing fields, counts past every cap,
+    values of the wrong type) draw something and return: no exception, no
+    long loop (the page must finish within Chromium's virtual time)."""
+    for genre, label, state in BAD_STATES:
+        with open(os.path.join(work, label + '.json'), 'w') as f:
+            json.dump({'state': state}, f)
+        url = srv.url('view.html', genre=genre, case='/case/%s.json' % label,
+                      w=320, h=240)
+        try:
+            page = chrome.report(url, 320, 240)
+            ok = 'layout' in page
+        except RuntimeError as e:
+            ok = False
+            print(e)
+        check(ok, 'bad state %s: drawn without an error' % label)
+    print('bad states: %d drawn' % len(BAD_STATES))
+
+
 # --- input ---------------------------------------------------------------
 
 INPUT_WANT = [
@@ -632,6 +674,7 @@ def main():
             sv_bench(srv, chrome)
         else:
             test_input(srv, chrome)
+            test_bad_states(srv, chrome, work)
             test_push_puzzle(tools, srv, chrome, work)
             test_survivors(tools, srv, chrome, work)
     finally:
