@@ -235,7 +235,8 @@ export function createView(canvas, options = {}) {
       ctx.fillStyle = COLORS.xp;
       ctx.fillRect(left, top + 12, h.barW * xp, h.xpH);
       ctx.fillStyle = COLORS.text;
-      const status = p.gone ? 'out' : p.alive ? `${p.health}/${p.maxHealth}`
+      const status = p.gone === 2 ? 'joining' : p.gone ? 'left'
+        : p.alive ? `${p.health}/${p.maxHealth}`
         : 'dead';
       ctx.fillText(`Lv ${p.level} ${status}`, left + h.barW + 6, top + 9);
     });
