@@ -96,26 +96,14 @@ export function createView(canvas, options = {}) {
     }
   }
 
-  function drawHud(state, cells) {
-    ctx.fillStyle = COLORS.text;
-    ctx.font = '14px sans-serif';
-    ctx.textBaseline = 'middle';
-    const level = int(state, 'level') + 1;
-    let boxes = 0, onGoals = 0; // from the cells: no sample needed
-    for (const c of cells) {
-      if (c & BOX) boxes++;
-      if ((c & (BOX | GOAL)) === (BOX | GOAL)) onGoals++;
-    }
-    const text = `Level ${level}   moves ${int(state, 'moves')}` +
-      `   pushes ${int(state, 'pushes')}   boxes ${onGoals}/${boxes}`;
-    ctx.fillText(text, MARGIN, HUD_H / 2);
+  function drawButtons() {
     buttons = [];
-    if (!opts.buttons) return;
-    const defs = [['Restart (R)', RESTART], ['Undo (Z)', UNDO]];
     let right = size.w - MARGIN;
+    if (!opts.buttons) return right;
     ctx.font = '12px sans-serif';
     ctx.textAlign = 'center';
-    for (const [label, bits] of defs) {
+    ctx.textBaseline = 'middle';
+    for (const [label, bits] of [['Restart (R)', RESTART], ['Undo (Z)', UNDO]]) {
       const w = ctx.measureText(label).width + 16;
       const b = { x: right - w, y: 3, w, h: HUD_H - 6, bits };
       right -= w + 6;
@@ -126,6 +114,30 @@ export function createView(canvas, options = {}) {
       ctx.fillText(label, b.x + b.w / 2, HUD_H / 2);
     }
     ctx.textAlign = 'left';
+    return right;
+  }
+
+  function drawHud(state, cells) {
+    const room = drawButtons() - 2 * MARGIN;
+    ctx.fillStyle = COLORS.text;
+    ctx.textBaseline = 'middle';
+    const level = int(state, 'level') + 1;
+    let boxes = 0, onGoals = 0; // from the cells: no sample needed
+    for (const c of cells) {
+      if (c & BOX) boxes++;
+      if ((c & (BOX | GOAL)) === (BOX | GOAL)) onGoals++;
+    }
+    const long = `Level ${level}   moves ${int(state, 'moves')}` +
+      `   pushes ${int(state, 'pushes')}   boxes ${onGoals}/${boxes}`;
+    const short = `L${level}  ${int(state, 'moves')} moves  ${onGoals}/${boxes}`;
+    // the longest text that fits left of the buttons, at 14 then 11 px
+    for (const [font, text] of [[14, long], [11, long], [11, short]]) {
+      ctx.font = `${font}px sans-serif`;
+      if (ctx.measureText(text).width <= room || text === short) {
+        ctx.fillText(text, MARGIN, HUD_H / 2, Math.max(1, room));
+        break;
+      }
+    }
   }
 
   function draw(state, _sample = null) {

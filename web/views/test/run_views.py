@@ -452,28 +452,29 @@ def xsb_level(path, n):
 
 
 def pp_play(rows, lurd):
-    """Plays moves on the level; returns (walls/goals grid, boxes, pusher)."""
+    """Plays moves with pusher 0 (the others stand, in reading order) on
+    the level; returns (w, h, walls, goals, boxes, [pusher positions])."""
     h, w = len(rows), max(len(r) for r in rows)
     grid = [[r[x] if x < len(r) else ' ' for x in range(w)] for r in rows]
     walls = {(x, y) for y in range(h) for x in range(w) if grid[y][x] == '#'}
     goals = {(x, y) for y in range(h) for x in range(w) if grid[y][x] in '.+*'}
     boxes = {(x, y) for y in range(h) for x in range(w) if grid[y][x] in '$*'}
-    px, py = next((x, y) for y in range(h) for x in range(w)
-                  if grid[y][x] in '@+')
+    pushers = [(x, y) for y in range(h) for x in range(w) if grid[y][x] in '@+']
     d = {'l': (-1, 0), 'u': (0, -1), 'r': (1, 0), 'd': (0, 1)}
     for m in lurd.lower():
         dx, dy = d[m]
+        px, py = pushers[0]
         t = (px + dx, py + dy)
-        if t in walls:
+        if t in walls or t in pushers:
             continue
         if t in boxes:
             b = (t[0] + dx, t[1] + dy)
-            if b in walls or b in boxes:
+            if b in walls or b in boxes or b in pushers:
                 continue
             boxes.remove(t)
             boxes.add(b)
-        px, py = t
-    return w, h, walls, goals, boxes, (px, py)
+        pushers[0] = t
+    return w, h, walls, goals, boxes, pushers
 
 
 def pp_cells_of_dump(st):
@@ -530,14 +531,25 @@ def pp_check_board(img, page, st, label, cw, ch, dpr=1):
     return bad
 
 
-def pp_case(tools, work, level, lurd, label):
-    """Records lurd on level (1-based); dumps the state after its last move
-    and checks it is the board this script plays."""
+# Two pushers (slots 0 and 1), two boxes: the second pusher's colour.
+DUO = '''#######
+#@ $ .#
+#     #
+#@ $ .#
+#######
+Title: Duo
+'''
+
+
+def pp_case(tools, work, level, lurd, label, levels=LEVELS, players=1):
+    """Records lurd on level (1-based) of levels; dumps the state after
+    its last move and checks it is the board this script plays."""
     gkr = os.path.join(work, label + '.gkr')
     tools.run('record', '--genre', 'push-puzzle', '--level',
-              '%s#%d' % (LEVELS, level), '--lurd', lurd, '--out', gkr)
+              '%s#%d' % (levels, level), '--lurd', lurd, '--players',
+              str(players), '--out', gkr)
     st, name = tools.dump(gkr, len(lurd) - 1, label + '.json')
-    w, h, walls, goals, boxes, pusher = pp_play(xsb_level(LEVELS, level), lurd)
+    w, h, walls, goals, boxes, pusher = pp_play(xsb_level(levels, level), lurd)
     dw, dh, raw, pushers = pp_cells_of_dump(st)
     want = bytearray(dw * dh)
     for (x, y) in walls:
@@ -548,7 +560,7 @@ def pp_case(tools, work, level, lurd, label):
         want[y * dw + x] |= 4
     genre = bytes(b & 7 for b in raw)
     check((dw, dh) == (w, h) and genre == bytes(want) and
-          pushers == [pusher], '%s: the dump after %s is the board played '
+          pushers == pusher, '%s: the dump after %s is the board played '
           'here' % (label, lurd))
     check(st['moves'] == len(lurd) and st['level'] == level - 1,
           '%s: moves %d level %d' % (label, st['moves'], st['level']))
@@ -557,11 +569,15 @@ def pp_case(tools, work, level, lurd, label):
 
 def test_push_puzzle(tools, srv, chrome, work):
     # the last at devicePixelRatio 2: a backing store of twice the CSS size
-    cases = [('pp_warehouse', 4, WAREHOUSE[:14], 640, 480, 1),
-             ('pp_crossing', 5, CROSSING[:9], 500, 420, 1),
-             ('pp_crossing_dpr2', 5, CROSSING[:13], 400, 300, 2)]
-    for label, level, lurd, cw, ch, dpr in cases:
-        st, name = pp_case(tools, work, level, lurd, label)
+    duo = os.path.join(work, 'duo.sok')
+    with open(duo, 'w') as f:
+        f.write(DUO)
+    cases = [('pp_warehouse', LEVELS, 4, 1, WAREHOUSE[:14], 640, 480, 1),
+             ('pp_crossing', LEVELS, 5, 1, CROSSING[:9], 500, 420, 1),
+             ('pp_crossing_dpr2', LEVELS, 5, 1, CROSSING[:13], 400, 300, 2),
+             ('pp_duo', duo, 1, 2, 'rRRd', 420, 300, 1)]
+    for label, levels, level, players, lurd, cw, ch, dpr in cases:
+        st, name = pp_case(tools, work, level, lurd, label, levels, players)
         url = srv.url('view.html', genre='push-puzzle', case='/case/' + name,
                       w=cw, h=ch)
         page = chrome.report(url, cw, ch)
