@@ -356,9 +356,16 @@ def test_survivors(tools, srv, chrome, work):
     st, name = tools.dump(gkr, busy, 'sv_busy.json')
     base = {'arenaWidth': SV_CFG['arena_width'],
             'arenaHeight': SV_CFG['arena_height']}
+    # follow the player farthest from the centre with a wide view: the
+    # camera is clamped to the arena on at least one axis
+    far = max(range(st['players']), key=lambda i: abs(
+        st['players[%d].x' % i] / FX - SV_CFG['arena_width'] / 2) + abs(
+        st['players[%d].y' % i] / FX - SV_CFG['arena_height'] / 2))
     cases = [('arena', 800, 600, dict(base, camera='arena')),
              ('follow', 640, 480, dict(base, camera='follow', follow=1,
-                                       viewUnits=500))]
+                                       viewUnits=500)),
+             ('follow_edge', 640, 480, dict(base, camera='follow', follow=far,
+                                            viewUnits=1100))]
     for label, w, h, opts in cases:
         url = srv.url('view.html', genre='survivors', case='/case/' + name,
                       w=w, h=h, opts=json.dumps(opts))
@@ -368,10 +375,18 @@ def test_survivors(tools, srv, chrome, work):
                                    'survivors ' + label)
         print('survivors %s, step %d: %d enemies, checked %s' % (
             label, busy, st['enemy_count'], sorted(counts.items())))
-        # the arena shows everything; the follow camera a part around P2
+        # the arena shows everything; a follow camera a part around one
         need = ['enemy0', 'enemy1', 'enemy2', 'player0', 'player1',
-                'player2'] if label == 'arena' else ['enemy0', 'enemy1',
-                                                     'player1']
+                'player2'] if label == 'arena' else [
+                    'enemy0', 'enemy1', 'player%d' % opts['follow']]
+        if label == 'follow_edge':
+            f = 'players[%d].' % far
+            sc, ox, oy = sv_mapping(w, h, opts, (st[f + 'x'] / FX,
+                                                 st[f + 'y'] / FX))
+            px, py = ox + st[f + 'x'] / FX * sc, oy + st[f + 'y'] / FX * sc
+            check(abs(px - w / 2) > 1 or abs(py - h / 2) > 1,
+                  'survivors follow_edge: the camera is clamped (P%d at '
+                  '%d,%d)' % (far + 1, px, py))
         for k in need:
             check(counts.get(k, 0) >= (3 if k.startswith('enemy') else 1),
                   'survivors %s: enough visible %s (%d)' % (label, k,
