@@ -17,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'web'))
 import cdp  # noqa: E402
-import run_views  # noqa: E402  (its Server: web/ on 127.0.0.1:0)
+import views_harness  # noqa: E402  (its Server: web/ on 127.0.0.1:0)
 
 # code -> (key, Windows virtual key code) for the keys used here
 KEYS = {'ArrowLeft': ('ArrowLeft', 37), 'ArrowUp': ('ArrowUp', 38),
@@ -99,7 +99,7 @@ def survivors_keys_move_pause_and_pick(b):
 
 
 if __name__ == '__main__':
-    srv = run_views.Server(HERE)
+    srv = views_harness.Server(HERE)
     try:
         cdp.run([a_held_arrow_is_one_press_then_held_and_auto_repeat_is_ignored,
                  a_tap_between_two_steps_reaches_exactly_one,
