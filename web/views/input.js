@@ -11,6 +11,15 @@
 //   const input = createInput({ genre: 'push-puzzle' });
 //   // per step: input.poll(); bytes = input.record(); step(bytes);
 //   //           input.endStep();
+//
+// With the browser client (web/gamekit's Client), which builds the
+// records and ends each step itself, the input layer only forwards:
+//
+//   const input = createInput({ genre: 'survivors', client: c });
+//   // per frame, for gamepads: input.poll();
+//
+// every press becomes c.press(name) and every change of what is held
+// c.setInput({x, y}) (push-puzzle: the signs are the directions held).
 
 export const PP = { left: 1, up: 2, right: 4, down: 8, undo: 16, restart: 32 };
 const DIRS = ['left', 'up', 'right', 'down'];
@@ -38,13 +47,21 @@ export const PAD_BUTTONS = {
     2: 'pick1', 3: 'pick2', 1: 'pick3' },
 };
 
+// What each genre's record carries as presses (web/gamekit's press names).
+export const PRESSES = {
+  'push-puzzle': ['left', 'up', 'right', 'down', 'undo', 'restart'],
+  survivors: ['pause', 'pick1', 'pick2', 'pick3'],
+};
+
 const clamp127 = (v) => Math.max(-127, Math.min(127, Math.round(v)));
 
 /**
  * options: genre ('push-puzzle' | 'survivors'), target (what gets key
  * events: window by default), getGamepads (default navigator.getGamepads),
  * pad (index of the gamepad to read, or -1 for every connected one),
- * deadzone (stick, 0..1, default 0.25).
+ * deadzone (stick, 0..1, default 0.25), client (an object with
+ * setInput({x, y}) and press(name), e.g. web/gamekit's Client: fed as
+ * the devices change).
  */
 export function createInput(options = {}) {
   const genre = options.genre;
@@ -56,6 +73,8 @@ export function createInput(options = {}) {
       ? navigator.getGamepads() : []));
   const pad = options.pad === undefined ? -1 : options.pad;
   const deadzone = options.deadzone === undefined ? 0.25 : options.deadzone;
+  const client = options.client || null;
+  let sent = null; // the axes last given to client.setInput, "x,y"
 
   const keyHeld = new Set(); // codes held now
   let padHeld = new Set(); // actions held on the gamepad at the last poll
@@ -66,6 +85,29 @@ export function createInput(options = {}) {
   function press(action) {
     pending.add(action);
     sinceRecord.add(action);
+    if (client) {
+      sync(); // what is held first: a direction's press comes with its hold
+      if (PRESSES[genre].includes(action)) client.press(action);
+    }
+  }
+
+  /** Axes from what is held: keys first, then the stick (-127..127). */
+  function axes() {
+    let x = (held('right') ? 127 : 0) - (held('left') ? 127 : 0);
+    let y = (held('down') ? 127 : 0) - (held('up') ? 127 : 0);
+    if (x === 0 && y === 0 && genre === 'survivors') {
+      x = clamp127(stick[0] * 127);
+      y = clamp127(stick[1] * 127);
+    }
+    return { x, y };
+  }
+
+  function sync() {
+    if (!client) return;
+    const a = axes(), key = `${a.x},${a.y}`;
+    if (key === sent) return;
+    sent = key;
+    client.setInput(a);
   }
 
   function onKey(e) {
@@ -79,9 +121,11 @@ export function createInput(options = {}) {
     } else {
       keyHeld.delete(e.code);
     }
+    sync();
   }
   function onBlur() {
     keyHeld.clear(); // key-ups are lost while unfocused
+    sync();
   }
   target.addEventListener('keydown', onKey);
   target.addEventListener('keyup', onKey);
@@ -116,9 +160,11 @@ export function createInput(options = {}) {
       if (sy < -0.5) now.add('up');
       if (sy > 0.5) now.add('down');
     }
-    for (const a of now) if (!padHeld.has(a)) press(a);
+    const fresh = [...now].filter((a) => !padHeld.has(a));
     padHeld = now;
     stick = [sx, sy];
+    for (const a of fresh) press(a);
+    sync();
   }
 
   function recordPushPuzzle() {
@@ -133,12 +179,7 @@ export function createInput(options = {}) {
   }
 
   function recordSurvivors() {
-    let x = (held('right') ? 127 : 0) - (held('left') ? 127 : 0);
-    let y = (held('down') ? 127 : 0) - (held('up') ? 127 : 0);
-    if (x === 0 && y === 0) {
-      x = clamp127(stick[0] * 127);
-      y = clamp127(stick[1] * 127);
-    }
+    const { x, y } = axes();
     let pick = 0;
     for (const k of [1, 2, 3]) if (pending.has(`pick${k}`)) pick = k;
     return Uint8Array.of(x & 0xff, y & 0xff, pending.has('pause') ? 1 : 0, pick);

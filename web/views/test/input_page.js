@@ -104,9 +104,55 @@ function survivors() {
   input.close();
 }
 
+// What input.js tells a client (web/gamekit's setInput and press), as
+// one entry per step of the scenario: the calls since the last entry.
+function withClient() {
+  pads = [];
+  const calls = [];
+  const client = {
+    setInput: ({ x, y }) => calls.push(`setInput ${x},${y}`),
+    press: (name) => calls.push(`press ${name}`),
+  };
+  const mark = (label) => report.push([label, calls.splice(0)]);
+  let input = createInput({ genre: 'push-puzzle', target, client,
+    getGamepads: () => pads });
+  key('keydown', 'ArrowLeft');
+  mark('client pp left down');
+  key('keydown', 'ArrowLeft', true);
+  mark('client pp auto-repeat');
+  key('keyup', 'ArrowLeft');
+  mark('client pp left up');
+  key('keydown', 'KeyZ');
+  key('keyup', 'KeyZ');
+  mark('client pp undo');
+  pad([15]);
+  input.poll();
+  input.poll();
+  mark('client pp pad right');
+  pad([]);
+  input.poll();
+  mark('client pp pad released');
+  input.close();
+  input = createInput({ genre: 'survivors', target, client,
+    getGamepads: () => pads });
+  key('keydown', 'ArrowRight');
+  key('keydown', 'ArrowUp');
+  mark('client sv right and up');
+  key('keyup', 'ArrowRight');
+  key('keyup', 'ArrowUp');
+  key('keydown', 'Digit1');
+  key('keyup', 'Digit1');
+  mark('client sv pick 1');
+  pad([], [-1, 0.5]);
+  input.poll();
+  mark('client sv stick');
+  input.close();
+}
+
 try {
   pushPuzzle();
   survivors();
+  withClient();
   out.textContent = JSON.stringify(report);
   document.title = 'done';
 } catch (e) {

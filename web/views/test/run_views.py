@@ -84,6 +84,15 @@ INPUT_WANT = [
     ('sv stick', [64, 129, 0, 0]), ('sv stick in deadzone', [0, 0, 0, 0]),
     ('sv pad start', [0, 0, 1, 0]), ('sv pad start held', [0, 0, 0, 0]),
     ('sv blur drops held keys', [0, 0, 0, 0]),
+    ('client pp left down', ['setInput -127,0', 'press left']),
+    ('client pp auto-repeat', []),
+    ('client pp left up', ['setInput 0,0']),
+    ('client pp undo', ['press undo']),
+    ('client pp pad right', ['setInput 127,0', 'press right']),
+    ('client pp pad released', ['setInput 0,0']),
+    ('client sv right and up', ['setInput 127,0', 'setInput 127,-127']),
+    ('client sv pick 1', ['setInput 0,-127', 'setInput 0,0', 'press pick1']),
+    ('client sv stick', ['setInput -127,64']),
 ]
 
 
