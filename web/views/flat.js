@@ -3,8 +3,8 @@
 // A state is the object `gk-replay dump --step N --json` prints as "state"
 // (and web/gamekit hands out): one key per canonical field, named by its
 // path (src/sim/gk_state_path.c), e.g. "players[0].weapons[1].level".
-// Integers up to 32 bits are numbers, BOOLs are booleans, 64-bit values
-// are decimal strings and byte fields are lowercase hex strings. Fixed
+// Integers are numbers (64-bit ones beyond 2^53 decimal text), BOOLs
+// booleans, byte fields lowercase hex strings. Fixed
 // point values (Q16.16) stay integers here; views convert them only to
 // draw. A Map works as well as a plain object.
 
