@@ -4,9 +4,9 @@
 // (and web/gamekit hands out): one key per canonical field, named by its
 // path (src/sim/gk_state_path.c), e.g. "players[0].weapons[1].level".
 // Integers are numbers (64-bit ones beyond 2^53 decimal text), BOOLs
-// booleans, byte fields lowercase hex strings. Fixed
-// point values (Q16.16) stay integers here; views convert them only to
-// draw. A Map works as well as a plain object.
+// booleans, byte fields lowercase hex strings. Fixed-point values (Q16.16)
+// stay integers here; views convert them only to draw. A Map works as
+// well as a plain object.
 
 /** The value at `path`, or `def` when the state has no such field. */
 export function get(state, path, def) {
