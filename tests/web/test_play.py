@@ -1,14 +1,21 @@
 #!/usr/bin/python3
 """test_play.py: web/index.html, the play page gk-server serves at /.
 
-A real gk-server (tests/web/gkserver.py) with static_dir the tree's web/,
-the page in headless Chromium (cdp.py), real key events through
-Input.dispatchKeyEvent. Prints TAP. Skips without web/gamekit/dist.
+A real gk-server (tests/web/gkserver.py) with static_dir the tree's web/
+and replays on, the page in headless Chromium (cdp.py), driven as a
+newcomer would: the lobby form's fields and buttons, real key events
+through Input.dispatchKeyEvent. Prints TAP. Skips without web/gamekit/dist
+(fails then with GK_WEB_REQUIRED=1).
+
+usage: test_play.py   (GK_SERVER: gk-server, GK_REPLAY: gk-replay)
 """
 import glob
+import json
 import os
 import subprocess
 import sys
+import tempfile
+import time
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,7 +47,7 @@ def create(p, genre, seats, bots, options=None):
            ".value = '%s'; document.getElementById('seats').value = %d; "
            "document.getElementById('bots').value = %d; "
            "document.getElementById('create').click(); })()"
-           % (options and __import__('json').dumps(options) or 'null',
+           % (json.dumps(options),
               genre, seats, bots))
     return p.wait_for('play.code || play.error', timeout=20)
 
@@ -96,7 +103,6 @@ def the_page_plays_survivors_with_three_server_bots(b):
 
 
 def wait_replay(code):
-    import time
     deadline = time.time() + 15
     while time.time() < deadline:
         rs = [r for r in srv.admin_get('/rooms')['rooms'] if r['code'] == code]
@@ -177,9 +183,12 @@ def push_puzzle_repeats_a_held_arrow_in_steps(b):
 if __name__ == '__main__':
     if not os.path.exists(os.path.join(ROOT, 'web', 'gamekit', 'dist',
                                        'gamekit.wasm')):
-        print('1..0 # SKIP web/gamekit/dist is not built')
+        why = 'web/gamekit/dist is not built (sh web/gamekit/build.sh)'
+        if os.environ.get('GK_WEB_REQUIRED') == '1':
+            print('Bail out! %s, and GK_WEB_REQUIRED=1' % why)
+            sys.exit(1)
+        print('1..0 # SKIP %s' % why)
         sys.exit(0)
-    import tempfile
     replays = tempfile.mkdtemp(prefix='gk-play-rep-')
     srv = gkserver.GkServer(
         gkserver.server_exe(), ws={'static_dir': os.path.join(ROOT, 'web')},
