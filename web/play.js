@@ -119,6 +119,7 @@ function begin(c, match) {
     ? { localPlayer: match.slot } : {});
   const input = createInput({ genre: play.genre, client: c });
   play.input = input;
+  play.view = view;
   canvas.focus();
   addEventListener('resize', () => view.resize());
   canvas.addEventListener('click', (e) => {

@@ -138,10 +138,33 @@ def a_second_tab_joins_by_the_room_link(b):
 
 
 CORRIDOR = '#' * 36 + '\n#@' + ' ' * 30 + '$.#\n' + '#' * 36 + '\n'
-TRACK = ("(() => { window.moves = []; let last = null; "
-         "play.client.on('step', (step) => { const s = play.client.state()"
-         ".state; const x = s['pusher[0].x']; if (last !== null && x !== last)"
-         " moves.push(step); last = x; }); })()")
+# The page's state after each step event: when pusher[0].x changed between
+# two states the page held, [lo, hi, dx]: dx moves in steps lo..hi (a call
+# can run several steps). A state's `step` counts the steps run, so the
+# state after step k says k + 1; the lobby and keys count steps from 0.
+TRACK = ("(() => { window.obs = []; let last = play.client.state(); "
+         "play.client.on('step', () => { const s = play.client.state(); "
+         "if (s.step === last.step) return; const x = s.state['pusher[0].x']"
+         ", lx = last.state['pusher[0].x']; if (x !== lx) obs.push([last.step"
+         ", s.step - 1, x - lx]); last = s; }); })()")
+# the step the next sample is for when a key goes down: the match's first
+# step, its input delay and the samples taken (gk_net_peer.h, the schedule)
+AT_KEY = ("addEventListener('keydown', () => { const m = play.client.match;"
+          " window.atKey = m.firstStep + m.inputDelay + "
+          "play.client.stats().samples; }, true)")
+
+
+def check_moves(obs, want, what):
+    """Each observation's dx must be the number of wanted steps in it."""
+    for lo, hi, dx in obs:
+        n = sum(1 for e in want if lo <= e <= hi)
+        if n != dx:
+            raise AssertionError('%s: %d moves in steps %d..%d, want %d '
+                                 '(wanted at %s; seen %s)'
+                                 % (what, dx, lo, hi, n, want, obs))
+
+
+MOVED = 'obs.reduce((n, o) => n + o[2], 0)'  # moves seen so far
 
 
 def push_puzzle_repeats_a_held_arrow_in_steps(b):
@@ -151,33 +174,77 @@ def push_puzzle_repeats_a_held_arrow_in_steps(b):
     expect_ok(p)
     start(p)
     p.eval(TRACK)
-    # the step the next sample is for: the match's first step, its input
-    # delay and the samples taken (docs: gk_net_peer.h, the schedule)
-    p.eval("addEventListener('keydown', () => { const m = play.client.match;"
-           " window.atKey = m.firstStep + m.inputDelay + "
-           "play.client.stats().samples; }, true)")
+    p.eval(AT_KEY)
     key(p, 'down', 'ArrowRight')
-    p.wait_for('moves.length >= 5 || play.error', timeout=30)
+    p.wait_for('%s >= 5 || play.error' % MOVED, timeout=30)
     key(p, 'up', 'ArrowRight')
-    m, held_at = p.eval('[moves.slice(0, 5), atKey]')
-    if m[0] != held_at:
-        raise AssertionError('the press sampled for step %s moved at %s'
-                             % (held_at, m[0]))
-    gaps = [m[i + 1] - m[i] for i in range(4)]
-    if gaps != [12, 6, 6, 6]:
-        raise AssertionError('held: moves at steps %s (gaps %s, want 12 6 6 6)'
-                             % (m, gaps))
-    p.wait_for('play.step >= moves[moves.length - 1] + 20', timeout=10)
-    n = p.eval('moves.length')
+    obs, at = p.eval('[obs.slice(), atKey]')
+    want = [at] + [at + 12 + 6 * k for k in range(4)]
+    held = [o for o in obs if o[0] <= want[-1]]
+    check_moves(held, want, 'held')
+    # quiet for 20 steps (no repeat once released), then a tap
+    p.wait_for('play.step >= %d' % (obs[-1][1] + 20), timeout=10)
+    n = len(p.eval('obs'))
     key(p, 'down', 'ArrowRight')
     key(p, 'up', 'ArrowRight')
-    p.wait_for('moves.length > %d' % n, timeout=10)
-    p.wait_for('play.step >= moves[moves.length - 1] + 20', timeout=10)
-    tap, at = p.eval('[moves.slice(%d), atKey]' % n)
-    if len(tap) != 1 or tap[0] != at:
-        raise AssertionError('a tap between steps: moves at %s, sampled '
-                             'steps at the key %s' % (tap, at))
-    print('# held: %s; tap at sample %s moved at step %s' % (m, at, tap[0]))
+    at2 = p.eval('atKey')
+    p.wait_for('play.step >= %d' % (at2 + 20), timeout=10)
+    tap = p.eval('obs.slice(%d)' % n)
+    check_moves(tap, [at2], 'a tap between steps')
+    if sum(o[2] for o in tap) != 1:
+        raise AssertionError('a tap between steps: moves %s' % tap)
+    print('# held from step %d: seen %s; tap for step %d: seen %s'
+          % (at, held, at2, tap))
+
+# the upgrade ids (web/views/survivors.js UPGRADES) to the counters they
+# raise in the state (Heal, id 6, raises none)
+UPGRADE_FIELDS = ['weapons[0].level', 'weapons[1].level', 'weapons[2].level',
+                  'ups_health', 'ups_speed', 'ups_magnet']
+CROWD = {'spawn_interval_start': 4, 'spawn_interval_min': 2, 'spawn_batch': 3}
+
+
+def a_clicked_level_up_card_is_the_pick(b):
+    """survivors: a click on a level-up card picks it in the next steps"""
+    p = open_page(b)
+    create(p, 'survivors', 1, 0, CROWD)
+    expect_ok(p)
+    start(p)
+    st = "play.client.state().state"
+    p.wait_for("%s['players[0].pick_pending'] || play.error" % st, timeout=60)
+    expect_ok(p)
+    # the frame after the pick appeared has drawn the cards
+    cards = p.wait_for("(() => { const c = play.view.layout().cards; "
+                       "return c.length === 3 ? c : null; })()", timeout=10)
+    timer, step0, before = p.eval("[%s['players[0].pick_timer'], play.step, "
+                                  "%s]" % (st, st))
+    c = cards[1]
+    x, y = c['x'] + c['w'] / 2, c['y'] + c['h'] / 2
+    top = p.eval("(() => { const r = document.getElementById('c')"
+                 ".getBoundingClientRect(); return [r.left, r.top]; })()")
+    for kind in ('mousePressed', 'mouseReleased'):
+        p.send('Input.dispatchMouseEvent', {
+            'type': kind, 'x': top[0] + x, 'y': top[1] + y,
+            'button': 'left', 'clickCount': 1})
+    p.wait_for("!%s['players[0].pick_pending'] || play.error" % st,
+               timeout=10)
+    expect_ok(p)
+    step1, after = p.eval("[play.step, %s]" % st)
+    # the upgrade taken is card 2's: its counter went up (Heal has none)
+    opts = [before['players[0].options[%d]' % k] for k in range(3)]
+    if opts[1] < len(UPGRADE_FIELDS):
+        f = 'players[0].' + UPGRADE_FIELDS[opts[1]]
+        if after[f] != before[f] + 1:
+            raise AssertionError('card 2 (upgrade %d): %s %s -> %s'
+                                 % (opts[1], f, before[f], after[f]))
+    # the genre picks by itself only after pick_timeout_steps (600)
+    if step1 - step0 > 60:
+        raise AssertionError('the pick came %d steps after the click '
+                             '(timer %d): not the click' % (step1 - step0,
+                                                            timer))
+    if p.eval("play.desyncs") != 0:
+        raise AssertionError('desyncs')
+    print('# card 2 (upgrade %d of %s) clicked at step %d, picked by step %d'
+          % (opts[1], opts, step0, step1))
 
 
 if __name__ == '__main__':
@@ -196,6 +263,7 @@ if __name__ == '__main__':
     try:
         cdp.run([the_page_plays_survivors_with_three_server_bots,
                  a_second_tab_joins_by_the_room_link,
-                 push_puzzle_repeats_a_held_arrow_in_steps], timeout=200)
+                 push_puzzle_repeats_a_held_arrow_in_steps,
+                 a_clicked_level_up_card_is_the_pick], timeout=220)
     finally:
         srv.close()
