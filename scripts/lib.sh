@@ -5,6 +5,9 @@
 GK_PACKAGES="meson ninja-build pkg-config gcc libc6-dev binutils python3
   libuv1-dev libenet-dev libcjson-dev libcriterion-dev libxxhash-dev libsodium-dev
   libmicrohttpd-dev libcurl4-openssl-dev libwslay-dev nettle-dev"
+# What the play page (web/index.html) needs on top: the browser client's
+# gamekit.wasm is built with Debian's emscripten (scripts/run.sh).
+GK_PLAY_PACKAGES="emscripten"
 # What the tests need on top (scripts/test.sh; the Dockerfile's build stage
 # takes GK_TEST_PACKAGES and leaves the browser out: the browser tests,
 # tests/web and the admin page's, then skip, saying so).

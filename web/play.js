@@ -1,0 +1,161 @@
+// web/play.js: the play page (web/index.html). Creates a room on the
+// gk-server that served the page (its WebSocket listener, same host and
+// port, path /play) or joins one by code (?room=CODE), then plays it:
+// web/views/input.js feeds keyboard and gamepad to web/gamekit's client,
+// the genre's view draws the client's state and HUD sample each frame, and
+// a click the view's hit() resolves (a level-up card, undo/restart) is a
+// press for the next sampled step. window.play exposes the client and the
+// counters the page shows (tests read them).
+import { connect } from './gamekit/gamekit.js';
+import { createInput } from './views/input.js';
+import * as survivors from './views/survivors.js';
+import * as pushPuzzle from './views/push_puzzle.js';
+
+const VIEWS = { survivors, 'push-puzzle': pushPuzzle };
+const $ = (id) => document.getElementById(id);
+const play = { client: null, genre: null, code: null, slot: -1, step: -1,
+  desyncs: 0, started: false, ended: null, error: null,
+  options: null }; // options: extra genre options for create (e.g. levels)
+window.play = play;
+
+function status(text, err = false) {
+  $('status').textContent = text;
+  $('status').className = err ? 'err' : '';
+  if (err) play.error = text;
+}
+
+function wsUrl() {
+  return (location.protocol === 'https:' ? 'wss://' : 'ws://') +
+    location.host + '/play';
+}
+
+async function client() {
+  const c = await connect(wsUrl());
+  play.client = c;
+  c.on('step', (step) => { play.step = step; });
+  c.on('desync', () => { play.desyncs++; });
+  c.on('started', (m) => begin(c, m));
+  c.on('ended', (e) => { play.ended = e || true; bar(); });
+  c.on('close', () => { if (!play.ended) status('disconnected', true); });
+  return c;
+}
+
+function showRoom(code, creator) {
+  play.code = code;
+  $('room').hidden = false;
+  $('code').textContent = code;
+  const link = location.origin + location.pathname + '?room=' +
+    encodeURIComponent(code);
+  $('link').href = link;
+  $('link').textContent = link;
+  $('start').hidden = !creator;
+  $('who').textContent = creator
+    ? 'Share the code or link; press Start when everyone is in.'
+    : 'Joined; waiting for the host to start.';
+}
+
+async function create() {
+  const genre = $('genre').value;
+  const seats = Math.max(1, $('seats').value | 0);
+  const bots = Math.max(0, $('bots').value | 0);
+  lock(true);
+  try {
+    const c = await client();
+    const options = { ...(play.options || {}) };
+    if (bots) options.room = { bots };
+    const r = await c.createRoom({ genre, maxPlayers: seats, options });
+    play.genre = genre;
+    play.slot = r.slot;
+    showRoom(r.code, true);
+    status('');
+  } catch (e) {
+    status(String(e.message || e), true);
+    lock(false);
+  }
+}
+
+async function join(code) {
+  code = code.trim();
+  if (!code) return;
+  lock(true);
+  try {
+    const c = await client();
+    const r = await c.join(code);
+    play.slot = r.slot;
+    showRoom(code, false);
+    status('');
+  } catch (e) {
+    status(String(e.message || e), true);
+    lock(false);
+  }
+}
+
+function lock(on) {
+  for (const id of ['create', 'join']) $(id).disabled = on;
+}
+
+function bar() {
+  const s = play.client && play.client.state();
+  const parts = [`room ${play.code}`, `${play.genre}`, `slot ${play.slot}`,
+    `step ${s ? s.step : '-'}`];
+  if (play.desyncs) parts.push(`desyncs ${play.desyncs}`);
+  if (play.ended) parts.push('match ended');
+  $('bar').textContent = parts.join(' · ');
+}
+
+function begin(c, match) {
+  play.genre = match.genre || play.genre;
+  play.slot = match.slot;
+  play.started = true;
+  const mod = VIEWS[play.genre];
+  if (!mod) {
+    status(`no view for genre ${play.genre}`, true);
+    return;
+  }
+  $('lobby').style.display = 'none';
+  $('game').style.display = 'flex';
+  const canvas = $('c');
+  const view = mod.createView(canvas, play.genre === 'survivors'
+    ? { localPlayer: match.slot } : {});
+  const input = createInput({ genre: play.genre, client: c });
+  play.input = input;
+  play.view = view;
+  canvas.focus();
+  addEventListener('resize', () => view.resize());
+  canvas.addEventListener('click', (e) => {
+    const h = view.hit(e.offsetX, e.offsetY);
+    if (!h) return;
+    // survivors: a level-up card, {pick}; push-puzzle: {press}
+    input.press(h.press || `pick${h.pick}`);
+  });
+  requestAnimationFrame(function frame() {
+    input.poll();
+    const s = c.state();
+    if (s) {
+      const smp = c.sample();
+      view.draw(s.state, smp ? smp.state : null);
+    }
+    bar();
+    if (!c.closed) requestAnimationFrame(frame);
+  });
+}
+
+$('create').onclick = create;
+$('join').onclick = () => join($('joincode').value);
+$('start').onclick = () => {
+  try {
+    play.client.start();
+    $('start').disabled = true;
+  } catch (e) {
+    status(String(e.message || e), true);
+  }
+};
+$('genre').onchange = () => {
+  $('bots').value = $('genre').value === 'survivors' ? 3 : 0;
+};
+const room = new URLSearchParams(location.search).get('room');
+if (room) {
+  $('joincode').value = room;
+  join(room);
+}
+play.ready = true;
