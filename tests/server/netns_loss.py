@@ -116,10 +116,15 @@ def _server_config(d, hz):
     }
 
 
+def _pinned(o, core):
+    return ["taskset", "-c", str(core)] if o.get("pin") else []
+
+
 def run_room(o, d):
     """One survivors room: o is a dict with server, bot, players,
     ws_players (None: none on WebSocket, 0: all), steps, tcp_permille,
-    udp_loss, hz. Files go to directory d. Returns a dict: summary (gk-bot's
+    udp_loss, hz, and optionally pin (server on core 0, bot on core 1,
+    taskset). Files go to directory d. Returns a dict: summary (gk-bot's
     JSON), log (the server's log path), events, dropped (to clients, to
     server), bot_stderr."""
     os.makedirs(os.path.join(d, "replays"), exist_ok=True)
@@ -128,12 +133,13 @@ def run_room(o, d):
         json.dump(_server_config(d, o.get("hz", 60)), f)
     log = os.path.join(d, "server.log")
     with open(log, "w") as lf:
-        srv = subprocess.Popen([o["server"], "--config", cpath], stdout=lf,
+        srv = subprocess.Popen(_pinned(o, 0) + [o["server"], "--config",
+                                                cpath], stdout=lf,
                                stderr=subprocess.STDOUT)
     out = {"log": log, "summary": None, "dropped": (0, 0), "bot_stderr": ""}
     try:
         lst = wait_listening(log, srv)
-        cmd = [o["bot"], "--server", "127.0.0.1:%d" % lst["port"], "--genre",
+        cmd = _pinned(o, 1) + [o["bot"], "--server", "127.0.0.1:%d" % lst["port"], "--genre",
                "survivors", "--rooms", "1", "--players", str(o["players"]),
                "--steps", str(o["steps"]), "--timeout",
                str(30 + o["steps"] // 20)]
