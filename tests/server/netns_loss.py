@@ -124,7 +124,8 @@ def run_room(o, d):
     """One survivors room: o is a dict with server, bot, players,
     ws_players (None: none on WebSocket, 0: all), steps, tcp_permille,
     udp_loss, hz, and optionally pin (server on core 0, bot on core 1,
-    taskset). Files go to directory d. Returns a dict: summary (gk-bot's
+    taskset). Files go to directory d (server.json, server.log, replays/,
+    bot.out, bot.err). Returns a dict: summary (gk-bot's
     JSON), log (the server's log path), events, dropped (to clients, to
     server), bot_stderr."""
     os.makedirs(os.path.join(d, "replays"), exist_ok=True)
@@ -154,6 +155,9 @@ def run_room(o, d):
         bot = subprocess.run(cmd, capture_output=True, text=True,
                              timeout=90 + o["steps"] // 10)
         out["bot_stderr"] = bot.stderr
+        for name, text in (("bot.out", bot.stdout), ("bot.err", bot.stderr)):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
         out["bot_status"] = bot.returncode
         lines = bot.stdout.strip().splitlines()
         out["summary"] = json.loads(lines[-1]) if lines else None
