@@ -64,6 +64,7 @@ def enter():
         if os.geteuid() != 0:
             raise Error("unshare -n and nft need root (uid %d)" %
                         os.geteuid())
+        _run(["unshare", "-n", "true"])  # e.g. a container without SYS_ADMIN
         env = dict(os.environ)
         env[ENV] = "1"
         sys.stdout.flush()
