@@ -71,6 +71,8 @@ run delay python3 bench/bench_delay.py --server $b/src/server/gk-server \
   --bot $b/tools/bot/gk-bot
 run ws-memory python3 bench/bench_ws_memory.py \
   --server $b/src/server/gk-server
+run ws-loss python3 bench/bench_ws_loss.py --server $b/src/server/gk-server \
+  --bot $b/tools/bot/gk-bot
 run survivors-early sh bench/callgrind_steps.sh 300 \
   $b/bench/bench_survivors --early 300
 echo

@@ -14,8 +14,11 @@ GK_PLAY_PACKAGES="emscripten"
 # emscripten (which brings nodejs) builds and runs the browser client's
 # tests (web/gamekit, suite web); node 20's WebSocket is needed for the
 # game tests (an older node skips them), npm for the pack test (nodesource
-# ships it with node; Debian's own is the npm package).
-GK_TEST_PACKAGES="python3-prometheus-client python3-websockets emscripten"
+# ships it with node; Debian's own is the npm package). nftables, iproute2
+# and util-linux (unshare) put TCP loss in a network namespace
+# (tests/server/netns_loss.py; that test fails without them).
+GK_TEST_PACKAGES="python3-prometheus-client python3-websockets emscripten
+  nftables iproute2 util-linux"
 # The browser suite (tests/web): Debian's chromium, driven headless; nginx
 # and openssl for its wss:// test (deploy/nginx/gamekit.conf in front of
 # gk-server, a throwaway certificate). Installing nginx starts no service

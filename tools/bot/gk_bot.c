@@ -18,7 +18,8 @@
  * joined, player 0 starts the match; when player 0's loop has run N steps
  * it ends the match (END_MATCH), so the server finalises
  * the replay. With --loss/--latency every datagram goes through one
- * gk_net_fault relay in front of the server (both directions). Against a
+ * gk_net_fault relay in front of the server (both directions; with
+ * --ws-players K, the ENet players' only: TCP has no relay). Against a
  * server in token mode, --key FILE mints a connect token for every request
  * (player 0: a room of the genre for P players; the others: a join of that
  * room's code as a player; each player its own client id), and --token

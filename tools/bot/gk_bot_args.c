@@ -284,10 +284,14 @@ static int check_ws_args(const bot_args *a, const bot *b) {
             (unsigned)a->players);
     return 2;
   }
-  if (b->ws_url && (b->loss > 0.0 || a->latency || a->jitter || b->nschedule)) {
+  /* the relay is UDP: it carries the ENet players of a mixed room only */
+  int all_ws = b->ws_players == 0 || b->ws_players == a->players;
+  if (b->ws_url && all_ws &&
+      (b->loss > 0.0 || a->latency || a->jitter || b->nschedule)) {
     fprintf(stderr, "gk-bot: --loss, --latency, --jitter and "
-                    "--latency-schedule are a UDP relay's: not with --ws "
-                    "(TCP loss: nftables in a network namespace)\n");
+                    "--latency-schedule are a UDP relay's: not with every "
+                    "player on --ws (TCP loss: nftables in a network "
+                    "namespace)\n");
     return 2;
   }
   return -1;
