@@ -31,6 +31,9 @@ COPY --from=build /src/build/tools/token/gk-token /usr/local/bin/gk-token
 COPY configs/ /srv/gk/configs/
 # the browser pages, websocket.static_dir "web" in configs/server.json
 COPY web/ /srv/gk/web/
+# and the browser client's gamekit.wasm, built in the build stage
+# (emscripten is among the test packages; web/gamekit/dist is not in git)
+COPY --from=build /src/web/gamekit/dist/ /srv/gk/web/gamekit/dist/
 RUN mkdir -p /srv/gk/replays && chown -R gk:gk /srv/gk
 USER gk
 WORKDIR /srv/gk
