@@ -379,3 +379,25 @@ const char *py_client(const char *mode, int port, int arg) {
   cr_assert(done, "the python client did not finish: %s", p.buf);
   return p.buf;
 }
+
+void ws_send_msg(raw *r, const gk_wire_msg *m) {
+  uint8_t buf[GK_WIRE_MAX];
+  size_t len = 0;
+  cr_assert_eq(gk_wire_encode(m, buf, sizeof(buf), &len), 0);
+  raw_frame(r, 1, 2, buf, len, 0);
+}
+
+int ws_wait_msg(raw *r, gk_wire_type want, gk_wire_msg *out, int ms) {
+  uint64_t end = uv_hrtime() / 1000000u + (uint64_t)ms;
+  static uint8_t p[GK_WIRE_MAX + 16];
+  while (uv_hrtime() / 1000000u < end) {
+    size_t n = 0;
+    int op = raw_next(r, p, sizeof p, &n, 100);
+    if (op == 8 || (op < 0 && r->eof)) return 0; /* closed */
+    if (op != 2) continue;
+    cr_assert_leq(n, GK_WIRE_MAX);
+    if (gk_wire_decode(p, n, out) == 0 && out->type == want) return 1;
+    if (out->type == GK_MSG_ERROR && want != GK_MSG_ERROR) return 0;
+  }
+  return 0;
+}

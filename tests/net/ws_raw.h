@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gk_net_wire.h"
 #include "gk_net_ws.h"
 
 typedef struct ws_srv {
@@ -77,5 +78,11 @@ void raw_echo_ok(raw *r, uint8_t tag);
  * returns its stdout (static buffer) once it exits (bounded). Skips the
  * test when python3-websockets is not installed. */
 const char *py_client(const char *mode, int port, int arg);
+
+/* One wire message in one masked binary frame. */
+void ws_send_msg(raw *r, const gk_wire_msg *m);
+/* The next wire message of type `want` (others, pings, skipped) within
+ * ms: 1, or 0 if the connection closed or none came. */
+int ws_wait_msg(raw *r, gk_wire_type want, gk_wire_msg *out, int ms);
 
 #endif

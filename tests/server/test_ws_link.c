@@ -76,28 +76,6 @@ static void enet_send(enet_client *e, const gk_wire_msg *m) {
 
 /* --- the WebSocket player ------------------------------------------------- */
 
-static void ws_send(raw *r, const gk_wire_msg *m) {
-  uint8_t buf[GK_WIRE_MAX];
-  size_t len = 0;
-  cr_assert_eq(gk_wire_encode(m, buf, sizeof(buf), &len), 0);
-  raw_frame(r, 1, 2, buf, len, 0);
-}
-
-/* The next wire message of type `want` (others skipped; pings too). */
-static int ws_wait(raw *r, gk_wire_type want, gk_wire_msg *out, int ms) {
-  uint64_t end = uv_hrtime() / 1000000u + (uint64_t)ms;
-  static uint8_t p[GK_WIRE_MAX + 16];
-  while (uv_hrtime() / 1000000u < end) {
-    size_t n = 0;
-    int op = raw_next(r, p, sizeof p, &n, 100);
-    if (op == 8 || (op < 0 && r->eof)) return 0; /* closed */
-    if (op != 2) continue;
-    cr_assert_leq(n, GK_WIRE_MAX);
-    if (gk_wire_decode(p, n, out) == 0 && out->type == want) return 1;
-  }
-  return 0;
-}
-
 static const cJSON *player(const cJSON *room, int i) {
   return cJSON_GetArrayItem(cJSON_GetObjectItem(room, "players"), i);
 }
@@ -251,9 +229,10 @@ Test(server_ws_link, an_enet_creator_and_a_websocket_player_share_a_room,
   m.type = GK_MSG_JOIN_ROOM;
   memcpy(m.u.room.code, code, GK_WIRE_CODE_LEN);
   m.u.room.role = GK_WIRE_ROLE_PLAYER;
-  ws_send(&w, &m);
+  ws_send_msg(&w, &m);
   gk_wire_msg got;
-  cr_assert(ws_wait(&w, GK_MSG_JOINED, &got, 5000), "JOINED over WebSocket");
+  cr_assert(ws_wait_msg(&w, GK_MSG_JOINED, &got, 5000),
+            "JOINED over WebSocket");
   cr_assert_eq(got.u.joined.slot, 1);
 
   /* another Origin is refused; the room and its ENet player stay */
@@ -272,7 +251,7 @@ Test(server_ws_link, an_enet_creator_and_a_websocket_player_share_a_room,
   memset(&m, 0, sizeof(m));
   m.type = GK_MSG_START_MATCH;
   enet_send(&e, &m);
-  cr_assert(ws_wait(&w, GK_MSG_MATCH_START, &got, 5000),
+  cr_assert(ws_wait_msg(&w, GK_MSG_MATCH_START, &got, 5000),
             "MATCH_START over WebSocket");
   cr_assert(ws_run_until(&e.match_start, 1, 5000), "MATCH_START over ENet");
   cr_assert_eq(e.down, 0);

@@ -38,11 +38,6 @@ uint64_t ws_metric_wait(const ws_server *s, const char *series, uint64_t want,
 
 /* A raw client from `src` (127.0.0.0/8) that completed the upgrade. */
 void ws_open(raw *r, const ws_server *s, const char *src, int rcvbuf);
-/* One wire message in one masked binary frame. */
-void ws_send_msg(raw *r, const gk_wire_msg *m);
-/* The next wire message of type `want` (others, pings, skipped) within
- * ms: 1, or 0 if the connection closed or none came. */
-int ws_wait_msg(raw *r, gk_wire_type want, gk_wire_msg *out, int ms);
 /* Waits up to ms for the server's end of the connection: EOF (or a
  * reset) with nothing more to read. Returns 1 if it came. */
 int ws_wait_eof(raw *r, int ms);
