@@ -6,8 +6,11 @@
 #          The browser suite "web" (tests/web: headless chromium over the
 #          DevTools protocol) is in it, with GK_WEB_REQUIRED=1: a missing
 #          chromium fails it instead of skipping.
-#   asan   build-asan/: every test suite again, gcc with AddressSanitizer +
-#          UndefinedBehaviorSanitizer
+#   asan   build-asan/: every test suite again but "web", gcc with
+#          AddressSanitizer + UndefinedBehaviorSanitizer; of "web" only the
+#          C glue's own test ("gk_web glue"): the rest of that suite drives
+#          the same wasm and pages as in the gcc leg, and its server side is
+#          the "server" suite's (CI time, .ci/run under 40 minutes)
 #   clang  build-clang/: the whole project (tests, bench, fuzz corpus
 #          drivers, tools) with clang -O0 -Werror; every suite but the
 #          end-to-end server ones (suite "server"; its in-process "server
@@ -34,7 +37,11 @@ GK_WEB_REQUIRED=1
 export GK_WEB_REQUIRED
 meson test -C build --print-errorlogs || status=1
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  meson test -C build-asan --print-errorlogs --timeout-multiplier 3 || status=1
+  meson test -C build-asan --print-errorlogs --timeout-multiplier 3 \
+  --no-suite web || status=1
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  meson test -C build-asan --print-errorlogs --logbase web-glue \
+  "gk_web glue" || status=1
 sh scripts/sdk_check.sh build || status=1
 meson test -C build-clang --print-errorlogs --no-suite server \
   --no-suite web || status=1
@@ -45,7 +52,8 @@ sh scripts/replay_xcc.sh build-clang build-gcc-O3 || status=1
 # passes the ThreadSanitizer leg's, scripts/tsan.sh).
 # shellcheck disable=SC2086
 python3 scripts/count_tests.py build/meson-logs/testlog.json \
-  build-asan/meson-logs/testlog.json build/meson-logs/sdk-check.json \
+  build-asan/meson-logs/testlog.json build-asan/meson-logs/web-glue.json \
+  build/meson-logs/sdk-check.json \
   build-clang/meson-logs/testlog.json \
   build-clang/meson-logs/server-in-process.json \
   build-clang/meson-logs/replay-xcc.json ${GK_EXTRA_TEST_LOGS:-} || status=1
