@@ -414,7 +414,8 @@ static int take_options(gk_net_ws *w, const gk_net_ws_options *o) {
   if (p->handshake_ms == 0) p->handshake_ms = 5000;
   if (p->close_ms == 0) p->close_ms = 1000;
   if (p->max_msg == 0) p->max_msg = GK_WIRE_MAX;
-  if (p->queue_len == 0) p->queue_len = 64;
+  if (p->queue_len == 0) p->queue_len = 4096;
+  if (p->queue_bytes == 0) p->queue_bytes = 1u << 20;
   if (p->unsent_max == 0) p->unsent_max = 16384;
   if (p->static_max == 0) p->static_max = 64u << 20;
   if (p->max_conns > 0xffffu || p->n_origins > GK_NET_WS_ORIGINS_MAX ||

@@ -35,13 +35,14 @@
  * slot (until the slot's 16-bit generation wraps, 65,536 later).
  *
  * Sending: every connection has a bounded queue of messages not yet
- * handed to the kernel (opts.queue_len). An unreliable message whose type
- * is one of opts.replace_types replaces a queued one of the same type in
- * place (the protocol repeats every unacknowledged record in INPUT and
- * CONFIRMED, so nothing is lost and a slow reader gets the newest one).
- * A send that finds the queue full of other messages closes the
- * connection with 1008 (close_slow): a slow reader costs neither latency
- * nor memory without bound.
+ * handed to the kernel (opts.queue_len messages, opts.queue_bytes bytes:
+ * room for a burst such as a snapshot's chunks, sent all at once). An
+ * unreliable message whose type is one of opts.replace_types replaces a queued
+ * one of the same type in place (the protocol repeats every unacknowledged
+ * record in INPUT and CONFIRMED, so nothing is lost and a slow reader gets the
+ * newest one). A send that finds the queue full of other messages (either
+ * bound) closes the connection with 1008 (close_slow): a slow reader costs
+ * neither latency nor memory without bound.
  *
  * Close codes this side sends (counted in the stats):
  *   1000  gk_net_ws_disconnect, graceful   close_local
@@ -136,7 +137,10 @@ typedef struct gk_net_ws_options {
   uint32_t close_ms;          /* after our close frame, wait this long for the
                                  peer's; 0 -> 1000 */
   size_t max_msg;             /* incoming message limit; 0 -> GK_WIRE_MAX */
-  uint32_t queue_len;         /* send queue per connection, messages; 0 -> 64 */
+  uint32_t queue_len; /* send queue per connection, messages at most; 0 ->
+                         4096 (its ring starts at 64 and doubles as
+                         needed, so an idle connection keeps 64) */
+  size_t queue_bytes; /* ... and payload bytes at most; 0 -> 1 MiB */
   uint8_t replace_types[GK_NET_WS_REPLACE_MAX]; /* wire types (the second
                             byte of a message) that replace, when sent
                             unreliable */

@@ -35,6 +35,7 @@
 
 #define READ_BUDGET 65536u /* bytes read per wake-up and connection */
 #define CTRL_MAX 16u       /* control frames queued (pongs) before 1008 */
+#define QUEUE_FIRST 64u    /* the send ring's first size, in messages */
 
 static wslay_event_context_ptr ctx_of(const gk_net_ws_conn *c) {
   return (wslay_event_context_ptr)c->ws;
@@ -208,7 +209,9 @@ int gk__ws_conn_open(gk_net_ws_conn *c, int fd, void *urh, const char *extra,
       .on_msg_recv_callback = on_wslay_msg};
   gk_net_ws *w = c->w;
   wslay_event_context_ptr ctx = NULL;
-  c->q = calloc(w->opts.queue_len, sizeof *c->q);
+  c->qcap = w->opts.queue_len < QUEUE_FIRST ? w->opts.queue_len : QUEUE_FIRST;
+  c->qbytes = 0;
+  c->q = calloc(c->qcap, sizeof *c->q);
   if (extra_len > 0) c->extra = malloc(extra_len);
   if (c->q == NULL || (extra_len > 0 && c->extra == NULL) ||
       wslay_event_context_server_init(&ctx, &cbs, c) != 0 ||
@@ -280,8 +283,9 @@ static void msg_free(gk__ws_msg *m) {
 static void queue_clear(gk_net_ws_conn *c) {
   c->w->stats.drop_lost += c->qlen;
   for (uint32_t i = 0; i < c->qlen; i++)
-    msg_free(&c->q[(c->qhead + i) % c->w->opts.queue_len]);
+    msg_free(&c->q[(c->qhead + i) % c->qcap]);
   c->qhead = c->qlen = 0;
+  c->qbytes = 0;
 }
 
 /* The queue's head into wslay (which copies it). */
@@ -296,8 +300,9 @@ static void hand_head(gk_net_ws_conn *c) {
   } else {
     w->stats.drop_lost++; /* a close is queued: too late for data */
   }
+  c->qbytes -= m->len;
   msg_free(m);
-  c->qhead = (c->qhead + 1) % w->opts.queue_len;
+  c->qhead = (c->qhead + 1) % c->qcap;
   c->qlen--;
 }
 
@@ -305,7 +310,7 @@ void gk__ws_conn_pump(gk_net_ws_conn *c) {
   if (c->state != GK__WS_OPEN || c->broken) return;
   wslay_event_context_ptr ctx = ctx_of(c);
   int data_ok = c->code == 0 || c->graceful;
-  for (uint32_t i = 0; i <= c->w->opts.queue_len + 1; i++) {
+  for (uint32_t i = 0; i <= c->qcap + 1; i++) {
     if (!wslay_event_want_write(ctx) && wslay_event_get_write_enabled(ctx)) {
       if (data_ok && c->qlen > 0) {
         hand_head(c);
@@ -325,40 +330,66 @@ void gk__ws_conn_pump(gk_net_ws_conn *c) {
   poll_update(c);
 }
 
-int gk__ws_conn_queue(gk_net_ws_conn *c, const uint8_t *bytes, size_t len,
-                      int replace, uint8_t type) {
-  gk_net_ws *w = c->w;
-  uint32_t cap = w->opts.queue_len;
-  for (uint32_t i = 0; replace && i < c->qlen; i++) {
-    gk__ws_msg *m = &c->q[(c->qhead + i) % cap];
+/* A queued replaceable message of `type` takes the new bytes in place:
+ * 1, or 0 if none (or its buffer could not grow). */
+static int queue_replace(gk_net_ws_conn *c, const uint8_t *bytes, size_t len,
+                         uint8_t type) {
+  for (uint32_t i = 0; i < c->qlen; i++) {
+    gk__ws_msg *m = &c->q[(c->qhead + i) % c->qcap];
     if (!m->replace || m->type != type) continue;
     if (len > m->len) {
       uint8_t *p = realloc(m->data, len);
-      if (p == NULL) break; /* then queue it as a new one */
+      if (p == NULL) return 0; /* then queue it as a new one */
       m->data = p;
     }
     if (len > 0) memcpy(m->data, bytes, len);
+    c->qbytes = c->qbytes - m->len + len;
     m->len = (uint32_t)len;
-    w->stats.replaced++;
-    return 0;
+    c->w->stats.replaced++;
+    return 1;
   }
-  if (c->qlen == cap) {
+  return 0;
+}
+
+/* The ring doubled (at most opts.queue_len), in order from index 0. */
+static int queue_grow(gk_net_ws_conn *c) {
+  uint32_t cap = c->qcap * 2u;
+  if (cap > c->w->opts.queue_len) cap = c->w->opts.queue_len;
+  gk__ws_msg *q = calloc(cap, sizeof *q);
+  if (q == NULL) return GK_ENOMEM;
+  for (uint32_t i = 0; i < c->qlen; i++) q[i] = c->q[(c->qhead + i) % c->qcap];
+  free(c->q);
+  c->q = q;
+  c->qcap = cap;
+  c->qhead = 0;
+  return 0;
+}
+
+int gk__ws_conn_queue(gk_net_ws_conn *c, const uint8_t *bytes, size_t len,
+                      int replace, uint8_t type) {
+  gk_net_ws *w = c->w;
+  if (replace && queue_replace(c, bytes, len, type)) return 0;
+  if (c->qlen == w->opts.queue_len || c->qbytes + len > w->opts.queue_bytes) {
     w->stats.drop_send++;
     w->stats.drop_full++;
     gk__ws_conn_fail(c, WSLAY_CODE_POLICY_VIOLATION, GK__WK_SLOW);
     return GK_EFULL;
   }
-  gk__ws_msg *m = &c->q[(c->qhead + c->qlen) % cap];
-  m->data = malloc(len > 0 ? len : 1);
-  if (m->data == NULL) {
+  gk__ws_msg *m = NULL;
+  uint8_t *data = malloc(len > 0 ? len : 1);
+  if (data == NULL || (c->qlen == c->qcap && queue_grow(c) != 0)) {
+    free(data);
     w->stats.drop_lost++;
     return GK_ENOMEM;
   }
+  m = &c->q[(c->qhead + c->qlen) % c->qcap];
+  m->data = data;
   if (len > 0) memcpy(m->data, bytes, len);
   m->len = (uint32_t)len;
   m->type = type;
   m->replace = (uint8_t)(replace != 0);
   c->qlen++;
+  c->qbytes += len;
   if (c->qlen > w->stats.queue_max) w->stats.queue_max = c->qlen;
   gk__ws_conn_pump(c);
   return 0;

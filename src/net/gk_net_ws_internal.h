@@ -74,8 +74,9 @@ struct gk_net_ws_conn {
   uint8_t *extra; /* bytes libmicrohttpd read past the request */
   size_t extra_len, extra_off;
   size_t read_budget; /* bytes left for this wake-up (fairness) */
-  gk__ws_msg *q;      /* ring of opts.queue_len */
-  uint32_t qhead, qlen;
+  gk__ws_msg *q;      /* ring of qcap (<= opts.queue_len) */
+  uint32_t qhead, qlen, qcap;
+  size_t qbytes;        /* payload bytes in the ring */
   uint64_t due_ms;      /* handshake deadline, then close deadline */
   uint64_t last_in_ms;  /* last byte from the peer */
   uint64_t ping_due_ms; /* next ping */

@@ -207,7 +207,6 @@ static int send_seq(uint32_t conn, uint8_t type, uint32_t seq, int reliable) {
 /* A connection whose reader does not read, behind small buffers
  * (rcvbuf < 0: the kernel's, and only TCP_NOTSENT_LOWAT bounds it). */
 static uint32_t open_slow(raw *r, gk_net_ws_options *o, int rcvbuf) {
-  o->queue_len = 8;
   if (rcvbuf > 0) o->sndbuf = 4096;
   ws_srv_start(o);
   S->echo = 0;
@@ -223,6 +222,7 @@ static uint32_t open_slow(raw *r, gk_net_ws_options *o, int rcvbuf) {
  * arrives last, and whatever did not arrive was replaced. */
 static void replace_case(int rcvbuf, uint32_t n) {
   gk_net_ws_options o = ws_test_options();
+  o.queue_len = 8;
   uint32_t c = open_slow(&R1, &o, rcvbuf);
   uint32_t most = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -275,6 +275,7 @@ Test(ws, the_kernel_holds_little_unsent_even_with_its_own_buffer_sizes) {
 
 Test(ws, a_slow_reader_of_messages_that_cannot_be_replaced_is_closed) {
   gk_net_ws_options o = ws_test_options();
+  o.queue_len = 8;
   uint32_t c = open_slow(&R1, &o, 4096);
   int rc = 0;
   uint32_t i, most = 0;
@@ -291,6 +292,58 @@ Test(ws, a_slow_reader_of_messages_that_cannot_be_replaced_is_closed) {
   cr_assert(ws_run_until(&S->disconnects, 1, 3000));
   cr_assert_eq(S->last_reason, 1008);
   cr_assert_eq(S->w.stats.close_slow, 1);
+  raw_close(&R1);
+  ws_srv_stop();
+}
+
+/* Sends n reliable messages of `size` bytes at once to a reader behind
+ * small buffers, as the server sends a snapshot's chunks; the first
+ * refused one's index, or n. */
+static uint32_t burst(uint32_t c, uint32_t n, size_t size) {
+  static uint8_t m[1100];
+  m[0] = 2;
+  m[1] = GK_MSG_SNAPSHOT_CHUNK;
+  for (uint32_t i = 0; i < n; i++) {
+    memcpy(m + 2, &i, 4);
+    if (gk_net_ws_send(&S->w, c, m, size, 1, GK_MSG_SNAPSHOT_CHUNK) != 0)
+      return i;
+  }
+  return n;
+}
+
+Test(ws, a_burst_of_reliable_messages_to_a_slow_reader_arrives_whole) {
+  gk_net_ws_options o = ws_test_options(); /* the default queue */
+  uint32_t c = open_slow(&R1, &o, 4096);
+  enum { N = 400 }; /* a 400 KB snapshot: far over 64 messages */
+  cr_assert_eq(burst(c, N, 1024), N, "the burst was cut");
+  cr_assert_gt(gk_net_ws_queued(&S->w, c), 64, "the buffers took it all?");
+  uint8_t p[1100];
+  size_t len = 0;
+  uint32_t k = 0;
+  for (; k < N; k++) {
+    int op = raw_next(&R1, p, sizeof p, &len, 2000);
+    if (op < 0) break;
+    uint32_t seq;
+    memcpy(&seq, p + 2, 4);
+    cr_assert_eq(seq, k, "message %u arrived as %u", k, seq);
+  }
+  cr_assert_eq(k, N, "%u of %u arrived", k, (unsigned)N);
+  cr_assert_eq(S->disconnects, 0);
+  cr_assert_eq(S->w.stats.drop_full, 0);
+  raw_close(&R1);
+  ws_srv_stop();
+}
+
+Test(ws, a_slow_reader_over_the_byte_budget_is_closed) {
+  gk_net_ws_options o = ws_test_options();
+  o.queue_bytes = 64u << 10;
+  uint32_t c = open_slow(&R1, &o, 4096);
+  uint32_t sent = burst(c, 1000, 1024);
+  cr_assert_lt(sent, 1000);
+  cr_assert_gt(sent, 64, "only %u sent", sent);
+  cr_assert_eq(S->w.stats.drop_full, 1);
+  cr_assert(ws_run_until(&S->disconnects, 1, 3000));
+  cr_assert_eq(S->last_reason, 1008);
   raw_close(&R1);
   ws_srv_stop();
 }
