@@ -355,6 +355,7 @@ static int queue_replace(gk_net_ws_conn *c, const uint8_t *bytes, size_t len,
 static int queue_grow(gk_net_ws_conn *c) {
   uint32_t cap = c->qcap * 2u;
   if (cap > c->w->opts.queue_len) cap = c->w->opts.queue_len;
+  if (cap <= c->qcap) return GK_EFULL; /* at opts.queue_len already */
   gk__ws_msg *q = calloc(cap, sizeof *q);
   if (q == NULL) return GK_ENOMEM;
   for (uint32_t i = 0; i < c->qlen; i++) q[i] = c->q[(c->qhead + i) % c->qcap];
