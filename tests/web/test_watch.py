@@ -14,6 +14,7 @@ usage: test_watch.py [CASE...]   (GK_SERVER, GK_BOT, GK_TOKEN: the tools;
 import base64
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -48,7 +49,8 @@ def tool(env, *rel):
 class Room:
     """A gk-server and one room of gk-bot players (survivors, ENet)."""
 
-    def __init__(self, steps, players=2, options=None, auth=False):
+    def __init__(self, steps, players=2, options=None, auth=False,
+                 extra=()):
         self.tmp = tempfile.mkdtemp(prefix='gk-watch-')
         config = {'spectator': SPECTATOR, 'log_level': 'info'}
         self.key = None
@@ -72,6 +74,7 @@ class Room:
             argv += ['--options', json.dumps(options)]
         if auth:
             argv += ['--key', self.key]
+        argv += list(extra)
         self.out = open(os.path.join(self.tmp, 'bot.json'), 'w+')
         self.bot = subprocess.Popen(argv, stdout=self.out,
                                     stderr=subprocess.STDOUT)
@@ -96,15 +99,16 @@ class Room:
         raise AssertionError('no %s in the server log within %d s'
                              % (name, secs))
 
-    def finish(self, secs=90):
-        """gk-bot's exit status 0 and summary; the players' chain."""
+    def finish(self, secs=90, want_rc=0):
+        """gk-bot's exit status want_rc and summary; room 0 player 0's
+        chain."""
         try:
             rc = self.bot.wait(secs)
         except subprocess.TimeoutExpired:
             raise AssertionError('gk-bot still runs after %d s' % secs)
         self.out.seek(0)
         text = self.out.read()
-        if rc != 0:
+        if rc != want_rc:
             raise AssertionError('gk-bot exited %d: %s' % (rc, text[-2000:]))
         chain = {}
         with open(self.hashes) as f:
@@ -112,6 +116,8 @@ class Room:
                 step, h = line.split()
                 chain[int(step)] = h
         res = json.loads(text)['room_results'][0]
+        if want_rc != 0:
+            return res, chain
         # the players agree with each other step by step (gk-bot compares
         # them) and the server compared each one's hashes with its own
         if res['agree'] is not True or res['desyncs'] != 0 or \
@@ -380,10 +386,50 @@ def a_watch_page_draws_the_state_it_holds(b, room):
     raise AssertionError('no drawn state with a player in view')
 
 
+PERTURB_STEP = 500
+
+
+@with_room(900, extra=['--perturb', '1:%d:players[1].kills' % PERTURB_STEP])
+def the_watch_page_shows_the_stalls_and_desyncs_the_server_notices(b, room):
+    """the watch page shows a stall and a desync the server notices"""
+    p = open_watch(b, room, '?room=' + room.code)
+    p.wait_for('watch.step >= 200 || watch.errors.length', timeout=30)
+    expect_no_errors(p)
+    # every player stops: the server's stall notice (stall.notice_ms, 1 s)
+    room.bot.send_signal(signal.SIGSTOP)
+    try:
+        p.wait_for('watch.stalls.length >= 1', timeout=10)
+    finally:
+        room.bot.send_signal(signal.SIGCONT)
+    st = p.eval('watch.stalls[0]')
+    if st['awaited'] != 3:
+        raise AssertionError('a stall awaiting %s, want slots 0 and 1' % st)
+    # slot 1 changes its own state after PERTURB_STEP: a desync there
+    d = p.wait_for('watch.desyncs[0]', timeout=30)
+    if d['player'] != 1 or d['step'] != PERTURB_STEP + 1:
+        raise AssertionError('desync notice %s' % d)
+    _, bots = room.finish(want_rc=1)
+    last = max(bots)
+    wait_end(p, last)
+    chain = page_chain(p)
+    agree(chain, bots, min(chain), last, 'the watch page (slot 0 agrees)')
+    panel = p.eval("document.getElementById('health').textContent")
+    want = 'desyncs 1 (last: slot 1 at step %d)' % (PERTURB_STEP + 1)
+    if 'stalls 1 (last at step %d, waiting for slot 0, 1)' % st['step'] \
+            not in panel or want not in panel:
+        raise AssertionError('the health line says %r' % panel)
+    m = room.metrics()
+    if m.get('gk_desyncs_total') != 1 or m.get('gk_stalls_total', 0) < 1:
+        raise AssertionError('server: desyncs %s, stalls %s' % (
+            m.get('gk_desyncs_total'), m.get('gk_stalls_total')))
+    print('# the page says %r' % panel)
+
+
 CASES = [a_watch_page_agrees_with_the_players_to_the_end,
          a_paused_watch_page_jumps_to_a_newer_snapshot_and_agrees,
          in_token_mode_a_spectator_token_watches_and_others_are_refused,
-         a_watch_page_draws_the_state_it_holds]
+         a_watch_page_draws_the_state_it_holds,
+         the_watch_page_shows_the_stalls_and_desyncs_the_server_notices]
 
 if __name__ == '__main__':
     if not os.path.exists(os.path.join(ROOT, 'web', 'gamekit', 'dist',
