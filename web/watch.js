@@ -143,6 +143,7 @@ async function start(code, tokenText) {
     return;
   }
   lock(true);
+  $('perr').textContent = '';
   status(`connecting to room ${code}...`);
   watch.code = code;
   try {
