@@ -151,6 +151,7 @@ static void peer_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
 static void peer_desync(void *ctx, gk_net_peer *np, const gk_wire_desync *d) {
   bot_peer *p = ctx;
   (void)np;
+  if (p->spectator) return; /* the room's notice: its players count it */
   if (d->player < bot_room_peers(p->b))
     p->room->peers[d->player].desyncs++;
   else
