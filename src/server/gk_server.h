@@ -125,6 +125,7 @@ typedef struct gk_server_stats {
   uint64_t spectators_joined, spectators_refused;
   uint64_t spectator_refreshes; /* newer snapshots to spectators behind */
   uint64_t spectator_desyncs;   /* reported, never ending a match */
+  uint64_t spectator_hashes;    /* spectator hashes compared */
   uint64_t spectator_steps;     /* steps sent to spectators (first sends) */
   uint64_t spectator_ns;        /* time the server spent on spectators */
   /* the step timer's work: one tick steps every room at once */

@@ -146,6 +146,7 @@ static cJSON *room_json(const sv_room *r, int detail) {
                               : 0.0);
   cJSON_AddNumberToObject(j, "desyncs", (double)r->desyncs);
   cJSON_AddNumberToObject(j, "stalls", live ? (double)st->stalls : 0);
+  cJSON_AddNumberToObject(j, "spectators", sv_spectators_count(r));
   cJSON *pl = cJSON_AddArrayToObject(j, "players");
   for (uint32_t i = 0; pl && i < r->nslots; i++) {
     cJSON *p = cJSON_CreateObject();

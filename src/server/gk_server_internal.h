@@ -602,6 +602,10 @@ void sv_spectator_leave(gk_server *s, sv_room *r, uint32_t peer);
 /* The match ended: MATCH_END to the spectators too (they are sent the
  * rest of the steps while the room drains). */
 void sv_spectators_end(gk_server *s, sv_room *r, uint64_t step, int reason);
+/* A STALL or DESYNC notice the room's players got, to its spectators too. */
+void sv_spectators_notice(gk_server *s, sv_room *r, const gk_wire_msg *m);
+/* Spectators watching the room now. */
+uint32_t sv_spectators_count(const sv_room *r);
 /* The room goes: its spectators are in no room, the ring is freed. */
 void sv_spectators_free(gk_server *s, sv_room *r);
 /* After the referee ran a step: kept for the spectators (session_step). */

@@ -143,6 +143,10 @@ static void session_desync(void *ctx, const gk_net_desync *d) {
                s->cfg->desync == GK_DESYNC_END ? "end" : "report");
     gk_log_end(s->log);
   }
+  gk_wire_msg m = {.type = GK_MSG_DESYNC};
+  m.u.desync =
+      (gk_wire_desync){d->step, (uint8_t)d->player, d->host_hash, d->peer_hash};
+  sv_spectators_notice(s, r, &m); /* the players got it from the session */
   /* the report (and with policy "end", the end) follows the peer's state */
   if (!sv_desync_begin(s, r, d) && s->cfg->desync == GK_DESYNC_END)
     r->desync_end = 1;
@@ -157,6 +161,10 @@ static void session_stall(void *ctx, uint64_t step, uint32_t awaited,
     gk_log_u64(r->srv->log, "waited_ms", waited_ms);
     gk_log_end(r->srv->log);
   }
+  gk_wire_msg m = {.type = GK_MSG_STALL};
+  m.u.stall = (gk_wire_stall){
+      step, awaited, waited_ms > UINT32_MAX ? UINT32_MAX : (uint32_t)waited_ms};
+  sv_spectators_notice(r->srv, r, &m); /* the players got it from the session */
 }
 
 static void session_step(void *ctx, const gk_step_input *in, uint64_t hash) {

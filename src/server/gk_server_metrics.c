@@ -349,6 +349,9 @@ static void rejoin_counters(out *o, const gk_server *s) {
   counter(o, "gk_spectator_desyncs_total",
           "Spectator hashes that differed from the referee's.",
           st->spectator_desyncs);
+  counter(o, "gk_spectator_hashes_total",
+          "Spectator hashes compared with the referee's.",
+          st->spectator_hashes);
 }
 
 /* Desync forensics: reports by result, and their bundles. Every result has

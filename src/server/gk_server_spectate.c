@@ -14,6 +14,9 @@
  * difference is logged and counted, never ends the match. A spectator
  * whose acknowledgement falls spectator.behind_steps behind what it may
  * see gets a newer snapshot (kind REFRESH) instead of the old steps.
+ * The room's STALL and DESYNC notices reach its spectators too, when they
+ * happen (the stream itself is delay_steps behind), so a watcher can show
+ * the room's health.
  * Limits: spectator.per_room and spectator.max (per server).
  */
 #include <stdlib.h>
@@ -255,9 +258,9 @@ static void compare(gk_server *s, sv_room *r, sv_viewer *v, uint64_t step,
   uint64_t mine;
   if (step < v->hashes_upto) return;
   v->hashes_upto = step + 1u;
-  if (gk_loop_hash_at(&r->session.loop, step, &mine) != 0 || mine == hash ||
-      v->desynced)
-    return;
+  if (gk_loop_hash_at(&r->session.loop, step, &mine) != 0) return;
+  s->stats.spectator_hashes++;
+  if (mine == hash || v->desynced) return;
   v->desynced = 1;
   s->stats.spectator_desyncs++;
   if (gk_log_begin(s->log, GK_LOG_WARN, "spectator_desync", r->code)) {
@@ -294,6 +297,16 @@ void sv_spectator_leave(gk_server *s, sv_room *r, uint32_t peer) {
     gk_log_msg(s->log, GK_LOG_INFO, "spectator_left", r->code, "reason",
                "disconnected");
   }
+}
+
+uint32_t sv_spectators_count(const sv_room *r) {
+  return r->spec != NULL ? r->spec->n : 0;
+}
+
+void sv_spectators_notice(gk_server *s, sv_room *r, const gk_wire_msg *m) {
+  if (r->spec == NULL) return;
+  for (uint32_t i = 0; i < r->spec->cap; i++)
+    if (r->spec->v[i].peer != SV_NO_CONN) sv_send(s, r->spec->v[i].peer, m);
 }
 
 void sv_spectators_end(gk_server *s, sv_room *r, uint64_t step, int reason) {

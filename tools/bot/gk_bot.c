@@ -6,6 +6,7 @@
  *          [--jitter MS] [--latency-schedule STEP:MS,...] [--light]
  *          [--drop SLOT:STEP:MS]... [--spectators N]
  *          [--late-join STEP] [--ws URL [--ws-players K] [--ws-swap]]
+ *          [--hashes FILE]
  *
  * What a load test or a smoke test needs: R rooms of P bot players each,
  * on one uv loop. Every player is a gk_net_peer (driven by its uv adapter,
@@ -40,6 +41,7 @@
  * finished with no desync, 1 if any desync or disagreement, 2 for a usage
  * error, 3 if a room failed (refused, disconnected, timed out).
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +118,8 @@ static void peer_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
   }
   bot_late_step(p, in->step); /* --late-join */
   bot *b = p->b;
+  if (b->hashes != NULL && r->index == 0 && p->index == 0)
+    fprintf(b->hashes, "%" PRIu64 " %016" PRIx64 "\n", in->step, hash);
   while (r->index == 0 && p->index == 0 && b->fault_open &&
          b->next_change < b->nschedule &&
          in->step >= b->schedule[b->next_change].step) {
@@ -147,6 +151,7 @@ static void peer_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
 static void peer_desync(void *ctx, gk_net_peer *np, const gk_wire_desync *d) {
   bot_peer *p = ctx;
   (void)np;
+  if (p->spectator) return; /* the room's notice: its players count it */
   if (d->player < bot_room_peers(p->b))
     p->room->peers[d->player].desyncs++;
   else
@@ -492,5 +497,9 @@ int main(int argc, char **argv) {
     free(b.room[i].ring);
   }
   free(b.room);
+  if (b.hashes != NULL && fclose(b.hashes) != 0 && b.exit_status == 0) {
+    fprintf(stderr, "gk-bot: --hashes: cannot write the file\n");
+    return 3;
+  }
   return b.exit_status;
 }

@@ -11,6 +11,7 @@
 #define GK_BOT_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cjson/cJSON.h>
 #include <uv.h>
@@ -166,6 +167,7 @@ struct bot {
    * last K of each room); --ws-swap: a --drop rejoin comes back on the
    * other transport */
   const char *ws_url;
+  FILE *hashes; /* --hashes: room 0 player 0's "step hash" lines, or NULL */
   uint32_t ws_players;
   int ws_swap;
 };

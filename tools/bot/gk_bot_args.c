@@ -32,6 +32,7 @@ static void usage(FILE *f) {
           "              [--genre-lib PATH]... [--late-join STEP]\n"
           "              [--drop SLOT:STEP:MS]... [--spectators N]\n"
           "              [--ws URL [--ws-players K] [--ws-swap]]\n"
+          "              [--hashes FILE]\n"
           "\n"
           "Plays R rooms of P bot players each against a gk-server, N steps\n"
           "per match, then the host of each room ends its match. Prints one\n"
@@ -44,6 +45,8 @@ static void usage(FILE *f) {
           "  --latency-schedule STEP:MS,...  set --latency to MS once room 0\n"
           "                  ran STEP (up to 16 changes, steps increasing)\n"
           "  --options JSON  genre options for every room (a JSON object)\n"
+          "  --hashes FILE   write room 0 player 0's hash after every step\n"
+          "                  to FILE, one \"STEP HASH\" line (16 hex digits)\n"
           "  --input-delay D steps (0: the server's default)\n"
           "  --timeout SEC   give up after this long (default 60 + N / 20)\n"
           "  --light         many players per ENet host, no simulation,\n"
@@ -192,6 +195,8 @@ static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
     b->ws_players = (uint32_t)n;
   } else if (strcmp(o, "--options") == 0)
     b->options = v;
+  else if (strcmp(o, "--hashes") == 0)
+    return b->hashes != NULL || (b->hashes = fopen(v, "w")) == NULL;
   else if (strcmp(o, "--key") == 0)
     a->key_file = v;
   else if (strcmp(o, "--token") == 0)
