@@ -219,10 +219,11 @@ static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind,
   (void)kind;
   q->n++;
   if (strcmp(key, "since") == 0 && !q->since_set && value && value[0] >= '0' &&
-      value[0] <= '9' && strlen(value) <= 19) {
+      value[0] <= '9') {
     char *end = NULL;
+    errno = 0;
     q->since = strtoull(value, &end, 10);
-    q->since_set = !*end;
+    q->since_set = !*end && errno == 0;
     if (q->since_set) return MHD_YES;
   }
   if (!q->bad) snprintf(q->name, sizeof(q->name), "%s", key);
