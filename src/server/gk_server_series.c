@@ -51,8 +51,10 @@ const sv_series_sample *sv_series_at(const sv_series *se, uint64_t seq) {
 static void add_us(cJSON *j, const char *name, uint64_t ns) {
   if (ns == UINT64_MAX)
     cJSON_AddNullToObject(j, name);
-  else
-    cJSON_AddNumberToObject(j, name, (double)((ns + 500u) / 1000u));
+  else {
+    uint64_t us = (ns + 500u) / 1000u; /* whole microseconds, rounded */
+    cJSON_AddNumberToObject(j, name, (double)us);
+  }
 }
 
 static cJSON *sample_json(const sv_series_sample *x) {
