@@ -22,9 +22,13 @@
  *   GET  /healthz             text: 200 "ok", or 503 and the reason
  *   GET  /metrics             Prometheus text (gk_server_metrics.c)
  *   GET  /rooms, /rooms/CODE  rooms and their figures
+ *   GET  /series[?since=SEQ]  the last minutes of the main figures, for the
+ *                             page's charts (gk_server_series.c)
  *   POST /rooms/CODE/end, /rooms/CODE/players/SLOT/remove, /drain
  * The POSTs need "Authorization: Bearer <admin.token_file's token>"
  * (401 without or with a wrong one; 403 when no token file is set).
+ * The GETs need none. A query string is refused (400) except /series'
+ * since.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -57,7 +61,7 @@ typedef struct sv_admin {
   gk_server *s;
   struct MHD_Daemon *d;
   uv_poll_t poll;
-  uv_timer_t timer, sweep;
+  uv_timer_t timer, sweep, sample;
   int open; /* uv handles not yet closed */
   int closing;
   uint16_t port;
@@ -66,6 +70,8 @@ typedef struct sv_admin {
   conn_slot *slots;
   uint32_t nslots;
   char mhd_err[160]; /* libmicrohttpd's last error message, for the log */
+  sv_series series;  /* over ring, admin.series_samples entries */
+  sv_series_sample *ring;
 } sv_admin;
 
 /* --- answers ------------------------------------------------------------- */
@@ -190,6 +196,48 @@ static enum MHD_Result get_rooms(sv_admin *a, struct MHD_Connection *c) {
   cJSON_AddNumberToObject(j, "count", s->nrooms);
   cJSON_AddNumberToObject(j, "limit", s->cfg->max_rooms);
   cJSON_AddBoolToObject(j, "draining", s->shutting_down);
+  uint16_t ws = sv_ws_port(s);
+  cJSON *w = ws ? cJSON_AddObjectToObject(j, "websocket")
+                : cJSON_AddNullToObject(j, "websocket");
+  if (ws && w) {
+    cJSON_AddNumberToObject(w, "port", ws);
+    cJSON_AddBoolToObject(w, "static", sv_ws_static_root(s) != NULL);
+  }
+  return answer_json(c, MHD_HTTP_OK, j);
+}
+
+/* One query argument: counted, and since= read; anything else is wrong. */
+typedef struct query {
+  int n, bad;
+  int since_set;
+  uint64_t since;
+  char name[48];
+} query;
+
+static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind,
+                              const char *key, const char *value) {
+  query *q = cls;
+  (void)kind;
+  q->n++;
+  if (strcmp(key, "since") == 0 && !q->since_set && value && value[0] >= '0' &&
+      value[0] <= '9') {
+    char *end = NULL;
+    errno = 0;
+    q->since = strtoull(value, &end, 10);
+    q->since_set = !*end && errno == 0;
+    if (q->since_set) return MHD_YES;
+  }
+  if (!q->bad) snprintf(q->name, sizeof(q->name), "%s", key);
+  q->bad = 1;
+  return MHD_YES;
+}
+
+static enum MHD_Result get_series(sv_admin *a, struct MHD_Connection *c,
+                                  const query *q) {
+  uint64_t from = q->since_set ? q->since + 1 : 0;
+  if (q->since_set && q->since == UINT64_MAX) from = UINT64_MAX;
+  cJSON *j = sv_series_json(&a->series, from);
+  if (!j) return fail(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
   return answer_json(c, MHD_HTTP_OK, j);
 }
 
@@ -350,6 +398,7 @@ typedef enum route {
   R_HEALTH,
   R_METRICS,
   R_ROOMS,
+  R_SERIES,
   R_ROOM,
   R_END,
   R_REMOVE,
@@ -363,6 +412,7 @@ static route classify(gk_server *s, const char *url, sv_room **r, char *num) {
   if (strcmp(url, "/healthz") == 0) return R_HEALTH;
   if (strcmp(url, "/metrics") == 0) return R_METRICS;
   if (strcmp(url, "/rooms") == 0) return R_ROOMS;
+  if (strcmp(url, "/series") == 0) return R_SERIES;
   if (strcmp(url, "/drain") == 0) return R_DRAIN;
   if (!room_path(s, url, r, &rest)) return R_NONE;
   if (!rest[0]) return R_ROOM;
@@ -397,6 +447,17 @@ static enum MHD_Result dispatch(sv_admin *a, struct MHD_Connection *c,
                 "admin actions need admin.token_file in the config");
   if (mutating && !authorised(a, c))
     return fail(c, MHD_HTTP_UNAUTHORIZED, "missing or wrong bearer token");
+  query q;
+  memset(&q, 0, sizeof(q));
+  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, on_arg, &q);
+  if (q.n && rt != R_SERIES)
+    return fail(c, MHD_HTTP_BAD_REQUEST, "this endpoint takes no query");
+  if (q.bad) {
+    char why[128];
+    snprintf(why, sizeof(why),
+             "bad query argument \"%s\": /series takes since=SEQ only", q.name);
+    return fail(c, MHD_HTTP_BAD_REQUEST, why);
+  }
   if ((rt == R_ROOM || rt == R_END || rt == R_REMOVE) && !r)
     return fail(c, MHD_HTTP_NOT_FOUND, "no room with that code");
   switch (rt) {
@@ -409,6 +470,8 @@ static enum MHD_Result dispatch(sv_admin *a, struct MHD_Connection *c,
     return get_metrics(a, c);
   case R_ROOMS:
     return get_rooms(a, c);
+  case R_SERIES:
+    return get_series(a, c, &q);
   case R_ROOM:
     return answer_json(c, MHD_HTTP_OK, room_json(r, 1));
   case R_END:
@@ -531,6 +594,7 @@ static void on_closed(uv_handle_t *h) {
   gk_server *s = a->s;
   s->handles--;
   if (--a->open == 0) {
+    free(a->ring);
     free(a->slots);
     free(a);
     s->admin = NULL;
@@ -548,6 +612,7 @@ void sv_admin_close(gk_server *s) {
   uv_close((uv_handle_t *)&a->poll, on_closed);
   uv_close((uv_handle_t *)&a->timer, on_closed);
   uv_close((uv_handle_t *)&a->sweep, on_closed);
+  uv_close((uv_handle_t *)&a->sample, on_closed);
 }
 
 uint16_t sv_admin_port(const gk_server *s) {
@@ -624,18 +689,29 @@ static struct MHD_Daemon *daemon_start(sv_admin *a) {
       mhd_log, a, MHD_OPTION_END);
 }
 
-/* The uv side: the epoll descriptor under a poll, the timeout timer and
- * the slow-client sweep. */
+static void on_sample(uv_timer_t *t) {
+  sv_admin *a = t->data;
+  sv_series_take(&a->series, a->s, sv_now_ms(a->s));
+}
+
+/* The uv side: the epoll descriptor under a poll, the timeout timer, the
+ * slow-client sweep and the series' sampler (a first sample at once). */
 static void loop_start(sv_admin *a, int epfd) {
   gk_server *s = a->s;
   uv_poll_init(s->loop, &a->poll, epfd);
   uv_timer_init(s->loop, &a->timer);
   uv_timer_init(s->loop, &a->sweep);
-  a->poll.data = a->timer.data = a->sweep.data = a;
-  a->open = 3;
-  s->handles += 3;
+  uv_timer_init(s->loop, &a->sample);
+  a->poll.data = a->timer.data = a->sweep.data = a->sample.data = a;
+  a->open = 4;
+  s->handles += 4;
   uv_poll_start(&a->poll, UV_READABLE, on_poll);
   uv_timer_start(&a->sweep, on_sweep, SWEEP_MS, SWEEP_MS);
+  uint32_t ms = s->cfg->admin.series_ms;
+  sv_series_init(&a->series, a->ring, s->cfg->admin.series_samples, ms,
+                 sv_now_ms(s));
+  sv_series_take(&a->series, s, sv_now_ms(s));
+  uv_timer_start(&a->sample, on_sample, ms, ms);
   run(a);
 }
 
@@ -644,7 +720,9 @@ int sv_admin_start(gk_server *s, char *err, size_t errlen) {
   if (!ac->enabled) return 0;
   sv_admin *a = calloc(1, sizeof(*a));
   if (a) a->slots = calloc(ac->connections, sizeof(*a->slots));
-  if (!a || !a->slots) {
+  if (a) a->ring = calloc(ac->series_samples, sizeof(*a->ring));
+  if (!a || !a->slots || !a->ring) {
+    if (a) free(a->slots);
     free(a);
     return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
   }
@@ -666,6 +744,7 @@ int sv_admin_start(gk_server *s, char *err, size_t errlen) {
     rc = gk_errf(err, errlen, GK_EIO, "admin: libmicrohttpd has no epoll");
   if (rc || !ep || !pi) {
     if (a->d) MHD_stop_daemon(a->d);
+    free(a->ring);
     free(a->slots);
     free(a);
     return rc ? rc : GK_EIO;

@@ -118,6 +118,8 @@ static const field admin_fields[] = {
     U("request_bytes", admin.request_bytes, 4096, 1048576),
     U("headers", admin.headers, 4, 256),
     U("late_ms", admin.late_ms, 1, 600000),
+    U("series_ms", admin.series_ms, 100, 60000),
+    U("series_samples", admin.series_samples, 2, 86400),
     END};
 
 static const field agones_fields[] = {
@@ -635,6 +637,8 @@ static void ops_default(gk_server_config *c) {
   a->request_bytes = 16384;
   a->headers = 32;
   a->late_ms = 250;
+  a->series_ms = 1000;
+  a->series_samples = 600;
   c->agones.enabled = 0;
   c->agones.port = 0;
   c->agones.health_ms = 2000;

@@ -62,10 +62,12 @@ typedef struct gk_server_admin_config {
   uint32_t connections;                /* HTTP connections at once */
   uint32_t request_ms;                 /* a connection must send a whole request
                                           within this (slow clients are cut) */
-  uint32_t request_bytes; /* per-connection memory for one request */
-  uint32_t headers;       /* request headers at most */
-  uint32_t late_ms;       /* /healthz: 503 when a tick ran this late
-                             within the last two seconds */
+  uint32_t request_bytes;  /* per-connection memory for one request */
+  uint32_t headers;        /* request headers at most */
+  uint32_t late_ms;        /* /healthz: 503 when a tick ran this late
+                              within the last two seconds */
+  uint32_t series_ms;      /* GET /series: one sample this often */
+  uint32_t series_samples; /* ... the last this many kept */
 } gk_server_admin_config;
 
 /* The Agones SDK client (gk_server_agones.c). Off unless agones.enabled

@@ -34,9 +34,10 @@
  *                      size cap of replies to unadmitted connections
  *                      (s->auth, each connection's sv_admit, each room's
  *                      sv_auth_room);
- *   gk_server_metrics.c, gk_server_admin.c, gk_server_agones.c
- *                      operations: metrics, the admin HTTP listener, the
- *                      Agones client (declared in gk_server_ops.h).
+ *   gk_server_metrics.c, gk_server_series.c, gk_server_admin.c,
+ *   gk_server_agones.c operations: metrics, the status page's series, the
+ *                      admin HTTP listener, the Agones client (declared
+ *                      in gk_server_ops.h).
  * The config, log and random files have headers of their own
  * (gk_server_config.h, gk_server_log.h, gk_server_random.h).
  *

@@ -148,6 +148,52 @@ static void gather(const gk_server *s, live *l) {
   }
 }
 
+static void figures_of(const gk_server *s, const live *l, sv_figures *f) {
+  const gk_server_stats *st = &s->stats;
+  memcpy(f->rooms, l->rooms, sizeof(f->rooms));
+  f->players = l->players;
+  f->bots = l->bots;
+  f->steps = st->room_steps;
+  f->steps_confirmed = st->steps_confirmed + l->steps_confirmed;
+  f->steps_late = st->steps_late + l->steps_late;
+}
+
+void sv_metrics_figures(const gk_server *s, sv_figures *f) {
+  live l;
+  gather(s, &l);
+  figures_of(s, &l, f);
+}
+
+uint64_t sv_hist_quantile_ns(const sv_hist *now, const sv_hist *before,
+                             uint32_t permille) {
+  uint64_t n[SV_HIST_BUCKETS + 1], total = 0;
+  for (uint32_t i = 0; i <= SV_HIST_BUCKETS; i++) {
+    uint64_t a = i < SV_HIST_BUCKETS ? now->bucket[i] : now->count;
+    uint64_t b = 0;
+    if (before) b = i < SV_HIST_BUCKETS ? before->bucket[i] : before->count;
+    n[i] = a > b ? a - b : 0;
+    if (i < SV_HIST_BUCKETS) total += n[i];
+  }
+  /* the +Inf bucket: what the count has beyond the real buckets */
+  n[SV_HIST_BUCKETS] =
+      n[SV_HIST_BUCKETS] > total ? n[SV_HIST_BUCKETS] - total : 0;
+  total += n[SV_HIST_BUCKETS];
+  if (!total || !permille || permille >= 1000) return UINT64_MAX;
+  /* the rank, times 1000: permille * total */
+  uint64_t rank = (uint64_t)permille * total, cum = 0;
+  for (uint32_t i = 0; i < SV_HIST_BUCKETS; i++) {
+    if ((cum + n[i]) * 1000u < rank) {
+      cum += n[i];
+      continue;
+    }
+    uint64_t lo = i ? sv_hist_bounds_ns[i - 1] : 0, hi = sv_hist_bounds_ns[i];
+    /* admin side only: a double for the fraction of the bucket */
+    double frac = (double)(rank - cum * 1000u) / (double)(n[i] * 1000u);
+    return lo + (uint64_t)((double)(hi - lo) * frac + 0.5);
+  }
+  return sv_hist_bounds_ns[SV_HIST_BUCKETS - 1];
+}
+
 static void process(out *o) {
   struct rusage ru;
   uint64_t cpu_us = 0;
@@ -177,7 +223,7 @@ static void process(out *o) {
       (uint64_t)resident * (uint64_t)(page > 0 ? page : 4096));
 }
 
-static void rooms_and_players(out *o, const gk_server *s, const live *l) {
+static void rooms_and_players(out *o, const gk_server *s, const sv_figures *l) {
   static const char *const names[4] = {NULL, "lobby", "playing", "draining"};
   head(o, "gk_rooms", "gauge", "Rooms open, by state.");
   for (int i = 1; i < 4; i++)
@@ -283,7 +329,8 @@ static void websocket(out *o, const gk_server *s) {
           w->replaced);
 }
 
-static void matches(out *o, const gk_server *s, const live *l) {
+static void matches(out *o, const gk_server *s, const live *l,
+                    const sv_figures *f) {
   const gk_server_stats *st = &s->stats;
   counter(o, "gk_rooms_created_total", "Rooms created.", st->rooms_created);
   counter(o, "gk_rooms_closed_total", "Rooms closed.", st->rooms_closed);
@@ -294,14 +341,13 @@ static void matches(out *o, const gk_server *s, const live *l) {
   counter(o, "gk_tick_deadlines_skipped_total",
           "Step timer deadlines skipped because the timer fired late.",
           st->ticks_missed);
-  counter(o, "gk_steps_total", "Steps run by the rooms' own loops.",
-          st->room_steps);
+  counter(o, "gk_steps_total", "Steps run by the rooms' own loops.", f->steps);
   counter(o, "gk_steps_confirmed_total", "Steps confirmed.",
-          st->steps_confirmed + l->steps_confirmed);
+          f->steps_confirmed);
   counter(o, "gk_steps_late_total",
           "Steps confirmed later than their schedule plus "
           "lockstep.late_slack_ms.",
-          st->steps_late + l->steps_late);
+          f->steps_late);
   counter(o, "gk_stalls_total", "Stall notices sent to players.",
           st->stalls + l->stalls);
   counter(o, "gk_desyncs_total", "Desyncs detected.", st->desyncs + l->desyncs);
@@ -376,12 +422,14 @@ size_t sv_metrics_write(const gk_server *s, char *buf, size_t cap) {
   out o = {buf, cap, 0};
   if (buf && cap) buf[0] = '\0';
   live l;
+  sv_figures f;
   gather(s, &l);
-  rooms_and_players(&o, s, &l);
+  figures_of(s, &l, &f);
+  rooms_and_players(&o, s, &f);
   traffic(&o, s);
   links(&o, s);
   websocket(&o, s);
-  matches(&o, s, &l);
+  matches(&o, s, &l, &f);
   rejoin_counters(&o, s);
   desync_counters(&o, s);
   hist(&o, "gk_tick_lateness_seconds",

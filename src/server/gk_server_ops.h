@@ -3,9 +3,13 @@
  *   gk_server_metrics.c  fixed-bucket histograms the step timer and the
  *                        rooms record into, and the Prometheus text
  *                        exposition of every server figure;
+ *   gk_server_series.c   a ring of the last minutes of those figures,
+ *                        sampled on a uv timer, for the status page's
+ *                        charts (GET /series);
  *   gk_server_admin.c    the admin HTTP listener (libmicrohttpd driven
  *                        from the server's uv loop): /healthz, /metrics,
- *                        /rooms, room actions, /drain, the status page;
+ *                        /rooms, /series, room actions, /drain, the
+ *                        status page;
  *   gk_server_agones.c   the Agones SDK REST client (libcurl's
  *                        multi-socket API on the uv loop): ready, health,
  *                        counters, shutdown.
@@ -91,12 +95,71 @@ void sv_metrics_step(struct gk_server *s, const struct sv_room *r,
  * since the last tick if that is longer (a timer that stopped firing). */
 uint64_t sv_metrics_recent_late_ns(const struct gk_server *s, uint64_t now_ns);
 
+/* The figures /metrics prints that the status page charts, read the same
+ * way for both (gk_server_series.c samples them): rooms by state, players
+ * and bot seats now; steps, steps confirmed and late since start (the
+ * server totals plus the matches still running). */
+typedef struct sv_figures {
+  uint64_t rooms[4]; /* by sv_room_state: [1] lobby, [2] playing, [3]
+                        draining */
+  uint64_t players, bots;
+  uint64_t steps, steps_confirmed, steps_late;
+} sv_figures;
+
+void sv_metrics_figures(const struct gk_server *s, sv_figures *f);
+
+/* The q-quantile (q = permille / 1000, 1..999) of the observations `now`
+ * holds beyond `before` (an earlier copy of the same histogram; NULL =
+ * none before), in ns, interpolated in its bucket the way Prometheus'
+ * histogram_quantile does (linearly; an observation past the last bound
+ * counts as that bound). UINT64_MAX when there is no observation between
+ * the two. */
+uint64_t sv_hist_quantile_ns(const sv_hist *now, const sv_hist *before,
+                             uint32_t permille);
+
 /* Writes the Prometheus text exposition (format 0.0.4) of the server into
  * buf (cap bytes, NUL-terminated when cap > 0). Returns the length the
  * whole text needs, without the NUL: when it is >= cap the text was cut,
  * and the caller retries with a larger buffer. buf may be NULL if cap is
  * 0. */
 size_t sv_metrics_write(const struct gk_server *s, char *buf, size_t cap);
+
+/* --- gk_server_series.c ------------------------------------------------- */
+
+/* One sample of the status page's series: the figures as /metrics has them
+ * at that moment (sv_figures), and the confirm-latency quantiles of the
+ * steps confirmed since the sample before. */
+typedef struct sv_series_sample {
+  uint64_t seq; /* 0 for the first sample taken */
+  uint64_t ms;  /* loop ms since the series started */
+  sv_figures f;
+  uint64_t confirms;       /* gk_confirm_latency_seconds_count */
+  uint64_t p50_ns, p99_ns; /* UINT64_MAX: no step confirmed in between */
+} sv_series_sample;
+
+/* A fixed ring of the last `cap` samples, in storage the caller owns. */
+typedef struct sv_series {
+  sv_series_sample *ring; /* cap entries, the caller's */
+  uint32_t cap;
+  uint64_t taken;  /* samples taken so far; the ring holds the last cap */
+  uint64_t t0_ms;  /* loop ms at sv_series_init */
+  sv_hist confirm; /* the confirm histogram at the last sample */
+  uint32_t period_ms;
+} sv_series;
+
+/* Sets up an empty series over `ring` (cap >= 1 entries, owned by the
+ * caller, outliving the series), sampled every period_ms from now_ms. */
+void sv_series_init(sv_series *se, sv_series_sample *ring, uint32_t cap,
+                    uint32_t period_ms, uint64_t now_ms);
+/* Takes one sample of the server now (loop thread). */
+void sv_series_take(sv_series *se, const struct gk_server *s, uint64_t now_ms);
+/* The sample numbered seq, or NULL when the ring no longer (or not yet)
+ * holds it. */
+const sv_series_sample *sv_series_at(const sv_series *se, uint64_t seq);
+/* The series as the JSON of GET /series (a cJSON object the caller
+ * deletes; NULL when out of memory): the samples held with seq >= from
+ * (0: all of them). */
+struct cJSON *sv_series_json(const sv_series *se, uint64_t from);
 
 /* --- gk_server_admin.c --------------------------------------------------- */
 

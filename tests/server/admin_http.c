@@ -16,8 +16,10 @@ void admin_srv_start(admin_srv *s, int step_hz, const char *extra) {
            "\"step_hz\":%d,\"replays\":{\"dir\":\"%s\"},"
            "\"shutdown_grace_ms\":5000,"
            "\"admin\":{\"enabled\":true,\"listen\":\"127.0.0.1:0\","
-           "\"token_file\":\"%s\",\"request_ms\":2000,\"headers\":32}%s%s}",
-           step_hz, s->d.replays, tok, extra ? "," : "", extra ? extra : "");
+           "\"token_file\":\"%s\",\"request_ms\":2000,\"headers\":32%s%s}%s%s}",
+           step_hz, s->d.replays, tok, s->admin_extra ? "," : "",
+           s->admin_extra ? s->admin_extra : "", extra ? "," : "",
+           extra ? extra : "");
   e2e_write(&s->d, "server.json", json, path, sizeof(path));
   char *argv[] = {(char *)GK_SERVER_BIN, (char *)"--config", path, NULL};
   e2e_spawn(&s->p, &s->d, "server", argv);

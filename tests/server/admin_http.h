@@ -13,7 +13,9 @@
 typedef struct admin_srv {
   e2e_dir d;
   e2e_proc p;
-  uint16_t udp, http; /* the ENet port and the admin port */
+  uint16_t udp, http;      /* the ENet port and the admin port */
+  const char *admin_extra; /* more members of "admin", "k":v,... (NULL:
+                              none); set before admin_srv_start */
 } admin_srv;
 
 /* Starts gk-server in s->d (made here unless the caller made it) at

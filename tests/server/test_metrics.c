@@ -130,3 +130,87 @@ Test(server_metrics,
   confirm_late(0);
   expect_from("gk_confirm_latency_seconds", 0, "a step confirmed on time");
 }
+
+/* --- quantiles and the status page's series (gk_server_series.c) --------- */
+
+/* n observations of `ns` each. */
+static void observe(sv_hist *h, uint64_t ns, int n) {
+  for (int i = 0; i < n; i++) sv_hist_observe(h, ns);
+}
+
+Test(server_metrics, quantiles_interpolate_in_their_bucket_as_prometheus) {
+  sv_hist h, before;
+  memset(&h, 0, sizeof(h));
+  cr_assert_eq(sv_hist_quantile_ns(&h, NULL, 500), UINT64_MAX, "no data");
+  /* 4 on time (bucket 0, up to 250 us): rank 2 of 4, half way */
+  observe(&h, 0, 4);
+  cr_assert_eq(sv_hist_quantile_ns(&h, NULL, 500), 125000u);
+  cr_assert_eq(sv_hist_quantile_ns(&h, NULL, 990), 247500u);
+  /* 9 in (0.5, 1] ms and 1 in (20, 50] ms: p50 is rank 5 of the 9 in
+   * the third bucket, p99 rank 0.9 of the 1 in the eighth */
+  memset(&h, 0, sizeof(h));
+  observe(&h, 800000u, 9);
+  observe(&h, 30000000u, 1);
+  cr_assert_eq(sv_hist_quantile_ns(&h, NULL, 500),
+               500000u + 500000u * 5 / 9 + 1); /* rounded */
+  cr_assert_eq(sv_hist_quantile_ns(&h, NULL, 990), 47000000u);
+  /* past the last bound: the last bound */
+  memset(&h, 0, sizeof(h));
+  observe(&h, 9000000000u, 3);
+  cr_assert_eq(sv_hist_quantile_ns(&h, NULL, 500), 2500000000u);
+  /* only what came after `before` counts */
+  memset(&h, 0, sizeof(h));
+  observe(&h, 30000000u, 100);
+  before = h;
+  cr_assert_eq(sv_hist_quantile_ns(&h, &before, 500), UINT64_MAX);
+  observe(&h, 0, 2);
+  cr_assert_eq(sv_hist_quantile_ns(&h, &before, 500), 125000u);
+}
+
+Test(server_metrics, the_series_ring_keeps_the_last_samples_of_the_figures) {
+  fresh();
+  sv_series se;
+  sv_series_sample ring[3];
+  sv_series_init(&se, ring, 3, 1000, 5000);
+  cr_assert_null(sv_series_at(&se, 0));
+  for (uint64_t i = 0; i < 5; i++) {
+    srv.stats.room_steps = 10 * i;
+    srv.stats.steps_confirmed = 10 * i;
+    srv.stats.steps_late = i;
+    if (i == 3) observe(&srv.metrics.confirm, 30000000u, 4);
+    sv_series_take(&se, &srv, 5000 + 1000 * i);
+  }
+  cr_assert_eq(se.taken, 5);
+  cr_assert_null(sv_series_at(&se, 1), "the ring keeps only 3");
+  cr_assert_null(sv_series_at(&se, 5), "not taken yet");
+  for (uint64_t seq = 2; seq < 5; seq++) {
+    const sv_series_sample *x = sv_series_at(&se, seq);
+    cr_assert_not_null(x);
+    cr_assert_eq(x->seq, seq);
+    cr_assert_eq(x->ms, 1000 * seq);
+    cr_assert_eq(x->f.steps, 10 * seq);
+    cr_assert_eq(x->f.steps_late, seq);
+    cr_assert_eq(x->confirms, seq >= 3 ? 4u : 0u);
+    /* the quantiles are of the interval: only sample 3 had confirms */
+    cr_assert_eq(x->p50_ns, seq == 3 ? 35000000u : UINT64_MAX, "seq %d",
+                 (int)seq);
+  }
+  /* the figures are those /metrics prints */
+  expose();
+  cr_assert_not_null(strstr(text, "\ngk_steps_total 40\n"));
+  cr_assert_not_null(strstr(text, "\ngk_steps_late_total 4\n"));
+  cJSON *j = sv_series_json(&se, 0);
+  cr_assert_not_null(j);
+  cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "samples")), 3);
+  cr_assert_eq(cJSON_GetObjectItem(j, "taken")->valuedouble, 5);
+  cr_assert_eq(cJSON_GetObjectItem(j, "capacity")->valuedouble, 3);
+  const cJSON *last = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "samples"), 2);
+  cr_assert_eq(cJSON_GetObjectItem(last, "steps")->valuedouble, 40);
+  cr_assert(cJSON_IsNull(cJSON_GetObjectItem(last, "confirm_p50_us")));
+  const cJSON *mid = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "samples"), 1);
+  cr_assert_eq(cJSON_GetObjectItem(mid, "confirm_p50_us")->valuedouble, 35000);
+  cJSON_Delete(j);
+  j = sv_series_json(&se, 4); /* since=3 */
+  cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "samples")), 1);
+  cJSON_Delete(j);
+}
