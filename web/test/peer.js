@@ -15,13 +15,14 @@
 //   peer.draw(on)                    the survivors view each frame
 //   peer.still()                     stop drawing, draw the current
 //                                    state once: {state, layout}
+//   peer.palette                     the view's colours (the pixel checks)
 //   peer.chain[step] = hash (16 hex digits), peer.last, peer.events,
 //   peer.samples (performance.now() of each sample: [step, ms]) and
 //   peer.ran (of each step run: [step, ms]), peer.ended, peer.error.
 // ?auto=solo&seed=S&steps=N: create a one-seat room and start it at once
 // (the figures' page load to first step).
 import { connect } from '../gamekit/gamekit.js';
-import { createView } from '../views/survivors.js';
+import { createView, COLORS, PLAYER_COLORS } from '../views/survivors.js';
 
 const KEEP = 'gk-peer-rejoin';
 const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') +
@@ -29,7 +30,8 @@ const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') +
 const peer = { client: null, code: null, slot: -1, chain: [], last: -1,
   events: [], samples: [], ran: [], firstStepMs: null, ended: null,
   error: null, rejoined: false, seed: 1, steps: 0, drop: -1,
-  drawing: false, view: null, ready: false };
+  drawing: false, view: null, ready: false,
+  palette: { colors: COLORS, player_colors: PLAYER_COLORS } };
 window.peer = peer;
 
 const note = (type, o = {}) => peer.events.push({ type, ms: performance.now(), ...o });
