@@ -96,7 +96,8 @@ def match_figures(b, srv, native, steps, cpu_s, tmp):
     p = b.new_page(srv.url('/test/peer.html'))
     p.wait_for('window.peer && peer.ready', timeout=20)
     code = p.eval('peer.create({maxPlayers: 3, seed: 11})', timeout=20)
-    enet = [e['port'] for e in srv.events() if e.get('event') == 'listening'][0]
+    enet = [e['port'] for e in srv.events(full=True)
+            if e.get('event') == 'listening'][0]
     nats = []
     for i in (1, 2):
         nats.append(subprocess.Popen(
@@ -105,7 +106,8 @@ def match_figures(b, srv, native, steps, cpu_s, tmp):
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        joined = [e for e in srv.events() if e.get('event') == 'player_joined'
+        joined = [e for e in srv.events(full=True)
+                  if e.get('event') == 'player_joined'
                   and e.get('room') == code]
         if len(joined) >= 2:
             break

@@ -98,14 +98,7 @@ class Match:
         raise AssertionError('no listening line')
 
     def events(self):
-        out = []
-        with open(self.srv.log_path, 'rb') as f:
-            for line in f.read().decode('utf-8', 'replace').splitlines():
-                try:
-                    out.append(json.loads(line))
-                except ValueError:
-                    pass
-        return out
+        return self.srv.events(full=True)
 
     def wait_event(self, pred, secs, what):
         deadline = time.monotonic() + secs
