@@ -80,16 +80,20 @@ class GkServer:
         raise RuntimeError("gk-server did not log its ports within %.0f s:\n%s"
                            % (timeout, self.log_text()))
 
-    def log_text(self):
+    def log_text(self, full=False):
+        """The log's last 20,000 bytes (full: all of it; after close()
+        the tail only)."""
         if self.final_log is not None:
             return self.final_log
         with open(self.log_path, "rb") as f:
-            return f.read()[-20000:].decode("utf-8", "replace")
+            data = f.read()
+        return (data if full else data[-20000:]).decode("utf-8", "replace")
 
-    def events(self):
-        """The JSON log lines so far (other lines skipped)."""
+    def events(self, full=False):
+        """The JSON log lines so far (other lines skipped); of the log's
+        tail, or with full=True of all of it."""
         out = []
-        for line in self.log_text().splitlines():
+        for line in self.log_text(full).splitlines():
             try:
                 out.append(json.loads(line))
             except ValueError:

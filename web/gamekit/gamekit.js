@@ -11,10 +11,11 @@
 // own deadlines (t0 + k * step) and calls the source's end_step after each
 // sample and end_frame after the last sample of a timeout call; this module
 // only calls the engine when its deadline has passed. It runs on the thread
-// that imports it. On a page's main thread a hidden tab's timers are
-// throttled (about once a second or less), so a hidden player stops
-// sampling and stalls every player until the host removes it (ADR-0012):
-// run it in a Worker to keep playing in the background.
+// that imports it. On a page's main thread a page whose timers stop (a
+// frozen tab; Chromium does not throttle a hidden tab with an open
+// WebSocket, README.md) stops sampling and stalls every player until the
+// host removes it (ADR-0012): run it in a Worker to keep playing in the
+// background.
 
 import createGamekit from "./dist/gamekit.mjs";
 
