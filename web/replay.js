@@ -120,7 +120,6 @@ async function openGkr(name, bytes) {
   if (!r.playable) {
     show('where', '');
     verdictLine();
-    page.opened++;
     return r;
   }
   const mod = VIEWS[r.info.genre];
@@ -129,7 +128,6 @@ async function openGkr(name, bytes) {
   $('seek').max = String(r.info.steps);
   controls(true);
   draw();
-  page.opened++;
   return r;
 }
 
@@ -194,8 +192,11 @@ async function openBundle(files) {
   }
 }
 
+// Opens what was picked or dropped; replayPage.opened counts the opens
+// finished (well or not: replayPage.error says).
 async function openFiles(list) {
   const files = {};
+  page.error = null;
   try {
     for (const f of list) files[f.name] = new Uint8Array(await f.arrayBuffer());
     const names = Object.keys(files);
@@ -209,6 +210,7 @@ async function openFiles(list) {
     }
   } catch (e) {
     fail('cannot open: ' + e.message);
+  } finally {
     page.opened++;
   }
 }

@@ -90,7 +90,8 @@ def open_page(b):
 def pick(p, paths):
     """Hands `paths` to the page's file input and waits until it opened
     them."""
-    n = p.eval('replayPage.opened')
+    n = p.eval("document.getElementById('file').value = ''; "
+               "replayPage.opened")
     oid = p.send('Runtime.evaluate', {
         'expression': "document.getElementById('file')"})['result']['objectId']
     p.send('DOM.setFileInputFiles', {'files': [os.path.abspath(x)
@@ -167,8 +168,13 @@ def seeking_to_90_percent_shows_the_state_the_file_holds(b):
     """seeking to 90% of a 36,000-step replay shows the state the file hashes"""
     path = os.path.join(tmp, 'sv36k.gkr')
     if not os.path.exists(path):
+        # players that outlive the 36,000 steps (bots die by step ~12,000
+        # with the default health, and the rest would be an empty arena)
+        cfg = os.path.join(tmp, 'tough.json')
+        with open(cfg, 'w') as f:
+            json.dump({'player_health': 1000000}, f)
         tool('record', '--genre', 'survivors', '--players', '2', '--seed',
-             '29', '--steps', '36000', '--out', path)
+             '29', '--steps', '36000', '--config', cfg, '--out', path)
     p = open_page(b)
     pick(p, [path])
     target = 32400  # the state after 32,400 steps: dump --step 32399
@@ -185,6 +191,8 @@ def seeking_to_90_percent_shows_the_state_the_file_holds(b):
     rec = p.eval('replayPage.replay.recordedHash(%d)' % (target - 1))
     if '0x' + rec != dump['hash']:
         raise AssertionError('recorded %s, dump %s' % (rec, dump['hash']))
+    if dump['state'].get('players[0].alive') is not True:
+        raise AssertionError('player 0 is not alive at the 90%% mark')
     page_state = p.eval('replayPage.replay.state().state')
     for k, v in dump['state'].items():
         if page_state.get(k) != v:
@@ -240,6 +248,32 @@ def a_desync_bundle_lists_the_field_gk_replay_diff_names_first(b):
           % (os.path.basename(bundle), want['total'], first))
 
 
+def files_that_are_not_replays_get_clear_errors(b):
+    """a file that is not a replay, and half a bundle, get clear errors"""
+    junk = os.path.join(tmp, 'notes.gkr')
+    with open(junk, 'wb') as f:
+        f.write(b'PK\x03\x04 this is a zip, not a replay\n' * 4)
+    want = cli_text(junk)
+    p = open_page(b)
+    pick(p, [junk])
+    v = p.wait_for('replayPage.verdict', timeout=10)
+    shown = p.eval("document.getElementById('verdict').textContent")
+    if v['text'] != want or want not in shown or \
+            p.eval("document.getElementById('play').disabled") is not True:
+        raise AssertionError('page %r (%r), gk-replay %r' % (v, shown, want))
+    half = os.path.join(tmp, 'referee.state')
+    with open(half, 'wb') as f:
+        f.write(b'\0' * 16)
+    pick(p, [half])
+    err = p.eval('replayPage.error') or ''
+    if 'missing: replay.gkr, peer.state' not in err:
+        raise AssertionError('half a bundle: %r' % err)
+    if p.eval('replayPage.bundle') is not None or p.exceptions:
+        raise AssertionError('bundle %r, exceptions %r'
+                             % (p.eval('replayPage.bundle'), p.exceptions))
+    print('# %s; %s' % (want, err))
+
+
 if __name__ == '__main__':
     if not os.path.exists(os.path.join(ROOT, 'web', 'gamekit', 'dist',
                                        'gamekit.wasm')):
@@ -265,7 +299,8 @@ if __name__ == '__main__':
         cdp.run([the_page_verifies_a_server_replay_to_its_end,
                  one_flipped_byte_is_named_as_gk_replay_verify_names_it,
                  seeking_to_90_percent_shows_the_state_the_file_holds,
-                 a_desync_bundle_lists_the_field_gk_replay_diff_names_first],
+                 a_desync_bundle_lists_the_field_gk_replay_diff_names_first,
+                 files_that_are_not_replays_get_clear_errors],
                 timeout=300)
     finally:
         srv.close()

@@ -285,7 +285,7 @@ export class Replay {
     const t0 = performance.now();
     const from = this.position;
     let v = this.verdict();
-    while (this.playable && !v.done && this.position < total) {
+    while (this.playable && v.status === "ok" && this.position < total) {
       v = this.run(this.position + chunk);
       if (onProgress) onProgress(this.position, total);
       if (shouldStop && shouldStop()) break;
