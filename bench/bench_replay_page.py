@@ -11,10 +11,11 @@
                 steps/s and as a multiple of real time (the header's
                 step_seconds); the median of RUNS clicks each.
   seek          the seek bar to SEEKS random positions of the 36,000-step
-                replay: "cold" right after opening (nothing verified yet:
-                the seek runs from the furthest kept state) and "warm"
-                after a verify pass (every 256th state kept); median and
-                max of the time the page measured around replay.seek().
+                replay: "cold" right after opening (before the page's scan
+                ran ahead: the seek runs from the furthest kept state) and
+                "warm" once the scan reached the end (scan_ms after the
+                open: every 256th state kept); median and max of the time
+                the page measured around replay.seek().
 
 Files are recorded offline with gk-replay record; the page is served by a
 real gk-server (static files on its WebSocket port). Prints one JSON
@@ -122,19 +123,23 @@ def main():
                 cdp.Browser() as b:
             p = b.new_page(srv.url('/replay.html'))
             p.wait_for('window.replayPage !== undefined', timeout=20)
-            # cold: a fresh open before each seek
+            # cold: a fresh open before each seek, before the scan ran
             cold = []
             for _ in range(min(nseek, 10)):
                 open_file(p, sv)
                 cold.append(seeks(p, [rnd.randrange(36001)])['max_ms'])
+            open_file(p, sv)
+            t = p.eval('performance.now()')
+            p.wait_for('replayPage.scanned === 36000', timeout=60)
+            out['scan_ms'] = round(p.eval('performance.now()') - t)
             out['seek_cold'] = {'n': len(cold),
                                 'median_ms': round(statistics.median(cold), 2),
                                 'max_ms': round(max(cold), 2)}
             open_file(p, sv)
-            out['survivors_2p'] = verify(p, runs)
-            out['survivors_2p_loop'] = loop_rate(p, 5)
             out['seek_warm'] = seeks(p, [rnd.randrange(36001)
                                          for _ in range(nseek)])
+            out['survivors_2p'] = verify(p, runs)
+            out['survivors_2p_loop'] = loop_rate(p, 5)
             out['snapshots'] = p.eval('replayPage.replay.where()')
             open_file(p, pp)
             out['push_puzzle'] = verify(p, runs)

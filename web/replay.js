@@ -1,8 +1,9 @@
 // web/replay.js: the replay page (web/replay.html). Opens a .gkr file with
 // web/gamekit/replay.js (the C reader and verifier in gamekit.wasm), plays
 // it at x1/x4/x16 of real time (the header's step_seconds), steps, seeks
-// through the kept snapshots, and in "verify" mode runs every step as fast
-// as it goes and reports steps per second. Every step run is checked
+// through the snapshots a scan keeps after opening (it runs ahead in idle
+// time), and in "verify" mode runs every step as fast as it goes and
+// reports steps per second. Every step run is checked
 // against the file's hash; the first bad step stops playing and the
 // verdict is gk-replay verify's text. A desync bundle (gk-server's folder:
 // replay.gkr, referee.state, peer.state) shows both states side by side
@@ -16,7 +17,7 @@ const VIEWS = { survivors, 'push-puzzle': pushPuzzle };
 const $ = (id) => document.getElementById(id);
 const page = { replay: null, name: null, verdict: null, error: null,
   playing: false, speed: 1, seekMs: [], verifyResult: null, bundle: null,
-  opened: 0 };
+  opened: 0, scanned: 0, verifying: false };
 window.replayPage = page;
 let view = null;
 let acc = 0, last = 0;
@@ -128,7 +129,24 @@ async function openGkr(name, bytes) {
   $('seek').max = String(r.info.steps);
   controls(true);
   draw();
+  scanAhead(r);
   return r;
+}
+
+// After opening: the scan loop runs ahead in idle time (a task per 4096
+// steps, none while "verify" runs), keeping the snapshots seeks start
+// from and checking every hash. replayPage.scanned: where it is.
+async function scanAhead(r) {
+  page.scanned = 0;
+  for (;;) {
+    await new Promise((res) => setTimeout(res, 0));
+    if (page.replay !== r || !r.w) return;
+    if (page.verifying) continue;
+    const v = r.scan(4096);
+    page.scanned = r.where().scanned;
+    if (v.status !== 'ok' || page.scanned >= r.info.steps) break;
+  }
+  if (!page.playing) draw();
 }
 
 // --- desync bundles -----------------------------------------------------
@@ -251,11 +269,13 @@ $('verify').addEventListener('click', async () => {
   stop();
   const r = page.replay;
   controls(false);
+  page.verifying = true;
   r.seek(0);
   show('where', 'verifying…');
   const res = await r.verify({ onProgress: (done, total) => {
     show('where', `verifying: ${done} / ${total} steps`);
   } });
+  page.verifying = false;
   const realtime = res.stepsPerSecond / stepsPerSecond();
   page.verifyResult = { ...res, realtime };
   controls(true);

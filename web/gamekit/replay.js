@@ -11,6 +11,7 @@
 //   const r = await openReplay(bytes);   // Uint8Array of a .gkr file
 //   r.info                 // genre, players, steps, seed, damage, ...
 //   r.run(n); r.step(); r.seek(n)        // positions: steps run, 0..steps
+//   r.scan(n)              // run ahead in idle time: snapshots for seeks
 //   r.state(); r.sample()  // decodeMap() of the state after the position
 //   r.verdict()            // ok / mismatch / invalid, gk-replay's message
 //   await r.verify({ onProgress })       // as fast as it goes
@@ -215,9 +216,9 @@ export class Replay {
    * matched, and the kept snapshots. */
   where() {
     this.m._gk_webrx_where(this.w, this.out);
-    const v = this.u32s(7);
+    const v = this.u32s(10);
     return { position: n64(v, 0), verified: n64(v, 2), snapshotBytes: n64(v, 4),
-      snapshots: v[6] };
+      snapshots: v[6], scanned: n64(v, 8) };
   }
   get position() {
     return this.where().position;
@@ -228,6 +229,15 @@ export class Replay {
     if (!this.playable) return this.verdict();
     const u = Math.max(0, Math.min(until, this.info.steps));
     this.check(this.m._gk_webrx_run(this.w, u % TWO32, Math.floor(u / TWO32)), "run");
+    return this.verdict();
+  }
+  /** Runs the scan loop `n` steps further: it runs ahead of the position,
+   * keeping a snapshot every SNAPSHOT_EVERY steps and checking every hash
+   * (the verdict), so later seeks are short. A page calls it in idle
+   * time after opening. Returns the verdict. */
+  scan(n = 4096) {
+    if (!this.playable) return this.verdict();
+    this.check(this.m._gk_webrx_scan(this.w, n), "scan");
     return this.verdict();
   }
   /** n more steps. */

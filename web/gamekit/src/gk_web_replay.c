@@ -23,9 +23,10 @@ struct gk_web_replay {
   gk_replay r;
   uint8_t *bytes; /* the file, owned */
   const gk_sim *sim;
-  void *cfg; /* sim->config_size bytes, owned */
-  gk_loop loop;
-  int loop_ok, started;
+  void *cfg;    /* sim->config_size bytes, owned */
+  gk_loop loop; /* the play loop: the position shown */
+  gk_loop scan; /* the scan loop: runs ahead, keeping snapshots */
+  int loop_ok, scan_ok, started;
   gk_hasher hasher;
   int hasher_ok;
   uint32_t every;
@@ -66,8 +67,9 @@ gk_web_replay *gk_web_replay_new(void) {
   if (w == NULL) return NULL;
   gk_loop_options o = {GK_REPLAY_PROGRESS_STEPS};
   w->loop_ok = gk_loop_init(&w->loop, &o) == 0;
+  w->scan_ok = gk_loop_init(&w->scan, &o) == 0;
   w->hasher_ok = gk_hasher_init(&w->hasher) == 0;
-  if (!w->loop_ok || !w->hasher_ok) {
+  if (!w->loop_ok || !w->scan_ok || !w->hasher_ok) {
     gk_web_replay_free(w);
     return NULL;
   }
@@ -84,6 +86,7 @@ static void free_cfg(gk_web_replay *w) {
 void gk_web_replay_free(gk_web_replay *w) {
   if (w == NULL) return;
   if (w->loop_ok) gk_loop_close(&w->loop);
+  if (w->scan_ok) gk_loop_close(&w->scan);
   if (w->hasher_ok) gk_hasher_close(&w->hasher);
   free_cfg(w);
   for (uint32_t i = 0; i < w->nsnaps; i++) free(w->snaps[i].bytes);
@@ -138,9 +141,9 @@ void *gk_web_replay_cfg(gk_web_replay *w) {
   return w->cfg;
 }
 
-/* Keeps the state at the loop's position if it is snapshot nsnaps's. */
-static int keep_snapshot(gk_web_replay *w) {
-  uint64_t at = w->loop.steps;
+/* Keeps the state at lp's position if it is snapshot nsnaps's. */
+static int keep_snapshot(gk_web_replay *w, const gk_loop *lp) {
+  uint64_t at = lp->steps;
   if (at % w->every != 0 || at / w->every != w->nsnaps) return 0;
   if (w->nsnaps == w->snaps_cap) {
     uint32_t cap = w->snaps_cap ? w->snaps_cap * 2 : 64;
@@ -151,7 +154,7 @@ static int keep_snapshot(gk_web_replay *w) {
   }
   gk_buf_writer b;
   gk_buf_writer_init(&b);
-  w->sim->write_state(gk_loop_state(&w->loop), &b.w);
+  w->sim->write_state(gk_loop_state(lp), &b.w);
   size_t len = 0;
   uint8_t *bytes = gk_buf_writer_take(&b, &len);
   if (bytes == NULL) return fail(w, GK_ENOMEM, "out of memory for snapshots");
@@ -169,6 +172,9 @@ int gk_web_replay_start(gk_web_replay *w, uint32_t every) {
   w->err[0] = '\0';
   int rc = gk_loop_start(&w->loop, w->sim, w->cfg, w->r.seed, w->r.players,
                          w->err, sizeof w->err);
+  if (rc == 0)
+    rc = gk_loop_start(&w->scan, w->sim, w->cfg, w->r.seed, w->r.players,
+                       w->err, sizeof w->err);
   if (rc != 0) {
     if (w->err[0] == '\0')
       snprintf(w->err, sizeof w->err, "cannot start the run: %s",
@@ -178,7 +184,7 @@ int gk_web_replay_start(gk_web_replay *w, uint32_t every) {
   }
   w->started = 1;
   memset(&w->v, 0, sizeof w->v);
-  rc = keep_snapshot(w);
+  rc = keep_snapshot(w, &w->loop);
   if (rc == 0 && w->r.steps == 0) {
     gk_replay_judge(&w->r, &w->v);
     w->done = 1;
@@ -186,8 +192,10 @@ int gk_web_replay_start(gk_web_replay *w, uint32_t every) {
   return rc;
 }
 
-/* Folds a run from `from` (a verified position) into the verdict. */
-static void note_run(gk_web_replay *w, const gk_replay_verdict *run) {
+/* Folds a run of lp (from a verified position: 0 or a snapshot, so every
+ * position it reaches follows a matching run from 0) into the verdict. */
+static void note_run(gk_web_replay *w, const gk_loop *lp,
+                     const gk_replay_verdict *run) {
   if (w->done) return;
   if (run->status == GK_REPLAY_MISMATCH) {
     w->v = *run;
@@ -200,7 +208,7 @@ static void note_run(gk_web_replay *w, const gk_replay_verdict *run) {
     w->done = 1;
     return;
   }
-  if (w->loop.steps > w->verified) w->verified = w->loop.steps;
+  if (lp->steps > w->verified) w->verified = lp->steps;
   if (w->verified == w->r.steps) {
     w->v.steps_checked = w->verified;
     gk_replay_judge(&w->r, &w->v);
@@ -208,21 +216,35 @@ static void note_run(gk_web_replay *w, const gk_replay_verdict *run) {
   }
 }
 
-int gk_web_replay_run(gk_web_replay *w, uint64_t until) {
+/* Runs lp on to `until`, a snapshot interval at a time. */
+static int run_loop(gk_web_replay *w, gk_loop *lp, uint64_t until) {
   if (!w->started) return fail(w, GK_ESTATE, "not started");
   if (until > w->r.steps) until = w->r.steps;
-  while (w->loop.steps < until) {
-    uint64_t next = (w->loop.steps / w->every + 1) * w->every;
+  while (lp->steps < until) {
+    uint64_t next = (lp->steps / w->every + 1) * w->every;
     if (next > until) next = until;
     gk_replay_verdict run;
     memset(&run, 0, sizeof run);
-    gk_replay_run_to(&w->r, &w->loop, next, NULL, NULL, &run);
-    note_run(w, &run);
+    gk_replay_run_to(&w->r, lp, next, NULL, NULL, &run);
+    note_run(w, lp, &run);
     if (run.status != GK_REPLAY_OK) return run.status;
-    int rc = keep_snapshot(w);
+    int rc = keep_snapshot(w, lp);
     if (rc != 0) return rc;
   }
   return GK_REPLAY_OK;
+}
+
+int gk_web_replay_run(gk_web_replay *w, uint64_t until) {
+  return run_loop(w, &w->loop, until);
+}
+
+int gk_web_replay_scan(gk_web_replay *w, uint32_t steps) {
+  if (!w->started) return fail(w, GK_ESTATE, "not started");
+  return run_loop(w, &w->scan, w->scan.steps + steps);
+}
+
+uint64_t gk_web_replay_scanned(const gk_web_replay *w) {
+  return w->scan.steps;
 }
 
 int gk_web_replay_seek(gk_web_replay *w, uint64_t to) {

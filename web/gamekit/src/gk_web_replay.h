@@ -12,13 +12,17 @@
  * Positions: the loop's step count n (0..r.steps), the state after n
  * steps; `gk-replay dump --step S` prints position S + 1.
  *
- * Seeking: while it runs, the canonical state (write_state bytes) after
- * every `every` steps is kept (snapshot k holds position k * every). A
- * seek reads the nearest kept snapshot at or before the target back
- * (read_state, gk_loop_adopt) and runs forward from it, unless the loop
- * is already between that snapshot and the target. Every step run is
- * hash-checked; the verdict covers the steps from 0 up to the furthest
- * position reached (`verified`), which a seek past it extends.
+ * Seeking: two loops run the recorded inputs, the play loop (the
+ * position shown: run, seek, state) and the scan loop, which only runs
+ * ahead (gk_web_replay_scan, a page calls it in idle time after opening).
+ * Whichever first reaches position k * every keeps the canonical state
+ * (write_state bytes) there as snapshot k. A seek reads the nearest kept
+ * snapshot at or before the target back (read_state, gk_loop_adopt) and
+ * runs forward from it, unless the play loop is already between that
+ * snapshot and the target: once the scan reached the end, a seek runs at
+ * most every - 1 steps. Every step either loop runs is hash-checked; the
+ * verdict covers the steps from 0 up to the furthest position reached
+ * (`verified`).
  *
  * Desync bundles (gk-server's referee.state and peer.state): the two
  * canonical states are diffed with gk_state_diff (the text gk-replay diff
@@ -74,6 +78,10 @@ int gk_web_replay_start(gk_web_replay *w, uint32_t every);
  * Stops after a chunk with the first mismatch. Returns the verdict's
  * status (GK_REPLAY_*) or a negative code. */
 int gk_web_replay_run(gk_web_replay *w, uint64_t until);
+/* Runs the scan loop `steps` further (not past r.steps), keeping
+ * snapshots and extending the verdict; as gk_web_replay_run returns. */
+int gk_web_replay_scan(gk_web_replay *w, uint32_t steps);
+uint64_t gk_web_replay_scanned(const gk_web_replay *w);
 /* Moves to position `to` (0..r.steps) through the kept snapshots. */
 int gk_web_replay_seek(gk_web_replay *w, uint64_t to);
 /* The loop's position, and the furthest one whose steps all matched. */

@@ -173,7 +173,12 @@ EXPORT int gk_webrx_seek(gk_web_replay *w, uint32_t lo, uint32_t hi) {
   return gk_web_replay_seek(w, u64(lo, hi));
 }
 
-/* out: position, verified, snapshot bytes (lo, hi each), snapshots. */
+EXPORT int gk_webrx_scan(gk_web_replay *w, uint32_t steps) {
+  return gk_web_replay_scan(w, steps);
+}
+
+/* out: position, verified, snapshot bytes (lo, hi each), snapshots,
+ * (out[7] unused), scanned (lo, hi). */
 EXPORT void gk_webrx_where(gk_web_replay *w, uint32_t *out) {
   uint64_t bytes = 0;
   uint32_t n = gk_web_replay_snapshots(w, &bytes);
@@ -181,6 +186,8 @@ EXPORT void gk_webrx_where(gk_web_replay *w, uint32_t *out) {
   put(out + 2, gk_web_replay_verified(w));
   put(out + 4, bytes);
   out[6] = n;
+  out[7] = 0;
+  put(out + 8, gk_web_replay_scanned(w));
 }
 
 /* out: done, status, code, then steps_checked, step, expected, actual,

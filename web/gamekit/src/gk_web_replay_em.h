@@ -32,6 +32,7 @@ void gk_webrx_refuse(gk_web_replay *w, int code, const char *what);
 int gk_webrx_start(gk_web_replay *w, uint32_t every);
 int gk_webrx_run(gk_web_replay *w, uint32_t lo, uint32_t hi);
 int gk_webrx_seek(gk_web_replay *w, uint32_t lo, uint32_t hi);
+int gk_webrx_scan(gk_web_replay *w, uint32_t steps);
 void gk_webrx_where(gk_web_replay *w, uint32_t *out);
 const char *gk_webrx_verdict(gk_web_replay *w, uint32_t *out);
 const char *gk_webrx_err_name(int code);
