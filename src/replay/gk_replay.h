@@ -361,6 +361,11 @@ typedef struct gk_replay_parser {
   void *ctx;
 } gk_replay_parser;
 
+/* The parser gk_replay_open_bytes uses: cJSON, keeping the parsed header
+ * in r->header (r->config, r->origin point into it). In library
+ * gk_replay (gk_replay_header.c), not in gk_replay_read. */
+const gk_replay_parser *gk_replay_cjson_parser(void);
+
 /* gk_replay_open_bytes with the header parsed by p->parse (p is used
  * during the call only). Returns and fills *r as gk_replay_open_bytes.
  * Always call gk_replay_close afterwards (it calls no cJSON here). */

@@ -113,6 +113,10 @@ static int cjson_parse(void *ctx, gk_replay *r, const char *text, size_t len,
 
 static const gk_replay_parser cjson_parser = {cjson_parse, NULL};
 
+const gk_replay_parser *gk_replay_cjson_parser(void) {
+  return &cjson_parser;
+}
+
 int gk_replay_open_bytes(gk_replay *r, const void *bytes, size_t len) {
   return gk_replay_open_bytes_with(r, bytes, len, &cjson_parser);
 }
