@@ -44,7 +44,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The reader and the runner (gk_replay_read.c, gk_replay_steps.c) call no
+ * cJSON: built with GK_REPLAY_NO_CJSON (the browser build has no cJSON),
+ * they see cJSON as an incomplete type. */
+#ifdef GK_REPLAY_NO_CJSON
+typedef struct cJSON cJSON;
+#else
 #include <cjson/cJSON.h>
+#endif
 
 #include "gk_loop.h"
 #include "gk_sim.h"
@@ -261,7 +268,9 @@ typedef struct gk_replay {
   uint64_t size;      /* file size in bytes */
   gk_replay_damage damage;
   /* private */
-  const struct gk_replay_known *known; /* open_file_known, while reading */
+  const struct gk_replay_known *known;   /* open_file_known, while reading */
+  const struct gk_replay_parser *parser; /* while reading the header */
+  void (*header_free)(cJSON *header);    /* releases `header` (cJSON_Delete) */
   const uint8_t *bytes;
   uint8_t *owned;
   gk__replay_block *blocks;
@@ -299,6 +308,70 @@ int gk_replay_open_file_known(gk_replay *r, const char *path,
                               const gk_replay_known *k);
 void gk_replay_close(gk_replay *r);
 
+/* --- a header parsed elsewhere -------------------------------------------
+ * gk_replay_open_bytes parses the header block with cJSON. A program with
+ * its own JSON parser (the browser build: JavaScript's JSON.parse) opens
+ * the same bytes with gk_replay_open_bytes_with: the reader checks every
+ * block as always and hands the header block's text to `parse`, which
+ * fills a gk_replay_fields with the header keys' values; the reader then
+ * judges them exactly as it judges cJSON's (the same checks, order and
+ * messages: gk_replay_open_bytes goes the same way). The header's
+ * "config" and "origin" stay with the parser (r->header, r->config and
+ * r->origin are NULL), so gk_replay_prepare and gk_replay_verify cannot
+ * run on it: the caller builds the config (gk_config_kv.h) and runs the
+ * steps with gk_replay_run_to. */
+
+/* gk_replay_fields.have: the keys present with the JSON type the format
+ * wants (integers: integral, 0..UINT32_MAX). */
+enum {
+  GK_REPLAY_HAVE_FORMAT = 1u << 0,
+  GK_REPLAY_HAVE_GENRE = 1u << 1,         /* a string */
+  GK_REPLAY_HAVE_GENRE_VERSION = 1u << 2, /* an integer */
+  GK_REPLAY_HAVE_SEED = 1u << 3,          /* a string */
+  GK_REPLAY_HAVE_PLAYERS = 1u << 4,
+  GK_REPLAY_HAVE_INPUT_SIZE = 1u << 5,
+  GK_REPLAY_HAVE_STEP_SECONDS = 1u << 6, /* an array of 2 */
+  GK_REPLAY_HAVE_CONFIG = 1u << 7,       /* an object */
+  GK_REPLAY_HAVE_ORIGIN = 1u << 8,       /* present (a string or not) */
+  GK_REPLAY_ORIGIN_TEXT = 1u << 9,       /* ... and a string */
+  GK_REPLAY_HAVE_LOCKSTEP = 1u << 10,    /* present (valid or not) */
+  GK_REPLAY_LOCKSTEP_OK = 1u << 11       /* an object, both values integers */
+};
+
+typedef struct gk_replay_fields {
+  uint32_t have; /* GK_REPLAY_HAVE_* */
+  uint32_t format, genre_version, players, input_size;
+  uint32_t step_seconds[2]; /* each 0 unless an integer 1..UINT32_MAX */
+  uint32_t input_delay, lead;
+  char genre[GK_REPLAY_GENRE_MAX + 2]; /* a longer name: cut to 64 bytes */
+  char seed[24];                       /* a longer text: cut to 23 bytes */
+  /* when parse fails: where in the text (byte offset) and what */
+  uint64_t at;
+  char what[GK_REPLAY_MSG_MAX];
+} gk_replay_fields;
+
+/* Parses the header block's text (`len` bytes, no NUL among them) into
+ * *f (zeroed by the reader). Returns 0, or GK_EPARSE (not JSON, or not one
+ * object) with f->at and f->what set. */
+typedef int (*gk_replay_parse_fn)(void *ctx, gk_replay *r, const char *text,
+                                  size_t len, gk_replay_fields *f);
+
+typedef struct gk_replay_parser {
+  gk_replay_parse_fn parse; /* must be non-NULL */
+  void *ctx;
+} gk_replay_parser;
+
+/* The parser gk_replay_open_bytes uses: cJSON, keeping the parsed header
+ * in r->header (r->config, r->origin point into it). In library
+ * gk_replay (gk_replay_header.c), not in gk_replay_read. */
+const gk_replay_parser *gk_replay_cjson_parser(void);
+
+/* gk_replay_open_bytes with the header parsed by p->parse (p is used
+ * during the call only). Returns and fills *r as gk_replay_open_bytes.
+ * Always call gk_replay_close afterwards (it calls no cJSON here). */
+int gk_replay_open_bytes_with(gk_replay *r, const void *bytes, size_t len,
+                              const gk_replay_parser *p);
+
 /* One recorded step; `inputs` points into the replay's bytes
  * (players * input_size bytes). */
 typedef struct gk_replay_step {
@@ -331,6 +404,10 @@ void gk_replay_input_init(gk_replay_input *in, const gk_replay *r);
  * returned). Returns 0 or a code with a message. */
 int gk_replay_prepare(const gk_replay *r, const gk_sim *sim, void *cfg,
                       char *err, size_t errlen);
+/* gk_replay_prepare's checks without the config (no cJSON): 0 or a code
+ * with the same messages. */
+int gk_replay_check_sim(const gk_replay *r, const gk_sim *sim, char *err,
+                        size_t errlen);
 
 /* --- verify -------------------------------------------------------------- */
 
@@ -364,6 +441,23 @@ typedef void (*gk_replay_progress_cb)(void *ctx, uint64_t done, uint64_t total);
 int gk_replay_run(const gk_replay *r, const gk_sim *sim, uint64_t steps,
                   gk_loop *loop, gk_replay_progress_cb progress, void *ctx,
                   gk_replay_verdict *v);
+
+/* Runs the steps from loop->steps up to `until` (at most r->steps) on a
+ * loop that holds this replay's run (started by gk_replay_run, or adopted
+ * from a state the run had after loop->steps steps), comparing every hash
+ * as gk_replay_run does: matching steps are added to v->steps_checked; the
+ * first mismatch fills v (status, step, hashes, message) and stops the
+ * run after that step. The caller zeroes *v before the first call. No
+ * cJSON. Returns v->status. */
+int gk_replay_run_to(const gk_replay *r, gk_loop *loop, uint64_t until,
+                     gk_replay_progress_cb progress, void *ctx,
+                     gk_replay_verdict *v);
+/* What gk_replay_verify adds once every readable step matched (v->status
+ * GK_REPLAY_OK): the input delay rule of a "lockstep" record, then the
+ * reader's damage after the readable steps (status 2, the message naming
+ * the offset, what was expected and how many steps verified before it).
+ * No cJSON. Returns v->status. */
+int gk_replay_judge(const gk_replay *r, gk_replay_verdict *v);
 
 /* Runs the replay's readable steps through a fresh gk_loop and compares
  * every hash. `sim` NULL looks the genre up with gk_genre_find. A

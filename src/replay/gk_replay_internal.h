@@ -37,6 +37,10 @@ static inline int gk__replay_inactive_zero(const uint8_t *records,
   return 1;
 }
 
+/* gk_replay_open_file with the header parsed by `p` (gk_replay_read.c). */
+int gk__replay_open_file_with(gk_replay *r, const char *path,
+                              const gk_replay_parser *p);
+
 /* Fills a block's header and checksum around the `payload` bytes at
  * buf + 12 (buf has room for 12 + payload + 8 bytes). */
 void gk__replay_seal(uint8_t *buf, uint8_t type, uint32_t seq, size_t payload);

@@ -53,125 +53,102 @@ static int parse_seed(const char *s, uint64_t *out) {
   return gk_parse_u64(s, out);
 }
 
-/* Reads an integer member in [lo, hi]. */
-static int json_uint(const cJSON *h, const char *key, double lo, double hi,
-                     uint32_t *out) {
-  const cJSON *it = cJSON_GetObjectItemCaseSensitive(h, key);
-  if (!cJSON_IsNumber(it)) return -1;
-  double d = it->valuedouble;
-  if (!(d >= lo && d <= hi) || (double)(uint32_t)d != d) return -1;
-  *out = (uint32_t)d;
-  return 0;
-}
-
-/* The optional "lockstep" object: {"input_delay": 1..255, "lead": 0..255,
- * ...}; other keys in it (auto, rtt_ms, ...) are for people and tools. */
-static int read_lockstep(gk_replay *r, const cJSON *h, uint64_t offset) {
-  const cJSON *l = cJSON_GetObjectItemCaseSensitive(h, "lockstep");
-  if (l == NULL) return 0;
-  uint32_t d = 0, lead = 0;
-  if (!cJSON_IsObject(l) || json_uint(l, "input_delay", 1, 255, &d) != 0 ||
-      json_uint(l, "lead", 0, 255, &lead) != 0)
+/* The "lockstep" record: {"input_delay": 1..255, "lead": 0..255, ...};
+ * other keys in it (auto, rtt_ms, ...) are for people and tools. */
+static int apply_lockstep(gk_replay *r, const gk_replay_fields *f,
+                          uint64_t offset) {
+  if (!(f->have & GK_REPLAY_HAVE_LOCKSTEP)) return 0;
+  if (!(f->have & GK_REPLAY_LOCKSTEP_OK) || f->input_delay < 1 ||
+      f->input_delay > 255 || f->lead > 255)
     return damage(r, GK_EPROTO, offset,
                   "expected header key 'lockstep' to be an object with "
                   "'input_delay' in 1..255 and 'lead' in 0..255");
   r->has_lockstep = 1;
-  r->input_delay = d;
-  r->lead = lead;
+  r->input_delay = f->input_delay;
+  r->lead = f->lead;
   return 0;
 }
 
+/* Judges the header keys' values (from cJSON or another parser). */
+static int apply_fields(gk_replay *r, const gk_replay_fields *f,
+                        uint64_t offset) {
+  uint32_t have = f->have;
+  if (!(have & GK_REPLAY_HAVE_FORMAT))
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'format' (an integer)");
+  if (f->format != GK_REPLAY_FORMAT)
+    return damage(r, GK_EVERSION, offset,
+                  "expected header format %d, found %" PRIu32, GK_REPLAY_FORMAT,
+                  f->format);
+  r->format = f->format;
+  size_t glen = strnlen(f->genre, sizeof f->genre);
+  if (!(have & GK_REPLAY_HAVE_GENRE) || glen == 0 || glen > GK_REPLAY_GENRE_MAX)
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'genre' (a name of 1..%d bytes)",
+                  GK_REPLAY_GENRE_MAX);
+  memcpy(r->genre, f->genre, glen);
+  r->genre[glen] = '\0';
+  if (!(have & GK_REPLAY_HAVE_GENRE_VERSION))
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'genre_version' (an integer)");
+  r->genre_version = f->genre_version;
+  char seed[sizeof f->seed];
+  memcpy(seed, f->seed, sizeof seed);
+  seed[sizeof seed - 1] = '\0';
+  if (!(have & GK_REPLAY_HAVE_SEED) || parse_seed(seed, &r->seed) != 0)
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'seed' (a decimal string)");
+  if (!(have & GK_REPLAY_HAVE_PLAYERS) || f->players < 1 ||
+      f->players > GK_PLAYERS_MAX)
+    return damage(r, GK_EPROTO, offset, "expected header key 'players' (1..%d)",
+                  GK_PLAYERS_MAX);
+  r->players = f->players;
+  if (!(have & GK_REPLAY_HAVE_INPUT_SIZE) || f->input_size < 1 ||
+      f->input_size > GK_INPUT_SIZE_MAX)
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'input_size' (1..%d)",
+                  GK_INPUT_SIZE_MAX);
+  r->input_size = f->input_size;
+  if (!(have & GK_REPLAY_HAVE_STEP_SECONDS))
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'step_seconds' ([num, den])");
+  if (f->step_seconds[0] == 0 || f->step_seconds[1] == 0)
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'step_seconds' ([num, den], "
+                  "positive integers)");
+  r->step_seconds.num = f->step_seconds[0];
+  r->step_seconds.den = f->step_seconds[1];
+  if (!(have & GK_REPLAY_HAVE_CONFIG))
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'config' (an object)");
+  if ((have & GK_REPLAY_HAVE_ORIGIN) && !(have & GK_REPLAY_ORIGIN_TEXT))
+    return damage(r, GK_EPROTO, offset,
+                  "expected header key 'origin' to be a string");
+  int lrc = apply_lockstep(r, f, offset);
+  if (lrc != 0) return lrc;
+  r->entry_size = ENTRY_HEAD + r->players * r->input_size;
+  r->header_ok = 1;
+  return 0;
+}
+
+/* The header block's text through the parser, then its keys judged. */
 static int parse_header(gk_replay *r, const uint8_t *text, size_t len,
                         uint64_t offset) {
   const uint8_t *nul = memchr(text, 0, len);
   if (nul != NULL)
     return damage(r, GK_EPARSE, offset + (uint64_t)(nul - text),
                   "expected header JSON text, found a NUL byte");
-  const char *end = NULL;
-  cJSON *h = cJSON_ParseWithLengthOpts((const char *)text, len, &end, 0);
-  if (h == NULL) {
-    const char *at = cJSON_GetErrorPtr();
-    uint64_t off = offset;
-    if (at != NULL && at >= (const char *)text &&
-        at <= (const char *)text + len)
-      off += (uint64_t)(at - (const char *)text);
-    return damage(r, GK_EPARSE, off, "expected header JSON, parse error");
+  if (r->parser == NULL || r->parser->parse == NULL)
+    return damage(r, GK_EINVAL, offset, "expected a header parser");
+  gk_replay_fields f;
+  memset(&f, 0, sizeof f);
+  int rc = r->parser->parse(r->parser->ctx, r, (const char *)text, len, &f);
+  if (rc != 0) {
+    f.what[sizeof f.what - 1] = '\0';
+    return damage(r, rc < 0 ? rc : GK_EPARSE, offset + (f.at <= len ? f.at : 0),
+                  "%s", f.what);
   }
-  r->header = h;
-  while (end != NULL && end < (const char *)text + len &&
-         (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
-    end++;
-  if (end != (const char *)text + len)
-    return damage(r, GK_EPARSE,
-                  offset +
-                      (uint64_t)(end != NULL ? end - (const char *)text : 0),
-                  "expected the end of the header JSON");
-  if (!cJSON_IsObject(h))
-    return damage(r, GK_EPARSE, offset, "expected a header JSON object");
-  uint32_t format = 0;
-  if (json_uint(h, "format", 0, UINT32_MAX, &format) != 0)
-    return damage(r, GK_EPROTO, offset,
-                  "expected header key 'format' (an integer)");
-  if (format != GK_REPLAY_FORMAT)
-    return damage(r, GK_EVERSION, offset,
-                  "expected header format %d, found %" PRIu32, GK_REPLAY_FORMAT,
-                  format);
-  r->format = format;
-  const cJSON *g = cJSON_GetObjectItemCaseSensitive(h, "genre");
-  if (!cJSON_IsString(g) || g->valuestring == NULL ||
-      g->valuestring[0] == '\0' || strlen(g->valuestring) > GK_REPLAY_GENRE_MAX)
-    return damage(r, GK_EPROTO, offset,
-                  "expected header key 'genre' (a name of 1..%d bytes)",
-                  GK_REPLAY_GENRE_MAX);
-  memcpy(r->genre, g->valuestring, strlen(g->valuestring) + 1);
-  if (json_uint(h, "genre_version", 0, UINT32_MAX, &r->genre_version) != 0)
-    return damage(r, GK_EPROTO, offset,
-                  "expected header key 'genre_version' (an integer)");
-  const cJSON *s = cJSON_GetObjectItemCaseSensitive(h, "seed");
-  if (!cJSON_IsString(s) || parse_seed(s->valuestring, &r->seed) != 0)
-    return damage(r, GK_EPROTO, offset,
-                  "expected header key 'seed' (a decimal string)");
-  if (json_uint(h, "players", 1, GK_PLAYERS_MAX, &r->players) != 0)
-    return damage(r, GK_EPROTO, offset, "expected header key 'players' (1..%d)",
-                  GK_PLAYERS_MAX);
-  if (json_uint(h, "input_size", 1, GK_INPUT_SIZE_MAX, &r->input_size) != 0)
-    return damage(r, GK_EPROTO, offset,
-                  "expected header key 'input_size' (1..%d)",
-                  GK_INPUT_SIZE_MAX);
-  const cJSON *ss = cJSON_GetObjectItemCaseSensitive(h, "step_seconds");
-  if (!cJSON_IsArray(ss) || cJSON_GetArraySize(ss) != 2 ||
-      json_uint(ss, NULL, 0, 0, NULL) == 0)
-    return damage(r, GK_EPROTO, offset,
-                  "expected header key 'step_seconds' ([num, den])");
-  uint32_t parts[2];
-  for (int i = 0; i < 2; i++) {
-    const cJSON *it = cJSON_GetArrayItem(ss, i);
-    double d = cJSON_IsNumber(it) ? it->valuedouble : 0;
-    if (!(d >= 1 && d <= UINT32_MAX) || (double)(uint32_t)d != d)
-      return damage(r, GK_EPROTO, offset,
-                    "expected header key 'step_seconds' ([num, den], "
-                    "positive integers)");
-    parts[i] = (uint32_t)d;
-  }
-  r->step_seconds.num = parts[0];
-  r->step_seconds.den = parts[1];
-  const cJSON *c = cJSON_GetObjectItemCaseSensitive(h, "config");
-  if (!cJSON_IsObject(c))
-    return damage(r, GK_EPROTO, offset,
-                  "expected header key 'config' (an object)");
-  r->config = c;
-  const cJSON *o = cJSON_GetObjectItemCaseSensitive(h, "origin");
-  if (o != NULL) {
-    if (!cJSON_IsString(o))
-      return damage(r, GK_EPROTO, offset,
-                    "expected header key 'origin' to be a string");
-    r->origin = o->valuestring;
-  }
-  int lrc = read_lockstep(r, h, offset);
-  if (lrc != 0) return lrc;
-  r->entry_size = ENTRY_HEAD + r->players * r->input_size;
-  r->header_ok = 1;
-  return 0;
+  return apply_fields(r, &f, offset);
 }
 
 /* The header of gk_replay_open_file_known: compared, never parsed. */
@@ -465,9 +442,13 @@ static int read_bytes(gk_replay *r, const void *bytes, size_t len) {
   return read_all(r);
 }
 
-int gk_replay_open_bytes(gk_replay *r, const void *bytes, size_t len) {
+int gk_replay_open_bytes_with(gk_replay *r, const void *bytes, size_t len,
+                              const gk_replay_parser *p) {
   memset(r, 0, sizeof *r);
-  return read_bytes(r, bytes, len);
+  r->parser = p;
+  int rc = read_bytes(r, bytes, len);
+  r->parser = NULL;
+  return rc;
 }
 
 /* Reads the file whole, then its bytes (r is zeroed but for r->known). */
@@ -512,9 +493,13 @@ static int read_file(gk_replay *r, const char *path) {
   return rc;
 }
 
-int gk_replay_open_file(gk_replay *r, const char *path) {
+int gk__replay_open_file_with(gk_replay *r, const char *path,
+                              const gk_replay_parser *p) {
   memset(r, 0, sizeof *r);
-  return read_file(r, path);
+  r->parser = p;
+  int rc = read_file(r, path);
+  r->parser = NULL;
+  return rc;
 }
 
 int gk_replay_open_file_known(gk_replay *r, const char *path,
@@ -527,8 +512,8 @@ int gk_replay_open_file_known(gk_replay *r, const char *path,
 }
 
 void gk_replay_close(gk_replay *r) {
-  if (r->header != NULL) /* none from gk_replay_open_file_known: no cJSON */
-    cJSON_Delete(r->header);
+  if (r->header != NULL && r->header_free != NULL) /* cJSON_Delete */
+    r->header_free(r->header);
   free(r->blocks);
   free(r->owned);
   memset(r, 0, sizeof *r);

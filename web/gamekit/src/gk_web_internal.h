@@ -33,6 +33,19 @@ struct gk_web {
 };
 
 void gk__web_input_init(gk_web *w);
+
+/* A growing buffer held elsewhere (gk_web's map, gk_web_replay's). */
+typedef struct gk__web_buf {
+  uint8_t **bytes;
+  size_t *len, *cap;
+} gk__web_buf;
+/* Writes the state map (gk_web.h's layout) of `state` of genre `sim`, or,
+ * with `sample_of` non-NULL, that loop's HUD sample, into b, headed by
+ * `steps` and `hash`. Returns *b.bytes with *len its bytes, or NULL
+ * (state NULL, out of memory). */
+const uint8_t *gk__web_map_of(gk__web_buf b, const gk_sim *sim,
+                              const void *state, const gk_loop *sample_of,
+                              uint64_t steps, uint64_t hash, uint32_t *len);
 void gk__web_put_le(uint8_t *p, uint64_t v, unsigned n);
 
 #endif

@@ -74,23 +74,23 @@ void gk_web_press(gk_web *w, uint32_t buttons) {
 
 typedef struct map_writer {
   gk_writer w; /* must be first */
-  gk_web *web;
+  gk__web_buf buf;
   gk_path path;
   char prev[GK_PATH_MAX];
   uint32_t count;
 } map_writer;
 
-static uint8_t *map_reserve(gk_web *w, size_t n) {
-  if (w->map_len + n > w->map_cap) {
-    size_t cap = w->map_cap ? w->map_cap : 16384;
-    while (cap < w->map_len + n) cap *= 2;
-    uint8_t *b = realloc(w->map, cap);
-    if (b == NULL) return NULL;
-    w->map = b;
-    w->map_cap = cap;
+static uint8_t *map_reserve(gk__web_buf b, size_t n) {
+  if (*b.len + n > *b.cap) {
+    size_t cap = *b.cap ? *b.cap : 16384;
+    while (cap < *b.len + n) cap *= 2;
+    uint8_t *nb = realloc(*b.bytes, cap);
+    if (nb == NULL) return NULL;
+    *b.bytes = nb;
+    *b.cap = cap;
   }
-  uint8_t *p = w->map + w->map_len;
-  w->map_len += n;
+  uint8_t *p = *b.bytes + *b.len;
+  *b.len += n;
   return p;
 }
 
@@ -104,7 +104,7 @@ static void map_field(gk_writer *gw, gk_field_kind kind, const char *name,
   size_t add = n - keep; /* < GK_PATH_MAX */
   int cont = kind == GK_FIELD_BYTES && m->path.offset > 0;
   size_t vlen = kind == GK_FIELD_BYTES ? 4 + len : 8;
-  uint8_t *p = map_reserve(m->web, 3 + add + vlen);
+  uint8_t *p = map_reserve(m->buf, 3 + add + vlen);
   if (p == NULL) {
     gw->err = GK_ENOMEM;
     return;
@@ -124,30 +124,38 @@ static void map_field(gk_writer *gw, gk_field_kind kind, const char *name,
   m->count++;
 }
 
-static const uint8_t *map_of(gk_web *w, int sample, uint32_t *len) {
-  gk_net_peer *p = &w->peer;
-  const void *st = p->started ? gk_loop_state(&p->loop) : NULL;
+const uint8_t *gk__web_map_of(gk__web_buf b, const gk_sim *sim,
+                              const void *state, const gk_loop *sample_of,
+                              uint64_t steps, uint64_t hash, uint32_t *len) {
   *len = 0;
-  if (st == NULL) return NULL;
-  w->map_len = 0;
-  uint8_t *h = map_reserve(w, 24);
+  if (state == NULL) return NULL;
+  *b.len = 0;
+  uint8_t *h = map_reserve(b, 24);
   if (h == NULL) return NULL;
   memcpy(h, "GKS1", 4);
-  gk__web_put_le(h + 4, p->loop.steps, 8);
-  gk__web_put_le(h + 12, p->loop.last_hash, 8);
+  gk__web_put_le(h + 4, steps, 8);
+  gk__web_put_le(h + 12, hash, 8);
   map_writer m;
   memset(&m, 0, sizeof m);
   m.w.field = map_field;
-  m.web = w;
+  m.buf = b;
   gk_path_init(&m.path);
-  if (sample)
-    gk_loop_write_sample(&p->loop, &m.w);
+  if (sample_of != NULL)
+    gk_loop_write_sample(sample_of, &m.w);
   else
-    p->sim->write_state(st, &m.w);
+    sim->write_state(state, &m.w);
   if (m.w.err != 0) return NULL;
-  gk__web_put_le(w->map + 20, m.count, 4);
-  *len = (uint32_t)w->map_len;
-  return w->map;
+  gk__web_put_le(*b.bytes + 20, m.count, 4);
+  *len = (uint32_t)*b.len;
+  return *b.bytes;
+}
+
+static const uint8_t *map_of(gk_web *w, int sample, uint32_t *len) {
+  gk_net_peer *p = &w->peer;
+  const void *st = p->started ? gk_loop_state(&p->loop) : NULL;
+  gk__web_buf b = {&w->map, &w->map_len, &w->map_cap};
+  return gk__web_map_of(b, p->sim, st, sample ? &p->loop : NULL, p->loop.steps,
+                        p->loop.last_hash, len);
 }
 
 const uint8_t *gk_web_state(gk_web *w, uint32_t *len) {
