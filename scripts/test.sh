@@ -8,9 +8,10 @@
 #          chromium fails it instead of skipping.
 #   asan   build-asan/: every test suite again but "web", gcc with
 #          AddressSanitizer + UndefinedBehaviorSanitizer; of "web" only the
-#          C glue's own test ("gk_web glue"): the rest of that suite drives
-#          the same wasm and pages as in the gcc leg, and its server side is
-#          the "server" suite's (CI time, .ci/run under 40 minutes)
+#          C glue's own tests ("gk_web glue", "gk_web_replay glue"): the
+#          rest of that suite drives the same wasm and pages as in the gcc
+#          leg, and its server side is the "server" suite's (CI time,
+#          .ci/run under 40 minutes)
 #   clang  build-clang/: the whole project (tests, bench, fuzz corpus
 #          drivers, tools) with clang -O0 -Werror; every suite but the
 #          end-to-end server ones (suite "server"; its in-process "server
@@ -41,7 +42,7 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   --no-suite web || status=1
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs --logbase web-glue \
-  "gk_web glue" || status=1
+  "gk_web glue" "gk_web_replay glue" || status=1
 sh scripts/sdk_check.sh build || status=1
 meson test -C build-clang --print-errorlogs --no-suite server \
   --no-suite web || status=1
