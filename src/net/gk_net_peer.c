@@ -247,6 +247,15 @@ static void arm(gk_net_peer *p, uint64_t now) {
   p->deadline = next;
 }
 
+/* A spectator's acknowledgement and hashes, once every opts.ack_every
+ * step periods. */
+static void spectator_report(gk_net_peer *p, uint64_t now) {
+  if (now < p->report_due) return;
+  uint32_t every = p->opts.ack_every != 0 ? p->opts.ack_every : 1u;
+  p->report_due = now + (uint64_t)every * p->step_ns - p->step_ns / 2u;
+  send_inputs(p);
+}
+
 /* After a snapshot: confirmed steps run in batches (run_steps) until the
  * peer is within the input delay of the head and may sample its next
  * step; then sampling starts now (spectators never sample). */
@@ -256,7 +265,10 @@ static int catch_up(gk_net_peer *p, uint64_t now) {
   if (p->spectator ||
       p->loop.steps + p->match.input_delay < p->inbuf.confirmed ||
       !may_sample(p)) {
-    send_inputs(p); /* acknowledgements and hashes */
+    if (p->spectator)
+      spectator_report(p, now);
+    else
+      send_inputs(p); /* acknowledgements and hashes */
     arm(p, now);
     return 1;
   }
@@ -306,7 +318,9 @@ static void on_timeout(gk_net_peer *p) {
     if (p->source->end_step != NULL) p->source->end_step(p->source);
   }
   if (sampled && p->source->end_frame != NULL) p->source->end_frame(p->source);
-  if (sampled || skipped || p->blocked || was_blocked || p->spectator)
+  if (p->spectator)
+    spectator_report(p, now);
+  else if (sampled || skipped || p->blocked || was_blocked)
     send_inputs(p);
   arm(p, now);
 }

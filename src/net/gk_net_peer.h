@@ -142,6 +142,10 @@ typedef int (*gk_net_peer_options_fn)(void *ctx, const gk_sim *sim, void *cfg,
                                       const char *text, size_t len, char *err,
                                       size_t errlen);
 
+/* gk_net_peer_options.ack_every of a spectator on a reliable stream
+ * (WebSocket: the browser client, gk-bot --ws): one report per 4 steps. */
+#define GK_NET_PEER_ACK_EVERY_STREAM 4u
+
 typedef struct gk_net_peer_options {
   /* The local input source, or NULL for the genre's bot seeded with
    * bot_seed and the slot. Owned by the caller; must outlive the match. */
@@ -183,6 +187,12 @@ typedef struct gk_net_peer_options {
    * period after MATCH_START (phase_den 0: at once), so the peers of one
    * process can spread their sampling over the period. */
   uint32_t phase_num, phase_den;
+  /* A spectator sends its acknowledgement and hashes once every this many
+   * step periods (0 -> 1: every one). On a reliable stream (WebSocket)
+   * nothing is lost, so a driver may ask for fewer messages: the server
+   * resends only steps left unacknowledged while it sent nothing newer
+   * for two periods, and checks the hashes whenever they come. */
+  uint32_t ack_every;
 } gk_net_peer_options;
 
 /* gk_net_peer_options.state_fault: how a test peer answers STATE_REQUEST. */
@@ -265,9 +275,10 @@ struct gk_net_peer {
   void (*after_fn)(void *ctx, gk_net_peer *p);
   void *after_ctx;
   /* rejoin and spectating (gk_net_peer_snap.c) */
-  int await_snapshot; /* MATCH_START sets up; a snapshot starts */
-  int spectator;      /* never samples; reports hashes */
-  int catching_up;    /* running confirmed steps in batches */
+  int await_snapshot;  /* MATCH_START sets up; a snapshot starts */
+  int spectator;       /* never samples; reports hashes */
+  uint64_t report_due; /* a spectator's next acknowledgement (ack_every) */
+  int catching_up;     /* running confirmed steps in batches */
   char expect_code[GK_WIRE_CODE_LEN + 1];
   gk_chunk_rx snap_rx;
   gk_wire_snap_begin snap_begin;

@@ -202,6 +202,7 @@ gk_web *gk_web_create(uint32_t mode, uint64_t seed, gk_web_options_fn opts,
   o.genres.find = find_genre;
   o.apply_options = apply_options;
   o.options_ctx = w;
+  o.ack_every = GK_NET_PEER_ACK_EVERY_STREAM; /* always a WebSocket */
   gk_net_peer_callbacks cb = {
       .ctx = w,
       .send = on_send,

@@ -286,6 +286,16 @@ def check_spectator(spec, nat, last, tmp):
         fail("spectator snapshot at step %d" % s0)
     compare("spectator", read_chain(os.path.join(tmp, "spectator.hashes")),
             "native1", nat[0], s0, last)
+    # on a WebSocket a spectator reports once every 4 steps
+    # (GK_NET_PEER_ACK_EVERY_STREAM), not every step: about a quarter as
+    # many messages as steps watched (a snapshot's acknowledgement and the
+    # end's repeats besides)
+    end = [o for o in spec.all if o.get("event") == "ended"][0]
+    sent, watched = end["stats"]["packetsOut"], last - s0
+    if sent > watched // 3 + 20 or sent < watched // 8:
+        fail("the spectator sent %d messages over %d steps, want about "
+             "a quarter" % (sent, watched))
+    print("# spectator: %d messages over %d steps" % (sent, watched))
 
 
 def check_desync(srv, cli, end, chain, nat, code):
