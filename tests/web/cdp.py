@@ -548,6 +548,28 @@ def _case_name(fn):
     return doc[0] if doc else fn.__name__.replace("_", " ")
 
 
+def skip_or_bail(why):
+    """A test that cannot run here (`why`): a TAP skip and exit 0, or with
+    GK_WEB_REQUIRED=1 (scripts/test.sh) a bail-out and exit 1."""
+    if os.environ.get("GK_WEB_REQUIRED") == "1":
+        print("Bail out! %s, and GK_WEB_REQUIRED=1" % why)
+        print("FAIL: %s, and GK_WEB_REQUIRED=1" % why, file=sys.stderr)
+        sys.exit(1)
+    print("1..0 # SKIP %s" % why)
+    print("SKIP: %s (GK_WEB_REQUIRED=1 fails instead)" % why,
+          file=sys.stderr)
+    sys.exit(0)
+
+
+def require_gamekit_dist():
+    """skip_or_bail unless web/gamekit/dist holds the built gamekit.wasm."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    if not os.path.exists(os.path.join(root, "web", "gamekit", "dist",
+                                       "gamekit.wasm")):
+        skip_or_bail("web/gamekit/dist is not built (sh web/gamekit/build.sh)")
+
+
 def run(cases, timeout=120, flags=(), browser=True):
     """Runs a list of cases, each fn(browser), as one TAP test program
     (meson's protocol 'tap'): one Browser for all of them (started again
@@ -561,14 +583,7 @@ def run(cases, timeout=120, flags=(), browser=True):
     the cases the same way with None for the browser (HTTP-only tests)."""
     why = chromium_missing() if browser else None
     if why is not None:
-        if os.environ.get("GK_WEB_REQUIRED") == "1":
-            print("Bail out! %s, and GK_WEB_REQUIRED=1" % why)
-            print("FAIL: %s, and GK_WEB_REQUIRED=1" % why, file=sys.stderr)
-            sys.exit(1)
-        print("1..0 # SKIP %s" % why)
-        print("SKIP: %s (GK_WEB_REQUIRED=1 fails instead)" % why,
-              file=sys.stderr)
-        sys.exit(0)
+        skip_or_bail(why)
 
     def on_signal(signum, frame):
         raise _Stop("signal %d (alarm: the program ran over %d s)"

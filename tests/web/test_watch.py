@@ -437,13 +437,6 @@ CASES = [a_watch_page_agrees_with_the_players_to_the_end,
          the_watch_page_shows_the_stalls_and_desyncs_the_server_notices]
 
 if __name__ == '__main__':
-    if not os.path.exists(os.path.join(ROOT, 'web', 'gamekit', 'dist',
-                                       'gamekit.wasm')):
-        why = 'web/gamekit/dist is not built (sh web/gamekit/build.sh)'
-        if os.environ.get('GK_WEB_REQUIRED') == '1':
-            print('Bail out! %s, and GK_WEB_REQUIRED=1' % why)
-            sys.exit(1)
-        print('1..0 # SKIP %s' % why)
-        sys.exit(0)
+    cdp.require_gamekit_dist()
     pick = [c for c in CASES if not sys.argv[1:] or c.__name__ in sys.argv]
     cdp.run(pick, timeout=400)
