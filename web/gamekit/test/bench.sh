@@ -3,10 +3,13 @@
 # step for survivors, the same benchmark program (bench/bench_survivors.c)
 # built natively (NATIVE_BUILD, -O2 in debugoptimized) and as WebAssembly
 # (WEB_BUILD, default build-web: -O2, run under node), pinned to one CPU:
-#   early   2 players, the default config, steps 301..2300 (per-step mean;
-#           node runs it twice: V8's default tiering, which starts in its
-#           baseline compiler, and --no-liftoff, optimised code from the
-#           first call)
+#   early   2 players, the default config, steps 301..2300 (per-step mean,
+#           less the clock reads': in wasm32 a read is a call out to
+#           JavaScript); node runs it three times: V8's default tiering
+#           cold (its baseline compiler, a match's first seconds), the same
+#           after 10 untimed runs of those steps (warm: the code a match
+#           runs after its first seconds; native gets the same warm-up),
+#           and --no-liftoff (optimised code from the first call)
 #   dense   8 players, 2,000 enemies, 1,000 projectiles (medians of 15
 #           batches of 200 steps)
 # GK_BENCH_CALLGRIND=1 adds instruction counts (below), which do not
@@ -26,6 +29,8 @@ field() { awk -v k="$1" '$0 ~ k {for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) 
 n_early=$(taskset -c "$cpu" "$nat" --early 2000 | field "ns/step .mean")
 w_early=$(taskset -c "$cpu" node --no-experimental-fetch "$js" --early 2000 | field "ns/step .mean")
 w_early_tf=$(taskset -c "$cpu" node --no-experimental-fetch --no-liftoff "$js" --early 2000 | field "ns/step .mean")
+n_warm=$(taskset -c "$cpu" "$nat" --early 2000 10 | field "ns/step .mean")
+w_warm=$(taskset -c "$cpu" node --no-experimental-fetch "$js" --early 2000 10 | field "ns/step .mean")
 n_out=$(taskset -c "$cpu" "$nat" 15 200)
 w_out=$(taskset -c "$cpu" node --no-experimental-fetch "$js" 15 200)
 n_sum=$(echo "$n_out" | grep checksum)
@@ -38,7 +43,8 @@ w_sh=$(echo "$w_out" | field "step \\+ hash")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 echo "survivors early (2 players): native $n_early ns/step, wasm $w_early" \
   "(x$(ratio "$w_early" "$n_early")), wasm --no-liftoff $w_early_tf" \
-  "(x$(ratio "$w_early_tf" "$n_early"))"
+  "(x$(ratio "$w_early_tf" "$n_early")); warm: native $n_warm, wasm" \
+  "$w_warm (x$(ratio "$w_warm" "$n_warm"))"
 echo "survivors dense (8 players, 2,000 enemies): step native $n_step ns," \
   "wasm $w_step (x$(ratio "$w_step" "$n_step")); step + hash native" \
   "$n_sh, wasm $w_sh (x$(ratio "$w_sh" "$n_sh")); $n_sum"
