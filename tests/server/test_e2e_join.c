@@ -212,6 +212,7 @@ Test(server_e2e_join, an_unknown_code_or_a_full_room_fails_with_the_reason,
   e2e_spawn(&bot, &d, "bot", bad);
   cr_assert(e2e_wait(&bot, 10000));
   cr_assert_eq(bot.status, 2);
+  said(&bot, "--join: bad value 'abc' (a room code");
   char *two[] = {(char *)GK_BOT_BIN,
                  "--server",
                  "127.0.0.1:9",

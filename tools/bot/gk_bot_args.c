@@ -247,7 +247,8 @@ int bot_parse_args(int argc, char **argv, bot_args *a, bot *b) {
       return 2;
     }
     if (rc > 0) {
-      fprintf(stderr, "gk-bot: %s: bad value '%s'\n", o, v);
+      fprintf(stderr, "gk-bot: %s: bad value '%s'%s\n", o, v,
+              strcmp(o, "--join") ? "" : " (a room code: 16 of A-Z and 2-7)");
       return 2;
     }
   }
