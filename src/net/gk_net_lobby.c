@@ -20,10 +20,22 @@ int gk_net_lobby_init(gk_net_lobby *l, const gk_net_lobby_room *room) {
   return 0;
 }
 
+int gk_net_lobby_init_join(gk_net_lobby *l, const char *code,
+                           uint32_t players) {
+  if (l == NULL || code == NULL || !gk_wire_code_valid(code) || players < 1 ||
+      players > GK_PLAYERS_MAX)
+    return GK_EINVAL;
+  memset(l, 0, sizeof *l);
+  l->room.players = l->room.starters = players;
+  memcpy(l->code, code, GK_WIRE_CODE_LEN);
+  l->created = l->joining = 1;
+  return 0;
+}
+
 int gk_net_lobby_request(const gk_net_lobby *l, uint32_t index,
                          gk_wire_msg *m) {
   memset(m, 0, sizeof *m);
-  if (index == 0) {
+  if (index == 0 && !l->joining) {
     m->type = GK_MSG_CREATE_ROOM;
     gk_wire_create_room *c = &m->u.create_room;
     c->max_players = (uint8_t)l->room.players;
@@ -48,7 +60,7 @@ gk_net_lobby_event gk_net_lobby_on_msg(gk_net_lobby *l, uint32_t index,
                                        const gk_wire_msg *m) {
   switch (m->type) {
   case GK_MSG_ROOM_CREATED:
-    if (index != 0 || l->created) return GK_NET_LOBBY_NONE;
+    if (index != 0 || l->created || l->joining) return GK_NET_LOBBY_NONE;
     memcpy(l->code, m->u.room.code, sizeof l->code);
     l->created = 1;
     l->in |= 1u;
@@ -67,7 +79,8 @@ gk_net_lobby_event gk_net_lobby_on_msg(gk_net_lobby *l, uint32_t index,
 
 int gk_net_lobby_start(gk_net_lobby *l, gk_wire_msg *m) {
   uint32_t all = gk_all_players(l->room.starters);
-  if (!l->created || l->start_sent || (l->in & all) != all) return 0;
+  if (!l->created || l->joining || l->start_sent || (l->in & all) != all)
+    return 0;
   memset(m, 0, sizeof *m);
   m->type = GK_MSG_START_MATCH;
   l->start_sent = 1;

@@ -12,6 +12,12 @@
  *     which the peer engine handles, follows for everyone);
  *   - ERROR (a refused request) and SHUTDOWN end the setup.
  *
+ * Or, for a room another client created (gk_net_lobby_init_join; a page,
+ * say): every player of the lobby sends JOIN_ROOM with the known code
+ * and takes any free slot the server gives (JOINED says which); nobody
+ * here starts the match: its creator does, and MATCH_START follows. An
+ * unknown code (GK_ENOTFOUND) or a full room (GK_EFULL) is an ERROR.
+ *
  * Pure state over decoded messages (gk_lockstep: libc + core): it builds
  * the requests and says what a reply means; the caller connects, adds a
  * connect token if it has one, and sends (natively through its peer
@@ -40,8 +46,10 @@ typedef struct gk_net_lobby {
   /* read-only for callers */
   gk_net_lobby_room room;
   uint32_t in;    /* bit i: player i is in the room */
-  int created;    /* ROOM_CREATED came: `code` is the room's */
+  int created;    /* `code` is the room's: ROOM_CREATED came, or the
+                     lobby joins a known room */
   int start_sent; /* gk_net_lobby_start gave START_MATCH out */
+  int joining;    /* gk_net_lobby_init_join: the room is another's */
   char code[GK_WIRE_CODE_LEN + 1];
 } gk_net_lobby;
 
@@ -60,10 +68,17 @@ typedef enum gk_net_lobby_event {
  * or options text too long for CREATE_ROOM, a delay over 255). */
 int gk_net_lobby_init(gk_net_lobby *l, const gk_net_lobby_room *room);
 
+/* `players` players (1..GK_PLAYERS_MAX) joining the room `code` (a
+ * valid room code, gk_wire_code_valid) that someone else created and
+ * starts; room.genre stays NULL (MATCH_START names it). Returns 0 or
+ * GK_EINVAL (NULL, a bad code, players out of range). */
+int gk_net_lobby_init_join(gk_net_lobby *l, const char *code, uint32_t players);
+
 /* Player `index`'s request once its connection is up, into *m (no token:
  * the caller may add one): CREATE_ROOM for player 0, JOIN_ROOM as a
  * player with the room's code for any other (a late joiner's index may be
- * past the room's size). Returns 0, or GK_ESTATE for a joiner before
+ * past the room's size); JOIN_ROOM for every player of a joining lobby.
+ * Returns 0, or GK_ESTATE for a joiner before
  * ROOM_CREATED. */
 int gk_net_lobby_request(const gk_net_lobby *l, uint32_t index, gk_wire_msg *m);
 
@@ -75,7 +90,8 @@ gk_net_lobby_event gk_net_lobby_on_msg(gk_net_lobby *l, uint32_t index,
 /* 1 if player `index` is in the room (0 past the room's size). */
 int gk_net_lobby_is_in(const gk_net_lobby *l, uint32_t index);
 
-/* Once every starter is in and START_MATCH has not been given out: fills
+/* Once every starter is in and START_MATCH has not been given out (never
+ * for a joining lobby: the room's creator starts it): fills
  * *m with it (the host sends it), sets start_sent and returns 1; else 0.
  * A caller whose send failed may clear start_sent to be given it again. */
 int gk_net_lobby_start(gk_net_lobby *l, gk_wire_msg *m);

@@ -151,3 +151,29 @@ Test(lobby, a_room_create_room_cannot_carry_is_refused_up_front) {
   cr_assert_eq(gk_net_lobby_init(&l, &r), 0);
   cr_assert_eq(gk_net_lobby_init(NULL, &ok), GK_EINVAL);
 }
+
+Test(lobby, players_joining_a_known_room_all_join_and_never_start_it) {
+  gk_net_lobby l;
+  gk_wire_msg m, s;
+  cr_assert_eq(gk_net_lobby_init_join(&l, CODE, 2), 0);
+  cr_assert(l.created && l.joining);
+  for (uint32_t i = 0; i < 2; i++) {
+    cr_assert_eq(gk_net_lobby_request(&l, i, &m), 0);
+    cr_assert_eq(m.type, GK_MSG_JOIN_ROOM, "player %u creates", i);
+    cr_assert_eq(m.u.room.role, GK_WIRE_ROLE_PLAYER);
+    cr_assert_eq(memcmp(m.u.room.code, CODE, GK_WIRE_CODE_LEN), 0);
+  }
+  /* a stray ROOM_CREATED does not change the code */
+  gk_wire_msg rc = room_msg(GK_MSG_ROOM_CREATED, "QRSTUVWXYZ234567");
+  cr_assert_eq(gk_net_lobby_on_msg(&l, 0, &rc), GK_NET_LOBBY_NONE);
+  cr_assert_str_eq(l.code, CODE);
+  gk_wire_msg j = joined();
+  cr_assert_eq(gk_net_lobby_on_msg(&l, 0, &j), GK_NET_LOBBY_JOINED);
+  cr_assert_eq(gk_net_lobby_on_msg(&l, 1, &j), GK_NET_LOBBY_JOINED);
+  cr_assert(gk_net_lobby_is_in(&l, 0) && gk_net_lobby_is_in(&l, 1));
+  cr_assert_eq(gk_net_lobby_start(&l, &s), 0, "a joiner started the match");
+  cr_assert_eq(gk_net_lobby_init_join(&l, "abc", 2), GK_EINVAL);
+  cr_assert_eq(gk_net_lobby_init_join(&l, CODE, 0), GK_EINVAL);
+  cr_assert_eq(gk_net_lobby_init_join(&l, CODE, GK_PLAYERS_MAX + 1), GK_EINVAL);
+  cr_assert_eq(gk_net_lobby_init_join(NULL, CODE, 1), GK_EINVAL);
+}

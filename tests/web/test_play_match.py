@@ -9,13 +9,18 @@ A real gk-server (gkserver.py; replays and desync reports on, ENet and
 WebSocket on ephemeral ports of 127.0.0.1) per case, pages of
 web/test/peer.html (peer.js: one seat played by the genre's bot,
 connect(url, {bot: true, seed})) in Chromium (cdp.py), and native peers
-(gk-web-native: the C engine over ENet, the genre's bot, its per-step
-hash chain in a file) that join by the room code. Prints TAP. Skips
-without web/gamekit/dist (fails then with GK_WEB_REQUIRED=1). A failing
-case keeps the server's, the natives' and the pages' logs in a temp
+that join by the room code: gk-bot --join (the C engine over ENet, the
+genre's bot; its players agree with each other step by step, and
+--hashes writes its player 0's chain) and, in the perturbed-page case
+only, gk-web-native (the same engine, one player, its chain in a file):
+gk-bot counts every DESYNC notice of its room as a failure (exit 1),
+and that case desyncs the page on purpose. Prints TAP. Skips without
+web/gamekit/dist (fails then with GK_WEB_REQUIRED=1). A failing case
+keeps the server's, the natives' and the pages' logs in a temp
 directory and says where.
 
-Environment: GK_SERVER, GK_WEB_NATIVE, GK_REPLAY (meson sets them).
+Environment: GK_SERVER, GK_BOT, GK_WEB_NATIVE, GK_REPLAY (meson sets
+them).
 """
 import glob
 import json
@@ -91,6 +96,28 @@ class Match:
                         20, 'player_joined slot %d' % slot)
         return hashes
 
+    def bots(self, code, seed, slots):
+        """One gk-bot --join with a player per slot in `slots` (the free
+        seats, taken in any order) in room `code`; waits until all have
+        joined. Returns its --hashes file (its player 0's chain)."""
+        hashes = os.path.join(self.tmp, 'bot%d.hashes' % seed)
+        err = open(os.path.join(self.tmp, 'bot%d.err' % seed), 'w')
+        out = os.path.join(self.tmp, 'bot%d.json' % seed)
+        p = subprocess.Popen([os.environ['GK_BOT'],
+                              '--server', '127.0.0.1:%d' % self.enet_port(),
+                              '--genre', 'survivors', '--join', code,
+                              '--players', str(len(slots)),
+                              '--seed', str(seed), '--timeout', '240',
+                              '--hashes', hashes],
+                             stdout=open(out, 'w'), stderr=err,
+                             stdin=subprocess.DEVNULL)
+        self.natives.append((p, out, err))
+        self.wait_event(lambda e: len(set(
+            x.get('slot') for x in self.events()
+            if x.get('event') == 'player_joined' and x.get('room') == code) &
+            set(slots)) == len(slots), 20, 'player_joined slots %s' % slots)
+        return hashes
+
     def enet_port(self):
         for e in self.events():
             if e.get('event') == 'listening':
@@ -114,9 +141,19 @@ class Match:
                                e.get('room') == code, secs, 'match_end')
 
     def natives_done(self):
-        for p, _, _ in self.natives:
+        """Every native exited 0; a gk-bot's summary also says its room
+        completed with 0 desyncs and its players agreed."""
+        for p, out, _ in self.natives:
+            what = 'gk-bot' if out.endswith('.json') else 'gk-web-native'
             if p.wait(30) != 0:
-                raise AssertionError('gk-web-native exited %d' % p.returncode)
+                raise AssertionError('%s exited %d' % (what, p.returncode))
+            if what == 'gk-bot':
+                with open(out) as f:
+                    s = json.load(f)
+                r = s['room_results'][0]
+                if s['rooms_completed'] != 1 or s['desyncs'] != 0 or \
+                        r['agree'] is not True:
+                    raise AssertionError('gk-bot: %s' % s)
 
     def replay(self, code):
         deadline = time.monotonic() + 20
@@ -200,15 +237,18 @@ def page_ok(p):
         raise AssertionError('the page failed: %s' % err)
 
 
-def three_seats(b, m, steps, seed=11, options=None):
-    """A page hosting a 3-seat room, two natives in it; returns p, code,
-    native hash files (not started)."""
+def three_seats(b, m, steps, seed=11, options=None, natives=False):
+    """A page hosting a 3-seat room, two native players in it (one gk-bot
+    --join with two players, or with natives=True two gk-web-native);
+    returns p, code, the native hash files (gk-bot: one, its player 0's;
+    the players agree with each other or gk-bot fails) (not started)."""
     p = m.page(b)
     code = p.eval('peer.create({maxPlayers: 3, seed: %d, steps: %d, '
                   'options: %s})' % (seed, steps, json.dumps(options)),
                   timeout=20)
-    hashes = [m.native(code, 21, 1), m.native(code, 22, 2)]
-    return p, code, hashes
+    if natives:
+        return p, code, [m.native(code, 21, 1), m.native(code, 22, 2)]
+    return p, code, [m.bots(code, 21, [1, 2])]
 
 
 def wait_across_reload(p, expr, secs):
@@ -250,7 +290,7 @@ def verify(m, code):
 
 @case
 def a_page_plays_3000_steps_with_two_native_peers_and_agrees(b, m):
-    """a page plays 3,000 steps with two native peers; chains agree"""
+    """a page plays 3,000 steps with two gk-bot --join players; agree"""
     p, code, hashes = three_seats(b, m, STEPS)
     p.eval('peer.start()')
     end = m.match_end(code, 150)
@@ -267,10 +307,11 @@ def a_page_plays_3000_steps_with_two_native_peers_and_agrees(b, m):
     if end['hashes_compared'] < 3 * (last + 1) - 3 * 64:
         raise AssertionError('only %d hashes compared of %d steps'
                              % (end['hashes_compared'], last + 1))
-    nat = [read_chain(h) for h in hashes]
+    # gk-bot compared its two players step by step (natives_done: they
+    # agree); its player 0's chain against the page's
+    nat = read_chain(hashes[0])
     chain = page_chain(p)
-    compare('native1', nat[0], 'native2', nat[1], 0, last)
-    compare('page', chain, 'native1', nat[0], 0, last)
+    compare('page', chain, 'gk-bot', nat, 0, last)
     if p.eval('peer.events.filter((e) => e.type === "desync").length'):
         raise AssertionError('the page heard a desync')
     path = verify(m, code)
@@ -334,7 +375,8 @@ def the_survivors_view_draws_what_the_state_says_after_300_steps(b, m):
 def a_perturbed_page_is_reported_at_the_next_step_with_the_field(b, m):
     """a page perturbed after step 600: desync at 601 naming the field"""
     k = PERTURB_STEP
-    p, code, hashes = three_seats(b, m, k + 300)
+    # gk-web-native: gk-bot would fail on the desync this case makes
+    p, code, hashes = three_seats(b, m, k + 300, natives=True)
     p.eval('peer.perturb(%d, %s)' % (k, json.dumps(PERTURB_PATH)))
     p.eval('peer.start()')
     end = m.match_end(code, 60)
@@ -395,11 +437,11 @@ def a_page_reloaded_at_step_1000_rejoins_and_agrees_to_the_end(b, m):
     dropped = p.eval('peer.dropped')
     if dropped != DROP_STEP:
         raise AssertionError('dropped after step %s' % dropped)
-    compare('page', chain, 'native1', nat, 0, DROP_STEP)
+    compare('page', chain, 'gk-bot', nat, 0, DROP_STEP)
     s0 = snap['step']
     if not DROP_STEP < s0 < last:
         raise AssertionError('snapshot at step %d' % s0)
-    compare('page (rejoined)', chain, 'native1', nat, s0, last)
+    compare('page (rejoined)', chain, 'gk-bot', nat, s0, last)
     rej = [e for e in m.events() if e.get('room') == code and
            'rejoin' in e.get('event', '')]
     verify(m, code)
@@ -427,7 +469,7 @@ def a_hidden_page_plays_on_and_frozen_stalls_everyone_until_removed(b, m):
     code = host.eval('peer.create({maxPlayers: 3, seed: 11})', timeout=20)
     guest = m.page(b)
     slot = guest.eval('peer.join(%s, 12)' % json.dumps(code), timeout=20)
-    hashes = m.native(code, 21, 2)
+    hashes = m.bots(code, 21, [2])
     host.eval('peer.start()')
     guest.wait_for('peer.last >= %d || peer.error' % HIDE_STEP, timeout=60)
     # hidden (its window minimised): Chromium does not throttle the
@@ -491,7 +533,7 @@ def a_hidden_page_plays_on_and_frozen_stalls_everyone_until_removed(b, m):
         raise AssertionError('the server counted %d desyncs' % end['desyncs'])
     # no step dropped: every step 0..last in the host's and the native's
     # chains, and equal
-    compare('host', page_chain(host), 'native', read_chain(hashes), 0, last)
+    compare('host', page_chain(host), 'gk-bot', read_chain(hashes), 0, last)
     verify(m, code)
     print('# hidden: %.1f steps a second; frozen at step %d for %.1f s: the '
           'others stopped at %d, %d stall notices for slot %d; removed at '

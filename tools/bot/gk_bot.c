@@ -7,6 +7,7 @@
  *          [--drop SLOT:STEP:MS]... [--spectators N]
  *          [--late-join STEP] [--ws URL [--ws-players K] [--ws-swap]]
  *          [--hashes FILE]
+ *   gk-bot --server HOST:PORT --genre G --join CODE --players P [...]
  *
  * What a load test or a smoke test needs: R rooms of P bot players each,
  * on one uv loop. Every player is a gk_net_peer (driven by its uv adapter,
@@ -32,7 +33,11 @@
  * wall second (player 0, from step 60 to its last). --drop and
  * --spectators (gk_bot_rejoin.c): a player leaves at a step and takes its
  * slot back from the server's snapshot; spectators watch every room; the
- * summary lists each rejoin and whether the spectators agree.
+ * summary lists each rejoin and whether the spectators agree. --join
+ * CODE: one room, another client's (a page's): all P players connect at
+ * once and join it (gk_net_lobby_init_join), in any free slots, wait for
+ * the creator's START_MATCH, and play until the creator (or the genre)
+ * ends the match; nobody here starts or ends it.
  *
  * Hashes are compared twice: the server compares every peer's reported
  * hash with its own and sends DESYNC notices (counted), and the players of
@@ -138,7 +143,8 @@ static void peer_step(void *ctx, gk_net_peer *np, const gk_step_input *in,
     e->hash = hash;
     e->set = 1;
   }
-  if (p->index == 0 && !r->end_sent && in->step + 1 >= r->b->steps) {
+  if (p->index == 0 && !b->join_code && !r->end_sent &&
+      in->step + 1 >= b->steps) {
     gk_wire_msg m;
     memset(&m, 0, sizeof(m));
     m.type = GK_MSG_END_MATCH;
@@ -152,8 +158,15 @@ static void peer_desync(void *ctx, gk_net_peer *np, const gk_wire_desync *d) {
   bot_peer *p = ctx;
   (void)np;
   if (p->spectator) return; /* the room's notice: its players count it */
-  if (d->player < bot_room_peers(p->b))
-    p->room->peers[d->player].desyncs++;
+  bot_room *r = p->room;
+  if (r->b->join_code != NULL) { /* slots are the server's choice */
+    for (uint32_t i = 0; i < r->b->players; i++)
+      if (r->peers[i].peer.eng.started &&
+          r->peers[i].peer.eng.match.slot == d->player)
+        p = &r->peers[i];
+    p->desyncs++; /* about one of ours, or the room's others */
+  } else if (d->player < bot_room_peers(p->b))
+    r->peers[d->player].desyncs++;
   else
     p->desyncs++;
 }
@@ -316,6 +329,8 @@ static void finish(bot *b) {
   if (b->finished) return;
   b->finished = 1;
   b->exit_status = bot_print_summary(b);
+  if (b->join_code != NULL && b->room[0].failed) /* said, not only in JSON */
+    fprintf(stderr, "gk-bot: --join %s: %s\n", b->join_code, b->room[0].error);
   uv_timer_stop(&b->timeout);
   uv_close((uv_handle_t *)&b->timeout, on_closed_handle);
   uv_close((uv_handle_t *)&b->sigint, on_closed_handle);
@@ -425,7 +440,9 @@ static int open_rooms(bot *b) {
     r->index = i;
     gk_net_lobby_room lr = {b->sim->name, bot_room_peers(b), b->input_delay,
                             b->options, b->players};
-    int rc = gk_net_lobby_init(&r->lobby, &lr);
+    int rc = b->join_code
+                 ? gk_net_lobby_init_join(&r->lobby, b->join_code, b->players)
+                 : gk_net_lobby_init(&r->lobby, &lr);
     if (rc) return rc;
     r->peers = calloc(bot_room_peers(b), sizeof(*r->peers));
     r->ring = calloc(RING, sizeof(*r->ring));
@@ -489,7 +506,10 @@ int main(int argc, char **argv) {
   uv_signal_init(&loop, &b.sigint);
   b.sigint.data = &b;
   uv_signal_start(&b.sigint, on_sigint, SIGINT);
-  for (uint32_t i = 0; i < b.rooms; i++) bot_connect_peer(&b.room[i].peers[0]);
+  for (uint32_t i = 0; i < b.rooms; i++) /* the others once it is made */
+    bot_connect_peer(&b.room[i].peers[0]);
+  for (uint32_t j = 1; b.join_code && j < b.players; j++)
+    bot_connect_peer(&b.room[0].peers[j]); /* a known room: all at once */
 
   uv_run(&loop, UV_RUN_DEFAULT);
   uv_loop_close(&loop);

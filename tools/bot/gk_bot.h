@@ -170,6 +170,9 @@ struct bot {
   FILE *hashes; /* --hashes: room 0 player 0's "step hash" lines, or NULL */
   uint32_t ws_players;
   int ws_swap;
+  /* --join CODE: the players join that room, another client's (a page):
+   * its creator starts and ends the match; NULL: gk-bot makes its rooms */
+  const char *join_code;
 };
 
 /* The command line, before it is checked as a whole. */

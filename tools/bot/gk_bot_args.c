@@ -33,12 +33,21 @@ static void usage(FILE *f) {
           "              [--drop SLOT:STEP:MS]... [--spectators N]\n"
           "              [--ws URL [--ws-players K] [--ws-swap]]\n"
           "              [--hashes FILE]\n"
+          "       gk-bot --server HOST:PORT --genre G --join CODE --players P\n"
+          "              [--steps N] [--hashes FILE] [--ws URL] ...\n"
           "\n"
           "Plays R rooms of P bot players each against a gk-server, N steps\n"
           "per match, then the host of each room ends its match. Prints one\n"
           "JSON summary. Exit 0 if every room finished and every hash agreed,\n"
           "1 on a desync, 2 on a usage error, 3 if a room failed.\n"
           "\n"
+          "  --join CODE     the P players join room CODE, made by another\n"
+          "                  client (a page), each in any free slot; its\n"
+          "                  creator starts and ends the match (one room;\n"
+          "                  --steps only sets the default timeout; not\n"
+          "                  with --options, --input-delay, --light,\n"
+          "                  --late-join, --drop or --spectators). An\n"
+          "                  unknown code or a full room: exit 3\n"
           "  --loss P        datagram loss each way, 0..1 (0.05 = 5%%)\n"
           "  --latency MS    added delay each way\n"
           "  --jitter MS     plus a uniform 0..MS each way\n"
@@ -195,6 +204,8 @@ static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
     b->ws_players = (uint32_t)n;
   } else if (strcmp(o, "--options") == 0)
     b->options = v;
+  else if (strcmp(o, "--join") == 0)
+    return b->join_code = v, !gk_wire_code_valid(v);
   else if (strcmp(o, "--hashes") == 0)
     return b->hashes != NULL || (b->hashes = fopen(v, "w")) == NULL;
   else if (strcmp(o, "--key") == 0)
@@ -236,15 +247,19 @@ int bot_parse_args(int argc, char **argv, bot_args *a, bot *b) {
       return 2;
     }
     if (rc > 0) {
-      fprintf(stderr, "gk-bot: %s: bad value '%s'\n", o, v);
+      fprintf(stderr, "gk-bot: %s: bad value '%s'%s\n", o, v,
+              strcmp(o, "--join") ? "" : " (a room code: 16 of A-Z and 2-7)");
       return 2;
     }
   }
+  int join = b->join_code != NULL; /* one room, --steps optional */
   if ((!a->server && !(b->ws_url && !b->ws_players && !b->ws_swap)) ||
-      !a->genre || !a->have_rooms || !a->have_players || !a->have_steps ||
-      a->rooms == 0 || a->players == 0 || a->steps == 0) {
+      !a->genre || !(a->have_rooms || join) || !a->have_players ||
+      !(a->have_steps || join) || (a->have_rooms && a->rooms == 0) ||
+      a->players == 0 || (a->have_steps && a->steps == 0)) {
     fprintf(stderr, "gk-bot: --server (or --ws alone), --genre, --rooms, "
-                    "--players and --steps are required (and non-zero)\n");
+                    "--players and --steps are required (and non-zero; "
+                    "--join needs no --rooms or --steps)\n");
     usage(stderr);
     return 2;
   }
@@ -302,8 +317,28 @@ static int check_ws_args(const bot_args *a, const bot *b) {
   return -1;
 }
 
+/* --join as a whole: one room, nothing only a room's creator asks for.
+ * -1 to go on, else 2. */
+static int check_join_args(const bot_args *a, const bot *b) {
+  if (b->join_code == NULL) return -1;
+  if (a->have_rooms && a->rooms != 1) {
+    fprintf(stderr, "gk-bot: --join plays one room, not --rooms %llu\n",
+            (unsigned long long)a->rooms);
+    return 2;
+  }
+  if (b->options || a->delay || a->light || b->late_join || b->ndrops ||
+      b->spectators) {
+    fprintf(stderr, "gk-bot: --join takes no --options, --input-delay, "
+                    "--light, --late-join, --drop or --spectators (the "
+                    "room is its creator's)\n");
+    return 2;
+  }
+  return -1;
+}
+
 int bot_check_args(const bot_args *a, bot *b, char *host) {
   int ws = check_ws_args(a, b);
+  if (ws < 0) ws = check_join_args(a, b);
   if (ws >= 0) return ws;
   const char *server = a->server ? a->server : "127.0.0.1:1"; /* unused */
   const char *colon = strrchr(server, ':');
@@ -320,9 +355,11 @@ int bot_check_args(const bot_args *a, bot *b, char *host) {
     fprintf(stderr, "gk-bot: unknown genre '%s'\n", a->genre);
     return 2;
   }
-  if (a->players < b->sim->players_min || a->players > b->sim->players_max) {
-    fprintf(stderr, "gk-bot: %s takes %u..%u players\n", a->genre,
-            b->sim->players_min, b->sim->players_max);
+  /* joiners are some of a room's players: its creator is another */
+  uint32_t min = b->join_code ? 1 : b->sim->players_min;
+  if (a->players < min || a->players > b->sim->players_max) {
+    fprintf(stderr, "gk-bot: %s takes %u..%u players\n", a->genre, min,
+            b->sim->players_max);
     return 2;
   }
   if (b->perturb_path != NULL && b->perturb_slot >= a->players) {
@@ -337,7 +374,7 @@ int bot_check_args(const bot_args *a, bot *b, char *host) {
   }
   b->host = host;
   b->port = (uint16_t)port;
-  b->rooms = (uint32_t)a->rooms;
+  b->rooms = b->join_code ? 1 : (uint32_t)a->rooms;
   b->players = (uint32_t)a->players;
   b->steps = a->steps;
   b->seed = a->seed;
