@@ -128,3 +128,14 @@ class GkServer:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def read_chain(path):
+    """A hash chain file (gk-bot --hashes, gk-web-native): one "STEP HASH"
+    line per step -> {step: hash}."""
+    chain = {}
+    with open(path) as f:
+        for line in f:
+            step, h = line.split()
+            chain[int(step)] = h
+    return chain

@@ -207,15 +207,6 @@ def case(fn):
     return run
 
 
-def read_chain(path):
-    chain = {}
-    with open(path) as f:
-        for line in f:
-            step, h = line.split()
-            chain[int(step)] = h
-    return chain
-
-
 def page_chain(p):
     arr = p.eval('peer.chain.map((h) => h || null)', timeout=20)
     return {i: h for i, h in enumerate(arr) if h}
@@ -309,7 +300,7 @@ def a_page_plays_3000_steps_with_two_native_peers_and_agrees(b, m):
                              % (end['hashes_compared'], last + 1))
     # gk-bot compared its two players step by step (natives_done: they
     # agree); its player 0's chain against the page's
-    nat = read_chain(hashes[0])
+    nat = gkserver.read_chain(hashes[0])
     chain = page_chain(p)
     compare('page', chain, 'gk-bot', nat, 0, last)
     if p.eval('peer.events.filter((e) => e.type === "desync").length'):
@@ -382,7 +373,7 @@ def a_perturbed_page_is_reported_at_the_next_step_with_the_field(b, m):
     end = m.match_end(code, 60)
     wait_ended(p, 30)
     m.natives_done()
-    nat = read_chain(hashes[0])
+    nat = gkserver.read_chain(hashes[0])
     chain = page_chain(p)
     compare('page', chain, 'native1', nat, 0, k)
     if chain.get(k + 1) == nat.get(k + 1):
@@ -432,7 +423,7 @@ def a_page_reloaded_at_step_1000_rejoins_and_agrees_to_the_end(b, m):
     last = end['steps'] - 1
     if end['desyncs'] != 0:
         raise AssertionError('the server counted %d desyncs' % end['desyncs'])
-    nat = read_chain(hashes[0])
+    nat = gkserver.read_chain(hashes[0])
     chain = page_chain(p)
     dropped = p.eval('peer.dropped')
     if dropped != DROP_STEP:
@@ -451,7 +442,7 @@ def a_page_reloaded_at_step_1000_rejoins_and_agrees_to_the_end(b, m):
 
 def steps_in(chain_path):
     try:
-        return len(read_chain(chain_path))
+        return len(gkserver.read_chain(chain_path))
     except (OSError, ValueError):
         return 0
 
@@ -533,7 +524,7 @@ def a_hidden_page_plays_on_and_frozen_stalls_everyone_until_removed(b, m):
         raise AssertionError('the server counted %d desyncs' % end['desyncs'])
     # no step dropped: every step 0..last in the host's and the native's
     # chains, and equal
-    compare('host', page_chain(host), 'gk-bot', read_chain(hashes), 0, last)
+    compare('host', page_chain(host), 'gk-bot', gkserver.read_chain(hashes), 0, last)
     verify(m, code)
     print('# hidden: %.1f steps a second; frozen at step %d for %.1f s: the '
           'others stopped at %d, %d stall notices for slot %d; removed at '
@@ -551,12 +542,5 @@ CASES = {
 
 if __name__ == '__main__':
     which = sys.argv[1] if len(sys.argv) > 1 else 'match'
-    if not os.path.exists(os.path.join(ROOT, 'web', 'gamekit', 'dist',
-                                       'gamekit.wasm')):
-        why = 'web/gamekit/dist is not built (sh web/gamekit/build.sh)'
-        if os.environ.get('GK_WEB_REQUIRED') == '1':
-            print('Bail out! %s, and GK_WEB_REQUIRED=1' % why)
-            sys.exit(1)
-        print('1..0 # SKIP %s' % why)
-        sys.exit(0)
+    cdp.require_gamekit_dist()
     cdp.run(CASES[which], timeout=280)

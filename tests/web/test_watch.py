@@ -110,11 +110,7 @@ class Room:
         text = self.out.read()
         if rc != want_rc:
             raise AssertionError('gk-bot exited %d: %s' % (rc, text[-2000:]))
-        chain = {}
-        with open(self.hashes) as f:
-            for line in f:
-                step, h = line.split()
-                chain[int(step)] = h
+        chain = gkserver.read_chain(self.hashes)
         res = json.loads(text)['room_results'][0]
         if want_rc != 0:
             return res, chain
