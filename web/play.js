@@ -6,6 +6,12 @@
 // a click the view's hit() resolves (a level-up card, undo/restart) is a
 // press for the next sampled step. window.play exposes the client and the
 // counters the page shows (tests read them).
+// A reload (or a dropped connection, then a reload) mid-match takes the
+// seat back: the room code, slot and reconnect secret are kept in
+// sessionStorage (this tab only) from the server's RECONNECT_SECRET until
+// the match ends, and a page that finds them rejoins from a snapshot.
+// That needs the server to hold a dropped seat (reconnect.hold_ms, on in
+// configs/server.json); a refused rejoin shows why and the lobby again.
 import { connect } from './gamekit/gamekit.js';
 import { createInput } from './views/input.js';
 import * as survivors from './views/survivors.js';
@@ -14,9 +20,13 @@ import * as pushPuzzle from './views/push_puzzle.js';
 const VIEWS = { survivors, 'push-puzzle': pushPuzzle };
 const $ = (id) => document.getElementById(id);
 const play = { client: null, genre: null, code: null, slot: -1, step: -1,
-  desyncs: 0, started: false, ended: null, error: null,
+  desyncs: 0, started: false, ended: null, error: null, rejoined: false,
   options: null }; // options: extra genre options for create (e.g. levels)
 window.play = play;
+const KEEP = 'gamekit.play.seat'; // sessionStorage: {code, slot, secret}
+const hex = (u8) => Array.from(u8, (b) => b.toString(16).padStart(2, '0'))
+  .join('');
+const unhex = (t) => Uint8Array.from(t.match(/../g), (h) => parseInt(h, 16));
 
 function status(text, err = false) {
   $('status').textContent = text;
@@ -35,7 +45,16 @@ async function client() {
   c.on('step', (step) => { play.step = step; });
   c.on('desync', () => { play.desyncs++; });
   c.on('started', (m) => begin(c, m));
-  c.on('ended', (e) => { play.ended = e || true; bar(); });
+  c.on('secret', (e) => sessionStorage.setItem(KEEP, JSON.stringify(
+    { code: c.code || play.code, slot: e.slot, secret: hex(e.secret) })));
+  c.on('message', (m) => {
+    if (m.type === 'error' && play.rejoining) refused(m);
+  });
+  c.on('ended', (e) => {
+    play.ended = e || true;
+    sessionStorage.removeItem(KEEP);
+    bar();
+  });
   c.on('close', () => { if (!play.ended) status('disconnected', true); });
   return c;
 }
@@ -88,6 +107,35 @@ async function join(code) {
     status(String(e.message || e), true);
     lock(false);
   }
+}
+
+// The seat this tab held before a reload, taken back from a snapshot.
+async function rejoin(kept) {
+  lock(true);
+  play.rejoining = true;
+  status(`taking seat ${kept.slot} of room ${kept.code} back...`);
+  try {
+    const c = await client();
+    play.code = kept.code;
+    play.slot = kept.slot;
+    c.on('resumed', () => {
+      play.rejoining = false;
+      play.rejoined = true;
+      status('');
+    });
+    c.rejoin(kept.code, kept.slot, unhex(kept.secret));
+  } catch (e) {
+    refused(e);
+  }
+}
+
+function refused(e) {
+  play.rejoining = false;
+  sessionStorage.removeItem(KEEP);
+  status(`could not take the seat back: ${e.text || e.message || e}`, true);
+  $('lobby').style.display = '';
+  $('game').style.display = 'none';
+  lock(false);
 }
 
 function lock(on) {
@@ -154,7 +202,10 @@ $('genre').onchange = () => {
   $('bots').value = $('genre').value === 'survivors' ? 3 : 0;
 };
 const room = new URLSearchParams(location.search).get('room');
-if (room) {
+const kept = JSON.parse(sessionStorage.getItem(KEEP) || 'null');
+if (kept && (!room || room === kept.code)) {
+  rejoin(kept);
+} else if (room) {
   $('joincode').value = room;
   join(room);
 }

@@ -278,7 +278,9 @@ void sv_link_up(gk_server *s, sv_link *l) {
   }
 }
 
-/* A player of a running match is gone: the session removes it. */
+/* A player of a running match is gone: held for a rejoin (even the last
+ * one connected: a page reloaded in a room of server bots comes back),
+ * else the session removes it. */
 static void leave_match(gk_server *s, sv_room *r, uint32_t slot) {
   if (gk_log_begin(s->log, GK_LOG_INFO, "player_left", r->code)) {
     gk_log_u64(s->log, "slot", slot);
@@ -286,7 +288,7 @@ static void leave_match(gk_server *s, sv_room *r, uint32_t slot) {
   }
   if (r->end_pending) return;
   uint64_t now = sv_now_ms(s);
-  if (sv_room_connected(r) != 0 && sv_rejoin_hold(s, r, slot)) return;
+  if (sv_rejoin_hold(s, r, slot)) return;
   gk_net_session_disconnect(&r->session, slot, now);
   if (sv_room_connected(r) == 0)
     gk_net_session_end(&r->session, GK_WIRE_END_ALL_LEFT, now);

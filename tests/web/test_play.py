@@ -102,11 +102,59 @@ def the_page_plays_survivors_with_three_server_bots(b):
     print('# x %s -> %s; %s verified' % (x0, x1, os.path.basename(path)))
 
 
-def wait_replay(code):
+def a_reloaded_page_takes_its_seat_back_from_a_snapshot(b):
+    """a page reloaded mid-match takes its seat back; 0 desyncs; verifies"""
+    global srv
+    main_srv = srv
+    rep = tempfile.mkdtemp(prefix='gk-play-hold-')
+    srv = gkserver.GkServer(
+        gkserver.server_exe(), ws={'static_dir': os.path.join(ROOT, 'web')},
+        config={'replays': {'enabled': True, 'dir': rep},
+                'reconnect': {'hold_ms': 20000, 'while_away': 'stall'}})
+    try:
+        p = open_page(b)
+        code = create(p, 'survivors', 1, 3)
+        expect_ok(p)
+        start(p)
+        p.wait_for('play.step >= 200 || play.error', timeout=30)
+        expect_ok(p)
+        before = p.eval('play.step')
+        p.send('Page.reload', {'ignoreCache': False})
+        got = p.wait_for('window.play && (play.rejoined && play.step >= %d '
+                         '|| play.error)' % (before + 200), timeout=40)
+        expect_ok(p)
+        if not got or p.eval('play.slot') != 0:
+            raise AssertionError('the reloaded page: slot %s, step %s'
+                                 % (p.eval('play.slot'), p.eval('play.step')))
+        ev = [e for e in srv.events(full=True)
+              if e.get('event') == 'player_rejoined' and e.get('room') == code]
+        if len(ev) != 1:
+            raise AssertionError('player_rejoined logged %d times' % len(ev))
+        if room(code)['desyncs'] != 0 or p.eval('play.desyncs') != 0:
+            raise AssertionError('desyncs after the rejoin')
+        p.eval('play.client.endMatch()')
+        p.wait_for('play.ended', timeout=20)
+        if p.eval('sessionStorage.length') != 0:
+            raise AssertionError('the seat is still kept after the end')
+        path = wait_replay(code, rep)
+        v = subprocess.run([os.environ['GK_REPLAY'], 'verify', path],
+                           capture_output=True, text=True, timeout=60)
+        if v.returncode != 0:
+            raise AssertionError('gk-replay verify: %s %s'
+                                 % (v.stdout, v.stderr))
+        print('# reloaded at step %d, rejoined from the snapshot at step %s;'
+              ' %s verified' % (before, ev[0].get('snapshot_step'),
+                                os.path.basename(path)))
+    finally:
+        srv.close()
+        srv = main_srv
+
+
+def wait_replay(code, folder=None):
     deadline = time.time() + 15
     while time.time() < deadline:
         rs = [r for r in srv.admin_get('/rooms')['rooms'] if r['code'] == code]
-        files = glob.glob(os.path.join(replays, '*.gkr'))
+        files = glob.glob(os.path.join(folder or replays, '*.gkr'))
         if not rs and files:
             return max(files, key=os.path.getmtime)
         time.sleep(0.1)
@@ -257,6 +305,8 @@ if __name__ == '__main__':
         cdp.run([the_page_plays_survivors_with_three_server_bots,
                  a_second_tab_joins_by_the_room_link,
                  push_puzzle_repeats_a_held_arrow_in_steps,
-                 a_clicked_level_up_card_is_the_pick], timeout=220)
+                 a_clicked_level_up_card_is_the_pick,
+                 a_reloaded_page_takes_its_seat_back_from_a_snapshot],
+                timeout=280)
     finally:
         srv.close()
