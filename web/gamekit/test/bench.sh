@@ -3,9 +3,11 @@
 # step for survivors, the same benchmark program (bench/bench_survivors.c)
 # built natively (NATIVE_BUILD, -O2 in debugoptimized) and as WebAssembly
 # (WEB_BUILD, default build-web: -O2, run under node), pinned to one CPU:
-#   early   2 players, the default config, steps 301..2300 (per-step mean,
-#           less the clock reads': in wasm32 a read is a call out to
-#           JavaScript); node runs it three times: V8's default tiering
+#   early   2 players, the default config, steps 301..2300 (the mean of
+#           one clock pair around them all, the bots' input recorded on a
+#           first run: per-step clock reads, in wasm32 a call out to
+#           JavaScript each, weighed more than the step); node runs it
+#           three times: V8's default tiering
 #           cold (its baseline compiler, a match's first seconds), the same
 #           after 10 untimed runs of those steps (warm: the code a match
 #           runs after its first seconds; native gets the same warm-up),
@@ -64,9 +66,11 @@ ir() { # CMD...: total instructions of CMD under callgrind
   rm -f "$out"
 }
 wnode="node --no-experimental-fetch --no-liftoff $js"
-e_n=$(( ($(ir "$nat" --early 1200) - $(ir "$nat" --early 200)) / 1000 ))
+# (--early N runs N steps twice: recording the bots' input, then through
+# the records: 2,000 steps' worth, the bots' input of 1,000 in them)
+e_n=$(( ($(ir "$nat" --early 1200) - $(ir "$nat" --early 200)) / 2000 ))
 # shellcheck disable=SC2086
-e_w=$(( ($(ir $wnode --early 1200) - $(ir $wnode --early 200)) / 1000 ))
+e_w=$(( ($(ir $wnode --early 1200) - $(ir $wnode --early 200)) / 2000 ))
 d_n=$(( ($(ir "$nat" 3 100) - $(ir "$nat" 1 100)) / 400 ))
 # shellcheck disable=SC2086
 d_w=$(( ($(ir $wnode 3 100) - $(ir $wnode 1 100)) / 400 ))
