@@ -33,6 +33,9 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tests", "web"))
+sys.dont_write_bytecode = True
+from gkserver import read_chain  # noqa: E402  (STEP HASH chain files)
 STEPS = 3000
 PERTURB_STEP = 600
 # A field no step can undo: the kill counter only counts up. A position
@@ -116,15 +119,6 @@ def server_config(tmp):
     with open(path, "w") as f:
         json.dump(cfg, f)
     return path
-
-
-def read_chain(path):
-    chain = {}
-    with open(path) as f:
-        for line in f:
-            step, h = line.split()
-            chain[int(step)] = h
-    return chain
 
 
 def compare(name_a, a, name_b, b, first, last):
