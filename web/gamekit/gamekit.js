@@ -79,6 +79,21 @@ function applyOptions(m, sim, cfg, text, len, err, errlen) {
   }
   if (obj === null || typeof obj !== "object" || Array.isArray(obj))
     return fail(-1, "options: not a JSON object");
+  return kvLeaves(m, obj, "options", {
+    number: (kp, v) => m._gk_webx_kv_number(sim, cfg, kp, v, err, errlen),
+    bool: (kp, v) => m._gk_webx_kv_bool(sim, cfg, kp, v, err, errlen),
+    text: (kp, vp) => m._gk_webx_kv_text(sim, cfg, kp, vp, err, errlen),
+  }, err, errlen);
+}
+
+/** Feeds every leaf of `obj` to gk_config_kv (src/config/gk_config_kv.h)
+ * in document order, one flattened key each: set.number(kp, v),
+ * set.bool(kp, 0 or 1), set.text(kp, vp), with kp and vp C strings
+ * freed after the call; each returns 0 or a GK_E* code. A null leaf is
+ * GK_EINVAL with "PATH.KEY: null is not a value" written to err. Returns
+ * 0 or the first failure's code. For replay.js too; not part of the
+ * package's API. */
+export function kvLeaves(m, obj, path, set, err, errlen) {
   const leaves = [];
   const walk = (o, pre) => {
     for (const [k, v] of Object.entries(o)) {
@@ -91,20 +106,25 @@ function applyOptions(m, sim, cfg, text, len, err, errlen) {
   for (const [key, v] of leaves) {
     const kp = cstr(m, key);
     let rc;
-    if (typeof v === "number") rc = m._gk_webx_kv_number(sim, cfg, kp, v, err, errlen);
-    else if (typeof v === "boolean") rc = m._gk_webx_kv_bool(sim, cfg, kp, v ? 1 : 0, err, errlen);
+    if (typeof v === "number") rc = set.number(kp, v);
+    else if (typeof v === "boolean") rc = set.bool(kp, v ? 1 : 0);
     else if (typeof v === "string") {
       const vp = cstr(m, v);
-      rc = m._gk_webx_kv_text(sim, cfg, kp, vp, err, errlen);
+      rc = set.text(kp, vp);
       m._free(vp);
-    } else rc = fail(-1, "options." + key + ": null is not a value");
+    } else {
+      m.stringToUTF8(path + "." + key + ": null is not a value", err, errlen);
+      rc = -1;
+    }
     m._free(kp);
     if (rc !== 0) return rc;
   }
   return 0;
 }
 
-function cstr(m, s) {
+/** A C copy of `s` on the wasm heap (the caller frees it). For
+ * replay.js too. */
+export function cstr(m, s) {
   const n = m.lengthBytesUTF8(s) + 1;
   const p = m._malloc(n);
   m.stringToUTF8(s, p, n);

@@ -16,7 +16,7 @@
 //   r.verdict()            // ok / mismatch / invalid, gk-replay's message
 //   await r.verify({ onProgress })       // as fast as it goes
 
-import { load, decodeMap } from "./gamekit.js";
+import { load, decodeMap, cstr, kvLeaves } from "./gamekit.js";
 
 const TWO32 = 4294967296;
 const STATUS = ["ok", "mismatch", "invalid"];
@@ -24,7 +24,7 @@ const STATUS = ["ok", "mismatch", "invalid"];
 const HAVE = { FORMAT: 1, GENRE: 2, GENRE_VERSION: 4, SEED: 8, PLAYERS: 16,
   INPUT_SIZE: 32, STEP_SECONDS: 64, CONFIG: 128, ORIGIN: 256,
   ORIGIN_TEXT: 512, LOCKSTEP: 1024, LOCKSTEP_OK: 2048 };
-const EPARSE = -14, EINVAL = -1;
+const EPARSE = -14;
 /** Steps between kept snapshots (the seek cost is at most this many). */
 export const SNAPSHOT_EVERY = 256;
 
@@ -32,13 +32,6 @@ const hex = (lo, hi) => "0x" + hi.toString(16).padStart(8, "0") +
   lo.toString(16).padStart(8, "0");
 const n64 = (v, i) => v[i] + v[i + 1] * TWO32;
 const isU32 = (v) => Number.isInteger(v) && v >= 0 && v <= 0xffffffff;
-
-function cstr(m, s) {
-  const n = m.lengthBytesUTF8(s) + 1;
-  const p = m._malloc(n);
-  m.stringToUTF8(s, p, n);
-  return p;
-}
 
 function heapBytes(m, bytes) {
   const p = m._malloc(bytes.length || 1);
@@ -114,32 +107,12 @@ function parseHeader(m, f, text, len) {
 function applyConfig(m, w, config) {
   const err = m._malloc(512);
   try {
-    const walk = (o, pre) => {
-      for (const [k, v] of Object.entries(o)) {
-        const key = pre ? pre + "." + k : k;
-        if (v !== null && typeof v === "object") {
-          const e = walk(v, key);
-          if (e) return e;
-          continue;
-        }
-        const kp = cstr(m, key);
-        let rc;
-        if (typeof v === "number") rc = m._gk_webrx_kv_number(w, kp, v, err, 512);
-        else if (typeof v === "boolean") rc = m._gk_webrx_kv_bool(w, kp, v ? 1 : 0, err, 512);
-        else if (typeof v === "string") {
-          const vp = cstr(m, v);
-          rc = m._gk_webrx_kv_text(w, kp, vp, err, 512);
-          m._free(vp);
-        } else {
-          m.stringToUTF8("config." + key + ": null is not a value", err, 512);
-          rc = EINVAL;
-        }
-        m._free(kp);
-        if (rc !== 0) return [rc, m.UTF8ToString(err)];
-      }
-      return null;
-    };
-    return walk(config || {}, "");
+    const rc = kvLeaves(m, config || {}, "config", {
+      number: (kp, v) => m._gk_webrx_kv_number(w, kp, v, err, 512),
+      bool: (kp, v) => m._gk_webrx_kv_bool(w, kp, v, err, 512),
+      text: (kp, vp) => m._gk_webrx_kv_text(w, kp, vp, err, 512),
+    }, err, 512);
+    return rc !== 0 ? [rc, m.UTF8ToString(err)] : null;
   } finally {
     m._free(err);
   }
