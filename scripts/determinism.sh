@@ -5,8 +5,9 @@
 # src/net's portable lockstep library, no libuv, ENet, cJSON or Criterion)
 # with gcc and clang at -O0 and -O3 for x86-64, with gcc -m32 for i386,
 # with Debian's aarch64 cross gcc (run under qemu-user) and with Debian's
-# emscripten for WebAssembly at -O0, -O2 and -Os (run under node; the
-# cross file is tests/determinism/wasm32.ini). Each variant runs two
+# emscripten for WebAssembly at -O0, -O2 and -Os, and at -Os with the
+# browser client's -msimd128 -msse2 (run under node; the cross file is
+# tests/determinism/wasm32.ini). Each variant runs two
 # probes and every variant's output must be byte-identical to the first's:
 #   gk-chain            (tests/determinism/gk_chain.c) the hash chains of
 #                       every genre's bots from a fixed seed and of the 90
@@ -71,7 +72,7 @@ wasm_size() { # DIR OPT
 }
 
 variants="gcc-O0 gcc-O3 clang-O0 clang-O3 i386-O0 i386-O3 aarch64-O0 aarch64-O3
-  wasm32-O0 wasm32-O2 wasm32-Os"
+  wasm32-O0 wasm32-O2 wasm32-Os wasm32-simd-Os"
 probes="gk-chain gk-lockstep-probe"
 status=0
 first=""
@@ -81,6 +82,7 @@ for v in $variants; do
   opt=${v##*-O}
   cross=""
   cc=gcc
+  cargs=$xx
   case $v in
     clang-*) cc=clang ;;
     i386-*) cross="--cross-file $root/i386.ini" ;;
@@ -88,6 +90,8 @@ for v in $variants; do
     wasm32-*)
       cross="--cross-file tests/determinism/wasm32.ini"
       [ -n "$wasm_t0" ] || wasm_t0=$(date +%s)
+      # the browser client's flags (web/gamekit/build.sh): SSE2 -> SIMD
+      case $v in wasm32-simd-*) cargs="$xx -msimd128 -msse2" ;; esac
       ;;
   esac
   if [ -f "$dir/build.ninja" ]; then
@@ -97,7 +101,7 @@ for v in $variants; do
   else
     # shellcheck disable=SC2086
     CC=$cc meson setup "$dir" -Dportable_only=true -Dbuildtype=plain \
-      -Doptimization="$opt" -Dc_args="$xx" $cross > "$dir.setup.log" 2>&1 \
+      -Doptimization="$opt" -Dc_args="$cargs" $cross > "$dir.setup.log" 2>&1 \
       || { cat "$dir.setup.log"; exit 1; }
   fi
   # shellcheck disable=SC2086
