@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gk_room_internal.h"
 #include "gk_server_internal.h"
 
 #define ROOMS 128
@@ -51,7 +52,7 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 /* 128 playing rooms with figures like a few minutes of play. */
-static void fill(gk_server *s, gk_server_config *cfg, sv_room *rooms) {
+static void fill(gk_server *s, gk_server_config *cfg, gk_room *rooms) {
   s->cfg = cfg;
   s->rooms = calloc(cfg->max_rooms, sizeof(*s->rooms));
   if (!s->rooms) exit(1);
@@ -59,12 +60,12 @@ static void fill(gk_server *s, gk_server_config *cfg, sv_room *rooms) {
   sv_link_host_add(s, &host);
   s->step_ns = 1000000000u / 60u;
   for (uint32_t i = 0; i < ROOMS; i++) {
-    sv_room *r = &rooms[i];
-    r->state = SV_ROOM_PLAYING;
+    gk_room *r = &rooms[i];
+    r->state = GK_ROOM_PLAYING;
     r->session_open = 1;
     r->nslots = 4;
     for (uint32_t p = 0; p < GK_PLAYERS_MAX; p++)
-      r->conn[p] = p < 4 ? i * 4 + p : SV_NO_CONN;
+      r->conn[p] = p < 4 ? i * 4 + p : GK_ROOM_NO_CONN;
     gk_net_session_stats *st = &r->session.stats;
     st->steps_confirmed = 10000 + i;
     st->steps_late = i;
@@ -72,10 +73,10 @@ static void fill(gk_server *s, gk_server_config *cfg, sv_room *rooms) {
     st->packets_in = 40000 + i;
     r->desyncs = i % 2;
     s->rooms[i * 2] = r; /* spread over the table, as rooms come and go */
-    s->nrooms++;
+    s->host.nrooms++;
   }
   s->stats.packets_in = 5000000;
-  s->stats.room_steps = 1280000;
+  s->host.stats.room_steps = 1280000;
   for (uint64_t k = 0; k < 100000; k++) {
     sv_hist_observe(&s->metrics.tick_late, (k * 7919u) % 3000000u);
     sv_hist_observe(&s->metrics.confirm, (k * 104729u) % 40000000u);
@@ -90,7 +91,7 @@ int main(int argc, char **argv) {
   }
   static gk_server s;
   static gk_server_config cfg;
-  static sv_room rooms[ROOMS];
+  static gk_room rooms[ROOMS];
   gk_server_config_default(&cfg);
   cfg.max_rooms = 256;
   fill(&s, &cfg, rooms);

@@ -292,7 +292,7 @@ int main(int argc, char **argv) {
   add(&b, 0);
   add(&b, 0);
   while (!b.failed && !b.c[0].ended) uv_run(&b.s.loop, UV_RUN_ONCE);
-  gk_server_stats st = *gk_server_get_stats(b.s.srv);
+  gk_room_stats st = *gk_server_get_room_stats(b.s.srv);
   client *r = NULL;
   for (uint32_t i = 0; i < b.nc; i++)
     if (b.c[i].kind == 1) r = &b.c[i];

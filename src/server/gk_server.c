@@ -7,7 +7,7 @@
  * signal handlers; gk_server_run does that on a fresh loop and runs it.
  * From then on this file owns the clock side of the server:
  *   - the step timer ticks every playing or draining room
- *     (sv_match_tick, gk_server_match.c) at step_hz, without drift;
+ *     (sv_match_tick, gk_room_match.c) at step_hz, without drift;
  *   - the sweep closes lobbies and drops connections that sat in no room
  *     past lobby_timeout_ms;
  *   - shutdown (a signal or gk_server_shutdown) tells everyone, closes
@@ -47,58 +47,35 @@ static void on_handle_closed(uv_handle_t *h) {
 void sv_log_stopped(gk_server *s) {
   if (s->stopped_logged) return;
   s->stopped_logged = 1;
-  if (gk_log_begin(s->log, GK_LOG_INFO, "stopped", NULL)) {
-    const gk_server_stats *st = &s->stats;
-    gk_log_u64(s->log, "connects", st->connects);
-    gk_log_u64(s->log, "kicked", st->kicked);
-    gk_log_u64(s->log, "rooms_created", st->rooms_created);
-    gk_log_u64(s->log, "matches_started", st->matches_started);
-    gk_log_u64(s->log, "matches_ended", st->matches_ended);
-    gk_log_u64(s->log, "replays_written", st->replays_written);
-    gk_log_u64(s->log, "replays_failed", st->replays_failed);
-    gk_log_u64(s->log, "packets_in", st->packets_in);
-    gk_log_u64(s->log, "packets_out", s->packets_out);
-    gk_log_u64(s->log, "drop_oversize", s->drop_oversize);
-    gk_log_u64(s->log, "drop_malformed", st->drop_malformed);
-    gk_log_u64(s->log, "drop_unexpected", st->drop_unexpected);
-    gk_log_u64(s->log, "drop_session", st->drop_session);
-    gk_log_u64(s->log, "drop_no_room", st->drop_no_room);
-    gk_log_u64(s->log, "refused", st->refused);
-    gk_log_u64(s->log, "strikes", st->strikes);
-    gk_log_u64(s->log, "ticks", st->ticks);
-    gk_log_u64(s->log, "ticks_missed", st->ticks_missed);
-    /* deadlines / uptime is the step timer's rate: step_hz, no drift */
-    gk_log_u64(s->log, "deadlines", s->k);
-    gk_log_u64(s->log, "uptime_us", (uv_hrtime() - s->t0) / 1000u);
-    gk_log_u64(s->log, "room_steps", st->room_steps);
-    gk_log_u64(s->log, "steps_confirmed", st->steps_confirmed);
-    gk_log_u64(s->log, "steps_late", st->steps_late);
-    gk_log_u64(s->log, "replay_disk_errors", st->replay_disk_errors);
-    gk_log_u64(s->log, "replay_flushes", st->replay_flushes);
-    gk_log_u64(s->log, "replays_recovered", st->replays_recovered);
-    gk_log_u64(s->log, "replays_damaged", st->replays_damaged);
-    gk_log_u64(s->log, "stalls", st->stalls);
-    gk_log_u64(s->log, "desyncs", st->desyncs);
-    gk_log_u64(s->log, "tick_us", st->tick_ns / 1000u);
-    gk_log_u64(s->log, "tick_us_max", st->tick_ns_max / 1000u);
-    gk_log_u64(s->log, "tick_over", st->tick_over);
-    gk_log_u64(s->log, "tick_late_us_max", st->tick_late_ns_max / 1000u);
-    sv_link_host_stats ls;
-    sv_links_totals(s, &ls);
-    gk_log_u64(s->log, "drains", ls.drains);
-    gk_log_u64(s->log, "drain_us", ls.drain_ns / 1000u);
-    gk_log_u64(s->log, "drain_us_max", ls.drain_ns_max / 1000u);
-    sv_auth_log_totals(s);
-    gk_log_end(s->log);
-  }
+  if (!gk_log_begin(s->log, GK_LOG_INFO, "stopped", NULL)) return;
+  const gk_server_stats *st = &s->stats;
+  const gk_room_stats *rs = &s->host.stats;
+#define SV_LOG_SERVER(name, help) gk_log_u64(s->log, #name, st->name);
+  GK_SERVER_COUNTERS(SV_LOG_SERVER)
+#undef SV_LOG_SERVER
+#define SV_LOG_ROOM(name, kind, help) gk_log_u64(s->log, #name, rs->name);
+  GK_ROOM_COUNTERS(SV_LOG_ROOM)
+#undef SV_LOG_ROOM
+  gk_log_u64(s->log, "packets_out", s->packets_out);
+  gk_log_u64(s->log, "drop_oversize", s->drop_oversize);
+  /* deadlines / uptime is the step timer's rate: step_hz, no drift */
+  gk_log_u64(s->log, "deadlines", s->k);
+  gk_log_u64(s->log, "uptime_us", (uv_hrtime() - s->t0) / 1000u);
+  sv_link_host_stats ls;
+  sv_links_totals(s, &ls);
+  gk_log_u64(s->log, "drains", ls.drains);
+  gk_log_u64(s->log, "drain_us", ls.drain_ns / 1000u);
+  gk_log_u64(s->log, "drain_us_max", ls.drain_ns_max / 1000u);
+  gk_log_end(s->log);
 }
 
 static void close_all(gk_server *s) {
   if (s->closing) return;
   s->closing = 1;
   /* everything must be done: no room is left */
-  for (uint32_t i = s->nrooms; i-- > 0;)
-    sv_room_finalise(s, sv_live_room(s, i), GK_WIRE_END_SHUTDOWN);
+  uint64_t now = sv_room_now(s);
+  for (uint32_t i = s->host.nrooms; i-- > 0;)
+    gk_room_finalise(sv_live_room(s, i), GK_WIRE_END_SHUTDOWN, now);
   sv_link_host_stats ls;
   sv_links_totals(s, &ls);
   s->packets_out = ls.packets_out;
@@ -113,11 +90,7 @@ static void close_all(gk_server *s) {
     uv_close((uv_handle_t *)&s->sig_term, on_handle_closed);
     uv_close((uv_handle_t *)&s->sig_int, on_handle_closed);
   }
-  free(s->rooms);
-  s->rooms = NULL;
-  free(s->live);
-  free(s->free_idx);
-  s->live = s->free_idx = NULL;
+  sv_rooms_free(s);
   sv_conns_free(s);
   sv_auth_free(s);
   sv_links_close(s); /* the last to close may free s */
@@ -129,7 +102,8 @@ static void on_linger(uv_timer_t *t) {
 
 /* Once shutting down and no room is left: let the last packets leave. */
 static void maybe_done(gk_server *s) {
-  if (!s->shutting_down || s->closing || s->lingering || s->nrooms) return;
+  if (!s->host.shutting_down || s->closing || s->lingering || s->host.nrooms)
+    return;
   s->lingering = 1;
   uv_timer_stop(&s->grace_timer);
   uv_timer_start(&s->grace_timer, on_linger, SV_LINGER_MS, 0);
@@ -142,7 +116,7 @@ static void on_grace(uv_timer_t *t) {
     return;
   }
   if (gk_log_begin(s->log, GK_LOG_WARN, "grace_expired", NULL)) {
-    gk_log_u64(s->log, "rooms_left", s->nrooms);
+    gk_log_u64(s->log, "rooms_left", s->host.nrooms);
     gk_log_end(s->log);
   }
   s->forced = 1;
@@ -151,55 +125,50 @@ static void on_grace(uv_timer_t *t) {
 
 void gk_server_shutdown(gk_server *s) {
   if (s->closing) return;
-  if (s->draining) {
-    s->draining = 0; /* a signal during a drain: end the matches now */
-    s->shutting_down = 0;
+  if (s->host.draining) {
+    s->host.draining = 0; /* a signal during a drain: end the matches now */
+    s->host.shutting_down = 0;
     s->lingering = 0;
     uv_timer_stop(&s->grace_timer);
   }
-  if (s->shutting_down) {
+  if (s->host.shutting_down) {
     gk_log_msg(s->log, GK_LOG_WARN, "shutdown_forced", NULL, NULL, NULL);
     s->forced = 1;
     close_all(s);
     return;
   }
-  s->shutting_down = 1;
+  s->host.shutting_down = 1;
   if (gk_log_begin(s->log, GK_LOG_INFO, "shutdown", NULL)) {
-    gk_log_u64(s->log, "rooms", s->nrooms);
+    gk_log_u64(s->log, "rooms", s->host.nrooms);
     gk_log_u64(s->log, "grace_ms", s->cfg->shutdown_grace_ms);
     gk_log_end(s->log);
   }
-  gk_wire_msg note;
-  memset(&note, 0, sizeof(note));
-  note.type = GK_MSG_SHUTDOWN;
-  note.u.shutdown_grace_ms = s->cfg->shutdown_grace_ms;
-  uint64_t now = sv_now_ms(s);
-  for (uint32_t i = s->nrooms; i-- > 0;) {
-    sv_room *r = sv_live_room(s, i);
-    sv_send_room(s, r, &note);
-    if (r->state == SV_ROOM_LOBBY) {
-      sv_room_finalise(s, r, GK_WIRE_END_SHUTDOWN);
-    } else if (!r->end_pending) {
-      gk_net_session_end(&r->session, GK_WIRE_END_SHUTDOWN, now);
-    }
+  uint64_t now = sv_room_now(s);
+  for (uint32_t i = s->host.nrooms; i-- > 0;) {
+    gk_room *r = sv_live_room(s, i);
+    gk_room_send_shutdown(r, s->cfg->shutdown_grace_ms);
+    if (gk_room_state_of(r) == GK_ROOM_LOBBY)
+      gk_room_finalise(r, GK_WIRE_END_SHUTDOWN, now);
+    else
+      gk_room_end_match(r, GK_WIRE_END_SHUTDOWN, now);
   }
   uv_timer_start(&s->grace_timer, on_grace, s->cfg->shutdown_grace_ms, 0);
   maybe_done(s);
 }
 
 int sv_server_drain(gk_server *s) {
-  if (s->shutting_down || s->closing) return GK_ECLOSED;
-  s->shutting_down = 1; /* create, join and start are refused from now */
-  s->draining = 1;
+  if (s->host.shutting_down || s->closing) return GK_ECLOSED;
+  s->host.shutting_down = 1; /* create, join and start are refused from now */
+  s->host.draining = 1;
   uint32_t playing = 0;
-  for (uint32_t i = 0; i < s->cfg->max_rooms; i++) {
-    sv_room *r = s->rooms[i];
-    if (r && r->state == SV_ROOM_LOBBY) {
-      sv_send_room_error(s, r, GK_ECLOSED, "server is draining");
-      sv_room_finalise(s, r, GK_WIRE_END_SHUTDOWN);
-    } else if (r) {
+  uint64_t now = sv_room_now(s);
+  for (uint32_t i = s->host.nrooms; i-- > 0;) {
+    gk_room *r = sv_live_room(s, i);
+    if (gk_room_state_of(r) == GK_ROOM_LOBBY)
+      gk_room_close_lobby(r, GK_ECLOSED, "server is draining",
+                          GK_WIRE_END_SHUTDOWN, now);
+    else
       playing++;
-    }
   }
   if (gk_log_begin(s->log, GK_LOG_INFO, "drain", NULL)) {
     gk_log_u64(s->log, "rooms", playing);
@@ -223,8 +192,8 @@ static void arm_step(gk_server *s);
 static void tick_rooms(gk_server *s) {
   uint64_t now = sv_now_ms(s);
   s->stats.ticks++;
-  for (uint32_t i = s->nrooms; i-- > 0;)
-    sv_match_tick(s, sv_live_room(s, i), now);
+  for (uint32_t i = s->host.nrooms; i-- > 0;)
+    gk_room_tick(sv_live_room(s, i), now);
   maybe_done(s);
 }
 
@@ -276,21 +245,22 @@ static void on_sweep(uv_timer_t *t) {
   uint64_t limit = s->cfg->lobby_timeout_ms;
   if (!s->closing) sv_auth_sweep(s, now); /* the handshake deadline */
   if (!limit || s->closing) return;
-  for (uint32_t i = s->nrooms; i-- > 0;) {
-    sv_room *r = sv_live_room(s, i);
-    if (r->state == SV_ROOM_LOBBY && now - r->created_ms > limit) {
-      sv_send_room_error(s, r, GK_ECLOSED, "lobby timed out");
-      sv_room_finalise(s, r, GK_WIRE_END_ALL_LEFT);
-    }
+  for (uint32_t i = s->host.nrooms; i-- > 0;) {
+    gk_room *r = sv_live_room(s, i);
+    gk_room_view v;
+    gk_room_view_of(r, &v);
+    if (v.state == GK_ROOM_LOBBY && now - v.created_ms > limit)
+      gk_room_close_lobby(r, GK_ECLOSED, "lobby timed out",
+                          GK_WIRE_END_ALL_LEFT, now);
   }
   /* connections that sit in no room hold a peer slot: not for ever */
   for (uint32_t p = 0; p < s->cfg->max_peers; p++) {
     sv_conn *c = &s->conns[p];
-    if (c->used && c->room == SV_NO_ROOM && now > c->since_ms &&
-        now - c->since_ms > limit) {
+    if (c->used && c->rc.room == NULL && now > c->rc.since_ms &&
+        now - c->rc.since_ms > limit) {
       gk_log_msg(s->log, GK_LOG_DEBUG, "idle_disconnect", NULL, NULL, NULL);
       sv_link_close(c->link, 0);
-      c->since_ms = now; /* disconnect callback follows */
+      c->rc.since_ms = now; /* disconnect callback follows */
     }
   }
 }
@@ -310,25 +280,17 @@ static int ensure_dir(const char *dir, char *err, size_t errlen) {
 
 /* Frees what gk_server_start allocated before its transport opened. */
 static void free_tables(gk_server *s) {
-  free(s->rooms);
+  sv_rooms_free(s);
   sv_conns_free(s);
-  free(s->live);
-  free(s->free_idx);
   free(s);
 }
 
 /* The room and connection tables, admission and the ENet host. On
  * failure the caller frees the tables (free_tables). */
 static int open_tables(gk_server *s, char *err, size_t errlen) {
-  const gk_server_config *cfg = s->cfg;
-  s->rooms = calloc(cfg->max_rooms, sizeof(sv_room *));
-  s->live = calloc(cfg->max_rooms, sizeof(*s->live));
-  s->free_idx = calloc(cfg->max_rooms, sizeof(*s->free_idx));
-  if (!s->rooms || !s->live || !s->free_idx || sv_conns_init(s) != 0)
+  if (sv_rooms_init(s) != 0 || sv_conns_init(s) != 0)
     return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
-  for (uint32_t i = 0; i < cfg->max_rooms; i++)
-    s->free_idx[i] = cfg->max_rooms - 1 - i; /* slot 0 on top */
-  int rc = sv_auth_init(s, err, errlen);     /* reads auth.key_file */
+  int rc = sv_auth_init(s, err, errlen); /* reads auth.key_file */
   if (rc) return rc;
   rc = sv_enet_open(s, err, errlen);
   if (rc) {
@@ -397,9 +359,9 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
     /* a folder that cannot be made now is tried again by every room */
     char why[GK_SERVER_CONFIG_ERR_MAX];
     if (ensure_dir(cfg->replay_dir, why, sizeof(why)) == 0)
-      sv_replay_recover_dir(s);
+      gk_room_recover_replays(&s->host);
     else {
-      s->replay_fault = 1;
+      s->host.replay_fault = 1;
       gk_log_msg(log, GK_LOG_ERROR, "replay_failed", NULL, "reason", why);
     }
   }
@@ -420,6 +382,10 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
 
 uint16_t gk_server_port(const gk_server *s) {
   return sv_enet_port(s);
+}
+
+const gk_room_stats *gk_server_get_room_stats(const gk_server *s) {
+  return &s->host.stats;
 }
 
 const gk_server_stats *gk_server_get_stats(const gk_server *s) {

@@ -59,6 +59,7 @@
 #include <stdint.h>
 
 #include "gk_net_wire.h"
+#include "gk_room_stats.h"
 #include "gk_server_config.h"
 #include "gk_server_log.h"
 #include "gk_server_random.h"
@@ -70,69 +71,44 @@ struct uv_loop_s;
 
 typedef struct gk_server gk_server;
 
-/* Server-wide counters (per-room ones are logged when the room closes). */
+/* The shell's counters (the rooms' own are gk_room_stats, gk_room.h):
+ * GK_SERVER_COUNTERS is the one list, X(name, help), that makes this
+ * struct's fields and the keys of the "stopped" record. */
+/* clang-format off */
+#define GK_SERVER_COUNTERS(X)                                                  \
+  X(connects, "Connections accepted.")                                        \
+  X(disconnects, "Connections gone.")                                         \
+  X(kicked, "Connections dropped for strikes.")                               \
+  X(packets_in, "Messages received.")                                         \
+  X(bytes_in, "Bytes of messages received.")                                  \
+  X(drop_malformed, "Messages that are not a valid message.")                 \
+  X(drop_no_room, "Match messages from a connection in no playing room.")     \
+  X(strikes, "Bad messages counted against connections.")                     \
+  X(ticks, "Step timer ticks.")                                               \
+  X(ticks_missed, "Step timer deadlines skipped.")                            \
+  X(auth_admitted, "Requests whose token was accepted.")                      \
+  X(auth_missing, "No token (GK_ENOTOKEN).")                                  \
+  X(auth_bad, "Wrong key or tampered (GK_EAUTH).")                            \
+  X(auth_malformed, "Not a token of this protocol.")                          \
+  X(auth_expired, "Expired, or issued in the future.")                        \
+  X(auth_grant, "For another room, genre, player count, slot or client.")     \
+  X(auth_role, "A spectator's token for a player (GK_EROLE).")                \
+  X(auth_reused, "A token id admitted before (GK_EEXIST).")                   \
+  X(auth_full, "The replay cache was full (GK_EFULL).")                       \
+  X(limit_conns_per_ip, "Connections refused: limits.conns_per_ip.")          \
+  X(limit_connect_rate, "Connections refused: limits.connects_per_s.")        \
+  X(limit_create_rate, "Rooms refused: limits.creates_per_min.")              \
+  X(limit_handshake, "Connections cut: limits.handshake_ms.")                 \
+  X(tick_ns, "Time in the step timer's ticks, in total.")                     \
+  X(tick_ns_max, "The longest tick.")                                         \
+  X(tick_over, "Ticks that took longer than a step period.")                  \
+  X(tick_late_ns_max, "The latest a tick began after its deadline.")
+/* clang-format on */
+
 typedef struct gk_server_stats {
-  uint64_t connects, disconnects, kicked;
-  uint64_t rooms_created, rooms_closed;
-  uint64_t matches_started, matches_ended;
-  uint64_t replays_written, replays_failed;
-  uint64_t packets_in, bytes_in;
-  uint64_t drop_malformed;  /* not a valid message */
-  uint64_t drop_unexpected; /* valid, but not now / not from a client */
-  uint64_t drop_session;    /* dropped by a room's session */
-  uint64_t drop_no_room;    /* a match message from a connection in no
-                               playing room */
-  uint64_t refused;         /* create/join/start refused with an ERROR */
-  uint64_t strikes;
-  uint64_t ticks, ticks_missed;
-  uint64_t room_steps; /* steps run by the rooms' own loops */
-  uint64_t steps_confirmed, steps_late;
-  /* replays on disk (gk_server_replay.c) */
-  uint64_t replay_disk_errors; /* recordings lost to the disk (a missing or
-                                  unwritable folder, ENOSPC, EDQUOT, EFBIG) */
-  uint64_t replay_flushes;     /* flush jobs run (replays.flush_ms) */
-  uint64_t replays_recovered;  /* .gkr.tmp leftovers recovered at start */
-  uint64_t replays_damaged;    /* leftovers moved aside as .gkr.damaged */
-  uint64_t stalls, desyncs;    /* of ended matches, like steps_confirmed */
-  /* connect tokens (token mode) and abuse limits */
-  uint64_t auth_admitted;  /* requests whose token was accepted */
-  uint64_t auth_missing;   /* no token (GK_ENOTOKEN) */
-  uint64_t auth_bad;       /* wrong key or tampered (GK_EAUTH) */
-  uint64_t auth_malformed; /* not a token of this protocol (GK_EPROTO,
-                              GK_EVERSION, GK_ERANGE) */
-  uint64_t auth_expired;   /* GK_EEXPIRED, or issued in the future
-                              (GK_ENOTYET) */
-  uint64_t auth_grant;     /* for another room, genre, player count,
-                              slot or client (GK_EGRANT) */
-  uint64_t auth_role;      /* a spectator's token for a player (GK_EROLE) */
-  uint64_t auth_reused;    /* a token id admitted before (GK_EEXIST) */
-  uint64_t auth_full;      /* the replay cache was full (GK_EFULL) */
-  uint64_t limit_conns_per_ip, limit_connect_rate, limit_create_rate;
-  uint64_t limit_handshake;
-  uint64_t replies_cut;        /* ERROR texts shortened to the request */
-  uint64_t replies_suppressed; /* ERRORs not sent: larger than the request */
-  /* reconnect, rejoin and spectators (gk_server_rejoin.c) */
-  uint64_t players_held;      /* dropped players whose slot was held */
-  uint64_t bot_seats;         /* seats the server's bots played (room.bots) */
-  uint64_t holds_expired;     /* ... removed after reconnect.hold_ms */
-  uint64_t rejoins;           /* ... that took their slot back */
-  uint64_t rejoins_refused;   /* REJOIN_ROOM refused (any reason) */
-  uint64_t rejoin_bad_secret; /* ... of which with a wrong secret */
-  uint64_t rejoin_takeovers;  /* rejoins whose slot's old connection was
-                                 still up (closed for them) */
-  uint64_t snapshots_sent;    /* to rejoining players and spectators */
-  uint64_t snapshot_bytes;    /* state bytes in them */
-  uint64_t spectators_joined, spectators_refused;
-  uint64_t spectator_refreshes; /* newer snapshots to spectators behind */
-  uint64_t spectator_desyncs;   /* reported, never ending a match */
-  uint64_t spectator_hashes;    /* spectator hashes compared */
-  uint64_t spectator_steps;     /* steps sent to spectators (first sends) */
-  uint64_t spectator_ns;        /* time the server spent on spectators */
-  /* the step timer's work: one tick steps every room at once */
-  uint64_t tick_ns;          /* time in the ticks, in total */
-  uint64_t tick_ns_max;      /* the longest tick */
-  uint64_t tick_over;        /* ticks that took longer than a step period */
-  uint64_t tick_late_ns_max; /* the latest a tick began after its deadline */
+#define GK_SERVER_STATS_FIELD(name, help) uint64_t name;
+  GK_SERVER_COUNTERS(GK_SERVER_STATS_FIELD)
+#undef GK_SERVER_STATS_FIELD
 } gk_server_stats;
 
 /* Creates the server on `loop`: binds the ENet host, starts the step
@@ -153,6 +129,8 @@ void gk_server_shutdown(gk_server *s);
 uint16_t gk_server_port(const gk_server *s);
 
 const gk_server_stats *gk_server_get_stats(const gk_server *s);
+/* The rooms' counters (gk_room_stats.h), since start. */
+const gk_room_stats *gk_server_get_room_stats(const gk_server *s);
 
 /* Runs a server on a fresh loop until it has shut down. Returns the
  * process exit status: 0 after a clean shutdown, 1 if it could not start

@@ -131,54 +131,49 @@ static enum MHD_Result fail(struct MHD_Connection *c, unsigned status,
 
 static const char *const state_names[] = {"?", "lobby", "playing", "draining"};
 
-static cJSON *room_json(const sv_room *r, int detail) {
+static cJSON *room_json(const gk_server *s, const gk_room *r, int detail) {
   cJSON *j = cJSON_CreateObject();
   if (!j) return NULL;
-  const gk_net_session_stats *st = &r->session.stats;
-  int live = r->session_open;
-  cJSON_AddStringToObject(j, "code", r->code);
-  cJSON_AddStringToObject(j, "genre", r->genre->sim->name);
-  cJSON_AddStringToObject(j, "state", state_names[r->state & 3]);
-  cJSON_AddNumberToObject(j, "max_players", r->max_players);
-  cJSON_AddNumberToObject(j, "input_delay", r->input_delay);
-  cJSON_AddNumberToObject(j, "step", live ? (double)r->session.loop.steps : 0);
-  cJSON_AddNumberToObject(j, "steps_confirmed",
-                          live ? (double)st->steps_confirmed : 0);
-  cJSON_AddNumberToObject(j, "steps_late", live ? (double)st->steps_late : 0);
+  gk_room_view v;
+  gk_room_view_of(r, &v);
+  cJSON_AddStringToObject(j, "code", v.code);
+  cJSON_AddStringToObject(j, "genre", v.genre);
+  cJSON_AddStringToObject(j, "state", state_names[v.state & 3]);
+  cJSON_AddNumberToObject(j, "max_players", v.max_players);
+  cJSON_AddNumberToObject(j, "input_delay", v.input_delay);
+  cJSON_AddNumberToObject(j, "step", (double)v.steps);
+  cJSON_AddNumberToObject(j, "steps_confirmed", (double)v.steps_confirmed);
+  cJSON_AddNumberToObject(j, "steps_late", (double)v.steps_late);
   cJSON_AddNumberToObject(j, "late_share",
-                          live && st->steps_confirmed
-                              ? (double)st->steps_late /
-                                    (double)st->steps_confirmed
+                          v.steps_confirmed
+                              ? (double)v.steps_late / (double)v.steps_confirmed
                               : 0.0);
-  cJSON_AddNumberToObject(j, "desyncs", (double)r->desyncs);
-  cJSON_AddNumberToObject(j, "stalls", live ? (double)st->stalls : 0);
-  cJSON_AddNumberToObject(j, "spectators", sv_spectators_count(r));
+  cJSON_AddNumberToObject(j, "desyncs", (double)v.desyncs);
+  cJSON_AddNumberToObject(j, "stalls", (double)v.stalls);
+  cJSON_AddNumberToObject(j, "spectators", v.spectators);
   cJSON *pl = cJSON_AddArrayToObject(j, "players");
-  for (uint32_t i = 0; pl && i < r->nslots; i++) {
+  for (uint32_t i = 0; pl && i < v.nslots; i++) {
     cJSON *p = cJSON_CreateObject();
     if (!p) break;
     cJSON_AddNumberToObject(p, "slot", i);
-    cJSON_AddBoolToObject(p, "connected", r->conn[i] != SV_NO_CONN);
-    int bot = (sv_bots_mask(r->bots) >> i & 1u) != 0; /* the server's */
-    const char *kind =
-        bot ? "bot" : sv_conn_kind(r->srv, r->conn[i]); /* "enet" */
+    cJSON_AddBoolToObject(p, "connected", v.conn[i] != SV_NO_CONN);
+    int bot = (v.bot_mask >> i & 1u) != 0; /* the server's */
+    const char *kind = bot ? "bot" : sv_conn_kind(s, v.conn[i]); /* "enet" */
     if (kind)
       cJSON_AddStringToObject(p, "transport", kind);
     else
       cJSON_AddNullToObject(p, "transport");
-    cJSON_AddBoolToObject(p, "active",
-                          live ? (r->session.inbuf.active_mask >> i & 1u) != 0
-                               : r->conn[i] != SV_NO_CONN);
+    cJSON_AddBoolToObject(p, "active", (v.active_mask >> i & 1u) != 0);
     cJSON_AddItemToArray(pl, p);
   }
   if (detail) {
-    cJSON_AddNumberToObject(j, "packets_in", (double)st->packets_in);
-    cJSON_AddNumberToObject(j, "packets_out", (double)st->packets_out);
-    cJSON_AddNumberToObject(j, "drops", (double)r->drops);
-    cJSON_AddNumberToObject(j, "strikes", (double)r->strikes);
-    cJSON *opts = cJSON_Parse(r->options);
+    cJSON_AddNumberToObject(j, "packets_in", (double)v.packets_in);
+    cJSON_AddNumberToObject(j, "packets_out", (double)v.packets_out);
+    cJSON_AddNumberToObject(j, "drops", (double)v.drops);
+    cJSON_AddNumberToObject(j, "strikes", (double)v.strikes);
+    cJSON *opts = cJSON_Parse(v.options);
     if (opts) cJSON_AddItemToObject(j, "options", opts);
-    cJSON_AddStringToObject(j, "replay", r->rec ? r->replay_path : "");
+    cJSON_AddStringToObject(j, "replay", v.replay ? v.replay : "");
   }
   return j;
 }
@@ -192,10 +187,10 @@ static enum MHD_Result get_rooms(sv_admin *a, struct MHD_Connection *c) {
     return fail(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
   }
   for (uint32_t i = 0; i < s->cfg->max_rooms; i++)
-    if (s->rooms[i]) cJSON_AddItemToArray(arr, room_json(s->rooms[i], 0));
-  cJSON_AddNumberToObject(j, "count", s->nrooms);
+    if (s->rooms[i]) cJSON_AddItemToArray(arr, room_json(s, s->rooms[i], 0));
+  cJSON_AddNumberToObject(j, "count", s->host.nrooms);
   cJSON_AddNumberToObject(j, "limit", s->cfg->max_rooms);
-  cJSON_AddBoolToObject(j, "draining", s->shutting_down);
+  cJSON_AddBoolToObject(j, "draining", s->host.shutting_down);
   uint16_t ws = sv_ws_port(s);
   cJSON *w = ws ? cJSON_AddObjectToObject(j, "websocket")
                 : cJSON_AddNullToObject(j, "websocket");
@@ -263,9 +258,9 @@ static enum MHD_Result get_healthz(sv_admin *a, struct MHD_Connection *c) {
   uint64_t limit = (uint64_t)s->cfg->admin.late_ms * 1000000u;
   int n;
   unsigned status = MHD_HTTP_SERVICE_UNAVAILABLE;
-  if (s->shutting_down)
+  if (s->host.shutting_down)
     n = snprintf(why, sizeof(why), "%s\n",
-                 s->draining ? "draining" : "shutting down");
+                 s->host.draining ? "draining" : "shutting down");
   else if (late > limit)
     n = snprintf(why, sizeof(why),
                  "step timer late: %llu ms in the last seconds (limit %u)\n",
@@ -288,20 +283,20 @@ static void log_action(gk_server *s, const char *action, const char *code,
 }
 
 static enum MHD_Result post_end(sv_admin *a, struct MHD_Connection *c,
-                                sv_room *r) {
+                                gk_room *r) {
   gk_server *s = a->s;
+  char code[GK_WIRE_CODE_LEN + 1];
+  memcpy(code, gk_room_code(r), sizeof(code));
   cJSON *j = cJSON_CreateObject();
-  if (j) cJSON_AddStringToObject(j, "code", r->code);
-  if (r->state == SV_ROOM_LOBBY) {
-    log_action(s, "end", r->code, 0);
-    sv_room_end_lobby(s, r); /* frees r */
+  if (j) cJSON_AddStringToObject(j, "code", code);
+  if (gk_room_state_of(r) == GK_ROOM_LOBBY) {
+    log_action(s, "end", code, 0);
+    gk_room_end_lobby(r, sv_room_now(s)); /* frees r */
     if (j) cJSON_AddStringToObject(j, "result", "lobby closed");
     return answer_json(c, MHD_HTTP_OK, j);
   }
-  int rc = r->state == SV_ROOM_PLAYING && !r->end_pending
-               ? gk_net_session_end(&r->session, GK_WIRE_END_HOST, sv_now_ms(s))
-               : GK_ECLOSED;
-  log_action(s, "end", r->code, rc);
+  int rc = gk_room_end_match(r, GK_WIRE_END_HOST, sv_room_now(s));
+  log_action(s, "end", code, rc);
   cJSON_Delete(j);
   if (rc)
     return fail(c, MHD_HTTP_CONFLICT,
@@ -309,35 +304,36 @@ static enum MHD_Result post_end(sv_admin *a, struct MHD_Connection *c,
                                  : gk_strerror(rc));
   j = cJSON_CreateObject();
   if (j) {
-    cJSON_AddStringToObject(j, "code", r->code);
+    cJSON_AddStringToObject(j, "code", code);
     cJSON_AddStringToObject(j, "result", "the match ends at its next step");
   }
   return answer_json(c, MHD_HTTP_ACCEPTED, j);
 }
 
 static enum MHD_Result post_remove(sv_admin *a, struct MHD_Connection *c,
-                                   sv_room *r, const char *slot_text) {
+                                   gk_room *r, const char *slot_text) {
   gk_server *s = a->s;
   char *end = NULL;
   unsigned long slot = strtoul(slot_text, &end, 10);
   if (!slot_text[0] || *end || slot_text[0] == '-' || slot_text[0] == '+' ||
-      slot >= r->nslots)
+      slot >= GK_PLAYERS_MAX)
     return fail(c, MHD_HTTP_NOT_FOUND, "no such slot in this room");
-  if (r->state != SV_ROOM_PLAYING || r->end_pending)
-    return fail(c, MHD_HTTP_CONFLICT,
-                r->state == SV_ROOM_LOBBY ? "the match has not started"
-                                          : "the match has ended");
   uint64_t at = 0;
-  int rc = gk_net_session_remove(&r->session, (uint32_t)slot, GK_WIRE_STEP_ASAP,
-                                 &at, sv_now_ms(s));
-  log_action(s, "remove", r->code, rc);
+  int rc = gk_room_remove(r, (uint32_t)slot, &at, sv_room_now(s));
+  if (rc == GK_ERANGE)
+    return fail(c, MHD_HTTP_NOT_FOUND, "no such slot in this room");
+  if (rc == GK_ESTATE || rc == GK_ECLOSED)
+    return fail(c, MHD_HTTP_CONFLICT,
+                rc == GK_ESTATE ? "the match has not started"
+                                : "the match has ended");
+  log_action(s, "remove", gk_room_code(r), rc);
   if (rc)
     return fail(c, MHD_HTTP_CONFLICT,
                 rc == GK_EPERM ? "that player is already out"
                                : gk_strerror(rc));
   cJSON *j = cJSON_CreateObject();
   if (j) {
-    cJSON_AddStringToObject(j, "code", r->code);
+    cJSON_AddStringToObject(j, "code", gk_room_code(r));
     cJSON_AddNumberToObject(j, "slot", (double)slot);
     cJSON_AddNumberToObject(j, "step", (double)at);
   }
@@ -352,7 +348,7 @@ static enum MHD_Result post_drain(sv_admin *a, struct MHD_Connection *c) {
   cJSON *j = cJSON_CreateObject();
   if (j) {
     cJSON_AddBoolToObject(j, "draining", 1);
-    cJSON_AddNumberToObject(j, "rooms", s->nrooms);
+    cJSON_AddNumberToObject(j, "rooms", s->host.nrooms);
   }
   return answer_json(c, MHD_HTTP_ACCEPTED, j);
 }
@@ -375,7 +371,7 @@ static int authorised(const sv_admin *a, struct MHD_Connection *c) {
 
 /* Splits "/rooms/CODE[/rest]" into the room and rest; NULL room = not a
  * room path. */
-static int room_path(gk_server *s, const char *url, sv_room **r,
+static int room_path(gk_server *s, const char *url, gk_room **r,
                      const char **rest) {
   if (strncmp(url, "/rooms/", 7) != 0) return 0;
   const char *code = url + 7;
@@ -406,7 +402,7 @@ typedef enum route {
 } route;
 
 /* num (4 bytes) receives the slot of a remove path. */
-static route classify(gk_server *s, const char *url, sv_room **r, char *num) {
+static route classify(gk_server *s, const char *url, gk_room **r, char *num) {
   const char *rest = NULL;
   if (strcmp(url, "/") == 0) return R_PAGE;
   if (strcmp(url, "/healthz") == 0) return R_HEALTH;
@@ -430,7 +426,7 @@ static route classify(gk_server *s, const char *url, sv_room **r, char *num) {
 
 static enum MHD_Result dispatch(sv_admin *a, struct MHD_Connection *c,
                                 const char *url, const char *method) {
-  sv_room *r = NULL;
+  gk_room *r = NULL;
   char slot[4] = "";
   route rt = classify(a->s, url, &r, slot);
   int get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
@@ -473,7 +469,7 @@ static enum MHD_Result dispatch(sv_admin *a, struct MHD_Connection *c,
   case R_SERIES:
     return get_series(a, c, &q);
   case R_ROOM:
-    return answer_json(c, MHD_HTTP_OK, room_json(r, 1));
+    return answer_json(c, MHD_HTTP_OK, room_json(a->s, r, 1));
   case R_END:
     return post_end(a, c, r);
   case R_REMOVE:

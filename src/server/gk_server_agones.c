@@ -250,12 +250,14 @@ static void pump(sv_agones *g) {
 
 /* Rooms open and players connected in a room's slot. */
 static void counts(const gk_server *s, uint64_t *rooms, uint64_t *players) {
-  *rooms = s->nrooms;
+  *rooms = s->host.nrooms;
   *players = 0;
-  for (uint32_t i = 0; s->rooms && i < s->cfg->max_rooms; i++)
-    if (s->rooms[i])
-      for (uint32_t m = sv_room_connected(s->rooms[i]); m; m &= m - 1)
-        (*players)++;
+  for (uint32_t i = 0; s->rooms && i < s->cfg->max_rooms; i++) {
+    if (!s->rooms[i]) continue;
+    gk_room_view v;
+    gk_room_view_of(s->rooms[i], &v);
+    for (uint32_t m = v.connected; m; m &= m - 1) (*players)++;
+  }
 }
 
 static void on_health(uv_timer_t *t) {

@@ -91,30 +91,13 @@ void sv_auth_datagram(gk_server *s, uint32_t peer, size_t len) {
   if (n) n->req_len = len;
 }
 
-/* --- a room's part ------------------------------------------------------- */
+/* --- a connection's client id ------------------------------------------- */
 
-/* A room's part of this file (r->auth): no other file sees its fields.
- * Token mode: each slot's client id at MATCH_START (a rejoin's token must
- * carry the same one). */
-struct sv_auth_room {
-  uint64_t client_id[GK_PLAYERS_MAX];
-  uint32_t client_set; /* slots whose client id is known */
-};
-
-sv_auth_room *sv_auth_room_new(void) {
-  return calloc(1, sizeof(sv_auth_room));
-}
-
-void sv_auth_room_free(sv_auth_room *a) {
-  free(a);
-}
-
-void sv_auth_bind_slot(gk_server *s, sv_room *r, uint32_t slot) {
-  const sv_admit *n = admit_of(s, r->conn[slot]);
-  if (n && n->client_bound) { /* token mode: a rejoin must be this client */
-    r->auth->client_id[slot] = n->client_id;
-    r->auth->client_set |= 1u << slot;
-  }
+int sv_auth_client_id(const gk_server *s, uint32_t peer, uint64_t *out) {
+  const sv_admit *n = admit_of(s, peer);
+  if (!n || !n->client_bound) return 0;
+  *out = n->client_id;
+  return 1;
 }
 
 /* --- bounded source tables ------------------------------------------------ */
@@ -257,7 +240,7 @@ int sv_auth_ip_full(const gk_server *s, uint64_t addr_key) {
 }
 
 void sv_auth_disconnect(gk_server *s, const sv_conn *c) {
-  const sv_admit *n = admit_of(s, c->id);
+  const sv_admit *n = admit_of(s, c->rc.id);
   if (!n || !n->ip_counted) return;
   for (uint32_t i = 0; i < s->auth.nips; i++) {
     sv_src *e = &s->auth.ips[i];
@@ -444,12 +427,15 @@ static int slot_match(gk_server *s, const gk_token *t, char *err,
                       size_t errlen) {
   if (t->grant.kind != GK_TOKEN_JOIN || t->grant.slot == GK_TOKEN_SLOT_ANY)
     return 0;
-  const sv_room *r = sv_room_find(s, t->grant.code);
-  if (!r || r->state == SV_ROOM_DRAINING || r->nslots == t->grant.slot)
+  const gk_room *r = sv_room_find(s, t->grant.code);
+  if (!r) return 0;
+  gk_room_view v;
+  gk_room_view_of(r, &v);
+  if (v.state == GK_ROOM_DRAINING || v.nslots == t->grant.slot)
     return 0; /* the room code says what is wrong (a running room: its
                  next slot is a late joiner's) */
   return gk_errf(err, errlen, GK_EGRANT, "token is for slot %u, next is %u",
-                 t->grant.slot, r->nslots);
+                 t->grant.slot, v.nslots);
 }
 
 /* A rejoin's token must carry the client id its slot had at MATCH_START
@@ -458,11 +444,15 @@ static int rejoin_client(gk_server *s, const gk_token *t, const gk_wire_msg *m,
                          char *err, size_t errlen) {
   if (m->type != GK_MSG_REJOIN_ROOM) return 0;
   uint32_t slot = m->u.rejoin.slot;
-  const sv_room *r = sv_room_find(s, m->u.rejoin.code);
-  if (!r || r->state != SV_ROOM_PLAYING || slot >= r->nslots) return 0;
-  if ((r->auth->client_set >> slot & 1u) == 0)
+  const gk_room *r = sv_room_find(s, m->u.rejoin.code);
+  if (!r) return 0;
+  gk_room_view v;
+  gk_room_view_of(r, &v);
+  if (v.state != GK_ROOM_PLAYING || slot >= v.nslots) return 0;
+  uint64_t id = 0;
+  if (!gk_room_slot_client(r, slot, &id))
     return gk_errf(err, errlen, GK_EGRANT, "slot %u has no client id", slot);
-  if (r->auth->client_id[slot] != t->client_id)
+  if (id != t->client_id)
     return gk_errf(err, errlen, GK_EGRANT,
                    "token is for another client than slot %u's", slot);
   return 0;
@@ -474,7 +464,7 @@ static int token_request(gk_server *s, sv_conn *c, const gk_wire_msg *m,
                          uint64_t now_s, char *err, size_t errlen) {
   gk_token t;
   memset(&t, 0, sizeof(t));
-  sv_admit *n = admit_of(s, c->id);
+  sv_admit *n = admit_of(s, c->rc.id);
   const uint64_t *bound = n->client_bound ? &n->client_id : NULL;
   int rc = token_open_match(s->auth.key, m, bound, now_s, &t, err, errlen);
   if (!rc && m->type == GK_MSG_JOIN_ROOM) rc = slot_match(s, &t, err, errlen);
@@ -509,7 +499,7 @@ int sv_auth_request(gk_server *s, uint32_t peer, const gk_wire_msg *m,
   else if (m->type == GK_MSG_CREATE_ROOM)
     rc = create_rate(s, c, NULL, err, sizeof(err));
   if (!rc) return 0;
-  s->stats.refused++;
+  s->host.stats.refused++;
   (*refusal_counter(&s->stats, rc))++;
   if (gk_log_begin(s->log, GK_LOG_DEBUG, "auth_refused", NULL)) {
     gk_log_u64(s->log, "peer", peer);
@@ -519,23 +509,4 @@ int sv_auth_request(gk_server *s, uint32_t peer, const gk_wire_msg *m,
   }
   sv_send_error(s, peer, rc, err);
   return rc;
-}
-
-void sv_auth_log_totals(gk_server *s) {
-  const gk_server_stats *st = &s->stats;
-  gk_log_u64(s->log, "auth_admitted", st->auth_admitted);
-  gk_log_u64(s->log, "auth_missing", st->auth_missing);
-  gk_log_u64(s->log, "auth_bad", st->auth_bad);
-  gk_log_u64(s->log, "auth_malformed", st->auth_malformed);
-  gk_log_u64(s->log, "auth_expired", st->auth_expired);
-  gk_log_u64(s->log, "auth_grant", st->auth_grant);
-  gk_log_u64(s->log, "auth_role", st->auth_role);
-  gk_log_u64(s->log, "auth_reused", st->auth_reused);
-  gk_log_u64(s->log, "auth_full", st->auth_full);
-  gk_log_u64(s->log, "limit_conns_per_ip", st->limit_conns_per_ip);
-  gk_log_u64(s->log, "limit_connect_rate", st->limit_connect_rate);
-  gk_log_u64(s->log, "limit_create_rate", st->limit_create_rate);
-  gk_log_u64(s->log, "limit_handshake", st->limit_handshake);
-  gk_log_u64(s->log, "replies_cut", st->replies_cut);
-  gk_log_u64(s->log, "replies_suppressed", st->replies_suppressed);
 }

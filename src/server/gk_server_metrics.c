@@ -52,12 +52,8 @@ void sv_metrics_tick(gk_server *s, uint64_t now_ns, uint64_t late_ns) {
   sv_hist_observe(&m->tick_late, late_ns);
 }
 
-void sv_metrics_step(gk_server *s, const sv_room *r, uint64_t step) {
-  const gk_net_session *ss = &r->session;
-  uint64_t due_ms = ss->start_ms + (step - ss->cfg.first_step + 1) * 1000u *
-                                       ss->cfg.step_seconds.num /
-                                       ss->cfg.step_seconds.den;
-  uint64_t late_ms = ss->now_ms > due_ms ? ss->now_ms - due_ms : 0;
+void sv_metrics_confirm(gk_server *s, uint64_t due_ms, uint64_t now_ms) {
+  uint64_t late_ms = now_ms > due_ms ? now_ms - due_ms : 0;
   sv_hist_observe(&s->metrics.confirm, late_ms * 1000000u);
 }
 
@@ -125,7 +121,7 @@ static void hist(out *o, const char *name, const char *help, const sv_hist *h) {
 /* What the rooms hold now: states, players, and the counters of the
  * matches still running (ended ones are in the server totals). */
 typedef struct live {
-  uint64_t rooms[4]; /* by sv_room_state */
+  uint64_t rooms[4]; /* by gk_room_state */
   uint64_t players;
   uint64_t bots; /* seats played by the server's bots (room.bots) */
   uint64_t steps_confirmed, steps_late, stalls, desyncs;
@@ -134,22 +130,24 @@ typedef struct live {
 static void gather(const gk_server *s, live *l) {
   memset(l, 0, sizeof(*l));
   for (uint32_t i = 0; s->rooms && i < s->cfg->max_rooms; i++) {
-    const sv_room *r = s->rooms[i];
+    const gk_room *r = s->rooms[i];
     if (!r) continue;
-    if ((unsigned)r->state < 4) l->rooms[r->state]++;
-    uint32_t m = sv_room_connected(r);
+    gk_room_view v;
+    gk_room_view_of(r, &v);
+    if ((unsigned)v.state < 4) l->rooms[v.state]++;
+    uint32_t m = v.connected;
     for (; m; m &= m - 1) l->players++;
-    if (r->state != SV_ROOM_PLAYING) continue;
-    for (m = sv_bots_mask(r->bots); m; m &= m - 1) l->bots++;
-    l->steps_confirmed += r->session.stats.steps_confirmed;
-    l->steps_late += r->session.stats.steps_late;
-    l->stalls += r->session.stats.stalls;
-    l->desyncs += r->desyncs;
+    if (v.state != GK_ROOM_PLAYING) continue;
+    for (m = v.bot_mask; m; m &= m - 1) l->bots++;
+    l->steps_confirmed += v.steps_confirmed;
+    l->steps_late += v.steps_late;
+    l->stalls += v.stalls;
+    l->desyncs += v.desyncs;
   }
 }
 
 static void figures_of(const gk_server *s, const live *l, sv_figures *f) {
-  const gk_server_stats *st = &s->stats;
+  const gk_room_stats *st = &s->host.stats;
   memcpy(f->rooms, l->rooms, sizeof(f->rooms));
   f->players = l->players;
   f->bots = l->bots;
@@ -238,7 +236,7 @@ static void rooms_and_players(out *o, const gk_server *s, const sv_figures *l) {
       l->bots);
   one(o, "gk_draining", "gauge",
       "1 while the server drains or shuts down (no new rooms).",
-      s->shutting_down ? 1u : 0u);
+      s->host.shutting_down ? 1u : 0u);
 }
 
 static void traffic(out *o, const gk_server *s) {
@@ -261,8 +259,8 @@ static void traffic(out *o, const gk_server *s) {
     uint64_t v;
   } drops[] = {{"oversize", open ? ts->drop_oversize : s->drop_oversize},
                {"malformed", st->drop_malformed},
-               {"unexpected", st->drop_unexpected},
-               {"session", st->drop_session},
+               {"unexpected", s->host.stats.drop_unexpected},
+               {"session", s->host.stats.drop_session},
                {"no_room", st->drop_no_room}};
   for (size_t i = 0; i < sizeof(drops) / sizeof(drops[0]); i++)
     put(o, "gk_datagrams_dropped_total{reason=\"%s\"} %" PRIu64 "\n",
@@ -271,8 +269,6 @@ static void traffic(out *o, const gk_server *s) {
           st->strikes);
   counter(o, "gk_connects_total", "Connections accepted.", st->connects);
   counter(o, "gk_kicked_total", "Connections dropped for strikes.", st->kicked);
-  counter(o, "gk_refused_total", "Create, join or start requests refused.",
-          st->refused);
 }
 
 /* Connections by transport: one series per backend. */
@@ -332,11 +328,7 @@ static void websocket(out *o, const gk_server *s) {
 static void matches(out *o, const gk_server *s, const live *l,
                     const sv_figures *f) {
   const gk_server_stats *st = &s->stats;
-  counter(o, "gk_rooms_created_total", "Rooms created.", st->rooms_created);
-  counter(o, "gk_rooms_closed_total", "Rooms closed.", st->rooms_closed);
-  counter(o, "gk_matches_started_total", "Matches started.",
-          st->matches_started);
-  counter(o, "gk_matches_ended_total", "Matches ended.", st->matches_ended);
+  const gk_room_stats *rs = &s->host.stats;
   counter(o, "gk_ticks_total", "Step timer ticks.", st->ticks);
   counter(o, "gk_tick_deadlines_skipped_total",
           "Step timer deadlines skipped because the timer fired late.",
@@ -349,12 +341,8 @@ static void matches(out *o, const gk_server *s, const live *l,
           "lockstep.late_slack_ms.",
           f->steps_late);
   counter(o, "gk_stalls_total", "Stall notices sent to players.",
-          st->stalls + l->stalls);
-  counter(o, "gk_desyncs_total", "Desyncs detected.", st->desyncs + l->desyncs);
-  counter(o, "gk_replays_written_total", "Replays finalised.",
-          st->replays_written);
-  counter(o, "gk_replays_failed_total", "Replays that could not be written.",
-          st->replays_failed);
+          rs->stalls + l->stalls);
+  counter(o, "gk_desyncs_total", "Desyncs detected.", rs->desyncs + l->desyncs);
   counter(o, "gk_admin_requests_total", "Admin HTTP requests answered.",
           s->metrics.http_requests);
   counter(o, "gk_admin_connections_cut_total",
@@ -362,60 +350,26 @@ static void matches(out *o, const gk_server *s, const live *l,
           s->metrics.http_cut);
 }
 
-/* Reconnect, rejoin and spectators. */
-static void rejoin_counters(out *o, const gk_server *s) {
-  const gk_server_stats *st = &s->stats;
-  counter(o, "gk_players_held_total",
-          "Dropped players whose slot was held for a rejoin.",
-          st->players_held);
-  counter(o, "gk_bot_seats_total",
-          "Seats the server's bots took at match starts (room.bots).",
-          st->bot_seats);
-  counter(o, "gk_holds_expired_total",
-          "Held slots removed after reconnect.hold_ms.", st->holds_expired);
-  counter(o, "gk_rejoins_total", "Players that took their slot back.",
-          st->rejoins);
-  counter(o, "gk_rejoins_refused_total", "REJOIN_ROOM requests refused.",
-          st->rejoins_refused);
-  counter(o, "gk_rejoin_bad_secret_total",
-          "REJOIN_ROOM requests with a wrong secret.", st->rejoin_bad_secret);
-  counter(o, "gk_rejoin_takeovers_total",
-          "Rejoins that took a slot whose old connection was still up.",
-          st->rejoin_takeovers);
-  counter(o, "gk_snapshots_sent_total", "Snapshots sent.", st->snapshots_sent);
-  counter(o, "gk_snapshot_bytes_total", "State bytes sent in snapshots.",
-          st->snapshot_bytes);
-  counter(o, "gk_spectators_joined_total", "Spectators admitted.",
-          st->spectators_joined);
-  counter(o, "gk_spectators_refused_total", "SPECTATE requests refused.",
-          st->spectators_refused);
-  counter(o, "gk_spectator_refreshes_total",
-          "Newer snapshots sent to spectators that fell behind.",
-          st->spectator_refreshes);
-  counter(o, "gk_spectator_desyncs_total",
-          "Spectator hashes that differed from the referee's.",
-          st->spectator_desyncs);
-  counter(o, "gk_spectator_hashes_total",
-          "Spectator hashes compared with the referee's.",
-          st->spectator_hashes);
+/* Every room counter of kind GK_ROOM_METRIC (gk_room_stats.h), as
+ * gk_<name>_total. */
+static void room_counters(out *o, const gk_server *s) {
+  const gk_room_stats *rs = &s->host.stats;
+#define SV_ROOM_COUNTER(name, kind, help)                                      \
+  if (kind == GK_ROOM_METRIC) counter(o, "gk_" #name "_total", help, rs->name);
+  GK_ROOM_COUNTERS(SV_ROOM_COUNTER)
+#undef SV_ROOM_COUNTER
 }
 
-/* Desync forensics: reports by result, and their bundles. Every result has
- * its line, 0 until it happens, so a rate() never misses the first one. */
+/* Desync forensics: reports by result. Every result has its line, 0 until
+ * it happens, so a rate() never misses the first one. */
 static void desync_counters(out *o, const gk_server *s) {
-  const sv_metrics *m = &s->metrics;
+  const gk_room_stats *rs = &s->host.stats;
   head(o, "gk_desync_reports_total", "counter",
        "desync_report lines logged, by result (diffed, or why there is no "
        "diff).");
-  for (int i = 0; i < SV_DSY_RESULTS; i++)
+  for (int i = 0; i < GK_ROOM_DSY_RESULTS; i++)
     put(o, "gk_desync_reports_total{result=\"%s\"} %" PRIu64 "\n",
-        sv_dsy_result_names[i], m->desync_reports[i]);
-  counter(o, "gk_desync_bundles_written_total", "Desync bundles written whole.",
-          m->desync_bundles_written);
-  counter(o, "gk_desync_bundles_failed_total",
-          "Desync bundles not written whole (a disk error or out of memory; "
-          "the report says which).",
-          m->desync_bundles_failed);
+        gk_room_dsy_result_names[i], rs->desync_reports[i]);
 }
 
 size_t sv_metrics_write(const gk_server *s, char *buf, size_t cap) {
@@ -430,7 +384,7 @@ size_t sv_metrics_write(const gk_server *s, char *buf, size_t cap) {
   links(&o, s);
   websocket(&o, s);
   matches(&o, s, &l, &f);
-  rejoin_counters(&o, s);
+  room_counters(&o, s);
   desync_counters(&o, s);
   hist(&o, "gk_tick_lateness_seconds",
        "How long after its deadline each step timer tick fired.",

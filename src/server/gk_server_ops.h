@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 struct gk_server;
-struct sv_room;
+struct gk_room;
 
 /* --- gk_server_metrics.c ------------------------------------------------- */
 
@@ -44,32 +44,6 @@ typedef struct sv_hist {
 
 void sv_hist_observe(sv_hist *h, uint64_t ns);
 
-/* The results of a desync_report (gk_server_desync.c), in the exposition's
- * order: X(NAME, "label"). "diffed" is the one with a diff; the others say
- * why there is none. */
-#define SV_DSY_RESULT_TABLE(X)                                                 \
-  X(DIFFED, "diffed")                                                          \
-  X(UNREADABLE, "unreadable")                                                  \
-  X(DIFF_FAILED, "diff_failed")                                                \
-  X(REFEREE_UNAVAILABLE, "referee_unavailable")                                \
-  X(NO_ANSWER, "no_answer")                                                    \
-  X(CANNOT, "cannot")                                                          \
-  X(GARBAGE, "garbage")                                                        \
-  X(TOO_LARGE, "too_large")                                                    \
-  X(NO_CONNECTION, "no_connection")                                            \
-  X(SEND_FAILED, "send_failed")                                                \
-  X(ROOM_CLOSED, "room_closed")
-
-enum {
-#define SV_DSY_ENUM(name, label) SV_DSY_##name,
-  SV_DSY_RESULT_TABLE(SV_DSY_ENUM)
-#undef SV_DSY_ENUM
-      SV_DSY_RESULTS
-};
-
-/* "diffed", "no_answer", ...: indexed by SV_DSY_* (gk_server_desync.c). */
-extern const char *const sv_dsy_result_names[SV_DSY_RESULTS];
-
 typedef struct sv_metrics {
   sv_hist tick_late;    /* each step-timer tick: how long after its deadline */
   sv_hist confirm;      /* each step a room ran: how long after its place on
@@ -80,17 +54,13 @@ typedef struct sv_metrics {
   uint64_t last_tick_ns;
   uint64_t http_requests, http_cut; /* admin requests served; slow
                                        connections cut */
-  /* desync forensics (gk_server_desync.c): reports logged, by result
-   * (SV_DSY_*), and their bundles written whole or not */
-  uint64_t desync_reports[SV_DSY_RESULTS];
-  uint64_t desync_bundles_written, desync_bundles_failed;
 } sv_metrics;
 
 /* The step timer fired `late_ns` after the deadline it was armed for. */
 void sv_metrics_tick(struct gk_server *s, uint64_t now_ns, uint64_t late_ns);
-/* Room `r` ran step `step` (session step callback). */
-void sv_metrics_step(struct gk_server *s, const struct sv_room *r,
-                     uint64_t step);
+/* A room ran a step due at due_ms (its place on the match's schedule)
+ * at now_ms (the session step callback, through the rooms' host). */
+void sv_metrics_confirm(struct gk_server *s, uint64_t due_ms, uint64_t now_ms);
 /* The worst tick lateness in the last one to two seconds, or the time
  * since the last tick if that is longer (a timer that stopped firing). */
 uint64_t sv_metrics_recent_late_ns(const struct gk_server *s, uint64_t now_ns);
@@ -100,7 +70,7 @@ uint64_t sv_metrics_recent_late_ns(const struct gk_server *s, uint64_t now_ns);
  * and bot seats now; steps, steps confirmed and late since start (the
  * server totals plus the matches still running). */
 typedef struct sv_figures {
-  uint64_t rooms[4]; /* by sv_room_state: [1] lobby, [2] playing, [3]
+  uint64_t rooms[4]; /* by gk_room_state: [1] lobby, [2] playing, [3]
                         draining */
   uint64_t players, bots;
   uint64_t steps, steps_confirmed, steps_late;

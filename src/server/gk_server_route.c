@@ -1,19 +1,23 @@
-/* gk_server_route.c: connections, and where each datagram goes.
+/* gk_server_route.c: connections, and where each message goes.
  *
- * A link's backend (gk_server_link.h: ENet's is gk_server_link_enet.c)
- * reports it up, its data and its end here: sv_link_up, sv_link_data,
- * sv_link_down. Every link the server takes has an entry in the
- * connection table under a connection id of its own: the room it is in
- * and its slot, or none. Each datagram is decoded once, here:
- *   - a match message (INPUT, HASH, REMOVE_PLAYER, END_MATCH) from a
- *     connection in a playing or draining room goes, decoded, to that
- *     room's session with the connection's slot (a client only ever
- *     speaks for its own slot in its own room);
- *   - anything else is room control, handed to gk_server_room.c.
+ * A link's backend (gk_server_link.h: ENet's is gk_server_link_enet.c,
+ * WebSocket's gk_server_link_ws.c) reports it up, its data and its end
+ * here: sv_link_up, sv_link_data, sv_link_down. Every link the server
+ * takes has an entry in the connection table under a connection id of its
+ * own; its gk_room_conn says the room it is in and its slot, or none.
+ * Each message is decoded once, here, then dispatched, and nothing else:
+ *   - a match message (INPUT, HASH, REMOVE_PLAYER, END_MATCH) or a desync
+ *     answer (STATE_BEGIN, STATE_CHUNK) from a connection in a room whose
+ *     match runs or has ended goes to gk_room_handle (the room hands it to
+ *     its session with the connection's slot: a client only ever speaks
+ *     for its own slot in its own room);
+ *   - a room request goes, after admission (gk_server_auth.c), to
+ *     gk_room_create, or to gk_room_join / _rejoin / _spectate with the
+ *     room its code names; START_MATCH and a lobby's END_MATCH to the
+ *     connection's room.
  * Bad messages are counted and are strikes; a connection with
  * `limits.strikes` strikes is disconnected at once. A connection that
- * goes leaves its room: a lobby whose creator left closes, a match
- * removes the player. Sending to connections is here too.
+ * goes leaves its room (gk_room_conn_down).
  */
 #include <string.h>
 #include <time.h>
@@ -31,50 +35,8 @@ int sv_send(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
                        gk_wire_type_reliable((int)m->type));
 }
 
-static void error_msg(gk_wire_msg *m, int code, const char *text) {
-  memset(m, 0, sizeof(*m));
-  m->type = GK_MSG_ERROR;
-  m->u.error.code = (int16_t)code;
-  /* the wire allows printable ASCII only */
-  size_t j = 0;
-  for (size_t i = 0; text && text[i] && j < GK_WIRE_TEXT_MAX; i++) {
-    unsigned char c = (unsigned char)text[i];
-    m->u.error.text[j++] = (char)((c >= 0x20 && c < 0x7f) ? c : '?');
-  }
-  m->u.error.text[j] = '\0';
-}
-
-/* Bytes of an ERROR around its text: header, code, text length. */
-#define ERROR_FIXED (GK_WIRE_HEADER + 2u + 1u)
-
 void sv_send_error(gk_server *s, uint32_t peer, int code, const char *text) {
-  gk_wire_msg m;
-  error_msg(&m, code, text);
-  /* never a reply larger than the request to a connection not admitted
-   * (an abuse limit): the text is cut to fit, or nothing is sent */
-  size_t cap = sv_auth_reply_cap(s, peer);
-  size_t n = strlen(m.u.error.text);
-  if (cap < ERROR_FIXED) {
-    s->stats.replies_suppressed++;
-    return;
-  }
-  if (ERROR_FIXED + n > cap) {
-    m.u.error.text[cap - ERROR_FIXED] = '\0';
-    s->stats.replies_cut++;
-  }
-  sv_send(s, peer, &m);
-}
-
-void sv_send_room(gk_server *s, const sv_room *r, const gk_wire_msg *m) {
-  for (uint32_t i = 0; i < r->nslots; i++)
-    if (r->conn[i] != SV_NO_CONN) sv_send(s, r->conn[i], m);
-}
-
-void sv_send_room_error(gk_server *s, const sv_room *r, int code,
-                        const char *text) {
-  gk_wire_msg m;
-  error_msg(&m, code, text);
-  sv_send_room(s, r, &m);
+  gk_room_send_error(&s->host, peer, code, text);
 }
 
 /* --- strikes ------------------------------------------------------------- */
@@ -82,11 +44,11 @@ void sv_send_room_error(gk_server *s, const sv_room *r, int code,
 void sv_strike(gk_server *s, uint32_t peer, const char *why, int code) {
   sv_conn *c = sv_conn_get(s, peer);
   if (!c) return;
-  sv_room *r = sv_conn_room(s, c);
+  gk_room *r = sv_conn_room(c);
   s->stats.strikes++;
   c->strikes++;
-  if (r) r->strikes++;
-  const char *code_room = r ? r->code : NULL;
+  if (r) gk_room_note_strike(r);
+  const char *code_room = r ? gk_room_code(r) : NULL;
   if (gk_log_begin(s->log, GK_LOG_DEBUG, "bad_message", code_room)) {
     gk_log_u64(s->log, "peer", peer);
     gk_log_str(s->log, "why", why);
@@ -113,74 +75,33 @@ static int is_match_type(int type) {
          type == GK_MSG_REMOVE_PLAYER || type == GK_MSG_END_MATCH;
 }
 
-/* Session drop codes that mean the sender misbehaved (as opposed to the
- * normal fallout of redundancy and reordering). */
-static int is_offence(int rc) {
-  switch (rc) {
-  case GK_ESTALE:
-  case GK_EEXIST:
-  case GK_ECLOSED:
-  case GK_ESTATE:
-  case GK_ENOTFOUND:
-  case GK_EFULL:
-    return 0;
-  default:
-    return rc < 0;
-  }
-}
-
-/* A match message (decoded or not: decode_rc) for a room whose match runs
- * or has just ended. The session counts what it drops. */
-static void route_match(gk_server *s, sv_room *r, uint32_t peer, int decode_rc,
-                        const gk_wire_msg *m, size_t len) {
-  const sv_conn *c = sv_conn_get(s, peer);
-  uint32_t slot = c->slot;
-  if (c->spectator) {
-    if (decode_rc == 0) sv_spectator_msg(s, r, peer, m);
-    return;
-  }
-  if (r->state == SV_ROOM_DRAINING) {
-    /* the match is over: the session still takes acknowledgements and
-     * hashes, and nothing a peer sends now is held against it */
-    gk_net_session_receive_decoded(&r->session, slot, decode_rc, m, len,
-                                   sv_now_ms(s));
-    return;
-  }
-  if (r->end_pending) return; /* the match is over; stragglers */
-  uint32_t ridx = r->index;
-  int rc = gk_net_session_receive_decoded(&r->session, slot, decode_rc, m, len,
-                                          sv_now_ms(s));
-  if (rc) {
-    r->drops++;
-    s->stats.drop_session++;
-    /* may disconnect the peer; a playing room outlives that */
-    if (is_offence(rc)) sv_strike(s, peer, "match message refused", rc);
-  }
-  if (!s->closing && s->rooms[ridx] == r) sv_match_after(s, r);
-}
-
 /* A decoded message that is not for a running match: room control. */
-static void route_control(gk_server *s, sv_room *r, uint32_t peer,
+static void route_control(gk_server *s, gk_room *r, uint32_t peer,
                           const gk_wire_msg *m) {
+  gk_room_host *h = &s->host;
+  uint64_t now = sv_room_now(s);
   switch (m->type) {
   case GK_MSG_CREATE_ROOM:
-    if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
-      sv_on_create(s, peer, m);
+    if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0) {
+      gk_room *nr =
+          gk_room_create(h, peer, m, sv_auth_create_players(s, peer), now);
+      if (nr) sv_room_publish(s, nr);
+    }
     break;
   case GK_MSG_JOIN_ROOM:
     if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
-      sv_on_join(s, peer, m);
+      gk_room_join(h, sv_room_find(s, m->u.room.code), peer, m, now);
     break;
   case GK_MSG_START_MATCH:
-    sv_on_start(s, peer);
+    gk_room_start(h, r, peer, now);
     break;
   case GK_MSG_REJOIN_ROOM:
     if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
-      sv_on_rejoin(s, peer, m);
+      gk_room_rejoin(h, sv_room_find(s, m->u.rejoin.code), peer, m, now);
     break;
   case GK_MSG_SPECTATE:
     if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
-      sv_on_spectate(s, peer, m);
+      gk_room_spectate(h, sv_room_find(s, m->u.room.code), peer, m, now);
     break;
   case GK_MSG_END_MATCH:
   case GK_MSG_INPUT:
@@ -188,8 +109,9 @@ static void route_control(gk_server *s, sv_room *r, uint32_t peer,
   case GK_MSG_REMOVE_PLAYER:
   case GK_MSG_STATE_BEGIN: /* a desync answer after the room went */
   case GK_MSG_STATE_CHUNK:
-    if (m->type == GK_MSG_END_MATCH && r && r->state == SV_ROOM_LOBBY) {
-      sv_on_lobby_end(s, peer);
+    if (m->type == GK_MSG_END_MATCH && r &&
+        gk_room_state_of(r) == GK_ROOM_LOBBY) {
+      gk_room_lobby_end(h, r, peer, now);
       break;
     }
     /* no playing room: normal for a few packets after a match ended */
@@ -197,8 +119,8 @@ static void route_control(gk_server *s, sv_room *r, uint32_t peer,
     break;
   default:
     /* server-to-client types: a client never sends these */
-    s->stats.drop_unexpected++;
-    if (r) r->drops++;
+    h->stats.drop_unexpected++;
+    if (r) gk_room_note_drop(r);
     sv_strike(s, peer, "message type a client does not send", GK_EPROTO);
     break;
   }
@@ -214,28 +136,25 @@ static sv_conn *known_conn(gk_server *s, const sv_link *l) {
 void sv_link_data(gk_server *s, sv_link *l, const uint8_t *bytes, size_t len) {
   sv_conn *c = known_conn(s, l);
   if (!c) return;
-  uint32_t peer = c->id;
+  uint32_t peer = c->rc.id;
   s->stats.packets_in++;
   s->stats.bytes_in += len;
   l->stats.packets_in++;
   l->stats.bytes_in += len;
   sv_auth_datagram(s, peer, len);
   int type = len >= GK_WIRE_HEADER ? bytes[1] : -1;
-  sv_room *r = sv_conn_room(s, c);
+  gk_room *r = sv_conn_room(c);
   gk_wire_msg m;
   int rc = gk_wire_decode(bytes, len, &m); /* the only decode */
-  if (r && r->state != SV_ROOM_LOBBY && is_match_type(type)) {
-    route_match(s, r, peer, rc, &m, len);
-    return;
-  }
-  if (r && r->state != SV_ROOM_LOBBY &&
-      (type == GK_MSG_STATE_BEGIN || type == GK_MSG_STATE_CHUNK)) {
-    sv_desync_on_msg(s, r, peer, rc, &m, len); /* desync forensics */
+  if (r && gk_room_state_of(r) != GK_ROOM_LOBBY &&
+      (is_match_type(type) || type == GK_MSG_STATE_BEGIN ||
+       type == GK_MSG_STATE_CHUNK)) {
+    gk_room_handle(r, peer, type, rc, &m, len, sv_room_now(s));
     return;
   }
   if (rc) {
     s->stats.drop_malformed++;
-    if (r) r->drops++;
+    if (r) gk_room_note_drop(r);
     sv_strike(s, peer, "malformed", rc);
     return;
   }
@@ -255,10 +174,10 @@ void sv_link_up(gk_server *s, sv_link *l) {
   sv_conn *c = sv_conn_get(s, peer);
   memset(c, 0, sizeof(*c));
   c->used = 1;
-  c->id = peer;
+  c->rc.id = peer;
+  c->rc.room = NULL;
+  c->rc.since_ms = sv_now_ms(s);
   c->link = l;
-  c->room = SV_NO_ROOM;
-  c->since_ms = sv_now_ms(s);
   l->conn = peer;
   l->host->links++;
   l->host->links_up++;
@@ -272,59 +191,29 @@ void sv_link_up(gk_server *s, sv_link *l) {
     sv_link_close(l, 1); /* over a per-IP limit */
     return;
   }
-  if (s->shutting_down) {
+  if (s->host.shutting_down) {
     sv_send_error(s, peer, GK_ECLOSED, "server is shutting down");
     sv_link_close(l, 0);
   }
 }
 
-/* A player of a running match is gone: held for a rejoin (even the last
- * one connected: a page reloaded in a room of server bots comes back),
- * else the session removes it. */
-static void leave_match(gk_server *s, sv_room *r, uint32_t slot) {
-  if (gk_log_begin(s->log, GK_LOG_INFO, "player_left", r->code)) {
-    gk_log_u64(s->log, "slot", slot);
-    gk_log_end(s->log);
-  }
-  if (r->end_pending) return;
-  uint64_t now = sv_now_ms(s);
-  if (sv_rejoin_hold(s, r, slot)) return;
-  gk_net_session_disconnect(&r->session, slot, now);
-  if (sv_room_connected(r) == 0)
-    gk_net_session_end(&r->session, GK_WIRE_END_ALL_LEFT, now);
-  sv_match_after(s, r);
-}
-
 void sv_link_down(gk_server *s, sv_link *l) {
   sv_conn *c = known_conn(s, l);
   if (!c) return;
-  uint32_t peer = c->id;
+  uint32_t peer = c->rc.id;
   s->stats.disconnects++;
   sv_auth_disconnect(s, c);
-  sv_room *r = sv_conn_room(s, c);
-  uint32_t slot = c->slot;
-  int spectator = c->spectator;
+  gk_room *r = sv_conn_room(c);
+  uint32_t slot = c->rc.slot;
+  int spectator = c->rc.spectator;
   memset(c, 0, sizeof(*c));
-  c->room = SV_NO_ROOM;
   sv_ids_give(&s->ids, peer);
   l->conn = SV_NO_CONN;
   if (l->host->links) l->host->links--;
-  if (gk_log_begin(s->log, GK_LOG_DEBUG, "disconnect", r ? r->code : NULL)) {
+  if (gk_log_begin(s->log, GK_LOG_DEBUG, "disconnect",
+                   r ? gk_room_code(r) : NULL)) {
     gk_log_u64(s->log, "peer", peer);
     gk_log_end(s->log);
   }
-  if (r && spectator) {
-    sv_spectator_leave(s, r, peer);
-    return;
-  }
-  if (!r || slot >= r->nslots || r->conn[slot] != peer) return;
-  r->conn[slot] = SV_NO_CONN;
-  if (r->state == SV_ROOM_DRAINING) return;
-  if (r->state == SV_ROOM_PLAYING) {
-    leave_match(s, r, slot);
-  } else if (slot == 0) {
-    /* the creator left before the start: the room goes with it */
-    sv_send_room_error(s, r, GK_ECLOSED, "the room's creator left");
-    sv_room_finalise(s, r, GK_WIRE_END_ALL_LEFT);
-  }
+  if (r) gk_room_conn_down(r, peer, slot, spectator, sv_room_now(s));
 }

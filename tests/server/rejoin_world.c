@@ -300,7 +300,7 @@ static void flip_fixed(client *c, const uint8_t *bytes, size_t len) {
  * loop, no relay). Once the match ended (matches_ended) the room drains
  * and sends the rest without the delay: not checked. */
 static void check_spectator_delay(client *c, const uint8_t *bytes, size_t len) {
-  const gk_server_stats *st = gk_server_get_stats(c->w->srv);
+  const gk_room_stats *st = gk_server_get_room_stats(c->w->srv);
   gk_wire_msg m;
   if (st->matches_ended != 0 || gk_wire_decode(bytes, len, &m) != 0 ||
       m.u.confirmed.count == 0)
@@ -576,7 +576,8 @@ void rw_run(world *w, const scen *o) {
   if (o->guest_lobby_end) uv_timer_start(&w->start_timer, on_start_poll, 5, 5);
   for (uint32_t i = 0; i < o->players; i++) add_client(w, K_PLAYER);
   while (!done(w)) uv_run(&w->loop, UV_RUN_ONCE);
-  w->stats = *gk_server_get_stats(w->srv);
+  w->stats = *gk_server_get_room_stats(w->srv);
+  w->server_stats = *gk_server_get_stats(w->srv);
   for (int i = 0; i < NTIMERS; i++) uv_close((uv_handle_t *)timers[i], NULL);
   for (uint32_t i = 0; i < w->nc; i++) {
     gk_net_peer_uv_close(&w->c[i].peer, NULL);

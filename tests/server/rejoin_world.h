@@ -122,11 +122,12 @@ struct world {
   uint32_t drop_slot;
   client c[CLIENTS];
   uint32_t nc;
-  gk_server_stats stats;
-  char dir[64];          /* the replays */
-  uint32_t replays_ok;   /* replays that verified */
-  char replay_err[2048]; /* the first that did not */
-  char info[16384];      /* late join: gk-replay info --json of the replay */
+  gk_room_stats stats;          /* the rooms' counters at the end */
+  gk_server_stats server_stats; /* the shell's */
+  char dir[64];                 /* the replays */
+  uint32_t replays_ok;          /* replays that verified */
+  char replay_err[2048];        /* the first that did not */
+  char info[16384]; /* late join: gk-replay info --json of the replay */
 };
 
 /* Runs scenario o in w (zeroed first) until it is done or the guard

@@ -351,7 +351,7 @@ static void run(const scenario *sc, result *res) {
   }
   gk_server_shutdown(w.srv);
   gk_server_shutdown(w.srv); /* finalise at once */
-  const gk_server_stats *st = gk_server_get_stats(w.srv);
+  const gk_room_stats *st = gk_server_get_room_stats(w.srv);
   res->steps_confirmed = st->steps_confirmed;
   res->steps_late = st->steps_late;
   for (int i = 0; i < 100000 && uv_run(&w.loop, UV_RUN_NOWAIT) != 0; i++)

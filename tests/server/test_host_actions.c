@@ -34,7 +34,7 @@ Test(host_actions,
                w.c[2].end_reason);
   cr_assert_geq(w.c[2].nsteps, o.end_step, "player 2 stopped at step %llu",
                 (unsigned long long)w.c[2].nsteps);
-  cr_assert_geq(w.stats.strikes, 1,
+  cr_assert_geq(w.server_stats.strikes, 1,
                 "the server held nothing against player 1: did its "
                 "REMOVE_PLAYER arrive?");
   rw_expect_ended_normally(&w);
@@ -58,7 +58,7 @@ Test(host_actions,
                gk_err_name(w.c[0].error), w.c[0].error_text);
   cr_assert_eq(w.c[1].error, 0, "player 1 got an ERROR: %s (%s)",
                gk_err_name(w.c[1].error), w.c[1].error_text);
-  cr_assert_geq(w.stats.strikes, 1);
+  cr_assert_geq(w.server_stats.strikes, 1);
   cr_assert_eq(w.stats.matches_started, 1);
   rw_expect_ended_normally(&w);
   for (uint32_t i = 0; i < 3; i++)

@@ -31,7 +31,6 @@ static const struct {
 
 static gk_server srv;
 static gk_server_config cfg;
-static sv_room room;
 static char text[1 << 16];
 
 static void fresh(void) {
@@ -97,16 +96,11 @@ Test(server_metrics,
   }
 }
 
-/* Room `room` confirms its first step `late_ms` after its place on the
- * schedule (10 ms steps from start_ms 1000: step 0 is due at 1010). */
+/* A step due at 1010 ms (its place on the match's schedule) is
+ * confirmed `late_ms` after it. */
 static void confirm_late(uint64_t late_ms) {
   fresh();
-  memset(&room, 0, sizeof(room));
-  room.session.cfg.step_seconds.num = 1;
-  room.session.cfg.step_seconds.den = 100;
-  room.session.start_ms = 1000;
-  room.session.now_ms = 1010 + late_ms;
-  sv_metrics_step(&srv, &room, 0);
+  sv_metrics_confirm(&srv, 1010, 1010 + late_ms);
   expose();
 }
 
@@ -174,9 +168,9 @@ Test(server_metrics, the_series_ring_keeps_the_last_samples_of_the_figures) {
   sv_series_init(&se, ring, 3, 1000, 5000);
   cr_assert_null(sv_series_at(&se, 0));
   for (uint64_t i = 0; i < 5; i++) {
-    srv.stats.room_steps = 10 * i;
-    srv.stats.steps_confirmed = 10 * i;
-    srv.stats.steps_late = i;
+    srv.host.stats.room_steps = 10 * i;
+    srv.host.stats.steps_confirmed = 10 * i;
+    srv.host.stats.steps_late = i;
     if (i == 3) observe(&srv.metrics.confirm, 30000000u, 4);
     sv_series_take(&se, &srv, 5000 + 1000 * i);
   }

@@ -166,8 +166,10 @@ static void check_admin(gk_server *s, const char *code) {
  * place: no send fails however many), and the same sent reliable must
  * fill the bounded queue (the proof that the first flood met a backlog):
  * the link refuses, and closes with 1008. */
-static void check_replace(gk_server *s, sv_room *r) {
-  sv_conn *c = sv_conn_get(s, r->conn[1]);
+static void check_replace(gk_server *s, gk_room *r) {
+  gk_room_view v;
+  gk_room_view_of(r, &v);
+  sv_conn *c = sv_conn_get(s, v.conn[1]);
   cr_assert_not_null(c);
   cr_assert_str_eq(sv_link_kind(c->link), "websocket");
   static uint8_t msg[1000];

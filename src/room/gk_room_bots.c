@@ -1,21 +1,21 @@
-/* gk_server_bots.c: seats the server plays itself (the room option
+/* gk_room_bots.c: seats the server plays itself (the room option
  * `room.bots`, docs/PROTOCOL.md "Server bots").
  *
  * The story of a bot seat:
  *   1. CREATE_ROOM's options may hold {"room": {"bots": N}}: N seats
  *      beyond the room's max_players (the seats for people) that the
  *      server plays with the genre's built-in bot (gk_sim.bot_init,
- *      bot_next). gk_server_room.c takes the `room` object out of the
+ *      bot_next). gk_room_lobby.c takes the `room` object out of the
  *      options (the genre never sees it) and hands it to
- *      sv_bots_configure, which checks it and gives the room its part
+ *      gk_room__bots_configure, which checks it and gives the room its part
  *      (r->bots; NULL for a room without bots);
  *   2. at START_MATCH the bots take the slots right after the players
- *      present (sv_bots_plan, sv_bots_seat): they are active in the
+ *      present (gk_room__bots_plan, gk_room__bots_seat): they are active in the
  *      session from step 0 like anyone, and every slot's bot is seeded as
  *      gk-replay record seeds it: slot p with the p-th gk_splitmix64
  *      output of the match seed (gk_bot_input_init);
  *   3. before every tick of the session and after every call into it
- *      (sv_bots_feed), each bot's records go into the session as an INPUT
+ *      (gk_room__bots_feed), each bot's records go into the session as an INPUT
  *      from its slot (gk_net_session_on_msg: the path of a remote
  *      player's INPUT, minus the datagram), for every step a human could
  *      sample now (below confirmed + input delay + lead), so a step never
@@ -34,9 +34,9 @@
 
 #include "gk_config.h"
 #include "gk_err.h"
-#include "gk_server_internal.h"
+#include "gk_room_internal.h"
 
-struct sv_bots {
+struct gk_room__bots {
   uint32_t seats;   /* room.bots: seats the server plays */
   uint32_t seated;  /* their slots once the match started (0 before) */
   uint32_t mask;    /* those of them still in the match */
@@ -93,8 +93,8 @@ static int parse_room(const cJSON *room, uint32_t *bots, char *err,
 }
 
 /* Can the room take `bots` bot seats beside `seats` seats for players? */
-static int check_seats(const gk_server *s, uint32_t peer, const sv_room *r,
-                       uint32_t bots, char *err, size_t errlen) {
+static int check_seats(uint32_t grant, const gk_room *r, uint32_t bots,
+                       char *err, size_t errlen) {
   const gk_sim *sim = r->genre->sim;
   if (sim->bot_size == 0 || sim->bot_size > GK_BOT_SIZE_MAX)
     return gk_errf(err, errlen, GK_EINVAL,
@@ -108,7 +108,6 @@ static int check_seats(const gk_server *s, uint32_t peer, const sv_room *r,
                    "%u players, %s rooms take at most %u",
                    bots, r->max_players, total, sim->name,
                    r->genre->max_players);
-  uint32_t grant = sv_auth_create_players(s, peer);
   if (total > grant)
     return gk_errf(err, errlen, GK_EGRANT,
                    "options.room.bots: the token allows %u players, %u seats "
@@ -117,8 +116,9 @@ static int check_seats(const gk_server *s, uint32_t peer, const sv_room *r,
   return 0;
 }
 
-int sv_bots_configure(gk_server *s, uint32_t peer, sv_room *r, int seats_asked,
-                      const cJSON *room, char *err, size_t errlen) {
+int gk_room__bots_configure(gk_room_host *h, gk_room *r, uint32_t grant,
+                            int seats_asked, const cJSON *room, char *err,
+                            size_t errlen) {
   uint32_t bots = 0;
   int rc = parse_room(room, &bots, err, errlen);
   if (rc || bots == 0) return rc;
@@ -127,7 +127,7 @@ int sv_bots_configure(gk_server *s, uint32_t peer, sv_room *r, int seats_asked,
   if (!seats_asked)
     r->max_players =
         r->genre->max_players > bots ? r->genre->max_players - bots : 1;
-  rc = check_seats(s, peer, r, bots, err, errlen);
+  rc = check_seats(grant, r, bots, err, errlen);
   if (rc) return rc;
   r->bots = calloc(1, sizeof(*r->bots));
   if (!r->bots) return gk_errf(err, errlen, GK_ENOMEM, "out of memory");
@@ -135,31 +135,32 @@ int sv_bots_configure(gk_server *s, uint32_t peer, sv_room *r, int seats_asked,
   return 0;
 }
 
-void sv_bots_free(sv_bots *b) {
+void gk_room__bots_free(gk_room__bots *b) {
   free(b);
 }
 
-uint32_t sv_bots_seats(const sv_bots *b) {
+uint32_t gk_room__bots_seats(const gk_room__bots *b) {
   return b ? b->seats : 0;
 }
 
-uint32_t sv_bots_mask(const sv_bots *b) {
+uint32_t gk_room__bots_mask(const gk_room__bots *b) {
   return b ? b->seated : 0;
 }
 
-uint64_t sv_bots_records(const sv_bots *b) {
+uint64_t gk_room__bots_records(const gk_room__bots *b) {
   return b ? b->records : 0;
 }
 
 /* --- the start ------------------------------------------------------------ */
 
-uint32_t sv_bots_plan(const sv_room *r) {
-  uint32_t n = sv_bots_seats(r->bots);
+uint32_t gk_room__bots_plan(const gk_room *r) {
+  uint32_t n = gk_room__bots_seats(r->bots);
   if (n == 0) return 0;
   return (uint32_t)(((1u << n) - 1u) << r->nslots); /* nslots + n <= 16 */
 }
 
-int sv_bots_prepare(sv_room *r, uint32_t players, char *err, size_t errlen) {
+int gk_room__bots_prepare(gk_room *r, uint32_t players, char *err,
+                          size_t errlen) {
   if (!r->bots) return 0;
   int rc =
       gk_bot_input_init(&r->bots->in, r->genre->sim, r->cfg, r->seed, players);
@@ -169,12 +170,12 @@ int sv_bots_prepare(sv_room *r, uint32_t players, char *err, size_t errlen) {
   return 0;
 }
 
-void sv_bots_seat(gk_server *s, sv_room *r, uint32_t mask) {
+void gk_room__bots_seat(gk_room_host *h, gk_room *r, uint32_t mask) {
   if (!r->bots || mask == 0) return;
   r->bots->seated = r->bots->mask = mask;
   r->nslots += popcount32(mask);
-  s->stats.bot_seats += popcount32(mask);
-  sv_bots_feed(s, r);
+  h->stats.bot_seats += popcount32(mask);
+  gk_room__bots_feed(h, r);
 }
 
 /* --- each step ------------------------------------------------------------ */
@@ -183,8 +184,9 @@ void sv_bots_seat(gk_server *s, sv_room *r, uint32_t mask) {
  * slot has none for up to (not including) `upto`, and they go into the
  * session as its INPUT. A step the host holds already (neutral) ends a
  * batch; the next batch starts after it. */
-static void feed_slot(gk_server *s, sv_room *r, uint32_t slot, uint64_t upto) {
-  sv_bots *b = r->bots;
+static void feed_slot(gk_room_host *h, gk_room *r, uint32_t slot,
+                      uint64_t upto) {
+  gk_room__bots *b = r->bots;
   gk_net_session *se = &r->session;
   const gk_sim *sim = r->genre->sim;
   size_t size = sim->input_size;
@@ -208,13 +210,13 @@ static void feed_slot(gk_server *s, sv_room *r, uint32_t slot, uint64_t upto) {
                                 .ack = ib->confirmed,
                                 .first = from,
                                 .records = b->rec};
-    if (gk_net_session_on_msg(se, slot, &m, sv_now_ms(s)) != 0) return;
+    if (gk_net_session_on_msg(se, slot, &m, gk_room__now(h)) != 0) return;
   }
 }
 
-void sv_bots_feed(gk_server *s, sv_room *r) {
-  sv_bots *b = r->bots;
-  if (!b || b->mask == 0 || r->state != SV_ROOM_PLAYING || r->end_pending ||
+void gk_room__bots_feed(gk_room_host *h, gk_room *r) {
+  gk_room__bots *b = r->bots;
+  if (!b || b->mask == 0 || r->state != GK_ROOM_PLAYING || r->end_pending ||
       r->session.ended)
     return;
   gk_net_session *se = &r->session;
@@ -225,12 +227,12 @@ void sv_bots_feed(gk_server *s, sv_room *r) {
       b->mask &= ~(1u << slot); /* removed by the creator */
       continue;
     }
-    feed_slot(s, r, slot, upto);
+    feed_slot(h, r, slot, upto);
   }
   /* nobody but bots left (removed, not merely away): the match ends as a
    * room whose players all left */
   if (!b->all_left && (se->inbuf.ack_mask & ~b->seated) == 0) {
     b->all_left = 1;
-    gk_net_session_end(se, GK_WIRE_END_ALL_LEFT, sv_now_ms(s));
+    gk_net_session_end(se, GK_WIRE_END_ALL_LEFT, gk_room__now(h));
   }
 }

@@ -1,9 +1,9 @@
-/* gk_server_desync.c: desync forensics, from a hash mismatch to a report
+/* gk_room_desync.c: desync forensics, from a hash mismatch to a report
  * that names the fields and a bundle that reproduces it.
  *
- * The story of one examination (an sv_dsy, on the heap, listed in its
+ * The story of one examination (an gk_room__dsy, on the heap, listed in its
  * room's `dsy` so it can outlive the room while its files are written):
- *   1. session_desync (gk_server_match.c) calls sv_desync_begin for a
+ *   1. session_desync (gk_room_match.c) calls gk_room__desync_begin for a
  *      player's first mismatch at step K: the referee's state after K is
  *      regenerated at once from the session's history (gk_history: the
  *      nearest snapshot, re-simulated), and the peer is sent
@@ -17,8 +17,8 @@
  *      else in the room or the server is touched.
  *   3. The two states are diffed by field path (gk_state_diff, the first
  *      desync.fields differences with both values, and the total).
- *   4. The bundle is written on libuv's thread pool once the recording
- *      holds step K on disk (sv_replay_flush_now): the replay cut at K
+ *   4. The bundle is written on a worker thread (env.queue) once the recording
+ *      holds step K on disk (gk_room__replay_flush_now): the replay cut at K
  *      (read from the .gkr.tmp, rewritten with gk_replay_writer; with
  *      replays off, a replay with the match's header and no steps, so
  *      `gk-replay diff` still finds the genre and config), both states,
@@ -29,7 +29,7 @@
  * Threads: the job (bundle_work, cut_replay) makes no cJSON call, since
  * cJSON's state is process-global and the loop parses JSON meanwhile.
  * Everything JSON is made on the loop in dsy_new and handed over as plain
- * text: the recording's header text (sv_replay_header), which the .tmp's
+ * text: the recording's header text (gk_room__replay_header), which the .tmp's
  * header block is compared with instead of parsed
  * (gk_replay_open_file_known), the cut replay's header text
  * (gk_replay_header_json, written as it is), and the header-only replay.
@@ -44,18 +44,18 @@
 
 #include "gk_err.h"
 #include "gk_net_chunk.h"
-#include "gk_server_internal.h"
+#include "gk_room_internal.h"
 #include "gk_state_diff.h"
 
 #define FLUSH_WAIT_MS 3000u /* longest wait for the recording's flush */
 
 enum { WAIT_PEER = 1, WAIT_FLUSH = 2, WRITING = 3 };
 
-struct sv_dsy {
-  uv_work_t req;
-  gk_server *srv;
-  sv_room *room; /* NULL once the room is gone */
-  sv_dsy *next;
+struct gk_room__dsy {
+  gk_room_job work; /* first: the examination is its own job */
+  gk_room_host *srv;
+  gk_room *room; /* NULL once the room is gone */
+  gk_room__dsy *next;
   int state;
   char code[GK_WIRE_CODE_LEN + 1];
   const gk_sim *sim;
@@ -68,7 +68,7 @@ struct sv_dsy {
   uint8_t *ref, *peer;
   size_t ref_len, peer_len;
   char ref_err[GK_ERRMSG_MAX];
-  int result; /* SV_DSY_DIFFED, or why there is no diff; -1 until known */
+  int result; /* GK_ROOM_DSY_DIFFED, or why there is no diff; -1 until known */
   int code_rc;
   uint64_t peer_from, peer_to; /* the steps a "cannot" peer keeps */
   char reason[320];
@@ -92,24 +92,22 @@ struct sv_dsy {
   char write_err[384];
 };
 
-static uint32_t next_id;
-
-const char *const sv_dsy_result_names[SV_DSY_RESULTS] = {
-#define SV_DSY_NAME(name, label) label,
-    SV_DSY_RESULT_TABLE(SV_DSY_NAME)
-#undef SV_DSY_NAME
+const char *const gk_room_dsy_result_names[GK_ROOM_DSY_RESULTS] = {
+#define GK_ROOM_DSY_NAME(name, label) label,
+    GK_ROOM_DSY_RESULT_TABLE(GK_ROOM_DSY_NAME)
+#undef GK_ROOM_DSY_NAME
 };
 
 /* --- the bundle, on the thread pool ----------------------------------------
  */
 
-static void note_err(sv_dsy *d, const char *what, int e) {
+static void note_err(gk_room__dsy *d, const char *what, int e) {
   if (d->write_err[0] == '\0')
     snprintf(d->write_err, sizeof d->write_err, "%.250s: %.120s", what,
              strerror(e));
 }
 
-static void put_file(sv_dsy *d, const char *name, const void *bytes,
+static void put_file(gk_room__dsy *d, const char *name, const void *bytes,
                      size_t len) {
   char path[sizeof d->dir + 32];
   snprintf(path, sizeof path, "%s/%s", d->dir, name);
@@ -125,7 +123,7 @@ static void put_file(sv_dsy *d, const char *name, const void *bytes,
 
 /* The recording's first K + 1 steps as the bundle's replay.gkr. On the
  * thread pool: no cJSON call (the header texts were made on the loop). */
-static int cut_replay(sv_dsy *d) {
+static int cut_replay(gk_room__dsy *d) {
   gk_replay_known k = {d->rec_header, d->players, d->sim->input_size};
   gk_replay r;
   gk_replay_open_file_known(&r, d->replay_tmp, &k);
@@ -185,8 +183,8 @@ static int make_dirs(const char *path) {
 }
 
 /* On the thread pool (or on the loop, once, if the pool refused). */
-static void bundle_work(uv_work_t *req) {
-  sv_dsy *d = req->data;
+static void bundle_work(gk_room_job *work) {
+  gk_room__dsy *d = (gk_room__dsy *)work;
   if (make_dirs(d->dir) != 0) {
     note_err(d, d->dir, errno);
     return;
@@ -202,9 +200,9 @@ static void bundle_work(uv_work_t *req) {
 /* --- the report -------------------------------------------------------------
  */
 
-static void unlink_room(sv_dsy *d) {
+static void unlink_room(gk_room__dsy *d) {
   if (d->room == NULL) return;
-  for (sv_dsy **p = &d->room->dsy; *p; p = &(*p)->next)
+  for (gk_room__dsy **p = &d->room->dsy; *p; p = &(*p)->next)
     if (*p == d) {
       *p = d->next;
       break;
@@ -212,7 +210,7 @@ static void unlink_room(sv_dsy *d) {
   d->room = NULL;
 }
 
-static void dsy_free(sv_dsy *d) {
+static void dsy_free(gk_room__dsy *d) {
   unlink_room(d);
   gk_chunk_rx_close(&d->rx);
   free(d->ref);
@@ -226,17 +224,17 @@ static void dsy_free(sv_dsy *d) {
   free(d);
 }
 
-static void log_report(gk_server *s, sv_dsy *d, int bundle) {
-  gk_server_log *lg = s->log;
+static void log_report(gk_room_host *h, gk_room__dsy *d, int bundle) {
+  gk_server_log *lg = h->log;
   if (!gk_log_begin(lg, GK_LOG_WARN, "desync_report", d->code)) return;
   gk_log_u64(lg, "step", d->step);
   gk_log_u64(lg, "slot", d->slot);
   gk_log_hex(lg, "host_hash", d->host_hash);
   gk_log_hex(lg, "peer_hash", d->peer_hash);
-  gk_log_str(lg, "result", sv_dsy_result_names[d->result]);
+  gk_log_str(lg, "result", gk_room_dsy_result_names[d->result]);
   gk_log_str(lg, "reason", d->reason[0] ? d->reason : NULL);
-  int diffed = d->result == SV_DSY_DIFFED;
-  if (d->result == SV_DSY_CANNOT) {
+  int diffed = d->result == GK_ROOM_DSY_DIFFED;
+  if (d->result == GK_ROOM_DSY_CANNOT) {
     gk_log_u64(lg, "peer_from", d->peer_from);
     gk_log_u64(lg, "peer_to", d->peer_to);
   }
@@ -250,50 +248,43 @@ static void log_report(gk_server *s, sv_dsy *d, int bundle) {
   gk_log_u64(lg, "peer_state_bytes", d->peer_len);
   gk_log_u64(lg, "referee_state_bytes", d->ref_len);
   gk_log_u64(lg, "bytes_in", d->bytes_in);
-  gk_log_u64(lg, "us", (uv_hrtime() - d->t0_ns) / 1000u);
-  gk_log_str(lg, "policy", s->cfg->desync == GK_DESYNC_END ? "end" : "report");
+  gk_log_u64(lg, "us", (gk_room__clock_ns(h) - d->t0_ns) / 1000u);
+  gk_log_str(lg, "policy", h->cfg->desync == GK_DESYNC_END ? "end" : "report");
   gk_log_json(lg, "diff", diffed ? d->json : NULL);
   gk_log_end(lg);
 }
 
 /* The report is out (and counted for /metrics): policy "end" ends the
- * match (sv_match_after). */
-static void finished(gk_server *s, sv_dsy *d, int bundle) {
-  log_report(s, d, bundle);
-  s->metrics.desync_reports[d->result]++;
+ * match (gk_room__match_after). */
+static void finished(gk_room_host *h, gk_room__dsy *d, int bundle) {
+  log_report(h, d, bundle);
+  h->stats.desync_reports[d->result]++;
   if (bundle && !d->write_err[0])
-    s->metrics.desync_bundles_written++;
+    h->stats.desync_bundles_written++;
   else
-    s->metrics.desync_bundles_failed++;
-  if (d->room != NULL && s->cfg->desync == GK_DESYNC_END &&
-      d->room->state == SV_ROOM_PLAYING)
+    h->stats.desync_bundles_failed++;
+  if (d->room != NULL && h->cfg->desync == GK_DESYNC_END &&
+      d->room->state == GK_ROOM_PLAYING)
     d->room->desync_end = 1;
   dsy_free(d);
 }
 
-static void bundle_done(uv_work_t *req, int status) {
-  sv_dsy *d = req->data;
-  gk_server *s = d->srv;
-  (void)status;
-  s->jobs--;
-  finished(s, d, 1);
-  if (s->closing && s->jobs == 0) {
-    sv_log_stopped(s);
-    sv_maybe_free(s);
-  }
+static void bundle_done(gk_room_job *work) {
+  gk_room__dsy *d = (gk_room__dsy *)work;
+  finished(d->srv, d, 1);
 }
 
-static void start_bundle(gk_server *s, sv_dsy *d) {
+static void start_bundle(gk_room_host *h, gk_room__dsy *d) {
   if (d->text == NULL) {
-    finished(s, d, 0);
+    finished(h, d, 0);
     return;
   }
   d->state = WRITING;
-  d->req.data = d;
-  s->jobs++;
-  if (uv_queue_work(s->loop, &d->req, bundle_work, bundle_done) != 0) {
-    bundle_work(&d->req); /* the pool refused: here, once */
-    bundle_done(&d->req, 0);
+  d->work.work = bundle_work;
+  d->work.done = bundle_done;
+  if (h->env.queue(h->env.user, &d->work) != 0) {
+    bundle_work(&d->work); /* the pool refused: here, once */
+    bundle_done(&d->work);
   }
 }
 
@@ -301,8 +292,8 @@ static void start_bundle(gk_server *s, sv_dsy *d) {
  */
 
 /* diff.txt and diff.json from what is known. */
-static int describe(sv_dsy *d) {
-  int diffed = d->result == SV_DSY_DIFFED;
+static int describe(gk_room__dsy *d) {
+  int diffed = d->result == GK_ROOM_DSY_DIFFED;
   size_t nt = diffed ? gk_state_diff_text(&d->diff, NULL, 0) : 0;
   size_t nj = diffed ? gk_state_diff_json(&d->diff, NULL, 0) : 0;
   char head[800];
@@ -313,7 +304,7 @@ static int describe(sv_dsy *d) {
                     d->code, d->step, d->slot, d->host_hash, d->peer_hash,
                     diffed ? "" : "no diff: ", diffed ? "" : d->reason);
   if (nh < 0 || (size_t)nh >= sizeof head) nh = (int)sizeof head - 1;
-  const char *result = sv_dsy_result_names[d->result];
+  const char *result = gk_room_dsy_result_names[d->result];
   if (!diffed) nj = strlen(result) + 32;
   d->text = malloc((size_t)nh + nt + 2);
   d->json = malloc(nj + 1);
@@ -331,46 +322,46 @@ static int describe(sv_dsy *d) {
 
 /* Starts the bundle once the recording holds step K on disk (or it has
  * none, or FLUSH_WAIT_MS passed). */
-static void try_bundle(gk_server *s, sv_dsy *d, uint64_t now) {
+static void try_bundle(gk_room_host *h, gk_room__dsy *d, uint64_t now) {
   uint64_t disk = 0;
   int live = d->room != NULL && d->with_replay &&
-             sv_replay_flush_now(s, d->room, &disk);
+             gk_room__replay_flush_now(h, d->room, &disk);
   if (live && disk < d->step + 1 && now < d->deadline_ms) return;
-  start_bundle(s, d);
+  start_bundle(h, d);
 }
 
 /* The wait is over (the peer's state came: result -1; or give_up said
  * why not): diff, describe, then the bundle. */
-static void conclude(gk_server *s, sv_dsy *d) {
+static void conclude(gk_room_host *h, gk_room__dsy *d) {
   gk_chunk_rx_close(&d->rx);
   if (d->result < 0 && d->ref == NULL) {
-    d->result = SV_DSY_REFEREE_UNAVAILABLE;
+    d->result = GK_ROOM_DSY_REFEREE_UNAVAILABLE;
     snprintf(d->reason, sizeof d->reason, "%s", d->ref_err);
   } else if (d->result < 0) {
     char err[GK_ERRMSG_MAX] = "";
     int rc =
         gk_state_diff_run(&d->diff, d->sim, d->room->cfg, d->ref, d->ref_len,
                           d->peer, d->peer_len, err, sizeof err);
-    d->result = rc == 0                     ? SV_DSY_DIFFED
-                : d->diff.unreadable == 'b' ? SV_DSY_UNREADABLE
-                                            : SV_DSY_DIFF_FAILED;
+    d->result = rc == 0                     ? GK_ROOM_DSY_DIFFED
+                : d->diff.unreadable == 'b' ? GK_ROOM_DSY_UNREADABLE
+                                            : GK_ROOM_DSY_DIFF_FAILED;
     d->code_rc = rc;
     if (rc != 0) snprintf(d->reason, sizeof d->reason, "%s", err);
   }
   if (describe(d) != 0) {
     snprintf(d->write_err, sizeof d->write_err, "out of memory");
-    finished(s, d, 0);
+    finished(h, d, 0);
     return;
   }
   d->state = WAIT_FLUSH;
-  d->deadline_ms = sv_now_ms(s) + FLUSH_WAIT_MS;
-  try_bundle(s, d, sv_now_ms(s));
+  d->deadline_ms = gk_room__now(h) + FLUSH_WAIT_MS;
+  try_bundle(h, d, gk_room__now(h));
 }
 
-static void give_up(gk_server *s, sv_dsy *d, int result, int code,
+static void give_up(gk_room_host *h, gk_room__dsy *d, int result, int code,
                     const char *fmt, ...) GK_PRINTF(5, 6);
 
-static void give_up(gk_server *s, sv_dsy *d, int result, int code,
+static void give_up(gk_room_host *h, gk_room__dsy *d, int result, int code,
                     const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -381,14 +372,15 @@ static void give_up(gk_server *s, sv_dsy *d, int result, int code,
   free(d->peer);
   d->peer = NULL;
   d->peer_len = 0;
-  conclude(s, d);
+  conclude(h, d);
 }
 
 /* --- the peer's answer --------------------------------------------------- */
 
-static void on_begin(gk_server *s, sv_dsy *d, const gk_wire_state_begin *b) {
+static void on_begin(gk_room_host *h, gk_room__dsy *d,
+                     const gk_wire_state_begin *b) {
   if (d->begun || b->id != d->id || b->step != d->step) {
-    give_up(s, d, SV_DSY_GARBAGE, GK_EMISMATCH,
+    give_up(h, d, GK_ROOM_DSY_GARBAGE, GK_EMISMATCH,
             "STATE_BEGIN for transfer %" PRIu32 " step %" PRIu64
             " (asked: transfer %" PRIu32 " step %" PRIu64 "%s)",
             b->id, b->step, d->id, d->step, d->begun ? ", a second time" : "");
@@ -397,52 +389,53 @@ static void on_begin(gk_server *s, sv_dsy *d, const gk_wire_state_begin *b) {
   if (b->status < 0) {
     d->peer_from = b->from;
     d->peer_to = b->to;
-    give_up(s, d, SV_DSY_CANNOT, b->status,
+    give_up(h, d, GK_ROOM_DSY_CANNOT, b->status,
             "the peer cannot give its state after step %" PRIu64
             ": %s (it keeps steps %" PRIu64 "..%" PRIu64 ")",
             d->step, gk_strerror(b->status), b->from, b->to);
     return;
   }
-  uint32_t limit = s->cfg->desync_max_state_bytes;
+  uint32_t limit = h->cfg->desync_max_state_bytes;
   int rc = gk_chunk_rx_begin(&d->rx, b->id, b->total, b->chunk_size, b->chunks,
                              b->sum, limit);
   if (rc == GK_ETOOBIG)
-    give_up(s, d, SV_DSY_TOO_LARGE, rc,
+    give_up(h, d, GK_ROOM_DSY_TOO_LARGE, rc,
             "the peer's state is %" PRIu32
             " bytes, above desync.max_state_bytes (%" PRIu32 ")",
             b->total, limit);
   else if (rc != 0)
-    give_up(s, d, SV_DSY_GARBAGE, rc, "STATE_BEGIN refused: %s",
+    give_up(h, d, GK_ROOM_DSY_GARBAGE, rc, "STATE_BEGIN refused: %s",
             gk_strerror(rc));
   else
     d->begun = 1;
 }
 
-static void on_chunk(gk_server *s, sv_dsy *d, const gk_wire_snap_chunk *k) {
+static void on_chunk(gk_room_host *h, gk_room__dsy *d,
+                     const gk_wire_snap_chunk *k) {
   if (!d->begun) {
-    give_up(s, d, SV_DSY_GARBAGE, GK_EPROTO,
+    give_up(h, d, GK_ROOM_DSY_GARBAGE, GK_EPROTO,
             "a STATE_CHUNK before STATE_BEGIN");
     return;
   }
   uint32_t n = d->rx.nchunks;
   int rc = gk_chunk_rx_put(&d->rx, k->id, k->index, k->bytes, k->len, k->crc);
   if (rc < 0) {
-    give_up(s, d, SV_DSY_GARBAGE, rc,
+    give_up(h, d, GK_ROOM_DSY_GARBAGE, rc,
             "chunk %" PRIu32 " of %" PRIu32 " refused: %s", k->index, n,
             gk_strerror(rc));
   } else if (rc == 1) {
     d->peer = gk_chunk_rx_take(&d->rx, &d->peer_len);
     if (d->peer == NULL)
-      give_up(s, d, SV_DSY_GARBAGE, GK_ENOMEM, "out of memory");
+      give_up(h, d, GK_ROOM_DSY_GARBAGE, GK_ENOMEM, "out of memory");
     else
-      conclude(s, d);
+      conclude(h, d);
   }
 }
 
-void sv_desync_on_msg(gk_server *s, sv_room *r, uint32_t peer, int decode_rc,
-                      const gk_wire_msg *m, size_t len) {
-  const sv_conn *c = sv_conn_get(s, peer);
-  sv_dsy *d = r->dsy;
+void gk_room__desync_on_msg(gk_room_host *h, gk_room *r, uint32_t peer,
+                            int decode_rc, const gk_wire_msg *m, size_t len) {
+  const gk_room_conn *c = gk_room__conn_get(h, peer);
+  gk_room__dsy *d = r->dsy;
   while (d != NULL &&
          (c->spectator || d->slot != c->slot || d->state != WAIT_PEER))
     d = d->next;
@@ -450,28 +443,28 @@ void sv_desync_on_msg(gk_server *s, sv_room *r, uint32_t peer, int decode_rc,
     /* not asked for, or after the wait ended: counted, never held
      * against the sender (a late chunk after a timeout is normal) */
     r->drops++;
-    s->stats.drop_unexpected++;
+    h->stats.drop_unexpected++;
     return;
   }
   d->bytes_in += len;
   if (decode_rc != 0)
-    give_up(s, d, SV_DSY_GARBAGE, decode_rc, "a malformed answer: %s",
+    give_up(h, d, GK_ROOM_DSY_GARBAGE, decode_rc, "a malformed answer: %s",
             gk_strerror(decode_rc));
   else if (m->type == GK_MSG_STATE_BEGIN)
-    on_begin(s, d, &m->u.state_begin);
+    on_begin(h, d, &m->u.state_begin);
   else
-    on_chunk(s, d, &m->u.snap_chunk);
+    on_chunk(h, d, &m->u.snap_chunk);
 }
 
 /* --- start, tick, room gone -------------------------------------------------
  */
 
 /* A replay of the match with its header and no steps (memory writer). */
-static void header_only(gk_server *s, const sv_room *r, sv_dsy *d) {
+static void header_only(gk_room_host *h, const gk_room *r, gk_room__dsy *d) {
   gk_replay_writer w;
   memset(&w, 0, sizeof w);
   char err[GK_REPLAY_MSG_MAX];
-  cJSON *lockstep = sv_delay_record(s, r); /* may be NULL */
+  cJSON *lockstep = gk_room__delay_record(h, r); /* may be NULL */
   gk_replay_meta meta = {
       r->genre->sim, r->cfg, r->seed, r->nslots, "gk-server desync bundle",
       lockstep};
@@ -485,12 +478,12 @@ static void header_only(gk_server *s, const sv_room *r, sv_dsy *d) {
 /* The header texts cut_replay works from, made here on the loop: the
  * recording's (what the .tmp must hold) and the cut's (the recording's
  * with this origin). Without them the bundle gets the header-only replay. */
-static void cut_headers(const sv_room *r, sv_dsy *d) {
+static void cut_headers(const gk_room *r, gk_room__dsy *d) {
   const char *rec_header = NULL;
   const cJSON *lockstep = NULL;
   char err[GK_REPLAY_MSG_MAX] = "out of memory";
   d->players = r->session.cfg.players;
-  if (sv_replay_header(r, &rec_header, &lockstep) && rec_header != NULL) {
+  if (gk_room__replay_header(r, &rec_header, &lockstep) && rec_header != NULL) {
     gk_replay_meta meta = {
         r->genre->sim, r->cfg, r->seed, d->players, "gk-server desync bundle",
         lockstep};
@@ -505,15 +498,16 @@ static void cut_headers(const sv_room *r, sv_dsy *d) {
            err);
 }
 
-static sv_dsy *dsy_new(gk_server *s, sv_room *r, const gk_net_desync *nd) {
-  sv_dsy *d = calloc(1, sizeof *d);
-  uint32_t cap = s->cfg->desync_fields;
+static gk_room__dsy *dsy_new(gk_room_host *h, gk_room *r,
+                             const gk_net_desync *nd) {
+  gk_room__dsy *d = calloc(1, sizeof *d);
+  uint32_t cap = h->cfg->desync_fields;
   if (d != NULL) d->fields = calloc(cap, sizeof *d->fields);
   if (d == NULL || d->fields == NULL) {
     free(d);
     return NULL;
   }
-  d->srv = s;
+  d->srv = h;
   d->room = r;
   d->sim = r->genre->sim;
   memcpy(d->code, r->code, sizeof d->code);
@@ -521,14 +515,14 @@ static sv_dsy *dsy_new(gk_server *s, sv_room *r, const gk_net_desync *nd) {
   d->step = nd->step;
   d->host_hash = nd->host_hash;
   d->peer_hash = nd->peer_hash;
-  d->id = ++next_id;
+  d->id = (uint32_t)++h->desync_ids;
   d->result = -1;
-  d->t0_ns = uv_hrtime();
+  d->t0_ns = gk_room__clock_ns(h);
   gk_state_diff_init(&d->diff, d->fields, cap);
-  if (s->cfg->desync_dir[0] != '\0')
-    snprintf(d->top, sizeof d->top, "%s", s->cfg->desync_dir);
+  if (h->cfg->desync_dir[0] != '\0')
+    snprintf(d->top, sizeof d->top, "%s", h->cfg->desync_dir);
   else
-    snprintf(d->top, sizeof d->top, "%s/desyncs", s->cfg->replay_dir);
+    snprintf(d->top, sizeof d->top, "%s/desyncs", h->cfg->replay_dir);
   snprintf(d->dir, sizeof d->dir, "%s/%s-%" PRIu64 "-%" PRIu32, d->top, r->code,
            nd->step, nd->player);
   snprintf(d->replay_final, sizeof d->replay_final, "%s", r->replay_path);
@@ -540,14 +534,15 @@ static sv_dsy *dsy_new(gk_server *s, sv_room *r, const gk_net_desync *nd) {
              "(genre, config, seed) and no steps");
   else
     cut_headers(r, d);
-  header_only(s, r, d);
+  header_only(h, r, d);
   d->next = r->dsy;
   r->dsy = d;
   return d;
 }
 
-int sv_desync_begin(gk_server *s, sv_room *r, const gk_net_desync *nd) {
-  sv_dsy *d = dsy_new(s, r, nd);
+int gk_room__desync_begin(gk_room_host *h, gk_room *r,
+                          const gk_net_desync *nd) {
+  gk_room__dsy *d = dsy_new(h, r, nd);
   if (d == NULL) return 0;
   if (gk_history_state_at(&r->session.hist, nd->step + 1, &d->ref, &d->ref_len,
                           NULL, d->ref_err, sizeof d->ref_err) != 0) {
@@ -556,10 +551,11 @@ int sv_desync_begin(gk_server *s, sv_room *r, const gk_net_desync *nd) {
     d->ref_len = 0;
   }
   d->state = WAIT_PEER;
-  d->deadline_ms = sv_now_ms(s) + s->cfg->desync_timeout_ms;
-  uint32_t peer = nd->player < r->nslots ? r->conn[nd->player] : SV_NO_CONN;
-  if (peer == SV_NO_CONN) {
-    give_up(s, d, SV_DSY_NO_CONNECTION, GK_ENOTFOUND,
+  d->deadline_ms = gk_room__now(h) + h->cfg->desync_timeout_ms;
+  uint32_t peer =
+      nd->player < r->nslots ? r->conn[nd->player] : GK_ROOM_NO_CONN;
+  if (peer == GK_ROOM_NO_CONN) {
+    give_up(h, d, GK_ROOM_DSY_NO_CONNECTION, GK_ENOTFOUND,
             "the player's connection is gone");
     return 1;
   }
@@ -568,38 +564,38 @@ int sv_desync_begin(gk_server *s, sv_room *r, const gk_net_desync *nd) {
   m.type = GK_MSG_STATE_REQUEST;
   m.u.state_req.id = d->id;
   m.u.state_req.step = nd->step;
-  int rc = sv_send(s, peer, &m);
+  int rc = gk_room__send(h, peer, &m);
   if (rc != 0)
-    give_up(s, d, SV_DSY_SEND_FAILED, rc, "STATE_REQUEST could not be sent: %s",
-            gk_strerror(rc));
+    give_up(h, d, GK_ROOM_DSY_SEND_FAILED, rc,
+            "STATE_REQUEST could not be sent: %s", gk_strerror(rc));
   return 1;
 }
 
-void sv_desync_tick(gk_server *s, sv_room *r, uint64_t now) {
-  sv_dsy *next;
-  for (sv_dsy *d = r->dsy; d != NULL; d = next) {
+void gk_room__desync_tick(gk_room_host *h, gk_room *r, uint64_t now) {
+  gk_room__dsy *next;
+  for (gk_room__dsy *d = r->dsy; d != NULL; d = next) {
     next = d->next;
     if (d->state == WAIT_PEER && now >= d->deadline_ms)
-      give_up(s, d, SV_DSY_NO_ANSWER, GK_EEXPIRED,
+      give_up(h, d, GK_ROOM_DSY_NO_ANSWER, GK_EEXPIRED,
               "no answer within desync.timeout_ms (%" PRIu32 " ms)",
-              s->cfg->desync_timeout_ms);
+              h->cfg->desync_timeout_ms);
     else if (d->state == WAIT_FLUSH)
-      try_bundle(s, d, now);
+      try_bundle(h, d, now);
   }
 }
 
-void sv_desync_room_free(gk_server *s, sv_room *r) {
-  sv_dsy *next;
-  for (sv_dsy *d = r->dsy; d != NULL; d = next) {
+void gk_room__desync_room_free(gk_room_host *h, gk_room *r) {
+  gk_room__dsy *next;
+  for (gk_room__dsy *d = r->dsy; d != NULL; d = next) {
     next = d->next;
     if (d->state == WAIT_PEER)
-      give_up(s, d, SV_DSY_ROOM_CLOSED, GK_ECLOSED,
+      give_up(h, d, GK_ROOM_DSY_ROOM_CLOSED, GK_ECLOSED,
               "the room closed before the peer answered");
   }
-  for (sv_dsy *d = r->dsy; d != NULL; d = next) {
+  for (gk_room__dsy *d = r->dsy; d != NULL; d = next) {
     next = d->next;
     d->room = NULL; /* finishes without it */
-    if (d->state == WAIT_FLUSH) start_bundle(s, d);
+    if (d->state == WAIT_FLUSH) start_bundle(h, d);
   }
   r->dsy = NULL;
 }

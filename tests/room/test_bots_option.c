@@ -1,5 +1,5 @@
 /* test_bots_option.c: the checks of the room option room.bots
- * (sv_bots_configure), in process, on the real function: a genre without
+ * (gk_room__bots_configure), in process, on the real function: a genre without
  * a built-in bot (survivors' descriptor with its bot taken away) is
  * refused by name, 0 bots is no part at all, and max_players 0 gives the
  * people what the bots leave of the genre's cap. The rest of the
@@ -10,14 +10,14 @@
 #include "gk_err.h"
 #include "gk_genres.h"
 #include "gk_server_config.h"
-#include "gk_server_internal.h"
+#include "gk_room_internal.h"
 
 typedef struct world {
   gk_server_config cfg;
-  gk_server srv;
+  gk_room_host host;
   gk_sim sim;
   gk_server_genre genre;
-  sv_room room;
+  gk_room room;
 } world;
 
 /* An open-mode server and a room being built for `sim` (cap 8) with
@@ -25,7 +25,7 @@ typedef struct world {
 static void world_init(world *w, const gk_sim *sim, uint32_t seats) {
   memset(w, 0, sizeof(*w));
   gk_server_config_default(&w->cfg);
-  w->srv.cfg = &w->cfg;
+  w->host.cfg = &w->cfg;
   w->sim = *sim;
   w->genre.sim = &w->sim;
   w->genre.enabled = 1;
@@ -39,12 +39,13 @@ static int configure(world *w, int seats_asked, const char *room_json,
   cJSON *room = cJSON_Parse(room_json);
   cr_assert_not_null(room, "%s", room_json);
   err[0] = '\0';
-  int rc = sv_bots_configure(&w->srv, 0, &w->room, seats_asked, room, err, cap);
+  int rc = gk_room__bots_configure(&w->host, &w->room, GK_PLAYERS_MAX,
+                                   seats_asked, room, err, cap);
   cJSON_Delete(room);
   return rc;
 }
 
-Test(server_bots_option, a_genre_without_a_bot_is_refused_by_name) {
+Test(room_bots_option, a_genre_without_a_bot_is_refused_by_name) {
   world w;
   world_init(&w, gk_genre_find("survivors"), 1);
   w.sim.name = "botless";
@@ -63,17 +64,17 @@ Test(server_bots_option, a_genre_without_a_bot_is_refused_by_name) {
   gk_server_config_free(&w.cfg);
 }
 
-Test(server_bots_option, max_players_0_leaves_the_people_what_the_bots_leave) {
+Test(room_bots_option, max_players_0_leaves_the_people_what_the_bots_leave) {
   world w;
   world_init(&w, gk_genre_find("survivors"), 8);
   char err[256];
   cr_assert_eq(configure(&w, 0, "{\"bots\":3}", err, sizeof(err)), 0, "%s",
                err);
   cr_assert_not_null(w.room.bots);
-  cr_assert_eq(sv_bots_seats(w.room.bots), 3);
+  cr_assert_eq(gk_room__bots_seats(w.room.bots), 3);
   cr_assert_eq(w.room.max_players, 5, "8 seats in all, 3 of them bots");
-  cr_assert_eq(sv_bots_mask(w.room.bots), 0, "no slot before the start");
-  sv_bots_free(w.room.bots);
+  cr_assert_eq(gk_room__bots_mask(w.room.bots), 0, "no slot before the start");
+  gk_room__bots_free(w.room.bots);
   /* all 8 as bots leaves nobody a seat */
   world_init(&w, gk_genre_find("survivors"), 8);
   cr_assert_eq(configure(&w, 0, "{\"bots\":8}", err, sizeof(err)), GK_ERANGE);

@@ -1,4 +1,4 @@
-/* gk_server_delay.c: a room's input delay from its players' round trips,
+/* gk_room_delay.c: a room's input delay from its players' round trips,
  * changed mid-match when they change.
  *
  * With `lockstep.input_delay: "auto"` (and a creator that asked for 0):
@@ -18,54 +18,55 @@
 
 #include "gk_err.h"
 #include "gk_net_delay.h"
-#include "gk_server_internal.h"
+#include "gk_room_internal.h"
 
-#define SV_DELAYS_MAX 32 /* input delay changes kept per match for logs */
+#define GK_ROOM__DELAYS_MAX 32 /* input delay changes kept per match for logs  \
+                                */
 
 /* A room's part of this file (r->delay): no other file sees its fields. */
-struct sv_delay {
+struct gk_room__delay {
   int on;                          /* "auto": chosen from round trips */
   uint32_t rtt_ms[GK_PLAYERS_MAX]; /* at MATCH_START, per slot */
   uint32_t rtt_var_ms[GK_PLAYERS_MAX];
   gk_delay_ctl ctl;
-  uint64_t next_ms;              /* next observation */
-  uint64_t steps[SV_DELAYS_MAX]; /* delays in force: from step ... */
-  uint32_t vals[SV_DELAYS_MAX];  /* ... this delay (switch steps) */
+  uint64_t next_ms;                    /* next observation */
+  uint64_t steps[GK_ROOM__DELAYS_MAX]; /* delays in force: from step ... */
+  uint32_t vals[GK_ROOM__DELAYS_MAX];  /* ... this delay (switch steps) */
   uint32_t n;
 };
 
-sv_delay *sv_delay_new(int auto_on) {
-  sv_delay *d = calloc(1, sizeof(*d));
+gk_room__delay *gk_room__delay_new(int auto_on) {
+  gk_room__delay *d = calloc(1, sizeof(*d));
   if (d != NULL) d->on = auto_on != 0;
   return d;
 }
 
-void sv_delay_free(sv_delay *d) {
+void gk_room__delay_free(gk_room__delay *d) {
   free(d);
 }
 
-static gk_delay_policy policy(const gk_server *s) {
+static gk_delay_policy policy(const gk_room_host *h) {
   gk_delay_policy p;
-  p.min = s->cfg->input_delay_min;
-  p.max = s->cfg->input_delay_max;
-  p.step_us = 1000000u / s->cfg->step_hz;
+  p.min = h->cfg->input_delay_min;
+  p.max = h->cfg->input_delay_max;
+  p.step_us = 1000000u / h->cfg->step_hz;
   if (p.step_us == 0) p.step_us = 1;
-  p.jitter_x = s->cfg->delay_jitter_x;
-  p.hold_ms = s->cfg->delay_hold_ms;
-  p.every_ms = s->cfg->delay_every_ms;
+  p.jitter_x = h->cfg->delay_jitter_x;
+  p.hold_ms = h->cfg->delay_hold_ms;
+  p.every_ms = h->cfg->delay_every_ms;
   return p;
 }
 
 /* The wanted delay now over the players still in the room (their RTTs into
  * rtt/var when non-NULL). */
-static uint32_t wanted_now(const gk_server *s, const sv_room *r, uint32_t *rtt,
-                           uint32_t *var) {
-  gk_delay_policy p = policy(s);
+static uint32_t wanted_now(const gk_room_host *h, const gk_room *r,
+                           uint32_t *rtt, uint32_t *var) {
+  gk_delay_policy p = policy(h);
   uint32_t want = p.min;
   for (uint32_t i = 0; i < r->nslots; i++) {
-    if (r->conn[i] == SV_NO_CONN) continue;
-    uint32_t t = sv_conn_rtt(s, r->conn[i]);
-    uint32_t v = sv_conn_rtt_var(s, r->conn[i]);
+    if (r->conn[i] == GK_ROOM_NO_CONN) continue;
+    uint32_t t = gk_room__conn_rtt(h, r->conn[i]);
+    uint32_t v = gk_room__conn_rtt_var(h, r->conn[i]);
     if (rtt != NULL) rtt[i] = t;
     if (var != NULL) var[i] = v;
     uint32_t w = gk_delay_wanted(&p, t, v);
@@ -74,27 +75,27 @@ static uint32_t wanted_now(const gk_server *s, const sv_room *r, uint32_t *rtt,
   return want;
 }
 
-static void note(sv_delay *d, uint64_t step, uint32_t delay) {
-  if (d->n >= SV_DELAYS_MAX) return;
+static void note(gk_room__delay *d, uint64_t step, uint32_t delay) {
+  if (d->n >= GK_ROOM__DELAYS_MAX) return;
   d->steps[d->n] = step;
   d->vals[d->n++] = delay;
 }
 
-void sv_delay_choose(gk_server *s, sv_room *r) {
-  sv_delay *d = r->delay;
+void gk_room__delay_choose(gk_room_host *h, gk_room *r) {
+  gk_room__delay *d = r->delay;
   memset(d->rtt_ms, 0, sizeof d->rtt_ms);
   memset(d->rtt_var_ms, 0, sizeof d->rtt_var_ms);
-  uint32_t want = wanted_now(s, r, d->rtt_ms, d->rtt_var_ms);
+  uint32_t want = wanted_now(h, r, d->rtt_ms, d->rtt_var_ms);
   if (d->on) r->input_delay = want;
   d->n = 0;
   note(d, 0, r->input_delay);
-  gk_delay_policy p = policy(s);
-  uint64_t now = sv_now_ms(s);
+  gk_delay_policy p = policy(h);
+  uint64_t now = gk_room__now(h);
   gk_delay_ctl_init(&d->ctl, &p, r->input_delay, now);
-  d->next_ms = now + (s->cfg->ping_ms ? s->cfg->ping_ms : 100u);
+  d->next_ms = now + (h->cfg->ping_ms ? h->cfg->ping_ms : 100u);
 }
 
-cJSON *sv_delay_record(const gk_server *s, const sv_room *r) {
+cJSON *gk_room__delay_record(const gk_room_host *h, const gk_room *r) {
   cJSON *o = cJSON_CreateObject();
   cJSON *rtt = cJSON_CreateArray();
   cJSON *var = cJSON_CreateArray();
@@ -105,11 +106,11 @@ cJSON *sv_delay_record(const gk_server *s, const sv_room *r) {
     return NULL;
   }
   cJSON_AddNumberToObject(o, "input_delay", r->input_delay);
-  cJSON_AddNumberToObject(o, "lead", s->cfg->lead);
+  cJSON_AddNumberToObject(o, "lead", h->cfg->lead);
   cJSON_AddBoolToObject(o, "auto", r->delay->on);
-  cJSON_AddNumberToObject(o, "min", s->cfg->input_delay_min);
-  cJSON_AddNumberToObject(o, "max", s->cfg->input_delay_max);
-  cJSON_AddNumberToObject(o, "step_hz", s->cfg->step_hz);
+  cJSON_AddNumberToObject(o, "min", h->cfg->input_delay_min);
+  cJSON_AddNumberToObject(o, "max", h->cfg->input_delay_max);
+  cJSON_AddNumberToObject(o, "step_hz", h->cfg->step_hz);
   for (uint32_t i = 0; i < r->nslots; i++) {
     cJSON_AddItemToArray(rtt, cJSON_CreateNumber(r->delay->rtt_ms[i]));
     cJSON_AddItemToArray(var, cJSON_CreateNumber(r->delay->rtt_var_ms[i]));
@@ -119,33 +120,33 @@ cJSON *sv_delay_record(const gk_server *s, const sv_room *r) {
   return o;
 }
 
-static void log_change(gk_server *s, const sv_room *r, uint32_t from,
+static void log_change(gk_room_host *h, const gk_room *r, uint32_t from,
                        uint32_t to, uint64_t announce, uint64_t at) {
-  if (!gk_log_begin(s->log, GK_LOG_INFO, "delay_change", r->code)) return;
-  gk_log_u64(s->log, "from", from);
-  gk_log_u64(s->log, "to", to);
-  gk_log_u64(s->log, "announce_step", announce);
-  gk_log_u64(s->log, "switch_step", at);
+  if (!gk_log_begin(h->log, GK_LOG_INFO, "delay_change", r->code)) return;
+  gk_log_u64(h->log, "from", from);
+  gk_log_u64(h->log, "to", to);
+  gk_log_u64(h->log, "announce_step", announce);
+  gk_log_u64(h->log, "switch_step", at);
   char list[GK_PLAYERS_MAX * 12 + 1];
   size_t used = 0;
   list[0] = '\0';
   for (uint32_t i = 0; i < r->nslots && used < sizeof list; i++) {
-    uint32_t t = sv_conn_rtt(s, r->conn[i]); /* 0 with no connection */
+    uint32_t t = gk_room__conn_rtt(h, r->conn[i]); /* 0 with no connection */
     int n = snprintf(list + used, sizeof list - used, "%s%u", i ? "," : "", t);
     if (n < 0) break;
     used += (size_t)n;
   }
-  gk_log_str(s->log, "rtt_ms", list);
-  gk_log_end(s->log);
+  gk_log_str(h->log, "rtt_ms", list);
+  gk_log_end(h->log);
 }
 
-void sv_delay_tick(gk_server *s, sv_room *r) {
-  sv_delay *d = r->delay;
-  if (!d->on || r->state != SV_ROOM_PLAYING || r->end_pending) return;
-  uint64_t now = sv_now_ms(s);
+void gk_room__delay_tick(gk_room_host *h, gk_room *r) {
+  gk_room__delay *d = r->delay;
+  if (!d->on || r->state != GK_ROOM_PLAYING || r->end_pending) return;
+  uint64_t now = gk_room__now(h);
   if (now < d->next_ms) return;
-  d->next_ms = now + (s->cfg->ping_ms ? s->cfg->ping_ms : 100u);
-  uint32_t want = wanted_now(s, r, NULL, NULL);
+  d->next_ms = now + (h->cfg->ping_ms ? h->cfg->ping_ms : 100u);
+  uint32_t want = wanted_now(h, r, NULL, NULL);
   uint32_t to = gk_delay_ctl_observe(&d->ctl, now, want);
   if (to == 0) return;
   uint32_t from = gk_net_session_delay(&r->session);
@@ -154,10 +155,10 @@ void sv_delay_tick(gk_server *s, sv_room *r) {
   if (rc != 0) return; /* busy or ending: proposed again later */
   gk_delay_ctl_changed(&d->ctl, to, now);
   note(d, at, to);
-  log_change(s, r, from, to, announce, at);
+  log_change(h, r, from, to, announce, at);
 }
 
-static void delays_text(const sv_delay *d, char *out, size_t cap) {
+static void delays_text(const gk_room__delay *d, char *out, size_t cap) {
   size_t used = 0;
   out[0] = '\0';
   for (uint32_t i = 0; i < d->n && used < cap; i++) {
@@ -168,7 +169,7 @@ static void delays_text(const sv_delay *d, char *out, size_t cap) {
   }
 }
 
-void sv_delay_log_start(gk_server *s, const sv_room *r) {
+void gk_room__delay_log_start(gk_room_host *h, const gk_room *r) {
   char list[GK_PLAYERS_MAX * 12 + 1];
   size_t used = 0;
   list[0] = '\0';
@@ -178,17 +179,17 @@ void sv_delay_log_start(gk_server *s, const sv_room *r) {
     if (n < 0) break;
     used += (size_t)n;
   }
-  gk_log_bool(s->log, "input_delay_auto", r->delay->on);
-  gk_log_str(s->log, "rtt_ms", list);
+  gk_log_bool(h->log, "input_delay_auto", r->delay->on);
+  gk_log_str(h->log, "rtt_ms", list);
 }
 
-void sv_delay_log_end(gk_server *s, const sv_room *r) {
-  char list[SV_DELAYS_MAX * 24 + 1];
+void gk_room__delay_log_end(gk_room_host *h, const gk_room *r) {
+  char list[GK_ROOM__DELAYS_MAX * 24 + 1];
   delays_text(r->delay, list, sizeof list);
-  gk_log_str(s->log, "input_delays", list);
+  gk_log_str(h->log, "input_delays", list);
   uint64_t steps = r->session_open ? r->session.loop.steps : 0;
-  uint64_t ns = uv_hrtime() - r->start_ns;
+  uint64_t ns = gk_room__clock_ns(h) - r->start_ns;
   /* steps per wall second, x1000, as an integer (the log has no floats) */
-  gk_log_u64(s->log, "steps_per_ks",
+  gk_log_u64(h->log, "steps_per_ks",
              ns > 0 ? steps * 1000000000000ull / ns : 0);
 }
