@@ -1,7 +1,7 @@
 /* net_state.c: fuzz target for the state transfer of desync forensics:
  * the STATE_* decoder (gk_net_wire_state.c), the chunk receiver behind it
  * and the genre reading what it assembled, the way the server takes a
- * peer's answer (src/server/gk_server_desync.c).
+ * peer's answer (src/room/gk_room_desync.c).
  *
  * The input is a sequence of datagrams, each `len u16 | len bytes`.
  * Each is decoded; whatever decodes must encode back to the same bytes.
