@@ -355,7 +355,8 @@ static void matches(out *o, const gk_server *s, const live *l,
 static void room_counters(out *o, const gk_server *s) {
   const gk_room_stats *rs = &s->host.stats;
 #define SV_ROOM_COUNTER(name, kind, help)                                      \
-  if (kind == GK_ROOM_METRIC) counter(o, "gk_" #name "_total", help, rs->name);
+  if ((kind) == GK_ROOM_METRIC)                                                \
+    counter(o, "gk_" #name "_total", (help), rs->name);
   GK_ROOM_COUNTERS(SV_ROOM_COUNTER)
 #undef SV_ROOM_COUNTER
 }

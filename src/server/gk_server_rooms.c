@@ -160,7 +160,7 @@ int sv_rooms_init(gk_server *s) {
                            env_clock_ns};
   gk_room_host_init(&s->host, &env, s->cfg, s->log);
   uint32_t n = s->cfg->max_rooms;
-  s->rooms = calloc(n ? n : 1, sizeof(*s->rooms));
+  s->rooms = calloc(n ? n : 1, sizeof(gk_room *));
   s->live = calloc(n ? n : 1, sizeof(*s->live));
   s->free_idx = calloc(n ? n : 1, sizeof(*s->free_idx));
   if (!s->rooms || !s->live || !s->free_idx) return GK_ENOMEM;
