@@ -283,8 +283,11 @@ static int catch_up(gk_net_peer *p, uint64_t now) {
 static void on_timeout(gk_net_peer *p) {
   if (p->ended || p->stopped) return;
   uint64_t now = p->now;
+  int was_catching_up = p->catching_up;
   if (catch_up(p, now)) return;
-  if (gk_inbuf_ready(&p->inbuf) > 0) run_steps(p);
+  /* catch_up ran this call's batch: the steps left over (within the input
+   * delay of the head) wait for the next call, which comes at once */
+  if (!was_catching_up && gk_inbuf_ready(&p->inbuf) > 0) run_steps(p);
   int sampled = 0, skipped = 0, was_blocked = p->blocked;
   uint32_t isz = p->sim->input_size;
   while (now >= p->t0 + p->sched.k * p->step_ns) {

@@ -16,6 +16,7 @@
 #include "gk_net_transport.h"
 
 #include <enet/enet.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -191,11 +192,16 @@ int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
         enet_address_set_host(&addr, opts->bind_host) != 0)
       return GK_EINVAL;
     addr.port = opts->port;
+    errno = 0; /* ENet frees what it made and keeps the bind's errno */
     h = enet_host_create(&addr, t->opts.max_peers, 2, 0, 0);
   } else {
+    errno = 0;
     h = enet_host_create(NULL, t->opts.max_peers, 2, 0, 0);
   }
-  if (h == NULL) return GK_EIO;
+  if (h == NULL) {
+    t->sys_err = errno != 0 ? uv_translate_sys_error(errno) : 0;
+    return GK_EIO;
+  }
   t->host = h;
   t->port = opts->bind_host != NULL ? h->address.port : 0;
   if (t->opts.socket_buffer != 0) { /* a burst of every room's datagrams
@@ -205,7 +211,9 @@ int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
     enet_socket_set_option(h->socket, ENET_SOCKOPT_SNDBUF,
                            (int)t->opts.socket_buffer);
   }
-  if (uv_poll_init_socket(loop, &t->poll, h->socket) != 0) {
+  int rc = uv_poll_init_socket(loop, &t->poll, h->socket);
+  if (rc != 0) {
+    t->sys_err = rc;
     enet_host_destroy(h);
     t->host = NULL;
     return GK_EIO;

@@ -77,6 +77,9 @@ struct gk_net_transport {
   /* read-only for callers */
   gk_net_transport_stats stats;
   uint16_t port; /* the bound port (server), 0 for a client */
+  int sys_err;   /* after init's GK_EIO: why, as a libuv error code
+                    (UV_EADDRINUSE: the port is taken; uv_strerror names
+                    it), or 0 if not known */
   /* private */
   uv_loop_t *loop;
   void *host; /* ENetHost */
@@ -92,7 +95,8 @@ struct gk_net_transport {
 };
 
 /* Creates the ENet host and starts the handles. Returns 0, GK_EINVAL,
- * GK_EIO (bind failed, e.g. port in use) or GK_ENOMEM. */
+ * GK_EIO (bind failed, e.g. port in use: t->sys_err says which) or
+ * GK_ENOMEM. */
 int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
                           const gk_net_transport_options *opts,
                           const gk_net_transport_callbacks *cb);

@@ -15,6 +15,7 @@
  */
 #include "gk_net_ws.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -490,7 +491,9 @@ int gk_net_ws_init(gk_net_ws *w, uv_loop_t *loop, const gk_net_ws_options *opts,
     w->static_root = NULL;
     return GK_ENOMEM;
   }
+  errno = 0; /* libmicrohttpd frees what it made and keeps bind's errno */
   struct MHD_Daemon *d = daemon_start(w, host, opts->port);
+  int sys = errno;
   const union MHD_DaemonInfo *ep = NULL, *pi = NULL;
   if (d != NULL) {
     ep = MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD);
@@ -505,6 +508,7 @@ int gk_net_ws_init(gk_net_ws *w, uv_loop_t *loop, const gk_net_ws_options *opts,
     w->tcp = NULL;
     free(w->static_root);
     w->static_root = NULL;
+    w->sys_err = d == NULL && sys != 0 ? uv_translate_sys_error(sys) : 0;
     return GK_EIO;
   }
   w->daemon = d;

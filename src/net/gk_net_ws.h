@@ -200,6 +200,9 @@ struct gk_net_ws {
   /* read-only for callers */
   gk_net_ws_stats stats;
   uint16_t port; /* the bound port */
+  int sys_err;   /* after init's GK_EIO: why, as a libuv error code
+                    (UV_EADDRINUSE: the port is taken; uv_strerror names
+                    it), or 0 if not known */
   /* private */
   uv_loop_t *loop;
   void *daemon; /* struct MHD_Daemon */
@@ -228,7 +231,7 @@ struct gk_net_ws {
 /* Starts listening. Returns 0, GK_EINVAL (bad options: host not a
  * literal, a string too long, too many origins or types, max_conns over
  * 65535), GK_ENOTFOUND (static_dir is not a directory), GK_EIO (cannot
- * listen, e.g. port in use) or GK_ENOMEM. */
+ * listen, e.g. port in use: w->sys_err says which) or GK_ENOMEM. */
 int gk_net_ws_init(gk_net_ws *w, uv_loop_t *loop, const gk_net_ws_options *opts,
                    const gk_net_ws_callbacks *cb);
 

@@ -1,11 +1,17 @@
 /* test_transport.c: ENet on the uv loop, server and client in one process
  * on 127.0.0.1. Datagrams arrive both ways on both channels, oversized
  * packets are dropped and counted before anyone sees them, bad sends are
- * refused, and closing runs its callback. Every loop is bounded. */
+ * refused, closing runs its callback, and a port already taken is named
+ * so. Every loop is bounded. */
 #include <criterion/criterion.h>
 #include <enet/enet.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "gk_err.h"
 #include "gk_net_transport.h"
@@ -180,4 +186,25 @@ Test(transport, a_socket_buffer_option_enlarges_the_udp_buffers) {
   gk_net_transport_close(&big.t, on_closed);
   run_until(&big.closed, 1);
   cr_assert(big.closed);
+}
+
+Test(transport, a_taken_port_fails_with_address_already_in_use) {
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  cr_assert_geq(fd, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t alen = sizeof a;
+  cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+  cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+  side taken;
+  memset(&taken, 0, sizeof taken);
+  gk_net_transport_options o = {.bind_host = "127.0.0.1",
+                                .port = ntohs(a.sin_port)};
+  gk_net_transport_callbacks cb = {.ctx = &taken, .receive = on_receive};
+  int rc = gk_net_transport_init(&taken.t, &w->loop, &o, &cb);
+  close(fd);
+  cr_assert_eq(rc, GK_EIO, "%s", gk_err_name(rc));
+  cr_assert_eq(taken.t.sys_err, UV_EADDRINUSE, "%d: %s", taken.t.sys_err,
+               taken.t.sys_err != 0 ? uv_strerror(taken.t.sys_err) : "none");
+  cr_assert_str_eq(uv_strerror(taken.t.sys_err), "address already in use");
 }

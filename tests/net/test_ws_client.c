@@ -5,8 +5,10 @@
  * server written here on the same loop that answers each handshake with
  * a canned, bad response (a wrong accept value, a wrong or missing
  * subprotocol, 404, 403, not HTTP, no Upgrade, headers too long, silence,
- * a message over the limit): each ends with the documented code and a
- * sentence, never a crash. Every wait is bounded (ws_run_until). */
+ * a message over the limit, header lists whose items only begin with the
+ * tokens, a server that stops reading): each ends with the documented
+ * code and a sentence, never a crash. Every wait is bounded
+ * (ws_run_until). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,15 +74,19 @@ static void cl_closed(gk_net_ws_client *c) {
   C.closed = 1;
 }
 
-static void cl_start(const char *origin) {
+static void cl_start_with(const gk_net_ws_client_options *o) {
   memset(&C, 0, sizeof C);
+  gk_net_ws_client_callbacks cb = {&C, cl_receive, cl_connect, cl_disconnect};
+  cr_assert_eq(gk_net_ws_client_init(&C.c, &S->loop, o, &cb), 0);
+}
+
+static void cl_start(const char *origin) {
   gk_net_ws_client_options o = {.max_conns = 4,
                                 .origin = origin,
                                 .handshake_ms = 500,
                                 .ping_ms = 10,
                                 .close_ms = 300};
-  gk_net_ws_client_callbacks cb = {&C, cl_receive, cl_connect, cl_disconnect};
-  cr_assert_eq(gk_net_ws_client_init(&C.c, &S->loop, &o, &cb), 0);
+  cl_start_with(&o);
 }
 
 static void cl_stop(void) {
@@ -200,6 +206,7 @@ typedef struct bad {
   int silent;         /* never answer */
   int big_frame;      /* after the 101, a binary frame over the limit */
   int hangup;         /* close without an answer */
+  int deaf;           /* after the answer, read nothing more */
   char req[4096];
   size_t len;
   int accepted, conn_open;
@@ -256,6 +263,7 @@ static void bad_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   }
   bad_answer();
   B.silent = 1; /* once */
+  if (B.deaf) uv_read_stop((uv_stream_t *)&B.conn);
 }
 
 static void bad_accept(uv_stream_t *srv, int status) {
@@ -437,4 +445,106 @@ Test(ws_client, urls_are_parsed_and_wss_is_named_as_the_browsers) {
                  GK_EINVAL, "%s", bad_urls[i]);
     cr_assert(strstr(err, "bad WebSocket URL") != NULL, "%s", bad_urls[i]);
   }
+}
+
+/* --- the 101's header lists, and a server that does not read ------------- */
+
+/* One answer (`name` says what is wrong in it) that must not open: the
+ * attempt's end within 2 s. */
+static void refused_101(const char *name, const char *answer, int err,
+                        const char *words) {
+  ws_srv_start(&(gk_net_ws_options){.host = "127.0.0.1"});
+  memset(&B, 0, sizeof B);
+  B.answer = answer;
+  bad_start();
+  cl_start(NULL);
+  cl_connect_to("/play", B.port);
+  uint64_t end = uv_hrtime() / 1000000u + 2000;
+  while (C.connects + C.disconnects == 0 && uv_hrtime() / 1000000u < end)
+    uv_run(&S->loop, UV_RUN_ONCE);
+  cr_assert_eq(C.connects, 0, "a 101 with %s opened", name);
+  cr_assert_eq(C.disconnects, 1, "a 101 with %s: no end", name);
+  cr_assert_eq(C.err, err, "a 101 with %s: %s (%s)", name, gk_err_name(C.err),
+               C.why);
+  cr_assert(strstr(C.why, words) != NULL, "'%s' lacks '%s'", C.why, words);
+  cl_stop();
+  bad_stop();
+  ws_srv_stop();
+}
+
+#define ACCEPT_PROTO                                                           \
+  "Sec-WebSocket-Accept: @A@\r\nSec-WebSocket-Protocol: gamekit.1\r\n\r\n"
+#define STATUS_101 "HTTP/1.1 101 Switching Protocols\r\n"
+
+Test(ws_client, a_101_without_connection_upgrade_is_refused_as_eproto) {
+  refused_101("no Connection header",
+              STATUS_101 "Upgrade: websocket\r\n" ACCEPT_PROTO, GK_EPROTO,
+              "Connection: Upgrade");
+}
+
+Test(ws_client,
+     a_101_whose_header_lists_only_begin_with_the_tokens_is_refused) {
+  refused_101("Upgrade: websocketx",
+              STATUS_101
+              "Upgrade: websocketx\r\nConnection: Upgrade\r\n" ACCEPT_PROTO,
+              GK_EPROTO, "Upgrade: websocket");
+  refused_101("Connection: upgraded",
+              STATUS_101
+              "Upgrade: websocket\r\nConnection: upgraded\r\n" ACCEPT_PROTO,
+              GK_EPROTO, "Connection: Upgrade");
+  refused_101("Sec-WebSocket-Protocol: gamekit.10",
+              STATUS_101 "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                         "Sec-WebSocket-Accept: @A@\r\n"
+                         "Sec-WebSocket-Protocol: gamekit.10\r\n\r\n",
+              GK_EVERSION, "gamekit.10");
+  /* whole tokens among others open */
+  ws_srv_start(&(gk_net_ws_options){.host = "127.0.0.1"});
+  memset(&B, 0, sizeof B);
+  B.answer = STATUS_101 "Upgrade: h2c, WebSocket\r\n"
+                        "Connection: keep-alive, upgrade\r\n" ACCEPT_PROTO;
+  bad_start();
+  cl_start(NULL);
+  cl_connect_to("/play", B.port);
+  cr_assert(ws_run_until(&C.connects, 1, 2000), "%s", C.why);
+  cl_stop();
+  bad_stop();
+  ws_srv_stop();
+}
+
+Test(ws_client, a_server_that_does_not_read_gets_1008_and_a_bounded_backlog) {
+  ws_srv_start(&(gk_net_ws_options){.host = "127.0.0.1"});
+  memset(&B, 0, sizeof B);
+  B.answer = GOOD_101;
+  B.deaf = 1;
+  bad_start();
+  gk_net_ws_client_options o = {
+      .handshake_ms = 500, .close_ms = 300, .backlog = 16384};
+  cl_start_with(&o);
+  cl_connect_to("/play", B.port);
+  cr_assert(ws_run_until(&C.connects, 1, 2000), "%s", C.why);
+  ws_run_ms(20); /* the 101 is read; the server reads nothing more */
+  static uint8_t m[1024];
+  m[0] = 2;
+  m[1] = GK_MSG_ERROR;
+  int rc = 0;
+  uint32_t i = 0;
+  size_t most = 0;
+  for (; i < 20000 && rc == 0; i++) {
+    rc = gk_net_ws_client_send(&C.c, C.conn, m, sizeof m, 1);
+    size_t q = gk_net_ws_client_backlog(&C.c, C.conn);
+    if (q > most) most = q;
+  }
+  cr_assert_eq(rc, GK_EFULL, "%u reliable messages queued, %zu bytes waiting",
+               i, most);
+  cr_assert_leq(most, 4 * 16384 + sizeof m + 16, "%zu bytes waited", most);
+  cr_assert_eq(C.c.stats.drop_full, 1);
+  cr_assert_eq(gk_net_ws_client_send(&C.c, C.conn, m, sizeof m, 1),
+               GK_ENOTFOUND, "closing: nothing more is taken");
+  cr_assert(ws_run_until(&C.disconnects, 1, 2000), "no end");
+  cr_assert_eq(C.err, 0);
+  cr_assert_eq(C.code, 1008, "%d: %s", C.code, C.why);
+  cr_assert(strstr(C.why, "does not read") != NULL, "%s", C.why);
+  cl_stop();
+  bad_stop();
+  ws_srv_stop();
 }
