@@ -176,9 +176,12 @@ int sv_enet_open(gk_server *s, char *err, size_t errlen) {
   gk_net_transport_callbacks tc = {e, on_receive, on_connect, on_disconnect};
   int rc = gk_net_transport_init(&e->t, s->loop, &to, &tc);
   if (rc) {
+    /* the system's reason ("address already in use") when there is one */
+    const char *why =
+        e->t.sys_err ? uv_strerror(e->t.sys_err) : gk_strerror(rc);
     host_free(&e->base);
     return gk_errf(err, errlen, rc, "cannot listen on %s:%u: %s", cfg->host,
-                   (unsigned)cfg->port, gk_strerror(rc));
+                   (unsigned)cfg->port, why);
   }
   sv_link_host_add(s, &e->base); /* the first backend: there is room */
   s->enet = e;

@@ -305,9 +305,12 @@ int sv_ws_open(gk_server *s, char *err, size_t errlen) {
                    wc->static_dir);
   }
   if (rc) {
+    /* the system's reason ("address already in use") when there is one */
+    const char *why =
+        w->ws.sys_err ? uv_strerror(w->ws.sys_err) : gk_strerror(rc);
     host_free(&w->base);
     return gk_errf(err, errlen, rc, "websocket: cannot listen on %s:%u: %s",
-                   wc->host, (unsigned)wc->port, gk_strerror(rc));
+                   wc->host, (unsigned)wc->port, why);
   }
   rc = sv_link_host_add(s, &w->base);
   if (rc) { /* never: the second backend */

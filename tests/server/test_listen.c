@@ -1,0 +1,93 @@
+/* test_listen.c: a listener whose port is taken stops gk_server_start
+ * with the system's reason, "address already in use", not a generic
+ * "input/output error": the ENet host (UDP), the WebSocket listener (TCP)
+ * and the admin listener (TCP), each in turn, in process. */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "gk_server.h"
+
+/* A socket of `type` bound (and for TCP listening) on 127.0.0.1, port
+ * chosen by the kernel: *port gets it. The caller closes it. */
+static int take_port(int type, uint16_t *port) {
+  int fd = socket(AF_INET, type, 0);
+  cr_assert_geq(fd, 0);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+  if (type == SOCK_STREAM) cr_assert_eq(listen(fd, 4), 0);
+  socklen_t n = sizeof a;
+  cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &n), 0);
+  *port = ntohs(a.sin_port);
+  return fd;
+}
+
+static void config(gk_server_config *cfg) {
+  gk_server_config_default(cfg);
+  snprintf(cfg->host, sizeof cfg->host, "127.0.0.1");
+  cfg->port = 0;
+  cfg->replays_enabled = 0;
+}
+
+/* gk_server_start must fail, naming `what` and the errno's text. */
+static void expect_in_use(const gk_server_config *cfg, const char *what) {
+  uv_loop_t loop;
+  cr_assert_eq(uv_loop_init(&loop), 0);
+  FILE *logf = tmpfile();
+  cr_assert_not_null(logf);
+  gk_server_log log;
+  gk_log_init(&log, logf, GK_LOG_ERROR);
+  gk_server *s = NULL;
+  char err[512] = "";
+  int rc = gk_server_start(&loop, cfg, &log, 0, &s, err, sizeof err);
+  cr_assert_neq(rc, 0, "%s started on a taken port", what);
+  cr_assert_not_null(strstr(err, what), "%s", err);
+  char lower[sizeof err];
+  for (size_t i = 0; i < sizeof err; i++)
+    lower[i] = (char)(err[i] >= 'A' && err[i] <= 'Z' ? err[i] + 32 : err[i]);
+  cr_assert_not_null(strstr(lower, "address already in use"), "%s", err);
+  uv_run(&loop, UV_RUN_NOWAIT);
+  uv_loop_close(&loop);
+  fclose(logf);
+}
+
+Test(listen, a_taken_enet_port_says_address_already_in_use) {
+  gk_server_config cfg;
+  config(&cfg);
+  int fd = take_port(SOCK_DGRAM, &cfg.port);
+  expect_in_use(&cfg, "cannot listen on 127.0.0.1:");
+  close(fd);
+}
+
+Test(listen, a_taken_websocket_port_says_address_already_in_use) {
+  gk_server_config cfg;
+  config(&cfg);
+  cfg.ws.enabled = 1;
+  snprintf(cfg.ws.host, sizeof cfg.ws.host, "127.0.0.1");
+  int fd = take_port(SOCK_STREAM, &cfg.ws.port);
+  expect_in_use(&cfg, "websocket: cannot listen on 127.0.0.1:");
+  close(fd);
+}
+
+Test(listen, a_taken_admin_port_says_address_already_in_use) {
+  gk_server_config cfg;
+  config(&cfg);
+  uint16_t port = 0;
+  int fd = take_port(SOCK_STREAM, &port);
+  cfg.admin.enabled = 1;
+  snprintf(cfg.admin.host, sizeof cfg.admin.host, "127.0.0.1");
+  snprintf(cfg.admin.listen, sizeof cfg.admin.listen, "127.0.0.1:%u",
+           (unsigned)port);
+  cfg.admin.port = port;
+  cfg.admin.loopback = 1;
+  expect_in_use(&cfg, "admin.listen: cannot listen on 127.0.0.1:");
+  close(fd);
+}
