@@ -120,6 +120,9 @@ typedef struct gk_room_env {
   /* A monotonic clock in ns, for the rooms' own timings (how long their
    * work took, the steps per second they log); never for a decision. */
   uint64_t (*clock_ns)(void *user);
+  /* The calendar time, seconds since 1970 (UTC): for names only (a
+   * recording's file name). */
+  uint64_t (*wall_s)(void *user);
 } gk_room_env;
 
 /* What every room of one shell shares. The shell fills env, cfg and log
@@ -200,7 +203,8 @@ void gk_room_finalise(gk_room *r, int reason, uint64_t now_ms);
 void gk_room_end_lobby(gk_room *r, uint64_t now_ms);
 /* A playing room's match ends at its next step (shutdown:
  * GK_WIRE_END_SHUTDOWN; the host, through operations: GK_WIRE_END_HOST).
- * 0, or GK_ECLOSED if it is not running or already ending. */
+ * 0, GK_ECLOSED if it is not running or its last step ran, or the
+ * session's code (GK_ESTATE: an end is already scheduled). */
 int gk_room_end_match(gk_room *r, int reason, uint64_t now_ms);
 /* Operations remove a player: the session removes `slot` as soon as it
  * can; *at gets the step. 0, GK_ERANGE (no such slot), GK_ESTATE (the

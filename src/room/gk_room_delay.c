@@ -20,8 +20,9 @@
 #include "gk_net_delay.h"
 #include "gk_room_internal.h"
 
-#define GK_ROOM__DELAYS_MAX 32 /* input delay changes kept per match for logs  \
-                                */
+#define GK_ROOM__DELAYS_MAX                                                    \
+  32 /* input delay changes kept per match for logs                            \
+      */
 
 /* A room's part of this file (r->delay): no other file sees its fields. */
 struct gk_room__delay {

@@ -373,13 +373,9 @@ void gk_room__desync_on_msg(gk_room_host *h, gk_room *r, uint32_t peer,
 /* Every tick of a playing or draining room: answers that timed out, and
  * bundles waiting for the recording to reach the disk. */
 void gk_room__desync_tick(gk_room_host *h, gk_room *r, uint64_t now);
-/* The room goes (gk_room__room_free, before its config is freed): what it was
+/* The room goes (gk_room__free, before its config is freed): what it was
  * examining finishes without it. */
 void gk_room__desync_room_free(gk_room_host *h, gk_room *r);
-
-/* MATCH_START of a playing room for `slot` (room.c builds it). */
-void gk_room__room_match_start(const gk_room_host *h, const gk_room *r,
-                               uint32_t slot, gk_wire_msg *out);
 
 /* --- gk_room_join.c: late join -----------------------------------------
  * JOIN_ROOM on a running match whose genre takes players after the start

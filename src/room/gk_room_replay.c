@@ -189,10 +189,9 @@ static void job_done(gk_room_job *work) {
  */
 
 static int replay_path(gk_room_host *h, gk_room *r) {
-  struct timespec ts;
   struct tm tm;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  gmtime_r(&ts.tv_sec, &tm);
+  time_t now = (time_t)h->env.wall_s(h->env.user);
+  gmtime_r(&now, &tm);
   int n =
       snprintf(r->replay_path, sizeof(r->replay_path),
                "%s/%04d%02d%02dT%02d%02d%02dZ-%s-%s.gkr", h->cfg->replay_dir,

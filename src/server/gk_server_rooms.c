@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gk_err.h"
 #include "gk_server_internal.h"
@@ -143,6 +144,11 @@ static uint64_t env_clock_ns(void *user) {
   return uv_hrtime();
 }
 
+static uint64_t env_wall_s(void *user) {
+  (void)user;
+  return (uint64_t)time(NULL);
+}
+
 int sv_rooms_init(gk_server *s) {
   const gk_room_env env = {s,
                            env_conn,
@@ -157,7 +163,8 @@ int sv_rooms_init(gk_server *s) {
                            env_gone,
                            env_step,
                            env_queue,
-                           env_clock_ns};
+                           env_clock_ns,
+                           env_wall_s};
   gk_room_host_init(&s->host, &env, s->cfg, s->log);
   uint32_t n = s->cfg->max_rooms;
   s->rooms = calloc(n ? n : 1, sizeof(gk_room *));

@@ -185,6 +185,11 @@ static uint64_t env_clock_ns(void *user) {
   return ((rw_world *)user)->now_ms * NS_PER_MS;
 }
 
+/* 2026-01-01T00:00:00Z plus the test's clock: recordings' names. */
+static uint64_t env_wall_s(void *user) {
+  return 1767225600u + ((rw_world *)user)->now_ms / 1000u;
+}
+
 uint32_t rw_run_jobs(rw_world *w) {
   uint32_t ran = 0;
   while (w->njobs > 0) {
@@ -232,7 +237,8 @@ rw_world *rw_new(void) {
                            env_gone,
                            env_step,
                            env_queue,
-                           env_clock_ns};
+                           env_clock_ns,
+                           env_wall_s};
   gk_room_host_init(&w->host, &env, &w->cfg, &w->log);
   return w;
 }
