@@ -12,7 +12,10 @@
  * the start-up pipeline) to its last step, the server's late steps, the
  * delays each peer switched to, and the replay, verified by gk-replay's
  * verifier (hashes and the input delay rule). Times bound the runs (guard
- * timers); the rates asserted are what the feature promises.
+ * timers); the rates asserted are what the feature promises. Kept here:
+ * what needs real round trips (auto at 120 ms, a fixed delay too short,
+ * a latency that rises and falls); the raise and lowering at the
+ * announced step with round trips set by hand is in tests/room.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -407,19 +410,9 @@ static void steady(uint32_t rtt_ms) {
                 rtt_ms, r.replay_delay);
 }
 
-Test(delay, auto_keeps_sixty_steps_a_second_at_0_ms, .timeout = 30) {
-  steady(0);
-}
-Test(delay, auto_keeps_sixty_steps_a_second_at_60_ms, .timeout = 30) {
-  steady(60);
-}
 Test(delay, auto_keeps_sixty_steps_a_second_at_120_ms, .timeout = 30) {
   steady(120);
 }
-Test(delay, auto_keeps_sixty_steps_a_second_at_200_ms, .timeout = 30) {
-  steady(200);
-}
-
 Test(delay, a_fixed_delay_of_3_at_120_ms_runs_in_slow_motion, .timeout = 30) {
   scenario sc = {
       .oneway_ms = 60, .jitter_ms = 2, .fixed_delay = 3, .steps = 300};
@@ -469,24 +462,6 @@ Test(delay, latency_rising_then_falling_moves_the_delay_at_scheduled_steps,
   cr_assert_geq(top, 9u, "150 ms needs 9+ steps, the top was %u", top);
   cr_assert(fell, "the delay never fell back from %u", top);
   cr_assert_leq(r.delays[0][r.ndelays[0] - 1].delay, first + 1);
-}
-
-Test(delay, a_swinging_latency_does_not_change_the_delay_every_second,
-     .timeout = 40) {
-  static change ch[16];
-  for (uint32_t i = 0; i < 16; i++)
-    ch[i] = (change){60 + 30 * i, i % 2 == 0 ? 75 : 10, 2};
-  scenario sc = {.oneway_ms = 10,
-                 .jitter_ms = 2,
-                 .steps = 540,
-                 .changes = ch,
-                 .nchanges = 16}; /* the shipped hold (2 s) and every (5 s) */
-  result r;
-  run(&sc, &r);
-  expect_clean(&r);
-  cr_assert_leq(r.ndelays[0], 1u + 2u,
-                "%u delay changes in 9 s of a latency swinging every 0.5 s",
-                r.ndelays[0] - 1);
 }
 
 /* --- the controller alone ------------------------------------------------- */

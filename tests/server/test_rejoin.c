@@ -1,35 +1,23 @@
-/* test_rejoin.c: reconnect, rejoin and spectators from the referee's
- * snapshots.
+/* test_rejoin.c: reconnect, rejoin and spectators over real sockets.
  *
  * In one process, over real ENet on 127.0.0.1 (rejoin_world.h): a
  * gk_server (the referee) and three gk_net_peer players of survivors.
- * Player 2 drops its connection at step 1000 and rejoins from a snapshot;
- * every hash it computes after its return must equal player 0's. Variants:
- * both while-away policies, 5% loss and 30 ms latency through the fault
- * relay, a drop the server has not seen yet (the rejoin takes the slot
- * over), a tampered or misaddressed snapshot, a wrong secret (and one off
- * in its first, a middle or its last byte), an expired hold, and
- * spectators (one throttled until it gets a newer snapshot; one from the
- * first steps, held spectator.delay_steps behind from the start).
+ * Player 2 drops its connection at step 1000 and rejoins from a snapshot
+ * through 5% loss and 30 ms latency (the fault relay), under both
+ * while-away policies; every hash it computes after its return must equal
+ * player 0's. Then what only a real peer and real bytes show: a tampered
+ * or misaddressed snapshot is refused by the peer, a secret off in its
+ * first, a middle or its last byte is refused by the server, and two
+ * spectators agree (one throttled until it gets a newer snapshot).
+ * What the room decides (holds, expiry, takeovers, a wrong secret, the
+ * spectator delay from the first step) is tested with time set by hand
+ * in tests/room.
  */
 #include <criterion/criterion.h>
 #include <string.h>
 
 #include "gk_err.h"
 #include "rejoin_world.h"
-
-Test(rejoin, a_player_back_after_2_s_stalled_agrees_with_the_referee,
-     .timeout = 90) {
-  scen o = rw_base();
-  rw_rejoin_case(&o);
-}
-
-Test(rejoin, a_player_back_after_2_s_played_neutral_agrees_with_the_referee,
-     .timeout = 90) {
-  scen o = rw_base();
-  o.neutral = 1;
-  rw_rejoin_case(&o);
-}
 
 Test(rejoin, a_rejoin_through_5_percent_loss_and_30_ms_agrees_stalled,
      .timeout = 120) {
@@ -44,24 +32,6 @@ Test(rejoin, a_rejoin_through_5_percent_loss_and_30_ms_agrees_neutral,
   o.faults = 1;
   o.neutral = 1;
   rw_rejoin_case(&o);
-}
-
-Test(rejoin, a_rejoin_before_the_server_saw_the_drop_takes_the_slot_over,
-     .timeout = 90) {
-  scen o = rw_base();
-  o.silent_drop = 1;
-  static world w;
-  rw_run(&w, &o);
-  rw_expect_ended_normally(&w);
-  client *r = rw_expect_rejoined(&w, &o);
-  cr_assert_eq(r, rw_first_rejoin(&w), "the first rejoin was refused");
-  cr_assert_eq(w.stats.players_held, 0,
-               "the server saw the drop before the rejoin: nothing to take "
-               "over, the case proves nothing");
-  cr_assert_eq(w.stats.rejoin_takeovers, 1);
-  cr_assert_eq(w.stats.rejoins, 1);
-  cr_assert_eq(w.stats.rejoins_refused, 0);
-  rw_free(&w);
 }
 
 static void refused_snapshot_case(int tamper, int want_rc, const char *want) {
@@ -100,22 +70,6 @@ Test(rejoin, a_snapshot_for_another_room_is_refused, .timeout = 90) {
   refused_snapshot_case(T_ROOM, GK_EMISMATCH, "for room");
 }
 
-Test(rejoin, a_wrong_secret_is_refused_and_counted, .timeout = 90) {
-  scen o = rw_base();
-  o.bad_secret = 1;
-  o.bad_byte[0] = 3;
-  static world w;
-  rw_run(&w, &o);
-  rw_expect_ended_normally(&w);
-  client *first = rw_first_rejoin(&w);
-  cr_assert_eq(first->error, GK_EAUTH, "%s", first->error_text);
-  cr_assert_not_null(strstr(first->error_text, "secret"));
-  cr_assert_eq(w.stats.rejoin_bad_secret, 1);
-  cr_assert_eq(w.stats.rejoins, 1);
-  cr_assert_eq(rw_rejoined(&w)->snaps, 1);
-  rw_free(&w);
-}
-
 /* Rejoin attempts 1..3 each change one bit of one byte of the secret: the
  * first, a middle and the last byte; each must be refused (a compare that
  * skips a byte at either end, or stops early, lets one in). Attempt 4 has
@@ -147,22 +101,6 @@ Test(
   cr_assert_eq(w.stats.rejoin_bad_secret, 3);
   cr_assert_eq(w.stats.rejoins_refused, 3);
   cr_assert_eq(w.stats.rejoins, 1);
-  rw_free(&w);
-}
-
-Test(rejoin, a_reconnect_after_the_hold_expired_is_refused, .timeout = 90) {
-  scen o = rw_base();
-  o.hold_ms = 500;
-  o.expect_back = 0;
-  static world w;
-  rw_run(&w, &o);
-  rw_expect_ended_normally(&w);
-  client *r = rw_rejoined(&w);
-  cr_assert_not_null(r);
-  cr_assert_eq(r->error, GK_EEXPIRED, "%s: %s", gk_err_name(r->error),
-               r->error_text);
-  cr_assert_eq(w.stats.holds_expired, 1);
-  cr_assert_eq(w.stats.rejoins, 0);
   rw_free(&w);
 }
 
@@ -199,43 +137,3 @@ Test(spectators, two_spectators_agree_and_a_throttled_one_gets_a_newer_snapshot,
   rw_free(&w);
 }
 
-/* A spectator that joins at player 0's step 1, within the first
- * spectator.delay_steps (100) steps: the referee's run is not yet 100
- * steps ahead of where the spectator starts, and it must still wait until
- * it is (a limit clamped to the head at the start would send at once).
- * Every confirmed step it receives while the match plays is checked at
- * its arrival against the referee's last step (rejoin_world.c). */
-Test(spectators,
-     a_spectator_from_the_first_steps_gets_each_step_delay_steps_late,
-     .timeout = 60) {
-  enum { DELAY = 100 };
-  scen o = {.spectators = 1,
-            .spectate_step = 1,
-            .spectator_delay = DELAY,
-            .end_step = 800};
-  static world w;
-  rw_run(&w, &o);
-  rw_expect_ended_normally(&w);
-  const client *sp = NULL;
-  for (uint32_t i = 0; i < w.nc; i++)
-    if (w.c[i].kind == K_SPECTATOR) sp = &w.c[i];
-  cr_assert_not_null(sp, "no spectator");
-  cr_assert_eq(sp->error, 0, "%s", sp->error_text);
-  cr_assert_eq(sp->snaps, 1, "snapshot: %s", sp->snap_err);
-  cr_assert_lt(sp->info.step, DELAY,
-               "the spectator joined at step %llu, not in the first %d: the "
-               "case proves nothing",
-               (unsigned long long)sp->info.step, DELAY);
-  cr_assert_eq(sp->spec_early, 0,
-               "%llu steps reached the spectator less than %d steps behind "
-               "the referee; the first: step %llu when the referee's last "
-               "was %llu",
-               (unsigned long long)sp->spec_early, DELAY,
-               (unsigned long long)sp->early_step,
-               (unsigned long long)sp->early_head);
-  cr_assert_gt(sp->spec_checked, 400, "only %llu steps checked",
-               (unsigned long long)sp->spec_checked);
-  cr_assert(sp->ended, "the spectator did not see the end");
-  rw_expect_agrees(&w, sp, "the spectator");
-  rw_free(&w);
-}
