@@ -232,7 +232,8 @@ static int beyond_exact(const uint8_t *t, size_t n) {
   }
   if (point != 16) return point > 16;
   for (size_t k = 0; k < sizeof half - 1; k++) {
-    char d = k < ns ? sig[k] : '0';
+    char d = '0';
+    if (k < ns) d = sig[k];
     if (d != half[k]) return d > half[k];
   }
   return 1; /* equal to the midpoint: rounds to 2^53 */
