@@ -385,7 +385,6 @@ export class Client {
   createRoom({ genre, maxPlayers = 2, inputDelay = 0, options = null, token } = {}) {
     const g = cstr(this.m, genre);
     const o = cstr(this.m, options ? JSON.stringify(options) : "");
-    const done = this.expect("room_created");
     try {
       this.withToken(token, (tp, tn) => this.check(this.call((w, lo, hi) =>
         this.m._gk_webx_create_room(w, lo, hi, maxPlayers, inputDelay, g, o, tp, tn)),
@@ -394,13 +393,14 @@ export class Client {
       this.m._free(g);
       this.m._free(o);
     }
-    return done;
+    // awaited once sent (a reply cannot come before this returns): a
+    // refused call leaves no waiter for the next call's reply
+    return this.expect("room_created");
   }
 
   /** Joins room `code` as a player. Resolves { slot, players }. */
   join(code, { token } = {}) {
     const c = cstr(this.m, code);
-    const done = this.expect("joined");
     try {
       this.withToken(token, (tp, tn) => this.check(this.call((w, lo, hi) =>
         this.m._gk_webx_join(w, lo, hi, c, 0, tp, tn)), "join"));
@@ -408,7 +408,7 @@ export class Client {
       this.m._free(c);
     }
     this.code = code;
-    return done;
+    return this.expect("joined"); // once sent, as createRoom
   }
 
   /** Watches room `code`: a snapshot, then every confirmed step. */
