@@ -20,13 +20,12 @@
 #define EXACT_INT_MAX 9007199254740992.0 /* 2^53 */
 
 typedef struct walk {
+  gk_config_walk kw; /* the dotted key and the leaf count */
   const gk_sim *sim;
   void *cfg;
   const char *path;
   char *err;
   size_t errlen;
-  size_t keys;
-  char key[GK_CONFIG_KEY_MAX + 1];
 } walk;
 
 static int fail(const walk *w, int code, const char *fmt, ...) GK_PRINTF(3, 4);
@@ -35,7 +34,7 @@ static int fail(const walk *w, int code, const char *fmt, ...) GK_PRINTF(3, 4);
 static int fail(const walk *w, int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  gk__config_failv(w->path, w->key, w->err, w->errlen, code, fmt, ap);
+  gk__config_failv(w->path, w->kw.key, w->err, w->errlen, code, fmt, ap);
   va_end(ap);
   return code;
 }
@@ -64,7 +63,18 @@ const char *gk_config_type_name(const cJSON *v) {
   return "an invalid value";
 }
 
-/* Applies one leaf; w->key is its full dotted key. */
+/* gk_config_kv_node's kind of a cJSON value. */
+static int kind_of(const cJSON *v) {
+  return cJSON_IsObject(v)   ? GK_CONFIG_NODE_OBJECT
+         : cJSON_IsArray(v)  ? GK_CONFIG_NODE_ARRAY
+         : cJSON_IsBool(v)   ? GK_CONFIG_NODE_BOOL
+         : cJSON_IsNumber(v) ? GK_CONFIG_NODE_NUMBER
+         : cJSON_IsString(v) ? GK_CONFIG_NODE_STRING
+                             : GK_CONFIG_NODE_NULL;
+}
+
+/* Applies one leaf (judged by gk_config_kv_node); w->kw.key is its full
+ * dotted key. */
 static int apply_leaf(walk *w, const cJSON *item) {
   gk_value v;
   memset(&v, 0, sizeof v);
@@ -86,56 +96,36 @@ static int apply_leaf(walk *w, const cJSON *item) {
                 "must be an integer, a boolean or a string, got %s",
                 gk_config_type_name(item));
   }
-  if (++w->keys > GK_CONFIG_KEYS_MAX)
-    return fail(w, GK_ETOOBIG, "more than %d keys", GK_CONFIG_KEYS_MAX);
-  return gk_config_apply_kv(w->sim, w->cfg, w->key, &v, w->path, w->err,
+  return gk_config_apply_kv(w->sim, w->cfg, w->kw.key, &v, w->path, w->err,
                             w->errlen);
 }
 
 /* Walks the children of an object or array whose dotted key occupies
- * w->key[0..keylen). */
+ * w->kw.key[0..keylen): each member's name and value judged by
+ * gk_config_kv_node's halves (duplicate keys between them), as a walker
+ * over another parser's tree judges them. */
 static int walk_children(walk *w, const cJSON *node, size_t keylen, int depth) {
   size_t index = 0;
   for (const cJSON *c = node->child; c != NULL; c = c->next, index++) {
-    char part[GK_CONFIG_KEY_MAX + 1];
-    if (cJSON_IsArray(node)) {
-      snprintf(part, sizeof part, "%zu", index);
-    } else {
-      if (c->string == NULL || c->string[0] == '\0')
-        return fail(w, GK_EINVAL, "empty key");
-      size_t n = strlen(c->string);
-      if (n > GK_CONFIG_KEY_MAX)
-        return fail(w, GK_ETOOBIG, "a key longer than %d bytes",
-                    GK_CONFIG_KEY_MAX);
-      memcpy(part, c->string, n + 1);
-    }
-    size_t plen = strlen(part);
-    size_t need = keylen + (keylen ? 1 : 0) + plen;
-    if (need > GK_CONFIG_KEY_MAX)
-      return fail(w, GK_ETOOBIG, "a key longer than %d bytes",
-                  GK_CONFIG_KEY_MAX);
-    size_t at = keylen;
-    if (keylen) w->key[at++] = '.';
-    memcpy(w->key + at, part, plen + 1);
+    const char *part = NULL;
+    if (!cJSON_IsArray(node)) part = c->string != NULL ? c->string : "";
+    int rc = gk__config_kv_name(&w->kw, keylen, part, index, w->path, w->err,
+                                w->errlen);
+    if (rc != 0) return rc;
     /* duplicates: later siblings are checked against earlier ones */
     if (cJSON_IsObject(node))
       for (const cJSON *p = node->child; p != c; p = p->next)
         if (p->string != NULL && strcmp(p->string, c->string) == 0)
           return fail(w, GK_EINVAL, "duplicate key");
-    int rc;
-    if (cJSON_IsObject(c) || cJSON_IsArray(c)) {
-      if (depth >= GK_CONFIG_DEPTH_MAX)
-        return fail(w, GK_ETOOBIG, "nested deeper than %d",
-                    GK_CONFIG_DEPTH_MAX);
-      if (c->child == NULL)
-        return fail(w, GK_EINVAL, "empty %s",
-                    cJSON_IsObject(c) ? "object" : "array");
-      rc = walk_children(w, c, need, depth + 1);
-    } else {
-      rc = apply_leaf(w, c);
-    }
+    int kind = kind_of(c);
+    rc = gk__config_kv_value(&w->kw, kind, (size_t)cJSON_GetArraySize(c), depth,
+                             w->path, w->err, w->errlen);
     if (rc != 0) return rc;
-    w->key[keylen] = '\0';
+    if (kind == GK_CONFIG_NODE_OBJECT || kind == GK_CONFIG_NODE_ARRAY)
+      rc = walk_children(w, c, strlen(w->kw.key), depth + 1);
+    else
+      rc = apply_leaf(w, c);
+    if (rc != 0) return rc;
   }
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#include "gk_config_kv.h"
 #include "gk_err.h"
 
 /* Writes "<path>.<key>: <reason>" (either part may be empty, the reason
@@ -15,5 +16,14 @@
 int gk__config_failv(const char *path, const char *key, char *err,
                      size_t errlen, int code, const char *fmt, va_list ap)
     GK_PRINTF(6, 0);
+
+/* gk_config_kv_node's two halves, for the JSON walker, which judges
+ * duplicate keys between them: the member's name (its dotted key left in
+ * w->key), then its value. */
+int gk__config_kv_name(gk_config_walk *w, size_t keylen, const char *part,
+                       size_t index, const char *path, char *err,
+                       size_t errlen);
+int gk__config_kv_value(gk_config_walk *w, int kind, size_t children, int depth,
+                        const char *path, char *err, size_t errlen);
 
 #endif

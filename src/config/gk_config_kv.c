@@ -94,3 +94,55 @@ int gk_config_apply_kv_text(const gk_sim *sim, void *cfg, const char *key,
   gk_value v = {.type = GK_VALUE_STRING, .s = s};
   return gk_config_apply_kv(sim, cfg, key, &v, path, err, errlen);
 }
+
+int gk__config_kv_name(gk_config_walk *w, size_t keylen, const char *part,
+                       size_t index, const char *path, char *err,
+                       size_t errlen) {
+  char num[24];
+  if (keylen > GK_CONFIG_KEY_MAX) keylen = GK_CONFIG_KEY_MAX;
+  w->key[keylen] = '\0'; /* failures about the name are the parent's */
+  if (part == NULL) {
+    snprintf(num, sizeof num, "%zu", index);
+    part = num;
+  } else if (part[0] == '\0') {
+    return fail(path, w->key, err, errlen, GK_EINVAL, "empty key");
+  }
+  size_t plen = strnlen(part, GK_CONFIG_KEY_MAX + 1);
+  if (plen > GK_CONFIG_KEY_MAX ||
+      keylen + (keylen ? 1 : 0) + plen > GK_CONFIG_KEY_MAX)
+    return fail(path, w->key, err, errlen, GK_ETOOBIG,
+                "a key longer than %d bytes", GK_CONFIG_KEY_MAX);
+  size_t at = keylen;
+  if (keylen) w->key[at++] = '.';
+  memcpy(w->key + at, part, plen + 1);
+  return 0;
+}
+
+int gk__config_kv_value(gk_config_walk *w, int kind, size_t children, int depth,
+                        const char *path, char *err, size_t errlen) {
+  if (kind == GK_CONFIG_NODE_OBJECT || kind == GK_CONFIG_NODE_ARRAY) {
+    if (depth >= GK_CONFIG_DEPTH_MAX)
+      return fail(path, w->key, err, errlen, GK_ETOOBIG,
+                  "nested deeper than %d", GK_CONFIG_DEPTH_MAX);
+    if (children == 0)
+      return fail(path, w->key, err, errlen, GK_EINVAL, "empty %s",
+                  kind == GK_CONFIG_NODE_OBJECT ? "object" : "array");
+    return 0;
+  }
+  if (kind == GK_CONFIG_NODE_NULL)
+    return fail(path, w->key, err, errlen, GK_EINVAL,
+                "must be an integer, a boolean or a string, got null");
+  if (++w->leaves > GK_CONFIG_KEYS_MAX)
+    return fail(path, w->key, err, errlen, GK_ETOOBIG, "more than %d keys",
+                GK_CONFIG_KEYS_MAX);
+  return 0;
+}
+
+int gk_config_kv_node(gk_config_walk *w, size_t keylen, const char *part,
+                      size_t index, int kind, size_t children, int depth,
+                      const char *path, char *err, size_t errlen) {
+  int rc = gk__config_kv_name(w, keylen, part, index, path, err, errlen);
+  return rc != 0
+             ? rc
+             : gk__config_kv_value(w, kind, children, depth, path, err, errlen);
+}

@@ -37,6 +37,18 @@ static inline int gk__replay_inactive_zero(const uint8_t *records,
   return 1;
 }
 
+/* The header text's strict JSON check (gk_replay_json.c), run before any
+ * parser reads it so cJSON and JSON.parse read one same document: 0, or a
+ * GK_E* code with the offset and what was expected there (a static
+ * text). Nesting deeper than DEPTH_MAX (containers) and numbers longer
+ * than NUMBER_MAX characters are refused. */
+#define GK__REPLAY_JSON_DEPTH_MAX 8
+#define GK__REPLAY_JSON_NUMBER_MAX 32
+#define GK__REPLAY_STR_(x) #x
+#define GK__REPLAY_STR(x) GK__REPLAY_STR_(x)
+int gk__replay_json_check(const uint8_t *text, size_t len, uint64_t *at,
+                          const char **what);
+
 /* gk_replay_open_file with the header parsed by `p` (gk_replay_read.c). */
 int gk__replay_open_file_with(gk_replay *r, const char *path,
                               const gk_replay_parser *p);

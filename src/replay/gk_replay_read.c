@@ -138,6 +138,10 @@ static int parse_header(gk_replay *r, const uint8_t *text, size_t len,
   if (nul != NULL)
     return damage(r, GK_EPARSE, offset + (uint64_t)(nul - text),
                   "expected header JSON text, found a NUL byte");
+  uint64_t at = 0;
+  const char *what = NULL;
+  int jrc = gk__replay_json_check(text, len, &at, &what);
+  if (jrc != 0) return damage(r, jrc, offset + at, "%s", what);
   if (r->parser == NULL || r->parser->parse == NULL)
     return damage(r, GK_EINVAL, offset, "expected a header parser");
   gk_replay_fields f;

@@ -86,40 +86,49 @@ function applyOptions(m, sim, cfg, text, len, err, errlen) {
   }, err, errlen);
 }
 
-/** Feeds every leaf of `obj` to gk_config_kv (src/config/gk_config_kv.h)
- * in document order, one flattened key each: set.number(kp, v),
- * set.bool(kp, 0 or 1), set.text(kp, vp), with kp and vp C strings
- * freed after the call; each returns 0 or a GK_E* code. A null leaf is
- * GK_EINVAL with "PATH.KEY: null is not a value" written to err. Returns
- * 0 or the first failure's code. For replay.js too; not part of the
- * package's API. */
+/** Feeds `obj` to gk_config_kv (src/config/gk_config_kv.h) in document
+ * order, as the C walker over cJSON's tree does: every member is judged
+ * by gk_config_kv_node (an empty or long name, nesting, an empty object
+ * or array, null, the key count: the walker's refusals, in its words),
+ * and every leaf goes to set.number(kp, v), set.bool(kp, 0 or 1) or
+ * set.text(kp, vp) with kp its dotted key (a C string) and vp a C string
+ * freed after the call; each returns 0 or a GK_E* code. Returns 0 or the
+ * first failure's code, with the message in err. For replay.js too; not
+ * part of the package's API. */
 export function kvLeaves(m, obj, path, set, err, errlen) {
-  const leaves = [];
-  const walk = (o, pre) => {
-    for (const [k, v] of Object.entries(o)) {
-      const key = pre ? pre + "." + k : k;
-      if (v !== null && typeof v === "object") walk(v, key);
-      else leaves.push([key, v]);
+  const w = m._gk_webx_walk_new(); // starts with the node's dotted key
+  if (!w) throw new Error("gamekit: out of memory");
+  const pp = cstr(m, path);
+  const walk = (node, keylen, depth) => {
+    const array = Array.isArray(node);
+    let index = 0;
+    for (const [k, v] of Object.entries(node)) {
+      const kind = v === null ? "null" : Array.isArray(v) ? "array" : typeof v;
+      const container = kind === "object" || kind === "array";
+      const kp = array ? 0 : cstr(m, k);
+      const kd = cstr(m, kind);
+      let rc = m._gk_webx_walk_node(w, keylen, kp, index++, kd,
+        container ? Object.keys(v).length : 0, depth, pp, err, errlen);
+      m._free(kd);
+      if (kp) m._free(kp);
+      if (rc === 0 && container) rc = walk(v, m.lengthBytesUTF8(m.UTF8ToString(w)), depth + 1);
+      else if (rc === 0 && kind === "number") rc = set.number(w, v);
+      else if (rc === 0 && kind === "boolean") rc = set.bool(w, v ? 1 : 0);
+      else if (rc === 0) {
+        const vp = cstr(m, v);
+        rc = set.text(w, vp);
+        m._free(vp);
+      }
+      if (rc !== 0) return rc;
     }
+    return 0;
   };
-  walk(obj, "");
-  for (const [key, v] of leaves) {
-    const kp = cstr(m, key);
-    let rc;
-    if (typeof v === "number") rc = set.number(kp, v);
-    else if (typeof v === "boolean") rc = set.bool(kp, v ? 1 : 0);
-    else if (typeof v === "string") {
-      const vp = cstr(m, v);
-      rc = set.text(kp, vp);
-      m._free(vp);
-    } else {
-      m.stringToUTF8(path + "." + key + ": null is not a value", err, errlen);
-      rc = -1;
-    }
-    m._free(kp);
-    if (rc !== 0) return rc;
+  try {
+    return walk(obj, 0, 0);
+  } finally {
+    m._free(pp);
+    m._free(w);
   }
-  return 0;
 }
 
 /** A C copy of `s` on the wasm heap (the caller frees it). For
@@ -376,7 +385,6 @@ export class Client {
   createRoom({ genre, maxPlayers = 2, inputDelay = 0, options = null, token } = {}) {
     const g = cstr(this.m, genre);
     const o = cstr(this.m, options ? JSON.stringify(options) : "");
-    const done = this.expect("room_created");
     try {
       this.withToken(token, (tp, tn) => this.check(this.call((w, lo, hi) =>
         this.m._gk_webx_create_room(w, lo, hi, maxPlayers, inputDelay, g, o, tp, tn)),
@@ -385,13 +393,14 @@ export class Client {
       this.m._free(g);
       this.m._free(o);
     }
-    return done;
+    // awaited once sent (a reply cannot come before this returns): a
+    // refused call leaves no waiter for the next call's reply
+    return this.expect("room_created");
   }
 
   /** Joins room `code` as a player. Resolves { slot, players }. */
   join(code, { token } = {}) {
     const c = cstr(this.m, code);
-    const done = this.expect("joined");
     try {
       this.withToken(token, (tp, tn) => this.check(this.call((w, lo, hi) =>
         this.m._gk_webx_join(w, lo, hi, c, 0, tp, tn)), "join"));
@@ -399,7 +408,7 @@ export class Client {
       this.m._free(c);
     }
     this.code = code;
-    return done;
+    return this.expect("joined"); // once sent, as createRoom
   }
 
   /** Watches room `code`: a snapshot, then every confirmed step. */

@@ -286,6 +286,34 @@ Test(survivors_snapshot, out_of_range_fields_are_refused_with_their_name) {
   expect_refused(bad_health, "player health");
 }
 
+static void pick_timer_zero(gk__sv_state *s) {
+  s->p[1].pick_pending = 1;
+  s->p[1].pick_timer = 0;
+}
+
+/* A pending pick counts its timer down to 0 and then picks; read with 0
+ * the step would wrap it to 2^32 - 1 and the run would wait for that
+ * pick for two years of steps. The same pick with 1 step left reads. */
+Test(survivors_snapshot,
+     a_pending_pick_with_a_timer_of_0_is_refused_when_read) {
+  expect_refused(pick_timer_zero, "pick timer");
+  gk_sv_config cfg;
+  gk_survivors_sim.config_default(&cfg);
+  gk__sv_state *s = sv_new(&cfg, 2);
+  s->p[1].pick_pending = 1;
+  s->p[1].pick_timer = 1;
+  size_t len;
+  uint8_t *bytes = snapshot(s, &len);
+  gk_reader r;
+  gk_reader_init(&r, bytes, len);
+  char err[GK_ERRMSG_MAX] = "";
+  void *t = gk_survivors_sim.read_state(&cfg, &r, err, sizeof err);
+  cr_assert_not_null(t, "a pick due at the next step was refused: %s", err);
+  gk_survivors_sim.destroy(t);
+  free(bytes);
+  gk_survivors_sim.destroy(s);
+}
+
 Test(survivors_snapshot, an_enemy_count_beyond_the_cap_is_refused) {
   /* Written by hand: the writer would read past the array. */
   gk_sv_config cfg;

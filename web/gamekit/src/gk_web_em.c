@@ -11,6 +11,7 @@
  * JSON.parses MATCH_START's options and calls gk_webx_kv_* for every leaf
  * (gk_config_kv.h): no JSON parser in C. */
 #include <emscripten.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gk_err.h"
@@ -177,4 +178,30 @@ EXPORT int gk_webx_kv_bool(const gk_sim *sim, void *cfg, const char *key, int b,
 EXPORT int gk_webx_kv_text(const gk_sim *sim, void *cfg, const char *key,
                            const char *s, char *err, uint32_t errlen) {
   return gk_web_kv_text(sim, cfg, key, s, err, errlen);
+}
+
+/* A walk over a config object for kvLeaves (gamekit.js), judged node by
+ * node as the cJSON walker judges it: gk_config_kv_node. The struct
+ * starts with the node's dotted key, so the walk's address is the key's.
+ * Free it with free. */
+EXPORT gk_config_walk *gk_webx_walk_new(void) {
+  return calloc(1, sizeof(gk_config_walk));
+}
+
+/* kind: the JSON type by JavaScript's name for it ("number", "boolean",
+ * "string", "null", "object", "array"); part NULL for an array element. */
+EXPORT int gk_webx_walk_node(gk_config_walk *w, uint32_t keylen,
+                             const char *part, uint32_t index, const char *kind,
+                             uint32_t children, int depth, const char *path,
+                             char *err, uint32_t errlen) {
+  static const char *const kinds[] = {"number", "boolean", "string",
+                                      "null",   "object",  "array"};
+  static const int node[] = {GK_CONFIG_NODE_NUMBER, GK_CONFIG_NODE_BOOL,
+                             GK_CONFIG_NODE_STRING, GK_CONFIG_NODE_NULL,
+                             GK_CONFIG_NODE_OBJECT, GK_CONFIG_NODE_ARRAY};
+  int k = GK_CONFIG_NODE_NULL;
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    if (strcmp(kind, kinds[i]) == 0) k = node[i];
+  return gk_config_kv_node(w, keylen, part, index, k, children, depth, path,
+                           err, errlen);
 }

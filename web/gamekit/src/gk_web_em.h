@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "gk_config_kv.h"
 #include "gk_web.h"
 
 gk_web *gk_webx_new(uint32_t mode, uint32_t seed_lo, uint32_t seed_hi);
@@ -45,5 +46,10 @@ int gk_webx_kv_bool(const gk_sim *sim, void *cfg, const char *key, int b,
                     char *err, uint32_t errlen);
 int gk_webx_kv_text(const gk_sim *sim, void *cfg, const char *key,
                     const char *s, char *err, uint32_t errlen);
+
+gk_config_walk *gk_webx_walk_new(void);
+int gk_webx_walk_node(gk_config_walk *w, uint32_t keylen, const char *part,
+                      uint32_t index, const char *kind, uint32_t children,
+                      int depth, const char *path, char *err, uint32_t errlen);
 
 #endif

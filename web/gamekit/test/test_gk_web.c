@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gk_err.h"
+#include "gk_push_puzzle.h"
 #include "gk_survivors.h"
 #include "gk_web_internal.h"
 
@@ -33,6 +34,73 @@ static void match_start(gk_wire_match_start *ms, const char *config) {
   ms->step_seconds = (gk_ratio){1, 60};
   strcpy(ms->genre, "survivors");
   strcpy(ms->config, config);
+}
+
+/* The newest step in the out queue's INPUT frames (the engine repeats
+ * unacknowledged records: the newest is the one just sampled): its
+ * number in *step and its record, copied to rec; 0 if none was sent. */
+static int newest_sent(const gk_web *w, uint64_t *step, uint8_t *rec) {
+  const uint8_t *o = gk_web_out(w);
+  uint32_t len = gk_web_out_len(w);
+  int found = 0;
+  for (uint32_t i = 0; i + 5 <= len;) {
+    uint32_t n = le32(o + i + 1);
+    gk_wire_msg m;
+    if (o[i] == GK_WEB_EV_SEND && n > 1 &&
+        gk_wire_decode(o + i + 6, n - 1, &m) == 0 && m.type == GK_MSG_INPUT &&
+        m.u.input.count > 0) {
+      gk_wire_input *in = &m.u.input;
+      *step = in->first + in->count - 1u;
+      memcpy(rec, in->records + (in->count - 1u) * in->input_size,
+             in->input_size);
+      found = 1;
+    }
+    i += 5 + n;
+  }
+  return found;
+}
+
+/* A one-seat match of `genre` with device input, started at time 0;
+ * returns the step period in ns. */
+static uint64_t start_alone(gk_web *w, const char *genre) {
+  gk_wire_match_start ms;
+  char err[GK_ERRMSG_MAX] = "";
+  match_start(&ms, "");
+  ms.players = 1;
+  ms.slot = 0;
+  ms.active_mask = 1;
+  strcpy(ms.genre, genre);
+  cr_assert_eq(gk_net_peer_start(gk_web_peer(w), 0, &ms, err, sizeof err), 0,
+               "%s", err);
+  return 1000000000u / 60u;
+}
+
+/* Two press calls in one step period, then two deadlines: the step
+ * sampled first carries both presses, the next one neither (ADR-0004). */
+static void two_presses_reach_one_step(const char *genre, uint32_t a,
+                                       uint32_t b, size_t at,
+                                       const uint8_t *want, size_t n) {
+  gk_web *w = gk_web_create(GK_WEB_INPUT_DEVICE, 0, NULL, NULL);
+  uint64_t period = start_alone(w, genre), s1 = 0, s2 = 0;
+  uint8_t one[GK_INPUT_SIZE_MAX], two[GK_INPUT_SIZE_MAX];
+  gk_web_timeout_at(w, 0); /* the first step sampled with nothing pressed */
+  gk_web_press(w, a);
+  gk_web_press(w, b);
+  gk_web_out_clear(w);
+  gk_web_timeout_at(w, period);
+  cr_assert(newest_sent(w, &s1, one), "%s: a step was sampled", genre);
+  gk_web_out_clear(w);
+  gk_web_timeout_at(w, 2 * period);
+  cr_assert(newest_sent(w, &s2, two), "%s: a step was sampled", genre);
+  cr_assert_eq(s2, s1 + 1, "%s: one step per period", genre);
+  cr_assert_eq(memcmp(one + at, want, n), 0,
+               "%s: step %llu carries both presses: got %02x %02x", genre,
+               (unsigned long long)s1, one[at], n > 1 ? one[at + 1] : 0);
+  for (size_t i = 0; i < n; i++)
+    cr_assert_eq(two[at + i], 0,
+                 "%s: step %llu carries no press (byte %zu: %02x)", genre,
+                 (unsigned long long)s2, at + i, two[at + i]);
+  gk_web_free(w);
 }
 
 Test(gk_web, lobby_calls_refuse_bad_arguments_and_queue_one_frame) {
@@ -94,6 +162,39 @@ Test(gk_web, device_input_packs_axes_and_presses_for_one_step) {
   cr_assert_eq(src->read(src, 1, &in), 0);
   const uint8_t held[4] = {127, (uint8_t)-5, 0, 0};
   cr_assert_eq(memcmp(in.inputs, held, 4), 0, "presses reached one step");
+  gk_web_free(w);
+}
+
+Test(gk_web, a_level_up_pick_and_a_pause_in_one_period_reach_one_step_each) {
+  const uint8_t pause_pick2[2] = {1, 2}; /* record bytes 2, 3 */
+  two_presses_reach_one_step("survivors", GK_WEB_BTN_PICK2, GK_WEB_BTN_PAUSE, 2,
+                             pause_pick2, 2);
+}
+
+Test(gk_web, an_undo_and_a_move_in_one_period_reach_one_step_each) {
+  const uint8_t undo_left[1] = {GK_PP_UNDO | GK_PP_LEFT}; /* record byte 1 */
+  two_presses_reach_one_step("push-puzzle", GK_WEB_BTN_UNDO, GK_WEB_BTN_LEFT, 1,
+                             undo_left, 1);
+}
+
+Test(gk_web, a_connect_token_longer_than_148_bytes_is_refused_not_cut) {
+  gk_web *w = gk_web_create(GK_WEB_INPUT_DEVICE, 0, NULL, NULL);
+  uint8_t token[GK_WIRE_TOKEN_BYTES + 1], secret[16] = {0};
+  memset(token, 0xab, sizeof token);
+  const char *code = "AAAAAAAAAAAAAAAA";
+  for (uint32_t n = GK_WIRE_TOKEN_BYTES - 1; n <= GK_WIRE_TOKEN_BYTES + 1;
+       n += 2) {
+    cr_assert_eq(gk_web_create_room_at(w, 0, 2, 0, "survivors", NULL, token, n),
+                 GK_EINVAL, "create_room with a %u-byte token", n);
+    cr_assert_eq(gk_web_join_at(w, 0, code, 0, token, n), GK_EINVAL,
+                 "join with a %u-byte token", n);
+    cr_assert_eq(gk_web_spectate_at(w, 0, code, token, n), GK_EINVAL,
+                 "spectate with a %u-byte token", n);
+    cr_assert_eq(gk_web_rejoin_at(w, 0, code, 0, secret, token, n), GK_EINVAL,
+                 "rejoin with a %u-byte token", n);
+  }
+  cr_assert_eq(gk_web_out_len(w), 0, "nothing was sent");
+  cr_assert_eq(gk_web_join_at(w, 0, code, 0, token, GK_WIRE_TOKEN_BYTES), 0);
   gk_web_free(w);
 }
 

@@ -98,6 +98,50 @@ Test(gk_web_replay, a_golden_replay_verifies_and_seeks_show_its_hashes) {
   free(b);
 }
 
+/* The file's hash after position `at`'s last step (at >= 1). */
+static uint64_t recorded_hash(gk_web_replay *w, uint64_t at) {
+  gk_replay_step s;
+  cr_assert_eq(gk_replay_step_at(gk_web_replay_reader(w), at - 1, &s, NULL), 0);
+  return s.hash;
+}
+
+Test(gk_web_replay,
+     kept_states_are_at_multiples_of_the_interval_whichever_loop_passes) {
+  size_t len;
+  uint8_t *b = slurp(GOLDEN, &len);
+  gk_web_replay *w = open_ready(b, len); /* every 64 */
+  /* the loops take turns passing the multiples: play to 300, scan to 1000
+   * (over the play loop's), play to 1200 (over the scan's), scan on */
+  cr_assert_eq(gk_web_replay_run(w, 300), GK_REPLAY_OK);
+  cr_assert_eq(gk_web_replay_snapshots(w, NULL), 300 / 64 + 1,
+               "kept up to 256 by the play loop");
+  cr_assert_eq(gk_web_replay_scan(w, 100), GK_REPLAY_OK);
+  cr_assert_eq(gk_web_replay_scan(w, 900), GK_REPLAY_OK);
+  cr_assert_eq(gk_web_replay_snapshots(w, NULL), 1000 / 64 + 1,
+               "the scan loop kept only the multiples past 256: %u kept",
+               gk_web_replay_snapshots(w, NULL));
+  cr_assert_eq(gk_web_replay_run(w, 1200), GK_REPLAY_OK);
+  cr_assert_eq(gk_web_replay_snapshots(w, NULL), 1200 / 64 + 1,
+               "the play loop kept only the multiples past 960: %u kept",
+               gk_web_replay_snapshots(w, NULL));
+  scan_all(w);
+  uint32_t n = gk_web_replay_snapshots(w, NULL);
+  cr_assert_eq(n, 3000 / 64 + 1, "one kept state per multiple: %u", n);
+  /* from the end down, each seek to a multiple adopts its kept state and
+   * runs no step: the state shown is the kept one, and its hash is the
+   * file's at that position */
+  cr_assert_eq(gk_web_replay_seek(w, 3000), 0);
+  for (uint32_t k = n - 1; k >= 1; k--) {
+    cr_assert_eq(gk_web_replay_seek(w, (uint64_t)k * 64), 0);
+    cr_assert_eq(gk_web_replay_position(w), (uint64_t)k * 64);
+    cr_assert_eq(map_hash(w), recorded_hash(w, (uint64_t)k * 64),
+                 "the state kept for position %u is not the state there",
+                 k * 64);
+  }
+  gk_web_replay_free(w);
+  free(b);
+}
+
 Test(gk_web_replay, a_flipped_byte_gets_gk_replay_verifys_verdict) {
   size_t len;
   uint8_t *b = slurp(GOLDEN, &len);
