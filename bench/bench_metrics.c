@@ -1,6 +1,7 @@
 /* bench_metrics.c: the CPU cost of one /metrics scrape at 128 rooms.
  *
- * Builds a server's state in process (gk_server_internal.h): 128 playing
+ * Builds a server's state in process (a bare server of
+ * gk_server_test.h, rooms built with gk_room_internal.h): 128 playing
  * rooms of 4 players each with running session counters, filled
  * histograms, live transport counters (a stand-in link backend), and
  * times sv_metrics_write, the
@@ -18,8 +19,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "gk_genres.h"
 #include "gk_room_internal.h"
-#include "gk_server_internal.h"
+#include "gk_server_link.h"
+#include "gk_server_ops.h"
+#include "gk_server_test.h"
 
 #define ROOMS 128
 #define ITERS 200
@@ -52,15 +56,15 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 /* 128 playing rooms with figures like a few minutes of play. */
-static void fill(gk_server *s, gk_server_config *cfg, gk_room *rooms) {
-  s->cfg = cfg;
-  s->rooms = calloc(cfg->max_rooms, sizeof(*s->rooms));
-  if (!s->rooms) exit(1);
+static void fill(gk_server *s, gk_room *rooms) {
   static sv_link_host host = {.ops = &fake_ops, .links = ROOMS * 4};
+  static gk_server_genre genre = {.enabled = 1, .max_players = 8};
+  genre.sim = gk_genre_find("survivors");
   sv_link_host_add(s, &host);
-  s->step_ns = 1000000000u / 60u;
   for (uint32_t i = 0; i < ROOMS; i++) {
     gk_room *r = &rooms[i];
+    r->host = sv_test_room_host(s);
+    r->genre = &genre;
     r->state = GK_ROOM_PLAYING;
     r->session_open = 1;
     r->nslots = 4;
@@ -72,14 +76,14 @@ static void fill(gk_server *s, gk_server_config *cfg, gk_room *rooms) {
     st->stalls = i % 3;
     st->packets_in = 40000 + i;
     r->desyncs = i % 2;
-    s->rooms[i * 2] = r; /* spread over the table, as rooms come and go */
-    s->host.nrooms++;
+    sv_room_publish(s, r);
   }
-  s->stats.packets_in = 5000000;
-  s->host.stats.room_steps = 1280000;
+  sv_test_stats(s)->packets_in = 5000000;
+  sv_test_room_host(s)->stats.room_steps = 1280000;
+  sv_metrics *m = sv_test_metrics(s);
   for (uint64_t k = 0; k < 100000; k++) {
-    sv_hist_observe(&s->metrics.tick_late, (k * 7919u) % 3000000u);
-    sv_hist_observe(&s->metrics.confirm, (k * 104729u) % 40000000u);
+    sv_hist_observe(&m->tick_late, (k * 7919u) % 3000000u);
+    sv_hist_observe(&m->confirm, (k * 104729u) % 40000000u);
   }
 }
 
@@ -89,14 +93,15 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: bench_metrics [BATCHES 1..1000]\n");
     return 2;
   }
-  static gk_server s;
   static gk_server_config cfg;
   static gk_room rooms[ROOMS];
   gk_server_config_default(&cfg);
   cfg.max_rooms = 256;
-  fill(&s, &cfg, rooms);
+  gk_server *s = sv_test_server_new(&cfg);
+  if (!s) return 1;
+  fill(s, rooms);
   static char buf[1 << 16];
-  size_t len = sv_metrics_write(&s, buf, sizeof(buf));
+  size_t len = sv_metrics_write(s, buf, sizeof(buf));
   if (len >= sizeof(buf) || !strstr(buf, "gk_rooms{state=\"playing\"} 128")) {
     fprintf(stderr, "bench_metrics: unexpected exposition\n");
     return 1;
@@ -105,8 +110,7 @@ int main(int argc, char **argv) {
   if (!per) return 1;
   for (int b = 0; b < batches; b++) {
     uint64_t t0 = cpu_ns();
-    for (int i = 0; i < ITERS; i++)
-      len = sv_metrics_write(&s, buf, sizeof(buf));
+    for (int i = 0; i < ITERS; i++) len = sv_metrics_write(s, buf, sizeof(buf));
     per[b] = (cpu_ns() - t0) / ITERS;
   }
   qsort(per, (size_t)batches, sizeof(*per), cmp_u64);
@@ -115,6 +119,6 @@ int main(int argc, char **argv) {
          ROOMS, per[batches / 2] / 1000.0, per[0] / 1000.0,
          per[batches - 1] / 1000.0, len);
   free(per);
-  free(s.rooms);
+  sv_test_server_free(s);
   return 0;
 }

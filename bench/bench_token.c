@@ -32,7 +32,9 @@
 
 #include "gk_token.h"
 #ifdef GK_BENCH_SERVER
-#include "gk_server_internal.h"
+#include "gk_server_link.h"
+#include "gk_server_ops.h"
+#include "gk_server_test.h"
 #endif
 
 #define ITERS 1000

@@ -65,9 +65,9 @@
 #include "gk_server.h"
 #include "gk_server_link.h"
 #include "gk_server_ops.h"
+#include "gk_server_test.h"
 #include "gk_token.h"
 
-#define SV_NO_CONN GK_ROOM_NO_CONN
 #define SV_SWEEP_MS 1000u /* lobby and idle-connection sweep period */
 #define SV_LINGER_MS                                                           \
   150u /* after the last room closes on shutdown, let                          \
@@ -187,10 +187,6 @@ int sv_server_drain(gk_server *s);
 
 /* --- gk_server_route.c: connections -------------------------------------- */
 
-/* Encodes and sends one message to a connection (reliable or not by its
- * type). Returns 0, the encoder's or the link's code, or GK_ENOTFOUND for
- * an id with no connection (gone, stale). */
-int sv_send(gk_server *s, uint32_t peer, const gk_wire_msg *m);
 /* ERROR(code, text) to a connection, as gk_room_send_error sends it. */
 void sv_send_error(gk_server *s, uint32_t peer, int code, const char *text);
 /* One bad message from `peer`: counted and logged; at the configured
@@ -208,14 +204,9 @@ void sv_conns_free(gk_server *s);
 sv_conn *sv_conn_get(const gk_server *s, uint32_t peer);
 /* Closes a connection's link (see sv_link_ops.close); nothing if gone. */
 void sv_conn_close(gk_server *s, uint32_t peer, int at_once);
-/* One encoded message to a connection; GK_ENOTFOUND if it is gone. */
-int sv_send_bytes(gk_server *s, uint32_t peer, const uint8_t *bytes, size_t len,
-                  int reliable);
 /* A connection's round trip and its variance, ms (0: unknown or gone). */
 uint32_t sv_conn_rtt(const gk_server *s, uint32_t peer);
 uint32_t sv_conn_rtt_var(const gk_server *s, uint32_t peer);
-/* A connection's transport ("enet"), or NULL if it is gone. */
-const char *sv_conn_kind(const gk_server *s, uint32_t peer);
 /* Shutdown: every backend drops its links at once and closes (the last
  * one's sv_link_host_closed may free the server). */
 void sv_links_close(gk_server *s);
@@ -229,9 +220,8 @@ void sv_links_totals(const gk_server *s, sv_link_host_stats *out);
 /* Binds the ENet host (cfg host, port, peers, timeouts) and registers it.
  * 0, or the transport's code with a message. */
 int sv_enet_open(gk_server *s, char *err, size_t errlen);
-/* The bound UDP port, and the socket's receive buffer as the kernel set
- * it (0 if unknown). */
-uint16_t sv_enet_port(const gk_server *s);
+/* The socket's receive buffer as the kernel set it (0 if unknown); the
+ * port: sv_enet_port (gk_server_test.h). */
 uint32_t sv_enet_socket_buffer(const gk_server *s);
 
 /* --- gk_server_link_ws.c: the WebSocket backend -------------------------- */
@@ -240,8 +230,6 @@ uint32_t sv_enet_socket_buffer(const gk_server *s);
  * origins, max_connections, ping_ms, static_dir) and registers it. 0
  * (also when not enabled), or the listener's code with a message. */
 int sv_ws_open(gk_server *s, char *err, size_t errlen);
-/* The bound TCP port, 0 when there is no WebSocket listener. */
-uint16_t sv_ws_port(const gk_server *s);
 /* The listener's counters (handshakes, closes), NULL without one. */
 const struct gk_net_ws_stats *sv_ws_stats(const gk_server *s);
 /* The static files' directory (its realpath), NULL if none is served. */
@@ -256,10 +244,6 @@ void sv_ws_log_page(gk_server *s);
  * environment every room calls back through). 0 or GK_ENOMEM. */
 int sv_rooms_init(gk_server *s);
 void sv_rooms_free(gk_server *s);
-/* The room with that code (GK_WIRE_CODE_LEN characters), or NULL. */
-gk_room *sv_room_find(const gk_server *s, const char *code);
-/* Puts a room gk_room_create returned in the table. */
-void sv_room_publish(gk_server *s, gk_room *r);
 /* The loop's time (ms) for a call into a room. */
 uint64_t sv_room_now(const gk_server *s);
 
@@ -302,17 +286,6 @@ void sv_auth_disconnect(gk_server *s, const sv_conn *c);
  * ERROR is sent, counted and logged, and the caller does nothing. */
 int sv_auth_request(gk_server *s, uint32_t peer, const gk_wire_msg *m,
                     uint64_t now_s);
-/* The token checks of sv_auth_request alone, without a server: opens the
- * token of `m` (any of the four) with `key` at now_s, matches its
- * grant against the request and, if `client` is non-NULL, against the
- * client id the connection is bound to, then admits its id once in
- * `seen`. Returns 0 with *out filled, or the refusal's code with a reason
- * in err: GK_ENOTOKEN, gk_token_open's codes, GK_EGRANT, GK_EROLE,
- * GK_EEXIST (used before) or GK_EFULL (cache full). */
-int sv_auth_check_token(const uint8_t key[GK_TOKEN_KEY_BYTES],
-                        gk_token_seen *seen, const gk_wire_msg *m,
-                        const uint64_t *client, uint64_t now_s, gk_token *out,
-                        char *err, size_t errlen);
 /* How many bytes a reply to `peer` may have: unlimited once admitted,
  * else the size of the datagram that caused it. */
 size_t sv_auth_reply_cap(const gk_server *s, uint32_t peer);

@@ -183,3 +183,36 @@ void sv_rooms_free(gk_server *s) {
   s->live = NULL;
   s->free_idx = NULL;
 }
+
+/* --- a bare server for tests (gk_server_test.h) --------------------------- */
+
+gk_server *sv_test_server_new(const gk_server_config *cfg) {
+  gk_server *s = calloc(1, sizeof(*s));
+  if (!s) return NULL;
+  s->cfg = cfg;
+  s->step_ns = 1000000000u / (cfg->step_hz ? cfg->step_hz : 60u);
+  if (sv_rooms_init(s) != 0 || sv_conns_init(s) != 0) {
+    sv_test_server_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+void sv_test_server_free(gk_server *s) {
+  if (!s) return;
+  sv_rooms_free(s);
+  sv_conns_free(s);
+  free(s);
+}
+
+gk_server_stats *sv_test_stats(gk_server *s) {
+  return &s->stats;
+}
+
+sv_metrics *sv_test_metrics(gk_server *s) {
+  return &s->metrics;
+}
+
+gk_room_host *sv_test_room_host(gk_server *s) {
+  return &s->host;
+}

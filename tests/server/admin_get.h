@@ -5,7 +5,8 @@
 
 #include <uv.h>
 
-#include "gk_server_internal.h"
+#include "gk_server_ops.h"
+#include "gk_server_test.h"
 
 /* GETs http://127.0.0.1:<admin port><path> from a thread (libcurl) while
  * `loop` runs; fails the test unless the answer is 200. Returns the body

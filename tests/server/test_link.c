@@ -22,7 +22,9 @@
 #include "admin_get.h"
 #include "gk_err.h"
 #include "gk_net_transport.h"
-#include "gk_server_internal.h"
+#include "gk_server_link.h"
+#include "gk_server_ops.h"
+#include "gk_server_test.h"
 
 /* --- ids ------------------------------------------------------------------ */
 
@@ -214,7 +216,7 @@ Test(server_link, a_second_backend_plays_by_the_same_rules, .timeout = 60) {
   /* a goes; its id is stale from now on, even once its slot is reused */
   sv_link_down(s, &a.base);
   cr_assert_eq(a.base.conn, SV_NO_CONN);
-  cr_assert_null(sv_conn_get(s, ida));
+  cr_assert_null(sv_conn_kind(s, ida), "a stale id is found");
   gk_wire_msg note;
   memset(&note, 0, sizeof(note));
   note.type = GK_MSG_SHUTDOWN;

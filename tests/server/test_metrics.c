@@ -1,10 +1,11 @@
 /* test_metrics.c: the server's histograms as /metrics shows them.
  *
- * In process, as bench/bench_metrics.c does: a gk_server struct with a
- * default config and no rooms, observations recorded through the calls
- * the server makes (sv_metrics_tick for the step timer's lateness,
- * sv_metrics_step for a room's confirm latency), and the exposition read
- * back from sv_metrics_write, the function GET /metrics answers with.
+ * In process, as bench/bench_metrics.c does: a bare server
+ * (sv_test_server_new) with a default config and no rooms, observations
+ * recorded through the calls the server makes (sv_metrics_tick for the step
+ * timer's lateness, sv_metrics_confirm for a room's confirm latency), and the
+ * exposition read back from sv_metrics_write, the function GET /metrics answers
+ * with.
  *
  * Prometheus buckets are cumulative and `le` means "less than or equal":
  * an observation exactly at a bound counts in that bound's bucket, and
@@ -16,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gk_server_internal.h"
+#include "gk_server_link.h"
+#include "gk_server_ops.h"
+#include "gk_server_test.h"
 
 /* The buckets as the exposition must name them. */
 static const struct {
@@ -29,19 +32,21 @@ static const struct {
               {2500000000u, "2.5"}};
 #define NB (sizeof(bounds) / sizeof(bounds[0]))
 
-static gk_server srv;
+static gk_server *srv;
 static gk_server_config cfg;
 static char text[1 << 16];
 
+/* A bare server (gk_server_test.h): a default config, no rooms. */
 static void fresh(void) {
-  memset(&srv, 0, sizeof(srv));
+  sv_test_server_free(srv);
   gk_server_config_default(&cfg);
-  srv.cfg = &cfg;
-  srv.step_ns = 1000000000u / 60u;
+  cfg.step_hz = 60;
+  srv = sv_test_server_new(&cfg);
+  cr_assert_not_null(srv);
 }
 
 static void expose(void) {
-  size_t len = sv_metrics_write(&srv, text, sizeof(text));
+  size_t len = sv_metrics_write(srv, text, sizeof(text));
   cr_assert_lt(len, sizeof(text), "the exposition was cut");
 }
 
@@ -82,13 +87,13 @@ Test(server_metrics,
   for (size_t i = 0; i < NB; i++) {
     char what[64];
     fresh();
-    sv_metrics_tick(&srv, 5000000000u, bounds[i].ns);
+    sv_metrics_tick(srv, 5000000000u, bounds[i].ns);
     expose();
     snprintf(what, sizeof(what), "a tick %" PRIu64 " ns late", bounds[i].ns);
     expect_from("gk_tick_lateness_seconds", i, what);
     /* one nanosecond more: the next bucket (after the last: +Inf only) */
     fresh();
-    sv_metrics_tick(&srv, 5000000000u, bounds[i].ns + 1);
+    sv_metrics_tick(srv, 5000000000u, bounds[i].ns + 1);
     expose();
     snprintf(what, sizeof(what), "a tick %" PRIu64 " ns late",
              bounds[i].ns + 1);
@@ -100,7 +105,7 @@ Test(server_metrics,
  * confirmed `late_ms` after it. */
 static void confirm_late(uint64_t late_ms) {
   fresh();
-  sv_metrics_confirm(&srv, 1010, 1010 + late_ms);
+  sv_metrics_confirm(srv, 1010, 1010 + late_ms);
   expose();
 }
 
@@ -168,11 +173,11 @@ Test(server_metrics, the_series_ring_keeps_the_last_samples_of_the_figures) {
   sv_series_init(&se, ring, 3, 1000, 5000);
   cr_assert_null(sv_series_at(&se, 0));
   for (uint64_t i = 0; i < 5; i++) {
-    srv.host.stats.room_steps = 10 * i;
-    srv.host.stats.steps_confirmed = 10 * i;
-    srv.host.stats.steps_late = i;
-    if (i == 3) observe(&srv.metrics.confirm, 30000000u, 4);
-    sv_series_take(&se, &srv, 5000 + 1000 * i);
+    sv_test_room_host(srv)->stats.room_steps = 10 * i;
+    sv_test_room_host(srv)->stats.steps_confirmed = 10 * i;
+    sv_test_room_host(srv)->stats.steps_late = i;
+    if (i == 3) observe(&sv_test_metrics(srv)->confirm, 30000000u, 4);
+    sv_series_take(&se, srv, 5000 + 1000 * i);
   }
   cr_assert_eq(se.taken, 5);
   cr_assert_null(sv_series_at(&se, 1), "the ring keeps only 3");

@@ -136,4 +136,3 @@ Test(spectators, two_spectators_agree_and_a_throttled_one_gets_a_newer_snapshot,
   cr_assert_eq(w.stats.spectator_desyncs, 0);
   rw_free(&w);
 }
-

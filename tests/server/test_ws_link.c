@@ -29,7 +29,9 @@
 #include "admin_get.h"
 #include "gk_err.h"
 #include "gk_net_transport.h"
-#include "gk_server_internal.h"
+#include "gk_server_link.h"
+#include "gk_server_ops.h"
+#include "gk_server_test.h"
 #include "ws_raw.h"
 
 static ws_srv srv; /* only its loop and w.port: what ws_raw.c runs on */
@@ -169,19 +171,18 @@ static void check_admin(gk_server *s, const char *code) {
 static void check_replace(gk_server *s, gk_room *r) {
   gk_room_view v;
   gk_room_view_of(r, &v);
-  sv_conn *c = sv_conn_get(s, v.conn[1]);
-  cr_assert_not_null(c);
-  cr_assert_str_eq(sv_link_kind(c->link), "websocket");
+  uint32_t id = v.conn[1];
+  cr_assert_str_eq(sv_conn_kind(s, id), "websocket");
   static uint8_t msg[1000];
   memset(msg, 0x5a, sizeof(msg));
   msg[0] = GK_WIRE_VERSION;
   msg[1] = GK_MSG_CONFIRMED;
   for (int i = 0; i < 20000; i++)
-    cr_assert_eq(sv_link_send(c->link, msg, sizeof(msg), 0), 0,
+    cr_assert_eq(sv_send_bytes(s, id, msg, sizeof(msg), 0), 0,
                  "unreliable CONFIRMED %d: it must replace, not fill", i);
   int refused = 0;
   for (int i = 0; i < 20000 && !refused; i++)
-    refused = sv_link_send(c->link, msg, sizeof(msg), 1) != 0;
+    refused = sv_send_bytes(s, id, msg, sizeof(msg), 1) != 0;
   cr_assert(refused, "reliable sends fill the queue (or the test proves "
                      "nothing)");
 }

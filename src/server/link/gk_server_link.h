@@ -38,8 +38,9 @@ struct gk_server;
 typedef struct sv_link sv_link;
 typedef struct sv_link_host sv_link_host;
 
-#define SV_LINK_ADDR_MAX 48 /* the address as text, NUL included (IPv6) */
-#define SV_LINK_HOSTS_MAX 4 /* backends a server may run at once */
+#define SV_NO_CONN UINT32_MAX /* no connection (= GK_ROOM_NO_CONN) */
+#define SV_LINK_ADDR_MAX 48   /* the address as text, NUL included (IPv6) */
+#define SV_LINK_HOSTS_MAX 4   /* backends a server may run at once */
 
 /* What one link carried. Counted by sv_link_send (out: messages queued)
  * and by the server's receive path (in: messages handed to it). */
