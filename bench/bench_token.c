@@ -15,7 +15,7 @@
  *
  * With the server library (GK_BENCH_SERVER), also the server's whole
  * check per room request: sv_auth_check_token from
- * src/server/gk_server_auth.c opens the token, matches its grant against
+ * src/server/link/gk_server_auth.c opens the token, matches its grant against
  * the JOIN_ROOM and admits its id once in the replay cache (a scan). Every
  * check gets a fresh token minted before the clock starts, so every check
  * is admitted, as on a real server; the cache (capacity 8192, the default

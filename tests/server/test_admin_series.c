@@ -1,5 +1,5 @@
 /* test_admin_series.c: GET /series, the admin listener's ring of the main
- * figures behind the status page's charts (src/server/gk_server_series.c),
+ * figures behind the status page's charts (src/server/ops/gk_server_series.c),
  * end to end on 127.0.0.1.
  *
  * The real gk-server (admin listener with a token file, one sample every

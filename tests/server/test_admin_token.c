@@ -1,5 +1,5 @@
 /* test_admin_token.c: the admin listener's bearer token on every mutating
- * endpoint (src/server/gk_server_admin.c: POST /rooms/CODE/end on a
+ * endpoint (src/server/ops/gk_server_admin.c: POST /rooms/CODE/end on a
  * playing room and on a lobby, POST /rooms/CODE/players/SLOT/remove and
  * POST /drain), end to end on 127.0.0.1.
  *
