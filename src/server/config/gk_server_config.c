@@ -17,99 +17,14 @@
 #include "gk_config.h"
 #include "gk_err.h"
 #include "gk_genres.h"
-#include "gk_net_wire.h"
 #include "gk_server_config_schema.h"
-
-static void desync_default(gk_server_config *c) {
-  c->desync = GK_DESYNC_REPORT;
-  c->desync_dir[0] = '\0'; /* <replays.dir>/desyncs */
-  c->desync_timeout_ms = 5000;
-  c->desync_max_state_bytes = 16u << 20;
-  c->desync_fields = 8;
-  c->desync_history_every = 64;
-}
-
-static void ops_default(gk_server_config *c) {
-  gk_server_admin_config *a = &c->admin;
-  a->enabled = 0;
-  snprintf(a->listen, sizeof(a->listen), "127.0.0.1:7778");
-  snprintf(a->host, sizeof(a->host), "127.0.0.1");
-  a->port = 7778;
-  a->loopback = 1;
-  a->connections = 32;
-  a->request_ms = 5000;
-  a->request_bytes = 16384;
-  a->headers = 32;
-  a->late_ms = 250;
-  a->series_ms = 1000;
-  a->series_samples = 600;
-  c->agones.enabled = 0;
-  c->agones.port = 0;
-  c->agones.health_ms = 2000;
-}
-
-static void ws_default(gk_server_config *c) {
-  gk_server_ws_config *w = &c->ws;
-  memset(w, 0, sizeof(*w));
-  w->enabled = 0;
-  snprintf(w->host, sizeof(w->host), "0.0.0.0");
-  w->port = 7779;
-  snprintf(w->path, sizeof(w->path), "/play");
-  w->norigins = 0;
-  w->max_connections = 256;
-  w->ping_ms = 100;
-  snprintf(w->static_dir, sizeof(w->static_dir), "%s", GK_WEB_DIR);
-  w->static_dir_set = 0;
-}
 
 void gk_server_config_default(gk_server_config *c) {
   memset(c, 0, sizeof(*c));
-  snprintf(c->host, sizeof(c->host), "0.0.0.0");
-  c->port = 7777;
-  c->log_level = GK_LOG_INFO;
-  c->step_hz = 60;
-  c->max_rooms = 256;
-  c->max_players = 8;
-  c->max_peers = 1024;
-  c->max_packet = GK_WIRE_MAX;
-  c->strikes = 16;
-  c->lobby_timeout_ms = 600000;
-  c->input_delay = 3;
-  c->input_delay_max = 20;
-  c->lead = 4;
-  c->window = 256;
-  c->late_slack_ms = 50;
-  c->input_delay_auto = 1;
-  c->input_delay_min = 2;
-  c->delay_hold_ms = 2000;
-  c->delay_every_ms = 5000;
-  c->delay_jitter_x = 2;
-  c->ping_ms = 100;
-  c->stall_notice_ms = 1000;
-  c->stall_auto_remove_ms = 0;
-  desync_default(c);
-  c->replays_enabled = 1;
-  snprintf(c->replay_dir, sizeof(c->replay_dir), "replays");
-  c->replay_flush_ms = 1000;
-  c->shutdown_grace_ms = 5000;
-  c->service_ms = 5;
-  c->socket_buffer = 0; /* ENet's 256 KiB: see configs/README.md */
-  c->peer_timeout_ms = 10000;
-  c->catchup_ticks = 5;
-  c->auth_mode = GK_AUTH_OPEN;
-  c->auth_replay_cache = 8192;
-  c->conns_per_ip = 128;
-  c->connects_per_ip_per_s = 100;
-  c->creates_per_min = 60;
-  c->handshake_ms = 10000;
-  c->limit_log_ms = 10000;
-  ops_default(c);
-  ws_default(c);
-  snprintf(c->reconnect_while_away, sizeof(c->reconnect_while_away), "stall");
-  c->spectator_delay_steps = 30;
-  c->spectator_behind_steps = 600;
-  c->spectator_per_room = 4;
-  c->spectator_max = 64;
+  sv_cfg_defaults(c, &sv_cfg_top);
+  /* admin.host, .port and .loopback as admin.listen's default says */
+  sv_cfg_ctx x = {.c = c, .file = "config"};
+  (void)sv_cfg_admin_listen(&x, &c->admin);
   for (uint32_t i = 0; gk_genre_at(i) && c->ngenres < GK_SERVER_GENRES_MAX;
        i++) {
     gk_server_genre *g = &c->genres[c->ngenres++];

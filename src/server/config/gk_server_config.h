@@ -16,7 +16,7 @@
  * path here, at start-up, not when the first room opens.
  *
  * Every key is one row of one table (src/server/config/
- * gk_server_config_table.c: name, kind, bounds, member).
+ * gk_server_config_table.c: name, kind, bounds, member, default).
  *
  * Parsing is pure (bytes in, struct out: no sockets, no clock), so the
  * same function backs the server, its tests and the config fuzzer. The

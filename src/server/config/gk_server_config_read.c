@@ -328,3 +328,30 @@ int sv_cfg_walk(sv_cfg_ctx *x, const cJSON *obj, const sv_cfg_table *t,
   if (!rc && t->check) rc = t->check(x, path);
   return rc;
 }
+
+void sv_cfg_defaults(gk_server_config *c, const sv_cfg_table *t) {
+  for (const sv_cfg_row *r = t->rows; r->key; r++) {
+    switch (r->kind) {
+    case SV_CFG_UINT:
+      put_uint(c, r->off, r->size, r->def);
+      break;
+    case SV_CFG_DELAY:
+      put_uint(c, r->off, r->size, r->def);
+      put_int(c, r->aux, r->sdef != NULL);
+      break;
+    case SV_CFG_STRING:
+      snprintf((char *)c + r->off, r->size, "%s", r->sdef ? r->sdef : "");
+      break;
+    case SV_CFG_BOOL:
+    case SV_CFG_ENUM:
+      put_int(c, r->off, (int)r->def);
+      break;
+    case SV_CFG_STRINGS: /* none */
+    case SV_CFG_OBJECT:
+    case SV_CFG_GENRES: /* gk_server_config_default */
+      break;
+    }
+    if (r->flags & SV_CFG_SEEN) put_int(c, r->aux, 0);
+    if (r->sub) sv_cfg_defaults(c, r->sub);
+  }
+}

@@ -3,15 +3,14 @@
  * gk_server_config.h).
  *
  * Every key of the config is one row of one table (gk_server_config_table.c):
- * its name, its kind, its place in gk_server_config and its bounds. A JSON
- * object is a table; a row of kind SV_CFG_OBJECT names the table of a nested
- * object. The typed readers (gk_server_config_read.c) read a value for any row
- * of a kind, so adding a key is adding a row (and its member in
- * gk_server_config.h, its default in gk_server_config_default, and its
- * line in configs/README.md). What no single row
- * can check is checked after the whole document has been read
- * (gk_server_config_check.c); "genres", whose keys are genre names from the
- * registry, is walked by gk_server_config_genres.c.
+ * its name, its kind, its place in gk_server_config, its bounds and its
+ * default. A JSON object is a table; a row of kind SV_CFG_OBJECT names the
+ * table of a nested object. The typed readers (gk_server_config_read.c)
+ * read a value for any row of a kind, so adding a key is adding a row (and
+ * its member in gk_server_config.h, and its line in configs/README.md).
+ * What no single row can check is checked after the whole document has
+ * been read (gk_server_config_check.c); "genres", whose keys are genre
+ * names from the registry, is walked by gk_server_config_genres.c.
  */
 #ifndef GK_SERVER_CONFIG_SCHEMA_H
 #define GK_SERVER_CONFIG_SCHEMA_H
@@ -77,6 +76,9 @@ typedef struct sv_cfg_row {
   uint64_t min, max; /* UINT, DELAY: range; STRING(S): min length;
                         STRINGS: max = most strings */
   size_t aux;        /* DELAY: "auto" flag; STRINGS: count; SEEN: flag */
+  uint64_t def;      /* default of UINT, DELAY, BOOL, ENUM */
+  const char *sdef;  /* default of STRING (NULL = ""); DELAY: non-NULL =
+                        "auto" */
   const struct sv_cfg_table *sub; /* OBJECT; ENUM: its object form */
   const char *const *names;       /* ENUM, NULL-terminated */
   /* After the value is stored: further checks of this key alone. */
@@ -103,6 +105,8 @@ int sv_cfg_get_uint(sv_cfg_ctx *x, const cJSON *v, const char *path,
 int sv_cfg_get_bool(sv_cfg_ctx *x, const cJSON *v, const char *path, int *out);
 int sv_cfg_walk(sv_cfg_ctx *x, const cJSON *obj, const sv_cfg_table *t,
                 const char *path);
+/* Every row's default into c, nested tables too. */
+void sv_cfg_defaults(gk_server_config *c, const sv_cfg_table *t);
 
 /* gk_server_config_check.c: checks of one key (rows' check) and of a
  * whole object (tables' check), then across keys once all is read. */
