@@ -15,6 +15,9 @@
  * so an option the genre does not know or refuses is reported with its
  * path here, at start-up, not when the first room opens.
  *
+ * Every key is one row of one table (src/server/config/
+ * gk_server_config_table.c: name, kind, bounds, member, default).
+ *
  * Parsing is pure (bytes in, struct out: no sockets, no clock), so the
  * same function backs the server, its tests and the config fuzzer. The
  * struct owns heap strings and cJSON option objects: release it with
@@ -159,7 +162,7 @@ typedef struct gk_server_config {
   /* operations: admin listener, Agones */
   gk_server_admin_config admin;
   gk_server_agones_config agones;
-  gk_server_ws_config ws; /* "websocket" (gk_server_config_ws.c) */
+  gk_server_ws_config ws; /* "websocket" */
   /* auth (tokens): the key file is read by gk_server_start, not here */
   gk_auth_mode auth_mode;
   char auth_key_file[GK_SERVER_PATH_MAX]; /* required in token mode */
@@ -182,7 +185,7 @@ typedef struct gk_server_config {
   uint32_t spectator_behind_steps; /* further behind: a newer snapshot */
   uint32_t spectator_per_room;     /* 0 = no spectators */
   uint32_t spectator_max;          /* per server */
-  /* desync forensics ("desync" as an object, gk_server_config_desync.c) */
+  /* desync forensics ("desync" as an object) */
   char desync_dir[GK_SERVER_PATH_MAX]; /* bundles <dir>/<room>-<step>-<slot>/;
                                           "" = <replay_dir>/desyncs */
   uint32_t desync_timeout_ms;          /* wait this long for the peer's state */
@@ -209,24 +212,6 @@ int gk_server_config_load(gk_server_config *c, const char *path, char *err,
                           size_t errlen);
 
 void gk_server_config_free(gk_server_config *c);
-
-/* gk_server_config_desync.c: the defaults of the desync keys, and the
- * object form of "desync" ({"policy", "dir", "timeout_ms",
- * "max_state_bytes", "fields", "history_every"}; every key optional) read
- * into c. Returns 0, or GK_ENOTFOUND / GK_EINVAL / GK_ERANGE with a
- * message naming the key as "desync.<key>" in err. */
-void gk_server_config_desync_default(gk_server_config *c);
-int gk_server_config_desync(gk_server_config *c, const cJSON *obj, char *err,
-                            size_t errlen);
-
-/* gk_server_config_ws.c: the defaults of the "websocket" object, and the
- * object read into c->ws ({"enabled", "host", "port", "path", "origins",
- * "max_connections", "ping_ms"}; every key optional). Returns 0, or
- * GK_ENOTFOUND / GK_EINVAL / GK_ERANGE with a message naming the key as
- * "websocket.<key>" in err. */
-void gk_server_config_ws_default(gk_server_config *c);
-int gk_server_config_ws(gk_server_config *c, const cJSON *obj, char *err,
-                        size_t errlen);
 
 /* The entry for a genre name, or NULL if the server does not know it. */
 const gk_server_genre *gk_server_config_genre(const gk_server_config *c,
