@@ -6,8 +6,11 @@
 #          The browser suite "web" (tests/web: headless chromium over the
 #          DevTools protocol) is in it, with GK_WEB_REQUIRED=1: a missing
 #          chromium fails it instead of skipping.
-#   asan   build-asan/: every test suite again but "web", gcc with
-#          AddressSanitizer + UndefinedBehaviorSanitizer; of "web" only the
+#   asan   build-asan/: every test suite again but "web", "roomplay" and
+#          "timing", gcc with AddressSanitizer + UndefinedBehaviorSanitizer
+#          ("roomplay": end-to-end tests of what a room decides, which
+#          tests/room checks in process under this leg too; "timing":
+#          assertions on latency, noise under a sanitizer); of "web" only the
 #          C glue's own tests ("gk_web glue", "gk_web_replay glue"): the
 #          rest of that suite drives the same wasm and pages as in the gcc
 #          leg, and its server side is the "server" suite's (CI time,
@@ -39,7 +42,7 @@ export GK_WEB_REQUIRED
 meson test -C build --print-errorlogs || status=1
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs --timeout-multiplier 3 \
-  --no-suite web || status=1
+  --no-suite web --no-suite roomplay --no-suite timing || status=1
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs --logbase web-glue \
   "gk_web glue" "gk_web_replay glue" || status=1

@@ -10,9 +10,12 @@
 # one global in instrumented code, so two parses on two threads at once
 # are reported. Then runs the suites (default: server and net) with a
 # timeout multiplier, less those in suites timing (latency assertions),
-# hostile (bad bytes on the loop thread alone) and netns (a loss test in
-# a network namespace): nothing there runs on a second thread that the
-# rest does not, and they were about a fifth of the leg's time.
+# hostile (bad bytes on the loop thread alone), netns (a loss test in
+# a network namespace) and roomplay (end-to-end tests of what a room
+# decides, in real time; tests/room checks those decisions in process):
+# nothing there runs on a second thread that the rest does not (the
+# recordings' and desync bundles' jobs run in "server end to end",
+# "server faults" and "server desync", which stay).
 #
 # Every process writes its reports to build-tsan/meson-logs/tsan/report.PID
 # (TSAN_OPTIONS log_path): the test binaries and the gk-server / gk-bot /
@@ -73,7 +76,8 @@ rm -f "$logs/tsan.json"
 [ $# -gt 0 ] || set -- server net
 suites=""
 for s in "$@"; do suites="$suites --suite $s"; done
-suites="$suites --no-suite timing --no-suite hostile --no-suite netns"
+suites="$suites --no-suite timing --no-suite hostile --no-suite netns \
+--no-suite roomplay"
 status=0
 # shellcheck disable=SC2086
 TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 \
