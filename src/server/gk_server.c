@@ -50,7 +50,8 @@ void sv_log_stopped(gk_server *s) {
   if (!gk_log_begin(s->log, GK_LOG_INFO, "stopped", NULL)) return;
   const gk_server_stats *st = &s->stats;
   const gk_room_stats *rs = &s->host.stats;
-#define SV_LOG_SERVER(name, help) gk_log_u64(s->log, #name, st->name);
+#define SV_LOG_SERVER(name, key, div, help)                                    \
+  gk_log_u64(s->log, key, st->name / (div));
   GK_SERVER_COUNTERS(SV_LOG_SERVER)
 #undef SV_LOG_SERVER
 #define SV_LOG_ROOM(name, kind, help) gk_log_u64(s->log, #name, rs->name);

@@ -72,41 +72,51 @@ struct uv_loop_s;
 typedef struct gk_server gk_server;
 
 /* The shell's counters (the rooms' own are gk_room_stats, gk_room.h):
- * GK_SERVER_COUNTERS is the one list, X(name, help), that makes this
- * struct's fields and the keys of the "stopped" record. */
+ * GK_SERVER_COUNTERS is the one list, X(name, key, div, help), that makes
+ * this struct's fields and the keys of the "stopped" record (the value
+ * divided by div: the tick times are kept in ns and logged in us). */
 /* clang-format off */
-#define GK_SERVER_COUNTERS(X)                                                  \
-  X(connects, "Connections accepted.")                                        \
-  X(disconnects, "Connections gone.")                                         \
-  X(kicked, "Connections dropped for strikes.")                               \
-  X(packets_in, "Messages received.")                                         \
-  X(bytes_in, "Bytes of messages received.")                                  \
-  X(drop_malformed, "Messages that are not a valid message.")                 \
-  X(drop_no_room, "Match messages from a connection in no playing room.")     \
-  X(strikes, "Bad messages counted against connections.")                     \
-  X(ticks, "Step timer ticks.")                                               \
-  X(ticks_missed, "Step timer deadlines skipped.")                            \
-  X(auth_admitted, "Requests whose token was accepted.")                      \
-  X(auth_missing, "No token (GK_ENOTOKEN).")                                  \
-  X(auth_bad, "Wrong key or tampered (GK_EAUTH).")                            \
-  X(auth_malformed, "Not a token of this protocol.")                          \
-  X(auth_expired, "Expired, or issued in the future.")                        \
-  X(auth_grant, "For another room, genre, player count, slot or client.")     \
-  X(auth_role, "A spectator's token for a player (GK_EROLE).")                \
-  X(auth_reused, "A token id admitted before (GK_EEXIST).")                   \
-  X(auth_full, "The replay cache was full (GK_EFULL).")                       \
-  X(limit_conns_per_ip, "Connections refused: limits.conns_per_ip.")          \
-  X(limit_connect_rate, "Connections refused: limits.connects_per_s.")        \
-  X(limit_create_rate, "Rooms refused: limits.creates_per_min.")              \
-  X(limit_handshake, "Connections cut: limits.handshake_ms.")                 \
-  X(tick_ns, "Time in the step timer's ticks, in total.")                     \
-  X(tick_ns_max, "The longest tick.")                                         \
-  X(tick_over, "Ticks that took longer than a step period.")                  \
-  X(tick_late_ns_max, "The latest a tick began after its deadline.")
+#define GK_SERVER_COUNTERS(X)                                                 \
+  X(connects, "connects", 1, "Connections accepted.")                         \
+  X(disconnects, "disconnects", 1, "Connections gone.")                       \
+  X(kicked, "kicked", 1, "Connections dropped for strikes.")                  \
+  X(packets_in, "packets_in", 1, "Messages received.")                        \
+  X(bytes_in, "bytes_in", 1, "Bytes of messages received.")                   \
+  X(drop_malformed, "drop_malformed", 1,                                      \
+    "Messages that are not a valid message.")                                 \
+  X(drop_no_room, "drop_no_room", 1,                                          \
+    "Match messages from a connection in no playing room.")                   \
+  X(strikes, "strikes", 1, "Bad messages counted against connections.")       \
+  X(ticks, "ticks", 1, "Step timer ticks.")                                   \
+  X(ticks_missed, "ticks_missed", 1, "Step timer deadlines skipped.")         \
+  X(auth_admitted, "auth_admitted", 1, "Requests whose token was accepted.")  \
+  X(auth_missing, "auth_missing", 1, "No token (GK_ENOTOKEN).")               \
+  X(auth_bad, "auth_bad", 1, "Wrong key or tampered (GK_EAUTH).")             \
+  X(auth_malformed, "auth_malformed", 1, "Not a token of this protocol.")     \
+  X(auth_expired, "auth_expired", 1, "Expired, or issued in the future.")     \
+  X(auth_grant, "auth_grant", 1,                                              \
+    "For another room, genre, player count, slot or client.")                 \
+  X(auth_role, "auth_role", 1,                                                \
+    "A spectator's token for a player (GK_EROLE).")                           \
+  X(auth_reused, "auth_reused", 1, "A token id admitted before (GK_EEXIST).") \
+  X(auth_full, "auth_full", 1, "The replay cache was full (GK_EFULL).")       \
+  X(limit_conns_per_ip, "limit_conns_per_ip", 1,                              \
+    "Connections refused: limits.conns_per_ip.")                              \
+  X(limit_connect_rate, "limit_connect_rate", 1,                              \
+    "Connections refused: limits.connects_per_s.")                            \
+  X(limit_create_rate, "limit_create_rate", 1,                                \
+    "Rooms refused: limits.creates_per_min.")                                 \
+  X(limit_handshake, "limit_handshake", 1,                                    \
+    "Connections cut: limits.handshake_ms.")                                  \
+  X(tick_ns, "tick_us", 1000, "Time in the step timer's ticks, in total.")    \
+  X(tick_ns_max, "tick_us_max", 1000, "The longest tick.")                    \
+  X(tick_over, "tick_over", 1, "Ticks that took longer than a step period.")  \
+  X(tick_late_ns_max, "tick_late_us_max", 1000,                               \
+    "The latest a tick began after its deadline.")
 /* clang-format on */
 
 typedef struct gk_server_stats {
-#define GK_SERVER_STATS_FIELD(name, help) uint64_t name;
+#define GK_SERVER_STATS_FIELD(name, key, div, help) uint64_t name;
   GK_SERVER_COUNTERS(GK_SERVER_STATS_FIELD)
 #undef GK_SERVER_STATS_FIELD
 } gk_server_stats;

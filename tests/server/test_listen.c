@@ -1,7 +1,8 @@
-/* test_listen.c: a listener whose port is taken stops gk_server_start
- * with the system's reason, "address already in use", not a generic
- * "input/output error": the ENet host (UDP), the WebSocket listener (TCP)
- * and the admin listener (TCP), each in turn, in process. */
+/* test_listen.c: starting and stopping a server in process. A listener
+ * whose port is taken stops gk_server_start with the system's reason, "address
+ * already in use", not a generic "input/output error": the ENet host (UDP), the
+ * WebSocket listener (TCP) and the admin listener (TCP), each in turn, in
+ * process. */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <netinet/in.h>
@@ -90,4 +91,65 @@ Test(listen, a_taken_admin_port_says_address_already_in_use) {
   cfg.admin.loopback = 1;
   expect_in_use(&cfg, "admin.listen: cannot listen on 127.0.0.1:");
   close(fd);
+}
+
+/* The "stopped" record holds the server totals configs/README.md names:
+ * the step timer's work in us (tick_us, ...), the auth_*, limit_* and
+ * replies_* counters, the rooms' counters (GK_ROOM_COUNTERS) and the
+ * socket's drains, each once. */
+Test(listen, the_stopped_record_has_every_documented_key_once) {
+  gk_server_config cfg;
+  config(&cfg);
+  uv_loop_t loop;
+  cr_assert_eq(uv_loop_init(&loop), 0);
+  FILE *logf = tmpfile();
+  cr_assert_not_null(logf);
+  gk_server_log log;
+  gk_log_init(&log, logf, GK_LOG_INFO);
+  gk_server *s = NULL;
+  char err[512] = "";
+  cr_assert_eq(gk_server_start(&loop, &cfg, &log, 0, &s, err, sizeof err), 0,
+               "%s", err);
+  gk_server_shutdown(s);
+  gk_server_shutdown(s); /* at once */
+  for (int i = 0; i < 1000 && uv_run(&loop, UV_RUN_NOWAIT) != 0; i++)
+    ;
+  uv_loop_close(&loop);
+  static char text[1 << 16];
+  rewind(logf);
+  size_t n = fread(text, 1, sizeof(text) - 1, logf);
+  text[n] = '\0';
+  fclose(logf);
+  const char *line = strstr(text, "\"event\":\"stopped\"");
+  cr_assert_not_null(line, "no stopped record in %s", text);
+  static const char *const keys[] = {"tick_us",
+                                     "tick_us_max",
+                                     "tick_over",
+                                     "tick_late_us_max",
+                                     "drains",
+                                     "drain_us",
+                                     "drain_us_max",
+                                     "auth_admitted",
+                                     "limit_handshake",
+                                     "replies_cut",
+                                     "replies_suppressed",
+                                     "room_steps",
+                                     "steps_confirmed",
+                                     "steps_late",
+                                     "rooms_created",
+                                     "matches_ended",
+                                     "replays_written",
+                                     "rejoins",
+                                     "spectators_joined",
+                                     "connects",
+                                     "packets_in",
+                                     "packets_out",
+                                     "uptime_us"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    char key[64];
+    snprintf(key, sizeof key, "\"%s\":", keys[i]);
+    const char *at = strstr(line, key);
+    cr_assert_not_null(at, "stopped lacks %s: %s", keys[i], line);
+    cr_assert_null(strstr(at + 1, key), "stopped has %s twice", keys[i]);
+  }
 }
