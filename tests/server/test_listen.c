@@ -38,26 +38,45 @@ static void config(gk_server_config *cfg) {
   cfg->replays_enabled = 0;
 }
 
+/* A loop and a log in a temporary file for one in-process server. */
+typedef struct rig {
+  uv_loop_t loop;
+  FILE *logf;
+  gk_server_log log;
+  gk_server *s;
+  char err[512];
+} rig;
+
+/* Starts a server on `b`: gk_server_start's code (the reason in b->err). */
+static int rig_start(rig *b, const gk_server_config *cfg) {
+  memset(b, 0, sizeof(*b));
+  cr_assert_eq(uv_loop_init(&b->loop), 0);
+  b->logf = tmpfile();
+  cr_assert_not_null(b->logf);
+  gk_log_init(&b->log, b->logf, GK_LOG_INFO);
+  return gk_server_start(&b->loop, cfg, &b->log, 0, &b->s, b->err,
+                         sizeof b->err);
+}
+
+static void rig_close(rig *b) {
+  for (int i = 0; i < 1000 && uv_run(&b->loop, UV_RUN_NOWAIT) != 0; i++)
+    ;
+  uv_loop_close(&b->loop);
+  fclose(b->logf);
+}
+
 /* gk_server_start must fail, naming `what` and the errno's text. */
 static void expect_in_use(const gk_server_config *cfg, const char *what) {
-  uv_loop_t loop;
-  cr_assert_eq(uv_loop_init(&loop), 0);
-  FILE *logf = tmpfile();
-  cr_assert_not_null(logf);
-  gk_server_log log;
-  gk_log_init(&log, logf, GK_LOG_ERROR);
-  gk_server *s = NULL;
-  char err[512] = "";
-  int rc = gk_server_start(&loop, cfg, &log, 0, &s, err, sizeof err);
+  static rig b;
+  int rc = rig_start(&b, cfg);
+  const char *err = b.err;
   cr_assert_neq(rc, 0, "%s started on a taken port", what);
   cr_assert_not_null(strstr(err, what), "%s", err);
-  char lower[sizeof err];
-  for (size_t i = 0; i < sizeof err; i++)
+  char lower[sizeof b.err];
+  for (size_t i = 0; i < sizeof lower; i++)
     lower[i] = (char)(err[i] >= 'A' && err[i] <= 'Z' ? err[i] + 32 : err[i]);
   cr_assert_not_null(strstr(lower, "address already in use"), "%s", err);
-  uv_run(&loop, UV_RUN_NOWAIT);
-  uv_loop_close(&loop);
-  fclose(logf);
+  rig_close(&b);
 }
 
 Test(listen, a_taken_enet_port_says_address_already_in_use) {
@@ -100,26 +119,17 @@ Test(listen, a_taken_admin_port_says_address_already_in_use) {
 Test(listen, the_stopped_record_has_every_documented_key_once) {
   gk_server_config cfg;
   config(&cfg);
-  uv_loop_t loop;
-  cr_assert_eq(uv_loop_init(&loop), 0);
-  FILE *logf = tmpfile();
-  cr_assert_not_null(logf);
-  gk_server_log log;
-  gk_log_init(&log, logf, GK_LOG_INFO);
-  gk_server *s = NULL;
-  char err[512] = "";
-  cr_assert_eq(gk_server_start(&loop, &cfg, &log, 0, &s, err, sizeof err), 0,
-               "%s", err);
-  gk_server_shutdown(s);
-  gk_server_shutdown(s); /* at once */
-  for (int i = 0; i < 1000 && uv_run(&loop, UV_RUN_NOWAIT) != 0; i++)
+  static rig b;
+  cr_assert_eq(rig_start(&b, &cfg), 0, "%s", b.err);
+  gk_server_shutdown(b.s);
+  gk_server_shutdown(b.s); /* at once */
+  for (int i = 0; i < 1000 && uv_run(&b.loop, UV_RUN_NOWAIT) != 0; i++)
     ;
-  uv_loop_close(&loop);
   static char text[1 << 16];
-  rewind(logf);
-  size_t n = fread(text, 1, sizeof(text) - 1, logf);
+  rewind(b.logf);
+  size_t n = fread(text, 1, sizeof(text) - 1, b.logf);
   text[n] = '\0';
-  fclose(logf);
+  rig_close(&b);
   const char *line = strstr(text, "\"event\":\"stopped\"");
   cr_assert_not_null(line, "no stopped record in %s", text);
   static const char *const keys[] = {"tick_us",
