@@ -230,3 +230,54 @@ Test(room_watch, a_stall_notice_reaches_the_spectators_too) {
   cr_assert_eq(view(r).spectators, 0);
   cr_assert_eq(w->host.spectators, 0);
 }
+
+/* spectator.max is one limit for the whole server: with 2, a spectator in
+ * each of two rooms fills it, and a third is refused in either room. */
+Test(room_watch, spectator_max_is_a_limit_on_the_whole_server) {
+  w->cfg.spectator_max = 2;
+  uint32_t a[2], b[2];
+  gk_room *ra = rw_match(w, "survivors", 2, 2, NULL, a);
+  gk_room *rb = rw_match(w, "survivors", 2, 2, NULL, b);
+  rw_advance(w, 100);
+  spectate(ra);
+  spectate(rb);
+  cr_assert_eq(w->host.spectators, 2);
+  uint32_t third = spectate(ra);
+  gk_wire_msg m;
+  cr_assert(rw_last(w, third, GK_MSG_ERROR, &m), "a third spectator let in");
+  cr_assert_eq(m.u.error.code, GK_EFULL);
+  cr_assert_str_eq(m.u.error.text,
+                   "the server has its spectator.max spectators");
+  cr_assert_eq(w->host.stats.spectators_joined, 2);
+  cr_assert_eq(view(ra).spectators + view(rb).spectators, 2);
+}
+
+/* A spectator speaks for nobody: an INPUT of its that carries records is
+ * dropped and is a strike (GK_EPERM); the match does not take them. */
+Test(room_watch, a_spectator_s_input_with_records_is_dropped_with_a_strike) {
+  uint32_t id[2];
+  gk_room *r = rw_match(w, "survivors", 2, 2, NULL, id);
+  rw_advance(w, 200);
+  uint32_t s = spectate(r);
+  rw_advance(w, 50);
+  uint64_t unexpected = w->host.stats.drop_unexpected;
+  uint32_t strikes = rw_conn_of(w, s)->strikes;
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  static const uint8_t records[64];
+  m.type = GK_MSG_INPUT;
+  m.u.input.slot = 0;
+  m.u.input.input_size = (uint8_t)r->genre->sim->input_size;
+  m.u.input.count = 1;
+  m.u.input.first = r->session.loop.steps + 2;
+  m.u.input.records = records;
+  rw_send(w, s, &m);
+  cr_assert_eq(rw_conn_of(w, s)->strikes, strikes + 1,
+               "a spectator's records were not struck");
+  cr_assert_eq(w->host.stats.drop_unexpected, unexpected + 1);
+  uint64_t before = r->session.loop.steps;
+  rw_advance(w, 200); /* the match plays on with its players' records */
+  cr_assert_geq(r->session.loop.steps, before + 10, "%llu -> %llu",
+                (unsigned long long)before,
+                (unsigned long long)r->session.loop.steps);
+}

@@ -604,3 +604,19 @@ Test(server_config, websocket_bad_values_name_the_key) {
   expect_error("{\"websocket\":{\"port\":1,\"port\":2}}", GK_EINVAL,
                "websocket.port", "duplicate", NULL);
 }
+
+/* A spectator is served from the room's last 1024 step hashes: delay_steps
+ * + behind_steps over 1000 is refused at start, 1000 is not. */
+Test(server_config, spectator_delay_and_behind_over_what_a_room_keeps_refused) {
+  expect_error("{\"spectator\": {\"delay_steps\": 400, \"behind_steps\": 601}}",
+               GK_ERANGE, "spectator.behind_steps", "must not exceed 1000",
+               "got 1001", NULL);
+  gk_server_config c;
+  char err[GK_SERVER_CONFIG_ERR_MAX];
+  cr_assert_eq(parse(&c,
+                     "{\"spectator\": {\"delay_steps\": 400, "
+                     "\"behind_steps\": 600}}",
+                     err, sizeof(err)),
+               0, "%s", err);
+  gk_server_config_free(&c);
+}
