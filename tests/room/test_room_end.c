@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gk_err.h"
 #include "gk_replay.h"
@@ -168,4 +169,48 @@ Test(room_end, the_recording_is_written_by_the_jobs_and_only_by_them) {
   cr_assert_str_eq(rp.genre, "survivors");
   cr_assert_eq(rp.final_hash, ref);
   gk_replay_close(&rp);
+}
+
+/* A regular file where the replay folder should be: recordings cannot
+ * open (ENOTDIR) until it goes. */
+static void block_replay_dir(int on) {
+  if (on) {
+    FILE *f = fopen(w->cfg.replay_dir, "w");
+    cr_assert_not_null(f);
+    fclose(f);
+  } else {
+    cr_assert_eq(unlink(w->cfg.replay_dir), 0);
+  }
+}
+
+/* After a disk fault ends (replay_resumed), the lost-recordings count
+ * starts again: the next fault reports only its own losses. */
+Test(room_end, each_disk_fault_reports_only_its_own_lost_recordings) {
+  w->cfg.replays_enabled = 1;
+  w->cfg.replay_flush_ms = 100;
+  uint32_t id[2];
+  char line[2048];
+  block_replay_dir(1);
+  rw_match(w, "survivors", 2, 2, NULL, id); /* lost: 1 */
+  block_replay_dir(0);
+  gk_room *b = rw_match(w, "survivors", 2, 2, NULL, id);
+  cr_assert_not_null(view(b).replay, "the folder is back: recording");
+  rw_advance(w, 150);
+  rw_run_jobs(w); /* b's flush succeeds: the first fault is over */
+  cr_assert(rw_log_last(w, "replay_resumed", line, sizeof(line)));
+  cr_assert_eq(rw_log_u64(line, "recordings_lost"), 1, "%s", line);
+  /* the second fault: the folder moves away, a file takes its place */
+  char moved[GK_SERVER_PATH_MAX + 8];
+  snprintf(moved, sizeof(moved), "%s.old", w->cfg.replay_dir);
+  cr_assert_eq(rename(w->cfg.replay_dir, moved), 0);
+  block_replay_dir(1);
+  rw_match(w, "survivors", 2, 2, NULL, id);
+  rw_match(w, "survivors", 2, 2, NULL, id); /* lost: 2 */
+  rw_advance(w, 150);
+  rw_run_jobs(w); /* b's next flush, into its open file: resumed */
+  cr_assert(rw_log_last(w, "replay_resumed", line, sizeof(line)));
+  cr_assert_eq(rw_log_u64(line, "recordings_lost"), 2,
+               "the second fault lost 2, not both faults' 3: %s", line);
+  cr_assert_eq(w->host.stats.replay_disk_errors, 3);
+  block_replay_dir(0);
 }
