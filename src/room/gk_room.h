@@ -19,12 +19,16 @@
  *   gk_room_join, gk_room_rejoin, gk_room_spectate
  *                       JOIN_ROOM, REJOIN_ROOM, SPECTATE for the room the
  *                       shell found by the request's code (NULL: none);
- *   gk_room_handle      any other message from a connection in the room
- *                       (decoded once by the shell, or not: decode_rc);
+ *   gk_room_start, gk_room_lobby_end
+ *                       START_MATCH, and END_MATCH in a lobby;
+ *   gk_room_handle      a match message or a desync answer from a
+ *                       connection in a running room (decoded once by
+ *                       the shell, or not: decode_rc);
  *   gk_room_conn_down   a connection in the room is gone;
  *   gk_room_tick        the step timer, for every room in the table;
- *   gk_room_finalise, gk_room_end_lobby
- *                       shutdown and operations end a room.
+ *   gk_room_finalise, gk_room_end_lobby, gk_room_close_lobby,
+ *   gk_room_end_match, gk_room_remove
+ *                       shutdown, the sweep and operations.
  * A room leaves the shell's table through env.gone, always from inside one
  * of these calls, and frees itself right after: after any call, the shell
  * asks its own table whether the room is still there.
@@ -256,7 +260,8 @@ void gk_room_view_of(const gk_room *r, gk_room_view *out);
 /* The room's code (GK_WIRE_CODE_LEN characters, NUL-terminated). */
 const char *gk_room_code(const gk_room *r);
 gk_room_state gk_room_state_of(const gk_room *r);
-/* The steps a token-mode slot's client id: 1 with *out, 0 if unknown. */
+/* A token-mode slot's client id (bound at MATCH_START or a late join):
+ * 1 with *out set, 0 if unknown. */
 int gk_room_slot_client(const gk_room *r, uint32_t slot, uint64_t *out);
 /* The confirm schedule of step `step` of a playing room: the ms at which
  * it was due on the match's schedule, and the session's time now. */

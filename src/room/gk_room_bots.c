@@ -116,9 +116,8 @@ static int check_seats(uint32_t grant, const gk_room *r, uint32_t bots,
   return 0;
 }
 
-int gk_room__bots_configure(gk_room_host *h, gk_room *r, uint32_t grant,
-                            int seats_asked, const cJSON *room, char *err,
-                            size_t errlen) {
+int gk_room__bots_configure(gk_room *r, uint32_t grant, int seats_asked,
+                            const cJSON *room, char *err, size_t errlen) {
   uint32_t bots = 0;
   int rc = parse_room(room, &bots, err, errlen);
   if (rc || bots == 0) return rc;

@@ -175,16 +175,16 @@ void gk_room__discard(gk_room *r);
 typedef struct gk_room__bots gk_room__bots;
 
 /* Checks the `room` object taken out of a CREATE_ROOM's options (NULL:
- * none) for the room being built by `peer` (r->genre and r->max_players
- * set; seats_asked: the CREATE_ROOM named max_players, else the people
+ * none) for the room being built (r->genre and r->max_players set;
+ * grant: the players the creator's token grants, GK_PLAYERS_MAX in open
+ * mode; seats_asked: the CREATE_ROOM named max_players, else the people
  * get what the bots leave of the genre's cap) and gives the room its part
  * (r->bots) when it asks for bots. Returns 0, or GK_EINVAL / GK_ENOTFOUND
  * / GK_ERANGE (the object, a genre without a bot, too many seats),
  * GK_EGRANT (more seats than the creator's token grants), GK_ENOMEM, with
  * a message naming options.room.*. */
-int gk_room__bots_configure(gk_room_host *h, gk_room *r, uint32_t grant,
-                            int seats_asked, const cJSON *room, char *err,
-                            size_t errlen);
+int gk_room__bots_configure(gk_room *r, uint32_t grant, int seats_asked,
+                            const cJSON *room, char *err, size_t errlen);
 /* Frees a room's part (NULL: nothing). */
 void gk_room__bots_free(gk_room__bots *b);
 /* room.bots (0 for NULL). */

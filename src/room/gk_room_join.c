@@ -103,8 +103,7 @@ void gk_room__join_late(gk_room_host *h, uint32_t peer, gk_room *r) {
   gk_room_conn *c = gk_room__conn_get(h, peer);
   r->nslots++;
   r->conn[slot] = peer;
-  c->room = r;
-  c->slot = slot;
+  gk_room__seat(c, r, slot, 0);
   gk_room__admit(h, peer);
   send_welcome(h, r, slot);
   uint64_t bytes = 0;

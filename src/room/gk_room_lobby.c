@@ -196,7 +196,7 @@ static int room_build(gk_room_host *h, const gk_room_conn *c,
   cJSON *room = NULL;
   if (!rc) rc = room_configure(r, cr->config, &room, err, errlen);
   if (!rc)
-    rc = gk_room__bots_configure(h, r, players_cap, cr->max_players != 0, room,
+    rc = gk_room__bots_configure(r, players_cap, cr->max_players != 0, room,
                                  err, errlen);
   cJSON_Delete(room);
   if (!rc) rc = room_secrets(h, r, err, errlen);

@@ -236,8 +236,7 @@ void gk_room__on_rejoin(gk_room_host *h, gk_room *r, uint32_t peer,
   if (r->conn[slot] != GK_ROOM_NO_CONN) take_over(h, r, slot);
   r->conn[slot] = peer;
   r->rejoin->away &= ~(1u << slot);
-  c->room = r;
-  c->slot = slot;
+  gk_room__seat(c, r, slot, 0);
   gk_room__admit(h, peer); /* in a room: the handshake deadline is met */
   gk_wire_msg out;
   gk_room__match_start_msg(h, r, slot, &out);

@@ -149,9 +149,7 @@ void gk_room__on_spectate(gk_room_host *h, gk_room *r, uint32_t peer,
   v->peer = peer;
   r->spec->n++;
   h->spectators++;
-  c->room = r;
-  c->slot = at;
-  c->spectator = 1;
+  gk_room__seat(c, r, at, 1);
   gk_room__admit(h, peer); /* in a room: the handshake deadline is met */
   gk_wire_msg out;
   gk_room__match_start_msg(h, r, 0, &out);
@@ -325,13 +323,8 @@ void gk_room__spectators_free(gk_room_host *h, gk_room *r) {
   gk_room__spec *sp = r->spec;
   if (sp == NULL) return;
   h->spectators -= sp->n;
-  for (uint32_t i = 0; i < sp->cap; i++) {
-    gk_room_conn *c = gk_room__conn_get(h, sp->v[i].peer);
-    if (!c || c->room != r) continue;
-    c->room = NULL;
-    c->spectator = 0;
-    c->since_ms = gk_room__now(h);
-  }
+  for (uint32_t i = 0; i < sp->cap; i++)
+    if (sp->v[i].peer != GK_ROOM_NO_CONN) gk_room__unseat(h, r, sp->v[i].peer);
   free(sp->v);
   free(sp->ring);
   free(sp);

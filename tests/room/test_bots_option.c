@@ -14,7 +14,6 @@
 
 typedef struct world {
   gk_server_config cfg;
-  gk_room_host host;
   gk_sim sim;
   gk_server_genre genre;
   gk_room room;
@@ -25,7 +24,6 @@ typedef struct world {
 static void world_init(world *w, const gk_sim *sim, uint32_t seats) {
   memset(w, 0, sizeof(*w));
   gk_server_config_default(&w->cfg);
-  w->host.cfg = &w->cfg;
   w->sim = *sim;
   w->genre.sim = &w->sim;
   w->genre.enabled = 1;
@@ -39,8 +37,8 @@ static int configure(world *w, int seats_asked, const char *room_json,
   cJSON *room = cJSON_Parse(room_json);
   cr_assert_not_null(room, "%s", room_json);
   err[0] = '\0';
-  int rc = gk_room__bots_configure(&w->host, &w->room, GK_PLAYERS_MAX,
-                                   seats_asked, room, err, cap);
+  int rc = gk_room__bots_configure(&w->room, GK_PLAYERS_MAX, seats_asked, room,
+                                   err, cap);
   cJSON_Delete(room);
   return rc;
 }
