@@ -213,3 +213,31 @@ Test(server_metrics, the_series_ring_keeps_the_last_samples_of_the_figures) {
   cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "samples")), 1);
   cJSON_Delete(j);
 }
+
+/* Every room counter of kind GK_ROOM_METRIC (gk_room_stats.h, the one
+ * list) is exposed as gk_<name>_total with its value, and the "stopped"
+ * record's list is the same list: a counter added there is in both. */
+Test(server_metrics, every_room_counter_of_the_list_is_exposed_with_its_value) {
+  fresh();
+  gk_room_stats *st = &sv_test_room_host(srv)->stats;
+  uint64_t v = 1000;
+#define SET(name, kind, help) st->name = v++;
+  GK_ROOM_COUNTERS(SET)
+#undef SET
+  expose();
+  v = 1000;
+  int exposed = 0;
+#define CHECK(name, kind, help)                                                \
+  do {                                                                         \
+    char want[128];                                                            \
+    snprintf(want, sizeof want, "\ngk_" #name "_total %" PRIu64 "\n", v++);    \
+    if ((kind) == GK_ROOM_METRIC) {                                            \
+      cr_assert_not_null(strstr(text, want), "no %s", want + 1);               \
+      exposed++;                                                               \
+    }                                                                          \
+  } while (0);
+  GK_ROOM_COUNTERS(CHECK)
+#undef CHECK
+  cr_assert_geq(exposed, 20, "only %d counters of kind GK_ROOM_METRIC",
+                exposed);
+}
