@@ -20,8 +20,9 @@
 # i386 binaries run natively where the kernel can, else under qemu-i386.
 # The wasm leg also links the core and the lockstep library as a browser
 # client would (every public function exported, no main) and fails if the
-# .wasm is over GK_WASM_MAX bytes (200 KiB); it prints its size and the
-# leg's wall time.
+# .wasm is over GK_WASM_MAX bytes (200 KiB), and prints its size.
+# Variants build and run side by side, as many as there are cores; they
+# are judged afterwards in the list's order. Prints the matrix's wall time.
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -40,6 +41,7 @@ wasm_max=${GK_WASM_MAX:-204800}
 steps=${2:-6000}
 [ "${1:-}" = "--steps" ] || steps=6000
 root=build-det
+det_t0=$(date +%s)
 mkdir -p "$root/xxinc"
 # xxHash is header-only here; cross compilers do not search /usr/include.
 cp /usr/include/xxhash.h "$root/xxinc/"
@@ -74,22 +76,26 @@ wasm_size() { # DIR OPT
 variants="gcc-O0 gcc-O3 clang-O0 clang-O3 i386-O0 i386-O3 aarch64-O0 aarch64-O3
   wasm32-O0 wasm32-O2 wasm32-Os wasm32-simd-Os"
 probes="gk-chain gk-lockstep-probe"
-status=0
-first=""
-wasm_t0=""
-for v in $variants; do
+
+# variant V: sets up and builds V's tree, runs both probes into
+# $root/V.txt and, for an optimised wasm32 variant, links the size probe;
+# what it has to say goes to $root/V.msg, its verdict (0 or 1) to
+# $root/V.rc. Variants run side by side (below), so it prints nothing.
+variant() {
+  v=$1
   dir=$root/$v
   opt=${v##*-O}
   cross=""
   cc=gcc
   cargs=$xx
+  : > "$root/$v.msg"
+  echo 1 > "$root/$v.rc"
   case $v in
     clang-*) cc=clang ;;
     i386-*) cross="--cross-file $root/i386.ini" ;;
     aarch64-*) cross="--cross-file tests/determinism/aarch64.ini" ;;
     wasm32-*)
       cross="--cross-file tests/determinism/wasm32.ini"
-      [ -n "$wasm_t0" ] || wasm_t0=$(date +%s)
       # the browser client's flags (web/gamekit/build.sh): SSE2 -> SIMD
       case $v in wasm32-simd-*) cargs="$xx -msimd128 -msse2" ;; esac
       ;;
@@ -97,16 +103,16 @@ for v in $variants; do
   if [ -f "$dir/build.ninja" ]; then
     # a tree set up by an older matrix (-Dcore_only) gets the probe too
     meson configure "$dir" -Dcore_only=false -Dportable_only=true \
-      > "$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; exit 1; }
+      > "$dir.setup.log" 2>&1 || { cat "$dir.setup.log" > "$root/$v.msg"; return; }
   else
     # shellcheck disable=SC2086
     CC=$cc meson setup "$dir" -Dportable_only=true -Dbuildtype=plain \
       -Doptimization="$opt" -Dc_args="$cargs" $cross > "$dir.setup.log" 2>&1 \
-      || { cat "$dir.setup.log"; exit 1; }
+      || { cat "$dir.setup.log" > "$root/$v.msg"; return; }
   fi
   # shellcheck disable=SC2086
   meson compile -C "$dir" $probes > "$dir.build.log" 2>&1 \
-    || { cat "$dir.build.log"; exit 1; }
+    || { cat "$dir.build.log" > "$root/$v.msg"; return; }
   wrap=""
   ext=""
   case $v in
@@ -118,7 +124,48 @@ for v in $variants; do
   # shellcheck disable=SC2086
   if ! { $wrap "$p/gk-chain$ext" --steps "$steps" tests/data/push-puzzle \
       && $wrap "$p/gk-lockstep-probe$ext"; } > "$root/$v.txt"; then
-    echo "FAIL $v: a probe did not complete"
+    echo "FAIL $v: a probe did not complete" > "$root/$v.msg"
+    return
+  fi
+  case $v in
+    wasm32-O0) ;;
+    wasm32-*)
+      if ! size=$(wasm_size "$dir" "$opt"); then
+        echo "FAIL $v: the size link failed" > "$root/$v.msg"
+        return
+      elif [ "$size" -gt "$wasm_max" ]; then
+        echo "FAIL $v: core + lockstep library .wasm is $size bytes," \
+          "over $wasm_max" > "$root/$v.msg"
+        return
+      fi
+      echo "$v: core + lockstep library .wasm $size bytes" \
+        "($(gzip -9c "$dir/gk-lockstep.wasm" | wc -c) gzipped," \
+        "limit $wasm_max)" > "$root/$v.msg"
+      ;;
+  esac
+  echo 0 > "$root/$v.rc"
+}
+
+# Most of a variant's time is one process (meson setup, a probe under
+# qemu or node): run as many variants at once as there are cores, in
+# batches, then judge them in the list's order against the first.
+jobs=$(nproc)
+# shellcheck disable=SC2086
+set -- $variants
+while [ $# -gt 0 ]; do
+  i=0
+  while [ $# -gt 0 ] && [ $i -lt "$jobs" ]; do
+    variant "$1" &
+    shift
+    i=$((i + 1))
+  done
+  wait
+done
+status=0
+first=""
+for v in $variants; do
+  if [ "$(cat "$root/$v.rc")" != 0 ]; then
+    cat "$root/$v.msg"
     status=1
     continue
   fi
@@ -135,24 +182,8 @@ for v in $variants; do
     diff "$root/$first.txt" "$root/$v.txt" | head -20
     status=1
   fi
-  case $v in
-    wasm32-O0) ;;
-    wasm32-*)
-      if ! size=$(wasm_size "$dir" "$opt"); then
-        echo "FAIL $v: the size link failed"
-        status=1
-      elif [ "$size" -gt "$wasm_max" ]; then
-        echo "FAIL $v: core + lockstep library .wasm is $size bytes," \
-          "over $wasm_max"
-        status=1
-      else
-        echo "$v: core + lockstep library .wasm $size bytes" \
-          "($(gzip -9c "$dir/gk-lockstep.wasm" | wc -c) gzipped," \
-          "limit $wasm_max)"
-      fi
-      ;;
-  esac
+  if [ -s "$root/$v.msg" ]; then cat "$root/$v.msg"; fi
 done
-[ -z "$wasm_t0" ] || echo "wasm32 leg: $(($(date +%s) - wasm_t0)) s"
+echo "determinism matrix: wall time $(($(date +%s) - det_t0)) s"
 [ $status -eq 0 ] && echo "determinism matrix: all $(echo $variants | wc -w) variants identical"
 exit $status

@@ -18,28 +18,58 @@ if [ ! -f build-fuzz/build.ninja ]; then
 fi
 meson compile -C build-fuzz
 mkdir -p build-fuzz/findings
-status=0
-ran=0
-for bin in build-fuzz/fuzzing/*_fuzzer; do
-  [ -x "$bin" ] || continue
-  name=$(basename "$bin" _fuzzer)
+# fuzz_one NAME: one target for $secs over a scratch copy of its corpus;
+# writes build-fuzz/NAME.status (0, or 1 on a finding) and its summary.
+fuzz_one() {
+  name=$1
   work=build-fuzz/corpus-$name
   rm -rf "$work"
   mkdir -p "$work"
   cp fuzzing/corpus/"$name"/* "$work"/ 2>/dev/null || true
-  echo "fuzz $name for ${secs}s"
-  if ! UBSAN_OPTIONS=halt_on_error=1 "$bin" -max_total_time="$secs" \
-      -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-      -artifact_prefix=build-fuzz/findings/"$name"- "$work" \
-      > build-fuzz/"$name".log 2>&1; then
+  if ! UBSAN_OPTIONS=halt_on_error=1 "build-fuzz/fuzzing/${name}_fuzzer" \
+      -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 \
+      -print_final_stats=1 -artifact_prefix=build-fuzz/findings/"$name"- \
+      "$work" > build-fuzz/"$name".log 2>&1; then
+    echo 1 > build-fuzz/"$name".status
+  else
+    echo 0 > build-fuzz/"$name".status
+  fi
+}
+# Each libFuzzer run is one process on one core: run as many at once as
+# the machine has cores (the same seconds each, so a batch ends together),
+# then report in a fixed order.
+jobs=$(nproc)
+names=""
+for bin in build-fuzz/fuzzing/*_fuzzer; do
+  [ -x "$bin" ] || continue
+  names="$names $(basename "$bin" _fuzzer)"
+done
+[ -n "$names" ] || { echo "no fuzz targets were built"; exit 1; }
+rm -f build-fuzz/*.status
+# shellcheck disable=SC2086
+set -- $names
+while [ $# -gt 0 ]; do
+  i=0
+  while [ $# -gt 0 ] && [ $i -lt "$jobs" ]; do
+    echo "fuzz $1 for ${secs}s"
+    fuzz_one "$1" &
+    shift
+    i=$((i + 1))
+  done
+  wait
+done
+status=0
+ran=0
+for name in $names; do
+  if [ "$(cat build-fuzz/"$name".status 2>/dev/null)" != 0 ]; then
     echo "FINDING in $name:"
     tail -40 build-fuzz/"$name".log
     status=1
   else
-    grep -E "stat::number_of_executed_units|Done [0-9]+ runs" build-fuzz/"$name".log | tail -1
+    echo "$name: $(grep -E "stat::number_of_executed_units|Done [0-9]+ runs" \
+      build-fuzz/"$name".log | tail -1)"
   fi
   ran=$((ran + 1))
 done
-[ "$ran" -gt 0 ] || { echo "no fuzz targets were built"; exit 1; }
-echo "fuzzed $ran targets"
+echo "fuzzed $ran targets, $jobs at a time"
 exit $status
