@@ -96,23 +96,28 @@ static void send_confirmed(gk_net_session *s, uint32_t p, int force) {
 
 /* --- confirming ---------------------------------------------------------- */
 
-/* Step `step`, confirmed now, on the schedule (gk_net_session_config):
- * a stall moves the schedule; the lateness the step is left with. */
-static uint64_t on_schedule(gk_net_session *s, uint64_t step) {
+/* Step `step`, confirmed now after `waited` ms as the next step to
+ * confirm, on the schedule (gk_net_session_config): a stall moves the
+ * schedule; the lateness the step is left with. */
+static uint64_t on_schedule(gk_net_session *s, uint64_t step, uint64_t waited) {
   const gk_ratio r = s->cfg.step_seconds;
   uint64_t n = step + 1 - s->sched_step;
   uint64_t due = s->sched_ms + n * r.num * 1000u / r.den;
   uint64_t late = s->now_ms > due ? s->now_ms - due : 0;
-  if (s->cfg.stall_ms != 0 && late > s->cfg.stall_ms) {
-    s->stats.stalls++;
-    s->stats.stalled_ms += late;
-    s->sched_step = step + 1;
-    s->sched_ms = s->now_ms;
-    return 0;
+  if (late <= s->cfg.late_slack_ms) {
+    s->stats.confirm_ms += late;
+    return late;
   }
-  if (late > s->cfg.late_slack_ms) s->stats.steps_late++;
-  s->stats.confirm_ms += late;
-  return late;
+  if (s->cfg.stall_ms == 0 || waited <= s->cfg.stall_ms) {
+    s->stats.steps_late++;
+    s->stats.confirm_ms += late;
+    return late;
+  }
+  s->stats.stalls++;
+  s->stats.stalled_ms += late;
+  s->sched_step = step + 1;
+  s->sched_ms = s->now_ms;
+  return 0;
 }
 
 static void confirm_and_send(gk_net_session *s) {
@@ -121,7 +126,9 @@ static void confirm_and_send(gk_net_session *s) {
   if (n == 0) return;
   s->stats.steps_confirmed += n;
   for (uint64_t st = before; st < s->inbuf.confirmed; st++) {
-    uint64_t late = on_schedule(s, st);
+    /* the first waited since the step before it; the others not at all */
+    uint64_t waited = st == before ? s->now_ms - s->frontier_since_ms : 0;
+    uint64_t late = on_schedule(s, st, waited);
     if (s->cb.confirmed != NULL) s->cb.confirmed(s->cb.ctx, st, late);
   }
   s->frontier_since_ms = s->now_ms;

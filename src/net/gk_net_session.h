@@ -97,13 +97,15 @@ typedef struct gk_net_session_config {
                                says); {0, 0} -> the genre's step_seconds */
   /* The schedule (what lateness and stalls are measured against): step s
    * is due at A + (s + 1 - a) * step period, starting with a = first_step
-   * and A = the start; a step confirmed at t, more than stall_ms after it
-   * was due, is a stall (stats.stalls, its wait in stats.stalled_ms) and
-   * moves the schedule (a = s + 1, A = t: s is then due when it came), so
-   * the steps after it are measured against the pace the players have
-   * since. Any other step confirmed more than late_slack_ms after it was
-   * due is late (stats.steps_late). stall_ms 0: the schedule never moves
-   * (every step is measured against the start). */
+   * and A = the start. A step confirmed more than late_slack_ms after it
+   * was due is late (stats.steps_late), unless it waited more than
+   * stall_ms as the next step to confirm (nothing was confirmed for that
+   * long): then it is a stall (stats.stalls; stats.stalled_ms += how late
+   * it was) and the schedule moves to it (a = s + 1, A = now: s is due
+   * when it came), so the steps after it are measured against the pace
+   * the players have since. A match that only runs slow (no long wait)
+   * is late, not stalled. stall_ms 0: no stalls; the schedule never
+   * moves. */
   uint32_t late_slack_ms;
   uint32_t stall_ms;
   /* The referee's history (desync forensics: its state at a desync's

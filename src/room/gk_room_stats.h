@@ -35,10 +35,10 @@
     "Confirm latency, summed: ms each step was confirmed after its place on " \
     "the schedule (0 on time, and for a stall's step).")                      \
   X(stalls, GK_ROOM_OWN,                                                      \
-    "Stalls: steps confirmed more than lockstep.stall_ms after their place "  \
-    "on the schedule; each moves the schedule to its step.")                  \
+    "Stalls: late steps that waited over lockstep.stall_ms with nothing "     \
+    "confirmed; each moves the schedule to its step.")                        \
   X(stalled_ms, GK_ROOM_OWN,                                                  \
-    "How long the stalls waited, ms: what they moved the schedule by.")       \
+    "How late the stalls' steps were, ms: what they moved the schedule by.")  \
   X(stall_notices, GK_ROOM_OWN,                                               \
     "STALL notices sent to players (after stall.notice_ms).")
 

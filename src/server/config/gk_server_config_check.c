@@ -96,8 +96,7 @@ static int ops_finish(sv_cfg_ctx *x) {
   return 0;
 }
 
-/* The input delay's bounds and the window that must hold them; a stall
- * longer than the lateness slack. */
+/* The input delay's bounds and the window that must hold them. */
 static int lockstep_finish(sv_cfg_ctx *x) {
   gk_server_config *c = x->c;
   if (c->input_delay_min > c->input_delay_max)
@@ -112,10 +111,6 @@ static int lockstep_finish(sv_cfg_ctx *x) {
     return sv_cfg_fail(x, GK_ERANGE, "lockstep.window",
                        "must be at least 2 * (input_delay_max + lead) + 8 = %u",
                        2u * (c->input_delay_max + c->lead) + 8u);
-  if (c->stall_ms <= c->late_slack_ms)
-    return sv_cfg_fail(x, GK_ERANGE, "lockstep.stall_ms",
-                       "must be more than lockstep.late_slack_ms (%u), got %u",
-                       c->late_slack_ms, c->stall_ms);
   return 0;
 }
 
