@@ -96,11 +96,28 @@ static void send_confirmed(gk_net_session *s, uint32_t p, int force) {
 
 /* --- confirming ---------------------------------------------------------- */
 
-static int step_late(const gk_net_session *s, uint64_t step, uint64_t now) {
+/* Step `step`, confirmed now after `waited` ms as the next step to
+ * confirm, on the schedule (gk_net_session_config): a stall moves the
+ * schedule; the lateness the step is left with. */
+static uint64_t on_schedule(gk_net_session *s, uint64_t step, uint64_t waited) {
   const gk_ratio r = s->cfg.step_seconds;
-  uint64_t n = step - s->cfg.first_step + 1;
-  uint64_t due_ms = n * r.num * 1000u / r.den + s->cfg.late_slack_ms;
-  return now - s->start_ms > due_ms;
+  uint64_t n = step + 1 - s->sched_step;
+  uint64_t due = s->sched_ms + n * r.num * 1000u / r.den;
+  uint64_t late = s->now_ms > due ? s->now_ms - due : 0;
+  if (late <= s->cfg.late_slack_ms) {
+    s->stats.confirm_ms += late;
+    return late;
+  }
+  if (s->cfg.stall_ms == 0 || waited <= s->cfg.stall_ms) {
+    s->stats.steps_late++;
+    s->stats.confirm_ms += late;
+    return late;
+  }
+  s->stats.stalls++;
+  s->stats.stalled_ms += late;
+  s->sched_step = step + 1;
+  s->sched_ms = s->now_ms;
+  return 0;
 }
 
 static void confirm_and_send(gk_net_session *s) {
@@ -108,8 +125,12 @@ static void confirm_and_send(gk_net_session *s) {
   uint64_t n = gk_inbuf_confirm(&s->inbuf);
   if (n == 0) return;
   s->stats.steps_confirmed += n;
-  for (uint64_t st = before; st < s->inbuf.confirmed; st++)
-    if (step_late(s, st, s->now_ms)) s->stats.steps_late++;
+  for (uint64_t st = before; st < s->inbuf.confirmed; st++) {
+    /* the first waited since the step before it; the others not at all */
+    uint64_t waited = st == before ? s->now_ms - s->frontier_since_ms : 0;
+    uint64_t late = on_schedule(s, st, waited);
+    if (s->cb.confirmed != NULL) s->cb.confirmed(s->cb.ctx, st, late);
+  }
   s->frontier_since_ms = s->now_ms;
   for (uint32_t p = 0; p < s->cfg.players; p++)
     if (s->inbuf.ack_mask >> p & 1u) send_confirmed(s, p, 0);
@@ -332,6 +353,8 @@ int gk_net_session_init(gk_net_session *s, const gk_net_session_config *cfg,
   s->cb = *cb;
   gk_inbuf_replica_init(&s->in, &s->inbuf, &s->loop, &s->hist, session_step, s);
   s->start_ms = s->frontier_since_ms = s->now_ms = now_ms;
+  s->sched_step = c->first_step;
+  s->sched_ms = now_ms;
   s->stall_step = UINT64_MAX;
   s->end_step = UINT64_MAX;
   confirm_and_send(s); /* the neutral steps */
@@ -411,7 +434,7 @@ static void check_stall(gk_net_session *s) {
   uint64_t waited = s->now_ms - s->frontier_since_ms;
   if (waited >= s->cfg.stall_notice_ms && s->stall_step != step) {
     s->stall_step = step;
-    s->stats.stalls++;
+    s->stats.stall_notices++;
     if (s->cb.stall != NULL) s->cb.stall(s->cb.ctx, step, missing, waited);
     gk_wire_msg m;
     m.type = GK_MSG_STALL;

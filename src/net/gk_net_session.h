@@ -95,9 +95,19 @@ typedef struct gk_net_session_config {
   uint64_t auto_remove_ms;  /* 0 -> off (the creator decides) */
   gk_ratio step_seconds;    /* the match's step period (what MATCH_START
                                says); {0, 0} -> the genre's step_seconds */
-  uint32_t late_slack_ms;   /* a step is late if confirmed later than
-                               start + (step - first + 1) * step period +
-                               this slack */
+  /* The schedule (what lateness and stalls are measured against): step s
+   * is due at A + (s + 1 - a) * step period, starting with a = first_step
+   * and A = the start. A step confirmed more than late_slack_ms after it
+   * was due is late (stats.steps_late), unless it waited more than
+   * stall_ms as the next step to confirm (nothing was confirmed for that
+   * long): then it is a stall (stats.stalls; stats.stalled_ms += how late
+   * it was) and the schedule moves to it (a = s + 1, A = now: s is due
+   * when it came), so the steps after it are measured against the pace
+   * the players have since. A match that only runs slow (no long wait)
+   * is late, not stalled. stall_ms 0: no stalls; the schedule never
+   * moves. */
+  uint32_t late_slack_ms;
+  uint32_t stall_ms;
   /* The referee's history (desync forensics: its state at a desync's
    * step, as the peers answer it): window 0 -> hash_ring + 64, the rest
    * 0 -> gk_history's defaults. */
@@ -121,6 +131,10 @@ typedef struct gk_net_session_callbacks {
   /* May be NULL. The host's loop ran the last step (`step`) of the match;
    * `reason` is a GK_WIRE_END_*. Called once. */
   void (*ended)(void *ctx, uint64_t step, int reason);
+  /* May be NULL. `step` was confirmed `late_ms` after it was due on the
+   * schedule (0: on time, and for a stall's step, whose wait is counted in
+   * stats.stalled_ms); once per step, in step order. */
+  void (*confirmed)(void *ctx, uint64_t step, uint64_t late_ms);
 } gk_net_session_callbacks;
 
 typedef struct gk_net_session_stats {
@@ -138,9 +152,12 @@ typedef struct gk_net_session_stats {
   uint64_t hashes_dropped; /* pending overflow, or no longer kept */
   uint64_t desyncs;
   uint64_t steps_confirmed;
-  uint64_t steps_late;
+  uint64_t steps_late;    /* late on the schedule (config.late_slack_ms) */
+  uint64_t confirm_ms;    /* the sum of every step's `confirmed` late_ms */
+  uint64_t stalls;        /* stalls on the schedule (config.stall_ms) */
+  uint64_t stalled_ms;    /* the schedule moved by this much in all */
   uint64_t steps_run;     /* by the host's own loop */
-  uint64_t stalls;        /* stall notices sent */
+  uint64_t stall_notices; /* STALL notices sent */
   uint64_t delay_changes; /* input delay changes announced */
   uint64_t joins;         /* players joined after the start */
 } gk_net_session_stats;
@@ -177,8 +194,9 @@ struct gk_net_session {
   gk_inbuf_replica in; /* the referee's input */
   gk__session_player pl[GK_PLAYERS_MAX];
   uint64_t start_ms;
-  uint64_t frontier_since_ms; /* when step `confirmed` became the next */
-  uint64_t stall_step;        /* step last noticed as stalled, or UINT64_MAX */
+  uint64_t sched_step, sched_ms; /* the schedule: a and A (config) */
+  uint64_t frontier_since_ms;    /* when step `confirmed` became the next */
+  uint64_t stall_step; /* step last noticed as stalled, or UINT64_MAX */
   uint64_t now_ms;
   uint32_t joined; /* slots that joined after the start */
   int end_scheduled;

@@ -389,9 +389,9 @@ void gk_room_view_of(const gk_room *r, gk_room_view *v) {
   v->created_ms = r->created_ms;
   if (r->session_open) {
     v->steps = r->session.loop.steps;
-    v->steps_confirmed = r->session.stats.steps_confirmed;
-    v->steps_late = r->session.stats.steps_late;
-    v->stalls = r->session.stats.stalls;
+#define GK_ROOM_VIEW_FIGURE(name, kind, help) v->name = r->session.stats.name;
+    GK_ROOM_SCHEDULE(GK_ROOM_VIEW_FIGURE)
+#undef GK_ROOM_VIEW_FIGURE
     v->packets_in = r->session.stats.packets_in;
     v->packets_out = r->session.stats.packets_out;
     v->active_mask = r->session.inbuf.active_mask;
@@ -401,13 +401,4 @@ void gk_room_view_of(const gk_room *r, gk_room_view *v) {
   v->desyncs = r->desyncs;
   v->drops = r->drops;
   v->strikes = r->strikes;
-}
-
-void gk_room_step_due(const gk_room *r, uint64_t step, uint64_t *due_ms,
-                      uint64_t *now_ms) {
-  const gk_net_session *ss = &r->session;
-  *due_ms = ss->start_ms + (step - ss->cfg.first_step + 1) * 1000u *
-                               ss->cfg.step_seconds.num /
-                               ss->cfg.step_seconds.den;
-  *now_ms = ss->now_ms;
 }

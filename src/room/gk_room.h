@@ -116,8 +116,13 @@ typedef struct gk_room_env {
   int (*code_taken)(void *user, const char *code);
   /* The room leaves the shell's table; it frees itself right after. */
   void (*gone)(void *user, gk_room *room);
-  /* The room's session confirmed and ran `step` (metrics). */
+  /* May be NULL. The room's session ran `step`. */
   void (*step)(void *user, const gk_room *room, uint64_t step);
+  /* May be NULL. The room's session confirmed `step`, `late_ms` after its
+   * place on the schedule (0: on time, and for a stall's step; see
+   * gk_net_session_config): the confirm latency (metrics). */
+  void (*confirmed)(void *user, const gk_room *room, uint64_t step,
+                    uint64_t late_ms);
   /* Hands a job to a worker thread: 0, or non-zero if it cannot (the room
    * then runs the job itself, at once). */
   int (*queue)(void *user, gk_room_job *job);
@@ -251,7 +256,9 @@ typedef struct gk_room_view {
   uint32_t spectators;
   uint64_t created_ms;
   uint64_t steps; /* steps the room's session ran */
-  uint64_t steps_confirmed, steps_late, stalls; /* its session's */
+#define GK_ROOM_VIEW_FIGURE(name, kind, help) uint64_t name;
+  GK_ROOM_SCHEDULE(GK_ROOM_VIEW_FIGURE) /* its session's */
+#undef GK_ROOM_VIEW_FIGURE
   uint64_t desyncs, drops, strikes;
   uint64_t packets_in, packets_out; /* its session's */
   uint32_t active_mask; /* slots in the match now (the lobby: connected) */
@@ -263,9 +270,5 @@ gk_room_state gk_room_state_of(const gk_room *r);
 /* A token-mode slot's client id (bound at MATCH_START or a late join):
  * 1 with *out set, 0 if unknown. */
 int gk_room_slot_client(const gk_room *r, uint32_t slot, uint64_t *out);
-/* The confirm schedule of step `step` of a playing room: the ms at which
- * it was due on the match's schedule, and the session's time now. */
-void gk_room_step_due(const gk_room *r, uint64_t step, uint64_t *due_ms,
-                      uint64_t *now_ms);
 
 #endif

@@ -51,9 +51,10 @@ static void log_match_end(gk_room_host *h, const gk_room *r, int reason) {
   gk_log_u64(h->log, "drop_ahead", st->drop_ahead);
   gk_log_u64(h->log, "hashes_compared", st->hashes_compared);
   gk_log_u64(h->log, "desyncs", st->desyncs);
-  gk_log_u64(h->log, "steps_confirmed", st->steps_confirmed);
-  gk_log_u64(h->log, "steps_late", st->steps_late);
-  gk_log_u64(h->log, "stalls", st->stalls);
+#define GK_ROOM_LOG_FIGURE(name, kind, help)                                   \
+  gk_log_u64(h->log, #name, st->name);
+  GK_ROOM_SCHEDULE(GK_ROOM_LOG_FIGURE)
+#undef GK_ROOM_LOG_FIGURE
   gk_log_u64(h->log, "drops", r->drops);
   gk_log_u64(h->log, "strikes", r->strikes);
   gk_room__delay_log_end(h, r);
@@ -64,9 +65,10 @@ void gk_room__match_end(gk_room_host *h, gk_room *r, int reason) {
   gk_room__replay_finish(h, r);
   if (r->state != GK_ROOM_PLAYING) return;
   h->stats.matches_ended++;
-  h->stats.steps_confirmed += r->session.stats.steps_confirmed;
-  h->stats.steps_late += r->session.stats.steps_late;
-  h->stats.stalls += r->session.stats.stalls;
+#define GK_ROOM_ADD_FIGURE(name, kind, help)                                   \
+  h->stats.name += r->session.stats.name;
+  GK_ROOM_SCHEDULE(GK_ROOM_ADD_FIGURE)
+#undef GK_ROOM_ADD_FIGURE
   h->stats.desyncs += r->desyncs;
   log_match_end(h, r, reason);
   gk_room__spectators_end(h, r, r->session.loop.steps - 1, reason);
@@ -176,9 +178,16 @@ static void session_stall(void *ctx, uint64_t step, uint32_t awaited,
 static void session_step(void *ctx, const gk_step_input *in, uint64_t hash) {
   gk_room *r = ctx;
   r->host->stats.room_steps++;
-  r->host->env.step(r->host->env.user, r, in->step);
+  if (r->host->env.step != NULL)
+    r->host->env.step(r->host->env.user, r, in->step);
   gk_room__replay_step(r->host, r, in, hash);
   gk_room__spectators_step(r, in);
+}
+
+static void session_confirmed(void *ctx, uint64_t step, uint64_t late_ms) {
+  gk_room *r = ctx;
+  if (r->host->env.confirmed != NULL)
+    r->host->env.confirmed(r->host->env.user, r, step, late_ms);
 }
 
 static void session_removed(void *ctx, uint32_t slot, uint64_t step) {
@@ -220,6 +229,7 @@ static void session_config(const gk_room_host *h, const gk_room *r,
   sc->stall_notice_ms = h->cfg->stall_notice_ms;
   sc->auto_remove_ms = h->cfg->stall_auto_remove_ms;
   sc->late_slack_ms = h->cfg->late_slack_ms;
+  sc->stall_ms = h->cfg->stall_ms;
   sc->step_seconds.num = 1;
   sc->step_seconds.den = h->cfg->step_hz;
   sc->history.every = h->cfg->desync_history_every;
@@ -239,7 +249,8 @@ int gk_room__match_begin(gk_room_host *h, gk_room *r, char *err,
                                  session_stall,
                                  session_step,
                                  session_removed,
-                                 session_ended};
+                                 session_ended,
+                                 session_confirmed};
   rc = gk_net_session_init(&r->session, &sc, &cb, gk_room__now(h), err, errlen);
   if (rc) return rc;
   r->session_open = 1;

@@ -19,7 +19,29 @@
 #define GK_ROOM_METRIC 1
 #define GK_ROOM_OWN 0
 
+/* The figures of the matches' schedules, each its sessions' counter of
+ * the same name (gk_net_session_stats; the schedule, lateness and stalls
+ * are defined at gk_net_session_config). Ended matches add theirs to the
+ * rooms' counters, and log them in match_end; a room's view (/rooms) has
+ * its match's; /metrics shows each as gk_<name>_total, ended matches and
+ * running ones, with this help text. */
 /* clang-format off */
+#define GK_ROOM_SCHEDULE(X)                                                    \
+  X(steps_confirmed, GK_ROOM_OWN, "Steps confirmed.")                         \
+  X(steps_late, GK_ROOM_OWN,                                                  \
+    "Steps confirmed more than lockstep.late_slack_ms after their place on "  \
+    "the schedule (which a stall moves).")                                    \
+  X(confirm_ms, GK_ROOM_OWN,                                                  \
+    "Confirm latency, summed: ms each step was confirmed after its place on " \
+    "the schedule (0 on time, and for a stall's step).")                      \
+  X(stalls, GK_ROOM_OWN,                                                      \
+    "Stalls: late steps that waited over lockstep.stall_ms with nothing "     \
+    "confirmed; each moves the schedule to its step.")                        \
+  X(stalled_ms, GK_ROOM_OWN,                                                  \
+    "How late the stalls' steps were, ms: what they moved the schedule by.")  \
+  X(stall_notices, GK_ROOM_OWN,                                               \
+    "STALL notices sent to players (after stall.notice_ms).")
+
 #define GK_ROOM_COUNTERS(X)                                                    \
   X(rooms_created, GK_ROOM_METRIC, "Rooms created.")                          \
   X(rooms_closed, GK_ROOM_METRIC, "Rooms closed.")                            \
@@ -32,9 +54,7 @@
   X(replies_suppressed, GK_ROOM_OWN,                                          \
     "ERRORs not sent: larger than the request.")                              \
   X(room_steps, GK_ROOM_OWN, "Steps run by the rooms' own loops.")           \
-  X(steps_confirmed, GK_ROOM_OWN, "Steps confirmed, of ended matches.")       \
-  X(steps_late, GK_ROOM_OWN, "Late steps, of ended matches.")                 \
-  X(stalls, GK_ROOM_OWN, "Stall notices, of ended matches.")                  \
+  GK_ROOM_SCHEDULE(X)                                                         \
   X(desyncs, GK_ROOM_OWN, "Desyncs, of ended matches.")                       \
   X(replays_written, GK_ROOM_METRIC, "Replays finalised.")                    \
   X(replays_failed, GK_ROOM_METRIC, "Replays that could not be written.")     \

@@ -92,10 +92,11 @@ static void env_gone(void *user, gk_room *r) {
   s->free_idx[s->cfg->max_rooms - s->host.nrooms - 1] = tag->index;
 }
 
-static void env_step(void *user, const gk_room *r, uint64_t step) {
-  uint64_t due_ms = 0, now_ms = 0;
-  gk_room_step_due(r, step, &due_ms, &now_ms);
-  sv_metrics_confirm(user, due_ms, now_ms);
+static void env_confirmed(void *user, const gk_room *r, uint64_t step,
+                          uint64_t late_ms) {
+  (void)r;
+  (void)step;
+  sv_metrics_confirm(user, late_ms);
 }
 
 /* A room's job on libuv's thread pool. */
@@ -161,7 +162,8 @@ int sv_rooms_init(gk_server *s) {
                            env_client_id,
                            env_code_taken,
                            env_gone,
-                           env_step,
+                           NULL,
+                           env_confirmed,
                            env_queue,
                            env_clock_ns,
                            env_wall_s};

@@ -553,7 +553,7 @@ static int run(const script *sc, uint64_t steps) {
     if (p->removed) continue;
     if (p->loop.steps != m->s.loop.steps || p->end_reason != m->s.end_reason)
       fail(m, "a peer ended at another step than the host");
-    if (p->stalls != m->s.stats.stalls)
+    if (p->stalls != m->s.stats.stall_notices)
       fail(m, "a peer heard another count of stall notices");
   }
   const gk_net_session_stats *st = &m->s.stats;
@@ -577,8 +577,8 @@ static int run(const script *sc, uint64_t steps) {
       (unsigned long long)st->packets_out, (unsigned long long)st->bytes_out,
       (unsigned long long)st->inputs_stale, (unsigned long long)st->inputs_dup,
       (unsigned long long)st->hashes_compared, (unsigned long long)st->desyncs,
-      (unsigned long long)st->stalls, (unsigned long long)st->delay_changes,
-      (unsigned long long)st->steps_late,
+      (unsigned long long)st->stall_notices,
+      (unsigned long long)st->delay_changes, (unsigned long long)st->steps_late,
       (unsigned long long)st->drop_malformed, (unsigned long long)st->drop_slot,
       (unsigned long long)st->drop_unexpected,
       (unsigned long long)st->drop_perm, (unsigned long long)st->drop_ahead);

@@ -38,6 +38,9 @@ typedef struct fixture {
   uint64_t ended_steps_seen;
   /* MATCH_END notices sent while the host had not yet run their step */
   int match_end_early;
+  /* the confirmed callback: each step's late_ms, and how many came */
+  uint64_t late_ms[128];
+  uint64_t nconfirmed;
 } fixture;
 
 static fixture fx;
@@ -91,28 +94,41 @@ static void on_ended(void *ctx, uint64_t step, int reason) {
   f->end_step = step;
 }
 
-static void open_session(uint64_t auto_remove_ms) {
+static void on_confirmed(void *ctx, uint64_t step, uint64_t late_ms) {
+  fixture *f = ctx;
+  cr_assert_eq(step, f->nconfirmed, "in step order, once each");
+  if (step < 128) f->late_ms[step] = late_ms;
+  f->nconfirmed++;
+}
+
+/* Two players of the tally genre, input delay 1, lead 2, opened at 1000
+ * ms, with `c`'s stall and schedule settings. */
+static void open_with(gk_net_session_config c) {
   static const tally_cfg cfg = {0};
   memset(&fx, 0, sizeof fx);
-  gk_net_session_config c = {.sim = &tally_sim,
-                             .sim_config = &cfg,
-                             .seed = 7,
-                             .players = 2,
-                             .input_delay = 1,
-                             .lead = 2,
-                             .creator = 0,
-                             .window = 64,
-                             .stall_notice_ms = 100,
-                             .auto_remove_ms = auto_remove_ms};
+  c.sim = &tally_sim;
+  c.sim_config = &cfg;
+  c.seed = 7;
+  c.players = 2;
+  c.input_delay = 1;
+  c.lead = 2;
+  c.creator = 0;
+  c.window = 64;
   gk_net_session_callbacks cb = {.ctx = &fx,
                                  .send = on_send,
                                  .desync = on_desync,
                                  .stall = on_stall,
                                  .step = on_step,
-                                 .ended = on_ended};
+                                 .ended = on_ended,
+                                 .confirmed = on_confirmed};
   char err[GK_ERRMSG_MAX];
   cr_assert_eq(gk_net_session_init(&fx.s, &c, &cb, 1000, err, sizeof err), 0,
                "%s", err);
+}
+
+static void open_session(uint64_t auto_remove_ms) {
+  open_with((gk_net_session_config){.stall_notice_ms = 100,
+                                    .auto_remove_ms = auto_remove_ms});
 }
 
 static void fini(void) {
@@ -579,4 +595,85 @@ Test(
   cr_assert_eq(fx.end_step, e);
   cr_assert_eq(send_input(1, 1, e, 1, 9, 1005), GK_ECLOSED);
   cr_assert_eq(send_input(0, 0, e + 1, 1, 9, 1005), GK_ECLOSED);
+}
+
+/* --- the schedule: late steps, stalls, confirm latency ------------------- */
+
+/* 50 steps a second (step s due at 1000 + (s + 1) * 20 ms), a step late
+ * past 50 ms, a stall after 100 ms with nothing confirmed. */
+static void open_schedule(uint32_t stall_ms) {
+  open_with((gk_net_session_config){
+      .step_seconds = {1, 50}, .late_slack_ms = 50, .stall_ms = stall_ms});
+}
+
+/* Both players' records for `step` at `now`: the step is confirmed then. */
+static void both(uint64_t step, uint64_t now) {
+  cr_assert_eq(send_input(0, 0, step, 1, 1, now), 0);
+  cr_assert_eq(send_input(1, 1, step, 1, 1, now), 0);
+  cr_assert_eq(gk_net_session_confirmed(&fx.s), step + 1);
+  cr_assert_geq(gk_net_session_tick(&fx.s, now), 0);
+}
+
+Test(session, a_step_past_its_place_and_the_slack_is_late) {
+  open_schedule(100);
+  both(1, 1000 + 2 * 20 + 50); /* 50 ms past: within the slack */
+  both(2, 1000 + 3 * 20 + 51); /* 51 ms past, after a 21 ms wait */
+  both(3, 1000 + 4 * 20 + 40); /* 40 ms past */
+  cr_assert_eq(fx.late_ms[0], 0, "the neutral step, at the start");
+  cr_assert_eq(fx.late_ms[1], 50);
+  cr_assert_eq(fx.late_ms[2], 51);
+  cr_assert_eq(fx.late_ms[3], 40);
+  const gk_net_session_stats *st = &fx.s.stats;
+  cr_assert_eq(st->steps_confirmed, 4);
+  cr_assert_eq(fx.nconfirmed, 4);
+  cr_assert_eq(st->steps_late, 1);
+  cr_assert_eq(st->confirm_ms, 141);
+  cr_assert_eq(st->stalls, 0);
+}
+
+Test(session, a_long_wait_is_one_stall_and_the_schedule_moves_to_it) {
+  open_schedule(100);
+  for (uint64_t s = 1; s < 10; s++) both(s, 1000 + (s + 1) * 20);
+  /* step 10 comes 500 ms late, after 520 ms with nothing confirmed */
+  uint64_t t = 1000 + 11 * 20 + 500;
+  both(10, t);
+  const gk_net_session_stats *st = &fx.s.stats;
+  cr_assert_eq(st->stalls, 1);
+  cr_assert_eq(st->stalled_ms, 500);
+  cr_assert_eq(fx.late_ms[10], 0, "its wait is the stall's");
+  /* the steps after it, at the pace since, are on time: 30 ms past the
+   * new schedule is within the slack */
+  both(11, t + 20);
+  both(12, t + 40 + 30);
+  both(13, t + 80);
+  both(14, t + 80);
+  cr_assert_eq(fx.late_ms[11], 0);
+  cr_assert_eq(fx.late_ms[12], 30);
+  cr_assert_eq(fx.late_ms[13], 20);
+  cr_assert_eq(fx.late_ms[14], 0);
+  cr_assert_eq(st->steps_late, 0);
+  cr_assert_eq(st->confirm_ms, 50);
+  cr_assert_eq(st->stalls, 1);
+  cr_assert_eq(st->steps_confirmed, 15);
+}
+
+Test(session, a_match_that_runs_slow_without_a_wait_is_late_not_stalled) {
+  open_schedule(100);
+  /* a step every 25 ms where 20 are due: 5 ms further behind each step,
+   * past the slack from step 10 and past stall_ms from step 20, never
+   * after a wait of more than 25 ms */
+  for (uint64_t s = 1; s <= 40; s++) both(s, 1000 + (s + 1) * 25);
+  const gk_net_session_stats *st = &fx.s.stats;
+  cr_assert_eq(st->stalls, 0);
+  cr_assert_eq(fx.late_ms[40], 41 * 5);
+  cr_assert_eq(st->steps_late, 31, "steps 10..40");
+}
+
+Test(session, with_stall_ms_0_the_schedule_never_moves) {
+  open_schedule(0);
+  both(1, 1000 + 2 * 20 + 500);
+  both(2, 1000 + 3 * 20 + 500);
+  cr_assert_eq(fx.s.stats.stalls, 0);
+  cr_assert_eq(fx.s.stats.steps_late, 2);
+  cr_assert_eq(fx.late_ms[2], 500);
 }

@@ -168,6 +168,16 @@ static void env_step(void *user, const gk_room *r, uint64_t step) {
   ((rw_world *)user)->steps++;
 }
 
+static void env_confirmed(void *user, const gk_room *r, uint64_t step,
+                          uint64_t late_ms) {
+  (void)r;
+  (void)step;
+  rw_world *w = user;
+  w->confirms++;
+  w->confirm_ms += late_ms;
+  if (late_ms > w->confirm_ms_max) w->confirm_ms_max = late_ms;
+}
+
 static int env_queue(void *user, gk_room_job *job) {
   rw_world *w = user;
   if (w->queue_now) {
@@ -236,6 +246,7 @@ rw_world *rw_new(void) {
                            env_code_taken,
                            env_gone,
                            env_step,
+                           env_confirmed,
                            env_queue,
                            env_clock_ns,
                            env_wall_s};

@@ -6,7 +6,8 @@
  *   - the clock is the test's (w->now_ms; env.clock_ns is the same time);
  *   - env.queue holds jobs until the test runs them (rw_run_jobs), or runs
  *     them at once (w->queue_now);
- *   - env.gone, strikes, admits and closes are recorded;
+ *   - env.gone, strikes, admits and closes are recorded, env.confirmed's
+ *     confirm latencies summed;
  *   - a room table by code, as the shell keeps (rw_route finds rooms).
  * A connection may have a player: the real peer engine (gk_net_peer,
  * sans-I/O) fed with the bytes the room sent it; what it sends back waits
@@ -78,8 +79,10 @@ struct rw_world {
   gk_room *gone[RW_ROOMS]; /* rooms that left the table, in order */
   uint32_t ngone;
   uint64_t steps; /* env.step calls */
-  uint64_t lost;  /* env.send to a connection that is not there */
-  char dir[64];   /* a temporary folder (replays, desyncs) */
+  /* env.confirmed: calls, the late_ms summed, the largest */
+  uint64_t confirms, confirm_ms, confirm_ms_max;
+  uint64_t lost; /* env.send to a connection that is not there */
+  char dir[64];  /* a temporary folder (replays, desyncs) */
 };
 
 /* A world at now_ms 1000: survivors and the other registered genres,

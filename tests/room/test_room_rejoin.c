@@ -252,3 +252,64 @@ Test(room_rejoin, a_held_slot_plays_neutral_with_while_away_neutral) {
   }
   cr_assert_gt(checked, 20);
 }
+
+/* The steps a match confirmed, until it confirmed `step`; fails the test
+ * if that takes more than a minute of its time. */
+static void play_to(gk_room *r, uint64_t step) {
+  for (int ms = 0; view(r).steps_confirmed < step; ms++) {
+    cr_assert_lt(ms, 60000, "step %llu never came", (unsigned long long)step);
+    rw_advance(w, 1);
+  }
+}
+
+/* A match of 2 in which slot 1 drops at step 300 and rejoins after
+ * `away_ms`; it ends (END_MATCH from the creator) at step 900. Returns
+ * the match_end line, in out. */
+static void drop_and_rejoin(uint64_t away_ms, char *out, size_t cap) {
+  uint32_t id[2];
+  gk_room *r = rw_match(w, "survivors", 2, 2, NULL, id);
+  play_to(r, 300);
+  uint8_t secret[GK_WIRE_SECRET_LEN];
+  secret_of(id[1], 1, secret);
+  rw_disconnect(w, id[1]);
+  rw_advance(w, away_ms);
+  uint32_t c = rw_connect(w);
+  rw_player(w, c);
+  cr_assert_eq(gk_net_peer_rejoin(&rw_conn_of(w, c)->peer,
+                                  w->now_ms * NS_PER_MS, gk_room_code(r), 1,
+                                  secret, NULL),
+               0);
+  rw_pump(w);
+  cr_assert_eq(w->host.stats.rejoins, 1);
+  play_to(r, 900);
+  rw_end_match(w, id[0], GK_WIRE_END_HOST);
+  rw_advance(w, 10);
+  cr_assert(rw_log_last(w, "match_end", out, cap));
+}
+
+Test(room_rejoin,
+     a_600_ms_drop_and_a_rejoin_is_one_stall_and_the_steps_after_are_on_time) {
+  char line[2048];
+  drop_and_rejoin(600, line, sizeof(line));
+  uint64_t confirmed = rw_log_u64(line, "steps_confirmed");
+  uint64_t late = rw_log_u64(line, "steps_late");
+  cr_assert_geq(confirmed, 900, "%s", line);
+  cr_assert_leq(late * 20, confirmed, "at most 5%% late: %s", line);
+  cr_assert_eq(rw_log_u64(line, "stalls"), 1, "%s", line);
+  /* the schedule moved by the wait: the drop, less the steps slot 0 could
+   * sample ahead (input delay 2 + lead 4, 20 ms each) */
+  uint64_t stalled = rw_log_u64(line, "stalled_ms");
+  cr_assert(stalled >= 600 - 6 * 20 && stalled <= 600 + 100, "%s", line);
+  /* every step's confirm latency went to env.confirmed, and adds up to
+   * what match_end and the rooms' counters say */
+  cr_assert_eq(w->confirms, confirmed, "%s", line);
+  cr_assert_eq(w->confirm_ms, rw_log_u64(line, "confirm_ms"), "%s", line);
+  cr_assert_leq(w->confirm_ms_max, 100, "%s", line);
+  const gk_room_stats *st = &w->host.stats;
+  cr_assert_eq(st->steps_confirmed, confirmed);
+  cr_assert_eq(st->steps_late, late);
+  cr_assert_eq(st->stalls, 1);
+  cr_assert_eq(st->stalled_ms, stalled);
+  cr_assert_eq(st->confirm_ms, w->confirm_ms);
+  cr_assert_eq(st->stall_notices, rw_log_u64(line, "stall_notices"));
+}

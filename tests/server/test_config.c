@@ -103,7 +103,8 @@ Test(server_config, every_key_is_read_into_the_struct) {
       "\"step_hz\":120,\"limits\":{\"rooms\":32,\"players_per_room\":4,"
       "\"peers\":100,\"packet_bytes\":600,\"strikes\":3,"
       "\"lobby_timeout_ms\":0},\"lockstep\":{\"input_delay\":2,"
-      "\"input_delay_max\":4,\"lead\":3,\"window\":128,\"late_slack_ms\":7},"
+      "\"input_delay_max\":4,\"lead\":3,\"window\":128,\"late_slack_ms\":7,"
+      "\"stall_ms\":8},"
       "\"stall\":{\"notice_ms\":250,\"auto_remove_ms\":5000},"
       "\"desync\":\"end\",\"replays\":{\"enabled\":false,\"dir\":\"/tmp/r\"},"
       "\"shutdown_grace_ms\":1500,\"timing\":{\"service_ms\":2,"
@@ -124,6 +125,7 @@ Test(server_config, every_key_is_read_into_the_struct) {
   cr_assert_eq(c.lead, 3);
   cr_assert_eq(c.window, 128);
   cr_assert_eq(c.late_slack_ms, 7);
+  cr_assert_eq(c.stall_ms, 8);
   cr_assert_eq(c.stall_notice_ms, 250);
   cr_assert_eq(c.stall_auto_remove_ms, 5000);
   cr_assert_eq(c.desync, GK_DESYNC_END);

@@ -7,11 +7,14 @@ real room of gk-bot players.
 While the match runs, the page's rooms and players charts must end on the
 values /metrics gives (1 room, 3 players), drawn where those values say in
 a screenshot, and the room's row must link to watch.html?room=CODE on the
-WebSocket port. Once the match is ended (POST /rooms/CODE/end) and the room
+WebSocket port. A second room, whose player 1 drops for 600 ms at step 300
+and rejoins (gk-bot --drop 1:300:600), must read at most 5% late and at
+least one stall in its row once the stall is over. Once the match is ended (POST /rooms/CODE/end) and the room
 is gone, the page's newest sample must equal /metrics' counters (steps,
 steps confirmed, late steps), the late-steps chart must be the increases of
 /series' counter, and the charts drawn at 0. On a failure the screenshot
 and the server's log are kept in a directory the diagnostics name."""
+import json
 import os
 import shutil
 import subprocess
@@ -101,7 +104,8 @@ def start(_b):
     Env.srv = GkServer(server_exe(), ws={"static_dir": WEB}, config={
         "admin": {"enabled": True, "listen": "127.0.0.1:0",
                   "token_file": token, "series_ms": PERIOD_MS,
-                  "series_samples": 120}})
+                  "series_samples": 120},
+        "reconnect": {"hold_ms": 10000}})
     udp = [e["port"] for e in Env.srv.events() if e.get("event") == "listening"]
     Env.bot = subprocess.Popen(
         [bot_exe(), "--server", "127.0.0.1:%d" % udp[0], "--genre",
@@ -185,6 +189,60 @@ def the_charts_and_the_watch_link_show_the_running_room(b):
     assert not p.exceptions, p.exceptions
 
 
+def cell_of(p, code, header):
+    """The text of the page's cell of room `code` under the column whose
+    header is `header` (null if there is none)."""
+    return p.eval("""(() => {
+      const hs = Array.from(document.querySelectorAll('thead th'))
+        .map(th => th.textContent.trim());
+      const col = hs.indexOf(%s);
+      const row = Array.from(document.querySelectorAll('#rooms tr'))
+        .find(tr => tr.cells[0].textContent === %s);
+      return col < 0 || !row ? null : row.cells[col].textContent;
+    })()""" % (json.dumps(header), json.dumps(code)))
+
+
+def a_drop_and_a_rejoin_read_one_stall_and_few_late_steps(b):
+    """a room whose player 1 drops 600 ms at step 300: <= 5% late, 1 stall"""
+    before = set(r["code"] for r in Env.srv.admin_get("/rooms")["rooms"])
+    udp = [e["port"] for e in Env.srv.events() if e.get("event") == "listening"]
+    bot = subprocess.Popen(
+        [bot_exe(), "--server", "127.0.0.1:%d" % udp[0], "--genre",
+         "survivors", "--rooms", "1", "--players", "2", "--steps", "900",
+         "--drop", "1:300:600", "--timeout", "60"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=open(os.path.join(Env.tmp, "bot-drop.err"), "wb"))
+    try:
+        wait("the rejoin", lambda: any(
+            e.get("event") == "player_rejoined" for e in Env.srv.events()), 40)
+        code = [r["code"] for r in Env.srv.admin_get("/rooms")["rooms"]
+                if r["code"] not in before][0]
+        time.sleep(1.0)  # steps flow again: the stall is over
+        p = b.new_page("http://127.0.0.1:%d/" % Env.srv.admin_port)
+        p.wait_for("document.querySelectorAll('#rooms tr').length >= 2",
+                   timeout=20)
+        late = cell_of(p, code, "late steps")
+        stalls = cell_of(p, code, "stalls")
+        room = [r for r in Env.srv.admin_get("/rooms")["rooms"]
+                if r["code"] == code][0]
+        if late is None or not late.endswith(" %") or float(late[:-2]) > 5.0:
+            raise fail("room %s reads %r late on the page (/rooms: %s)"
+                       % (code, late, room))
+        if stalls is None or int(stalls.split(" ")[0]) < 1:
+            raise fail("room %s reads %r stalls on the page (/rooms: %s)"
+                       % (code, stalls, room))
+        print("# drop room %s: late %s, stalls %s" % (code, late, stalls))
+        assert not p.exceptions, p.exceptions
+        if bot.wait(60) != 0:
+            raise fail("gk-bot --drop failed")
+        wait("the drop room to close", lambda: code not in set(
+            r["code"] for r in Env.srv.admin_get("/rooms")["rooms"]), 15)
+    finally:
+        if bot.poll() is None:
+            bot.kill()
+            bot.wait(5)
+
+
 def after_the_match_the_charts_end_on_the_metrics_counters(b):
     """after the match: the newest sample equals /metrics' counters"""
     p = b.new_page("http://127.0.0.1:%d/" % Env.srv.admin_port)
@@ -258,5 +316,6 @@ def stop(_b):
 
 if __name__ == "__main__":
     cdp.run([start, the_charts_and_the_watch_link_show_the_running_room,
+             a_drop_and_a_rejoin_read_one_stall_and_few_late_steps,
              after_the_match_the_charts_end_on_the_metrics_counters, stop],
             timeout=150)

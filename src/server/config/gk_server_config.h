@@ -131,8 +131,9 @@ typedef struct gk_server_config {
   uint32_t input_delay; /* used when a client asks for 0 */
   uint32_t input_delay_max;
   uint32_t lead;
-  uint32_t window; /* input buffer window (steps) */
-  uint32_t late_slack_ms;
+  uint32_t window;        /* input buffer window (steps) */
+  uint32_t late_slack_ms; /* late: this long after a step was due */
+  uint32_t stall_ms;      /* a stall, which moves the schedule: this long */
   /* lockstep: the input delay chosen from round trips */
   int input_delay_auto;     /* "auto": chosen at start, changed mid-match */
   uint32_t input_delay_min; /* auto stays within [min, input_delay_max] */

@@ -84,6 +84,7 @@ static const sv_cfg_row lockstep_rows[] = {
     UINT("lead", lead, 0, 60, 4),
     UINT("window", window, 64, 65536, 256),
     UINT("late_slack_ms", late_slack_ms, 0, 60000, 50),
+    UINT("stall_ms", stall_ms, 1, 60000, 100),
     END};
 static const sv_cfg_table lockstep_table = {lockstep_rows, 0, NULL};
 

@@ -142,14 +142,15 @@ static cJSON *room_json(const gk_server *s, const gk_room *r, int detail) {
   cJSON_AddNumberToObject(j, "max_players", v.max_players);
   cJSON_AddNumberToObject(j, "input_delay", v.input_delay);
   cJSON_AddNumberToObject(j, "step", (double)v.steps);
-  cJSON_AddNumberToObject(j, "steps_confirmed", (double)v.steps_confirmed);
-  cJSON_AddNumberToObject(j, "steps_late", (double)v.steps_late);
+#define SV_ROOM_FIGURE(name, kind, help)                                       \
+  cJSON_AddNumberToObject(j, #name, (double)v.name);
+  GK_ROOM_SCHEDULE(SV_ROOM_FIGURE)
+#undef SV_ROOM_FIGURE
   cJSON_AddNumberToObject(j, "late_share",
                           v.steps_confirmed
                               ? (double)v.steps_late / (double)v.steps_confirmed
                               : 0.0);
   cJSON_AddNumberToObject(j, "desyncs", (double)v.desyncs);
-  cJSON_AddNumberToObject(j, "stalls", (double)v.stalls);
   cJSON_AddNumberToObject(j, "spectators", v.spectators);
   cJSON *pl = cJSON_AddArrayToObject(j, "players");
   for (uint32_t i = 0; pl && i < v.nslots; i++) {

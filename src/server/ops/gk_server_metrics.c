@@ -52,8 +52,7 @@ void sv_metrics_tick(gk_server *s, uint64_t now_ns, uint64_t late_ns) {
   sv_hist_observe(&m->tick_late, late_ns);
 }
 
-void sv_metrics_confirm(gk_server *s, uint64_t due_ms, uint64_t now_ms) {
-  uint64_t late_ms = now_ms > due_ms ? now_ms - due_ms : 0;
+void sv_metrics_confirm(gk_server *s, uint64_t late_ms) {
   sv_hist_observe(&s->metrics.confirm, late_ms * 1000000u);
 }
 
@@ -124,7 +123,8 @@ typedef struct live {
   uint64_t rooms[4]; /* by gk_room_state */
   uint64_t players;
   uint64_t bots; /* seats played by the server's bots (room.bots) */
-  uint64_t steps_confirmed, steps_late, stalls, desyncs;
+  uint64_t desyncs;
+  sv_figures f; /* the schedule's figures of the running matches */
 } live;
 
 static void gather(const gk_server *s, live *l) {
@@ -139,9 +139,9 @@ static void gather(const gk_server *s, live *l) {
     for (; m; m &= m - 1) l->players++;
     if (v.state != GK_ROOM_PLAYING) continue;
     for (m = v.bot_mask; m; m &= m - 1) l->bots++;
-    l->steps_confirmed += v.steps_confirmed;
-    l->steps_late += v.steps_late;
-    l->stalls += v.stalls;
+#define SV_LIVE_FIGURE(name, kind, help) l->f.name += v.name;
+    GK_ROOM_SCHEDULE(SV_LIVE_FIGURE)
+#undef SV_LIVE_FIGURE
     l->desyncs += v.desyncs;
   }
 }
@@ -152,8 +152,9 @@ static void figures_of(const gk_server *s, const live *l, sv_figures *f) {
   f->players = l->players;
   f->bots = l->bots;
   f->steps = st->room_steps;
-  f->steps_confirmed = st->steps_confirmed + l->steps_confirmed;
-  f->steps_late = st->steps_late + l->steps_late;
+#define SV_ALL_FIGURE(name, kind, help) f->name = st->name + l->f.name;
+  GK_ROOM_SCHEDULE(SV_ALL_FIGURE)
+#undef SV_ALL_FIGURE
 }
 
 void sv_metrics_figures(const gk_server *s, sv_figures *f) {
@@ -334,14 +335,10 @@ static void matches(out *o, const gk_server *s, const live *l,
           "Step timer deadlines skipped because the timer fired late.",
           st->ticks_missed);
   counter(o, "gk_steps_total", "Steps run by the rooms' own loops.", f->steps);
-  counter(o, "gk_steps_confirmed_total", "Steps confirmed.",
-          f->steps_confirmed);
-  counter(o, "gk_steps_late_total",
-          "Steps confirmed later than their schedule plus "
-          "lockstep.late_slack_ms.",
-          f->steps_late);
-  counter(o, "gk_stalls_total", "Stall notices sent to players.",
-          rs->stalls + l->stalls);
+#define SV_FIGURE_COUNTER(name, kind, help)                                    \
+  counter(o, "gk_" #name "_total", (help), f->name);
+  GK_ROOM_SCHEDULE(SV_FIGURE_COUNTER)
+#undef SV_FIGURE_COUNTER
   counter(o, "gk_desyncs_total", "Desyncs detected.", rs->desyncs + l->desyncs);
   counter(o, "gk_admin_requests_total", "Admin HTTP requests answered.",
           s->metrics.http_requests);
@@ -391,8 +388,9 @@ size_t sv_metrics_write(const gk_server *s, char *buf, size_t cap) {
        "How long after its deadline each step timer tick fired.",
        &s->metrics.tick_late);
   hist(&o, "gk_confirm_latency_seconds",
-       "How long after its place on the match's fixed schedule each step "
-       "was confirmed (0 when on time).",
+       "How long after its place on the match's schedule each step was "
+       "confirmed (0 when on time, and for a stall's step: a stall moves "
+       "the schedule, see gk_stalls_total).",
        &s->metrics.confirm);
   process(&o);
   return o.len;

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gk_room_stats.h"
+
 struct gk_server;
 struct gk_room;
 
@@ -58,22 +60,26 @@ typedef struct sv_metrics {
 
 /* The step timer fired `late_ns` after the deadline it was armed for. */
 void sv_metrics_tick(struct gk_server *s, uint64_t now_ns, uint64_t late_ns);
-/* A room ran a step due at due_ms (its place on the match's schedule)
- * at now_ms (the session step callback, through the rooms' host). */
-void sv_metrics_confirm(struct gk_server *s, uint64_t due_ms, uint64_t now_ms);
+/* A room's session confirmed a step late_ms after its place on the
+ * match's schedule (env.confirmed; 0 on time and for a stall's step). */
+void sv_metrics_confirm(struct gk_server *s, uint64_t late_ms);
 /* The worst tick lateness in the last one to two seconds, or the time
  * since the last tick if that is longer (a timer that stopped firing). */
 uint64_t sv_metrics_recent_late_ns(const struct gk_server *s, uint64_t now_ns);
 
 /* The figures /metrics prints that the status page charts, read the same
  * way for both (gk_server_series.c samples them): rooms by state, players
- * and bot seats now; steps, steps confirmed and late since start (the
- * server totals plus the matches still running). */
+ * and bot seats now; steps and the schedule's figures (GK_ROOM_SCHEDULE:
+ * steps confirmed, late, stalls, ...) since start (the server totals plus
+ * the matches still running). */
 typedef struct sv_figures {
   uint64_t rooms[4]; /* by gk_room_state: [1] lobby, [2] playing, [3]
                         draining */
   uint64_t players, bots;
-  uint64_t steps, steps_confirmed, steps_late;
+  uint64_t steps;
+#define SV_FIGURE_FIELD(name, kind, help) uint64_t name;
+  GK_ROOM_SCHEDULE(SV_FIGURE_FIELD)
+#undef SV_FIGURE_FIELD
 } sv_figures;
 
 void sv_metrics_figures(const struct gk_server *s, sv_figures *f);

@@ -69,8 +69,10 @@ static cJSON *sample_json(const sv_series_sample *x) {
   cJSON_AddNumberToObject(j, "players", (double)f->players);
   cJSON_AddNumberToObject(j, "bot_players", (double)f->bots);
   cJSON_AddNumberToObject(j, "steps", (double)f->steps);
-  cJSON_AddNumberToObject(j, "steps_confirmed", (double)f->steps_confirmed);
-  cJSON_AddNumberToObject(j, "steps_late", (double)f->steps_late);
+#define SV_SAMPLE_FIGURE(name, kind, help)                                     \
+  cJSON_AddNumberToObject(j, #name, (double)f->name);
+  GK_ROOM_SCHEDULE(SV_SAMPLE_FIGURE)
+#undef SV_SAMPLE_FIGURE
   cJSON_AddNumberToObject(j, "confirms", (double)x->confirms);
   add_us(j, "confirm_p50_us", x->p50_ns);
   add_us(j, "confirm_p99_us", x->p99_ns);
