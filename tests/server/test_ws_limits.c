@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gk_err.h"
 #include "gk_token.h"
 #include "ws_e2e.h"
 
@@ -146,13 +147,17 @@ Test(server_ws_limits,
   raw_close(&A);
   cr_assert_eq(ws_metric(&s, "gk_kicked_total"), kicked + 1);
 
-  /* token mode: no token is refused, a minted one admitted once */
+  /* token mode: no token is refused (and the connection closed), a
+   * minted one admitted once */
   char code[GK_WIRE_CODE_LEN + 1];
   int ecode = 0;
   cr_assert_eq(upgrade(&A, &s), 101);
   cr_assert_eq(ws_create_room(&A, "push-puzzle", 2, NULL, code, &ecode),
                GK_MSG_ERROR);
-  cr_assert_neq(ecode, 0);
+  cr_assert_eq(ecode, GK_ENOTOKEN);
+  cr_assert_eq(raw_close_code(&A, 3000), 1000, "a refused link is closed");
+  raw_close(&A);
+  cr_assert_eq(upgrade(&A, &s), 101);
   uint8_t tok[GK_TOKEN_BYTES];
   mint_create(key, 7, tok);
   cr_assert_eq(ws_create_room(&A, "push-puzzle", 2, tok, code, &ecode),

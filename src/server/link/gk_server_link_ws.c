@@ -43,21 +43,6 @@
 
 #define SLOT_MASK 0xffffu
 
-/* The smallest valid upgrade request, path "/" (docs/PROTOCOL.md,
- * "WebSocket framing"): the request line and the five headers the
- * handshake needs, then the blank line. A real one (Host, Origin, a
- * browser's User-Agent) is larger; this is the bound hello_len keeps. */
-enum {
-  MIN_REQUEST_LEN = sizeof("GET / HTTP/1.1\r\n"
-                           "Upgrade: websocket\r\n"
-                           "Connection: Upgrade\r\n"
-                           "Sec-WebSocket-Key: AAAAAAAAAAAAAAAAAAAAAA==\r\n"
-                           "Sec-WebSocket-Version: 13\r\n"
-                           "Sec-WebSocket-Protocol: gamekit.1\r\n"
-                           "\r\n") -
-                    1
-};
-
 typedef struct ws_link {
   sv_link base; /* first: an sv_link * is a ws_link * */
   struct sv_ws *w;
@@ -102,6 +87,7 @@ static uint32_t link_rtt_var(const sv_link *l) {
 
 static const sv_link_ops ws_link_ops = {
     .kind = "websocket",
+    .addr_verified = 1, /* TCP: replies are not capped to requests */
     .send = link_send,
     .close = link_close,
     .rtt_ms = link_rtt,
@@ -184,9 +170,7 @@ static void on_connect(void *ctx, gk_net_ws *ws, uint32_t conn,
   wl->w = w;
   wl->conn = conn;
   wl->up = 1;
-  set_addr(&wl->base, addr);
-  /* the HTTP upgrade request is the one that opened the link */
-  wl->base.hello_len = MIN_REQUEST_LEN;
+  set_addr(&wl->base, addr); /* hello_len 0: addr_verified, no reply cap */
   sv_link_up(w->base.srv, &wl->base);
 }
 
