@@ -172,3 +172,113 @@ Test(server_ws_limits,
   cr_assert_eq(e2e_stat(&s.a.p, "stopped", "auth_reused"), 1);
   e2e_dir_remove(&s.a.d);
 }
+
+/* --- a silent connection, one over conns_per_ip ---------------------------
+ */
+
+static double event_num(const ws_server *s, const char *event,
+                        const char *key) {
+  cJSON *e = e2e_last_event(&s->a.p, event);
+  cr_assert_not_null(e, "no %s", event);
+  const cJSON *v = cJSON_GetObjectItem(e, key);
+  cr_assert(cJSON_IsNumber(v), "%s has no %s", event, key);
+  double d = v->valuedouble;
+  cJSON_Delete(e);
+  return d;
+}
+
+/* A dead tab: a player that sends nothing (no frame, no pong to the
+ * listener's pings) is cut at timing.peer_timeout_ms, as an ENet peer is,
+ * and its slot is held (reconnect.hold_ms) then removed by the room: the
+ * match goes on meanwhile (while_away neutral) and ends when the hold
+ * does (no person left), with nobody acting. */
+Test(server_ws_limits, a_silent_websocket_player_is_cut_at_the_peer_timeout) {
+  static ws_server s;
+  memset(&s, 0, sizeof(s));
+  ws_server_start(&s, NULL,
+                  "\"timing\":{\"peer_timeout_ms\":1500},"
+                  "\"reconnect\":{\"hold_ms\":1500,"
+                  "\"while_away\":\"neutral\"}");
+  ws_open(&A, &s, NULL, 0);
+  gk_wire_msg m, got;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_CREATE_ROOM;
+  m.u.create_room.max_players = 2;
+  snprintf(m.u.create_room.genre, sizeof m.u.create_room.genre, "push-puzzle");
+  snprintf(m.u.create_room.config, sizeof m.u.create_room.config,
+           "{\"room\":{\"bots\":1}}");
+  ws_send_msg(&A, &m);
+  cr_assert(ws_wait_msg(&A, GK_MSG_ROOM_CREATED, &got, 3000));
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_START_MATCH;
+  ws_send_msg(&A, &m); /* its last frame */
+  uint64_t t0 = uv_hrtime() / 1000000u;
+  cr_assert(ws_wait_msg(&A, GK_MSG_RECONNECT_SECRET, &got, 3000));
+  uint64_t timeouts =
+      ws_metric(&s, "gk_websocket_closes_total{reason=\"timeout\"}");
+  /* silent from here: nothing read, nothing sent */
+  cr_assert(e2e_wait_events(&s.a.p, "player_away", 1, 5000),
+            "the silent player was not cut");
+  uint64_t took = uv_hrtime() / 1000000u - t0;
+  cr_assert(took >= 1400 && took <= 3000,
+            "cut %" PRIu64 " ms after its last frame (timeout 1500)", took);
+  cr_assert_eq(ws_metric(&s, "gk_websocket_closes_total{reason=\"timeout\"}"),
+               timeouts + 1);
+  double away_step = event_num(&s, "player_away", "step");
+  cr_assert(e2e_wait_events(&s.a.p, "hold_expired", 1, 4000),
+            "the held slot was never let go");
+  cr_assert_gt(event_num(&s, "hold_expired", "step"), away_step,
+               "the match stood still while its player was away");
+  cr_assert(e2e_wait_events(&s.a.p, "match_end", 1, 4000),
+            "the match waits on a player who is gone");
+  cJSON *end = e2e_last_event(&s.a.p, "match_end");
+  cr_assert_str_eq(cJSON_GetObjectItem(end, "reason")->valuestring, "all_left");
+  cJSON_Delete(end);
+  cr_assert_eq(e2e_count_events(&s.a.p, "limit"), 0, "not a handshake cut");
+  raw_close(&A);
+  ws_server_stop(&s);
+}
+
+/* limits.conns_per_ip: one more upgrade from an address that holds that
+ * many links (of any kind) is answered 429 before any 101, and counted. */
+Test(server_ws_limits, one_upgrade_over_conns_per_ip_gets_429_not_101) {
+  static ws_server s;
+  memset(&s, 0, sizeof(s));
+  ws_server_start(&s, NULL, "\"limits\":{\"conns_per_ip\":2}");
+  ws_open(&A, &s, "127.0.0.7", 0);
+  ws_open(&B, &s, "127.0.0.7", 0);
+  for (int i = 0;
+       i < 100 && ws_metric(&s, "gk_connections{transport=\"websocket\"}") < 2;
+       i++)
+    e2e_sleep_ms(20);
+  uint64_t limited = ws_metric(&s, HS("limit"));
+  raw_connect_to(&C, "127.0.0.7", s.ws, 0);
+  int st = raw_handshake(&C, "/play", "websocket", "13", "gamekit.1",
+                         "Origin: http://good.example\r\n");
+  cr_assert_eq(st, 429, "one over conns_per_ip 2: %d", st);
+  static const char why[] = "too many connections from this address";
+  raw_fill(&C, sizeof why - 1, 1000);
+  int said = 0;
+  for (size_t i = 0; i + sizeof why - 1 <= C.len && !said; i++)
+    said = memcmp(C.buf + i, why, sizeof why - 1) == 0;
+  cr_assert(said, "the 429 says why");
+  raw_close(&C);
+  cr_assert_eq(ws_metric_wait(&s, HS("limit"), limited + 1, 2000), limited + 1);
+  /* another address is not counted with it */
+  ws_open(&C, &s, "127.0.0.8", 0);
+  raw_close(&C);
+  /* one leaves: the address has a place again */
+  raw_close(&B);
+  int again = 0;
+  for (int i = 0; i < 100 && again != 101; i++) {
+    e2e_sleep_ms(20);
+    raw_connect_to(&B, "127.0.0.7", s.ws, 0);
+    again = raw_handshake(&B, "/play", "websocket", "13", "gamekit.1",
+                          "Origin: http://good.example\r\n");
+    if (again != 101) raw_close(&B);
+  }
+  cr_assert_eq(again, 101, "a place freed is taken again");
+  raw_close(&A);
+  raw_close(&B);
+  ws_server_stop(&s);
+}

@@ -19,7 +19,7 @@
  *
  * Limits: the listener has min(websocket.max_connections, limits.peers)
  * slots (every link takes a place of the connection table), closes a TCP
- * connection at accept past limits.conns_per_ip from its address, and
+ * connection at accept past limits.conns_per_ip + 1 from its address, and
  * wants the request whole within limits.handshake_ms; before a 101 it
  * asks on_admit, which refuses 503 while the connection table is full and
  * 429 while the address holds limits.conns_per_ip links of any kind.
@@ -272,7 +272,10 @@ int sv_ws_open(gk_server *s, char *err, size_t errlen) {
   o.origins = origins;
   o.n_origins = wc->norigins;
   o.max_conns = slots;
-  o.per_ip = s->cfg->conns_per_ip; /* at accept: see PROTOCOL.md */
+  /* at accept (PROTOCOL.md): one TCP connection more than the links an
+   * address may hold, so the upgrade over conns_per_ip is read and
+   * answered 429 by on_admit rather than closed unanswered */
+  o.per_ip = s->cfg->conns_per_ip ? s->cfg->conns_per_ip + 1u : 0u;
   o.handshake_ms = s->cfg->handshake_ms ? s->cfg->handshake_ms : 10000u;
   o.ping_ms = wc->ping_ms;
   o.timeout_ms = s->cfg->peer_timeout_ms;
