@@ -282,3 +282,60 @@ Test(server_ws_limits, one_upgrade_over_conns_per_ip_gets_429_not_101) {
   raw_close(&B);
   ws_server_stop(&s);
 }
+
+/* --- a trusted proxy --------------------------------------------------------
+ */
+
+/* An upgrade from `src` with an X-Forwarded-For header (NULL: none). */
+static int upgrade_via(raw *r, const ws_server *s, const char *src,
+                       const char *xff) {
+  char extra[256];
+  snprintf(extra, sizeof extra, "Origin: http://good.example\r\n%s%s%s",
+           xff ? "X-Forwarded-For: " : "", xff ? xff : "", xff ? "\r\n" : "");
+  raw_connect_to(r, src, s->ws, 0);
+  return raw_handshake(r, "/play", "websocket", "13", "gamekit.1", extra);
+}
+
+/* websocket.trusted_proxies: from a trusted proxy (127.0.0.5, in
+ * 127.0.0.4/30), the last address of X-Forwarded-For is the client's and
+ * limits.conns_per_ip counts it, not the proxy (which may hold more TCP
+ * connections than the limit); a bad last entry is 400. From anyone else
+ * the header is ignored: the TCP peer is counted. */
+Test(server_ws_limits, per_ip_limits_count_a_trusted_proxys_client_only) {
+  static ws_server s;
+  static raw P[6];
+  memset(&s, 0, sizeof(s));
+  ws_server_start(&s, "\"trusted_proxies\":[\"::1\",\"127.0.0.4/30\"]",
+                  "\"limits\":{\"conns_per_ip\":2}");
+  const char *proxy = "127.0.0.5", *other = "127.0.0.9";
+  /* the client chose the first entries; the proxy added the last */
+  cr_assert_eq(upgrade_via(&P[0], &s, proxy, "198.51.100.7"), 101);
+  cr_assert_eq(upgrade_via(&P[1], &s, proxy, "10.1.1.1, 198.51.100.7"), 101);
+  cr_assert_eq(upgrade_via(&P[2], &s, proxy, "10.2.2.2,198.51.100.7"), 429,
+               "a third link of one forwarded client");
+  raw_close(&P[2]);
+  cr_assert_eq(upgrade_via(&P[2], &s, proxy, "198.51.100.7, 198.51.100.8"), 101,
+               "another forwarded client");
+  cr_assert_eq(upgrade_via(&P[3], &s, proxy, NULL), 101,
+               "no header: the proxy itself, which holds no link");
+  cr_assert_eq(upgrade_via(&P[4], &s, proxy, "2001:db8::1"), 101,
+               "an IPv6 client: the proxy's fifth TCP connection");
+  uint64_t bad = ws_metric(&s, HS("forwarded"));
+  cr_assert_eq(upgrade_via(&P[5], &s, proxy, "198.51.100.9, not-an-address"),
+               400);
+  raw_close(&P[5]);
+  cr_assert_eq(ws_metric(&s, HS("forwarded")), bad + 1);
+  /* not trusted: the header is ignored, 127.0.0.9 is counted */
+  cr_assert_eq(upgrade_via(&A, &s, other, "198.51.100.20"), 101);
+  cr_assert_eq(upgrade_via(&B, &s, other, "198.51.100.21"), 101);
+  cr_assert_eq(upgrade_via(&C, &s, other, "198.51.100.22"), 429,
+               "an untrusted peer's X-Forwarded-For was believed");
+  raw_close(&C);
+  cr_assert_eq(upgrade_via(&C, &s, other, "not-an-address"), 429,
+               "an untrusted peer's header is not even read");
+  raw_close(&C);
+  raw_close(&A);
+  raw_close(&B);
+  for (int i = 0; i < 5; i++) raw_close(&P[i]);
+  ws_server_stop(&s);
+}

@@ -23,6 +23,8 @@
  * wants the request whole within limits.handshake_ms; before a 101 it
  * asks on_admit, which refuses 503 while the connection table is full and
  * 429 while the address holds limits.conns_per_ip links of any kind.
+ * Behind a proxy in websocket.trusted_proxies (on_trusted), "the address"
+ * is the client's from the proxy's X-Forwarded-For (gk_net_ws.h).
  *
  * Closes: graceful is a 1000 close frame after what is queued; at once
  * closes the socket and raises `disconnect` before returning, as the
@@ -152,6 +154,13 @@ static int on_admit(void *ctx, gk_net_ws *ws, const struct sockaddr *addr) {
   if (!s || s->closing || s->ids.nfree == 0) return GK_EFULL;
   if (sv_auth_ip_full(s, addr_key(addr))) return GK_ELIMIT;
   return 0;
+}
+
+/* websocket.trusted_proxies: is the TCP peer one? */
+static int on_trusted(void *ctx, gk_net_ws *ws, const struct sockaddr *addr) {
+  (void)ws;
+  const struct sv_ws *w = ctx;
+  return gk_server_config_proxy(w->base.srv->cfg, addr);
 }
 
 static void on_connect(void *ctx, gk_net_ws *ws, uint32_t conn,
@@ -284,7 +293,8 @@ int sv_ws_open(gk_server *s, char *err, size_t errlen) {
   o.replace_types[0] = GK_MSG_INPUT;
   o.replace_types[1] = GK_MSG_CONFIRMED;
   o.n_replace = 2;
-  gk_net_ws_callbacks cb = {w, on_receive, on_connect, on_disconnect, on_admit};
+  gk_net_ws_callbacks cb = {w,        on_receive, on_connect, on_disconnect,
+                            on_admit, on_trusted};
   int rc = gk_net_ws_init(&w->ws, s->loop, &o, &cb);
   if (rc == GK_ENOTFOUND) {
     host_free(&w->base);
