@@ -26,7 +26,10 @@
  * (unknown: application/octet-stream).
  *
  * The file is opened on the loop thread (a local disk; files are small:
- * a page, its scripts, one .wasm); libmicrohttpd sends it from its fd.
+ * a page, its scripts, one .wasm); libmicrohttpd sends it from its fd
+ * with sendfile, on the loop thread too, a piece per pass as the socket
+ * takes it. opts.static_max (gk-server: websocket.static_max_bytes) caps
+ * what one request can make the loop read.
  */
 #define _XOPEN_SOURCE 700 /* realpath (XSI); st_mtim comes with it */
 #include <errno.h>

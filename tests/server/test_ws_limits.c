@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "gk_err.h"
@@ -337,5 +338,67 @@ Test(server_ws_limits, per_ip_limits_count_a_trusted_proxys_client_only) {
   raw_close(&A);
   raw_close(&B);
   for (int i = 0; i < 5; i++) raw_close(&P[i]);
+  ws_server_stop(&s);
+}
+
+/* --- static files: the cap ----------------------------------------------- */
+
+/* GET `path` on the WebSocket port: the status; the answer's start in r. */
+static int http_get(raw *r, const ws_server *s, const char *path) {
+  char req[256];
+  int n = snprintf(req, sizeof req,
+                   "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                   "Connection: close\r\n\r\n",
+                   path);
+  raw_connect_to(r, NULL, s->ws, 0);
+  raw_write(r, req, (size_t)n);
+  raw_fill(r, 64, 3000);
+  int status = 0;
+  if (r->len >= 12) sscanf((const char *)r->buf, "HTTP/1.1 %d", &status);
+  return status;
+}
+
+/* Writes `bytes` bytes of 'x' to dir/name. */
+static void write_file(const char *dir, const char *name, size_t bytes) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f, "%s", path);
+  static char block[4096];
+  memset(block, 'x', sizeof block);
+  for (size_t done = 0; done < bytes;) {
+    size_t k = bytes - done < sizeof block ? bytes - done : sizeof block;
+    cr_assert_eq(fwrite(block, 1, k, f), k);
+    done += k;
+  }
+  cr_assert_eq(fclose(f), 0);
+}
+
+/* websocket.static_max_bytes: the loop thread sends static files, so one
+ * request's cost is capped: a file of the cap is served, one byte more is
+ * 403 "file too large", and the listener goes on. */
+Test(server_ws_limits, a_static_file_over_static_max_bytes_is_403) {
+  static ws_server s;
+  memset(&s, 0, sizeof(s));
+  e2e_dir_make(&s.a.d);
+  char web[512], extra[700];
+  snprintf(web, sizeof web, "%s/web", s.a.d.path);
+  cr_assert_eq(mkdir(web, 0700), 0);
+  write_file(web, "at.bin", 65536);
+  write_file(web, "over.bin", 65537);
+  snprintf(extra, sizeof extra,
+           "\"static_dir\":\"%s\",\"static_max_bytes\":65536", web);
+  ws_server_start(&s, extra, NULL);
+  cr_assert_eq(http_get(&A, &s, "/over.bin"), 403);
+  raw_fill(&A, sizeof A.buf, 1000);
+  int said = 0;
+  for (size_t i = 0; i + 14 <= A.len && !said; i++)
+    said = memcmp(A.buf + i, "file too large", 14) == 0;
+  cr_assert(said, "the 403 says why");
+  raw_close(&A);
+  cr_assert_eq(http_get(&A, &s, "/at.bin"), 200, "a file of the cap");
+  raw_fill(&A, sizeof A.buf, 3000);
+  cr_assert_geq(A.len, 65536, "the whole file came");
+  raw_close(&A);
   ws_server_stop(&s);
 }

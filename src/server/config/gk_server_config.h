@@ -115,6 +115,9 @@ typedef struct gk_server_ws_config {
    * start. Relative paths are from the working directory. */
   char static_dir[GK_SERVER_PATH_MAX];
   int static_dir_set;
+  /* the largest static file served (larger: 403); the loop thread sends
+   * a file from the page cache, so this bounds what one request costs */
+  uint64_t static_max_bytes;
 } gk_server_ws_config;
 
 /* One genre the server offers. */

@@ -215,6 +215,7 @@ static const sv_cfg_row ws_rows[] = {
      .min = 0,
      .aux = OFF(ws.static_dir_set),
      .sdef = GK_WEB_DIR},
+    UINT("static_max_bytes", ws.static_max_bytes, 1024, 1ull << 30, 8u << 20),
     END};
 static const sv_cfg_table ws_table = {ws_rows, SV_CFG_LIST | SV_CFG_BRIEF,
                                       NULL};

@@ -290,6 +290,7 @@ int sv_ws_open(gk_server *s, char *err, size_t errlen) {
   o.timeout_ms = s->cfg->peer_timeout_ms;
   o.max_msg = s->cfg->max_packet;
   o.static_dir = static_dir(s);
+  o.static_max = wc->static_max_bytes;
   o.replace_types[0] = GK_MSG_INPUT;
   o.replace_types[1] = GK_MSG_CONFIRMED;
   o.n_replace = 2;
