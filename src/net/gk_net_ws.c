@@ -496,7 +496,9 @@ static struct MHD_Daemon *daemon_start(gk_net_ws *w, const char *host,
   struct sockaddr_in v4;
   struct sockaddr_in6 v6;
   struct sockaddr *sa = (struct sockaddr *)&v4;
-  unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_UPGRADE;
+  /* suspend/resume: a static file's connection waits for its next block
+   * from the thread pool (gk_net_ws_static.c) */
+  unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_UPGRADE | MHD_ALLOW_SUSPEND_RESUME;
   memset(&v4, 0, sizeof v4);
   memset(&v6, 0, sizeof v6);
   if (inet_pton(AF_INET, host, &v4.sin_addr) == 1) {
@@ -602,6 +604,7 @@ void gk_net_ws_close(gk_net_ws *w, void (*close_cb)(gk_net_ws *w)) {
   }
   uv_poll_stop(&w->poll); /* before MHD closes the descriptor */
   if (w->daemon != NULL) {
+    gk__ws_static_close(w);
     MHD_run(daemon_of(w)); /* cleans up the upgraded sockets closed above */
     MHD_stop_daemon(daemon_of(w));
   }

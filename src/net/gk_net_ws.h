@@ -24,10 +24,12 @@
  * nettle's SHA-1 and base64 (a dependency of
  * libmicrohttpd's GnuTLS already).
  *
- * Everything runs on the loop thread. No callback runs inside
- * libmicrohttpd, and none inside a call of this API but the at-once
- * gk_net_ws_disconnect and gk_net_ws_close (`disconnect`, before they
- * return), and `admit`, a question asked inside libmicrohttpd.
+ * Everything runs on the loop thread but the reads of static files'
+ * bytes (libuv's thread pool, gk_net_ws_static.c). No callback runs
+ * inside libmicrohttpd, and none inside a call of this API but the
+ * at-once gk_net_ws_disconnect and gk_net_ws_close (`disconnect`, before
+ * they return), and `admit` and `trusted`, questions asked inside
+ * libmicrohttpd.
  *
  * Connections are named by a 32-bit id, (generation << 16) | slot, valid
  * from the `connect` callback until the `disconnect` callback; a stale id
@@ -221,19 +223,20 @@ struct gk_net_ws {
   char path[GK_NET_WS_STR_MAX];
   char proto[GK_NET_WS_STR_MAX];
   char origins[GK_NET_WS_ORIGINS_MAX][GK_NET_WS_STR_MAX];
-  char *static_root;      /* realpath of static_dir (malloc), or NULL */
-  size_t static_len;      /* its length; 0 for "/" */
-  gk_net_ws_conn *conns;  /* max_conns slots */
-  struct gk__ws_tcp *tcp; /* max_conns + handshakes TCP connections */
-  uint32_t used;          /* slots not free (handshake, open, closing) */
-  uint32_t pending;       /* upgraded, `connect` not run yet */
-  uv_poll_t poll;         /* MHD's epoll descriptor */
-  uv_timer_t mhd_timer;   /* MHD_get_timeout, and kicks */
-  uv_timer_t tick;        /* pings, timeouts, close deadlines */
-  int handles;            /* listener and connection handles still open */
-  int in_mhd;             /* inside MHD_run */
-  uint32_t unclosed;      /* upgraded sockets handed back to MHD to close,
-                             not closed by it yet */
+  char *static_root;         /* realpath of static_dir (malloc), or NULL */
+  size_t static_len;         /* its length; 0 for "/" */
+  gk_net_ws_conn *conns;     /* max_conns slots */
+  struct gk__ws_tcp *tcp;    /* max_conns + handshakes TCP connections */
+  uint32_t used;             /* slots not free (handshake, open, closing) */
+  uint32_t pending;          /* upgraded, `connect` not run yet */
+  uv_poll_t poll;            /* MHD's epoll descriptor */
+  uv_timer_t mhd_timer;      /* MHD_get_timeout, and kicks */
+  uv_timer_t tick;           /* pings, timeouts, close deadlines */
+  int handles;               /* listener and connection handles still open */
+  int in_mhd;                /* inside MHD_run */
+  uint32_t unclosed;         /* upgraded sockets handed back to MHD to close,
+                                not closed by it yet */
+  struct gk__ws_file *files; /* static files being sent (a list) */
   int closing;
   void (*close_cb)(gk_net_ws *w);
 };

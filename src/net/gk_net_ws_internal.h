@@ -135,5 +135,8 @@ int gk__ws_static_init(gk_net_ws *w, const char *dir);
  * libmicrohttpd's enum MHD_Result as an int). */
 int gk__ws_static(gk_net_ws *w, struct MHD_Connection *mc, const char *url,
                   const char *method);
+/* Before the daemon stops: every file answer waiting for a read is let
+ * go on by libmicrohttpd (a suspended connection may not outlive it). */
+void gk__ws_static_close(gk_net_ws *w);
 
 #endif

@@ -402,3 +402,57 @@ Test(server_ws_limits, a_static_file_over_static_max_bytes_is_403) {
   raw_close(&A);
   ws_server_stop(&s);
 }
+
+/* Static files are read on libuv's thread pool: with every read of a
+ * ".slow" file made 300 ms slow (tests/server/slow_read.c, LD_PRELOAD),
+ * its answer takes the reads' time, whole, while the step timer keeps its
+ * deadlines (read on the loop, each read would skip some 36 of them at
+ * 120 steps/s); a client leaving mid-file and one waiting for a block at
+ * shutdown leave a clean exit. */
+Test(server_ws_limits, a_slow_disk_delays_its_file_not_the_step_timer) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  cr_skip_test("LD_PRELOAD of a plain library into a sanitized server");
+#endif
+  enum { SIZE = 200 << 10, BLOCKS = 4 }; /* 64 KiB blocks: 4 reads */
+  static ws_server s;
+  memset(&s, 0, sizeof(s));
+  e2e_dir_make(&s.a.d);
+  char web[512], extra[700];
+  snprintf(web, sizeof web, "%s/web", s.a.d.path);
+  cr_assert_eq(mkdir(web, 0700), 0);
+  write_file(web, "big.slow", SIZE);
+  snprintf(extra, sizeof extra, "\"static_dir\":\"%s\"", web);
+  cr_assert_eq(setenv("LD_PRELOAD", SLOW_READ_SO, 1), 0);
+  cr_assert_eq(setenv("GK_SLOW_READ_US", "300000", 1), 0);
+  ws_server_start(&s, extra, NULL);
+  unsetenv("LD_PRELOAD");
+  unsetenv("GK_SLOW_READ_US");
+  const char *skipped = "gk_tick_deadlines_skipped_total";
+  uint64_t before = ws_metric(&s, skipped);
+  uint64_t t0 = uv_hrtime() / 1000000u;
+  cr_assert_eq(http_get(&A, &s, "/big.slow"), 200);
+  raw_fill(&A, sizeof A.buf, 15000); /* to the end: Connection: close */
+  uint64_t took = uv_hrtime() / 1000000u - t0;
+  uint64_t after = ws_metric(&s, skipped);
+  cr_assert_lt(after - before, 20,
+               "%" PRIu64 " step deadlines skipped while the file was read",
+               after - before);
+  cr_assert(A.eof, "the answer did not end");
+  size_t head = 0;
+  for (size_t i = 0; i + 4 <= A.len && !head; i++)
+    if (memcmp(A.buf + i, "\r\n\r\n", 4) == 0) head = i + 4;
+  cr_assert_eq(A.len - head, (size_t)SIZE, "the whole file");
+  raw_close(&A);
+  cr_assert_geq(took, BLOCKS * 300 - 100,
+                "the disk was not slow: %" PRIu64 " ms", took);
+  /* a client that leaves mid-file (its read still on the pool), and one
+   * waiting for a block when the server stops: a clean exit */
+  cr_assert_eq(http_get(&A, &s, "/big.slow"), 200);
+  raw_close(&A);
+  static const char req[] = "GET /big.slow HTTP/1.1\r\nHost: x\r\n\r\n";
+  raw_connect_to(&B, NULL, s.ws, 0);
+  raw_write(&B, req, sizeof req - 1);
+  e2e_sleep_ms(100);
+  ws_server_stop(&s); /* exit 0 */
+  raw_close(&B);
+}
