@@ -55,7 +55,11 @@ async function client() {
     sessionStorage.removeItem(KEEP);
     bar();
   });
-  c.on('close', () => { if (!play.ended) status('disconnected', true); });
+  // a refused request's connection is closed by the server after its
+  // ERROR: keep the refusal's words, say "disconnected" only in a room
+  c.on('close', () => {
+    if (!play.ended && play.code) status('disconnected', true);
+  });
   return c;
 }
 

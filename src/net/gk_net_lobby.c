@@ -86,3 +86,7 @@ int gk_net_lobby_start(gk_net_lobby *l, gk_wire_msg *m) {
   l->start_sent = 1;
   return 1;
 }
+
+const char *gk_net_lobby_error_text(const gk_wire_error *e) {
+  return e->text[0] != '\0' ? e->text : gk_strerror(e->code);
+}

@@ -96,4 +96,9 @@ int gk_net_lobby_is_in(const gk_net_lobby *l, uint32_t index);
  * A caller whose send failed may clear start_sent to be given it again. */
 int gk_net_lobby_start(gk_net_lobby *l, gk_wire_msg *m);
 
+/* An ERROR's text, or its code's words (gk_strerror) when it came without
+ * one: over ENet a reply to a connection not admitted is capped to its
+ * request, and a text that does not fit is left out (docs/PROTOCOL.md). */
+const char *gk_net_lobby_error_text(const gk_wire_error *e);
+
 #endif

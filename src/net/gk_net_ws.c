@@ -113,6 +113,8 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
   (void)len;
   if (w->opts.per_ip == 0 || w->tcp == NULL || !tcp_key(addr, &fam, ip))
     return MHD_YES;
+  if (w->cb.trusted != NULL && w->cb.trusted(w->cb.ctx, w, addr))
+    return MHD_YES; /* a proxy: its clients are counted after the request */
   uint32_t n = 0;
   for (uint32_t i = 0; i < tcp_cap(w); i++)
     if (w->tcp[i].used && w->tcp[i].fam == fam &&
@@ -221,13 +223,61 @@ static void on_upgrade(void *cls, struct MHD_Connection *mc, void *con_cls,
                        const char *extra_in, size_t extra_in_size,
                        MHD_socket sock, struct MHD_UpgradeResponseHandle *urh);
 
-/* The request is a good handshake: reserve a slot, answer 101. */
+/* The client's address into *out (*len bytes): the TCP peer's, or, from
+ * a trusted proxy, the last address of X-Forwarded-For (the one the proxy
+ * added; *len 0 for none of the two). 0, or -1 for a trusted proxy's
+ * header whose last entry is not an address. */
+static int client_addr(gk_net_ws *w, struct MHD_Connection *mc,
+                       struct sockaddr_storage *out, socklen_t *fwd_len) {
+  const union MHD_ConnectionInfo *ai =
+      MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  const struct sockaddr *peer = ai != NULL ? ai->client_addr : NULL;
+  memset(out, 0, sizeof *out);
+  *fwd_len = 0;
+  if (peer != NULL)
+    memcpy(out, peer,
+           peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                       : sizeof(struct sockaddr_in));
+  const char *xff = header(mc, "X-Forwarded-For");
+  if (peer == NULL || xff == NULL || w->cb.trusted == NULL ||
+      !w->cb.trusted(w->cb.ctx, w, peer))
+    return 0;
+  const char *last = strrchr(xff, ',');
+  last = last != NULL ? last + 1 : xff;
+  char text[INET6_ADDRSTRLEN + 1];
+  while (*last == ' ' || *last == '\t') last++;
+  size_t n = strcspn(last, " \t");
+  if (n == 0 || n >= sizeof text || last[n + strspn(last + n, " \t")] != '\0')
+    return -1;
+  memcpy(text, last, n);
+  text[n] = '\0';
+  struct sockaddr_in *v4 = (struct sockaddr_in *)out;
+  struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)out;
+  memset(out, 0, sizeof *out);
+  if (inet_pton(AF_INET, text, &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    *fwd_len = sizeof *v4;
+  } else if (inet_pton(AF_INET6, text, &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    *fwd_len = sizeof *v6;
+  } else {
+    return -1;
+  }
+  return 0;
+}
+
+/* The request is a good handshake: reserve a slot, answer 101. fwd: the
+ * client's address a trusted proxy forwarded (fwd_len 0: none). */
 static enum MHD_Result accept_ws(gk_net_ws *w, struct MHD_Connection *mc,
-                                 const char *key, void **req) {
+                                 const char *key, void **req,
+                                 const struct sockaddr_storage *fwd,
+                                 socklen_t fwd_len) {
   gk_net_ws_conn *c = slot_take(w, mc);
   if (c == NULL)
     return refuse(mc, MHD_HTTP_SERVICE_UNAVAILABLE, "server full\n",
                   &w->stats.hs_full);
+  c->fwd = *fwd;
+  c->fwd_len = fwd_len;
   char acc[GK_NET_WS_ACCEPT_LEN + 1];
   gk_net_ws_key_accept(key, acc);
   struct MHD_Response *r = MHD_create_response_for_upgrade(on_upgrade, w);
@@ -291,10 +341,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc,
   if (proto == NULL || !gk_net_ws_has_token(proto, w->proto))
     return refuse(mc, MHD_HTTP_BAD_REQUEST, "subprotocol required\n",
                   &st->hs_protocol);
+  struct sockaddr_storage from;
+  socklen_t fwd_len = 0;
+  if (client_addr(w, mc, &from, &fwd_len) != 0)
+    return refuse(mc, MHD_HTTP_BAD_REQUEST, "bad X-Forwarded-For\n",
+                  &st->hs_forwarded);
   if (w->cb.admit != NULL) {
-    const union MHD_ConnectionInfo *ai =
-        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    int rc = w->cb.admit(w->cb.ctx, w, ai != NULL ? ai->client_addr : NULL);
+    int rc = w->cb.admit(w->cb.ctx, w,
+                         from.ss_family != 0 ? (struct sockaddr *)&from : NULL);
     if (rc == GK_ELIMIT)
       return refuse(mc, MHD_HTTP_TOO_MANY_REQUESTS,
                     "too many connections from this address\n", &st->hs_limit);
@@ -302,7 +356,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc,
       return refuse(mc, MHD_HTTP_SERVICE_UNAVAILABLE, "server full\n",
                     &st->hs_full);
   }
-  return accept_ws(w, mc, key, req);
+  return accept_ws(w, mc, key, req, &from, fwd_len);
 }
 
 /* MHD gave the socket: hand it to the slot reserved for it. */
@@ -442,7 +496,9 @@ static struct MHD_Daemon *daemon_start(gk_net_ws *w, const char *host,
   struct sockaddr_in v4;
   struct sockaddr_in6 v6;
   struct sockaddr *sa = (struct sockaddr *)&v4;
-  unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_UPGRADE;
+  /* suspend/resume: a static file's connection waits for its next block
+   * from the thread pool (gk_net_ws_static.c) */
+  unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_UPGRADE | MHD_ALLOW_SUSPEND_RESUME;
   memset(&v4, 0, sizeof v4);
   memset(&v6, 0, sizeof v6);
   if (inet_pton(AF_INET, host, &v4.sin_addr) == 1) {
@@ -548,6 +604,7 @@ void gk_net_ws_close(gk_net_ws *w, void (*close_cb)(gk_net_ws *w)) {
   }
   uv_poll_stop(&w->poll); /* before MHD closes the descriptor */
   if (w->daemon != NULL) {
+    gk__ws_static_close(w);
     MHD_run(daemon_of(w)); /* cleans up the upgraded sockets closed above */
     MHD_stop_daemon(daemon_of(w));
   }

@@ -24,10 +24,12 @@
  * nettle's SHA-1 and base64 (a dependency of
  * libmicrohttpd's GnuTLS already).
  *
- * Everything runs on the loop thread. No callback runs inside
- * libmicrohttpd, and none inside a call of this API but the at-once
- * gk_net_ws_disconnect and gk_net_ws_close (`disconnect`, before they
- * return), and `admit`, a question asked inside libmicrohttpd.
+ * Everything runs on the loop thread but the reads of static files'
+ * bytes (libuv's thread pool, gk_net_ws_static.c). No callback runs
+ * inside libmicrohttpd, and none inside a call of this API but the
+ * at-once gk_net_ws_disconnect and gk_net_ws_close (`disconnect`, before
+ * they return), and `admit` and `trusted`, questions asked inside
+ * libmicrohttpd.
  *
  * Connections are named by a 32-bit id, (generation << 16) | slot, valid
  * from the `connect` callback until the `disconnect` callback; a stale id
@@ -111,6 +113,15 @@ typedef struct gk_net_ws_callbacks {
    * GK_ELIMIT to refuse it 429 (a per-address limit: hs_limit), anything
    * else to refuse it 503 (full: hs_full). */
   int (*admit)(void *ctx, gk_net_ws *w, const struct sockaddr *addr);
+  /* May be NULL (no proxy is trusted). 1 if the TCP peer `addr` is a
+   * trusted reverse proxy, from inside libmicrohttpd (must not call this
+   * API). A trusted peer is not held to opts.per_ip at accept, and the
+   * last address of its upgrade's X-Forwarded-For (the one the proxy
+   * added) is the client's: `admit` and `connect` get that address, and
+   * gk_net_ws_peer_addr gives it; no header: the proxy's own; a last entry
+   * that is not an IPv4 or IPv6 literal: 400 (hs_forwarded). From any
+   * other peer the header is ignored. */
+  int (*trusted)(void *ctx, gk_net_ws *w, const struct sockaddr *addr);
 } gk_net_ws_callbacks;
 
 typedef struct gk_net_ws_options {
@@ -174,16 +185,17 @@ typedef struct gk_net_ws_stats {
   uint64_t mhd_runs;     /* MHD_run calls (handshakes, cleanup) */
   /* handshakes: answered 101, and refused by the reason (HTTP status) */
   uint64_t hs_ok;
-  uint64_t hs_path;     /* 404: another path */
-  uint64_t hs_method;   /* 405: not GET */
-  uint64_t hs_upgrade;  /* 400: no Upgrade/Connection, bad key, not 1.1 */
-  uint64_t hs_version;  /* 426: Sec-WebSocket-Version is not 13 */
-  uint64_t hs_protocol; /* 400: the subprotocol was not offered */
-  uint64_t hs_origin;   /* 403: Origin not allowed */
-  uint64_t hs_full;     /* 503: max_conns connections already (or admit) */
-  uint64_t hs_limit;    /* 429: admit refused it for a per-address limit */
-  uint64_t hs_per_ip;   /* closed at accept: per_ip from that address */
-  uint64_t hs_timeout;  /* shut unanswered: no whole request in handshake_ms */
+  uint64_t hs_path;      /* 404: another path */
+  uint64_t hs_method;    /* 405: not GET */
+  uint64_t hs_upgrade;   /* 400: no Upgrade/Connection, bad key, not 1.1 */
+  uint64_t hs_version;   /* 426: Sec-WebSocket-Version is not 13 */
+  uint64_t hs_protocol;  /* 400: the subprotocol was not offered */
+  uint64_t hs_origin;    /* 403: Origin not allowed */
+  uint64_t hs_full;      /* 503: max_conns connections already (or admit) */
+  uint64_t hs_limit;     /* 429: admit refused it for a per-address limit */
+  uint64_t hs_per_ip;    /* closed at accept: per_ip from that address */
+  uint64_t hs_timeout;   /* shut unanswered: no whole request in handshake_ms */
+  uint64_t hs_forwarded; /* 400: a trusted proxy's bad X-Forwarded-For */
   /* static files (opts.static_dir), by answer */
   uint64_t http_ok, http_304, http_301;
   uint64_t http_bad;     /* 400: a body, a bad byte or segment */
@@ -211,19 +223,20 @@ struct gk_net_ws {
   char path[GK_NET_WS_STR_MAX];
   char proto[GK_NET_WS_STR_MAX];
   char origins[GK_NET_WS_ORIGINS_MAX][GK_NET_WS_STR_MAX];
-  char *static_root;      /* realpath of static_dir (malloc), or NULL */
-  size_t static_len;      /* its length; 0 for "/" */
-  gk_net_ws_conn *conns;  /* max_conns slots */
-  struct gk__ws_tcp *tcp; /* max_conns + handshakes TCP connections */
-  uint32_t used;          /* slots not free (handshake, open, closing) */
-  uint32_t pending;       /* upgraded, `connect` not run yet */
-  uv_poll_t poll;         /* MHD's epoll descriptor */
-  uv_timer_t mhd_timer;   /* MHD_get_timeout, and kicks */
-  uv_timer_t tick;        /* pings, timeouts, close deadlines */
-  int handles;            /* listener and connection handles still open */
-  int in_mhd;             /* inside MHD_run */
-  uint32_t unclosed;      /* upgraded sockets handed back to MHD to close,
-                             not closed by it yet */
+  char *static_root;         /* realpath of static_dir (malloc), or NULL */
+  size_t static_len;         /* its length; 0 for "/" */
+  gk_net_ws_conn *conns;     /* max_conns slots */
+  struct gk__ws_tcp *tcp;    /* max_conns + handshakes TCP connections */
+  uint32_t used;             /* slots not free (handshake, open, closing) */
+  uint32_t pending;          /* upgraded, `connect` not run yet */
+  uv_poll_t poll;            /* MHD's epoll descriptor */
+  uv_timer_t mhd_timer;      /* MHD_get_timeout, and kicks */
+  uv_timer_t tick;           /* pings, timeouts, close deadlines */
+  int handles;               /* listener and connection handles still open */
+  int in_mhd;                /* inside MHD_run */
+  uint32_t unclosed;         /* upgraded sockets handed back to MHD to close,
+                                not closed by it yet */
+  struct gk__ws_file *files; /* static files being sent (a list) */
   int closing;
   void (*close_cb)(gk_net_ws *w);
 };

@@ -195,7 +195,10 @@ static void sock_setup(gk_net_ws_conn *c, int fd) {
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &c->w->opts.sndbuf,
                sizeof c->w->opts.sndbuf);
   c->addr_len = sizeof c->addr;
-  if (getpeername(fd, (struct sockaddr *)&c->addr, &c->addr_len) != 0) {
+  if (c->fwd_len != 0) { /* a trusted proxy's client */
+    c->addr = c->fwd;
+    c->addr_len = c->fwd_len;
+  } else if (getpeername(fd, (struct sockaddr *)&c->addr, &c->addr_len) != 0) {
     memset(&c->addr, 0, sizeof c->addr);
     c->addr_len = 0;
   }

@@ -68,9 +68,12 @@ struct gk_net_ws_conn {
   void *urh;     /* struct MHD_UpgradeResponseHandle */
   void *ws;      /* wslay_event_context_ptr */
   uv_poll_t poll;
-  int events; /* what the poll watches now */
-  struct sockaddr_storage addr;
+  int events;                   /* what the poll watches now */
+  struct sockaddr_storage addr; /* the client's: the TCP peer's, or the
+                                   one a trusted proxy forwarded (fwd) */
   socklen_t addr_len;
+  struct sockaddr_storage fwd; /* set at the handshake when fwd_len != 0 */
+  socklen_t fwd_len;
   uint8_t *extra; /* bytes libmicrohttpd read past the request */
   size_t extra_len, extra_off;
   size_t read_budget; /* bytes left for this wake-up (fairness) */
@@ -132,5 +135,8 @@ int gk__ws_static_init(gk_net_ws *w, const char *dir);
  * libmicrohttpd's enum MHD_Result as an int). */
 int gk__ws_static(gk_net_ws *w, struct MHD_Connection *mc, const char *url,
                   const char *method);
+/* Before the daemon stops: every file answer waiting for a read is let
+ * go on by libmicrohttpd (a suspended connection may not outlive it). */
+void gk__ws_static_close(gk_net_ws *w);
 
 #endif

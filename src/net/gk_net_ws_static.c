@@ -25,13 +25,20 @@
  * X-Content-Type-Options: nosniff; the MIME type is from the extension
  * (unknown: application/octet-stream).
  *
- * The file is opened on the loop thread (a local disk; files are small:
- * a page, its scripts, one .wasm); libmicrohttpd sends it from its fd.
+ * The file is opened and fstat'ed on the loop thread (two metadata
+ * calls); its bytes are read on libuv's thread pool, FILE_BLOCK at a
+ * time (uv_fs_read), never on the loop: libmicrohttpd asks for bytes
+ * (file_reader), gets those of the block in hand, and while the next one
+ * is being read its connection is suspended and resumed when the block
+ * is there. So a slow disk or a large file delays that answer only, not
+ * the rooms. opts.static_max (gk-server: websocket.static_max_bytes) caps
+ * a file's size all the same.
  */
 #define _XOPEN_SOURCE 700 /* realpath (XSI); st_mtim comes with it */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +47,7 @@
 #include <unistd.h>
 
 #include <microhttpd.h>
+#include <uv.h>
 
 #include "gk_err.h"
 #include "gk_net_ws_internal.h"
@@ -183,6 +191,129 @@ static unsigned resolve(const gk_net_ws *w, const char *url, char *real) {
   return 0;
 }
 
+/* --- a file's bytes, from the thread pool --------------------------------
+ */
+
+#define FILE_BLOCK (64u << 10)
+
+struct gk__ws_file {
+  uv_fs_t req;
+  gk_net_ws *w;
+  struct MHD_Connection *mc;
+  struct gk__ws_file *next, **prev; /* in w->files while MHD holds it */
+  int fd;
+  uint64_t size;
+  uint64_t at;   /* the file offset of buf[0] */
+  size_t have;   /* bytes of buf read from `at` */
+  int reading;   /* a read is on the pool (it owns buf) */
+  int suspended; /* the connection waits for that read */
+  int gone;      /* libmicrohttpd let the answer go: free on the read's end */
+  int failed;
+  char buf[FILE_BLOCK];
+};
+
+static void file_free(struct gk__ws_file *f) {
+  close(f->fd);
+  free(f);
+}
+
+static void on_read(uv_fs_t *req) {
+  struct gk__ws_file *f = (struct gk__ws_file *)req; /* req is first */
+  ssize_t r = req->result;
+  uv_fs_req_cleanup(req);
+  f->reading = 0;
+  if (f->gone) {
+    file_free(f);
+    return;
+  }
+  if (r <= 0)
+    f->failed = 1; /* an error, or the file shrank: the answer is cut */
+  else
+    f->have = (size_t)r;
+  if (f->suspended) {
+    f->suspended = 0;
+    MHD_resume_connection(f->mc);
+    gk__ws_kick_mhd(f->w);
+  }
+}
+
+/* Starts the read of the block at `pos` into buf. */
+static void file_read(struct gk__ws_file *f, uint64_t pos) {
+  uint64_t left = f->size - pos;
+  uv_buf_t b =
+      uv_buf_init(f->buf, left < FILE_BLOCK ? (unsigned)left : FILE_BLOCK);
+  f->at = pos;
+  f->have = 0;
+  f->reading = 1;
+  if (uv_fs_read(f->w->loop, &f->req, f->fd, &b, 1, (int64_t)pos, on_read) !=
+      0) {
+    f->reading = 0;
+    f->failed = 1;
+  }
+}
+
+/* libmicrohttpd's content reader: bytes from `pos`, or none yet (the
+ * connection suspended until the block is read). */
+static ssize_t file_reader(void *cls, uint64_t pos, char *out, size_t max) {
+  struct gk__ws_file *f = cls;
+  if (f->failed) return MHD_CONTENT_READER_END_WITH_ERROR;
+  if (!f->reading && pos >= f->at && pos < f->at + f->have) {
+    size_t off = (size_t)(pos - f->at), n = f->have - off;
+    if (n > max) n = max;
+    memcpy(out, f->buf + off, n);
+    if (off + n == f->have && f->at + f->have < f->size)
+      file_read(f, f->at + f->have); /* the next block, meanwhile */
+    return (ssize_t)n;
+  }
+  if (!f->reading) file_read(f, pos);
+  if (f->failed) return MHD_CONTENT_READER_END_WITH_ERROR;
+  f->suspended = 1;
+  MHD_suspend_connection(f->mc);
+  return 0;
+}
+
+static void file_done(void *cls) {
+  struct gk__ws_file *f = cls;
+  *f->prev = f->next;
+  if (f->next) f->next->prev = f->prev;
+  f->gone = 1;
+  if (!f->reading) file_free(f);
+}
+
+void gk__ws_static_close(gk_net_ws *w) {
+  for (struct gk__ws_file *f = w->files; f != NULL; f = f->next) {
+    if (!f->suspended) continue;
+    f->suspended = 0;
+    f->failed = 1; /* resumed only to be closed */
+    MHD_resume_connection(f->mc);
+  }
+}
+
+/* An answer of the file's bytes, read off the loop; NULL if out of
+ * memory (fd closed). */
+static struct MHD_Response *
+file_response(gk_net_ws *w, struct MHD_Connection *mc, int fd, uint64_t size) {
+  struct gk__ws_file *f = malloc(sizeof *f);
+  struct MHD_Response *r = f ? MHD_create_response_from_callback(
+                                   size, FILE_BLOCK, file_reader, f, file_done)
+                             : NULL;
+  if (r == NULL) {
+    free(f);
+    close(fd);
+    return NULL;
+  }
+  memset(f, 0, offsetof(struct gk__ws_file, buf));
+  f->w = w;
+  f->mc = mc;
+  f->fd = fd;
+  f->size = size;
+  f->next = w->files;
+  f->prev = &w->files;
+  if (w->files) w->files->prev = &f->next;
+  w->files = f;
+  return r;
+}
+
 static enum MHD_Result send_file(gk_net_ws *w, struct MHD_Connection *mc,
                                  int fd, const struct stat *st,
                                  const char *name) {
@@ -202,8 +333,7 @@ static enum MHD_Result send_file(gk_net_ws *w, struct MHD_Connection *mc,
     r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
   } else {
     s->http_ok++;
-    r = MHD_create_response_from_fd64((uint64_t)st->st_size, fd);
-    if (r == NULL) close(fd);
+    r = file_response(w, mc, fd, (uint64_t)st->st_size);
   }
   if (r == NULL) return MHD_NO;
   common_headers(r);

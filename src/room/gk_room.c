@@ -59,7 +59,8 @@ void gk_room__send_error(gk_room_host *h, uint32_t peer, int code,
   gk_wire_msg m;
   error_msg(&m, code, text);
   /* never a reply larger than the request to a connection not admitted
-   * (an abuse limit): the text is cut to fit, or nothing is sent */
+   * (an abuse limit): a text that does not fit is left out whole, never
+   * cut (the client words it from the code), or nothing is sent */
   size_t cap = h->env.reply_cap(h->env.user, peer);
   size_t n = strlen(m.u.error.text);
   if (cap < ERROR_FIXED) {
@@ -67,7 +68,7 @@ void gk_room__send_error(gk_room_host *h, uint32_t peer, int code,
     return;
   }
   if (ERROR_FIXED + n > cap) {
-    m.u.error.text[cap - ERROR_FIXED] = '\0';
+    m.u.error.text[0] = '\0';
     h->stats.replies_cut++;
   }
   gk_room__send(h, peer, &m);

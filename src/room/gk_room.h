@@ -102,7 +102,8 @@ typedef struct gk_room_env {
    * or gone). */
   void (*rtt)(void *user, uint32_t id, uint32_t *rtt_ms, uint32_t *var_ms);
   /* The most bytes a reply to the connection may have now (admission:
-   * unlimited, SIZE_MAX, once it has a place somewhere). */
+   * unlimited, SIZE_MAX, once it has a place somewhere or when its
+   * transport verified its address). An ERROR over it has no text. */
   size_t (*reply_cap)(void *user, uint32_t id);
   /* One bad message from the connection: the shell counts it and, at its
    * limit, closes the connection at once (check env.conn after). */

@@ -110,9 +110,10 @@ int gk_room__send(gk_room_host *h, uint32_t peer, const gk_wire_msg *m);
 int gk_room__send_bytes(gk_room_host *h, uint32_t peer, const uint8_t *bytes,
                         size_t len, int reliable);
 /* ERROR(code, text) to a connection; text is cut to printable ASCII and
- * GK_WIRE_TEXT_MAX characters (NULL: empty), and to the connection's
- * reply cap (admission: env.reply_cap), or not sent if even the code
- * does not fit. */
+ * GK_WIRE_TEXT_MAX characters (NULL: empty). Over the connection's reply
+ * cap (admission: env.reply_cap) the text is left out whole (never cut:
+ * the client words the code), or nothing is sent if even the code does
+ * not fit. */
 void gk_room__send_error(gk_room_host *h, uint32_t peer, int code,
                          const char *text);
 /* The same message to every connection still in a room's slots. */

@@ -50,7 +50,7 @@
   X(refused, GK_ROOM_METRIC, "Create, join or start requests refused.")       \
   X(drop_unexpected, GK_ROOM_OWN, "Valid messages a client may not send now.")\
   X(drop_session, GK_ROOM_OWN, "Match messages a room's session dropped.")   \
-  X(replies_cut, GK_ROOM_OWN, "ERROR texts shortened to the request.")       \
+  X(replies_cut, GK_ROOM_OWN, "ERROR texts left out: over the request.")      \
   X(replies_suppressed, GK_ROOM_OWN,                                          \
     "ERRORs not sent: larger than the request.")                              \
   X(room_steps, GK_ROOM_OWN, "Steps run by the rooms' own loops.")           \

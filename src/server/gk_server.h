@@ -108,6 +108,8 @@ typedef struct gk_server gk_server;
     "Rooms refused: limits.creates_per_min.")                                 \
   X(limit_handshake, "limit_handshake", 1,                                    \
     "Connections cut: limits.handshake_ms.")                                  \
+  X(refused_closed, "refused_closed", 1,                                      \
+    "Connections closed after their first room request was refused.")         \
   X(tick_ns, "tick_us", 1000, "Time in the step timer's ticks, in total.")    \
   X(tick_ns_max, "tick_us_max", 1000, "The longest tick.")                    \
   X(tick_over, "tick_over", 1, "Ticks that took longer than a step period.")  \

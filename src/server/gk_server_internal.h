@@ -273,6 +273,8 @@ int sv_auth_ip_full(const gk_server *s, uint64_t addr_key);
  * player, a late joiner, a rejoiner, a spectator): the handshake deadline
  * is met and its replies are no longer capped. */
 void sv_auth_admit(gk_server *s, uint32_t peer);
+/* 1 if a room request of `peer` was ever accepted (sv_auth_admit). */
+int sv_auth_admitted(const gk_server *s, uint32_t peer);
 /* A datagram of `len` bytes from `peer`: until it is admitted, no reply
  * to it is larger (sv_auth_reply_cap). */
 void sv_auth_datagram(gk_server *s, uint32_t peer, size_t len);
@@ -286,8 +288,9 @@ void sv_auth_disconnect(gk_server *s, const sv_conn *c);
  * ERROR is sent, counted and logged, and the caller does nothing. */
 int sv_auth_request(gk_server *s, uint32_t peer, const gk_wire_msg *m,
                     uint64_t now_s);
-/* How many bytes a reply to `peer` may have: unlimited once admitted,
- * else the size of the datagram that caused it. */
+/* How many bytes a reply to `peer` may have: unlimited once admitted or
+ * when its link's transport verified its address (WebSocket), else the
+ * size of the datagram that caused it. */
 size_t sv_auth_reply_cap(const gk_server *s, uint32_t peer);
 /* The players the CREATE_ROOM token just admitted for `peer` grants
  * (token mode), GK_PLAYERS_MAX in open mode: a room's seats, bots

@@ -75,6 +75,18 @@ static int is_match_type(int type) {
          type == GK_MSG_REMOVE_PLAYER || type == GK_MSG_END_MATCH;
 }
 
+/* A room request was answered. A connection that never had one accepted
+ * and was just refused goes now, gracefully (its ERROR first): it has
+ * nothing to wait for, and the client tries again on a fresh connection.
+ * Left open, it would sit until limits.handshake_ms dropped it as a
+ * limit hit, or forever with that limit off. */
+static void close_refused(gk_server *s, uint32_t peer) {
+  sv_conn *c = sv_conn_get(s, peer);
+  if (!c || sv_auth_admitted(s, peer)) return;
+  s->stats.refused_closed++;
+  sv_link_close(c->link, 0);
+}
+
 /* A decoded message that is not for a running match: room control. */
 static void route_control(gk_server *s, gk_room *r, uint32_t peer,
                           const gk_wire_msg *m) {
@@ -87,10 +99,12 @@ static void route_control(gk_server *s, gk_room *r, uint32_t peer,
           gk_room_create(h, peer, m, sv_auth_create_players(s, peer), now);
       if (nr) sv_room_publish(s, nr);
     }
+    close_refused(s, peer);
     break;
   case GK_MSG_JOIN_ROOM:
     if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
       gk_room_join(h, sv_room_find(s, m->u.room.code), peer, m, now);
+    close_refused(s, peer);
     break;
   case GK_MSG_START_MATCH:
     gk_room_start(h, r, peer, now);
@@ -98,10 +112,12 @@ static void route_control(gk_server *s, gk_room *r, uint32_t peer,
   case GK_MSG_REJOIN_ROOM:
     if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
       gk_room_rejoin(h, sv_room_find(s, m->u.rejoin.code), peer, m, now);
+    close_refused(s, peer);
     break;
   case GK_MSG_SPECTATE:
     if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
       gk_room_spectate(h, sv_room_find(s, m->u.room.code), peer, m, now);
+    close_refused(s, peer);
     break;
   case GK_MSG_END_MATCH:
   case GK_MSG_INPUT:

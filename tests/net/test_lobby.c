@@ -177,3 +177,12 @@ Test(lobby, players_joining_a_known_room_all_join_and_never_start_it) {
   cr_assert_eq(gk_net_lobby_init_join(&l, CODE, GK_PLAYERS_MAX + 1), GK_EINVAL);
   cr_assert_eq(gk_net_lobby_init_join(NULL, CODE, 1), GK_EINVAL);
 }
+
+Test(lobby, an_error_without_its_text_is_worded_from_its_code) {
+  gk_wire_error e;
+  memset(&e, 0, sizeof e);
+  e.code = GK_EFULL;
+  cr_assert_str_eq(gk_net_lobby_error_text(&e), gk_strerror(GK_EFULL));
+  strcpy(e.text, "the room is full");
+  cr_assert_str_eq(gk_net_lobby_error_text(&e), "the room is full");
+}

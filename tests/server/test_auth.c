@@ -114,7 +114,9 @@ static gk_wire_msg join_msg(const char *code, uint8_t role) {
   return m;
 }
 
-/* Expects the request with token `tok` to be refused with `want`. */
+/* Expects the request with token `tok` to be refused with `want`; the
+ * server then closes the connection (it never had a request accepted),
+ * and `c` connects afresh. */
 static void expect_refused(raw *c, gk_wire_msg m, const uint8_t *tok, int want,
                            const char *what) {
   int code = 0;
@@ -122,6 +124,11 @@ static void expect_refused(raw *c, gk_wire_msg m, const uint8_t *tok, int want,
   cr_assert_eq(type, GK_MSG_ERROR, "%s: accepted", what);
   cr_assert_eq(code, want, "%s: %s (%s), want %s", what, gk_err_name(code),
                c->last[GK_MSG_ERROR].u.error.text, gk_err_name(want));
+  for (int i = 0; i < 50 && !c->disconnected; i++) raw_pump(c, 20);
+  cr_assert(c->disconnected, "%s: the refused connection is kept", what);
+  uint16_t port = c->p->address.port;
+  raw_close(c);
+  raw_connect(c, port);
 }
 
 static void wait_matches(const e2e_proc *srv, int n) {
@@ -133,8 +140,8 @@ static void wait_matches(const e2e_proc *srv, int n) {
 
 /* REJOIN_ROOM and SPECTATE with tokens: the role, the slot and, for a
  * rejoin, the slot's own client id are checked before the room is; a valid
- * spectator's token gets as far as the room (a lobby: not playing). `c` is
- * not bound to a client before the last request. */
+ * spectator's token gets as far as the room (a lobby: not playing). Each
+ * refusal closes `c`, which connects afresh (bound to no client). */
 static void rejoin_and_spectate_tokens(raw *c, const e2e_proc *srv,
                                        const uint8_t key[GK_TOKEN_KEY_BYTES],
                                        const char *room, gk_wire_msg watch,
@@ -221,7 +228,7 @@ Test(server_auth,
                gk_err_name(code));
   cr_assert_eq(b.last[GK_MSG_JOINED].u.joined.slot, 1);
 
-  /* each bad token, from one connection, gets its own code */
+  /* each bad token gets its own code (and its connection closed) */
   gk_wire_msg join = join_msg(room, GK_WIRE_ROLE_PLAYER);
   expect_refused(&c, join, NULL, GK_ENOTOKEN, "no token");
   mint_at(key, &g, 9, now_s() - 600, 60, tok);
@@ -391,8 +398,10 @@ Test(server_auth,
   cr_assert_eq(enet_initialize(), 0);
 
   /* before any request is accepted, no reply is larger than the request:
-   * a 2-byte START_MATCH gets nothing, a 20-byte JOIN_ROOM an ERROR of at
-   * most 20 bytes */
+   * a 2-byte START_MATCH gets nothing, a 20-byte JOIN_ROOM an ERROR with
+   * its code and no text (never a cut text: the client words the code);
+   * then the refused connection is closed at once, not left to
+   * handshake_ms */
   raw x;
   raw_connect(&x, port);
   gk_wire_msg m;
@@ -405,7 +414,13 @@ Test(server_auth,
   raw_send_msg(&x, &m);
   raw_expect(&x, GK_MSG_ERROR, 3000);
   cr_assert_eq(x.last[GK_MSG_ERROR].u.error.code, GK_ENOTFOUND);
-  cr_assert_leq(x.last_len[GK_MSG_ERROR], 20);
+  cr_assert_str_eq(x.last[GK_MSG_ERROR].u.error.text, "",
+                   "a text that does not fit is left out, not cut");
+  cr_assert_eq(x.last_len[GK_MSG_ERROR], 5);
+  for (int i = 0; i < 50 && !x.disconnected; i++) raw_pump(&x, 20);
+  cr_assert(x.disconnected, "the refused connection is closed within 1 s");
+  raw_close(&x);
+  raw_connect(&x, port); /* holds a place until handshake_ms */
 
   /* 24 connects in one second: at most 6 are let in (fewer if the bot's
    * and x's connects fell in the same second); bot and x hold 3 of 8 */

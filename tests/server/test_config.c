@@ -5,7 +5,9 @@
  * be one valid JSON object per line whatever the field values; room codes
  * must be well-formed and not repeat.
  */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -621,4 +623,53 @@ Test(server_config, spectator_delay_and_behind_over_what_a_room_keeps_refused) {
                      err, sizeof(err)),
                0, "%s", err);
   gk_server_config_free(&c);
+}
+
+/* websocket.trusted_proxies: addresses and CIDR blocks, parsed once; an
+ * address matches the blocks it lies in (an IPv4-mapped IPv6 one as its
+ * IPv4 address), and no other. */
+Test(server_config, trusted_proxies_are_addresses_or_cidr_blocks) {
+  gk_server_config c;
+  char err[GK_SERVER_CONFIG_ERR_MAX];
+  cr_assert_eq(parse(&c,
+                     "{\"websocket\":{\"trusted_proxies\":[\"10.0.0.0/8\","
+                     "\"192.168.1.7\",\"fd00::/8\",\"0.0.0.0/0\"]}}",
+                     err, sizeof(err)),
+               0, "%s", err);
+  cr_assert_eq(c.ws.ntrusted_proxies, 4u);
+  c.ws.ntrusted_proxies = 3; /* the catch-all last one aside */
+  struct sockaddr_in v4 = {.sin_family = AF_INET};
+  struct sockaddr_in6 v6 = {.sin6_family = AF_INET6};
+  static const struct {
+    const char *addr;
+    int trusted;
+  } cases[] = {{"10.200.3.4", 1},      {"11.0.0.1", 0},
+               {"192.168.1.7", 1},     {"192.168.1.8", 0},
+               {"fd12::1", 1},         {"fe80::1", 0},
+               {"::ffff:10.1.2.3", 1}, {"::ffff:192.168.1.6", 0},
+               {"9.255.255.255", 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const struct sockaddr *sa = (const struct sockaddr *)&v4;
+    if (inet_pton(AF_INET, cases[i].addr, &v4.sin_addr) != 1) {
+      cr_assert_eq(inet_pton(AF_INET6, cases[i].addr, &v6.sin6_addr), 1);
+      sa = (const struct sockaddr *)&v6;
+    }
+    cr_assert_eq(gk_server_config_proxy(&c, sa), cases[i].trusted, "%s",
+                 cases[i].addr);
+  }
+  c.ws.ntrusted_proxies = 4;
+  inet_pton(AF_INET, "11.0.0.1", &v4.sin_addr);
+  cr_assert_eq(gk_server_config_proxy(&c, (const struct sockaddr *)&v4), 1);
+  cr_assert_eq(gk_server_config_proxy(&c, NULL), 0);
+  gk_server_config_free(&c);
+  static const char *const bad[] = {"example.com", "10.0.0.0/33", "10.0.0.1/8",
+                                    "10.0.0.0/",   "10.0.0.0/x",  "::1/129",
+                                    "/8"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char json[160];
+    snprintf(json, sizeof json,
+             "{\"websocket\":{\"trusted_proxies\":[\"%s\"]}}", bad[i]);
+    expect_error(json, GK_ERANGE, "websocket.trusted_proxies", "CIDR", bad[i],
+                 NULL);
+  }
 }

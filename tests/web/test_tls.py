@@ -95,6 +95,9 @@ def nginx_conf(d, site):
             ).format(user=user, d=d, site=site)
 
 
+PER_IP = 3  # limits.conns_per_ip: the pages below hold 3 at most
+
+
 class Env:
     dir = None  # made in main(), after the tools are found
     srv = nginx = None
@@ -112,7 +115,10 @@ def nginx_log():
 
 def start(_b):
     """nginx runs gamekit.conf in front of gk-server"""
-    Env.srv = GkServer(server_exe(), ws={"static_dir": os.path.join(SRC, "web")})
+    Env.srv = GkServer(server_exe(),
+                       ws={"static_dir": os.path.join(SRC, "web"),
+                           "trusted_proxies": ["127.0.0.1"]},
+                       config={"limits": {"conns_per_ip": PER_IP}})
     Env.tls_port, Env.http_port = free_port(), free_port()
     with open(os.path.join(SRC, "deploy", "nginx", "gamekit.conf")) as f:
         site = rewrite(f.read(), Env.tls_port, Env.http_port,
@@ -163,6 +169,44 @@ def the_page_over_https_creates_a_room_through_wss(b):
     j = q.eval("await gkJoin(%r)" % r["code"])
     assert j == {"ok": True, "slot": 1, "players": 2}, j
     assert not p.exceptions and not q.exceptions
+
+
+def per_ip_limits_count_each_client_behind_the_proxy(_b):
+    """websocket.trusted_proxies ["127.0.0.1"]: gk-server counts the
+    address nginx appends to X-Forwarded-For, not nginx's own: from one
+    source PER_IP links, then 429; another source still gets in. (Without
+    the key every link would count as 127.0.0.1's.)"""
+    import websockets
+    ctx = ssl.create_default_context(cafile=Env.cert)
+
+    async def upgrade(src):
+        s = socket.socket()
+        s.bind((src, 0))
+        s.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(
+            s, ("127.0.0.1", Env.tls_port))
+        try:
+            ws = await websockets.connect(
+                "wss://127.0.0.1:%d/play" % Env.tls_port, ssl=ctx, sock=s,
+                server_hostname="127.0.0.1", subprotocols=["gamekit.1"],
+                open_timeout=5)
+            return ws, 101
+        except websockets.exceptions.InvalidStatusCode as e:
+            s.close()
+            return None, e.status_code
+
+    async def go():
+        held, got = [], []
+        for src in ["127.0.0.7"] * (PER_IP + 1) + ["127.0.0.8"]:
+            ws, status = await upgrade(src)
+            got.append(status)
+            if ws is not None:
+                held.append(ws)
+        for ws in held:
+            await ws.close()
+        return got
+    got = asyncio.run(asyncio.wait_for(go(), 30))
+    assert got == [101] * PER_IP + [429, 101], (got, nginx_log())
 
 
 def without_the_spki_flag_chromium_refuses_the_certificate(_b):
@@ -271,7 +315,8 @@ def main():
     except BaseException:
         shutil.rmtree(Env.dir, ignore_errors=True)
         raise
-    cases = [start, the_page_over_https_creates_a_room_through_wss,
+    cases = [start, per_ip_limits_count_each_client_behind_the_proxy,
+             the_page_over_https_creates_a_room_through_wss,
              without_the_spki_flag_chromium_refuses_the_certificate,
              a_python_client_speaks_the_protocol_through_wss,
              pages_pass_through_with_their_headers_and_refusals,

@@ -198,7 +198,7 @@ static void peer_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
   case GK_NET_LOBBY_ERROR: {
     char detail[GK_WIRE_TEXT_MAX + 40];
     snprintf(detail, sizeof(detail), "%s: %s", gk_err_name(m->u.error.code),
-             m->u.error.text);
+             gk_net_lobby_error_text(&m->u.error));
     bot_room_fail(r, "server error", detail);
     bot_room_check_done(r);
     return;

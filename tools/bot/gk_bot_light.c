@@ -262,7 +262,7 @@ static void peer_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
     p->joined = 1;
     break;
   case GK_NET_LOBBY_ERROR:
-    room_fail(r, "server error", m->u.error.text);
+    room_fail(r, "server error", gk_net_lobby_error_text(&m->u.error));
     return;
   case GK_NET_LOBBY_SHUTDOWN:
     room_fail(r, "the server is shutting down", NULL);

@@ -331,7 +331,7 @@ void bot_spec_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
   if (m->type != GK_MSG_ERROR) return;
   char detail[GK_WIRE_TEXT_MAX + 40];
   snprintf(detail, sizeof detail, "%s: %s", gk_err_name(m->u.error.code),
-           m->u.error.text);
+           gk_net_lobby_error_text(&m->u.error));
   fail(p, "spectator refused", detail);
 }
 

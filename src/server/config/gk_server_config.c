@@ -11,8 +11,10 @@
  */
 #include "gk_server_config.h"
 
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "gk_config.h"
 #include "gk_err.h"
@@ -129,4 +131,26 @@ int gk_server_room_config(const gk_server_genre *g, void *cfg,
                               errlen);
   if (rc && sim->config_free) sim->config_free(cfg);
   return rc;
+}
+
+int gk_server_config_proxy(const gk_server_config *c,
+                           const struct sockaddr *sa) {
+  uint8_t a[16];
+  uint8_t fam = 0;
+  if (sa && sa->sa_family == AF_INET) {
+    memcpy(a, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+    fam = 4;
+  } else if (sa && sa->sa_family == AF_INET6) {
+    const struct in6_addr *v6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+    fam = IN6_IS_ADDR_V4MAPPED(v6) ? 4 : 6;
+    memcpy(a, fam == 4 ? v6->s6_addr + 12 : v6->s6_addr, fam == 4 ? 4 : 16);
+  }
+  for (uint32_t i = 0; fam && i < c->ws.ntrusted_proxies; i++) {
+    const gk_server_net *n = &c->ws.proxy_nets[i];
+    unsigned b = n->bits, whole = b / 8;
+    if (n->family != fam || memcmp(a, n->addr, whole) != 0) continue;
+    if (b % 8 == 0 || ((a[whole] ^ n->addr[whole]) >> (8 - b % 8)) == 0)
+      return 1;
+  }
+  return 0;
 }

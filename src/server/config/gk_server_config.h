@@ -86,6 +86,14 @@ typedef struct gk_server_agones_config {
  * src/net/gk_net_ws.h). Off unless websocket.enabled. */
 #define GK_SERVER_WS_ORIGINS_MAX 8 /* = GK_NET_WS_ORIGINS_MAX */
 #define GK_SERVER_WS_STR_MAX 128   /* = GK_NET_WS_STR_MAX, NUL included */
+#define GK_SERVER_WS_PROXIES_MAX 16
+/* An address block: `bits` leading bits of addr (family 4: the first 4
+ * bytes; 6: all 16). */
+typedef struct gk_server_net {
+  uint8_t family; /* 4 or 6 */
+  uint8_t bits;   /* 0..32 or 0..128 */
+  uint8_t addr[16];
+} gk_server_net;
 typedef struct gk_server_ws_config {
   int enabled;
   char host[64];                   /* an IPv4 or IPv6 literal */
@@ -95,6 +103,11 @@ typedef struct gk_server_ws_config {
   uint32_t norigins;        /* 0 = any Origin (and none) */
   uint32_t max_connections; /* WebSocket connections at once */
   uint32_t ping_ms;         /* ping every connection this often; 0 = off */
+  /* reverse proxies whose X-Forwarded-For is believed (gk_net_ws.h,
+   * callbacks.trusted): addresses or CIDR blocks as text, and parsed */
+  char trusted_proxies[GK_SERVER_WS_PROXIES_MAX][64];
+  uint32_t ntrusted_proxies;
+  gk_server_net proxy_nets[GK_SERVER_WS_PROXIES_MAX];
   /* static files on the same port (gk_net_ws.h, "Static files"); "" =
    * none. Default: GK_WEB_DIR, the installed web/ directory
    * (<prefix>/share/gamekit/web): served if it exists, else a warning.
@@ -102,6 +115,9 @@ typedef struct gk_server_ws_config {
    * start. Relative paths are from the working directory. */
   char static_dir[GK_SERVER_PATH_MAX];
   int static_dir_set;
+  /* the largest static file served (larger: 403); the loop thread sends
+   * a file from the page cache, so this bounds what one request costs */
+  uint64_t static_max_bytes;
 } gk_server_ws_config;
 
 /* One genre the server offers. */
@@ -213,6 +229,12 @@ int gk_server_config_load(gk_server_config *c, const char *path, char *err,
                           size_t errlen);
 
 void gk_server_config_free(gk_server_config *c);
+
+/* 1 if `sa` (sockaddr_in or sockaddr_in6; an IPv4-mapped IPv6 address
+ * counts as its IPv4 one) lies in one of websocket.trusted_proxies. */
+struct sockaddr;
+int gk_server_config_proxy(const gk_server_config *c,
+                           const struct sockaddr *sa);
 
 /* The entry for a genre name, or NULL if the server does not know it. */
 const gk_server_genre *gk_server_config_genre(const gk_server_config *c,

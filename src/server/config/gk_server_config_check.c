@@ -23,6 +23,49 @@ int sv_cfg_check_ws_host(sv_cfg_ctx *x, const sv_cfg_row *r, const char *path) {
                      "must be a numeric IPv4 or IPv6 address, got \"%s\"", h);
 }
 
+/* One address or CIDR block ("10.0.0.0/8", "::1", "fd00::/8") into *n;
+ * bits under the prefix must be 0. 0, or -1. */
+static int net_parse(const char *text, gk_server_net *n) {
+  char addr[64];
+  const char *slash = strchr(text, '/');
+  size_t len = slash ? (size_t)(slash - text) : strlen(text);
+  if (len == 0 || len >= sizeof addr) return -1;
+  memcpy(addr, text, len);
+  addr[len] = '\0';
+  memset(n, 0, sizeof(*n));
+  if (inet_pton(AF_INET, addr, n->addr) == 1)
+    n->family = 4;
+  else if (inet_pton(AF_INET6, addr, n->addr) == 1)
+    n->family = 6;
+  else
+    return -1;
+  unsigned max = n->family == 4 ? 32u : 128u, bits = max;
+  if (slash) {
+    char *end = NULL;
+    unsigned long b = strtoul(slash + 1, &end, 10);
+    if (slash[1] < '0' || slash[1] > '9' || *end != '\0' || b > max) return -1;
+    bits = (unsigned)b;
+  }
+  n->bits = (uint8_t)bits;
+  for (unsigned i = bits; i < max; i++) /* no host bits under a prefix */
+    if (n->addr[i / 8] >> (7 - i % 8) & 1u) return -1;
+  return 0;
+}
+
+int sv_cfg_check_ws_proxies(sv_cfg_ctx *x, const sv_cfg_row *r,
+                            const char *path) {
+  (void)r;
+  gk_server_ws_config *w = &x->c->ws;
+  for (uint32_t i = 0; i < w->ntrusted_proxies; i++)
+    if (net_parse(w->trusted_proxies[i], &w->proxy_nets[i]) != 0)
+      return sv_cfg_fail(x, GK_ERANGE, path,
+                         "must be IPv4 or IPv6 addresses or CIDR blocks "
+                         "(10.0.0.0/8, with no bit set past the prefix), "
+                         "got \"%s\"",
+                         w->trusted_proxies[i]);
+  return 0;
+}
+
 /* websocket.path: the URL path. */
 int sv_cfg_check_ws_path(sv_cfg_ctx *x, const sv_cfg_row *r, const char *path) {
   const char *p = (const char *)x->c + r->off;

@@ -111,6 +111,10 @@ void sv_cfg_defaults(gk_server_config *c, const sv_cfg_table *t);
 /* gk_server_config_check.c: checks of one key (rows' check) and of a
  * whole object (tables' check), then across keys once all is read. */
 int sv_cfg_check_ws_host(sv_cfg_ctx *x, const sv_cfg_row *r, const char *path);
+/* websocket.trusted_proxies: each an address or CIDR block, parsed into
+ * ws.proxy_nets. */
+int sv_cfg_check_ws_proxies(sv_cfg_ctx *x, const sv_cfg_row *r,
+                            const char *path);
 int sv_cfg_check_ws_path(sv_cfg_ctx *x, const sv_cfg_row *r, const char *path);
 int sv_cfg_check_auth(sv_cfg_ctx *x, const char *path);
 /* admin.listen into admin.host, .port and .loopback. */

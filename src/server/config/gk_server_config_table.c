@@ -195,6 +195,16 @@ static const sv_cfg_row ws_rows[] = {
      .min = 1,
      .max = GK_SERVER_WS_ORIGINS_MAX,
      .aux = OFF(ws.norigins)},
+    /* none: X-Forwarded-For is never read */
+    {.key = "trusted_proxies",
+     .kind = SV_CFG_STRINGS,
+     .flags = SV_CFG_TOKEN,
+     .off = OFF(ws.trusted_proxies),
+     .size = SZ(ws.trusted_proxies[0]),
+     .min = 1,
+     .max = GK_SERVER_WS_PROXIES_MAX,
+     .aux = OFF(ws.ntrusted_proxies),
+     .check = sv_cfg_check_ws_proxies},
     UINT("max_connections", ws.max_connections, 1, GK_SERVER_PEERS_MAX, 256),
     UINT("ping_ms", ws.ping_ms, 0, 60000, 100),
     /* the installed web/ directory; set, it must exist (static_dir_set) */
@@ -206,6 +216,7 @@ static const sv_cfg_row ws_rows[] = {
      .min = 0,
      .aux = OFF(ws.static_dir_set),
      .sdef = GK_WEB_DIR},
+    UINT("static_max_bytes", ws.static_max_bytes, 1024, 1ull << 30, 8u << 20),
     END};
 static const sv_cfg_table ws_table = {ws_rows, SV_CFG_LIST | SV_CFG_BRIEF,
                                       NULL};

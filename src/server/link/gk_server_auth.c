@@ -36,8 +36,10 @@
  * limits.log_interval_ms, with the count of refusals not logged.
  *
  * Amplification: before one of its requests is accepted, a connection
- * never gets a reply larger than the datagram that caused it (an ERROR's
- * text is cut to fit, or nothing is sent): see sv_auth_reply_cap.
+ * over a datagram transport (ENet) never gets a reply larger than the
+ * datagram that caused it (an ERROR's text is left out, its code sent; or
+ * nothing is sent): see sv_auth_reply_cap. A WebSocket's address was
+ * proved by TCP's handshake: its replies are whole.
  *
  * Tables are bounded: the per-IP table has 2 * limits.peers entries, the
  * creators' table 2 * limits.rooms (at least 256); when one is full the
@@ -84,6 +86,11 @@ static sv_admit *admit_of(const gk_server *s, uint32_t peer) {
 void sv_auth_admit(gk_server *s, uint32_t peer) {
   sv_admit *n = admit_of(s, peer);
   if (n) n->admitted = 1;
+}
+
+int sv_auth_admitted(const gk_server *s, uint32_t peer) {
+  const sv_admit *n = admit_of(s, peer);
+  return n != NULL && n->admitted;
 }
 
 void sv_auth_datagram(gk_server *s, uint32_t peer, size_t len) {
@@ -273,7 +280,9 @@ void sv_auth_sweep(gk_server *s, uint64_t now_ms) {
 size_t sv_auth_reply_cap(const gk_server *s, uint32_t peer) {
   const sv_admit *n = admit_of(s, peer);
   if (!n) return 0;
-  return n->admitted ? SIZE_MAX : n->req_len;
+  const sv_conn *c = sv_conn_get(s, peer);
+  if (n->admitted || c->link->ops->addr_verified) return SIZE_MAX;
+  return n->req_len;
 }
 
 /* --- tokens --------------------------------------------------------------- */

@@ -53,6 +53,10 @@ typedef struct sv_link_ops {
   /* Must be non-NULL: the transport's name, "enet" or "websocket":
    * admin /rooms and the metrics' `transport` label. */
   const char *kind;
+  /* 1 if the transport proved the remote address before the first
+   * message (a TCP handshake): no reply to such a link is capped to its
+   * request's size, a cap meant for spoofable datagrams. */
+  int addr_verified;
   /* Must be non-NULL. Queues one whole wire message (bytes are copied),
    * reliable and ordered, or unreliable (it may be lost or reordered).
    * 0, GK_ENOTFOUND if the link is no longer up (closing or gone),
@@ -85,7 +89,8 @@ struct sv_link {
   uint64_t addr_key;
   /* Bytes of the request that opened the link (ENet: its CONNECT
    * command): until one of its room requests is accepted, no reply to
-   * the link is larger than the request that caused it (an abuse limit). */
+   * the link is larger than the request that caused it (an abuse limit
+   * against spoofed sources; none when ops->addr_verified). */
   size_t hello_len;
   sv_link_stats stats;
 };

@@ -19,10 +19,12 @@
  *
  * Limits: the listener has min(websocket.max_connections, limits.peers)
  * slots (every link takes a place of the connection table), closes a TCP
- * connection at accept past limits.conns_per_ip from its address, and
+ * connection at accept past limits.conns_per_ip + 1 from its address, and
  * wants the request whole within limits.handshake_ms; before a 101 it
  * asks on_admit, which refuses 503 while the connection table is full and
  * 429 while the address holds limits.conns_per_ip links of any kind.
+ * Behind a proxy in websocket.trusted_proxies (on_trusted), "the address"
+ * is the client's from the proxy's X-Forwarded-For (gk_net_ws.h).
  *
  * Closes: graceful is a 1000 close frame after what is queued; at once
  * closes the socket and raises `disconnect` before returning, as the
@@ -42,21 +44,6 @@
 #include "gk_server_internal.h"
 
 #define SLOT_MASK 0xffffu
-
-/* The smallest valid upgrade request, path "/" (docs/PROTOCOL.md,
- * "WebSocket framing"): the request line and the five headers the
- * handshake needs, then the blank line. A real one (Host, Origin, a
- * browser's User-Agent) is larger; this is the bound hello_len keeps. */
-enum {
-  MIN_REQUEST_LEN = sizeof("GET / HTTP/1.1\r\n"
-                           "Upgrade: websocket\r\n"
-                           "Connection: Upgrade\r\n"
-                           "Sec-WebSocket-Key: AAAAAAAAAAAAAAAAAAAAAA==\r\n"
-                           "Sec-WebSocket-Version: 13\r\n"
-                           "Sec-WebSocket-Protocol: gamekit.1\r\n"
-                           "\r\n") -
-                    1
-};
 
 typedef struct ws_link {
   sv_link base; /* first: an sv_link * is a ws_link * */
@@ -102,6 +89,7 @@ static uint32_t link_rtt_var(const sv_link *l) {
 
 static const sv_link_ops ws_link_ops = {
     .kind = "websocket",
+    .addr_verified = 1, /* TCP: replies are not capped to requests */
     .send = link_send,
     .close = link_close,
     .rtt_ms = link_rtt,
@@ -168,6 +156,13 @@ static int on_admit(void *ctx, gk_net_ws *ws, const struct sockaddr *addr) {
   return 0;
 }
 
+/* websocket.trusted_proxies: is the TCP peer one? */
+static int on_trusted(void *ctx, gk_net_ws *ws, const struct sockaddr *addr) {
+  (void)ws;
+  const struct sv_ws *w = ctx;
+  return gk_server_config_proxy(w->base.srv->cfg, addr);
+}
+
 static void on_connect(void *ctx, gk_net_ws *ws, uint32_t conn,
                        const struct sockaddr *addr) {
   struct sv_ws *w = ctx;
@@ -184,9 +179,7 @@ static void on_connect(void *ctx, gk_net_ws *ws, uint32_t conn,
   wl->w = w;
   wl->conn = conn;
   wl->up = 1;
-  set_addr(&wl->base, addr);
-  /* the HTTP upgrade request is the one that opened the link */
-  wl->base.hello_len = MIN_REQUEST_LEN;
+  set_addr(&wl->base, addr); /* hello_len 0: addr_verified, no reply cap */
   sv_link_up(w->base.srv, &wl->base);
 }
 
@@ -288,16 +281,21 @@ int sv_ws_open(gk_server *s, char *err, size_t errlen) {
   o.origins = origins;
   o.n_origins = wc->norigins;
   o.max_conns = slots;
-  o.per_ip = s->cfg->conns_per_ip; /* at accept: see PROTOCOL.md */
+  /* at accept (PROTOCOL.md): one TCP connection more than the links an
+   * address may hold, so the upgrade over conns_per_ip is read and
+   * answered 429 by on_admit rather than closed unanswered */
+  o.per_ip = s->cfg->conns_per_ip ? s->cfg->conns_per_ip + 1u : 0u;
   o.handshake_ms = s->cfg->handshake_ms ? s->cfg->handshake_ms : 10000u;
   o.ping_ms = wc->ping_ms;
   o.timeout_ms = s->cfg->peer_timeout_ms;
   o.max_msg = s->cfg->max_packet;
   o.static_dir = static_dir(s);
+  o.static_max = wc->static_max_bytes;
   o.replace_types[0] = GK_MSG_INPUT;
   o.replace_types[1] = GK_MSG_CONFIRMED;
   o.n_replace = 2;
-  gk_net_ws_callbacks cb = {w, on_receive, on_connect, on_disconnect, on_admit};
+  gk_net_ws_callbacks cb = {w,        on_receive, on_connect, on_disconnect,
+                            on_admit, on_trusted};
   int rc = gk_net_ws_init(&w->ws, s->loop, &o, &cb);
   if (rc == GK_ENOTFOUND) {
     host_free(&w->base);

@@ -301,12 +301,13 @@ static void family(out *o, const char *name, const char *label, const named *v,
 static void websocket(out *o, const gk_server *s) {
   const gk_net_ws_stats *w = sv_ws_stats(s);
   if (!w) return;
-  const named hs[] = {{"ok", w->hs_ok},           {"path", w->hs_path},
-                      {"method", w->hs_method},   {"upgrade", w->hs_upgrade},
-                      {"version", w->hs_version}, {"protocol", w->hs_protocol},
-                      {"origin", w->hs_origin},   {"full", w->hs_full},
-                      {"limit", w->hs_limit},     {"per_ip", w->hs_per_ip},
-                      {"timeout", w->hs_timeout}};
+  const named hs[] = {
+      {"ok", w->hs_ok},           {"path", w->hs_path},
+      {"method", w->hs_method},   {"upgrade", w->hs_upgrade},
+      {"version", w->hs_version}, {"protocol", w->hs_protocol},
+      {"origin", w->hs_origin},   {"full", w->hs_full},
+      {"limit", w->hs_limit},     {"per_ip", w->hs_per_ip},
+      {"timeout", w->hs_timeout}, {"forwarded", w->hs_forwarded}};
   head(o, "gk_websocket_handshakes_total", "counter",
        "WebSocket upgrade requests: answered 101 (ok), or refused, by why.");
   family(o, "gk_websocket_handshakes_total", "result", hs,
