@@ -226,6 +226,13 @@ def run_one(args, rooms, tmp, keep_log=False):
                           and e.get("steps_late", 0) > 0),
         "room_late_max": max([e.get("steps_late", 0) for e in evs
                               if e.get("event") == "match_end"], default=0),
+        # stalls move a room's schedule (configs/README.md, "Lateness,
+        # stalls and confirm latency"): a room late at every step after
+        # one moved reads one stall, its wait in stalled_ms
+        "stalls": sum(e.get("stalls", 0) for e in evs
+                      if e.get("event") == "match_end"),
+        "stalled_ms": sum(e.get("stalled_ms", 0) for e in evs
+                          if e.get("event") == "match_end"),
         "exit": status,
         "uptime_s": st.get("uptime_us", 0) / 1e6,
     }
