@@ -16,7 +16,10 @@
  *     (assumed) until the step is confirmed;
  *   - check: each newly confirmed step the head ran is compared with what
  *     it assumed (records, active mask, flags); one difference marks the
- *     head for a restore at the next timeout call.
+ *     head for a restore at the next timeout call. A head that is not
+ *     ahead (a round trip shorter than the delay) steps each newly
+ *     confirmed step with its confirmed input instead, which costs a step
+ *     rather than a restore.
  *
  * A timeout call runs at most predict_cap head steps; a head left behind
  * after a long stall or a rollback catches up over the next calls. The
@@ -193,6 +196,12 @@ void gk__peer_head_confirmed(gk_net_peer *p, uint64_t before) {
     gk_step_input in;
     if (gk_inbuf_get(&p->inbuf, s, &in) != 0) continue;
     memcpy(h->last, in.inputs, rb);
+    if (!h->dirty && h->state != NULL && s == h->steps && s >= p->loop.steps &&
+        h->version == p->loop.version) {
+      head_step(p); /* a head not ahead follows the confirmed steps: no
+                       restore needed */
+      continue;
+    }
     /* the head ran s after the confirmed run's base: it assumed it */
     if (h->dirty || h->state == NULL || s >= h->steps || s < p->loop.steps)
       continue;
