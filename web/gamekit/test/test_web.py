@@ -169,8 +169,10 @@ def main():
         if mode == "agree":
             # options reach every engine: the client's through JSON.parse
             # and gk_config_kv, the natives' and the referee's through cJSON
+            # and the client predicts (docs/PROTOCOL.md "Prediction"): its
+            # confirmed chain and state must be what they are without
             args += ["--state-at", str(STATE_STEP), "--options",
-                     json.dumps(OPTIONS)]
+                     json.dumps(OPTIONS), "--predict", "1"]
         cli = Proc(args, "client", tmp, stdin=True)
         procs.append(cli)
         room = cli.wait_for(lambda o: o.get("event") == "room", 15, "room")
@@ -274,6 +276,15 @@ def check_agree(cli, end, chain, nat, last, tmp):
              (len(diff), sorted(diff)[:5]))
     if len(mine["state"]) < 20:
         fail("state map has only %d paths" % len(mine["state"]))
+    # the head beside it: never hashed, at or past the confirmed step
+    head = [o for o in cli.all if o.get("event") == "predicted"]
+    if not head or head[0]["map"] is None:
+        fail("the client printed no predicted state")
+    h = head[0]["map"]
+    if int(h["hash"], 16) != 0 or h["step"] < mine["step"] or \
+            len(h["state"]) != len(mine["state"]):
+        fail("predicted state: step %s hash %s, %d paths" %
+             (h["step"], h["hash"], len(h["state"])))
 
 
 def check_spectator(spec, nat, last, tmp):
