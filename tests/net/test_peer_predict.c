@@ -289,6 +289,30 @@ Test(
   cr_assert_null(Q->p.head.state);
 }
 
+Test(peer_predict, a_head_near_its_bound_slows_by_a_tenth_per_step_over) {
+  open_pf(P, 1, 0, 0);
+  open_pf(Q, 0, 0, 0);
+  /* nothing is confirmed: the samples climb to the bound D + W = 9 */
+  uint64_t now = T0, gaps_p[16], gaps_q[16];
+  for (int i = 0; i < 16; i++) {
+    uint64_t dp = gk_net_peer_handle_timeout(&P->p, now);
+    uint64_t dq = gk_net_peer_handle_timeout(&Q->p, now);
+    gaps_p[i] = dp - now;
+    gaps_q[i] = dq - now;
+    now = dp > dq ? dp : dq;
+  }
+  /* after the k-th sample the next is for k + 2 (delay 1): within 2 of
+   * the bound from the 7th on, a tenth longer per step over */
+  for (int i = 0; i < 6; i++) {
+    cr_assert_eq(gaps_p[i], SN, "period %d", i);
+    cr_assert_eq(gaps_q[i], SN, "period %d", i);
+  }
+  cr_assert_eq(gaps_p[6], SN + SN / 10, "1 over: a tenth longer");
+  cr_assert_eq(gaps_p[7], SN + 2 * SN / 10, "2 over: two tenths");
+  cr_assert_eq(gaps_q[6], SN, "without prediction: no slowing");
+  cr_assert_gt(P->p.stats.waits, 0, "then it waits at the bound");
+}
+
 Test(peer_predict,
      a_press_is_sampled_once_and_confirmed_once_across_rollbacks) {
   open_pf(P, 1, 1, 0);

@@ -91,6 +91,16 @@ Test(room_predict, the_server_config_overrides_the_genre_default) {
   cr_assert_eq(ms.lead, 6);
 }
 
+Test(room_predict, a_step_is_late_only_past_rtt_ms_more_in_a_predicting_room) {
+  uint32_t id[2];
+  w->cfg.late_slack_ms = 50;
+  gk_room *r = rw_match(w, "survivors", 2, 2, NULL, id);
+  cr_assert_eq(r->session.cfg.late_slack_ms, 150, "50 + rtt_ms 100");
+  uint32_t id2[2];
+  r = rw_match(w, "push-puzzle", 2, 2, NULL, id2);
+  cr_assert_eq(r->session.cfg.late_slack_ms, 50);
+}
+
 Test(room_predict, bad_room_options_are_refused_with_the_key_and_reason) {
   static const struct {
     const char *config, *want;
