@@ -521,6 +521,7 @@ Test(server_e2e, predicting_bots_at_100_ms_rtt_see_their_input_at_once) {
   double p50 = cJSON_GetObjectItem(lat, "p50")->valuedouble;
   cr_assert_leq(p50, (delay + 2) * 1e6 / 60, "p50 %.0f us at delay %.0f", p50,
                 delay);
+  cr_assert_lt(p50, 100000, "p50 %.0f us: not before the round trip", p50);
   cr_assert_gt(cJSON_GetObjectItem(pr, "rollbacks")->valuedouble, 0);
   cr_assert_leq(cJSON_GetObjectItem(pr, "resim_per_frame_p99")->valuedouble, 8);
   cJSON_Delete(sum);
