@@ -487,8 +487,8 @@ export class Client {
     return this.map(1);
   }
   /** With `predict`: the predicted head's state, the same shape (`step`:
-   * the steps it ran; `hash` 0: never hashed); else state(). Draw this;
-   * compare and report state(). */
+   * the steps it ran; `hash` 0: never hashed); else the same as state().
+   * Draw this; compare and report state(). */
   predictedState() {
     return this.map(2);
   }

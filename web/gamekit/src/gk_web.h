@@ -166,8 +166,9 @@ int gk_web_perturb(gk_web *w, uint64_t step, const char *path, int32_t delta);
  * the match has a run, or out of memory. */
 const uint8_t *gk_web_state(gk_web *w, uint32_t *len);
 const uint8_t *gk_web_sample(gk_web *w, uint32_t *len);
-/* The head's state map with prediction, else the confirmed run's; the
- * header's step is the head's steps, its hash 0. */
+/* The head's state map with prediction (the header's step: the head's
+ * steps; its hash 0: never hashed), else the confirmed run's (as
+ * gk_web_state). */
 const uint8_t *gk_web_head(gk_web *w, uint32_t *len);
 
 /* The out queue (layout above). */
