@@ -53,6 +53,8 @@ static pf *P, *Q;
 static uint8_t remote[NSTEPS + 64][ISZ];       /* slot 1's scripted records */
 static uint8_t host_rec[NSTEPS + 64][2 * ISZ]; /* what the host confirmed */
 static uint64_t host_confirmed;
+static uint64_t flag_step = UINT64_MAX; /* the host's flags at this step */
+static uint32_t flag_val;
 
 static int src_read(gk_input *in, uint64_t step, gk_step_input *out) {
   src *s = (src *)in;
@@ -195,6 +197,7 @@ static void setup(void) {
   Q = calloc(1, sizeof *Q);
   cr_assert(P && Q);
   host_confirmed = 0;
+  flag_step = UINT64_MAX;
   for (uint32_t s = 0; s < NSTEPS + 64; s++) {
     uint32_t x = s * 2654435761u;
     remote[s][0] = (uint8_t)(x >> 24);
@@ -228,8 +231,8 @@ static void host_confirm(uint64_t now, uint64_t upto, pf *const *to, int n) {
       else
         memcpy(host_rec[s], P->sent[s], ISZ);
       memcpy(host_rec[s] + ISZ, remote[s], ISZ);
-      gk_wire_step_pack(steps + count * GK_WIRE_STEP_BYTES(2, ISZ), 3, 0,
-                        host_rec[s], 2, ISZ);
+      gk_wire_step_pack(steps + count * GK_WIRE_STEP_BYTES(2, ISZ), 3,
+                        s == flag_step ? flag_val : 0, host_rec[s], 2, ISZ);
       count++;
       host_confirmed++;
     }
@@ -345,4 +348,29 @@ Test(peer_predict, a_stall_stops_the_head_at_the_window_and_the_cap_holds) {
                "the stalled head stopped %llu steps "
                "past the confirmed run, not the window's %d",
                (unsigned long long)P->max_ahead, LEAD);
+}
+
+Test(peer_predict, a_delay_change_rolls_the_head_back_once_and_both_switch) {
+  open_pf(P, 1, 0, 0);
+  open_pf(Q, 0, 0, 0);
+  for (uint32_t s = 0; s < NSTEPS + 64; s++) { /* slot 1 never changes */
+    remote[s][0] = 5;
+    remote[s][1] = remote[s][2] = remote[s][3] = 0;
+  }
+  /* step 40 announces delay 2 (from 1): both switch at 40 + 1 + 8 = 49,
+   * step 49 held neutral, as the host holds it */
+  flag_step = 40;
+  flag_val = GK_STEP_DELAY | 2u << GK_STEP_DELAY_SHIFT;
+  play(200, 4, UINT32_MAX, 0);
+  cr_assert_eq(P->nsteps, Q->nsteps);
+  for (uint64_t s = 0; s < P->nsteps; s++) cr_assert_eq(P->hash[s], Q->hash[s]);
+  cr_assert_eq(P->p.ndelays, 2);
+  cr_assert_eq(P->p.delays[1].step, 49);
+  cr_assert_eq(Q->p.delays[1].step, 49);
+  const gk_net_peer_head *h = &P->p.head;
+  /* step 0 (slot 1's first record) and step 40 (its flags) only */
+  cr_assert_eq(h->mispredicted, 2, "%llu of %llu predicted steps missed",
+               (unsigned long long)h->mispredicted,
+               (unsigned long long)h->checked);
+  cr_assert_gt(h->checked, 100);
 }
