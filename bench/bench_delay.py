@@ -37,7 +37,9 @@ def run_one(args, rtt, delay, tmp):
         "log_level": "info",
         "step_hz": 60,
         "limits": {"peers": 64},
-        "lockstep": {"input_delay": delay},
+        # the round trip's delay, as before prediction (bench_predict.py
+        # measures a predicting room)
+        "lockstep": {"input_delay": delay, "prediction": "off"},
         "replays": {"enabled": False},
     }
     cpath = os.path.join(d, "server.json")

@@ -148,6 +148,9 @@ static gk__sv_state *early_start(const gk_sv_config *cfg) {
  * first, so a JIT (V8 runs wasm in its baseline tier until a function
  * has run enough) is timed on the code a match runs after its first
  * seconds. */
+static uint64_t restore_ns(const gk__sv_state *s, const gk_sv_config *cfg,
+                           int reps);
+
 static int early(int steps, int warm) {
   const uint32_t players = 2;
   const size_t rsz = players * GK_SV_INPUT_SIZE;
@@ -185,6 +188,11 @@ static int early(int steps, int warm) {
          same ? "" : " (the two runs differ!)");
   printf("  early step       %llu ns/step (mean of %d, one clock pair)\n",
          (unsigned long long)(ns / (uint64_t)steps), steps);
+  uint64_t rs = restore_ns(t, &cfg, 200);
+  printf("  restore          %llu ns (write + read + destroy, mean of 200) = "
+         "%.0f%% of a step\n",
+         (unsigned long long)rs,
+         ns ? 100.0 * (double)rs * (double)steps / (double)ns : 0.0);
   printf("  measured steps   %d (callgrind: collected Ir / %d = "
          "instructions per step)\n",
          steps, steps);
@@ -192,6 +200,29 @@ static int early(int steps, int warm) {
   sim->destroy(t);
   free(rec);
   return same ? 0 : 1;
+}
+
+/* What a predicting peer's restore costs (gk_net_peer_predict.c): the
+ * canonical bytes of the state, read back into a new state, the old one
+ * destroyed. ns per restore, the mean of `reps`. */
+static uint64_t restore_ns(const gk__sv_state *s, const gk_sv_config *cfg,
+                           int reps) {
+  uint64_t t0 = now_ns();
+  for (int i = 0; i < reps; i++) {
+    gk_buf_writer bw;
+    gk_buf_writer_init(&bw);
+    sim->write_state(s, &bw.w);
+    size_t len = 0;
+    uint8_t *bytes = gk_buf_writer_take(&bw, &len);
+    gk_reader r;
+    gk_reader_init(&r, bytes, len);
+    char err[GK_ERRMSG_MAX];
+    void *copy = sim->read_state(cfg, &r, err, sizeof err);
+    sim->destroy(copy);
+    free(bytes);
+    gk_buf_writer_close(&bw);
+  }
+  return (now_ns() - t0) / (uint64_t)reps;
 }
 
 static void drop_events(void *ctx, const gk_event *ev) {
@@ -271,6 +302,7 @@ int main(int argc, char **argv) {
 
   uint64_t ms = median(t_step, batches), mb = median(t_both, batches),
            mh = median(t_hash, batches);
+  uint64_t rs = restore_ns(s, &cfg, 20);
   printf("survivors bench: %u players, %d batches x %d steps\n", players,
          batches, per);
   printf("  live enemies     >= %llu, projectiles before each step %llu\n",
@@ -281,6 +313,9 @@ int main(int argc, char **argv) {
   printf("  hash alone       %llu ns (median)\n", (unsigned long long)mh);
   printf("  hash / step      %.1f%%\n",
          ms ? 100.0 * (double)mh / (double)ms : 0.0);
+  printf("  restore          %llu ns (write + read + destroy, mean of 20) = "
+         "%.0f%% of a step\n",
+         (unsigned long long)rs, ms ? 100.0 * (double)rs / (double)ms : 0.0);
   printf("  (checksum %016llx)\n", (unsigned long long)sink);
   gk_hasher_close(&h);
   free(t_step);

@@ -7,7 +7,7 @@
 # with Debian's aarch64 cross gcc (run under qemu-user) and with Debian's
 # emscripten for WebAssembly at -O0, -O2 and -Os, and at -Os with the
 # browser client's -msimd128 -msse2 (run under node; the cross file is
-# tests/determinism/wasm32.ini). Each variant runs two
+# tests/determinism/wasm32.ini). Each variant runs three
 # probes and every variant's output must be byte-identical to the first's:
 #   gk-chain            (tests/determinism/gk_chain.c) the hash chains of
 #                       every genre's bots from a fixed seed and of the 90
@@ -16,7 +16,11 @@
 #                       matches of a host session and scripted peers over
 #                       the wire codec and input buffer, with loss, an
 #                       outage, delay changes, a desync, a removal: chains
-#                       of every datagram and every step hash.
+#                       of every datagram and every step hash;
+#   gk-predict-probe    (tests/determinism/gk_predict_probe.c) the
+#                       prediction sync test over the peer engine: a peer
+#                       mispredicting every step keeps the confirmed chain
+#                       of one that does not, its head a fresh run's.
 # i386 binaries run natively where the kernel can, else under qemu-i386.
 # The wasm leg also links the core and the lockstep library as a browser
 # client would (every public function exported, no main) and fails if the
@@ -75,7 +79,7 @@ wasm_size() { # DIR OPT
 
 variants="gcc-O0 gcc-O3 clang-O0 clang-O3 i386-O0 i386-O3 aarch64-O0 aarch64-O3
   wasm32-O0 wasm32-O2 wasm32-Os wasm32-simd-Os"
-probes="gk-chain gk-lockstep-probe"
+probes="gk-chain gk-lockstep-probe gk-predict-probe"
 
 # variant V: sets up and builds V's tree, runs both probes into
 # $root/V.txt and, for an optimised wasm32 variant, links the size probe;
@@ -123,7 +127,8 @@ variant() {
   p=$dir/tests/determinism
   # shellcheck disable=SC2086
   if ! { $wrap "$p/gk-chain$ext" --steps "$steps" tests/data/push-puzzle \
-      && $wrap "$p/gk-lockstep-probe$ext"; } > "$root/$v.txt"; then
+      && $wrap "$p/gk-lockstep-probe$ext" \
+      && $wrap "$p/gk-predict-probe$ext"; } > "$root/$v.txt"; then
     echo "FAIL $v: a probe did not complete" > "$root/$v.msg"
     return
   fi

@@ -21,7 +21,8 @@ const VIEWS = { survivors, 'push-puzzle': pushPuzzle };
 const $ = (id) => document.getElementById(id);
 const play = { client: null, genre: null, code: null, slot: -1, step: -1,
   desyncs: 0, started: false, ended: null, error: null, rejoined: false,
-  options: null }; // options: extra genre options for create (e.g. levels)
+  options: null, // options: extra genre options for create (e.g. levels)
+  rollbacks: 0 }; // the predicted head's restores (docs/PROTOCOL.md)
 window.play = play;
 const KEEP = 'gamekit.play.seat'; // sessionStorage: {code, slot, secret}
 const hex = (u8) => Array.from(u8, (b) => b.toString(16).padStart(2, '0'))
@@ -40,9 +41,12 @@ function wsUrl() {
 }
 
 async function client() {
-  const c = await connect(wsUrl());
+  // predict: the page draws the head, its own input at once; the
+  // confirmed state is what it hashes and reports
+  const c = await connect(wsUrl(), { predict: true });
   play.client = c;
   c.on('step', (step) => { play.step = step; });
+  c.on('rollback', () => { play.rollbacks++; });
   c.on('desync', () => { play.desyncs++; });
   c.on('started', (m) => begin(c, m));
   c.on('secret', (e) => sessionStorage.setItem(KEEP, JSON.stringify(
@@ -148,8 +152,11 @@ function lock(on) {
 
 function bar() {
   const s = play.client && play.client.state();
+  const h = play.client && play.client.predictedState();
   const parts = [`room ${play.code}`, `${play.genre}`, `slot ${play.slot}`,
     `step ${s ? s.step : '-'}`];
+  if (h && s && h.step !== s.step) parts.push(`head ${h.step}`);
+  if (play.rollbacks) parts.push(`rollbacks ${play.rollbacks}`);
   if (play.desyncs) parts.push(`desyncs ${play.desyncs}`);
   if (play.ended) parts.push('match ended');
   $('bar').textContent = parts.join(' · ');
@@ -182,7 +189,7 @@ function begin(c, match) {
   });
   requestAnimationFrame(function frame() {
     input.poll();
-    const s = c.state();
+    const s = c.predictedState(); // the head (the confirmed state without)
     if (s) {
       const smp = c.sample();
       view.draw(s.state, smp ? smp.state : null);

@@ -758,4 +758,5 @@ const gk_sim gk_push_puzzle_sim = {
     .bot_init = gk__pp_bot_init,
     .bot_next = gk__pp_bot_next,
     .tool = &gk__pp_tool,
+    .prediction = 0, /* turns need no prediction (lockstep.prediction) */
 };

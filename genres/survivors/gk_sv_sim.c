@@ -249,4 +249,5 @@ const gk_sim gk_survivors_sim = {
     .bot_init = gk__sv_bot_init,
     .bot_next = gk__sv_bot_next,
     .late_join = 1,
+    .prediction = 1, /* an action genre: draw a predicted head */
 };

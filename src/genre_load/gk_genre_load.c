@@ -33,8 +33,9 @@ static const gk_sim *descriptor(void *lib, const char *path, int *rc, char *err,
   return sim;
 }
 
-/* An ABI 1 descriptor ends before `late_join`: the members ABI 2
- * appended are read from a copy where they are zero. One copy per
+/* An ABI 1 descriptor ends before `late_join`, an ABI 2 one before
+ * `prediction`: the members later ABIs appended are read from a copy
+ * where they are zero. One copy per
  * descriptor (loading a library twice finds the first), kept for the
  * life of the process like the library. */
 #define OLD_ABI_MAX 16
@@ -51,7 +52,9 @@ static const gk_sim *upgrade_abi1(const gk_sim *sim, int *rc, char *err,
     if (old_abi[i].from != NULL) continue;
     gk_sim *c = calloc(1, sizeof *c);
     if (c == NULL) break;
-    memcpy(c, sim, offsetof(gk_sim, late_join));
+    memcpy(c, sim,
+           sim->abi == 1 ? offsetof(gk_sim, late_join)
+                         : offsetof(gk_sim, prediction));
     c->abi = GK_SIM_ABI;
     old_abi[i].from = sim;
     old_abi[i].copy = c;
@@ -60,7 +63,7 @@ static const gk_sim *upgrade_abi1(const gk_sim *sim, int *rc, char *err,
   *rc = gk_errf(err, errlen, GK_ENOMEM,
                 "no room for another ABI %u genre (out of memory or more "
                 "than %d)",
-                (unsigned)GK_SIM_ABI_MIN, OLD_ABI_MAX);
+                (unsigned)sim->abi, OLD_ABI_MAX);
   return NULL;
 }
 

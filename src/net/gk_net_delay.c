@@ -6,8 +6,9 @@
 
 uint32_t gk_delay_wanted(const gk_delay_policy *p, uint32_t rtt_ms,
                          uint32_t var_ms) {
-  uint64_t cover_us =
-      ((uint64_t)rtt_ms + (uint64_t)p->jitter_x * var_ms) * 1000u;
+  uint64_t cover_ms = (uint64_t)rtt_ms + (uint64_t)p->jitter_x * var_ms;
+  cover_ms = cover_ms > p->free_ms ? cover_ms - p->free_ms : 0;
+  uint64_t cover_us = cover_ms * 1000u;
   uint64_t d = (cover_us + p->step_us - 1) / p->step_us;
   if (d < p->min) d = p->min;
   if (d > p->max) d = p->max;

@@ -9,6 +9,13 @@
  *
  *   wanted = ceil((rtt + jitter_x * rtt_var) / step), within [min, max]
  *
+ * With prediction (free_ms > 0, docs/PROTOCOL.md "Prediction") the peers'
+ * heads cover the round trip up to free_ms, so only what is left needs
+ * delay (Photon Quantum's InputDelayPingStart):
+ *
+ *   wanted = ceil(max(0, rtt + jitter_x * rtt_var - free_ms) / step),
+ *            within [min, max]
+ *
  * A round trip, not a one-way trip: the schedule starts on the host when
  * it sends MATCH_START, a peer's sample for step s leaves it one one-way
  * trip later and reaches the host after another, so it is on time only if
@@ -35,6 +42,8 @@ typedef struct gk_delay_policy {
   uint32_t jitter_x; /* multiple of the round-trip variance added */
   uint64_t hold_ms;  /* a difference must last this long */
   uint64_t every_ms; /* at least this long between two changes */
+  uint32_t free_ms;  /* prediction: this much round trip needs no delay
+                        (the head covers it); 0 without prediction */
 } gk_delay_policy;
 
 /* The wanted delay for a round trip and variance (ms). `p` must be

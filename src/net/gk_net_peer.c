@@ -321,10 +321,12 @@ static void on_timeout(gk_net_peer *p) {
     if (p->source->end_step != NULL) p->source->end_step(p->source);
   }
   if (sampled && p->source->end_frame != NULL) p->source->end_frame(p->source);
+  if (sampled) gk__peer_pace(p);
   if (p->spectator)
     spectator_report(p, now);
   else if (sampled || skipped || p->blocked || was_blocked)
     send_inputs(p);
+  gk__peer_head_update(p);
   arm(p, now);
 }
 
@@ -366,6 +368,7 @@ static int on_confirmed(gk_net_peer *p, const gk_wire_confirmed *c) {
   }
   gk_inbuf_confirm(&p->inbuf);
   take_announcements(p, before);
+  gk__peer_head_confirmed(p, before); /* before the loop reads them */
   uint64_t now = p->now;
   for (uint64_t s = before; s < p->inbuf.confirmed; s++)
     if (s >= first_sampled(p) && s < next_sample(p) &&
@@ -459,7 +462,8 @@ int gk_net_peer_init(gk_net_peer *p, const gk_net_peer_options *opts,
                      const gk_net_peer_callbacks *cb) {
   if (p == NULL || opts == NULL || cb == NULL || cb->send == NULL ||
       (opts->no_sim && opts->source == NULL) ||
-      (opts->phase_den != 0 && opts->phase_num >= opts->phase_den))
+      (opts->phase_den != 0 && opts->phase_num >= opts->phase_den) ||
+      (opts->no_sim && opts->predict))
     return GK_EINVAL;
   memset(p, 0, sizeof *p);
   p->opts = *opts;
@@ -467,7 +471,12 @@ int gk_net_peer_init(gk_net_peer *p, const gk_net_peer_options *opts,
   if (p->opts.latency_cap == 0) p->opts.latency_cap = 65536;
   if (p->opts.hash_ring == 0) p->opts.hash_ring = 1024;
   p->latency_us = malloc((size_t)p->opts.latency_cap * sizeof(uint32_t));
-  if (p->latency_us == NULL) return GK_ENOMEM;
+  p->display_us = malloc((size_t)p->opts.latency_cap * sizeof(uint32_t));
+  if (p->latency_us == NULL || p->display_us == NULL) {
+    free(p->latency_us);
+    free(p->display_us);
+    return GK_ENOMEM;
+  }
   p->deadline = GK_NET_PEER_NEVER;
   return 0;
 }
@@ -619,6 +628,12 @@ int gk_net_peer_start(gk_net_peer *p, uint64_t now_ns,
   p->source = p->opts.source;
   if (!p->opts.no_sim && (rc = open_run(p, ms, err, errlen)) != 0)
     goto fail_inbuf;
+  if (gk__peer_head_open(p, ms->players) != 0) {
+    gk_history_close(&p->hist);
+    gk_loop_close(&p->loop);
+    rc = gk_errf(err, errlen, GK_ENOMEM, "peer: out of memory");
+    goto fail_inbuf;
+  }
   begin_match(p, ms);
   /* Not active at the start: a late join, which starts from a snapshot. */
   if (!p->spectator && (ms->active_mask >> ms->slot & 1u) == 0)
@@ -647,6 +662,7 @@ void gk_net_peer_free(gk_net_peer *p) {
   p->deadline = GK_NET_PEER_NEVER;
   gk_chunk_rx_close(&p->snap_rx);
   if (p->started) {
+    gk__peer_head_close(p);
     if (!p->opts.no_sim) {
       gk_history_close(&p->hist);
       gk_loop_close(&p->loop);
@@ -657,7 +673,9 @@ void gk_net_peer_free(gk_net_peer *p) {
   }
   release_buffers(p);
   free(p->latency_us);
+  free(p->display_us);
   p->latency_us = NULL;
+  p->display_us = NULL;
   p->started = 0;
 }
 
@@ -666,17 +684,27 @@ static int cmp_u32(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-uint32_t gk_net_peer_latency_pct(const gk_net_peer *p, uint32_t pct) {
-  if (p->nlatency == 0) return 0;
-  uint32_t *c = malloc((size_t)p->nlatency * sizeof *c);
+/* p-th percentile of n samples, nearest rank over a sorted copy. */
+static uint32_t pct_of(const uint32_t *arr, uint32_t n, uint32_t pct) {
+  if (n == 0) return 0;
+  uint32_t *c = malloc((size_t)n * sizeof *c);
   if (c == NULL) return 0;
-  memcpy(c, p->latency_us, (size_t)p->nlatency * sizeof *c);
-  qsort(c, p->nlatency, sizeof *c, cmp_u32);
+  memcpy(c, arr, (size_t)n * sizeof *c);
+  qsort(c, n, sizeof *c, cmp_u32);
   if (pct > 100) pct = 100;
   /* nearest rank: ceil(pct/100 * n), at least 1 */
-  uint64_t rank = ((uint64_t)pct * p->nlatency + 99u) / 100u;
+  uint64_t rank = ((uint64_t)pct * n + 99u) / 100u;
   if (rank < 1) rank = 1;
   uint32_t v = c[rank - 1];
   free(c);
   return v;
+}
+
+uint32_t gk_net_peer_latency_pct(const gk_net_peer *p, uint32_t pct) {
+  return pct_of(p->latency_us, p->nlatency, pct);
+}
+
+uint32_t gk_net_peer_display_pct(const gk_net_peer *p, uint32_t pct) {
+  if (!p->opts.predict) return gk_net_peer_latency_pct(p, pct);
+  return pct_of(p->display_us, p->ndisplay, pct);
 }

@@ -51,6 +51,23 @@
  * setup itself is gk_net_lobby.h's); messages the peer does not handle
  * itself reach the `message` callback.
  *
+ * Prediction (options.predict, gk_net_peer_predict.c): besides the
+ * confirmed run above, which alone is hashed, reported and recorded, the
+ * peer keeps a predicted head: a second state of the run, copied from the
+ * confirmed one with the genre's canonical writer and reader, and stepped
+ * up to next_sample - delay (the step whose time it is), never more than
+ * MATCH_START's lead past the confirmed run. Its input for a step: the
+ * local record this peer sampled (read from the record ring, never from
+ * the source again, so a press reaches one sample and is never lost or
+ * repeated by a rollback), and for every other player the last record
+ * confirmed for it. When a confirmed step differs from what the head
+ * assumed, the next timeout restores the head from the confirmed run and
+ * re-simulates it, at most predict_cap steps per timeout call (the head
+ * then lags and catches up over the next calls: no death spiral). The
+ * head's pace: a peer whose samples come within 2 steps of its bound
+ * stretches its next period by a tenth per step over (it slows gently
+ * instead of waiting at the bound). docs/PROTOCOL.md, "Prediction".
+ *
  * Without simulation (options.no_sim, gk-bot --light: hundreds of players
  * in one process): everything above but the run. Confirmed steps go to
  * the `step` callback in order (hash 0) and are not kept; no hash is
@@ -121,6 +138,10 @@ typedef struct gk_net_peer_callbacks {
                    const gk_net_peer_snap_info *info);
   /* May be NULL. Sampling resumed after a rejoin: the peer caught up. */
   void (*resumed)(void *ctx, gk_net_peer *p);
+  /* May be NULL. Prediction: the head moved in this timeout call;
+   * `restored` is 1 if it was first restored from the confirmed run (a
+   * rollback). p->head says where it is. */
+  void (*head)(void *ctx, gk_net_peer *p, int restored);
 } gk_net_peer_callbacks;
 
 /* Where the peer finds MATCH_START's genre: `find` if non-NULL (NULL
@@ -193,6 +214,14 @@ typedef struct gk_net_peer_options {
    * resends only steps left unacknowledged while it sent nothing newer
    * for two periods, and checks the hashes whenever they come. */
   uint32_t ack_every;
+  /* 1: keep a predicted head (see above; not with no_sim). */
+  int predict;
+  /* Head steps run in one timeout call at most (re-simulation included);
+   * 0 -> lead + 2. */
+  uint32_t predict_cap;
+  /* Tests only: predict every other player's record wrong (the last one
+   * confirmed, each byte inverted), so every confirmed step rolls back. */
+  int predict_wrong;
 } gk_net_peer_options;
 
 /* gk_net_peer_options.state_fault: how a test peer answers STATE_REQUEST. */
@@ -223,6 +252,35 @@ typedef struct gk_net_peer_stats {
 } gk_net_peer_stats;
 
 #define GK_NET_PEER_DELAYS_MAX 32
+#define GK_NET_PEER_RESIM_MAX 64 /* head_frames buckets: 0..63, 64 = more */
+
+/* The predicted head (gk_net_peer_predict.c); read-only for callers. */
+typedef struct gk_net_peer_head {
+  void *state;           /* the predicted state (NULL: none yet) */
+  uint64_t steps;        /* steps it has run: it shows step steps - 1 */
+  uint64_t rollbacks;    /* restores after a misprediction */
+  uint64_t restores;     /* every restore (rollbacks, a head left behind) */
+  uint64_t steps_run;    /* head steps, re-simulations included */
+  uint64_t resim_steps;  /* steps run again after a restore */
+  uint64_t checked;      /* confirmed steps the head had predicted */
+  uint64_t mispredicted; /* ... whose input differed */
+  uint64_t capped;       /* timeout calls the cap stopped short */
+  uint64_t state_bytes;  /* the last restore's state size */
+  /* re-simulated steps per timeout call that moved the head: calls with
+   * n steps in resim_hist[n] (the last bucket: that many or more) */
+  uint64_t resim_hist[GK_NET_PEER_RESIM_MAX + 1];
+  /* private */
+  uint8_t *assumed;       /* ring (inbuf window): the merged records used */
+  uint64_t *assumed_mask; /* active mask | flags << 32 */
+  uint8_t *last;          /* each player's last confirmed record */
+  uint8_t *work;          /* the merged records of the step being built */
+  uint8_t *buf;           /* canonical state bytes of a restore */
+  size_t buf_len, buf_cap;
+  int buf_err;
+  uint64_t version; /* the confirmed loop's version at the restore */
+  int dirty;        /* a misprediction was seen: restore */
+  uint64_t shown;   /* the most steps the head ever reached */
+} gk_net_peer_head;
 
 /* One input delay in force from `step` on (the first is MATCH_START's). */
 typedef struct gk_net_peer_delay {
@@ -287,6 +345,10 @@ struct gk_net_peer {
   uint64_t snapshots_refused;
   /* desync forensics (gk_net_peer_state.c) */
   gk_history hist; /* read-only for callers: its memory is hist.bytes */
+  /* prediction (gk_net_peer_predict.c) */
+  gk_net_peer_head head;
+  uint32_t *display_us; /* input-to-display latency samples, in order */
+  uint32_t ndisplay;
 };
 
 #define GK_NET_PEER_NEVER UINT64_MAX /* poll_timeout: no deadline */
@@ -368,5 +430,20 @@ void gk_net_peer_free(gk_net_peer *p);
 /* p-th percentile (0..100) of the latency samples in microseconds, by
  * nearest rank over a sorted copy; 0 if there are none. Allocates. */
 uint32_t gk_net_peer_latency_pct(const gk_net_peer *p, uint32_t pct);
+
+/* The same over the input-to-display samples: from sampling a step's
+ * input to the first time the peer shows that step (the head runs it
+ * with prediction, the confirmed run without). */
+uint32_t gk_net_peer_display_pct(const gk_net_peer *p, uint32_t pct);
+
+/* The state to draw: the head's with prediction once it exists, else the
+ * confirmed run's (NULL before the match). Never hashed or sent. */
+const void *gk_net_peer_view_state(const gk_net_peer *p);
+/* Its step count (the steps the drawn state has run). */
+uint64_t gk_net_peer_view_steps(const gk_net_peer *p);
+
+/* Of the head's re-simulated steps per call (head.resim_hist), the
+ * pct-th percentile (nearest rank); 0 without any. */
+uint32_t gk_net_peer_resim_pct(const gk_net_peer *p, uint32_t pct);
 
 #endif

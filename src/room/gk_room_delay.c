@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gk_config.h"
 #include "gk_err.h"
 #include "gk_net_delay.h"
 #include "gk_room_internal.h"
@@ -46,9 +47,60 @@ void gk_room__delay_free(gk_room__delay *d) {
   free(d);
 }
 
-static gk_delay_policy policy(const gk_room_host *h) {
+/* --- lockstep.prediction ------------------------------------------------- */
+
+int gk_room__predict_key(const char *key) {
+  return strcmp(key, "prediction") == 0 ||
+         strcmp(key, "prediction_window") == 0;
+}
+
+int gk_room__predict_configure(const gk_room_host *h, gk_room *r,
+                               const cJSON *room, char *err, size_t errlen) {
+  const gk_server_config *c = h->cfg;
+  r->predict = c->prediction == GK_PREDICT_GENRE
+                   ? r->genre->sim->prediction != 0
+                   : c->prediction == GK_PREDICT_ON;
+  uint32_t window = c->prediction_window;
+  const cJSON *on = cJSON_IsObject(room)
+                        ? cJSON_GetObjectItemCaseSensitive(room, "prediction")
+                        : NULL;
+  const cJSON *w =
+      cJSON_IsObject(room)
+          ? cJSON_GetObjectItemCaseSensitive(room, "prediction_window")
+          : NULL;
+  if (on != NULL) {
+    if (!cJSON_IsBool(on))
+      return gk_errf(err, errlen, GK_EINVAL,
+                     "options.room.prediction: must be true or false, got %s",
+                     gk_config_type_name(on));
+    r->predict = cJSON_IsTrue(on);
+  }
+  if (w != NULL) {
+    double d = cJSON_IsNumber(w) ? w->valuedouble : -1.0;
+    if (!(d >= 1 && d <= 60) || d != (double)(uint32_t)d)
+      return gk_errf(err, errlen, GK_ERANGE,
+                     "options.room.prediction_window: must be an integer in "
+                     "1..60");
+    window = (uint32_t)d;
+    /* the room's window must fit the input buffer as the config's does */
+    if (c->window < 2u * (c->input_delay_max + window) + 8u)
+      return gk_errf(err, errlen, GK_ERANGE,
+                     "options.room.prediction_window: %u needs "
+                     "lockstep.window >= %u",
+                     window, 2u * (c->input_delay_max + window) + 8u);
+  }
+  r->lead = c->lead;
+  if (r->predict && window > r->lead) r->lead = window;
+  return 0;
+}
+
+/* --- the delay ------------------------------------------------------------ */
+
+static gk_delay_policy policy(const gk_room_host *h, const gk_room *r) {
   gk_delay_policy p;
-  p.min = h->cfg->input_delay_min;
+  memset(&p, 0, sizeof p);
+  p.min = r->predict ? 1u : h->cfg->input_delay_min;
+  p.free_ms = r->predict ? h->cfg->prediction_rtt_ms : 0u;
   p.max = h->cfg->input_delay_max;
   p.step_us = 1000000u / h->cfg->step_hz;
   if (p.step_us == 0) p.step_us = 1;
@@ -62,7 +114,7 @@ static gk_delay_policy policy(const gk_room_host *h) {
  * rtt/var when non-NULL). */
 static uint32_t wanted_now(const gk_room_host *h, const gk_room *r,
                            uint32_t *rtt, uint32_t *var) {
-  gk_delay_policy p = policy(h);
+  gk_delay_policy p = policy(h, r);
   uint32_t want = p.min;
   for (uint32_t i = 0; i < r->nslots; i++) {
     if (r->conn[i] == GK_ROOM_NO_CONN) continue;
@@ -90,7 +142,7 @@ void gk_room__delay_choose(gk_room_host *h, gk_room *r) {
   if (d->on) r->input_delay = want;
   d->n = 0;
   note(d, 0, r->input_delay);
-  gk_delay_policy p = policy(h);
+  gk_delay_policy p = policy(h, r);
   uint64_t now = gk_room__now(h);
   gk_delay_ctl_init(&d->ctl, &p, r->input_delay, now);
   d->next_ms = now + (h->cfg->ping_ms ? h->cfg->ping_ms : 100u);
@@ -107,7 +159,7 @@ cJSON *gk_room__delay_record(const gk_room_host *h, const gk_room *r) {
     return NULL;
   }
   cJSON_AddNumberToObject(o, "input_delay", r->input_delay);
-  cJSON_AddNumberToObject(o, "lead", h->cfg->lead);
+  cJSON_AddNumberToObject(o, "lead", r->lead);
   cJSON_AddBoolToObject(o, "auto", r->delay->on);
   cJSON_AddNumberToObject(o, "min", h->cfg->input_delay_min);
   cJSON_AddNumberToObject(o, "max", h->cfg->input_delay_max);
@@ -181,6 +233,7 @@ void gk_room__delay_log_start(gk_room_host *h, const gk_room *r) {
     used += (size_t)n;
   }
   gk_log_bool(h->log, "input_delay_auto", r->delay->on);
+  gk_log_bool(h->log, "prediction", r->predict);
   gk_log_str(h->log, "rtt_ms", list);
 }
 

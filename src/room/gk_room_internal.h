@@ -58,6 +58,9 @@ struct gk_room {
   uint64_t seed;
   uint32_t max_players;
   uint32_t input_delay;
+  int predict;   /* lockstep.prediction in force (gk_room_delay.c) */
+  uint32_t lead; /* MATCH_START's lead: the prediction window W when
+                    predicting (if larger than lockstep.lead) */
   uint32_t conn[GK_PLAYERS_MAX]; /* connection per slot, or NO_CONN */
   uint32_t nslots;               /* slots handed out */
   uint64_t created_ms;
@@ -271,6 +274,17 @@ typedef struct gk_room__delay gk_room__delay;
 gk_room__delay *gk_room__delay_new(int auto_on);
 /* Frees a room's part (NULL: nothing). */
 void gk_room__delay_free(gk_room__delay *d);
+
+/* At CREATE_ROOM: lockstep.prediction for the room, from the options'
+ * `room` object (room.prediction: bool, room.prediction_window: 1..60;
+ * NULL: none), else the server's config, else the genre's default
+ * (gk_sim.prediction); sets r->predict and r->lead. 0 or a code with a
+ * message naming the key. */
+int gk_room__predict_configure(const gk_room_host *h, gk_room *r,
+                               const cJSON *room, char *err, size_t errlen);
+/* 1 if `key` of the `room` object is one gk_room__predict_configure
+ * reads. */
+int gk_room__predict_key(const char *key);
 
 /* Before the session opens: with "auto", sets r->input_delay from the
  * connected players' round trips (kept in r->delay) and logs nothing

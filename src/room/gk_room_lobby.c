@@ -195,6 +195,7 @@ static int room_build(gk_room_host *h, const gk_room_conn *c,
     rc = gk_errf(err, errlen, GK_ENOMEM, "out of memory");
   cJSON *room = NULL;
   if (!rc) rc = room_configure(r, cr->config, &room, err, errlen);
+  if (!rc) rc = gk_room__predict_configure(h, r, room, err, errlen);
   if (!rc)
     rc = gk_room__bots_configure(r, players_cap, cr->max_players != 0, room,
                                  err, errlen);
@@ -343,7 +344,7 @@ void gk_room__match_start_msg(const gk_room_host *h, const gk_room *r,
   ms->input_delay =
       (uint8_t)(r->session_open ? gk_net_session_delay(&r->session)
                                 : r->input_delay);
-  ms->lead = (uint8_t)h->cfg->lead;
+  ms->lead = (uint8_t)r->lead;
   ms->step_seconds.num = 1;
   ms->step_seconds.den = h->cfg->step_hz;
   snprintf(ms->genre, sizeof(ms->genre), "%s", r->genre->sim->name);

@@ -223,12 +223,15 @@ static void session_config(const gk_room_host *h, const gk_room *r,
   sc->active_mask = gk_room__connected(r) | bots;
   sc->first_step = 0;
   sc->input_delay = r->input_delay;
-  sc->lead = h->cfg->lead;
+  sc->lead = r->lead;
   sc->creator = 0;
   sc->window = h->cfg->window;
   sc->stall_notice_ms = h->cfg->stall_notice_ms;
   sc->auto_remove_ms = h->cfg->stall_auto_remove_ms;
-  sc->late_slack_ms = h->cfg->late_slack_ms;
+  /* with prediction the delay leaves up to rtt_ms of the round trip to
+   * the heads: a step is late only past that too (docs/PROTOCOL.md) */
+  sc->late_slack_ms =
+      h->cfg->late_slack_ms + (r->predict ? h->cfg->prediction_rtt_ms : 0u);
   sc->stall_ms = h->cfg->stall_ms;
   sc->step_seconds.num = 1;
   sc->step_seconds.den = h->cfg->step_hz;

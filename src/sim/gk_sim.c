@@ -40,6 +40,9 @@ int gk_sim_check(const gk_sim *sim, char *err, size_t errlen) {
   if (sim->late_join > 1)
     return gk_errf(err, errlen, GK_EINVAL, "genre %s: late_join must be 0 or 1",
                    name);
+  if (sim->prediction > 1)
+    return gk_errf(err, errlen, GK_EINVAL,
+                   "genre %s: prediction must be 0 or 1", name);
   if (sim->name == NULL || sim->config_default == NULL ||
       sim->config_set == NULL || sim->config_each == NULL ||
       sim->create == NULL || sim->destroy == NULL || sim->step == NULL ||

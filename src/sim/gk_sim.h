@@ -5,8 +5,9 @@
  * through it, so a genre can be run by a test, a tool or a server exactly
  * the same way. The descriptor is versioned (`abi`) like ioquake3's game
  * interface: a loader refuses a descriptor whose abi it does not know.
- * ABI 2 appended `late_join`; a genre library built for ABI 1 still loads
- * (src/genre_load copies its descriptor into an ABI 2 one with the new
+ * ABI 2 appended `late_join`, ABI 3 `prediction`; a genre library built
+ * for ABI 1 or 2 still loads (src/genre_load copies its descriptor into
+ * an ABI 3 one with the new
  * members zero: it takes no players after the start).
  *
  * Time: a genre counts steps. `step_seconds` is metadata for whoever drives
@@ -39,7 +40,7 @@
 #include "gk_err.h"
 #include "gk_state.h"
 
-#define GK_SIM_ABI 2         /* 2: `late_join` appended */
+#define GK_SIM_ABI 3         /* 2: `late_join` appended; 3: `prediction` */
 #define GK_SIM_ABI_MIN 1     /* the oldest abi a loader still accepts */
 #define GK_PLAYERS_MAX 16    /* active_mask is a uint32_t; 16 keeps headroom */
 #define GK_INPUT_SIZE_MAX 32 /* largest per-player input record, bytes */
@@ -267,6 +268,15 @@ typedef struct gk_sim {
    * genre's matches with players = the room's cap and active_mask = the
    * slots present at the start (docs/PROTOCOL.md, "Late join"). */
   uint32_t late_join;
+
+  /* --- ABI 3 (zero in a descriptor the loader took from an ABI 1 or 2
+   * library) --- */
+  /* The default of lockstep.prediction for this genre's rooms: 1 on (the
+   * peers may draw a predicted head; the server picks a small input
+   * delay, docs/PROTOCOL.md "Prediction"), 0 off (turns that need no
+   * prediction). A server's config or a room's options may override it.
+   * Nothing in a run depends on it. */
+  uint32_t prediction;
 } gk_sim;
 
 /* --- genres in shared objects ---------------------------------------------

@@ -241,6 +241,14 @@ static void peer_desync(void *ctx, gk_net_peer *peer, const gk_wire_desync *d) {
   p->desync = *d;
 }
 
+static void peer_head(void *ctx, gk_net_peer *peer, int restored) {
+  gk_testkit_peer *p = ctx;
+  (void)restored;
+  if (peer->head.steps > peer->loop.steps &&
+      peer->head.steps - peer->loop.steps > p->head_ahead)
+    p->head_ahead = peer->head.steps - peer->loop.steps;
+}
+
 static void peer_ended(void *ctx, gk_net_peer *peer, uint64_t step,
                        int reason) {
   (void)peer;
@@ -312,14 +320,16 @@ static int setup_peer(gk_testkit *h, uint32_t i) {
       .ctx = p, .receive = client_receive, .connect = client_connect};
   if (gk_net_transport_init(&p->t, &h->loop, &to, &tc) != 0) return -1;
   gk_net_peer_options po = {.bot_seed = 1000u + i,
-                            .genres = {.find = find_genre, .ctx = p}};
+                            .genres = {.find = find_genre, .ctx = p},
+                            .predict = (int)(h->o.predict_mask >> i & 1u)};
   gk_net_peer_callbacks pc = {.ctx = p,
                               .send = peer_send,
                               .started = peer_started,
                               .step = peer_step,
                               .stall = peer_stall,
                               .desync = peer_desync,
-                              .ended = peer_ended};
+                              .ended = peer_ended,
+                              .head = peer_head};
   if (gk_net_peer_uv_init(&p->peer, &h->loop, &po, &pc) != 0) return -1;
   p->hashes = calloc(h->cap, sizeof(uint64_t));
   if (p->hashes == NULL) return -1;
@@ -407,7 +417,16 @@ int gk_testkit_run(gk_testkit *h, const gk_testkit_options *o) {
     uv_run(&h->loop, UV_RUN_ONCE);
   for (uint32_t i = 0; i < o->peers; i++) {
     gk_testkit_peer *p = &h->p[i];
-    if (p->h == NULL || p->peer.eng.nlatency == 0) continue;
+    if (p->h == NULL) continue;
+    const gk_net_peer *e = &p->peer.eng;
+    p->display_p50_us = gk_net_peer_display_pct(e, 50);
+    p->display_p99_us = gk_net_peer_display_pct(e, 99);
+    p->ndisplay = e->opts.predict ? e->ndisplay : e->nlatency;
+    p->head = e->head;
+    p->head.state = NULL;
+    p->head.assumed = p->head.last = p->head.work = p->head.buf = NULL;
+    p->head.assumed_mask = NULL;
+    if (p->peer.eng.nlatency == 0) continue;
     p->lat_us = malloc(p->peer.eng.nlatency * sizeof(uint32_t));
     if (p->lat_us != NULL) {
       memcpy(p->lat_us, p->peer.eng.latency_us,

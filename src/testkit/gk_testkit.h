@@ -77,7 +77,14 @@ typedef struct gk_testkit_peer {
   int removed;             /* this peer was removed (not expected to end) */
   uint32_t *lat_us;        /* confirm latency samples, copied at the end */
   uint32_t nlat;
-  uint32_t rtt_ms; /* ENet's RTT estimate at the end */
+  uint32_t rtt_ms;     /* ENet's RTT estimate at the end */
+  uint64_t head_ahead; /* a predicting peer: its head's most steps past
+                          its confirmed run */
+  /* copied at the end: input-to-display latency (confirm latency without
+   * a head) and the head's counts (its pointers NULL) */
+  uint32_t display_p50_us, display_p99_us;
+  uint32_t ndisplay;
+  gk_net_peer_head head;
 } gk_testkit_peer;
 
 typedef struct gk_testkit_options {
@@ -103,6 +110,7 @@ typedef struct gk_testkit_options {
   uint64_t leave_at_step;      /* if non-zero: at this host step, peer ... */
   uint32_t leave_peer;         /* ... this one disconnects (gracefully) */
   uint64_t guard_ms;           /* wall-clock bound of the whole run */
+  uint32_t predict_mask;       /* bit i: peer i draws a predicted head */
 } gk_testkit_options;
 
 struct gk_testkit {

@@ -187,3 +187,64 @@ Test(SUITE, a_peer_that_disconnects_is_removed_and_the_rest_finish) {
   for (uint64_t s = 0; s < h.p[1].nsteps; s++)
     cr_assert_eq(h.p[1].hashes[s], h.host_hashes[s]);
 }
+
+#ifdef LOCKSTEP_SURVIVORS
+/* Prediction (docs/PROTOCOL.md, "Prediction"): a 100 ms round trip (50 ms
+ * each way through the relays) at 60 steps a second, input delay 1 and a
+ * window of 8 (what a predicting room gives at that round trip). */
+Test(SUITE,
+     at_100_ms_rtt_the_predicting_peer_shows_its_input_at_once_the_other_late) {
+  gk_testkit_options o = base_opts(2, 600);
+  o.step = (gk_ratio){1, 60};
+  o.input_delay = 1;
+  o.lead = 8;
+  o.faults = 1;
+  o.up.latency_ms = 50;
+  o.down.latency_ms = 50;
+  o.predict_mask = 1; /* peer 0 predicts, peer 1 does not */
+  cr_assert_eq(gk_testkit_run(&h, &o), 0, "%s", h.why);
+  expect_agreement(GK_TESTKIT_ALL);
+  cr_assert_eq(h.session.stats.desyncs, 0);
+  const gk_testkit_peer *a = &h.p[0], *b = &h.p[1];
+  uint32_t period_us = 1000000u / 60u;
+  uint32_t a50 = a->display_p50_us, b50 = b->display_p50_us;
+  cr_assert_gt(a->ndisplay, 500);
+  cr_assert_leq(a50, (o.input_delay + 2) * period_us,
+                "the head showed a sample after %u us (p50)", a50);
+  cr_assert_geq(b50, 100000, "without a head, after the round trip: %u us",
+                b50);
+  cr_assert_gt(a->head.rollbacks, 0, "the bots' inputs change");
+  cr_assert_leq(h.p[0].head_ahead, 8, "the head ran %llu steps ahead",
+                (unsigned long long)h.p[0].head_ahead);
+  cr_assert_eq(b->head.restores, 0);
+}
+
+/* A player frozen for 5 s: the heads stop at the window and wait, the
+ * re-simulation cap holds; after the creator removes it, every head is
+ * restored onto the one chain, which every engine agrees on. */
+Test(SUITE, a_5_s_stall_stops_every_head_at_the_window_until_the_removal) {
+  gk_testkit_options o = base_opts(3, 600);
+  o.step = (gk_ratio){1, 250};
+  o.input_delay = 1;
+  o.lead = 8;
+  o.faults = 1;
+  o.cut_at_step = 200;
+  o.cut_peer = 2;
+  o.stall_notice_ms = 5000;
+  o.creator_removes_stalled = 1;
+  o.predict_mask = 3;
+  cr_assert_eq(gk_testkit_run(&h, &o), 0, "%s", h.why);
+  expect_agreement(2);
+  for (uint32_t i = 0; i < 2; i++) {
+    const gk_testkit_peer *p = &h.p[i];
+    cr_assert_eq(h.p[i].head_ahead, 8,
+                 "peer %u's head stopped %llu steps ahead, not at 8", i,
+                 (unsigned long long)h.p[i].head_ahead);
+    cr_assert_eq(p->head.resim_hist[GK_NET_PEER_RESIM_MAX], 0);
+    for (uint32_t n = 11; n < GK_NET_PEER_RESIM_MAX; n++)
+      cr_assert_eq(p->head.resim_hist[n], 0, "%u re-simulated in one call", n);
+    /* after the removal the confirmed steps passed the head: restored */
+    cr_assert_gt(p->head.restores, 1);
+  }
+}
+#endif

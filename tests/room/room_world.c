@@ -465,6 +465,10 @@ static void peer_snapshot(void *ctx, gk_net_peer *p, int rc,
 }
 
 void rw_player(rw_world *w, uint32_t id) {
+  rw_player_with(w, id, 0);
+}
+
+void rw_player_with(rw_world *w, uint32_t id, int predict) {
   rw_conn *c = live_conn(w, id);
   cr_assert_not_null(c);
   cr_assert_not(c->has_peer);
@@ -473,6 +477,7 @@ void rw_player(rw_world *w, uint32_t id) {
   o.bot_seed = id;
   o.genres.find = find_genre;
   o.apply_options = gk_config_match_options;
+  o.predict = predict;
   gk_net_peer_callbacks cb;
   memset(&cb, 0, sizeof(cb));
   cb.ctx = c;

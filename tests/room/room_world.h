@@ -128,6 +128,8 @@ int rw_last(rw_world *w, uint32_t id, int type, gk_wire_msg *m);
 /* Gives the connection a player (its genre's bot, seeded by its id); it
  * is fed what the room sent so far at the next pump. */
 void rw_player(rw_world *w, uint32_t id);
+/* The same, the player predicting (gk_net_peer_options.predict) or not. */
+void rw_player_with(rw_world *w, uint32_t id, int predict);
 /* Sends a message through the connection's player (JOIN_ROOM there is
  * remembered for a late join). */
 void rw_peer_send(rw_world *w, uint32_t id, const gk_wire_msg *m);

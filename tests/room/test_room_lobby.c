@@ -140,7 +140,7 @@ Test(room_lobby, a_start_by_the_creator_sends_match_start_to_each_slot) {
     cr_assert_eq(ms->active_mask, 3);
     cr_assert_eq(ms->first_step, 0);
     cr_assert_eq(ms->input_delay, 2);
-    cr_assert_eq(ms->lead, 4);
+    cr_assert_eq(ms->lead, 8, "survivors predicts: the window, 8");
     cr_assert_eq(ms->step_seconds.num, 1);
     cr_assert_eq(ms->step_seconds.den, 50);
     cr_assert_str_eq(ms->genre, "survivors");

@@ -101,6 +101,7 @@ static uint64_t check_change(const uint32_t *id, uint32_t from, uint32_t to,
 
 Test(room_match,
      an_auto_input_delay_is_raised_and_lowered_at_the_step_announced) {
+  w->cfg.prediction = GK_PREDICT_OFF; /* the round trip's delay */
   w->cfg.input_delay_auto = 1;
   w->cfg.input_delay_min = 2;
   w->cfg.delay_hold_ms = 200;

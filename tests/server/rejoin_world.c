@@ -542,6 +542,9 @@ void rw_run(world *w, const scen *o) {
   if (o->raise_step) { /* quick delay changes */
     cfg.delay_hold_ms = 1000;
     cfg.delay_every_ms = 1000;
+    /* the round trip's delay: a predicting room's covers only what is
+     * past prediction.rtt_ms (docs/PROTOCOL.md, "Prediction") */
+    cfg.prediction = GK_PREDICT_OFF;
   }
   FILE *logf =
       fopen(getenv("GK_TEST_LOG") ? getenv("GK_TEST_LOG") : "/dev/null", "w");

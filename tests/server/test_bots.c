@@ -319,7 +319,8 @@ Test(server_bots, bad_room_bots_values_get_their_documented_error,
        "options.room.bots: 7 bots and 2 seats for players make 9 players, "
        "survivors rooms take at most 8"},
       {1, "{\"room\":{\"bot\":1}}", GK_ENOTFOUND,
-       "options.room.bot: unknown key (expected bots)"},
+       "options.room.bot: unknown key (expected bots, prediction, "
+       "prediction_window)"},
       {1, "{\"room\":3}", GK_EINVAL,
        "options.room: must be an object, got a number"},
       {1, "{\"room\":{\"bots\":1},\"room\":{\"bots\":2}}", GK_EINVAL,

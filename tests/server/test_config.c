@@ -485,6 +485,40 @@ Test(server_config, the_input_delay_is_auto_by_default_and_a_number_fixes_it) {
                GK_ERANGE, "lockstep.input_delay_min", NULL);
 }
 
+Test(server_config, prediction_follows_the_genre_or_a_mode_or_an_object) {
+  gk_server_config c;
+  char err[256];
+  cr_assert_eq(parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(c.prediction, GK_PREDICT_GENRE);
+  cr_assert_eq(c.prediction_window, 8);
+  cr_assert_eq(c.prediction_rtt_ms, 100);
+  gk_server_config_free(&c);
+  cr_assert_eq(
+      parse(&c, "{\"lockstep\":{\"prediction\":\"off\"}}", err, sizeof(err)), 0,
+      "%s", err);
+  cr_assert_eq(c.prediction, GK_PREDICT_OFF);
+  gk_server_config_free(&c);
+  cr_assert_eq(parse(&c,
+                     "{\"lockstep\":{\"prediction\":{\"mode\":\"on\","
+                     "\"window\":12,\"rtt_ms\":60}}}",
+                     err, sizeof(err)),
+               0, "%s", err);
+  cr_assert_eq(c.prediction, GK_PREDICT_ON);
+  cr_assert_eq(c.prediction_window, 12);
+  cr_assert_eq(c.prediction_rtt_ms, 60);
+  gk_server_config_free(&c);
+  expect_error("{\"lockstep\":{\"prediction\":\"maybe\"}}", GK_ERANGE,
+               "lockstep.prediction", NULL);
+  expect_error("{\"lockstep\":{\"prediction\":{\"window\":0}}}", GK_ERANGE,
+               "lockstep.prediction.window", "1..60", NULL);
+  expect_error("{\"lockstep\":{\"prediction\":{\"size\":3}}}", GK_ENOTFOUND,
+               "lockstep.prediction.size", NULL);
+  /* the window must hold max(lead, prediction.window) ahead */
+  expect_error("{\"lockstep\":{\"window\":64,\"prediction\":{\"window\":"
+               "20}}}",
+               GK_ERANGE, "lockstep.window", "prediction.window", NULL);
+}
+
 Test(server_config, desync_takes_an_object_with_a_policy_a_folder_and_limits) {
   gk_server_config c;
   char err[GK_SERVER_CONFIG_ERR_MAX];

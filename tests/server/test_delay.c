@@ -467,7 +467,7 @@ Test(delay, latency_rising_then_falling_moves_the_delay_at_scheduled_steps,
 /* --- the controller alone ------------------------------------------------- */
 
 Test(delay, the_wanted_delay_covers_the_round_trip_and_jitter) {
-  gk_delay_policy p = {2, 20, 16666, 2, 1000, 2000};
+  gk_delay_policy p = {2, 20, 16666, 2, 1000, 2000, 0};
   cr_assert_eq(gk_delay_wanted(&p, 0, 0), 2);     /* the minimum */
   cr_assert_eq(gk_delay_wanted(&p, 100, 0), 7);   /* 100 / 16.67 = 6.0x */
   cr_assert_eq(gk_delay_wanted(&p, 100, 10), 8);  /* + 20 ms margin */
@@ -475,8 +475,18 @@ Test(delay, the_wanted_delay_covers_the_round_trip_and_jitter) {
   cr_assert_eq(gk_delay_wanted(&p, 2000, 0), 20); /* the maximum */
 }
 
+Test(delay, with_prediction_only_the_round_trip_past_rtt_ms_needs_delay) {
+  gk_delay_policy p = {1, 20, 16666, 2, 1000, 2000, 100};
+  cr_assert_eq(gk_delay_wanted(&p, 0, 0), 1);    /* the minimum */
+  cr_assert_eq(gk_delay_wanted(&p, 50, 0), 1);   /* the heads cover it */
+  cr_assert_eq(gk_delay_wanted(&p, 100, 0), 1);  /* still */
+  cr_assert_eq(gk_delay_wanted(&p, 110, 0), 1);  /* 10 ms: one step */
+  cr_assert_eq(gk_delay_wanted(&p, 200, 0), 7);  /* 100 / 16.67 = 6.0x */
+  cr_assert_eq(gk_delay_wanted(&p, 200, 10), 8); /* + 20 ms margin */
+}
+
 Test(delay, the_controller_changes_only_after_a_lasting_difference) {
-  gk_delay_policy p = {2, 20, 16666, 2, 1000, 3000};
+  gk_delay_policy p = {2, 20, 16666, 2, 1000, 3000, 0};
   gk_delay_ctl c;
   gk_delay_ctl_init(&c, &p, 4, 0);
   /* swinging every 500 ms: never 1000 ms in one direction */

@@ -499,6 +499,61 @@ Test(server_e2e, bots_over_a_lossy_slow_link_still_agree) {
   e2e_dir_remove(&d);
 }
 
+/* Prediction (docs/PROTOCOL.md): survivors predicts by default; at a
+ * 100 ms round trip gk-bot --predict sees its input in the head within
+ * the delay and 2 step periods, nobody desyncs and the replay verifies. */
+Test(server_e2e, predicting_bots_at_100_ms_rtt_see_their_input_at_once) {
+  e2e_dir d;
+  e2e_dir_make(&d);
+  e2e_proc srv, bot;
+  uint16_t port;
+  e2e_start_server(&srv, &d, NULL, &port);
+  char server[64];
+  snprintf(server, sizeof(server), "127.0.0.1:%u", (unsigned)port);
+  char *argv[] = {(char *)GK_BOT_BIN,
+                  (char *)"--server",
+                  server,
+                  (char *)"--genre",
+                  (char *)"survivors",
+                  (char *)"--rooms",
+                  (char *)"1",
+                  (char *)"--players",
+                  (char *)"2",
+                  (char *)"--steps",
+                  (char *)"600",
+                  (char *)"--latency",
+                  (char *)"50",
+                  (char *)"--predict",
+                  (char *)"--timeout",
+                  (char *)"60",
+                  NULL};
+  e2e_spawn(&bot, &d, "bot", argv);
+  char codes[1][17];
+  uint64_t hashes[1];
+  e2e_check_bot(&bot, 1, codes, hashes);
+  cJSON *start = e2e_last_event(&srv, "match_start");
+  cr_assert_not_null(start);
+  cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(start, "prediction")));
+  double delay = cJSON_GetObjectItem(start, "input_delay")->valuedouble;
+  cJSON_Delete(start);
+  cJSON *sum = e2e_read_json(bot.out);
+  const cJSON *lat = cJSON_GetObjectItem(sum, "display_latency_us");
+  const cJSON *pr = cJSON_GetObjectItem(sum, "prediction");
+  cr_assert(cJSON_IsObject(lat) && cJSON_IsObject(pr));
+  double p50 = cJSON_GetObjectItem(lat, "p50")->valuedouble;
+  cr_assert_leq(p50, (delay + 2) * 1e6 / 60, "p50 %.0f us at delay %.0f", p50,
+                delay);
+  cr_assert_lt(p50, 100000, "p50 %.0f us: not before the round trip", p50);
+  cr_assert_gt(cJSON_GetObjectItem(pr, "rollbacks")->valuedouble, 0);
+  cr_assert_leq(cJSON_GetObjectItem(pr, "resim_per_frame_p99")->valuedouble, 8);
+  cJSON_Delete(sum);
+  e2e_stop_server(&srv);
+  char rcodes[2][17];
+  uint64_t rhashes[2];
+  cr_assert_eq(e2e_verify_replays(d.replays, rcodes, rhashes, 2), 1);
+  e2e_dir_remove(&d);
+}
+
 Test(server_e2e, a_second_signal_finalises_at_once_and_still_exits_0) {
   e2e_dir d;
   e2e_dir_make(&d);

@@ -90,6 +90,15 @@ def the_page_plays_survivors_with_three_server_bots(b):
     key(p, 'up', 'ArrowRight')
     if not x1 > x0:
         raise AssertionError('ArrowRight held: x %s -> %s' % (x0, x1))
+    # survivors predicts: the page draws the head, never behind the
+    # confirmed state and never hashed; the bar names the confirmed step
+    head, conf, bar = p.eval("[play.client.predictedState(), "
+                             "play.client.state().step, "
+                             "document.getElementById('bar').textContent]")
+    if head is None or int(head['hash'], 16) != 0 or head['step'] < conf \
+            or 'step ' not in bar:
+        raise AssertionError('head %s, confirmed %s, bar %r' % (
+            head and (head['step'], head['hash']), conf, bar))
     if r['desyncs'] != 0 or p.eval('play.desyncs') != 0:
         raise AssertionError('desyncs: server %s, page %s'
                              % (r['desyncs'], p.eval('play.desyncs')))

@@ -412,6 +412,7 @@ int bot_peer_open(bot_peer *p) {
   memset(&po, 0, sizeof(po));
   po.bot_seed = p->b->seed + p->room->index;
   po.state_fault = p->b->state_fault;
+  po.predict = p->b->predict && !p->spectator;
   if (p->spectator && bot_peer_ws(p))
     po.ack_every = GK_NET_PEER_ACK_EVERY_STREAM;
   gk_net_peer_callbacks pc;

@@ -173,6 +173,9 @@ struct bot {
   /* --join CODE: the players join that room, another client's (a page):
    * its creator starts and ends the match; NULL: gk-bot makes its rooms */
   const char *join_code;
+  /* --predict: every player draws a predicted head (gk_net_peer_options.
+   * predict); the summary adds display latency and rollback figures */
+  int predict;
 };
 
 /* The command line, before it is checked as a whole. */

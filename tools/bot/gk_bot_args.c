@@ -27,7 +27,7 @@ static void usage(FILE *f) {
           "usage: gk-bot --server HOST:PORT --genre G --rooms R --players P\n"
           "              --steps N [--seed S] [--loss P] [--latency MS]\n"
           "              [--options JSON] [--input-delay D] [--timeout SEC]\n"
-          "              [--key FILE | --token TOKEN] [--light]\n"
+          "              [--key FILE | --token TOKEN] [--light] [--predict]\n"
           "              [--jitter MS] [--latency-schedule STEP:MS,...]\n"
           "              [--genre-lib PATH]... [--late-join STEP]\n"
           "              [--drop SLOT:STEP:MS]... [--spectators N]\n"
@@ -60,6 +60,11 @@ static void usage(FILE *f) {
           "  --timeout SEC   give up after this long (default 60 + N / 20)\n"
           "  --light         many players per ENet host, no simulation,\n"
           "                  seeded inputs, no hash reports (load tests)\n"
+          "  --predict       every player draws a predicted head (a room\n"
+          "                  that predicts: lockstep.prediction); the\n"
+          "                  summary adds \"prediction\" (rollbacks, steps\n"
+          "                  re-simulated per frame, accuracy); not with\n"
+          "                  --light\n"
           "  --chaos dup     (tests) each room's last player sends every\n"
           "                  INPUT twice and the one before it again\n"
           "  --perturb SLOT:STEP:PATH  (tests) after step STEP, player SLOT\n"
@@ -229,8 +234,11 @@ int bot_parse_args(int argc, char **argv, bot_args *a, bot *b) {
       usage(stdout);
       return 0;
     }
-    if (strcmp(o, "--light") == 0 || strcmp(o, "--ws-swap") == 0) {
-      *(o[2] == 'l' ? &a->light : &b->ws_swap) = 1; /* no value */
+    if (strcmp(o, "--light") == 0 || strcmp(o, "--ws-swap") == 0 ||
+        strcmp(o, "--predict") == 0) {
+      *(o[2] == 'l'   ? &a->light
+        : o[2] == 'p' ? &b->predict
+                      : &b->ws_swap) = 1; /* no value */
       continue;
     }
     if (i + 1 >= argc || strncmp(o, "--", 2) != 0) {
@@ -293,8 +301,14 @@ static int check_token_args(const bot_args *a, bot *b) {
   return -1;
 }
 
-/* --ws, --ws-players, --ws-swap as a whole. -1 to go on, else 2. */
+/* --ws, --ws-players, --ws-swap as a whole (and --predict, which needs a
+ * simulation). -1 to go on, else 2. */
 static int check_ws_args(const bot_args *a, const bot *b) {
+  if (b->predict && a->light) {
+    fprintf(stderr, "gk-bot: --predict needs a simulation: not with "
+                    "--light\n");
+    return 2;
+  }
   if ((b->ws_players || b->ws_swap) && b->ws_url == NULL) {
     fprintf(stderr, "gk-bot: --ws-players and --ws-swap need --ws\n");
     return 2;

@@ -368,7 +368,11 @@ static int cmp_u32(const void *a, const void *b) {
 }
 
 void gk_bot_add_latency(cJSON *out, uint32_t *lat, uint64_t n) {
-  cJSON *cl = cJSON_AddObjectToObject(out, "confirm_latency_us");
+  gk_bot_add_pcts(out, "confirm_latency_us", lat, n);
+}
+
+void gk_bot_add_pcts(cJSON *out, const char *key, uint32_t *lat, uint64_t n) {
+  cJSON *cl = cJSON_AddObjectToObject(out, key);
   if (lat == NULL || n == 0) {
     cJSON_AddNullToObject(cl, "p50");
     cJSON_AddNullToObject(cl, "p99");

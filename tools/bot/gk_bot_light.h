@@ -78,6 +78,8 @@ int gk_bot_light_run(const gk_bot_light_options *o);
 /* Shared by both bots' summaries. Adds "confirm_latency_us" {p50, p99,
  * samples} (nearest rank; sorts lat, which may be NULL when n is 0). */
 void gk_bot_add_latency(cJSON *out, uint32_t *lat, uint64_t n);
+/* The same under another key (p50, p99, samples of `lat`, sorted here). */
+void gk_bot_add_pcts(cJSON *out, const char *key, uint32_t *lat, uint64_t n);
 /* Prints `out` as one line on stdout and deletes it. */
 void gk_bot_print_summary(cJSON *out);
 

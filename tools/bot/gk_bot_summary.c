@@ -18,7 +18,66 @@ typedef struct bot_totals {
   uint64_t desyncs, mismatches, completed, failed;
   uint32_t *lat; /* every peer's confirm latencies, may be NULL */
   uint64_t nlat;
+  uint32_t *disp; /* every peer's input-to-display latencies */
+  uint64_t ndisp;
+  gk_net_peer_head head; /* --predict: the heads' counts added up */
 } bot_totals;
+
+/* A peer's input-to-display samples (its confirm latencies without a
+ * head) and its head's counts, into *t. */
+static void add_display(bot_totals *t, const gk_net_peer *e) {
+  const uint32_t *src = e->opts.predict ? e->display_us : e->latency_us;
+  uint32_t n = e->opts.predict ? e->ndisplay : e->nlatency;
+  if (t->disp != NULL)
+    for (uint32_t k = 0; k < n; k++) t->disp[t->ndisp++] = src[k];
+  gk_net_peer_head *h = &t->head;
+  h->rollbacks += e->head.rollbacks;
+  h->restores += e->head.restores;
+  h->steps_run += e->head.steps_run;
+  h->resim_steps += e->head.resim_steps;
+  h->checked += e->head.checked;
+  h->mispredicted += e->head.mispredicted;
+  h->capped += e->head.capped;
+  if (e->head.state_bytes > h->state_bytes)
+    h->state_bytes = e->head.state_bytes;
+  for (uint32_t i = 0; i <= GK_NET_PEER_RESIM_MAX; i++)
+    h->resim_hist[i] += e->head.resim_hist[i];
+}
+
+/* The nearest-rank percentile of a histogram of counts by value. */
+static uint32_t hist_pct(const uint64_t *hist, uint32_t nb, uint32_t pct) {
+  uint64_t n = 0, seen = 0;
+  for (uint32_t i = 0; i < nb; i++) n += hist[i];
+  uint64_t rank = (n * pct + 99u) / 100u;
+  for (uint32_t i = 0; i < nb && n > 0; i++)
+    if ((seen += hist[i]) >= (rank ? rank : 1)) return i;
+  return 0;
+}
+
+/* --predict: "prediction" in the summary. */
+static void add_prediction(cJSON *out, const bot_totals *t) {
+  const gk_net_peer_head *h = &t->head;
+  cJSON *o = cJSON_AddObjectToObject(out, "prediction");
+  cJSON_AddNumberToObject(o, "rollbacks", (double)h->rollbacks);
+  cJSON_AddNumberToObject(o, "restores", (double)h->restores);
+  cJSON_AddNumberToObject(o, "head_steps", (double)h->steps_run);
+  cJSON_AddNumberToObject(o, "resim_steps", (double)h->resim_steps);
+  cJSON_AddNumberToObject(
+      o, "resim_per_frame_p50",
+      hist_pct(h->resim_hist, GK_NET_PEER_RESIM_MAX + 1, 50));
+  cJSON_AddNumberToObject(
+      o, "resim_per_frame_p99",
+      hist_pct(h->resim_hist, GK_NET_PEER_RESIM_MAX + 1, 99));
+  cJSON_AddNumberToObject(o, "capped_frames", (double)h->capped);
+  cJSON_AddNumberToObject(o, "predicted_steps", (double)h->checked);
+  cJSON_AddNumberToObject(o, "mispredicted", (double)h->mispredicted);
+  if (h->checked > 0)
+    cJSON_AddNumberToObject(o, "accuracy",
+                            1.0 - (double)h->mispredicted / (double)h->checked);
+  else
+    cJSON_AddNullToObject(o, "accuracy");
+  cJSON_AddNumberToObject(o, "state_bytes", (double)h->state_bytes);
+}
 
 /* Player 0's input delays ([step, delay] pairs, from MATCH_START's) and
  * its steps per wall second from step 60 to its last (null if shorter). */
@@ -59,6 +118,7 @@ static cJSON *room_summary(bot *b, bot_room *r, bot_totals *t) {
     if (t->lat && p->peer_open)
       for (uint32_t k = 0; k < p->peer.eng.nlatency; k++)
         t->lat[t->nlat++] = p->peer.eng.latency_us[k];
+    if (p->peer_open) add_display(t, &p->peer.eng);
   }
   hex_str(h, sizeof(h), hash);
   /* final hashes are comparable only when every player ran to the same
@@ -110,6 +170,13 @@ int bot_print_summary(bot *b) {
                   ? b->room[i].peers[j].peer.eng.nlatency
                   : 0;
   t.lat = malloc((nlat ? nlat : 1) * sizeof(*t.lat));
+  uint64_t ndisp = 0;
+  for (uint32_t i = 0; i < b->rooms; i++)
+    for (uint32_t j = 0; j < bot_room_peers(b); j++)
+      if (b->room[i].peers[j].peer_open)
+        ndisp += b->room[i].peers[j].peer.eng.ndisplay +
+                 b->room[i].peers[j].peer.eng.nlatency;
+  t.disp = malloc((ndisp ? ndisp : 1) * sizeof(*t.disp));
   for (uint32_t i = 0; i < b->rooms; i++)
     cJSON_AddItemToArray(rooms, room_summary(b, &b->room[i], &t));
   cJSON_AddNumberToObject(out, "rooms_completed", (double)t.completed);
@@ -126,7 +193,10 @@ int bot_print_summary(bot *b) {
     cJSON_AddNumberToObject(out, "chaos_extra_datagrams",
                             (double)b->chaos_extra);
   gk_bot_add_latency(out, t.lat, t.nlat);
+  gk_bot_add_pcts(out, "display_latency_us", t.disp, t.ndisp);
+  if (b->predict) add_prediction(out, &t);
   free(t.lat);
+  free(t.disp);
   if (b->fault_open) {
     cJSON *f = cJSON_AddObjectToObject(out, "faults");
     cJSON_AddNumberToObject(f, "datagrams", (double)b->fault.stats.in);

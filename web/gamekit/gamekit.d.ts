@@ -21,10 +21,21 @@ export interface ConnectOptions extends LoadOptions {
   bot?: boolean;
   /** The bot's seed (the engine mixes in the match seed and the slot). */
   seed?: number;
+  /** Draw a predicted head (docs/PROTOCOL.md, "Prediction"): see
+   * predictedState() and "rollback". */
+  predict?: boolean;
   /** A WebSocket constructor (default: globalThis.WebSocket). */
   WebSocket?: typeof WebSocket;
   /** A monotonic clock in integer nanoseconds (default: nowNs). */
   now?: () => number;
+}
+
+/** A rollback of the predicted head: it was restored from the confirmed
+ * run (`confirmed` steps) and re-simulated to `head` steps. */
+export interface Rollback {
+  head: number;
+  confirmed: number;
+  rollbacks: number;
 }
 
 /** A state or sample: the paths and values of `gk-replay dump --json`. */
@@ -89,6 +100,9 @@ export declare class Client {
   on(name: "resumed" | "close", fn: () => void): this;
   on(name: "message", fn: (m: Message) => void): this;
   on(name: "secret", fn: (m: { slot: number; secret: Uint8Array }) => void): this;
+  on(name: "rollback", fn: (r: Rollback) => void): this;
+  /** With `predict`: the head was restored from the confirmed run. */
+  onRollback(fn: (r: Rollback) => void): this;
   /** After every step this peer ran: its number and its 64-bit hash. */
   onStep(fn: (step: number, hash: string) => void): this;
 
@@ -107,6 +121,9 @@ export declare class Client {
 
   state(): StateMap | null;
   sample(): StateMap | null;
+  /** With `predict`: the predicted head's state (hash "0": never hashed);
+   * else the same as state(). */
+  predictedState(): StateMap | null;
   stats(): Stats;
   /** Tests: change this peer's own state after `step` (a desync). */
   perturb(step: number, path: string, delta?: number): void;

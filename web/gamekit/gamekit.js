@@ -20,7 +20,7 @@
 import createGamekit from "./dist/gamekit.mjs";
 
 const EV = { SEND: 1, STEP: 2, STARTED: 3, MESSAGE: 4, STALL: 5, DESYNC: 6,
-  REMOVED: 7, ENDED: 8, SNAPSHOT: 9, RESUMED: 10 };
+  REMOVED: 7, ENDED: 8, SNAPSHOT: 9, RESUMED: 10, ROLLBACK: 11 };
 const MSG = { ROOM_CREATED: 17, JOINED: 19, SHUTDOWN: 22, ERROR: 23,
   RECONNECT_SECRET: 44 };
 /** Buttons for press(): names to the engine's GK_WEB_BTN_* bits. */
@@ -205,7 +205,9 @@ export class Client {
     this.ws = ws;
     this.now = opts.now || nowNs;
     const seed = opts.seed || 0;
-    this.w = m._gk_webx_new(opts.bot ? 1 : 0, seed % TWO32, Math.floor(seed / TWO32));
+    // GK_WEB_PREDICT (0x100): a predicted head (predictedState, "rollback")
+    this.w = m._gk_webx_new((opts.bot ? 1 : 0) | (opts.predict ? 0x100 : 0),
+      seed % TWO32, Math.floor(seed / TWO32));
     if (!this.w) throw new Error("gamekit: out of memory");
     this.out2 = m._malloc(64);
     this.token = opts.token || null;
@@ -225,13 +227,17 @@ export class Client {
 
   /** on(name, fn): "step" (step, hash hex), "started" (match), "desync",
    * "stall", "removed", "ended", "snapshot", "resumed", "message",
-   * "secret", "close", "error". */
+   * "secret", "close", "error", "rollback" ({ head, confirmed, rollbacks }:
+   * with `predict`, the head was restored and re-simulated). */
   on(name, fn) {
     (this.handlers[name] ||= []).push(fn);
     return this;
   }
   onStep(fn) {
     return this.on("step", fn);
+  }
+  onRollback(fn) {
+    return this.on("rollback", fn);
   }
   emit(name, ...args) {
     for (const fn of this.handlers[name] || []) fn(...args);
@@ -325,6 +331,10 @@ export class Client {
       this.emit("snapshot", { rc: dv.getInt32(0, true), kind: body[4],
         step: num64(dv, 5), nextInput: num64(dv, 13),
         error: latin(body.subarray(21)) });
+      return;
+    case EV.ROLLBACK:
+      this.emit("rollback", { head: num64(dv, 0), confirmed: num64(dv, 8),
+        rollbacks: num64(dv, 16) });
       return;
     case EV.RESUMED:
       this.emit("resumed");
@@ -462,19 +472,25 @@ export class Client {
     this.m._gk_webx_press(this.w, bits);
   }
 
-  map(sample) {
-    const p = this.m._gk_webx_state(this.w, sample ? 1 : 0, this.out2);
+  map(kind) {
+    const p = this.m._gk_webx_state(this.w, kind, this.out2);
     const n = this.m.HEAPU32[this.out2 >> 2];
     return p ? decodeMap(this.m.HEAPU8.subarray(p, p + n)) : null;
   }
   /** The canonical state after the last step run: { step, hash, state }
    * with `gk-replay dump --json`'s paths and values; null before a run. */
   state() {
-    return this.map(false);
+    return this.map(0);
   }
   /** The genre's HUD sample, the same shape. */
   sample() {
-    return this.map(true);
+    return this.map(1);
+  }
+  /** With `predict`: the predicted head's state, the same shape (`step`:
+   * the steps it ran; `hash` 0: never hashed); else the same as state().
+   * Draw this; compare and report state(). */
+  predictedState() {
+    return this.map(2);
   }
 
   /** Tests: after step `step` add `delta` to the field at `path` of this

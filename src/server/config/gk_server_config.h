@@ -120,6 +120,9 @@ typedef struct gk_server_ws_config {
   uint64_t static_max_bytes;
 } gk_server_ws_config;
 
+/* lockstep.prediction's modes. */
+enum { GK_PREDICT_GENRE = 0, GK_PREDICT_OFF = 1, GK_PREDICT_ON = 2 };
+
 /* One genre the server offers. */
 typedef struct gk_server_genre {
   const gk_sim *sim;    /* from the registry; never NULL once parsed */
@@ -158,6 +161,12 @@ typedef struct gk_server_config {
   uint32_t delay_jitter_x;  /* jitter margin: this many round-trip
                                variances */
   uint32_t ping_ms;         /* timing: ping every connection this often */
+  /* lockstep.prediction: "genre" (the genre's gk_sim.prediction), "off",
+   * "on" (GK_PREDICT_*), or an object with mode, window, rtt_ms */
+  int prediction;
+  uint32_t prediction_window; /* W: a head at most this far past confirmed;
+                                 MATCH_START's lead in a predicting room */
+  uint32_t prediction_rtt_ms; /* round trip the heads cover without delay */
   /* stall */
   uint64_t stall_notice_ms;
   uint64_t stall_auto_remove_ms; /* 0 = off (the host decides) */

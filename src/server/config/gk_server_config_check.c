@@ -150,10 +150,13 @@ static int lockstep_finish(sv_cfg_ctx *x) {
     return sv_cfg_fail(x, GK_ERANGE, "lockstep.input_delay",
                        "must not exceed lockstep.input_delay_max (%u), got %u",
                        c->input_delay_max, c->input_delay);
-  if (c->window < 2u * (c->input_delay_max + c->lead) + 8u)
+  uint32_t lead =
+      c->lead > c->prediction_window ? c->lead : c->prediction_window;
+  if (c->window < 2u * (c->input_delay_max + lead) + 8u)
     return sv_cfg_fail(x, GK_ERANGE, "lockstep.window",
-                       "must be at least 2 * (input_delay_max + lead) + 8 = %u",
-                       2u * (c->input_delay_max + c->lead) + 8u);
+                       "must be at least 2 * (input_delay_max + max(lead, "
+                       "prediction.window)) + 8 = %u",
+                       2u * (c->input_delay_max + lead) + 8u);
   return 0;
 }
 

@@ -65,6 +65,16 @@ static const sv_cfg_row limits_rows[] = {
     UINT("log_interval_ms", limit_log_ms, 100, 3600000, 10000), END};
 static const sv_cfg_table limits_table = {limits_rows, 0, NULL};
 
+static const char *const prediction_names[] = {"genre", "off", "on", NULL};
+
+/* lockstep.prediction as an object (docs/PROTOCOL.md, "Prediction") */
+static const sv_cfg_row prediction_rows[] = {
+    ENUM("mode", prediction, prediction_names, GK_PREDICT_GENRE),
+    UINT("window", prediction_window, 1, 60, 8),
+    UINT("rtt_ms", prediction_rtt_ms, 0, 10000, 100), END};
+static const sv_cfg_table prediction_table = {prediction_rows,
+                                              SV_CFG_LIST | SV_CFG_BRIEF, NULL};
+
 static const sv_cfg_row lockstep_rows[] = {
     /* "auto" (the default) or a fixed delay; 3 when a client asks for 0 */
     {.key = "input_delay",
@@ -85,6 +95,13 @@ static const sv_cfg_row lockstep_rows[] = {
     UINT("window", window, 64, 65536, 256),
     UINT("late_slack_ms", late_slack_ms, 0, 60000, 50),
     UINT("stall_ms", stall_ms, 1, 60000, 100),
+    {.key = "prediction",
+     .kind = SV_CFG_ENUM,
+     .off = OFF(prediction),
+     .size = SZ(prediction),
+     .names = prediction_names,
+     .def = GK_PREDICT_GENRE,
+     .sub = &prediction_table},
     END};
 static const sv_cfg_table lockstep_table = {lockstep_rows, 0, NULL};
 

@@ -160,6 +160,15 @@ static void on_resumed(void *ctx, gk_net_peer *np) {
   out_record(ctx, GK_WEB_EV_RESUMED, 0);
 }
 
+static void on_head(void *ctx, gk_net_peer *np, int restored) {
+  if (!restored) return;
+  uint8_t *p = out_record(ctx, GK_WEB_EV_ROLLBACK, 24);
+  if (p == NULL) return;
+  gk__web_put_le(p, np->head.steps, 8);
+  gk__web_put_le(p + 8, np->loop.steps, 8);
+  gk__web_put_le(p + 16, np->head.rollbacks, 8);
+}
+
 const uint8_t *gk_web_out(const gk_web *w) {
   return w->out;
 }
@@ -189,6 +198,8 @@ static int apply_options(void *ctx, const gk_sim *sim, void *cfg,
 
 gk_web *gk_web_create(uint32_t mode, uint64_t seed, gk_web_options_fn opts,
                       void *opts_ctx) {
+  int predict = (mode & GK_WEB_PREDICT) != 0;
+  mode &= ~GK_WEB_PREDICT;
   if (mode != GK_WEB_INPUT_DEVICE && mode != GK_WEB_INPUT_BOT) return NULL;
   gk_web *w = calloc(1, sizeof *w);
   if (w == NULL) return NULL;
@@ -203,6 +214,7 @@ gk_web *gk_web_create(uint32_t mode, uint64_t seed, gk_web_options_fn opts,
   o.apply_options = apply_options;
   o.options_ctx = w;
   o.ack_every = GK_NET_PEER_ACK_EVERY_STREAM; /* always a WebSocket */
+  o.predict = predict;
   gk_net_peer_callbacks cb = {
       .ctx = w,
       .send = on_send,
@@ -215,6 +227,7 @@ gk_web *gk_web_create(uint32_t mode, uint64_t seed, gk_web_options_fn opts,
       .message = on_message,
       .snapshot = on_snapshot,
       .resumed = on_resumed,
+      .head = on_head,
   };
   if (gk_net_peer_init(&w->peer, &o, &cb) != 0) {
     free(w);

@@ -35,8 +35,14 @@
  *   GK_WEB_EV_SNAPSHOT rc i32 | kind u8 | step u64 | next_input u64 |
  *                      error text (the rest)
  *   GK_WEB_EV_RESUMED  (no body)
+ *   GK_WEB_EV_ROLLBACK head_steps u64 | confirmed u64 | rollbacks u64
+ *                      (prediction: the head was restored from the
+ *                      confirmed run and re-simulated this far)
  *
- * State map (gk_web_state, gk_web_sample): the genre's canonical state
+ * State map (gk_web_state, gk_web_sample, gk_web_head): the genre's
+ * canonical state of the confirmed run, of the predicted head (hash 0:
+ * never hashed), or the confirmed run's HUD sample
+ * (write_sample); the genre's canonical state
  * (write_state) or HUD sample (write_sample), field by field, named by the
  * unique paths of gk_state.h (`players[0].weapons[1].level`), the paths and
  * values `gk-replay dump --json` prints under "state". Encoded as
@@ -69,7 +75,8 @@ enum {
   GK_WEB_EV_REMOVED = 7,
   GK_WEB_EV_ENDED = 8,
   GK_WEB_EV_SNAPSHOT = 9,
-  GK_WEB_EV_RESUMED = 10
+  GK_WEB_EV_RESUMED = 10,
+  GK_WEB_EV_ROLLBACK = 11
 };
 
 /* gk_web_new's input modes. */
@@ -77,6 +84,9 @@ enum {
   GK_WEB_INPUT_DEVICE = 0, /* axes and presses from gk_web_axes/_press */
   GK_WEB_INPUT_BOT = 1     /* the genre's bot (bot_next), seeded as gk-bot */
 };
+/* OR-ed into gk_web_create's mode: draw a predicted head
+ * (gk_net_peer_options.predict; docs/PROTOCOL.md "Prediction"). */
+#define GK_WEB_PREDICT 0x100u
 
 /* gk_web_press: buttons, mapped onto each genre's record. */
 enum {
@@ -156,6 +166,10 @@ int gk_web_perturb(gk_web *w, uint64_t step, const char *path, int32_t delta);
  * the match has a run, or out of memory. */
 const uint8_t *gk_web_state(gk_web *w, uint32_t *len);
 const uint8_t *gk_web_sample(gk_web *w, uint32_t *len);
+/* The head's state map with prediction (the header's step: the head's
+ * steps; its hash 0: never hashed), else the confirmed run's (as
+ * gk_web_state). */
+const uint8_t *gk_web_head(gk_web *w, uint32_t *len);
 
 /* The out queue (layout above). */
 const uint8_t *gk_web_out(const gk_web *w);

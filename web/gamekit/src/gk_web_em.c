@@ -128,7 +128,10 @@ EXPORT int gk_webx_perturbed(gk_web *w) {
 /* The map's address; its length in out[0]. */
 EXPORT const uint8_t *gk_webx_state(gk_web *w, uint32_t sample, uint32_t *out) {
   uint32_t len = 0;
-  const uint8_t *p = sample ? gk_web_sample(w, &len) : gk_web_state(w, &len);
+  /* 0: the confirmed state, 1: its HUD sample, 2: the predicted head */
+  const uint8_t *p = sample == 2 ? gk_web_head(w, &len)
+                     : sample    ? gk_web_sample(w, &len)
+                                 : gk_web_state(w, &len);
   if (out != NULL) out[0] = len;
   return p;
 }

@@ -11,7 +11,10 @@
 //            --hashes FILE ("STEP HASH" per step, as gk-web-native),
 //            --perturb STEP:PATH, --drop-at STEP (close the socket after
 //            STEP and rejoin on a fresh connection from the snapshot),
-//            --state-at STEP (print the state map after STEP),
+//            --state-at STEP (print the state map after STEP; with
+//            --predict also the predicted head's, {"event":"predicted"}),
+//            --predict 1 (draw a predicted head; "rollback" events are
+//            counted and printed at the end),
 //            --timeout S (default 120)
 // Every event is one JSON line on stdout; exit 0 once the match ended.
 import fs from "node:fs";
@@ -43,8 +46,10 @@ function attach(c, state) {
     lines.push(step + " " + hash + "\n");
     if (lines.length >= 256) flush();
     state.last = step;
-    if (opt["state-at"] !== undefined && step === Number(opt["state-at"]))
+    if (opt["state-at"] !== undefined && step === Number(opt["state-at"])) {
       say({ event: "state", map: c.state() });
+      if (opt.predict) say({ event: "predicted", map: c.predictedState() });
+    }
     if (mode === "create" && steps && step + 1 === steps && !state.endSent) {
       state.endSent = true;
       c.endMatch(2);
@@ -62,9 +67,11 @@ function attach(c, state) {
   c.on("message", (m) => {
     if (m.type === "error") say({ event: "error", ...m });
   });
+  c.onRollback(() => state.rollbacks++);
   c.on("ended", (e) => {
     flush();
-    say({ event: "ended", ...e, stats: c.stats(), perturbed: c.m._gk_webx_perturbed(c.w) });
+    say({ event: "ended", ...e, stats: c.stats(), perturbed: c.m._gk_webx_perturbed(c.w),
+      rollbacks: state.rollbacks });
     clearTimeout(guard);
     c.close();
     process.exit(0);
@@ -90,8 +97,9 @@ async function rejoin(old, state) {
   c.rejoin(code, slot, secret);
 }
 
-const c = await connect(url, { bot: true, seed });
-const state = { last: -1, endSent: false, dropped: false, rejoined: false };
+const c = await connect(url, { bot: true, seed, predict: !!opt.predict });
+const state = { last: -1, endSent: false, dropped: false, rejoined: false,
+  rollbacks: 0 };
 attach(c, state);
 if (opt.perturb) {
   const k = opt.perturb.indexOf(":");

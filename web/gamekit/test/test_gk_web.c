@@ -229,3 +229,33 @@ Test(gk_web, the_state_map_names_every_field_by_path) {
   cr_assert_eq(gk_web_perturb(w, 3, "x", 0), GK_EINVAL);
   gk_web_free(w);
 }
+
+Test(gk_web, a_predicting_client_draws_a_head_ahead_of_its_confirmed_state) {
+  gk_web *w = gk_web_create(GK_WEB_INPUT_BOT | GK_WEB_PREDICT, 0, NULL, NULL);
+  cr_assert_not_null(w);
+  gk_wire_match_start ms;
+  char err[GK_ERRMSG_MAX] = "";
+  match_start(&ms, "");
+  ms.input_delay = 1;
+  ms.lead = 8;
+  cr_assert_eq(gk_net_peer_start(gk_web_peer(w), 0, &ms, err, sizeof err), 0);
+  uint64_t period = 1000000000u / 60u;
+  for (uint64_t k = 0; k <= 5; k++) gk_web_timeout_at(w, k * period + 1);
+  uint32_t len = 0;
+  const uint8_t *h = gk_web_head(w, &len);
+  cr_assert_not_null(h);
+  cr_assert_eq(memcmp(h, "GKS1", 4), 0);
+  cr_assert_eq(le32(h + 4), 6, "nothing confirmed: 6 samples, 6 head steps");
+  cr_assert_eq(le32(h + 12), 0, "the head is never hashed");
+  cr_assert_not_null(gk_web_state(w, &len));
+  cr_assert_eq(gk_web_peer(w)->loop.steps, 0, "the confirmed run waits");
+  gk_web_free(w);
+  /* without the flag the head map is the confirmed state */
+  w = gk_web_create(GK_WEB_INPUT_BOT, 0, NULL, NULL);
+  cr_assert_eq(gk_net_peer_start(gk_web_peer(w), 0, &ms, err, sizeof err), 0);
+  for (uint64_t k = 0; k <= 5; k++) gk_web_timeout_at(w, k * period + 1);
+  h = gk_web_head(w, &len);
+  cr_assert_not_null(h);
+  cr_assert_eq(le32(h + 4), 0);
+  gk_web_free(w);
+}

@@ -169,8 +169,10 @@ def main():
         if mode == "agree":
             # options reach every engine: the client's through JSON.parse
             # and gk_config_kv, the natives' and the referee's through cJSON
+            # and the client predicts (docs/PROTOCOL.md "Prediction"): its
+            # confirmed chain and state must be what they are without
             args += ["--state-at", str(STATE_STEP), "--options",
-                     json.dumps(OPTIONS)]
+                     json.dumps(OPTIONS), "--predict", "1"]
         cli = Proc(args, "client", tmp, stdin=True)
         procs.append(cli)
         room = cli.wait_for(lambda o: o.get("event") == "room", 15, "room")
@@ -251,14 +253,20 @@ def check_agree(cli, end, chain, nat, last, tmp):
     got = [o for o in cli.all if o.get("event") == "state"]
     if not got:
         fail("the client printed no state")
+    mine = got[0]["map"]
+    # taken in the step callback of STATE_STEP: the client may have run
+    # a few more confirmed steps in the same batch; the dump at its own
+    # step is what it must equal
+    if not STATE_STEP + 1 <= mine["step"] <= STATE_STEP + 32:
+        fail("state map at step %s, asked at %d" % (mine["step"], STATE_STEP))
     d = subprocess.run([os.environ["GK_REPLAY"], "dump", "--step",
-                        str(STATE_STEP), "--json", os.path.join(rdir, reps[0])],
+                        str(mine["step"] - 1), "--json",
+                        os.path.join(rdir, reps[0])],
                        capture_output=True, text=True, timeout=120)
     if d.returncode != 0:
         fail("gk-replay dump: %s" % d.stderr)
     want = json.loads(d.stdout)
-    mine = got[0]["map"]
-    if mine["step"] != STATE_STEP + 1 or int(want["hash"], 16) != int(mine["hash"], 16):
+    if int(want["hash"], 16) != int(mine["hash"], 16):
         fail("state map step %s hash %s, dump hash %s" %
              (mine["step"], mine["hash"], want["hash"]))
     if mine["state"] != want["state"]:
@@ -268,6 +276,15 @@ def check_agree(cli, end, chain, nat, last, tmp):
              (len(diff), sorted(diff)[:5]))
     if len(mine["state"]) < 20:
         fail("state map has only %d paths" % len(mine["state"]))
+    # the head beside it: never hashed, at or past the confirmed step
+    head = [o for o in cli.all if o.get("event") == "predicted"]
+    if not head or head[0]["map"] is None:
+        fail("the client printed no predicted state")
+    h = head[0]["map"]
+    if int(h["hash"], 16) != 0 or h["step"] < mine["step"] or \
+            len(h["state"]) != len(mine["state"]):
+        fail("predicted state: step %s hash %s, %d paths" %
+             (h["step"], h["hash"], len(h["state"])))
 
 
 def check_spectator(spec, nat, last, tmp):
