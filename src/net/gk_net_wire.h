@@ -76,6 +76,12 @@
  *  SHUTDOWN      grace_ms u32 (the server is shutting down)
  *  ERROR         code i16 (a GK_E* value) | text str8
  *
+ * A fleet (reliable; docs/PROTOCOL.md, "A fleet of servers"):
+ *  REDIRECT      host -> client, the answer to JOIN_ROOM, REJOIN_ROOM or
+ *                SPECTATE for a code another node holds: ask there.
+ *                code: GK_WIRE_CODE_LEN bytes | enet str8 (1..127 bytes,
+ *                printable ASCII, no space) | ws_url str8 (0..127, same)
+ *
  * Rejoin, spectators and snapshots (all reliable; the codec is
  * gk_net_wire_snap.c):
  *  RECONNECT_SECRET host -> player, right after MATCH_START.
@@ -150,6 +156,10 @@
   X(STATE_BEGIN, 46, 1)                                                        \
   X(STATE_CHUNK, 47, 1)
 
+/* A fleet of servers (src/fleet): a room request for a code another node
+ * holds (gk_net_wire.c). */
+#define GK_WIRE_FLEET_MSG_MAP(X) X(REDIRECT, 56, 1)
+
 /* The message types: X(NAME, id, reliable). `reliable` says how the
  * sender should send it: 1 on the reliable channel, 0 unreliably with
  * redundancy. Each type has its row in the codec table of
@@ -172,7 +182,8 @@
   X(SHUTDOWN, 22, 1)                                                           \
   X(ERROR, 23, 1)                                                              \
   GK_WIRE_SNAP_MSG_MAP(X)                                                      \
-  GK_WIRE_STATE_MSG_MAP(X)
+  GK_WIRE_STATE_MSG_MAP(X)                                                     \
+  GK_WIRE_FLEET_MSG_MAP(X)
 
 typedef enum gk_wire_type {
 #define GK__WIRE_ENUM(name, id, rel) GK_MSG_##name = (id),
@@ -361,6 +372,14 @@ typedef struct gk_wire_state_begin {
   uint64_t sum;
 } gk_wire_state_begin;
 
+/* REDIRECT: the room is on another node of the fleet; ask it there. */
+#define GK_WIRE_ADDR_MAX 127 /* enet, ws_url: printable ASCII, no space */
+typedef struct gk_wire_redirect {
+  char code[GK_WIRE_CODE_LEN + 1];   /* the code asked for */
+  char enet[GK_WIRE_ADDR_MAX + 1];   /* "HOST:PORT", non-empty */
+  char ws_url[GK_WIRE_ADDR_MAX + 1]; /* "ws://..." / "wss://...", or "" */
+} gk_wire_redirect;
+
 typedef struct gk_wire_error {
   int16_t code; /* a negative GK_E* code */
   char text[GK_WIRE_TEXT_MAX + 1];
@@ -391,6 +410,7 @@ typedef struct gk_wire_msg {
     gk_wire_snap_chunk snap_chunk;   /* SNAPSHOT_CHUNK, STATE_CHUNK */
     gk_wire_state_request state_req; /* STATE_REQUEST */
     gk_wire_state_begin state_begin; /* STATE_BEGIN */
+    gk_wire_redirect redirect;       /* REDIRECT */
     /* SPECTATE uses `room` (code and token) */
   } u;
 } gk_wire_msg;

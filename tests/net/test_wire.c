@@ -76,6 +76,12 @@ static int sample_snap_msg(int i, gk_wire_msg *m) {
     m->u.snap_chunk = (gk_wire_snap_chunk){
         .id = 9, .index = 1, .crc = 3, .len = 5, .bytes = chunk};
     return 1;
+  case 25: /* a fleet */
+    m->type = GK_MSG_REDIRECT;
+    strcpy(m->u.redirect.code, "ABCDEFGHJKMNPQ27");
+    strcpy(m->u.redirect.enet, "b.example:7777");
+    strcpy(m->u.redirect.ws_url, "wss://b.example/7779/play");
+    return 1;
   default:
     return 0;
   }
@@ -776,4 +782,53 @@ Test(wire_codec,
   cr_assert_eq(gk_wire_decode(buf, len, &d), 0);
   cr_assert_arr_eq(d.u.room.token, m.u.room.token, GK_WIRE_TOKEN_BYTES);
   cr_assert_eq(gk_wire_decode(buf, len - 5, &d), GK_ETRUNC);
+}
+
+Test(wire_codec, redirect_refuses_an_empty_or_spaced_address_and_a_bad_code) {
+  gk_wire_msg m, d;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_REDIRECT;
+  strcpy(m.u.redirect.code, "ABCDEFGHJKMNPQ27");
+  strcpy(m.u.redirect.enet, "b:1");
+  cr_assert_eq(round_trip(&m, &d), 0); /* no WebSocket URL is fine */
+  cr_assert_str_eq(d.u.redirect.enet, "b:1");
+  cr_assert_str_eq(d.u.redirect.ws_url, "");
+  strcpy(m.u.redirect.enet, "");
+  cr_assert_eq(round_trip(&m, &d), GK_EPROTO);
+  strcpy(m.u.redirect.enet, "b 1:2");
+  cr_assert_eq(round_trip(&m, &d), GK_EPROTO);
+  strcpy(m.u.redirect.enet, "b:1");
+  strcpy(m.u.redirect.ws_url, "ws://a b");
+  cr_assert_eq(round_trip(&m, &d), GK_EPROTO);
+  strcpy(m.u.redirect.ws_url, "");
+  strcpy(m.u.redirect.code, "abcdefghjkmnpq27");
+  cr_assert_eq(round_trip(&m, &d), GK_EPROTO);
+  /* the same bytes from the wire: a space in enet */
+  uint8_t raw[] = {GK_WIRE_VERSION,
+                   GK_MSG_REDIRECT,
+                   'A',
+                   'B',
+                   'C',
+                   'D',
+                   'E',
+                   'F',
+                   'G',
+                   'H',
+                   'J',
+                   'K',
+                   'M',
+                   'N',
+                   'P',
+                   'Q',
+                   '2',
+                   '7',
+                   3,
+                   'a',
+                   ' ',
+                   'b',
+                   0};
+  cr_assert_eq(gk_wire_decode(raw, sizeof raw, &d), GK_EPROTO);
+  raw[20] = ':';
+  cr_assert_eq(gk_wire_decode(raw, sizeof raw, &d), 0);
+  cr_assert_str_eq(d.u.redirect.enet, "a:b");
 }

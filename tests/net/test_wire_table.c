@@ -96,6 +96,11 @@ static int sample_room(gk_wire_type type, int big, gk_wire_msg *m) {
     m->u.error.code = GK_EINVAL;
     text(m->u.error.text, big ? GK_WIRE_TEXT_MAX : 0, 'x');
     return 1;
+  case GK_MSG_REDIRECT:
+    strcpy(m->u.redirect.code, code);
+    text(m->u.redirect.enet, big ? GK_WIRE_ADDR_MAX : 1, 'e');
+    text(m->u.redirect.ws_url, big ? GK_WIRE_ADDR_MAX : 0, 'w');
+    return 1;
   default:
     return 0;
   }
