@@ -268,8 +268,9 @@ static void on_reply(redisAsyncContext *ac, void *rv, void *priv) {
     return;
   }
   switch (q->kind) {
-  case REQ_AUTH:
-    if (r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0) {
+  case REQ_AUTH: /* AUTH (OK) or PING (PONG): the first answer */
+    if (r->type == REDIS_REPLY_STATUS &&
+        (strcmp(r->str, "OK") == 0 || strcmp(r->str, "PONG") == 0)) {
       went_up(f);
     } else {
       count_error(f, r->type != REDIS_REPLY_ERROR, "AUTH",
@@ -357,7 +358,11 @@ static void on_connect(const redisAsyncContext *ac, int status) {
          f->backoff_ms);
     return;
   }
-  if (!f->password[0]) went_up(f);
+  if (!f->password[0]) { /* up once Redis answers, not when the socket
+                           connects (a stopped Redis's backlog does) */
+    const char *argv[] = {"PING"};
+    send_strs(f, REQ_AUTH, NULL, NULL, 1, argv);
+  }
 }
 
 static void on_disconnect(const redisAsyncContext *ac, int status) {

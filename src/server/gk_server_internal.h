@@ -78,6 +78,7 @@ typedef struct sv_conn {
   int used;
   sv_link *link; /* whatever carries it (its backend's object) */
   uint32_t strikes;
+  int asking; /* a room request looked up in the fleet's directory */
 } sv_conn;
 
 /* One source in a bounded table of gk_server_auth.c: an IP (per-IP
@@ -108,6 +109,14 @@ typedef struct sv_auth {
    * binding), by the slot of its id: max_peers entries */
   struct sv_admit *conns;
 } sv_auth;
+
+/* What the server itself counts of the fleet (gk_server_fleet.c); the
+ * directory's own counters are gk_fleet_stats. */
+typedef struct sv_fleet_counts {
+  uint64_t redirects;        /* REDIRECTs sent */
+  uint64_t redirects_failed; /* room requests the directory could not
+                                answer (unreachable, bad entry) */
+} sv_fleet_counts;
 
 struct gk_server {
   uv_loop_t *loop;
@@ -149,7 +158,9 @@ struct gk_server {
   struct sv_admin *admin;   /* NULL = off */
   struct sv_agones *agones; /* NULL = off */
   uint8_t buf[GK_WIRE_MAX];
-  sv_auth auth; /* admission: gk_server_auth.c */
+  sv_auth auth;           /* admission: gk_server_auth.c */
+  struct gk_fleet *fleet; /* the room directory, NULL = no fleet */
+  sv_fleet_counts fleet_stats;
 };
 
 /* The loop's time, in ms: one value for a whole callback, so two reads
@@ -246,6 +257,30 @@ int sv_rooms_init(gk_server *s);
 void sv_rooms_free(gk_server *s);
 /* The loop's time (ms) for a call into a room. */
 uint64_t sv_room_now(const gk_server *s);
+
+/* --- gk_server_fleet.c: one node of a fleet ------------------------------ */
+
+/* With fleet.enabled: the directory client on the loop (counted in
+ * s->handles until it has closed). 0, or a code with a message. */
+int sv_fleet_start(gk_server *s, char *err, size_t errlen);
+/* Shutdown: the directory closes (its entries expire with their TTL). */
+void sv_fleet_close(gk_server *s);
+/* A room was published / has gone: its code in the directory. */
+void sv_fleet_room_added(gk_server *s, const char *code);
+void sv_fleet_room_gone(gk_server *s, const char *code);
+/* POST /drain: the node says it is draining at its next heartbeat. */
+void sv_fleet_draining(gk_server *s);
+/* 1 if this node holds fleet.max_rooms rooms (CREATE_ROOM: GK_EFULL). */
+int sv_fleet_full(const gk_server *s);
+/* A JOIN_ROOM, REJOIN_ROOM or SPECTATE whose code is not here: 1 if the
+ * fleet took it (a lookup, then REDIRECT, an ERROR, or the room
+ * library's unknown-code answer), 0 if there is no fleet (or the request
+ * is the room library's to refuse). */
+int sv_fleet_ask(gk_server *s, uint32_t peer, const gk_wire_msg *m);
+/* The directory's counters, NULL without a fleet. */
+const struct gk_fleet_stats *sv_fleet_directory_stats(const gk_server *s);
+/* 0 if this node has a fleet and its directory is unreachable. */
+int sv_fleet_reachable(const gk_server *s);
 
 /* --- gk_server_auth.c: connect tokens and abuse limits ------------------- */
 

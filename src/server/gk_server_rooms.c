@@ -33,6 +33,7 @@ void sv_room_publish(gk_server *s, gk_room *r) {
   s->live[s->host.nrooms] = idx;
   s->rooms[idx] = r;
   s->host.nrooms++;
+  sv_fleet_room_added(s, gk_room_code(r));
 }
 
 uint64_t sv_room_now(const gk_server *s) {
@@ -84,6 +85,7 @@ static int env_code_taken(void *user, const char *code) {
 static void env_gone(void *user, gk_room *r) {
   gk_server *s = user;
   const gk_room_tag *tag = gk_room_tag_of(r);
+  sv_fleet_room_gone(s, gk_room_code(r));
   s->rooms[tag->index] = NULL;
   s->host.nrooms--;
   uint32_t moved = s->live[s->host.nrooms];

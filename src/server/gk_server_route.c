@@ -80,8 +80,13 @@ static void route_control(gk_server *s, gk_room *r, uint32_t peer,
                           const gk_wire_msg *m) {
   gk_room_host *h = &s->host;
   uint64_t now = sv_room_now(s);
+  gk_room *to = NULL; /* the room a request's code names, if here */
   switch (m->type) {
   case GK_MSG_CREATE_ROOM:
+    if (sv_fleet_full(s)) {
+      sv_send_error(s, peer, GK_EFULL, "this node holds fleet.max_rooms rooms");
+      break;
+    }
     if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0) {
       gk_room *nr =
           gk_room_create(h, peer, m, sv_auth_create_players(s, peer), now);
@@ -89,19 +94,25 @@ static void route_control(gk_server *s, gk_room *r, uint32_t peer,
     }
     break;
   case GK_MSG_JOIN_ROOM:
+    if (!(to = sv_room_find(s, m->u.room.code)) && sv_fleet_ask(s, peer, m))
+      break; /* another node's, perhaps: gk_server_fleet.c */
     if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
-      gk_room_join(h, sv_room_find(s, m->u.room.code), peer, m, now);
+      gk_room_join(h, to, peer, m, now);
     break;
   case GK_MSG_START_MATCH:
     gk_room_start(h, r, peer, now);
     break;
   case GK_MSG_REJOIN_ROOM:
+    if (!(to = sv_room_find(s, m->u.rejoin.code)) && sv_fleet_ask(s, peer, m))
+      break;
     if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
-      gk_room_rejoin(h, sv_room_find(s, m->u.rejoin.code), peer, m, now);
+      gk_room_rejoin(h, to, peer, m, now);
     break;
   case GK_MSG_SPECTATE:
+    if (!(to = sv_room_find(s, m->u.room.code)) && sv_fleet_ask(s, peer, m))
+      break;
     if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
-      gk_room_spectate(h, sv_room_find(s, m->u.room.code), peer, m, now);
+      gk_room_spectate(h, to, peer, m, now);
     break;
   case GK_MSG_END_MATCH:
   case GK_MSG_INPUT:

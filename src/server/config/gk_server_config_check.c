@@ -176,8 +176,7 @@ int sv_cfg_check_fleet(sv_cfg_ctx *x, const char *path) {
                        "\"HOST:PORT\" clients reach it at)");
   uint16_t port = 0;
   char host[GK_SERVER_FLEET_STR_MAX];
-  if (f->enet[0] &&
-      (split_host_port(f->enet, host, sizeof(host), &port) != 0 || !port)) {
+  if (f->enet[0] && split_host_port(f->enet, host, sizeof(host), &port) != 0) {
     sv_cfg_join(p, sizeof(p), path, "enet");
     return sv_cfg_fail(x, GK_EINVAL, p, "must be \"HOST:PORT\", got \"%s\"",
                        f->enet);
