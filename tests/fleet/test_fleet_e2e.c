@@ -18,6 +18,7 @@
  *    node answers the next request.
  * Every wait is bounded. */
 #include <criterion/criterion.h>
+#include <curl/curl.h>
 #include <enet/enet.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,7 +38,8 @@ typedef struct node {
   e2e_dir d;
   e2e_proc srv;
   uint16_t port;
-  char url[64]; /* its WebSocket URL */
+  uint16_t admin; /* its admin listener's port */
+  char url[64];   /* its WebSocket URL */
 } node;
 
 static redis_rig R;
@@ -48,6 +50,7 @@ static void node_start(node *n, const char *id) {
   snprintf(extra, sizeof extra,
            "\"websocket\":{\"enabled\":true,\"host\":\"127.0.0.1\","
            "\"port\":0,\"static_dir\":\"\"},"
+           "\"admin\":{\"enabled\":true,\"listen\":\"127.0.0.1:0\"},"
            "\"fleet\":{\"enabled\":true,\"redis\":\"unix:%s\",\"node\":"
            "\"%s\",\"enet\":\"127.0.0.1:0\",\"ws_url\":"
            "\"ws://127.0.0.1:0/play\",\"heartbeat_ms\":%d,\"ttl_ms\":%d}",
@@ -55,6 +58,7 @@ static void node_start(node *n, const char *id) {
   e2e_start_server(&n->srv, &n->d, extra, &n->port);
   double ws = e2e_stat(&n->srv, "listening", "ws_port");
   snprintf(n->url, sizeof n->url, "ws://127.0.0.1:%u/play", (unsigned)ws);
+  n->admin = (uint16_t)e2e_stat(&n->srv, "admin_listening", "port");
   cr_assert(e2e_wait_events(&n->srv, "fleet_up", 1, 5000),
             "node %s never reached the directory", id);
 }
@@ -80,6 +84,35 @@ static void fleet_stop(node *nodes, int n) {
 static void fleet_remove(node *nodes, int n) {
   for (int i = 0; i < n; i++) e2e_dir_remove(&nodes[i].d);
 }
+
+static size_t body_cb(char *p, size_t size, size_t n, void *user) {
+  char *buf = user;
+  size_t have = strlen(buf), add = size * n;
+  size_t room = 65535 - have;
+  memcpy(buf + have, p, add < room ? add : room);
+  buf[have + (add < room ? add : room)] = '\0';
+  return size * n;
+}
+
+/* GET http://127.0.0.1:<admin port><path> into buf (64 KiB); the status. */
+static long http_get(const node *n, const char *path, char *buf) {
+  char url[128];
+  snprintf(url, sizeof url, "http://127.0.0.1:%u%s", (unsigned)n->admin, path);
+  buf[0] = '\0';
+  CURL *c = curl_easy_init();
+  cr_assert_not_null(c);
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, body_cb);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, buf);
+  long status = 0;
+  if (curl_easy_perform(c) == CURLE_OK)
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_cleanup(c);
+  return status;
+}
+
+static char http_buf[65536];
 
 /* A raw client makes a survivors room of `seats` on a node. */
 static void create(raw *c, uint16_t port, int seats, char *code) {
@@ -117,6 +150,11 @@ static int ask(uint16_t port, int type, const char *code, gk_wire_msg *out) {
     else if (c.seen[GK_MSG_ERROR])
       got = GK_MSG_ERROR, *out = c.last[GK_MSG_ERROR];
   }
+  /* after a REDIRECT the node closes the connection */
+  for (int i = 0; i < 40 && got == GK_MSG_REDIRECT && !c.disconnected; i++)
+    raw_pump(&c, 50);
+  if (got == GK_MSG_REDIRECT)
+    cr_assert(c.disconnected, "the node kept the connection after REDIRECT");
   raw_close(&c);
   return got;
 }
@@ -269,6 +307,13 @@ Test(fleet_e2e, redis_stopped_then_killed_mid_match_loses_nothing,
   redis_rig_signal(&R, SIGKILL);
   e2e_sleep_ms(500);
   expect_error(n[1].port, codes[0], GK_EUNAVAILABLE);
+  /* still healthy for local play, and says the directory is away */
+  cr_assert_eq(http_get(&n[1], "/healthz", http_buf), 200);
+  cr_assert(strstr(http_buf, "room directory unreachable"), "%s", http_buf);
+  cr_assert_eq(http_get(&n[1], "/metrics", http_buf), 200);
+  cr_assert(strstr(http_buf, "gk_fleet_up 0\n"), "no gk_fleet_up 0");
+  cr_assert(strstr(http_buf, "gk_fleet_redirects_failed_total 2\n"),
+            "cross-node joins while Redis was away not counted");
   cr_assert_eq(redis_rig_restart(&R), 0);
   /* back within the reconnect backoff (8 heartbeats at most) plus one */
   int back = 0;
@@ -325,6 +370,14 @@ Test(fleet_e2e, bytes_in_redis_that_do_not_parse_are_a_clear_error,
             "%s", text);
   cJSON_Delete(e);
   cr_assert_eq(e2e_count_events(&n[0].srv, "fleet_error"), 2);
+  cr_assert_eq(http_get(&n[0], "/metrics", http_buf), 200);
+  cr_assert(strstr(http_buf, "gk_fleet_bad_replies_total 2\n"),
+            "bad replies not counted");
+  cr_assert(strstr(http_buf, "gk_fleet_lookups_missed_total 1\n"),
+            "the missing code not counted");
+  cr_assert(strstr(http_buf, "gk_fleet_up 1\n"), "no gk_fleet_up 1");
+  cr_assert_eq(http_get(&n[0], "/healthz", http_buf), 200);
+  cr_assert_str_eq(http_buf, "ok\n");
   fleet_stop(n, 1);
   fleet_remove(n, 1);
 }
