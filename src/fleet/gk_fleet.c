@@ -28,6 +28,8 @@
 
 #define KEY_MAX 64
 #define BACKOFF_MAX_X 8u
+#define CLOSE_WAIT_MS 1000u /* closing: replies still awaited this long */
+#define CLOSE_TICK_MS 20u   /* closing: how often the timer looks */
 
 typedef enum req_kind {
   REQ_AUTH,
@@ -61,6 +63,7 @@ struct gk_fleet {
   redisAsyncContext *ac; /* NULL = no connection */
   int up;                /* connected and authenticated */
   int closing, closed;
+  uint64_t closing_ms; /* when gk_fleet_close was called */
   int draining;
   uint32_t pending;     /* commands in flight on ac */
   uint64_t progress_ms; /* last reply, or the send that began a wait */
@@ -432,8 +435,8 @@ static void on_tick(uv_timer_t *t) {
   uint64_t now = uv_now(f->loop);
   int stuck = f->ac && (f->pending || !f->up) &&
               now - f->progress_ms >= 2u * (uint64_t)f->heartbeat_ms;
-  if (f->closing) {
-    if (f->ac && stuck) drop(f);
+  if (f->closing) { /* what is in flight gets a second at most */
+    if (f->ac && now - f->closing_ms >= CLOSE_WAIT_MS) drop(f);
     if (!f->ac && !f->closed) {
       f->closed = 1;
       uv_close((uv_handle_t *)&f->timer, on_timer_closed);
@@ -505,10 +508,11 @@ int gk_fleet_start(uv_loop_t *loop, const gk_fleet_config *cfg,
 void gk_fleet_close(gk_fleet *f) {
   if (f->closing) return;
   f->closing = 1;
+  f->closing_ms = uv_now(f->loop);
   f->up = 0;
   if (f->ac) redisAsyncDisconnect(f->ac); /* after what is in flight */
   /* the timer finishes: at once if the connection is gone by then */
-  uv_timer_start(&f->timer, on_tick, 0, f->heartbeat_ms);
+  uv_timer_start(&f->timer, on_tick, 0, CLOSE_TICK_MS);
 }
 
 int gk_fleet_up(const gk_fleet *f) {
