@@ -24,11 +24,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "e2e.h"
 #include "e2e_raw.h"
 #include "gk_err.h"
 #include "gk_net_wire.h"
+#include "gk_token.h"
 #include "redis_rig.h"
 
 #define HEARTBEAT_MS 200
@@ -44,17 +48,19 @@ typedef struct node {
 
 static redis_rig R;
 
+static const char *more_config = ""; /* more top-level members, ",..." */
+
 static void node_start(node *n, const char *id) {
   e2e_dir_make(&n->d);
-  char extra[1024];
+  char extra[2048];
   snprintf(extra, sizeof extra,
            "\"websocket\":{\"enabled\":true,\"host\":\"127.0.0.1\","
            "\"port\":0,\"static_dir\":\"\"},"
            "\"admin\":{\"enabled\":true,\"listen\":\"127.0.0.1:0\"},"
            "\"fleet\":{\"enabled\":true,\"redis\":\"unix:%s\",\"node\":"
            "\"%s\",\"enet\":\"127.0.0.1:0\",\"ws_url\":"
-           "\"ws://127.0.0.1:0/play\",\"heartbeat_ms\":%d,\"ttl_ms\":%d}",
-           R.sock, id, HEARTBEAT_MS, TTL_MS);
+           "\"ws://127.0.0.1:0/play\",\"heartbeat_ms\":%d,\"ttl_ms\":%d}%s",
+           R.sock, id, HEARTBEAT_MS, TTL_MS, more_config);
   e2e_start_server(&n->srv, &n->d, extra, &n->port);
   double ws = e2e_stat(&n->srv, "listening", "ws_port");
   snprintf(n->url, sizeof n->url, "ws://127.0.0.1:%u/play", (unsigned)ws);
@@ -131,6 +137,8 @@ static void create(raw *c, uint16_t port, int seats, char *code) {
 /* One request (JOIN_ROOM, REJOIN_ROOM or SPECTATE) for `code` from a
  * fresh raw client at `port`; waits for REDIRECT or ERROR into *out.
  * Returns the type that came (0: none within 3 s). */
+static const uint8_t *ask_token; /* JOIN_ROOM's token, NULL: none */
+
 static int ask(uint16_t port, int type, const char *code, gk_wire_msg *out) {
   raw c;
   raw_connect(&c, port);
@@ -141,8 +149,19 @@ static int ask(uint16_t port, int type, const char *code, gk_wire_msg *out) {
     memcpy(m.u.rejoin.code, code, GK_WIRE_CODE_LEN + 1);
   else
     memcpy(m.u.room.code, code, GK_WIRE_CODE_LEN + 1);
+  if (type == GK_MSG_JOIN_ROOM && ask_token) {
+    m.u.room.token_len = GK_WIRE_TOKEN_BYTES;
+    memcpy(m.u.room.token, ask_token, GK_WIRE_TOKEN_BYTES);
+  }
   raw_send_msg(&c, &m);
   int got = 0;
+  for (int i = 0; i < 60 && !got && ask_token; i++) { /* JOINED counts */
+    raw_pump(&c, 50);
+    if (c.seen[GK_MSG_JOINED])
+      got = GK_MSG_JOINED, *out = c.last[GK_MSG_JOINED];
+    else if (c.seen[GK_MSG_REDIRECT] || c.seen[GK_MSG_ERROR])
+      break;
+  }
   for (int i = 0; i < 60 && !got; i++) {
     raw_pump(&c, 50);
     if (c.seen[GK_MSG_REDIRECT])
@@ -380,4 +399,73 @@ Test(fleet_e2e, bytes_in_redis_that_do_not_parse_are_a_clear_error,
   cr_assert_str_eq(http_buf, "ok\n");
   fleet_stop(n, 1);
   fleet_remove(n, 1);
+}
+
+Test(fleet_e2e, in_token_mode_the_rooms_node_checks_the_token, .timeout = 120) {
+  uint8_t key[GK_TOKEN_KEY_BYTES];
+  for (int i = 0; i < GK_TOKEN_KEY_BYTES; i++) key[i] = (uint8_t)(i * 7 + 3);
+  char key_path[300];
+  snprintf(key_path, sizeof key_path, "/tmp/gk-fleet-key-%d", (int)getpid());
+  FILE *kf = fopen(key_path, "wb");
+  cr_assert_not_null(kf);
+  fwrite(key, 1, sizeof key, kf);
+  fclose(kf);
+  chmod(key_path, 0600);
+  char more[400];
+  snprintf(more, sizeof more,
+           ",\"auth\":{\"mode\":\"token\",\"key_file\":\"%s\"}", key_path);
+  more_config = more;
+  node n[2];
+  fleet_up(n, 2);
+  more_config = "";
+  /* the creator at A, with a create token */
+  gk_token_grant g;
+  memset(&g, 0, sizeof g);
+  g.kind = GK_TOKEN_CREATE;
+  g.max_players = 2;
+  g.slot = GK_TOKEN_SLOT_ANY;
+  snprintf(g.genre, sizeof g.genre, "survivors");
+  uint8_t tok[GK_TOKEN_BYTES];
+  cr_assert_eq(gk_token_mint(&g, 1, (uint64_t)time(NULL), 600, key, tok), 0);
+  raw c;
+  raw_connect(&c, n[0].port);
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_CREATE_ROOM;
+  m.u.create_room.max_players = 2;
+  snprintf(m.u.create_room.genre, sizeof m.u.create_room.genre, "survivors");
+  m.u.create_room.token_len = GK_WIRE_TOKEN_BYTES;
+  memcpy(m.u.create_room.token, tok, GK_TOKEN_BYTES);
+  raw_send_msg(&c, &m);
+  raw_expect(&c, GK_MSG_ROOM_CREATED, 3000);
+  char code[GK_WIRE_CODE_LEN + 1];
+  memcpy(code, c.last[GK_MSG_ROOM_CREATED].u.room.code, sizeof code);
+  raw_pump(&c, 100);
+  /* a forged token: B redirects without opening it, A refuses it */
+  uint8_t forged[GK_TOKEN_BYTES];
+  memset(forged, 0x5a, sizeof forged);
+  ask_token = forged;
+  expect_redirect(n[1].port, GK_MSG_JOIN_ROOM, code, &n[0]);
+  gk_wire_msg r;
+  cr_assert_eq(ask(n[0].port, GK_MSG_JOIN_ROOM, code, &r), GK_MSG_ERROR);
+  cr_assert_neq(r.u.error.code, GK_ENOTFOUND);
+  /* a join token for the room: redirected by B, admitted by A */
+  memset(&g, 0, sizeof g);
+  g.kind = GK_TOKEN_JOIN;
+  g.role = GK_TOKEN_PLAYER;
+  g.slot = GK_TOKEN_SLOT_ANY;
+  memcpy(g.code, code, sizeof g.code);
+  cr_assert_eq(gk_token_mint(&g, 2, (uint64_t)time(NULL), 600, key, tok), 0);
+  ask_token = tok;
+  expect_redirect(n[1].port, GK_MSG_JOIN_ROOM, code, &n[0]);
+  cr_assert_eq(ask(n[0].port, GK_MSG_JOIN_ROOM, code, &r), GK_MSG_JOINED,
+               "the token was refused at the room's node");
+  ask_token = NULL;
+  raw_close(&c);
+  fleet_stop(n, 2);
+  cr_assert_eq(e2e_stat(&n[1].srv, "stopped", "auth_admitted"), 0,
+               "the redirecting node opened a token");
+  cr_assert_geq(e2e_stat(&n[0].srv, "stopped", "auth_admitted"), 2);
+  unlink(key_path);
+  fleet_remove(n, 2);
 }
