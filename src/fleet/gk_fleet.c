@@ -34,6 +34,7 @@
 typedef enum req_kind {
   REQ_AUTH,
   REQ_BEAT,
+  REQ_RESERVE, /* a pool code: SET NX */
   REQ_ADD,
   REQ_DEL,
   REQ_LOOKUP
@@ -44,8 +45,11 @@ typedef struct req {
   req_kind kind;
   void *ctx;                        /* REQ_LOOKUP: the caller's */
   char code[GK_FLEET_CODE_MAX + 1]; /* ADD, DEL, LOOKUP */
-  uint32_t nkeys;                   /* BEAT: room codes sent */
+  uint32_t nkeys;                   /* BEAT: room codes sent; RESERVE:
+                                       its pool slot */
 } req;
+
+enum { POOL_EMPTY, POOL_ASKING, POOL_READY };
 
 struct gk_fleet {
   uv_loop_t *loop;
@@ -73,6 +77,8 @@ struct gk_fleet {
   uv_timer_t timer;
   char (*codes)[GK_FLEET_CODE_MAX + 1]; /* max_rooms entries */
   uint32_t ncodes;
+  char pool[GK_FLEET_POOL][GK_FLEET_CODE_MAX + 1]; /* reserved ahead */
+  int pool_state[GK_FLEET_POOL];                   /* POOL_* */
   gk_fleet_stats stats;
 };
 
@@ -148,6 +154,7 @@ static int send_strs(gk_fleet *f, req_kind kind, const char *code, void *ctx,
 }
 
 static void heartbeat(gk_fleet *f);
+static void fill_pool(gk_fleet *f);
 
 /* The connection is usable: registered codes are refreshed at once. */
 static void went_up(gk_fleet *f) {
@@ -158,6 +165,7 @@ static void went_up(gk_fleet *f) {
   note(f, "fleet_up", 0, "room directory reachable; %u codes to refresh",
        f->ncodes);
   heartbeat(f);
+  fill_pool(f);
 }
 
 static void count_error(gk_fleet *f, int bad, const char *what,
@@ -186,6 +194,71 @@ static void compact(gk_fleet *f) {
   f->ncodes = o;
 }
 
+/* --- the pool ------------------------------------------------------------ */
+
+/* Asks Redis for every empty place of the pool: SET NX of a candidate. */
+static void fill_pool(gk_fleet *f) {
+  if (!f->up || f->closing || !f->hooks.make_code) return;
+  for (uint32_t i = 0; i < GK_FLEET_POOL; i++) {
+    if (f->pool_state[i] != POOL_EMPTY) continue;
+    if (f->hooks.make_code(f->hooks.user, f->pool[i]) != 0 ||
+        !gk_fleet_code_ok(f->pool[i]))
+      return;
+    char key[KEY_MAX], ttl[16];
+    room_key(key, f->pool[i]);
+    snprintf(ttl, sizeof(ttl), "%u", f->ttl_ms);
+    const char *argv[] = {"SET", key, f->room_value, "NX", "PX", ttl};
+    size_t lens[6];
+    for (int k = 0; k < 6; k++) lens[k] = strlen(argv[k]);
+    if (send_argv(f, REQ_RESERVE, f->pool[i], NULL, 6, argv, lens, i) != 0)
+      return;
+    f->pool_state[i] = POOL_ASKING;
+  }
+}
+
+/* A reservation's answer: OK (ours now), nil (another node's: a new
+ * candidate at the next heartbeat) or anything else (an error). */
+static void reserve_reply(gk_fleet *f, const req *q, const redisReply *r) {
+  uint32_t i = q->nkeys;
+  if (i >= GK_FLEET_POOL || f->pool_state[i] != POOL_ASKING ||
+      strcmp(f->pool[i], q->code) != 0)
+    return; /* the connection went meanwhile: the place was emptied */
+  if (r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0) {
+    f->pool_state[i] = POOL_READY;
+    f->stats.reserved++;
+    return;
+  }
+  f->pool_state[i] = POOL_EMPTY;
+  if (r->type != REDIS_REPLY_NIL)
+    count_error(f, 1, "reserve",
+                r->type == REDIS_REPLY_ERROR ? r->str : "odd reply");
+}
+
+/* The connection went: reservations in flight are forgotten (those
+ * made stay in Redis until their TTL, and are refreshed if it comes
+ * back in time). */
+static void pool_down(gk_fleet *f) {
+  for (uint32_t i = 0; i < GK_FLEET_POOL; i++)
+    if (f->pool_state[i] == POOL_ASKING) f->pool_state[i] = POOL_EMPTY;
+}
+
+int gk_fleet_take_code(gk_fleet *f, char out[GK_FLEET_CODE_MAX + 1]) {
+  if (!f->up || f->ncodes >= f->max_rooms) { /* a TTL may have run out */
+    f->stats.pool_empty++;
+    return GK_ENOTFOUND;
+  }
+  for (uint32_t i = 0; i < GK_FLEET_POOL; i++) {
+    if (f->pool_state[i] != POOL_READY) continue;
+    memcpy(out, f->pool[i], sizeof(f->pool[i]));
+    memcpy(f->codes[f->ncodes++], f->pool[i], sizeof(f->pool[i]));
+    f->pool_state[i] = POOL_EMPTY;
+    fill_pool(f);
+    return 0;
+  }
+  f->stats.pool_empty++;
+  return GK_ENOTFOUND;
+}
+
 /* The heartbeat's answer: {restored, key, ...}. */
 static void beat_reply(gk_fleet *f, const req *q, const redisReply *r) {
   if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
@@ -212,8 +285,13 @@ static void beat_reply(gk_fleet *f, const req *q, const redisReply *r) {
       if (strlen(f->codes[k]) == e->len - 8 &&
           memcmp(f->codes[k], e->str + 8, e->len - 8) == 0)
         drop_code(f, k);
+    for (uint32_t k = 0; k < GK_FLEET_POOL; k++)
+      if (f->pool_state[k] == POOL_READY && strlen(f->pool[k]) == e->len - 8 &&
+          memcmp(f->pool[k], e->str + 8, e->len - 8) == 0)
+        f->pool_state[k] = POOL_EMPTY; /* lost to another node */
   }
   compact(f);
+  fill_pool(f);
 }
 
 static void lookup_reply(gk_fleet *f, const req *q, const redisReply *r) {
@@ -284,6 +362,9 @@ static void on_reply(redisAsyncContext *ac, void *rv, void *priv) {
   case REQ_BEAT:
     beat_reply(f, q, r);
     break;
+  case REQ_RESERVE:
+    reserve_reply(f, q, r);
+    break;
   case REQ_ADD:
     if (r->type == REDIS_REPLY_NIL) {
       for (uint32_t i = 0; i < f->ncodes; i++)
@@ -310,7 +391,10 @@ static void on_reply(redisAsyncContext *ac, void *rv, void *priv) {
 
 static void heartbeat(gk_fleet *f) {
   if (!f->up || f->closing) return;
-  uint32_t n = f->ncodes;
+  uint32_t n = f->ncodes, ready = 0;
+  for (uint32_t i = 0; i < GK_FLEET_POOL; i++)
+    ready += f->pool_state[i] == POOL_READY;
+  n += ready;
   int argc = 3 + 1 + (int)n + 3;
   const char **argv = malloc(sizeof(*argv) * (size_t)argc);
   size_t *lens = malloc(sizeof(*lens) * (size_t)argc);
@@ -326,16 +410,23 @@ static void heartbeat(gk_fleet *f) {
   snprintf(nkeys, sizeof(nkeys), "%u", n + 1);
   snprintf(ttl, sizeof(ttl), "%u", f->ttl_ms);
   snprintf(nodeval, sizeof(nodeval), "gk1 %s %s %u %u %d", f->enet,
-           f->ws_url[0] ? f->ws_url : "-", n, f->max_rooms, f->draining);
+           f->ws_url[0] ? f->ws_url : "-", f->ncodes, f->max_rooms,
+           f->draining);
   int a = 0;
   argv[a++] = "EVAL";
   argv[a++] = beat_lua;
   argv[a++] = nkeys;
   argv[a++] = f->node_key;
-  for (uint32_t i = 0; i < n; i++) {
-    room_key(keys[i], f->codes[i]);
-    argv[a++] = keys[i];
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < f->ncodes; i++, k++) {
+    room_key(keys[k], f->codes[i]);
+    argv[a++] = keys[k];
   }
+  for (uint32_t i = 0; i < GK_FLEET_POOL; i++)
+    if (f->pool_state[i] == POOL_READY) {
+      room_key(keys[k], f->pool[i]);
+      argv[a++] = keys[k++];
+    }
   argv[a++] = nodeval;
   argv[a++] = f->room_value;
   argv[a++] = ttl;
@@ -373,6 +464,7 @@ static void on_disconnect(const redisAsyncContext *ac, int status) {
   if (f->ac != ac) return; /* dropped by us: already accounted */
   f->ac = NULL;
   f->pending = 0;
+  pool_down(f);
   int was_up = f->up;
   f->up = 0;
   f->retry_ms = uv_now(f->loop) + f->backoff_ms;
@@ -414,6 +506,7 @@ static void start_connect(gk_fleet *f) {
 static void drop(gk_fleet *f) {
   redisAsyncContext *ac = f->ac;
   f->ac = NULL;
+  pool_down(f);
   if (f->up) f->stats.disconnects++;
   f->up = 0;
   f->pending = 0;
@@ -522,7 +615,7 @@ int gk_fleet_up(const gk_fleet *f) {
 int gk_fleet_room_add(gk_fleet *f, const char *code) {
   if (!gk_fleet_code_ok(code)) return GK_EINVAL;
   for (uint32_t i = 0; i < f->ncodes; i++)
-    if (strcmp(f->codes[i], code) == 0) return GK_EEXIST;
+    if (strcmp(f->codes[i], code) == 0) return 0; /* from the pool */
   if (f->ncodes >= f->max_rooms) return GK_EFULL;
   snprintf(f->codes[f->ncodes++], sizeof(f->codes[0]), "%s", code);
   if (!f->up) return 0; /* the heartbeat after the connection sets it */

@@ -70,7 +70,9 @@ typedef struct gk_fleet_config {
   X(lookups_missed, "codes no node holds")                                     \
   X(lookups_failed, "lookups that failed (unreachable, bad entry)")            \
   X(code_clashes, "codes this node holds that another node took")              \
-  X(restored, "codes re-registered after Redis lost them")
+  X(restored, "codes re-registered after Redis lost them")                     \
+  X(reserved, "codes reserved for the pool")                                   \
+  X(pool_empty, "rooms made while the pool had no code")
 
 typedef struct gk_fleet_stats {
 #define GK__FLEET_STAT(name, help) uint64_t name;
@@ -100,6 +102,10 @@ typedef struct gk_fleet_hooks {
   void (*note)(void *user, const char *event, int code, const char *text);
   /* The directory has closed (after gk_fleet_close). May be NULL. */
   void (*closed)(void *user);
+  /* A candidate code for the pool (gk_fleet_take_code): 0 with out set
+   * (GK_FLEET_CODE_MAX characters, NUL-terminated), or a code. May be
+   * NULL: no pool. */
+  int (*make_code)(void *user, char out[GK_FLEET_CODE_MAX + 1]);
 } gk_fleet_hooks;
 
 /* Starts connecting (asynchronously; the first heartbeat follows the
@@ -118,14 +124,25 @@ void gk_fleet_close(gk_fleet *f);
 int gk_fleet_up(const gk_fleet *f);
 
 /* A room code this node now holds: registered at once when up, else at
- * the next heartbeat after a connection. 0, GK_EINVAL (bad code),
- * GK_EFULL (max_rooms codes held), GK_EEXIST. */
+ * the next heartbeat after a connection. 0 (also for a code held
+ * already: one from gk_fleet_take_code), GK_EINVAL (bad code), GK_EFULL
+ * (max_rooms codes held). */
 int gk_fleet_room_add(gk_fleet *f, const char *code);
 /* The code is this node's no more: deleted if the entry is still ours.
  * 0 or GK_ENOTFOUND (not held). */
 int gk_fleet_room_remove(gk_fleet *f, const char *code);
-/* Codes held now. */
+/* Codes held now (rooms, and the pool's reserved codes). */
 uint32_t gk_fleet_rooms(const gk_fleet *f);
+
+/* The pool: while up, the directory keeps GK_FLEET_POOL codes from
+ * hooks.make_code reserved for this node (SET NX, then refreshed by the
+ * heartbeat like a room's), so that a new room takes a code unique in
+ * the fleet at once, without waiting for Redis. Takes one into out: 0,
+ * or GK_ENOTFOUND (none reserved now: Redis away, or all taken). The
+ * code is then a room's: gk_fleet_room_add for it is a no-op, and
+ * gk_fleet_room_remove deletes it. */
+#define GK_FLEET_POOL 4
+int gk_fleet_take_code(gk_fleet *f, char out[GK_FLEET_CODE_MAX + 1]);
 
 /* The node is draining: said in its key at the next heartbeat. */
 void gk_fleet_set_draining(gk_fleet *f, int draining);

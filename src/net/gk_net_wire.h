@@ -458,6 +458,23 @@ void gk_wire_step_get(const gk_wire_confirmed *c, uint32_t i,
  * `code` is one (NUL-terminated, exact length). */
 int gk_wire_code_valid(const char *code);
 
+/* Short codes: what people read and type is GK_WIRE_SHORT_MIN..MAX
+ * characters of GK_WIRE_SHORT_ALPHABET (no look-alikes: no I, L, O, S, Z,
+ * 2, 5, 0, 1, 8); on the wire (the 16-byte code field) it is followed by
+ * '2's, which the short alphabet lacks. A 16-character code of an older
+ * server fills the field as before. shown(wire) strips the trailing '2's
+ * when what is left is a short code (else it is the whole 16); pad(shown)
+ * puts them back, so pad(shown(c)) == c for every valid code. */
+#define GK_WIRE_SHORT_ALPHABET "ABCDEFGHJKMNPQRTUVWXY3467"
+#define GK_WIRE_SHORT_MIN 4
+#define GK_WIRE_SHORT_MAX 8
+/* `in` (a short code, case-insensitive, or 16 characters of [A-Z2-7])
+ * into its wire form in out (non-NULL). 0, or GK_EINVAL. */
+int gk_wire_code_pad(const char *in, char out[GK_WIRE_CODE_LEN + 1]);
+/* The code as people see it: the wire code without its '2' padding, in
+ * out (non-NULL). 0, or GK_EINVAL (not a valid wire code). */
+int gk_wire_code_shown(const char *code, char out[GK_WIRE_CODE_LEN + 1]);
+
 /* Chunk `index` of transfer `id`, a blob of `total` bytes cut in
  * chunk_size pieces (gk_net_chunk.h), as a message of `type`
  * (GK_MSG_SNAPSHOT_CHUNK or GK_MSG_STATE_CHUNK) with its checksum:

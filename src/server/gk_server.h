@@ -108,6 +108,10 @@ typedef struct gk_server gk_server;
     "Rooms refused: limits.creates_per_min.")                                 \
   X(limit_handshake, "limit_handshake", 1,                                    \
     "Connections cut: limits.handshake_ms.")                                  \
+  X(code_misses, "code_misses", 1,                                            \
+    "Room requests for a code no room has (here or in the fleet).")           \
+  X(limit_misses, "limit_misses", 1,                                          \
+    "Room requests refused: limits.misses_per_ip_per_min.")                   \
   X(tick_ns, "tick_us", 1000, "Time in the step timer's ticks, in total.")    \
   X(tick_ns_max, "tick_us_max", 1000, "The longest tick.")                    \
   X(tick_over, "tick_over", 1, "Ticks that took longer than a step period.")  \

@@ -85,9 +85,10 @@ static void on_found(void *user, void *ctx, int status, const gk_fleet_where *w,
   if (c && !sv_conn_room(c) && status != GK_ECLOSED) {
     if (status == 0)
       send_redirect(s, q->peer, &q->m, w);
-    else if (status == GK_ENOTFOUND)
+    else if (status == GK_ENOTFOUND) {
+      sv_auth_miss(s, q->peer);
       not_found(s, q->peer, &q->m);
-    else if (status == GK_EUNAVAILABLE)
+    } else if (status == GK_EUNAVAILABLE)
       unavailable(s, q->peer, status, unreachable_text);
     else
       unavailable(s, q->peer, status, text);
@@ -110,6 +111,22 @@ static void on_closed(void *user) {
   s->fleet = NULL;
   s->handles--;
   sv_maybe_free(s);
+}
+
+int sv_fleet_new_code(void *user, char out[GK_WIRE_CODE_LEN + 1]) {
+  gk_server *s = user;
+  if (!s->fleet) return GK_ENOTFOUND;
+  if (gk_fleet_take_code(s->fleet, out) == 0) return 0;
+  int rc = gk_server_room_code(out); /* 80 bits: unique without asking */
+  if (!rc && sv_room_find(s, out)) rc = GK_EEXIST;
+  return rc;
+}
+
+/* The directory's pool asks for candidates: short codes of the length
+ * this node's rooms call for. */
+static int make_code(void *user, char out[GK_FLEET_CODE_MAX + 1]) {
+  gk_server *s = user;
+  return gk_server_room_code_short(out, s->host.nrooms);
 }
 
 /* fleet.enet and fleet.ws_url with port 0 name this node's own listening
@@ -146,7 +163,7 @@ int sv_fleet_start(gk_server *s, char *err, size_t errlen) {
                          .heartbeat_ms = fc->heartbeat_ms,
                          .ttl_ms = fc->ttl_ms,
                          .max_rooms = fc->max_rooms};
-  gk_fleet_hooks hooks = {s, on_found, on_note, on_closed};
+  gk_fleet_hooks hooks = {s, on_found, on_note, on_closed, make_code};
   int rc = gk_fleet_start(s->loop, &cfg, &hooks, &s->fleet);
   if (rc)
     return gk_errf(err, errlen, rc, "fleet: cannot start: %s", gk_strerror(rc));

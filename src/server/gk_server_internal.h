@@ -93,6 +93,8 @@ typedef struct sv_src {
   uint64_t seen_ms;    /* last touched: when full, the oldest idle entry
                           is evicted */
   uint64_t logged_ms;  /* last "limit" record for this source */
+  uint64_t miss_ms;    /* IP table: start of the unknown-code window */
+  uint32_t misses;     /* ... unknown codes asked for in it */
   uint64_t suppressed; /* refusals not logged since */
   int logged;
 } sv_src;
@@ -268,6 +270,11 @@ void sv_fleet_close(gk_server *s);
 /* A room was published / has gone: its code in the directory. */
 void sv_fleet_room_added(gk_server *s, const char *code);
 void sv_fleet_room_gone(gk_server *s, const char *code);
+/* A new room's code (gk_room_env.new_code): with a fleet, one the
+ * directory reserved ahead (unique fleet-wide), or a 16-character one
+ * while none is reserved (Redis away); without a fleet GK_ENOTFOUND (the
+ * room library's short code, unique here). */
+int sv_fleet_new_code(void *user, char out[GK_WIRE_CODE_LEN + 1]);
 /* POST /drain: the node says it is draining at its next heartbeat. */
 void sv_fleet_draining(gk_server *s);
 /* 1 if this node holds fleet.max_rooms rooms (CREATE_ROOM: GK_EFULL). */
@@ -321,6 +328,12 @@ void sv_auth_disconnect(gk_server *s, const sv_conn *c);
  * ERROR is sent, counted and logged, and the caller does nothing. */
 int sv_auth_request(gk_server *s, uint32_t peer, const gk_wire_msg *m,
                     uint64_t now_s);
+/* Unknown room codes (guessing): sv_auth_misses_over says whether the
+ * connection's IP asked for limits.misses_per_ip_per_min unknown codes
+ * within the minute (then the request is refused with GK_ELIMIT, sent,
+ * counted and logged: 1); sv_auth_miss counts one. */
+int sv_auth_misses_over(gk_server *s, uint32_t peer);
+void sv_auth_miss(gk_server *s, uint32_t peer);
 /* How many bytes a reply to `peer` may have: unlimited once admitted,
  * else the size of the datagram that caused it. */
 size_t sv_auth_reply_cap(const gk_server *s, uint32_t peer);

@@ -166,7 +166,8 @@ int sv_rooms_init(gk_server *s) {
                            env_step,
                            env_queue,
                            env_clock_ns,
-                           env_wall_s};
+                           env_wall_s,
+                           sv_fleet_new_code};
   gk_room_host_init(&s->host, &env, s->cfg, s->log);
   uint32_t n = s->cfg->max_rooms;
   s->rooms = calloc(n ? n : 1, sizeof(gk_room *));

@@ -75,6 +75,17 @@ static int is_match_type(int type) {
          type == GK_MSG_REMOVE_PLAYER || type == GK_MSG_END_MATCH;
 }
 
+/* A room request whose code no room here has: 1 if it is taken care of
+ * (refused: the address asked for too many unknown codes; or looked up in
+ * the fleet's directory), 0 to go on to the room library, which answers
+ * an unknown code (counted here as a miss). */
+static int not_here(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
+  if (sv_auth_misses_over(s, peer)) return 1;
+  if (sv_fleet_ask(s, peer, m)) return 1;
+  sv_auth_miss(s, peer);
+  return 0;
+}
+
 /* A decoded message that is not for a running match: room control. */
 static void route_control(gk_server *s, gk_room *r, uint32_t peer,
                           const gk_wire_msg *m) {
@@ -94,8 +105,8 @@ static void route_control(gk_server *s, gk_room *r, uint32_t peer,
     }
     break;
   case GK_MSG_JOIN_ROOM:
-    if (!(to = sv_room_find(s, m->u.room.code)) && sv_fleet_ask(s, peer, m))
-      break; /* another node's, perhaps: gk_server_fleet.c */
+    if (!(to = sv_room_find(s, m->u.room.code)) && not_here(s, peer, m))
+      break; /* refused, or another node's perhaps: gk_server_fleet.c */
     if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
       gk_room_join(h, to, peer, m, now);
     break;
@@ -103,14 +114,13 @@ static void route_control(gk_server *s, gk_room *r, uint32_t peer,
     gk_room_start(h, r, peer, now);
     break;
   case GK_MSG_REJOIN_ROOM:
-    if (!(to = sv_room_find(s, m->u.rejoin.code)) && sv_fleet_ask(s, peer, m))
+    if (!(to = sv_room_find(s, m->u.rejoin.code)) && not_here(s, peer, m))
       break;
     if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
       gk_room_rejoin(h, to, peer, m, now);
     break;
   case GK_MSG_SPECTATE:
-    if (!(to = sv_room_find(s, m->u.room.code)) && sv_fleet_ask(s, peer, m))
-      break;
+    if (!(to = sv_room_find(s, m->u.room.code)) && not_here(s, peer, m)) break;
     if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
       gk_room_spectate(h, to, peer, m, now);
     break;

@@ -19,6 +19,7 @@ typedef struct answer {
 
 typedef struct node {
   gk_fleet *f;
+  uint32_t made; /* candidates given to the pool */
   int closed;
   int ups, downs, errors;
   char last_error[GK_FLEET_TEXT_MAX];
@@ -49,6 +50,17 @@ static void on_closed(void *user) {
   ((node *)user)->closed = 1;
 }
 
+/* Pool candidates from a small shared list, so that nodes clash. */
+static const char *const candidates[] = {"PA", "PB", "PC", "PD", "PE", "PF"};
+#define NCANDIDATES 6u
+
+static int make_code(void *user, char out[GK_FLEET_CODE_MAX + 1]) {
+  node *n = user;
+  snprintf(out, GK_FLEET_CODE_MAX + 1, "%s",
+           candidates[n->made++ % NCANDIDATES]);
+  return 0;
+}
+
 static uv_loop_t loop;
 static redis_rig R;
 
@@ -56,6 +68,8 @@ static void setup(void) {
   cr_assert_eq(uv_loop_init(&loop), 0);
   cr_assert_eq(redis_rig_start(&R, NULL), 0, "redis-server did not start");
 }
+
+static int pool; /* nodes started with a pool */
 
 static void node_start(node *n, const char *id, const char *password,
                        uint32_t heartbeat_ms, uint32_t ttl_ms) {
@@ -71,7 +85,8 @@ static void node_start(node *n, const char *id, const char *password,
                          .heartbeat_ms = heartbeat_ms,
                          .ttl_ms = ttl_ms,
                          .max_rooms = 16};
-  gk_fleet_hooks hooks = {n, on_found, on_note, on_closed};
+  gk_fleet_hooks hooks = {n, on_found, on_note, on_closed,
+                          pool ? make_code : NULL};
   cr_assert_eq(gk_fleet_start(&loop, &cfg, &hooks, &n->f), 0);
 }
 
@@ -283,4 +298,45 @@ Test(fleet, auth_is_sent_first_and_a_wrong_password_is_an_error) {
   cr_assert_str_eq(v, "1");
   node_close(&a);
   node_close(&bad);
+}
+
+Test(fleet, codes_reserved_ahead_are_never_given_to_two_nodes) {
+  pool = 1;
+  node a, b;
+  node_start(&a, "a", NULL, 100, 1000);
+  node_start(&b, "b", NULL, 100, 1000);
+  pool = 0;
+  char code[GK_FLEET_CODE_MAX + 1];
+  cr_assert_eq(gk_fleet_take_code(a.f, code), GK_ENOTFOUND,
+               "a code before Redis answered");
+  cr_assert(run_until(&a.ups, 3000) && run_until(&b.ups, 3000));
+  run_for(500); /* reservations, and clashes tried again at heartbeats */
+  const gk_fleet_stats *sa = gk_fleet_stats_of(a.f);
+  const gk_fleet_stats *sb = gk_fleet_stats_of(b.f);
+  cr_assert_eq(sa->reserved + sb->reserved, NCANDIDATES,
+               "%llu + %llu reserved of %u candidates",
+               (unsigned long long)sa->reserved,
+               (unsigned long long)sb->reserved, NCANDIDATES);
+  char taken[2 * GK_FLEET_POOL][GK_FLEET_CODE_MAX + 1];
+  int ntaken = 0;
+  node *both[] = {&a, &b};
+  for (int k = 0; k < 2; k++)
+    while (ntaken < 2 * GK_FLEET_POOL &&
+           gk_fleet_take_code(both[k]->f, taken[ntaken]) == 0)
+      ntaken++;
+  cr_assert_eq(ntaken, (int)NCANDIDATES);
+  for (int i = 0; i < ntaken; i++)
+    for (int j = i + 1; j < ntaken; j++)
+      cr_assert_str_neq(taken[i], taken[j], "%s given twice", taken[i]);
+  /* a taken code is a room of its node: found from the other */
+  run_for(300);
+  answer got = lookup(&b, taken[0]);
+  cr_assert_eq(got.status, 0, "%s: %s", gk_err_name(got.status), got.text);
+  cr_assert_str_eq(got.w.node, "a");
+  cr_assert_eq(gk_fleet_room_add(a.f, taken[0]), 0); /* held already */
+  cr_assert_eq(gk_fleet_room_remove(a.f, taken[0]), 0);
+  run_for(50);
+  cr_assert_eq(lookup(&b, taken[0]).status, GK_ENOTFOUND);
+  node_close(&a);
+  node_close(&b);
 }

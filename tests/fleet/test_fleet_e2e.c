@@ -232,9 +232,13 @@ Test(fleet_e2e, a_room_on_a_is_joined_through_b_and_c_and_plays_3000_steps,
   raw c;
   char code[GK_WIRE_CODE_LEN + 1];
   create(&c, n[0].port, 3, code);
+  /* a short code, reserved in the fleet: people type the 4 characters */
+  char shown[GK_WIRE_CODE_LEN + 1];
+  cr_assert_eq(gk_wire_code_shown(code, shown), 0);
+  cr_assert_eq(strlen(shown), 4, "code %s", code);
   e2e_proc enet_bot, ws_bot;
-  join_bot(&enet_bot, &n[1].d, "bot_b", &n[1], code, 0);
-  join_bot(&ws_bot, &n[2].d, "bot_c", &n[2], code, 1);
+  join_bot(&enet_bot, &n[1].d, "bot_b", &n[1], shown, 0);
+  join_bot(&ws_bot, &n[2].d, "bot_c", &n[2], shown, 1);
   for (int i = 0; i < 200 && e2e_count_events(&n[0].srv, "player_joined") < 2;
        i++)
     raw_pump(&c, 50);
@@ -467,5 +471,28 @@ Test(fleet_e2e, in_token_mode_the_rooms_node_checks_the_token, .timeout = 120) {
                "the redirecting node opened a token");
   cr_assert_geq(e2e_stat(&n[0].srv, "stopped", "auth_admitted"), 2);
   unlink(key_path);
+  fleet_remove(n, 2);
+}
+
+Test(fleet_e2e, unknown_codes_are_limited_per_address_and_counted,
+     .timeout = 120) {
+  more_config = ",\"limits\":{\"misses_per_ip_per_min\":3}";
+  node n[2];
+  fleet_up(n, 2);
+  more_config = "";
+  raw c;
+  char code[GK_WIRE_CODE_LEN + 1];
+  create(&c, n[0].port, 2, code);
+  raw_pump(&c, 100);
+  const char *guesses[] = {"ABCD222222222222", "ABCE222222222222",
+                           "ABCF222222222222"};
+  for (int i = 0; i < 3; i++) expect_error(n[1].port, guesses[i], GK_ENOTFOUND);
+  /* the address is done guessing for the minute, even for a real code */
+  expect_error(n[1].port, "ABCG222222222222", GK_ELIMIT);
+  expect_error(n[1].port, code, GK_ELIMIT);
+  raw_close(&c);
+  fleet_stop(n, 2);
+  cr_assert_eq(e2e_stat(&n[1].srv, "stopped", "code_misses"), 3);
+  cr_assert_eq(e2e_stat(&n[1].srv, "stopped", "limit_misses"), 2);
   fleet_remove(n, 2);
 }

@@ -417,6 +417,7 @@ Test(server_config, the_auth_section_and_the_abuse_limits_are_read_strictly) {
   cr_assert_gt(c.connects_per_ip_per_s, 0);
   cr_assert_gt(c.creates_per_min, 0);
   cr_assert_gt(c.handshake_ms, 0);
+  cr_assert_eq(c.misses_per_ip_per_min, 30);
   gk_server_config_free(&c);
   cr_assert_eq(parse(&c,
                      "{\"auth\":{\"mode\":\"token\",\"key_file\":\"k.key\","
@@ -691,4 +692,45 @@ Test(server_config, fleet_bad_values_are_refused_at_start) {
                "fleet.redis_url", "expected enabled, redis", NULL);
   expect_error("{\"fleet\":{\"password\":\"a b\"}}", GK_ERANGE,
                "fleet.password", "space", NULL);
+}
+
+Test(server_codes,
+     a_short_code_grows_with_the_rooms_and_is_padded_on_the_wire) {
+  cr_assert_eq(gk_server_short_len(0), 4);
+  cr_assert_eq(gk_server_short_len(255), 4);
+  cr_assert_eq(gk_server_short_len(256), 6);
+  cr_assert_eq(gk_server_short_len(65536), 8);
+  const uint32_t alive[] = {0, 300, 70000};
+  for (size_t k = 0; k < 3; k++) {
+    for (int i = 0; i < 200; i++) {
+      char code[GK_WIRE_CODE_LEN + 1], shown[GK_WIRE_CODE_LEN + 1];
+      cr_assert_eq(gk_server_room_code_short(code, alive[k]), 0);
+      cr_assert(gk_wire_code_valid(code), "%s is no wire code", code);
+      cr_assert_eq(gk_wire_code_shown(code, shown), 0);
+      cr_assert_eq(strlen(shown), gk_server_short_len(alive[k]), "%s", code);
+      for (const char *p = shown; *p; p++)
+        cr_assert(strchr(GK_WIRE_SHORT_ALPHABET, *p), "%c in %s", *p, shown);
+      char back[GK_WIRE_CODE_LEN + 1];
+      cr_assert_eq(gk_wire_code_pad(shown, back), 0);
+      cr_assert_str_eq(back, code);
+    }
+  }
+  /* typed in lower case; look-alikes and bad lengths refused */
+  char out[GK_WIRE_CODE_LEN + 1];
+  cr_assert_eq(gk_wire_code_pad("abcd", out), 0);
+  cr_assert_str_eq(out, "ABCD222222222222");
+  cr_assert_eq(gk_wire_code_pad("ABC", out), GK_EINVAL);
+  cr_assert_eq(gk_wire_code_pad("ABCDEFGHJ", out), GK_EINVAL);
+  cr_assert_eq(gk_wire_code_pad("AB0D", out), GK_EINVAL);
+  cr_assert_eq(gk_wire_code_pad("ABID", out), GK_EINVAL);
+  cr_assert_eq(gk_wire_code_pad("AB2D", out), GK_EINVAL);
+  /* an old 16-character code, trailing 2s and all, reads back whole */
+  cr_assert_eq(gk_wire_code_pad("VOIFRQZXWQKLYC22", out), 0);
+  char shown[GK_WIRE_CODE_LEN + 1], back[GK_WIRE_CODE_LEN + 1];
+  cr_assert_eq(gk_wire_code_shown(out, shown), 0);
+  cr_assert_str_eq(shown, "VOIFRQZXWQKLYC22");
+  cr_assert_eq(gk_wire_code_pad(shown, back), 0);
+  cr_assert_str_eq(back, out);
+  cr_assert_eq(gk_wire_code_shown("VOIFRQZXWQKLYCOE", shown), 0);
+  cr_assert_str_eq(shown, "VOIFRQZXWQKLYCOE");
 }

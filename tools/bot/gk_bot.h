@@ -178,7 +178,8 @@ struct bot {
   int ws_swap;
   /* --join CODE: the players join that room, another client's (a page):
    * its creator starts and ends the match; NULL: gk-bot makes its rooms */
-  const char *join_code;
+  const char *join_code;                /* --join: join_wire, or NULL */
+  char join_wire[GK_WIRE_CODE_LEN + 1]; /* its wire form */
 };
 
 /* The command line, before it is checked as a whole. */

@@ -196,6 +196,8 @@ typedef struct gk_server_config {
                                      mode) or per IP (open mode) */
   uint32_t handshake_ms;          /* a connection with no accepted room
                                      request by then is dropped */
+  uint32_t misses_per_ip_per_min; /* room requests for unknown codes per
+                                     IP per minute; more are refused */
   uint32_t limit_log_ms;          /* a refusal is logged once per source
                                      and limit per this interval */
   /* reconnect and spectators (reconnect_finish checks them) */

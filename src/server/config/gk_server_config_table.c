@@ -62,6 +62,7 @@ static const sv_cfg_row limits_rows[] = {
     UINT("connects_per_ip_per_s", connects_per_ip_per_s, 0, 100000, 100),
     UINT("creates_per_min", creates_per_min, 0, 100000, 60),
     UINT("handshake_ms", handshake_ms, 0, 600000, 10000),
+    UINT("misses_per_ip_per_min", misses_per_ip_per_min, 0, 100000, 30),
     UINT("log_interval_ms", limit_log_ms, 100, 3600000, 10000), END};
 static const sv_cfg_table limits_table = {limits_rows, 0, NULL};
 
