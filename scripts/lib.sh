@@ -4,7 +4,8 @@
 # What building and running needs (scripts/run.sh, the Dockerfile).
 GK_PACKAGES="meson ninja-build pkg-config gcc libc6-dev binutils python3
   libuv1-dev libenet-dev libcjson-dev libcriterion-dev libxxhash-dev libsodium-dev
-  libmicrohttpd-dev libcurl4-openssl-dev libwslay-dev nettle-dev"
+  libmicrohttpd-dev libcurl4-openssl-dev libwslay-dev nettle-dev
+  libhiredis-dev"
 # What the play page (web/index.html) needs on top: the browser client's
 # gamekit.wasm is built with Debian's emscripten (scripts/run.sh).
 GK_PLAY_PACKAGES="emscripten"
@@ -17,8 +18,10 @@ GK_PLAY_PACKAGES="emscripten"
 # ships it with node; Debian's own is the npm package). nftables, iproute2
 # and util-linux (unshare) put TCP loss in a network namespace
 # (tests/server/netns_loss.py; that test fails without them).
+# redis-server is the fleet tests' room directory (tests/fleet: each test
+# starts its own on a temp unix socket).
 GK_TEST_PACKAGES="python3-prometheus-client python3-websockets emscripten
-  nftables iproute2 util-linux"
+  nftables iproute2 util-linux redis-server"
 # The browser suite (tests/web): Debian's chromium, driven headless; nginx
 # and openssl for its wss:// test (deploy/nginx/gamekit.conf in front of
 # gk-server, a throwaway certificate). Installing nginx starts no service

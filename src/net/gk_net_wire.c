@@ -684,3 +684,74 @@ int gk__wire_dec_error(gk_reader *r, gk_wire_msg *msg) {
   if (rc != 0) return rc;
   return m->code < 0 ? 0 : GK_ERANGE;
 }
+
+/* --- REDIRECT ------------------------------------------------------------ */
+
+/* An address: printable ASCII without space (kind 't' allows space). */
+static int check_addr(const char *s, int may_be_empty) {
+  size_t n = strnlen(s, GK_WIRE_ADDR_MAX + 1);
+  if (n > GK_WIRE_ADDR_MAX) return GK_ETOOBIG;
+  if (n == 0 && !may_be_empty) return GK_EPROTO;
+  for (size_t i = 0; i < n; i++)
+    if (s[i] == ' ') return GK_EPROTO;
+  return 0;
+}
+
+int gk__wire_enc_redirect(const gk_wire_msg *msg, put_buf *b) {
+  const gk_wire_redirect *m = &msg->u.redirect;
+  if (!gk_wire_code_valid(m->code)) return GK_EPROTO;
+  int rc = check_addr(m->enet, 0);
+  if (rc == 0) rc = check_addr(m->ws_url, 1);
+  if (rc != 0) return rc;
+  put_bytes(b, m->code, GK_WIRE_CODE_LEN);
+  put_str(b, m->enet, GK_WIRE_ADDR_MAX, 1, 't');
+  put_str(b, m->ws_url, GK_WIRE_ADDR_MAX, 1, 't');
+  return b->err;
+}
+
+int gk__wire_dec_redirect(gk_reader *r, gk_wire_msg *msg) {
+  gk_wire_redirect *m = &msg->u.redirect;
+  int rc = gk_read_bytes(r, m->code, GK_WIRE_CODE_LEN);
+  m->code[GK_WIRE_CODE_LEN] = '\0';
+  if (rc != 0) return rc;
+  if (!gk_wire_code_valid(m->code)) return GK_EPROTO;
+  rc = get_str(r, m->enet, GK_WIRE_ADDR_MAX, 1, 't');
+  if (rc == 0) rc = get_str(r, m->ws_url, GK_WIRE_ADDR_MAX, 1, 't');
+  if (rc == 0) rc = check_addr(m->enet, 0);
+  if (rc == 0) rc = check_addr(m->ws_url, 1);
+  return rc;
+}
+
+/* --- short codes ---------------------------------------------------------- */
+
+int gk_wire_code_pad(const char *in, char out[GK_WIRE_CODE_LEN + 1]) {
+  size_t n = in ? strnlen(in, GK_WIRE_CODE_LEN + 1) : 0;
+  if (n == GK_WIRE_CODE_LEN) {
+    for (size_t i = 0; i < n; i++) out[i] = in[i];
+    out[n] = '\0';
+    return gk_wire_code_valid(out) ? 0 : GK_EINVAL;
+  }
+  if (n < GK_WIRE_SHORT_MIN || n > GK_WIRE_SHORT_MAX) return GK_EINVAL;
+  for (size_t i = 0; i < n; i++) {
+    char c = in[i];
+    if (c >= 'a' && c <= 'z') c = (char)(c - 'a' + 'A');
+    if (!strchr(GK_WIRE_SHORT_ALPHABET, c) || c == '\0') return GK_EINVAL;
+    out[i] = c;
+  }
+  for (size_t i = n; i < GK_WIRE_CODE_LEN; i++) out[i] = '2';
+  out[GK_WIRE_CODE_LEN] = '\0';
+  return 0;
+}
+
+int gk_wire_code_shown(const char *code, char out[GK_WIRE_CODE_LEN + 1]) {
+  if (!gk_wire_code_valid(code)) return GK_EINVAL;
+  size_t n = GK_WIRE_CODE_LEN;
+  while (n > 0 && code[n - 1] == '2') n--;
+  int short_code = n >= GK_WIRE_SHORT_MIN && n <= GK_WIRE_SHORT_MAX;
+  for (size_t i = 0; i < n && short_code; i++)
+    short_code = strchr(GK_WIRE_SHORT_ALPHABET, code[i]) != NULL;
+  if (!short_code) n = GK_WIRE_CODE_LEN; /* an old code: whole */
+  memcpy(out, code, n);
+  out[n] = '\0';
+  return 0;
+}

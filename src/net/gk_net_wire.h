@@ -76,6 +76,12 @@
  *  SHUTDOWN      grace_ms u32 (the server is shutting down)
  *  ERROR         code i16 (a GK_E* value) | text str8
  *
+ * A fleet (reliable; docs/PROTOCOL.md, "A fleet of servers"):
+ *  REDIRECT      host -> client, the answer to JOIN_ROOM, REJOIN_ROOM or
+ *                SPECTATE for a code another node holds: ask there.
+ *                code: GK_WIRE_CODE_LEN bytes | enet str8 (1..127 bytes,
+ *                printable ASCII, no space) | ws_url str8 (0..127, same)
+ *
  * Rejoin, spectators and snapshots (all reliable; the codec is
  * gk_net_wire_snap.c):
  *  RECONNECT_SECRET host -> player, right after MATCH_START.
@@ -150,6 +156,10 @@
   X(STATE_BEGIN, 46, 1)                                                        \
   X(STATE_CHUNK, 47, 1)
 
+/* A fleet of servers (src/fleet): a room request for a code another node
+ * holds (gk_net_wire.c). */
+#define GK_WIRE_FLEET_MSG_MAP(X) X(REDIRECT, 56, 1)
+
 /* The message types: X(NAME, id, reliable). `reliable` says how the
  * sender should send it: 1 on the reliable channel, 0 unreliably with
  * redundancy. Each type has its row in the codec table of
@@ -172,7 +182,8 @@
   X(SHUTDOWN, 22, 1)                                                           \
   X(ERROR, 23, 1)                                                              \
   GK_WIRE_SNAP_MSG_MAP(X)                                                      \
-  GK_WIRE_STATE_MSG_MAP(X)
+  GK_WIRE_STATE_MSG_MAP(X)                                                     \
+  GK_WIRE_FLEET_MSG_MAP(X)
 
 typedef enum gk_wire_type {
 #define GK__WIRE_ENUM(name, id, rel) GK_MSG_##name = (id),
@@ -361,6 +372,14 @@ typedef struct gk_wire_state_begin {
   uint64_t sum;
 } gk_wire_state_begin;
 
+/* REDIRECT: the room is on another node of the fleet; ask it there. */
+#define GK_WIRE_ADDR_MAX 127 /* enet, ws_url: printable ASCII, no space */
+typedef struct gk_wire_redirect {
+  char code[GK_WIRE_CODE_LEN + 1];   /* the code asked for */
+  char enet[GK_WIRE_ADDR_MAX + 1];   /* "HOST:PORT", non-empty */
+  char ws_url[GK_WIRE_ADDR_MAX + 1]; /* "ws://..." / "wss://...", or "" */
+} gk_wire_redirect;
+
 typedef struct gk_wire_error {
   int16_t code; /* a negative GK_E* code */
   char text[GK_WIRE_TEXT_MAX + 1];
@@ -391,6 +410,7 @@ typedef struct gk_wire_msg {
     gk_wire_snap_chunk snap_chunk;   /* SNAPSHOT_CHUNK, STATE_CHUNK */
     gk_wire_state_request state_req; /* STATE_REQUEST */
     gk_wire_state_begin state_begin; /* STATE_BEGIN */
+    gk_wire_redirect redirect;       /* REDIRECT */
     /* SPECTATE uses `room` (code and token) */
   } u;
 } gk_wire_msg;
@@ -437,6 +457,23 @@ void gk_wire_step_get(const gk_wire_confirmed *c, uint32_t i,
 /* A room code is GK_WIRE_CODE_LEN characters of [A-Z2-7]. Returns 1 if
  * `code` is one (NUL-terminated, exact length). */
 int gk_wire_code_valid(const char *code);
+
+/* Short codes: what people read and type is GK_WIRE_SHORT_MIN..MAX
+ * characters of GK_WIRE_SHORT_ALPHABET (no look-alikes: no I, L, O, S, Z,
+ * 2, 5, 0, 1, 8); on the wire (the 16-byte code field) it is followed by
+ * '2's, which the short alphabet lacks. A 16-character code of an older
+ * server fills the field as before. shown(wire) strips the trailing '2's
+ * when what is left is a short code (else it is the whole 16); pad(shown)
+ * puts them back, so pad(shown(c)) == c for every valid code. */
+#define GK_WIRE_SHORT_ALPHABET "ABCDEFGHJKMNPQRTUVWXY3467"
+#define GK_WIRE_SHORT_MIN 4
+#define GK_WIRE_SHORT_MAX 8
+/* `in` (a short code, case-insensitive, or 16 characters of [A-Z2-7])
+ * into its wire form in out (non-NULL). 0, or GK_EINVAL. */
+int gk_wire_code_pad(const char *in, char out[GK_WIRE_CODE_LEN + 1]);
+/* The code as people see it: the wire code without its '2' padding, in
+ * out (non-NULL). 0, or GK_EINVAL (not a valid wire code). */
+int gk_wire_code_shown(const char *code, char out[GK_WIRE_CODE_LEN + 1]);
 
 /* Chunk `index` of transfer `id`, a blob of `total` bytes cut in
  * chunk_size pieces (gk_net_chunk.h), as a message of `type`

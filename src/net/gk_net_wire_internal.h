@@ -101,6 +101,8 @@ int gk__wire_enc_shutdown(const gk_wire_msg *m, gk__wire_put *b);
 int gk__wire_dec_shutdown(gk_reader *r, gk_wire_msg *m);
 int gk__wire_enc_error(const gk_wire_msg *m, gk__wire_put *b);
 int gk__wire_dec_error(gk_reader *r, gk_wire_msg *m);
+int gk__wire_enc_redirect(const gk_wire_msg *m, gk__wire_put *b);
+int gk__wire_dec_redirect(gk_reader *r, gk_wire_msg *m);
 
 /* gk_net_wire_snap.c: rejoin, spectators, snapshots. The chunk body is
  * SNAPSHOT_CHUNK's and STATE_CHUNK's (u.snap_chunk). */

@@ -76,6 +76,9 @@ static const gk__wire_codec codecs[GK__WIRE_TYPE_END] = {
     FIXED(STATE_REQUEST, state_request, 4 + 8),
     FIXED(STATE_BEGIN, state_begin, 2 + 4 + 8 + 8 + 8 + 8 + TRANSFER),
     ROW(STATE_CHUNK, chunk, CHUNK_MIN, CHUNK_MIN + GK_WIRE_SNAP_CHUNK_MAX),
+    /* gk_net_wire.c: a fleet */
+    ROW(REDIRECT, redirect, CODE + STR8(1) + STR8(0),
+        CODE + STR8(GK_WIRE_ADDR_MAX) + STR8(GK_WIRE_ADDR_MAX)),
 };
 
 const gk__wire_codec *gk__wire_codec_of(int type) {

@@ -133,6 +133,11 @@ typedef struct gk_room_env {
   /* The calendar time, seconds since 1970 (UTC): for names only (a
    * recording's file name). */
   uint64_t (*wall_s)(void *user);
+  /* A new room's code, unique beyond this shell (a fleet: reserved in its
+   * directory), in wire form into out: 0, or GK_ENOTFOUND to let the room
+   * library make a short one, unique among this shell's rooms through
+   * code_taken. May be NULL (the same as GK_ENOTFOUND). */
+  int (*new_code)(void *user, char out[GK_WIRE_CODE_LEN + 1]);
 } gk_room_env;
 
 /* What every room of one shell shares. The shell fills env, cfg and log

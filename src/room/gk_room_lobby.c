@@ -165,11 +165,27 @@ static int room_configure(gk_room *r, const char *client, cJSON **room,
   return rc;
 }
 
+#define SHORT_TRIES 8 /* short codes drawn before a 16-character one */
+
+/* A unique code: the shell's (a fleet's reserved one), or a short one of
+ * the length the rooms alive call for, drawn again while taken; after
+ * SHORT_TRIES clashes a 16-character one (80 bits). */
+static int room_code(gk_room_host *h, char *code) {
+  int rc = h->env.new_code ? h->env.new_code(h->env.user, code) : GK_ENOTFOUND;
+  if (rc != GK_ENOTFOUND) return rc;
+  for (int i = 0; i < SHORT_TRIES; i++) {
+    rc = gk_server_room_code_short(code, h->nrooms);
+    if (rc || !h->env.code_taken(h->env.user, code)) return rc;
+  }
+  rc = gk_server_room_code(code);
+  if (!rc && h->env.code_taken(h->env.user, code))
+    rc = GK_EEXIST; /* 2^-80: refuse */
+  return rc;
+}
+
 /* The room's code (unique) and its match seed, from the CSPRNG. */
 static int room_secrets(gk_room_host *h, gk_room *r, char *err, size_t errlen) {
-  int rc = gk_server_room_code(r->code);
-  if (!rc && h->env.code_taken(h->env.user, r->code))
-    rc = GK_EEXIST; /* 2^-80: refuse */
+  int rc = room_code(h, r->code);
   if (!rc) rc = gk_server_random(&r->seed, sizeof(r->seed));
   if (rc) return gk_errf(err, errlen, rc, "no secure random source");
   return 0;

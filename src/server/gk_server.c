@@ -87,6 +87,7 @@ static void close_all(gk_server *s) {
   uv_close((uv_handle_t *)&s->grace_timer, on_handle_closed);
   sv_admin_close(s);
   sv_agones_close(s); /* POST /shutdown: the drain is complete */
+  sv_fleet_close(s);
   if (s->signals) {
     uv_close((uv_handle_t *)&s->sig_term, on_handle_closed);
     uv_close((uv_handle_t *)&s->sig_int, on_handle_closed);
@@ -161,6 +162,7 @@ int sv_server_drain(gk_server *s) {
   if (s->host.shutting_down || s->closing) return GK_ECLOSED;
   s->host.shutting_down = 1; /* create, join and start are refused from now */
   s->host.draining = 1;
+  sv_fleet_draining(s);
   uint32_t playing = 0;
   uint64_t now = sv_room_now(s);
   for (uint32_t i = s->host.nrooms; i-- > 0;) {
@@ -370,6 +372,7 @@ int gk_server_start(uv_loop_t *loop, const gk_server_config *cfg,
   rc = sv_ws_open(s, err, errlen);
   if (!rc) rc = sv_admin_start(s, err, errlen);
   if (!rc) rc = sv_agones_start(s, err, errlen);
+  if (!rc) rc = sv_fleet_start(s, err, errlen);
   if (rc) {
     s->stopped_logged = 1; /* it never started */
     close_all(s);          /* frees s once the loop has closed it all */

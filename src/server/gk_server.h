@@ -110,6 +110,10 @@ typedef struct gk_server gk_server;
     "Connections cut: limits.handshake_ms.")                                  \
   X(refused_closed, "refused_closed", 1,                                      \
     "Connections closed after their first room request was refused.")         \
+  X(code_misses, "code_misses", 1,                                            \
+    "Room requests for a code no room has (here or in the fleet).")           \
+  X(limit_misses, "limit_misses", 1,                                          \
+    "Room requests refused: limits.misses_per_ip_per_min.")                   \
   X(tick_ns, "tick_us", 1000, "Time in the step timer's ticks, in total.")    \
   X(tick_ns_max, "tick_us_max", 1000, "The longest tick.")                    \
   X(tick_over, "tick_over", 1, "Ticks that took longer than a step period.")  \

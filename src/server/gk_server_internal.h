@@ -78,6 +78,7 @@ typedef struct sv_conn {
   int used;
   sv_link *link; /* whatever carries it (its backend's object) */
   uint32_t strikes;
+  int asking; /* a room request looked up in the fleet's directory */
 } sv_conn;
 
 /* One source in a bounded table of gk_server_auth.c: an IP (per-IP
@@ -92,6 +93,8 @@ typedef struct sv_src {
   uint64_t seen_ms;    /* last touched: when full, the oldest idle entry
                           is evicted */
   uint64_t logged_ms;  /* last "limit" record for this source */
+  uint64_t miss_ms;    /* IP table: start of the unknown-code window */
+  uint32_t misses;     /* ... unknown codes asked for in it */
   uint64_t suppressed; /* refusals not logged since */
   int logged;
 } sv_src;
@@ -108,6 +111,14 @@ typedef struct sv_auth {
    * binding), by the slot of its id: max_peers entries */
   struct sv_admit *conns;
 } sv_auth;
+
+/* What the server itself counts of the fleet (gk_server_fleet.c); the
+ * directory's own counters are gk_fleet_stats. */
+typedef struct sv_fleet_counts {
+  uint64_t redirects;        /* REDIRECTs sent */
+  uint64_t redirects_failed; /* room requests the directory could not
+                                answer (unreachable, bad entry) */
+} sv_fleet_counts;
 
 struct gk_server {
   uv_loop_t *loop;
@@ -149,7 +160,9 @@ struct gk_server {
   struct sv_admin *admin;   /* NULL = off */
   struct sv_agones *agones; /* NULL = off */
   uint8_t buf[GK_WIRE_MAX];
-  sv_auth auth; /* admission: gk_server_auth.c */
+  sv_auth auth;           /* admission: gk_server_auth.c */
+  struct gk_fleet *fleet; /* the room directory, NULL = no fleet */
+  sv_fleet_counts fleet_stats;
 };
 
 /* The loop's time, in ms: one value for a whole callback, so two reads
@@ -247,6 +260,35 @@ void sv_rooms_free(gk_server *s);
 /* The loop's time (ms) for a call into a room. */
 uint64_t sv_room_now(const gk_server *s);
 
+/* --- gk_server_fleet.c: one node of a fleet ------------------------------ */
+
+/* With fleet.enabled: the directory client on the loop (counted in
+ * s->handles until it has closed). 0, or a code with a message. */
+int sv_fleet_start(gk_server *s, char *err, size_t errlen);
+/* Shutdown: the directory closes (its entries expire with their TTL). */
+void sv_fleet_close(gk_server *s);
+/* A room was published / has gone: its code in the directory. */
+void sv_fleet_room_added(gk_server *s, const char *code);
+void sv_fleet_room_gone(gk_server *s, const char *code);
+/* A new room's code (gk_room_env.new_code): with a fleet, one the
+ * directory reserved ahead (unique fleet-wide), or a 16-character one
+ * while none is reserved (Redis away); without a fleet GK_ENOTFOUND (the
+ * room library's short code, unique here). */
+int sv_fleet_new_code(void *user, char out[GK_WIRE_CODE_LEN + 1]);
+/* POST /drain: the node says it is draining at its next heartbeat. */
+void sv_fleet_draining(gk_server *s);
+/* 1 if this node holds fleet.max_rooms rooms (CREATE_ROOM: GK_EFULL). */
+int sv_fleet_full(const gk_server *s);
+/* A JOIN_ROOM, REJOIN_ROOM or SPECTATE whose code is not here: 1 if the
+ * fleet took it (a lookup, then REDIRECT, an ERROR, or the room
+ * library's unknown-code answer), 0 if there is no fleet (or the request
+ * is the room library's to refuse). */
+int sv_fleet_ask(gk_server *s, uint32_t peer, const gk_wire_msg *m);
+/* The directory's counters, NULL without a fleet. */
+const struct gk_fleet_stats *sv_fleet_directory_stats(const gk_server *s);
+/* 0 if this node has a fleet and its directory is unreachable. */
+int sv_fleet_reachable(const gk_server *s);
+
 /* --- gk_server_auth.c: connect tokens and abuse limits ------------------- */
 
 typedef struct sv_admit sv_admit;
@@ -288,6 +330,12 @@ void sv_auth_disconnect(gk_server *s, const sv_conn *c);
  * ERROR is sent, counted and logged, and the caller does nothing. */
 int sv_auth_request(gk_server *s, uint32_t peer, const gk_wire_msg *m,
                     uint64_t now_s);
+/* Unknown room codes (guessing): sv_auth_misses_over says whether the
+ * connection's IP asked for limits.misses_per_ip_per_min unknown codes
+ * within the minute (then the request is refused with GK_ELIMIT, sent,
+ * counted and logged: 1); sv_auth_miss counts one. */
+int sv_auth_misses_over(gk_server *s, uint32_t peer);
+void sv_auth_miss(gk_server *s, uint32_t peer);
 /* How many bytes a reply to `peer` may have: unlimited once admitted or
  * when its link's transport verified its address (WebSocket), else the
  * size of the datagram that caused it. */

@@ -66,3 +66,25 @@ int gk_server_room_code(char out[GK_WIRE_CODE_LEN + 1]) {
   memset(raw, 0, sizeof(raw));
   return 0;
 }
+
+uint32_t gk_server_short_len(uint32_t alive) {
+  return alive < 256u ? 4u : alive < 65536u ? 6u : 8u;
+}
+
+int gk_server_room_code_short(char out[GK_WIRE_CODE_LEN + 1], uint32_t alive) {
+  static const char alphabet[] = GK_WIRE_SHORT_ALPHABET;
+  const uint32_t k = (uint32_t)sizeof(alphabet) - 1u; /* 25 */
+  uint32_t len = gk_server_short_len(alive);
+  uint8_t raw[32];
+  uint32_t got = 0;
+  while (got < len) { /* rejection: bytes below 250 map evenly onto 25 */
+    int rc = gk_server_random(raw, sizeof(raw));
+    if (rc) return rc;
+    for (size_t i = 0; i < sizeof(raw) && got < len; i++)
+      if (raw[i] < 250u) out[got++] = alphabet[raw[i] % k];
+  }
+  for (uint32_t i = len; i < GK_WIRE_CODE_LEN; i++) out[i] = '2';
+  out[GK_WIRE_CODE_LEN] = '\0';
+  memset(raw, 0, sizeof(raw));
+  return 0;
+}

@@ -33,6 +33,7 @@ void sv_room_publish(gk_server *s, gk_room *r) {
   s->live[s->host.nrooms] = idx;
   s->rooms[idx] = r;
   s->host.nrooms++;
+  sv_fleet_room_added(s, gk_room_code(r));
 }
 
 uint64_t sv_room_now(const gk_server *s) {
@@ -84,6 +85,7 @@ static int env_code_taken(void *user, const char *code) {
 static void env_gone(void *user, gk_room *r) {
   gk_server *s = user;
   const gk_room_tag *tag = gk_room_tag_of(r);
+  sv_fleet_room_gone(s, gk_room_code(r));
   s->rooms[tag->index] = NULL;
   s->host.nrooms--;
   uint32_t moved = s->live[s->host.nrooms];
@@ -166,7 +168,8 @@ int sv_rooms_init(gk_server *s) {
                            env_confirmed,
                            env_queue,
                            env_clock_ns,
-                           env_wall_s};
+                           env_wall_s,
+                           sv_fleet_new_code};
   gk_room_host_init(&s->host, &env, s->cfg, s->log);
   uint32_t n = s->cfg->max_rooms;
   s->rooms = calloc(n ? n : 1, sizeof(gk_room *));

@@ -87,13 +87,32 @@ static void close_refused(gk_server *s, uint32_t peer) {
   sv_link_close(c->link, 0);
 }
 
+/* A room request whose code no room here has: 1 if it is taken care of
+ * (refused: the address asked for too many unknown codes; or looked up in
+ * the fleet's directory), 0 to go on to the room library, which answers
+ * an unknown code (counted here as a miss). */
+static int not_here(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
+  if (sv_auth_misses_over(s, peer)) {
+    close_refused(s, peer);
+    return 1;
+  }
+  if (sv_fleet_ask(s, peer, m)) return 1;
+  sv_auth_miss(s, peer);
+  return 0;
+}
+
 /* A decoded message that is not for a running match: room control. */
 static void route_control(gk_server *s, gk_room *r, uint32_t peer,
                           const gk_wire_msg *m) {
   gk_room_host *h = &s->host;
   uint64_t now = sv_room_now(s);
+  gk_room *to = NULL; /* the room a request's code names, if here */
   switch (m->type) {
   case GK_MSG_CREATE_ROOM:
+    if (sv_fleet_full(s)) {
+      sv_send_error(s, peer, GK_EFULL, "this node holds fleet.max_rooms rooms");
+      break;
+    }
     if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0) {
       gk_room *nr =
           gk_room_create(h, peer, m, sv_auth_create_players(s, peer), now);
@@ -102,21 +121,26 @@ static void route_control(gk_server *s, gk_room *r, uint32_t peer,
     close_refused(s, peer);
     break;
   case GK_MSG_JOIN_ROOM:
+    if (!(to = sv_room_find(s, m->u.room.code)) && not_here(s, peer, m))
+      break; /* refused, or another node's perhaps: gk_server_fleet.c */
     if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
-      gk_room_join(h, sv_room_find(s, m->u.room.code), peer, m, now);
+      gk_room_join(h, to, peer, m, now);
     close_refused(s, peer);
     break;
   case GK_MSG_START_MATCH:
     gk_room_start(h, r, peer, now);
     break;
   case GK_MSG_REJOIN_ROOM:
+    if (!(to = sv_room_find(s, m->u.rejoin.code)) && not_here(s, peer, m))
+      break;
     if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
-      gk_room_rejoin(h, sv_room_find(s, m->u.rejoin.code), peer, m, now);
+      gk_room_rejoin(h, to, peer, m, now);
     close_refused(s, peer);
     break;
   case GK_MSG_SPECTATE:
+    if (!(to = sv_room_find(s, m->u.room.code)) && not_here(s, peer, m)) break;
     if (sv_auth_request(s, peer, m, (uint64_t)time(NULL)) == 0)
-      gk_room_spectate(h, sv_room_find(s, m->u.room.code), peer, m, now);
+      gk_room_spectate(h, to, peer, m, now);
     close_refused(s, peer);
     break;
   case GK_MSG_END_MATCH:

@@ -40,7 +40,8 @@
   X(EROLE, -29, "the token grants another role")                               \
   X(ELIMIT, -30, "rate or connection limit reached")                           \
   X(ETIMEDOUT, -31, "timed out")                                               \
-  X(EREFUSED, -32, "refused by the other side")
+  X(EREFUSED, -32, "refused by the other side")                                \
+  X(EUNAVAILABLE, -33, "a service this needs is unreachable")
 
 enum {
 #define GK__ERR_ENUM(name, code, msg) GK_##name = (code),

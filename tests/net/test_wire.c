@@ -76,6 +76,12 @@ static int sample_snap_msg(int i, gk_wire_msg *m) {
     m->u.snap_chunk = (gk_wire_snap_chunk){
         .id = 9, .index = 1, .crc = 3, .len = 5, .bytes = chunk};
     return 1;
+  case 25: /* a fleet */
+    m->type = GK_MSG_REDIRECT;
+    strcpy(m->u.redirect.code, "ABCDEFGHJKMNPQ27");
+    strcpy(m->u.redirect.enet, "b.example:7777");
+    strcpy(m->u.redirect.ws_url, "wss://b.example/7779/play");
+    return 1;
   default:
     return 0;
   }

@@ -96,6 +96,11 @@ static int sample_room(gk_wire_type type, int big, gk_wire_msg *m) {
     m->u.error.code = GK_EINVAL;
     text(m->u.error.text, big ? GK_WIRE_TEXT_MAX : 0, 'x');
     return 1;
+  case GK_MSG_REDIRECT:
+    strcpy(m->u.redirect.code, code);
+    text(m->u.redirect.enet, big ? GK_WIRE_ADDR_MAX : 1, 'e');
+    text(m->u.redirect.ws_url, big ? GK_WIRE_ADDR_MAX : 0, 'w');
+    return 1;
   default:
     return 0;
   }
@@ -243,4 +248,62 @@ Test(wire_table, type_values_past_the_end_or_in_a_gap_are_refused) {
     if (t < (int)GK__WIRE_TYPE_END) gaps++;
   }
   cr_assert_gt(gaps, 0, "the table has gaps (0, 9..15, 24..39)");
+}
+
+/* Encodes m and, if that works, decodes the bytes into d: the first error
+ * or 0. */
+static int encode_decode(const gk_wire_msg *m, gk_wire_msg *d) {
+  uint8_t buf[GK_WIRE_MAX];
+  size_t len;
+  int rc = gk_wire_encode(m, buf, sizeof buf, &len);
+  return rc ? rc : gk_wire_decode(buf, len, d);
+}
+
+Test(wire_table, redirect_refuses_an_empty_or_spaced_address_and_a_bad_code) {
+  gk_wire_msg m, d;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_REDIRECT;
+  strcpy(m.u.redirect.code, "ABCDEFGHJKMNPQ27");
+  strcpy(m.u.redirect.enet, "b:1");
+  cr_assert_eq(encode_decode(&m, &d), 0); /* no WebSocket URL is fine */
+  cr_assert_str_eq(d.u.redirect.enet, "b:1");
+  cr_assert_str_eq(d.u.redirect.ws_url, "");
+  strcpy(m.u.redirect.enet, "");
+  cr_assert_eq(encode_decode(&m, &d), GK_EPROTO);
+  strcpy(m.u.redirect.enet, "b 1:2");
+  cr_assert_eq(encode_decode(&m, &d), GK_EPROTO);
+  strcpy(m.u.redirect.enet, "b:1");
+  strcpy(m.u.redirect.ws_url, "ws://a b");
+  cr_assert_eq(encode_decode(&m, &d), GK_EPROTO);
+  strcpy(m.u.redirect.ws_url, "");
+  strcpy(m.u.redirect.code, "abcdefghjkmnpq27");
+  cr_assert_eq(encode_decode(&m, &d), GK_EPROTO);
+  /* the same bytes from the wire: a space in enet */
+  uint8_t raw[] = {GK_WIRE_VERSION,
+                   GK_MSG_REDIRECT,
+                   'A',
+                   'B',
+                   'C',
+                   'D',
+                   'E',
+                   'F',
+                   'G',
+                   'H',
+                   'J',
+                   'K',
+                   'M',
+                   'N',
+                   'P',
+                   'Q',
+                   '2',
+                   '7',
+                   3,
+                   'a',
+                   ' ',
+                   'b',
+                   0};
+  cr_assert_eq(gk_wire_decode(raw, sizeof raw, &d), GK_EPROTO);
+  raw[20] = ':';
+  cr_assert_eq(gk_wire_decode(raw, sizeof raw, &d), 0);
+  cr_assert_str_eq(d.u.redirect.enet, "a:b");
 }

@@ -249,7 +249,8 @@ rw_world *rw_new(void) {
                            env_confirmed,
                            env_queue,
                            env_clock_ns,
-                           env_wall_s};
+                           env_wall_s,
+                           NULL}; /* short codes, unique through code_taken */
   gk_room_host_init(&w->host, &env, &w->cfg, &w->log);
   return w;
 }

@@ -14,7 +14,7 @@ void raw_pump(raw *c, int ms) {
       if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
         gk_wire_msg m;
         if (gk_wire_decode(ev.packet->data, ev.packet->dataLength, &m) == 0 &&
-            (unsigned)m.type < 32) {
+            (unsigned)m.type < 64) {
           /* pointers into the packet are not kept: only scalar fields and
            * copied strings are read later */
           c->last[m.type] = m;

@@ -15,9 +15,9 @@ typedef struct raw {
   ENetHost *h;
   ENetPeer *p;
   int connected, disconnected;
-  gk_wire_msg last[32]; /* last message of each type (by type id & 31) */
-  size_t last_len[32];  /* its size in bytes */
-  int seen[32];
+  gk_wire_msg last[64]; /* last message of each type (by type id) */
+  size_t last_len[64];  /* its size in bytes */
+  int seen[64];
 } raw;
 
 /* Services the client for about ms milliseconds. */

@@ -297,6 +297,11 @@ void bot_connect_peer(bot_peer *p) {
                             .port = b->port,
                             .max_conns = 1,
                             .timeout_ms = 10000};
+  if (p->redirected) { /* the room's node (gk_bot_rejoin.c) */
+    lo.host = p->rhost;
+    lo.port = p->rport;
+    if (lo.ws_url) lo.ws_url = p->rws;
+  }
   gk_bot_link_callbacks lc = {p, tr_receive, tr_connect, tr_disconnect};
   char err[256] = "";
   int rc = gk_bot_link_init(&p->link, b->loop, &lo, &lc, err, sizeof err);

@@ -66,6 +66,11 @@ typedef struct bot_peer {
   uint64_t connect_ns; /* when the rejoin's connection was opened */
   int rec;             /* its entry in room->rejoins + 1, or 0 */
   int snaps;           /* snapshots adopted (spectators) */
+  /* a fleet: REDIRECT followed once per request (gk_bot_rejoin.c) */
+  int redirected;                   /* its request went to rhost */
+  char rhost[GK_WIRE_ADDR_MAX + 1]; /* the room's node, ENet */
+  uint16_t rport;
+  char rws[GK_WIRE_ADDR_MAX + 1]; /* ... and WebSocket ("": none) */
 } bot_peer;
 
 #define SCHEDULE_MAX 16
@@ -113,6 +118,7 @@ struct bot_room {
   bot_peer *specs; /* b->spectators of them, or NULL */
   int specs_started;
   uint64_t spec_mismatches; /* spectator hashes unlike the players' */
+  uint32_t redirects;       /* REDIRECTs its connections followed */
 };
 
 struct bot {
@@ -172,7 +178,8 @@ struct bot {
   int ws_swap;
   /* --join CODE: the players join that room, another client's (a page):
    * its creator starts and ends the match; NULL: gk-bot makes its rooms */
-  const char *join_code;
+  const char *join_code;                /* --join: join_wire, or NULL */
+  char join_wire[GK_WIRE_CODE_LEN + 1]; /* its wire form */
   /* --predict: every player draws a predicted head (gk_net_peer_options.
    * predict); the summary adds display latency and rollback figures */
   int predict;

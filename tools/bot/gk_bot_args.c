@@ -209,8 +209,8 @@ static int parse_opt(const char *o, const char *v, bot_args *a, bot *b) {
     b->ws_players = (uint32_t)n;
   } else if (strcmp(o, "--options") == 0)
     b->options = v;
-  else if (strcmp(o, "--join") == 0)
-    return b->join_code = v, !gk_wire_code_valid(v);
+  else if (strcmp(o, "--join") == 0) /* short, or 16 characters */
+    return b->join_code = b->join_wire, gk_wire_code_pad(v, b->join_wire) != 0;
   else if (strcmp(o, "--hashes") == 0)
     return b->hashes != NULL || (b->hashes = fopen(v, "w")) == NULL;
   else if (strcmp(o, "--key") == 0)
@@ -256,7 +256,10 @@ int bot_parse_args(int argc, char **argv, bot_args *a, bot *b) {
     }
     if (rc > 0) {
       fprintf(stderr, "gk-bot: %s: bad value '%s'%s\n", o, v,
-              strcmp(o, "--join") ? "" : " (a room code: 16 of A-Z and 2-7)");
+              strcmp(o, "--join")
+                  ? ""
+                  : " (a room code: 4 to 8 of " GK_WIRE_SHORT_ALPHABET
+                    ", or 16 of A-Z and 2-7)");
       return 2;
     }
   }

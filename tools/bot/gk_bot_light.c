@@ -253,6 +253,11 @@ static void peer_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
   lplayer *p = ctx;
   lroom *r = p->room;
   (void)np;
+  if (m->type == GK_MSG_REDIRECT) { /* its rooms are made at --server */
+    room_fail(r, "unexpected REDIRECT (--light has no --join)",
+              m->u.redirect.enet);
+    return;
+  }
   switch (gk_net_lobby_on_msg(&r->lobby, p->index, m)) {
   case GK_NET_LOBBY_CREATED:
     p->joined = 1;

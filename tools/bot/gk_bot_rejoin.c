@@ -202,6 +202,7 @@ static void on_drop(uv_timer_t *t) {
   }
   p->tries = 0;
   p->rec = 0;
+  p->redirected = 0; /* a new request: to --server, perhaps redirected */
   if (b->ws_swap) p->ws_flip ^= 1; /* back on the other transport */
   let_go(p);
   arm(p, b->drops[p->drop].ms, on_back);
@@ -248,7 +249,60 @@ void bot_rejoin_step(bot_peer *p, uint64_t step) {
   }
 }
 
+/* --- a fleet: REDIRECT ---------------------------------------------------- */
+
+/* The request again, at the room's node, once the old engine and
+ * connection have closed. */
+static void on_redirect(uv_timer_t *t) {
+  bot_peer *p = t->data;
+  if (p->b->finished || p->room->done) return;
+  if (p->closing > 0) {
+    uv_timer_start(t, on_redirect, 1, 0);
+    return;
+  }
+  int rc = bot_peer_open(p);
+  if (rc != 0) {
+    fail(p, "redirect: cannot open a peer", gk_strerror(rc));
+    return;
+  }
+  if (!p->rejoining) p->away = 0; /* a lost connection fails the room */
+  bot_connect_peer(p);
+}
+
+/* REDIRECT: the code is another node's. Followed once per request: a
+ * second one is an error, and so is an address the player cannot use. */
+static void redirect(bot_peer *p, const gk_wire_redirect *r) {
+  if (p->redirected) {
+    fail(p, "a second REDIRECT", r->enet);
+    return;
+  }
+  const char *colon = strrchr(r->enet, ':');
+  char *end = NULL;
+  unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
+  if (!colon || colon == r->enet || !colon[1] || *end || port == 0 ||
+      port > 65535) {
+    fail(p, "REDIRECT to a bad ENet address", r->enet);
+    return;
+  }
+  if (bot_peer_ws(p) && !r->ws_url[0]) {
+    fail(p, "REDIRECT to a node without WebSocket", r->enet);
+    return;
+  }
+  memcpy(p->rhost, r->enet, (size_t)(colon - r->enet));
+  p->rhost[colon - r->enet] = '\0';
+  p->rport = (uint16_t)port;
+  snprintf(p->rws, sizeof(p->rws), "%s", r->ws_url);
+  p->redirected = 1;
+  p->room->redirects++;
+  let_go(p); /* away until on_redirect: the old link's end is ours */
+  arm(p, 0, on_redirect); /* not from inside the peer's own callback */
+}
+
 int bot_rejoin_message(bot_peer *p, const gk_wire_msg *m) {
+  if (m->type == GK_MSG_REDIRECT) {
+    redirect(p, &m->u.redirect);
+    return 1;
+  }
   if (m->type == GK_MSG_RECONNECT_SECRET) {
     memcpy(p->secret, m->u.secret.secret, GK_WIRE_SECRET_LEN);
     p->slot = m->u.secret.slot;

@@ -134,6 +134,7 @@ static cJSON *room_summary(bot *b, bot_room *r, bot_totals *t) {
     cJSON_AddNullToObject(ro, "agree");
   cJSON_AddNumberToObject(ro, "desyncs", (double)room_desyncs);
   cJSON_AddNumberToObject(ro, "mismatches", (double)r->mismatches);
+  cJSON_AddNumberToObject(ro, "redirects", (double)r->redirects);
   if (r->mismatches)
     cJSON_AddNumberToObject(ro, "first_mismatch", (double)r->first_mismatch);
   cJSON_AddStringToObject(ro, "end_reason",

@@ -123,6 +123,27 @@ typedef struct gk_server_ws_config {
 /* lockstep.prediction's modes. */
 enum { GK_PREDICT_GENRE = 0, GK_PREDICT_OFF = 1, GK_PREDICT_ON = 2 };
 
+/* The fleet (src/fleet/gk_fleet.h): this process is one node of many
+ * sharing one room directory in Redis. Off unless fleet.enabled: no
+ * Redis is needed, and nothing changes. */
+#define GK_SERVER_FLEET_STR_MAX 128 /* node, enet, ws_url, password */
+typedef struct gk_server_fleet_config {
+  int enabled;
+  char redis[GK_SERVER_PATH_MAX]; /* "HOST:PORT" (numeric host: hiredis 0.14
+                                     resolves names blocking) or
+                                     "unix:PATH" */
+  char redis_host[64];            /* parsed from redis; "" for a socket */
+  uint16_t redis_port;
+  char redis_unix[GK_SERVER_PATH_MAX];    /* parsed from redis; "" for TCP */
+  char password[GK_SERVER_FLEET_STR_MAX]; /* "" = no AUTH */
+  char node[GK_SERVER_FLEET_STR_MAX];     /* this node's id: [A-Za-z0-9_.-] */
+  char enet[GK_SERVER_FLEET_STR_MAX];     /* "HOST:PORT" clients reach */
+  char ws_url[GK_SERVER_FLEET_STR_MAX];   /* "ws://..." / "wss://..."; "" */
+  uint32_t heartbeat_ms;                  /* node key and rooms refreshed */
+  uint32_t ttl_ms;                        /* ... and expire after this */
+  uint32_t max_rooms; /* rooms this node takes; 0 = limits.rooms */
+} gk_server_fleet_config;
+
 /* One genre the server offers. */
 typedef struct gk_server_genre {
   const gk_sim *sim;    /* from the registry; never NULL once parsed */
@@ -189,6 +210,7 @@ typedef struct gk_server_config {
   gk_server_admin_config admin;
   gk_server_agones_config agones;
   gk_server_ws_config ws; /* "websocket" */
+  gk_server_fleet_config fleet;
   /* auth (tokens): the key file is read by gk_server_start, not here */
   gk_auth_mode auth_mode;
   char auth_key_file[GK_SERVER_PATH_MAX]; /* required in token mode */
@@ -200,6 +222,8 @@ typedef struct gk_server_config {
                                      mode) or per IP (open mode) */
   uint32_t handshake_ms;          /* a connection with no accepted room
                                      request by then is dropped */
+  uint32_t misses_per_ip_per_min; /* room requests for unknown codes per
+                                     IP per minute; more are refused */
   uint32_t limit_log_ms;          /* a refusal is logged once per source
                                      and limit per this interval */
   /* reconnect and spectators (reconnect_finish checks them) */

@@ -87,10 +87,11 @@ int sv_cfg_check_auth(sv_cfg_ctx *x, const char *path) {
 
 /* --- across keys --------------------------------------------------------- */
 
-/* admin.listen "HOST:PORT" or "[V6]:PORT" into host and port: a numeric
- * address or "localhost" (no name lookups at start-up). */
-int sv_cfg_admin_listen(sv_cfg_ctx *x, gk_server_admin_config *a) {
-  const char *l = a->listen, *colon = strrchr(l, ':');
+/* "HOST:PORT" or "[V6]:PORT" into host (cap bytes) and port; the host is
+ * not checked further. 0, or -1 if it is not of that shape. */
+static int split_host_port(const char *l, char *host, size_t cap,
+                           uint16_t *port) {
+  const char *colon = strrchr(l, ':');
   const char *h = l, *he = colon;
   if (l[0] == '[') {
     h = l + 1;
@@ -101,28 +102,139 @@ int sv_cfg_admin_listen(sv_cfg_ctx *x, gk_server_admin_config *a) {
       colon = he + 1;
   }
   char *end = NULL;
-  unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
-  if (!colon || !he || he == h || (size_t)(he - h) >= sizeof(a->host) ||
-      !colon[1] || *end || port > 65535 || colon[1] == '-' || colon[1] == '+')
+  unsigned long p = colon ? strtoul(colon + 1, &end, 10) : 0;
+  if (!colon || !he || he == h || (size_t)(he - h) >= cap || !colon[1] ||
+      *end || p > 65535 || colon[1] == '-' || colon[1] == '+')
+    return -1;
+  memcpy(host, h, (size_t)(he - h));
+  host[he - h] = '\0';
+  *port = (uint16_t)p;
+  return 0;
+}
+
+/* 1 if host is an IPv4 or IPv6 literal; *loopback says whether it is
+ * 127.0.0.0/8 or ::1. */
+static int numeric_host(const char *host, int *loopback) {
+  unsigned char addr[16];
+  if (inet_pton(AF_INET, host, addr) == 1) {
+    *loopback = addr[0] == 127;
+    return 1;
+  }
+  if (inet_pton(AF_INET6, host, addr) == 1) {
+    static const unsigned char one[16] = {[15] = 1};
+    *loopback = memcmp(addr, one, 16) == 0;
+    return 1;
+  }
+  return 0;
+}
+
+/* admin.listen "HOST:PORT" or "[V6]:PORT" into host and port: a numeric
+ * address or "localhost" (no name lookups at start-up). */
+int sv_cfg_admin_listen(sv_cfg_ctx *x, gk_server_admin_config *a) {
+  if (split_host_port(a->listen, a->host, sizeof(a->host), &a->port) != 0)
     return sv_cfg_fail(
         x, GK_EINVAL, "admin.listen",
-        "must be \"HOST:PORT\" (\"[V6]:PORT\" for IPv6), got \"%s\"", l);
-  memcpy(a->host, h, (size_t)(he - h));
-  a->host[he - h] = '\0';
-  a->port = (uint16_t)port;
+        "must be \"HOST:PORT\" (\"[V6]:PORT\" for IPv6), got \"%s\"",
+        a->listen);
   if (strcmp(a->host, "localhost") == 0)
     snprintf(a->host, sizeof(a->host), "127.0.0.1");
-  unsigned char addr[16];
-  if (inet_pton(AF_INET, a->host, addr) == 1) {
-    a->loopback = addr[0] == 127;
-  } else if (inet_pton(AF_INET6, a->host, addr) == 1) {
-    static const unsigned char one[16] = {[15] = 1};
-    a->loopback = memcmp(addr, one, 16) == 0;
-  } else {
+  if (!numeric_host(a->host, &a->loopback))
     return sv_cfg_fail(
         x, GK_EINVAL, "admin.listen",
         "host must be a numeric address or localhost, got \"%s\"", a->host);
+  return 0;
+}
+
+/* --- fleet ---------------------------------------------------------------- */
+
+int sv_cfg_check_fleet_node(sv_cfg_ctx *x, const sv_cfg_row *r,
+                            const char *path) {
+  const char *n = (const char *)x->c + r->off;
+  size_t len = strlen(n);
+  if (len > 32)
+    return sv_cfg_fail(x, GK_ERANGE, path, "must be 1 to 32 bytes long");
+  for (size_t i = 0; i < len; i++) {
+    char ch = n[i];
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+          (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.'))
+      return sv_cfg_fail(x, GK_ERANGE, path,
+                         "must be letters, digits, '_', '-' or '.', got "
+                         "\"%s\"",
+                         n);
   }
+  return 0;
+}
+
+/* fleet.redis: "unix:PATH" or "HOST:PORT" with a numeric host (hiredis
+ * 0.14 resolves a name with a blocking getaddrinfo on the loop). */
+static int fleet_redis(sv_cfg_ctx *x, gk_server_fleet_config *f,
+                       const char *path) {
+  char p[256];
+  sv_cfg_join(p, sizeof(p), path, "redis");
+  f->redis_host[0] = '\0';
+  f->redis_unix[0] = '\0';
+  f->redis_port = 0;
+  if (strncmp(f->redis, "unix:", 5) == 0) {
+    if (!f->redis[5])
+      return sv_cfg_fail(x, GK_EINVAL, p, "\"unix:\" needs a socket path");
+    snprintf(f->redis_unix, sizeof(f->redis_unix), "%s", f->redis + 5);
+    return 0;
+  }
+  int loopback = 0;
+  if (split_host_port(f->redis, f->redis_host, sizeof(f->redis_host),
+                      &f->redis_port) != 0 ||
+      f->redis_port == 0)
+    return sv_cfg_fail(x, GK_EINVAL, p,
+                       "must be \"HOST:PORT\" or \"unix:PATH\", got \"%s\"",
+                       f->redis);
+  if (!numeric_host(f->redis_host, &loopback))
+    return sv_cfg_fail(x, GK_EINVAL, p,
+                       "host must be a numeric address (no name lookups on "
+                       "the loop), got \"%s\"",
+                       f->redis_host);
+  return 0;
+}
+
+int sv_cfg_check_fleet(sv_cfg_ctx *x, const char *path) {
+  gk_server_fleet_config *f = &x->c->fleet;
+  int rc = fleet_redis(x, f, path);
+  if (rc) return rc;
+  char p[256];
+  if (f->ttl_ms < 2u * f->heartbeat_ms) {
+    sv_cfg_join(p, sizeof(p), path, "ttl_ms");
+    return sv_cfg_fail(x, GK_ERANGE, p,
+                       "must be at least 2 * heartbeat_ms (%u), got %u",
+                       2u * f->heartbeat_ms, f->ttl_ms);
+  }
+  if (f->ws_url[0] && strncmp(f->ws_url, "ws://", 5) != 0 &&
+      strncmp(f->ws_url, "wss://", 6) != 0) {
+    sv_cfg_join(p, sizeof(p), path, "ws_url");
+    return sv_cfg_fail(x, GK_ERANGE, p,
+                       "must begin with ws:// or wss://, got \"%s\"",
+                       f->ws_url);
+  }
+  if (f->enabled && (!f->node[0] || !f->enet[0]))
+    return sv_cfg_fail(x, GK_EINVAL, path,
+                       "enabled needs node (this node's id) and enet (the "
+                       "\"HOST:PORT\" clients reach it at)");
+  uint16_t port = 0;
+  char host[GK_SERVER_FLEET_STR_MAX];
+  if (f->enet[0] && split_host_port(f->enet, host, sizeof(host), &port) != 0) {
+    sv_cfg_join(p, sizeof(p), path, "enet");
+    return sv_cfg_fail(x, GK_EINVAL, p, "must be \"HOST:PORT\", got \"%s\"",
+                       f->enet);
+  }
+  return 0;
+}
+
+/* The node's room limit within the process's. */
+static int fleet_finish(sv_cfg_ctx *x) {
+  gk_server_fleet_config *f = &x->c->fleet;
+  if (f->max_rooms > x->c->max_rooms)
+    return sv_cfg_fail(x, GK_ERANGE, "fleet.max_rooms",
+                       "must not exceed limits.rooms (%u), got %u",
+                       x->c->max_rooms, f->max_rooms);
+  if (f->max_rooms == 0) f->max_rooms = x->c->max_rooms;
   return 0;
 }
 
@@ -185,5 +297,6 @@ int sv_cfg_finish(sv_cfg_ctx *x) {
   if (rc == 0) rc = sv_cfg_genres_finish(x);
   if (rc == 0) rc = reconnect_finish(x);
   if (rc == 0) rc = ops_finish(x);
+  if (rc == 0) rc = fleet_finish(x);
   return rc;
 }

@@ -117,6 +117,12 @@ int sv_cfg_check_ws_proxies(sv_cfg_ctx *x, const sv_cfg_row *r,
                             const char *path);
 int sv_cfg_check_ws_path(sv_cfg_ctx *x, const sv_cfg_row *r, const char *path);
 int sv_cfg_check_auth(sv_cfg_ctx *x, const char *path);
+/* fleet.node: 1..32 of [A-Za-z0-9_.-] (it is part of Redis keys). */
+int sv_cfg_check_fleet_node(sv_cfg_ctx *x, const sv_cfg_row *r,
+                            const char *path);
+/* "fleet": the Redis address into redis_host/_port/_unix; enabled needs
+ * node and enet; ttl_ms covers two heartbeats. */
+int sv_cfg_check_fleet(sv_cfg_ctx *x, const char *path);
 /* admin.listen into admin.host, .port and .loopback. */
 int sv_cfg_admin_listen(sv_cfg_ctx *x, gk_server_admin_config *a);
 int sv_cfg_finish(sv_cfg_ctx *x);

@@ -62,6 +62,7 @@ static const sv_cfg_row limits_rows[] = {
     UINT("connects_per_ip_per_s", connects_per_ip_per_s, 0, 100000, 100),
     UINT("creates_per_min", creates_per_min, 0, 100000, 60),
     UINT("handshake_ms", handshake_ms, 0, 600000, 10000),
+    UINT("misses_per_ip_per_min", misses_per_ip_per_min, 0, 100000, 30),
     UINT("log_interval_ms", limit_log_ms, 100, 3600000, 10000), END};
 static const sv_cfg_table limits_table = {limits_rows, 0, NULL};
 
@@ -253,6 +254,48 @@ static const sv_cfg_row spectator_rows[] = {
     UINT("max", spectator_max, 0, 4096, 64), END};
 static const sv_cfg_table spectator_table = {spectator_rows, 0, NULL};
 
+/* --- fleet: checked as a whole by sv_cfg_check_fleet --------------------- */
+
+static const sv_cfg_row fleet_rows[] = {
+    BOOL("enabled", fleet.enabled, 0),
+    {.key = "redis",
+     .kind = SV_CFG_STRING,
+     .flags = SV_CFG_TOKEN,
+     .off = OFF(fleet.redis),
+     .size = SZ(fleet.redis),
+     .min = 1,
+     .sdef = "127.0.0.1:6379"},
+    {.key = "password",
+     .kind = SV_CFG_STRING,
+     .flags = SV_CFG_TOKEN,
+     .off = OFF(fleet.password),
+     .size = SZ(fleet.password),
+     .min = 0},
+    {.key = "node",
+     .kind = SV_CFG_STRING,
+     .off = OFF(fleet.node),
+     .size = SZ(fleet.node),
+     .min = 1,
+     .check = sv_cfg_check_fleet_node},
+    {.key = "enet",
+     .kind = SV_CFG_STRING,
+     .flags = SV_CFG_TOKEN,
+     .off = OFF(fleet.enet),
+     .size = SZ(fleet.enet),
+     .min = 3},
+    {.key = "ws_url",
+     .kind = SV_CFG_STRING,
+     .flags = SV_CFG_TOKEN,
+     .off = OFF(fleet.ws_url),
+     .size = SZ(fleet.ws_url),
+     .min = 0},
+    UINT("heartbeat_ms", fleet.heartbeat_ms, 100, 60000, 1000),
+    UINT("ttl_ms", fleet.ttl_ms, 300, 600000, 5000),
+    UINT("max_rooms", fleet.max_rooms, 0, GK_SERVER_ROOMS_MAX, 0),
+    END};
+static const sv_cfg_table fleet_table = {
+    fleet_rows, SV_CFG_LIST | SV_CFG_EXPECTED, sv_cfg_check_fleet};
+
 /* --- the document ----------------------------------------------------------
  */
 
@@ -280,6 +323,7 @@ static const sv_cfg_row top_rows[] = {
     OBJECT("websocket", ws_table),
     OBJECT("reconnect", reconnect_table),
     OBJECT("spectator", spectator_table),
+    OBJECT("fleet", fleet_table),
     END};
 
 const sv_cfg_table sv_cfg_top = {top_rows, 0, NULL};

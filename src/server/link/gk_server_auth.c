@@ -418,6 +418,42 @@ static uint64_t *refusal_counter(gk_server_stats *st, int code) {
   }
 }
 
+/* --- guessing codes ------------------------------------------------------- */
+
+#define MISS_WINDOW_MS 60000u
+
+/* The IP entry of a connection, with its miss window current. */
+static sv_src *miss_src(gk_server *s, uint32_t peer) {
+  const sv_conn *c = sv_conn_get(s, peer);
+  if (!c) return NULL;
+  uint64_t now = sv_now_ms(s);
+  sv_src *e = src_get(s->auth.ips, s->auth.nips, c->link->addr_key, now);
+  if (e && (now - e->miss_ms >= MISS_WINDOW_MS || now < e->miss_ms)) {
+    e->miss_ms = now;
+    e->misses = 0;
+  }
+  return e;
+}
+
+int sv_auth_misses_over(gk_server *s, uint32_t peer) {
+  uint32_t limit = s->cfg->misses_per_ip_per_min;
+  sv_src *e = limit ? miss_src(s, peer) : NULL;
+  if (!e || e->misses < limit) return 0;
+  s->stats.limit_misses++;
+  const sv_conn *c = sv_conn_get(s, peer);
+  limit_log(s, e, "misses_per_ip_per_min", c ? c->link->addr : NULL, NULL);
+  char why[96];
+  snprintf(why, sizeof(why), "more than %u unknown room codes a minute", limit);
+  sv_send_error(s, peer, GK_ELIMIT, why);
+  return 1;
+}
+
+void sv_auth_miss(gk_server *s, uint32_t peer) {
+  s->stats.code_misses++;
+  sv_src *e = miss_src(s, peer);
+  if (e && e->misses < UINT32_MAX) e->misses++;
+}
+
 /* Rooms per minute for the creator (client id, or IP in open mode). */
 static int create_rate(gk_server *s, const sv_conn *c, const uint64_t *client,
                        char *err, size_t errlen) {

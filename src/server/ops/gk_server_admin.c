@@ -266,6 +266,11 @@ static enum MHD_Result get_healthz(sv_admin *a, struct MHD_Connection *c) {
     n = snprintf(why, sizeof(why),
                  "step timer late: %llu ms in the last seconds (limit %u)\n",
                  (unsigned long long)(late / 1000000u), s->cfg->admin.late_ms);
+  else if (!sv_fleet_reachable(s)) /* local play goes on: still 200 */
+    n = snprintf(why, sizeof(why),
+                 "ok; room directory unreachable: local rooms play on, "
+                 "other nodes' rooms cannot be joined\n"),
+    status = MHD_HTTP_OK;
   else
     n = snprintf(why, sizeof(why), "ok\n"), status = MHD_HTTP_OK;
   return answer(c, status, "text/plain; charset=utf-8", why,

@@ -24,6 +24,7 @@
 
 #include "gk_err.h"
 #include "gk_net_ws.h"
+#include "gk_fleet.h"
 #include "gk_server_internal.h"
 
 const uint64_t sv_hist_bounds_ns[SV_HIST_BUCKETS] = {
@@ -371,6 +372,28 @@ static void desync_counters(out *o, const gk_server *s) {
         gk_room_dsy_result_names[i], rs->desync_reports[i]);
 }
 
+/* A fleet's node (gk_server_fleet.c): its redirects and its directory's
+ * counters (gk_fleet.h, one X-macro list), as gk_fleet_<name>_total;
+ * nothing without a fleet. */
+static void fleet_counters(out *o, const gk_server *s) {
+  const gk_fleet_stats *fs = sv_fleet_directory_stats(s);
+  if (!fs) return;
+  counter(o, "gk_fleet_redirects_total",
+          "Room requests answered REDIRECT: the room is on another node.",
+          s->fleet_stats.redirects);
+  counter(o, "gk_fleet_redirects_failed_total",
+          "Room requests for another node's code the directory could not "
+          "answer (unreachable, bad entry).",
+          s->fleet_stats.redirects_failed);
+  head(o, "gk_fleet_up", "gauge",
+       "1 while the room directory (Redis) is reachable.");
+  put(o, "gk_fleet_up %d\n", sv_fleet_reachable(s));
+#define SV_FLEET_COUNTER(name, help)                                           \
+  counter(o, "gk_fleet_" #name "_total", "Room directory: " help ".", fs->name);
+  GK_FLEET_STATS(SV_FLEET_COUNTER)
+#undef SV_FLEET_COUNTER
+}
+
 size_t sv_metrics_write(const gk_server *s, char *buf, size_t cap) {
   out o = {buf, cap, 0};
   if (buf && cap) buf[0] = '\0';
@@ -385,6 +408,7 @@ size_t sv_metrics_write(const gk_server *s, char *buf, size_t cap) {
   matches(&o, s, &l, &f);
   room_counters(&o, s);
   desync_counters(&o, s);
+  fleet_counters(&o, s);
   hist(&o, "gk_tick_lateness_seconds",
        "How long after its deadline each step timer tick fired.",
        &s->metrics.tick_late);

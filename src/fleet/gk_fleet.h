@@ -1,0 +1,172 @@
+/* gk_fleet.h: this process as one node of a fleet of gk-server processes
+ * that share one room directory in Redis (src/fleet/README.md).
+ *
+ * The directory says, for each room code, which node holds the room and
+ * how clients reach that node (its public ENet address and WebSocket URL),
+ * so that any node can answer any code with a REDIRECT. Each node keeps
+ * its own entries alive: one heartbeat (a single Lua script, EVALSHA-free
+ * EVAL) refreshes the node's key and every room code it holds with a TTL,
+ * and re-registers codes Redis lost (a restart). A node that dies stops
+ * refreshing; its entries expire within the TTL.
+ *
+ * Everything is asynchronous on the caller's libuv loop (hiredis with
+ * adapters/libuv.h): connecting, AUTH, every command, and reconnecting
+ * with backoff. Nothing here blocks, and nothing is called per step or
+ * per datagram: only when a room is made or ends, on a lookup (a join at
+ * the wrong node), and on the heartbeat timer.
+ *
+ * Replies are never trusted: a reply of the wrong type or size, or a value
+ * that does not parse (someone wrote garbage into a key), is an error
+ * (GK_EPARSE for a value, GK_EPROTO for a reply) counted in bad_replies,
+ * never a crash. A command unanswered for two heartbeats (a stopped Redis)
+ * drops the connection; what was in flight fails with GK_EUNAVAILABLE.
+ *
+ * Keys: "gk:room:<code>" = "gk1 <node> <enet> <ws_url or ->",
+ *       "gk:node:<node>" = "gk1 <enet> <ws_url or -> <rooms> <max_rooms>
+ *                           <draining 0/1>".
+ */
+#ifndef GK_FLEET_H
+#define GK_FLEET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#define GK_FLEET_NODE_MAX 32   /* node id: [A-Za-z0-9_.-] */
+#define GK_FLEET_ADDR_MAX 127  /* enet address, ws URL: no space */
+#define GK_FLEET_CODE_MAX 16   /* a room code */
+#define GK_FLEET_VALUE_MAX 512 /* a directory value, bytes */
+#define GK_FLEET_TEXT_MAX 160  /* an error's text */
+
+typedef struct gk_fleet gk_fleet;
+
+typedef struct gk_fleet_config {
+  const char *host;      /* Redis TCP host (numeric), or NULL/"" */
+  uint16_t port;         /* ... its port */
+  const char *unix_path; /* or a unix socket; NULL/"" = TCP */
+  const char *password;  /* AUTH first; NULL/"" = none */
+  const char *node;      /* this node's id */
+  const char *enet;      /* "HOST:PORT" clients reach this node at */
+  const char *ws_url;    /* "ws://..." or "" */
+  uint32_t heartbeat_ms;
+  uint32_t ttl_ms;
+  uint32_t max_rooms; /* codes this node may hold at once */
+} gk_fleet_config;
+
+/* Counters, one X-macro list (name, help for /metrics). */
+#define GK_FLEET_STATS(X)                                                      \
+  X(connects, "connections to Redis established")                              \
+  X(reconnects, "connection attempts after a loss")                            \
+  X(disconnects, "connections to Redis lost")                                  \
+  X(commands, "commands sent to Redis")                                        \
+  X(errors, "directory errors: error replies, refused AUTH, timeouts, bad "    \
+            "replies")                                                         \
+  X(bad_replies, "replies of the wrong type or size, values that do not "      \
+                 "parse")                                                      \
+  X(timeouts, "connections dropped for a command unanswered too long")         \
+  X(heartbeats, "heartbeats answered")                                         \
+  X(lookups, "codes looked up")                                                \
+  X(lookups_missed, "codes no node holds")                                     \
+  X(lookups_failed, "lookups that failed (unreachable, bad entry)")            \
+  X(code_clashes, "codes this node holds that another node took")              \
+  X(restored, "codes re-registered after Redis lost them")                     \
+  X(reserved, "codes reserved for the pool")                                   \
+  X(pool_empty, "rooms made while the pool had no code")
+
+typedef struct gk_fleet_stats {
+#define GK__FLEET_STAT(name, help) uint64_t name;
+  GK_FLEET_STATS(GK__FLEET_STAT)
+#undef GK__FLEET_STAT
+} gk_fleet_stats;
+
+/* Where a code lives: a lookup's answer. */
+typedef struct gk_fleet_where {
+  char node[GK_FLEET_NODE_MAX + 1];
+  char enet[GK_FLEET_ADDR_MAX + 1];
+  char ws_url[GK_FLEET_ADDR_MAX + 1]; /* "" if the node takes no WS */
+} gk_fleet_where;
+
+/* What the directory tells its owner (on the loop). */
+typedef struct gk_fleet_hooks {
+  void *user;
+  /* A lookup's answer: status 0 (w set), GK_ENOTFOUND (no node holds it;
+   * this node's own stale entry counts as none), GK_EUNAVAILABLE (Redis
+   * unreachable, or the connection went while it was in flight),
+   * GK_EPARSE / GK_EPROTO (a bad entry or reply; text says which), or
+   * GK_ECLOSED (the directory was closed). `ctx` is the caller's. */
+  void (*found)(void *user, void *ctx, int status, const gk_fleet_where *w,
+                const char *text);
+  /* Something worth a log line: "fleet_up", "fleet_down", "fleet_error",
+   * with a code and a sentence. May be NULL. */
+  void (*note)(void *user, const char *event, int code, const char *text);
+  /* The directory has closed (after gk_fleet_close). May be NULL. */
+  void (*closed)(void *user);
+  /* A candidate code for the pool (gk_fleet_take_code): 0 with out set
+   * (GK_FLEET_CODE_MAX characters, NUL-terminated), or a code. May be
+   * NULL: no pool. */
+  int (*make_code)(void *user, char out[GK_FLEET_CODE_MAX + 1]);
+} gk_fleet_hooks;
+
+/* Starts connecting (asynchronously; the first heartbeat follows the
+ * connection). Copies the config's strings. 0, GK_EINVAL (a missing or
+ * oversized field), GK_ENOMEM. */
+int gk_fleet_start(uv_loop_t *loop, const gk_fleet_config *cfg,
+                   const gk_fleet_hooks *hooks, gk_fleet **out);
+
+/* Stops: no more commands; the connection ends once what is in flight is
+ * answered (at most two heartbeats), then hooks.closed. Lookups in flight
+ * are answered GK_ECLOSED or their answer. The node's entries expire with
+ * their TTL (those of rooms removed before are deleted). */
+void gk_fleet_close(gk_fleet *f);
+
+/* 1 if connected and authenticated, else 0. */
+int gk_fleet_up(const gk_fleet *f);
+
+/* A room code this node now holds: registered at once when up, else at
+ * the next heartbeat after a connection. 0 (also for a code held
+ * already: one from gk_fleet_take_code), GK_EINVAL (bad code), GK_EFULL
+ * (max_rooms codes held). */
+int gk_fleet_room_add(gk_fleet *f, const char *code);
+/* The code is this node's no more: deleted if the entry is still ours.
+ * 0 or GK_ENOTFOUND (not held). */
+int gk_fleet_room_remove(gk_fleet *f, const char *code);
+/* Codes held now (rooms, and the pool's reserved codes). */
+uint32_t gk_fleet_rooms(const gk_fleet *f);
+
+/* The pool: while up, the directory keeps GK_FLEET_POOL codes from
+ * hooks.make_code reserved for this node (SET NX, then refreshed by the
+ * heartbeat like a room's), so that a new room takes a code unique in
+ * the fleet at once, without waiting for Redis. Takes one into out: 0,
+ * or GK_ENOTFOUND (none reserved now: Redis away, or all taken). The
+ * code is then a room's: gk_fleet_room_add for it is a no-op, and
+ * gk_fleet_room_remove deletes it. */
+#define GK_FLEET_POOL 4
+int gk_fleet_take_code(gk_fleet *f, char out[GK_FLEET_CODE_MAX + 1]);
+
+/* The node is draining: said in its key at the next heartbeat. */
+void gk_fleet_set_draining(gk_fleet *f, int draining);
+
+/* Looks a code up; the answer comes through hooks.found with ctx. 0 (it
+ * will come, never before this returns), GK_EUNAVAILABLE (not connected:
+ * no answer will come), GK_EINVAL (a code that is no code). */
+int gk_fleet_lookup(gk_fleet *f, const char *code, void *ctx);
+
+const gk_fleet_stats *gk_fleet_stats_of(const gk_fleet *f);
+
+/* --- directory values (gk_fleet_entry.c: pure, no I/O) ------------------- */
+
+/* Writes a room's value for this node into out (cap bytes). 0 or
+ * GK_ETOOBIG. */
+int gk_fleet_room_value(const char *node, const char *enet, const char *ws_url,
+                        char *out, size_t cap);
+/* Parses a room value of len bytes (not NUL-terminated) into w, strictly:
+ * "gk1", then exactly node, enet, ws ("-" = none), single spaces, each
+ * field within its limits and character set. 0 or GK_EPARSE with a reason
+ * in why (cap bytes). */
+int gk_fleet_room_parse(const char *v, size_t len, gk_fleet_where *w, char *why,
+                        size_t cap);
+/* 1 if code is 1..GK_FLEET_CODE_MAX of [A-Z0-9]. */
+int gk_fleet_code_ok(const char *code);
+
+#endif

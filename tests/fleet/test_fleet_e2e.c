@@ -1,0 +1,498 @@
+/* test_fleet_e2e.c: three real gk-server processes (nodes A, B, C) sharing
+ * one room directory in a real redis-server that the test starts on a
+ * unix socket. Each node has ENet and WebSocket listeners on ephemeral
+ * ports (fleet.enet and fleet.ws_url say port 0: the node's own).
+ *
+ *  - A room made on A is joined through B over ENet and through C over
+ *    WebSocket by gk-bot --join: each is redirected once, they play 3000
+ *    steps with no desync, and A's replay verifies.
+ *  - A rejoin, a spectator and a join at the wrong node get REDIRECT to
+ *    the room's node; an unknown code is GK_ENOTFOUND as without a fleet;
+ *    a REDIRECT sent by a client is a strike.
+ *  - Redis stopped (SIGSTOP) then killed mid-match: the match plays on
+ *    and its replay verifies; a cross-node join gets GK_EUNAVAILABLE;
+ *    after a restart the code is redirected again within a few
+ *    heartbeats.
+ *  - A node SIGKILLed: its room leaves the directory within the TTL.
+ *  - Bytes in Redis that do not parse: a clear error, logged, and the
+ *    node answers the next request.
+ * Every wait is bounded. */
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <enet/enet.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "e2e.h"
+#include "e2e_raw.h"
+#include "gk_err.h"
+#include "gk_net_wire.h"
+#include "gk_token.h"
+#include "redis_rig.h"
+
+#define HEARTBEAT_MS 200
+#define TTL_MS 1000
+
+typedef struct node {
+  e2e_dir d;
+  e2e_proc srv;
+  uint16_t port;
+  uint16_t admin; /* its admin listener's port */
+  char url[64];   /* its WebSocket URL */
+} node;
+
+static redis_rig R;
+
+static const char *more_config = ""; /* more top-level members, ",..." */
+
+static void node_start(node *n, const char *id) {
+  e2e_dir_make(&n->d);
+  char extra[2048];
+  snprintf(extra, sizeof extra,
+           "\"websocket\":{\"enabled\":true,\"host\":\"127.0.0.1\","
+           "\"port\":0,\"static_dir\":\"\"},"
+           "\"admin\":{\"enabled\":true,\"listen\":\"127.0.0.1:0\"},"
+           "\"fleet\":{\"enabled\":true,\"redis\":\"unix:%s\",\"node\":"
+           "\"%s\",\"enet\":\"127.0.0.1:0\",\"ws_url\":"
+           "\"ws://127.0.0.1:0/play\",\"heartbeat_ms\":%d,\"ttl_ms\":%d}%s",
+           R.sock, id, HEARTBEAT_MS, TTL_MS, more_config);
+  e2e_start_server(&n->srv, &n->d, extra, &n->port);
+  double ws = e2e_stat(&n->srv, "listening", "ws_port");
+  snprintf(n->url, sizeof n->url, "ws://127.0.0.1:%u/play", (unsigned)ws);
+  n->admin = (uint16_t)e2e_stat(&n->srv, "admin_listening", "port");
+  cr_assert(e2e_wait_events(&n->srv, "fleet_up", 1, 5000),
+            "node %s never reached the directory", id);
+}
+
+static void fleet_up(node *nodes, int n) {
+  cr_assert_eq(redis_rig_start(&R, NULL), 0, "redis-server did not start");
+  e2e_keep_note("dir", R.dir);
+  cr_assert_eq(enet_initialize(), 0);
+  const char *ids[] = {"a", "b", "c"};
+  for (int i = 0; i < n; i++) node_start(&nodes[i], ids[i]);
+}
+
+/* Stops the nodes still running (each must stop cleanly) and Redis. */
+static void fleet_stop(node *nodes, int n) {
+  for (int i = 0; i < n; i++) {
+    if (nodes[i].srv.pid > 0 && nodes[i].srv.status < 0)
+      e2e_stop_server(&nodes[i].srv);
+  }
+  enet_deinitialize();
+  redis_rig_stop(&R);
+}
+
+static void fleet_remove(node *nodes, int n) {
+  for (int i = 0; i < n; i++) e2e_dir_remove(&nodes[i].d);
+}
+
+static size_t body_cb(char *p, size_t size, size_t n, void *user) {
+  char *buf = user;
+  size_t have = strlen(buf), add = size * n;
+  size_t room = 65535 - have;
+  memcpy(buf + have, p, add < room ? add : room);
+  buf[have + (add < room ? add : room)] = '\0';
+  return size * n;
+}
+
+/* GET http://127.0.0.1:<admin port><path> into buf (64 KiB); the status. */
+static long http_get(const node *n, const char *path, char *buf) {
+  char url[128];
+  snprintf(url, sizeof url, "http://127.0.0.1:%u%s", (unsigned)n->admin, path);
+  buf[0] = '\0';
+  CURL *c = curl_easy_init();
+  cr_assert_not_null(c);
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, body_cb);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, buf);
+  long status = 0;
+  if (curl_easy_perform(c) == CURLE_OK)
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_cleanup(c);
+  return status;
+}
+
+static char http_buf[65536];
+
+/* A raw client makes a survivors room of `seats` on a node. */
+static void create(raw *c, uint16_t port, int seats, char *code) {
+  raw_connect(c, port);
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_CREATE_ROOM;
+  m.u.create_room.max_players = (uint8_t)seats;
+  snprintf(m.u.create_room.genre, sizeof m.u.create_room.genre, "survivors");
+  raw_send_msg(c, &m);
+  raw_expect(c, GK_MSG_ROOM_CREATED, 3000);
+  memcpy(code, c->last[GK_MSG_ROOM_CREATED].u.room.code, GK_WIRE_CODE_LEN);
+  code[GK_WIRE_CODE_LEN] = '\0';
+}
+
+/* One request (JOIN_ROOM, REJOIN_ROOM or SPECTATE) for `code` from a
+ * fresh raw client at `port`; waits for REDIRECT or ERROR into *out.
+ * Returns the type that came (0: none within 3 s). */
+static const uint8_t *ask_token; /* JOIN_ROOM's token, NULL: none */
+
+static int ask(uint16_t port, int type, const char *code, gk_wire_msg *out) {
+  raw c;
+  raw_connect(&c, port);
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = (gk_wire_type)type;
+  if (type == GK_MSG_REJOIN_ROOM)
+    memcpy(m.u.rejoin.code, code, GK_WIRE_CODE_LEN + 1);
+  else
+    memcpy(m.u.room.code, code, GK_WIRE_CODE_LEN + 1);
+  if (type == GK_MSG_JOIN_ROOM && ask_token) {
+    m.u.room.token_len = GK_WIRE_TOKEN_BYTES;
+    memcpy(m.u.room.token, ask_token, GK_WIRE_TOKEN_BYTES);
+  }
+  raw_send_msg(&c, &m);
+  int got = 0;
+  for (int i = 0; i < 60 && !got && ask_token; i++) { /* JOINED counts */
+    raw_pump(&c, 50);
+    if (c.seen[GK_MSG_JOINED])
+      got = GK_MSG_JOINED, *out = c.last[GK_MSG_JOINED];
+    else if (c.seen[GK_MSG_REDIRECT] || c.seen[GK_MSG_ERROR])
+      break;
+  }
+  for (int i = 0; i < 60 && !got; i++) {
+    raw_pump(&c, 50);
+    if (c.seen[GK_MSG_REDIRECT])
+      got = GK_MSG_REDIRECT, *out = c.last[GK_MSG_REDIRECT];
+    else if (c.seen[GK_MSG_ERROR])
+      got = GK_MSG_ERROR, *out = c.last[GK_MSG_ERROR];
+  }
+  /* after a REDIRECT the node closes the connection */
+  for (int i = 0; i < 40 && got == GK_MSG_REDIRECT && !c.disconnected; i++)
+    raw_pump(&c, 50);
+  if (got == GK_MSG_REDIRECT)
+    cr_assert(c.disconnected, "the node kept the connection after REDIRECT");
+  raw_close(&c);
+  return got;
+}
+
+static void expect_redirect(uint16_t at, int type, const char *code,
+                            const node *to) {
+  gk_wire_msg m;
+  int got = ask(at, type, code, &m);
+  cr_assert_eq(got, GK_MSG_REDIRECT, "%s for %s: %s %s",
+               gk_wire_type_name(type), code, gk_wire_type_name(got),
+               got == GK_MSG_ERROR ? gk_err_name(m.u.error.code) : "");
+  char enet[64];
+  snprintf(enet, sizeof enet, "127.0.0.1:%u", (unsigned)to->port);
+  cr_assert_str_eq(m.u.redirect.code, code);
+  cr_assert_str_eq(m.u.redirect.enet, enet);
+  cr_assert_str_eq(m.u.redirect.ws_url, to->url);
+}
+
+static void expect_error(uint16_t at, const char *code, int want) {
+  gk_wire_msg m;
+  int got = ask(at, GK_MSG_JOIN_ROOM, code, &m);
+  cr_assert_eq(got, GK_MSG_ERROR, "join %s: %s", code, gk_wire_type_name(got));
+  cr_assert_eq(m.u.error.code, want, "join %s: %s, want %s", code,
+               gk_err_name(m.u.error.code), gk_err_name(want));
+}
+
+/* gk-bot --join code --players 1 through a node, ENet or WebSocket. */
+static void join_bot(e2e_proc *bot, const e2e_dir *d, const char *tag,
+                     const node *via, const char *code, int ws) {
+  char server[32];
+  snprintf(server, sizeof server, "127.0.0.1:%u", (unsigned)via->port);
+  char *argv[] = {(char *)GK_BOT_BIN, "--server",  server,
+                  "--genre",          "survivors", "--join",
+                  (char *)code,       "--players", "1",
+                  "--timeout",        "120",       ws ? "--ws" : NULL,
+                  (char *)via->url,   NULL};
+  e2e_spawn(bot, d, tag, argv);
+}
+
+static double room_number(const e2e_proc *bot, const char *key) {
+  cJSON *sum = e2e_read_json(bot->out);
+  cr_assert_not_null(sum, "no summary from %s", bot->out);
+  const cJSON *r0 =
+      cJSON_GetArrayItem(cJSON_GetObjectItem(sum, "room_results"), 0);
+  const cJSON *v = cJSON_GetObjectItem(r0, key);
+  cr_assert(cJSON_IsNumber(v), "no %s in %s", key, bot->out);
+  double x = v->valuedouble;
+  cJSON_Delete(sum);
+  return x;
+}
+
+Test(fleet_e2e, a_room_on_a_is_joined_through_b_and_c_and_plays_3000_steps,
+     .timeout = 240) {
+  node n[3];
+  fleet_up(n, 3);
+  raw c;
+  char code[GK_WIRE_CODE_LEN + 1];
+  create(&c, n[0].port, 3, code);
+  /* a short code, reserved in the fleet: people type the 4 characters */
+  char shown[GK_WIRE_CODE_LEN + 1];
+  cr_assert_eq(gk_wire_code_shown(code, shown), 0);
+  cr_assert_eq(strlen(shown), 4, "code %s", code);
+  e2e_proc enet_bot, ws_bot;
+  join_bot(&enet_bot, &n[1].d, "bot_b", &n[1], shown, 0);
+  join_bot(&ws_bot, &n[2].d, "bot_c", &n[2], shown, 1);
+  for (int i = 0; i < 200 && e2e_count_events(&n[0].srv, "player_joined") < 2;
+       i++)
+    raw_pump(&c, 50);
+  cr_assert_eq(e2e_count_events(&n[0].srv, "player_joined"), 2,
+               "the redirected players did not reach A");
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_START_MATCH;
+  raw_send_msg(&c, &m);
+  raw_expect(&c, GK_MSG_MATCH_START, 3000);
+  memset(&m, 0, sizeof m); /* the creator holds the room, does not play */
+  m.type = GK_MSG_REMOVE_PLAYER;
+  m.u.remove = (gk_wire_remove){0, GK_WIRE_STEP_ASAP};
+  raw_send_msg(&c, &m);
+  raw_pump(&c, 3000 * 1000 / 120 + 1500); /* 3000 steps at 120 Hz */
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_END_MATCH;
+  m.u.end_reason = GK_WIRE_END_HOST;
+  raw_send_msg(&c, &m);
+  for (int i = 0; i < 200 && e2e_count_events(&n[0].srv, "match_end") < 1; i++)
+    raw_pump(&c, 50);
+  char codes[2][17];
+  uint64_t fe[1], fw[1], replayed[2];
+  cr_assert_eq(e2e_check_bot(&enet_bot, 1, codes, fe), 1);
+  cr_assert_str_eq(codes[0], code);
+  cr_assert_eq(e2e_check_bot(&ws_bot, 1, codes, fw), 1);
+  cr_assert_eq(fe[0], fw[0], "the two players end on other hashes");
+  double steps = room_number(&enet_bot, "steps");
+  cr_assert_geq(steps, 3000, "only %.0f steps", steps);
+  cr_assert_eq(room_number(&enet_bot, "redirects"), 1);
+  cr_assert_eq(room_number(&ws_bot, "redirects"), 1);
+  cr_assert_eq(e2e_count_events(&n[1].srv, "redirect"), 1);
+  cr_assert_eq(e2e_count_events(&n[2].srv, "redirect"), 1);
+  raw_close(&c);
+  fleet_stop(n, 3);
+  cr_assert_eq(e2e_count_events(&n[0].srv, "desync"), 0);
+  cr_assert_eq(e2e_verify_replays(n[0].d.replays, codes, replayed, 2), 1);
+  cr_assert_eq(replayed[0], fe[0], "the replay ends on another hash");
+  cr_log_info("through B (ENet) and C (WebSocket): %.0f steps, 0 desyncs",
+              steps);
+  fleet_remove(n, 3);
+}
+
+Test(fleet_e2e, a_rejoin_a_spectator_and_a_join_at_the_wrong_node_redirect,
+     .timeout = 120) {
+  node n[2];
+  fleet_up(n, 2);
+  raw c;
+  char code[GK_WIRE_CODE_LEN + 1];
+  create(&c, n[0].port, 2, code);
+  raw_pump(&c, 100);
+  expect_redirect(n[1].port, GK_MSG_JOIN_ROOM, code, &n[0]);
+  expect_redirect(n[1].port, GK_MSG_REJOIN_ROOM, code, &n[0]);
+  expect_redirect(n[1].port, GK_MSG_SPECTATE, code, &n[0]);
+  expect_error(n[1].port, "AAAAAAAAAAAAAAAA", GK_ENOTFOUND);
+  /* a client that sends REDIRECT is struck, as for any server type */
+  raw x;
+  raw_connect(&x, n[1].port);
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_REDIRECT;
+  memcpy(m.u.redirect.code, code, sizeof m.u.redirect.code);
+  snprintf(m.u.redirect.enet, sizeof m.u.redirect.enet, "evil:1");
+  raw_send_msg(&x, &m);
+  raw_pump(&x, 300);
+  raw_close(&x);
+  raw_close(&c);
+  fleet_stop(n, 2);
+  /* the unknown code and the REDIRECT */
+  cr_assert_geq(e2e_stat(&n[1].srv, "stopped", "strikes"), 2);
+  cr_assert_eq(e2e_count_events(&n[1].srv, "redirect"), 3);
+  fleet_remove(n, 2);
+}
+
+Test(fleet_e2e, redis_stopped_then_killed_mid_match_loses_nothing,
+     .timeout = 180) {
+  node n[2];
+  fleet_up(n, 2);
+  e2e_proc bot;
+  e2e_start_bot(&bot, &n[0].d, "bot", n[0].port, "1", "2", "1500");
+  cr_assert(e2e_wait_events(&n[0].srv, "match_start", 1, 10000));
+  char codes[1][17];
+  cr_assert_eq(e2e_event_rooms(&n[0].srv, "room_created", 0, codes, 1), 1);
+  e2e_sleep_ms(300);
+  expect_redirect(n[1].port, GK_MSG_JOIN_ROOM, codes[0], &n[0]);
+  redis_rig_signal(&R, SIGSTOP);
+  e2e_sleep_ms(3 * HEARTBEAT_MS);
+  expect_error(n[1].port, codes[0], GK_EUNAVAILABLE);
+  redis_rig_signal(&R, SIGKILL);
+  e2e_sleep_ms(500);
+  expect_error(n[1].port, codes[0], GK_EUNAVAILABLE);
+  /* still healthy for local play, and says the directory is away */
+  cr_assert_eq(http_get(&n[1], "/healthz", http_buf), 200);
+  cr_assert(strstr(http_buf, "room directory unreachable"), "%s", http_buf);
+  cr_assert_eq(http_get(&n[1], "/metrics", http_buf), 200);
+  cr_assert(strstr(http_buf, "gk_fleet_up 0\n"), "no gk_fleet_up 0");
+  cr_assert(strstr(http_buf, "gk_fleet_redirects_failed_total 2\n"),
+            "cross-node joins while Redis was away not counted");
+  cr_assert_eq(redis_rig_restart(&R), 0);
+  /* back within the reconnect backoff (8 heartbeats at most) plus one */
+  int back = 0;
+  for (int i = 0; i < 30 && !back; i++) {
+    gk_wire_msg m;
+    back = ask(n[1].port, GK_MSG_JOIN_ROOM, codes[0], &m) == GK_MSG_REDIRECT;
+    if (!back) e2e_sleep_ms(100);
+  }
+  cr_assert(back, "the code did not come back after Redis restarted");
+  uint64_t hashes[1];
+  cr_assert(e2e_wait(&bot, 60000), "gk-bot did not finish");
+  cr_assert_eq(e2e_check_bot(&bot, 1, codes, hashes), 1);
+  fleet_stop(n, 2);
+  uint64_t replayed[1];
+  cr_assert_eq(e2e_verify_replays(n[0].d.replays, codes, replayed, 1), 1);
+  cr_assert_eq(replayed[0], hashes[0]);
+  cr_assert_geq(e2e_count_events(&n[0].srv, "fleet_up"), 2);
+  fleet_remove(n, 2);
+}
+
+Test(fleet_e2e, a_killed_node_leaves_the_directory_within_the_ttl,
+     .timeout = 120) {
+  node n[2];
+  fleet_up(n, 2);
+  raw c;
+  char code[GK_WIRE_CODE_LEN + 1];
+  create(&c, n[0].port, 2, code);
+  raw_pump(&c, 100);
+  expect_redirect(n[1].port, GK_MSG_JOIN_ROOM, code, &n[0]);
+  e2e_kill(&n[0].srv);
+  raw_close(&c);
+  e2e_sleep_ms(TTL_MS + 2 * HEARTBEAT_MS);
+  expect_error(n[1].port, code, GK_ENOTFOUND);
+  fleet_stop(n, 2);
+  fleet_remove(n, 2);
+}
+
+Test(fleet_e2e, bytes_in_redis_that_do_not_parse_are_a_clear_error,
+     .timeout = 120) {
+  node n[1];
+  fleet_up(n, 1);
+  cr_assert_eq(
+      redis_rig_cmd(&R, NULL, 0, "SET gk:room:ZZZZZZZZZZZZZZZZ %s", "\x01junk"),
+      0);
+  cr_assert_eq(redis_rig_cmd(&R, NULL, 0, "HSET gk:room:YYYYYYYYYYYYYYYY a b"),
+               0);
+  expect_error(n[0].port, "ZZZZZZZZZZZZZZZZ", GK_EPARSE);
+  expect_error(n[0].port, "YYYYYYYYYYYYYYYY", GK_EPROTO);
+  expect_error(n[0].port, "XXXXXXXXXXXXXXXX", GK_ENOTFOUND); /* still fine */
+  cJSON *e = e2e_last_event(&n[0].srv, "fleet_error");
+  cr_assert_not_null(e, "no fleet_error line");
+  const char *text = cJSON_GetObjectItem(e, "text")->valuestring;
+  cr_assert(strstr(text, "YYYYYYYYYYYYYYYY") && strstr(text, "not a string"),
+            "%s", text);
+  cJSON_Delete(e);
+  cr_assert_eq(e2e_count_events(&n[0].srv, "fleet_error"), 2);
+  cr_assert_eq(http_get(&n[0], "/metrics", http_buf), 200);
+  cr_assert(strstr(http_buf, "gk_fleet_bad_replies_total 2\n"),
+            "bad replies not counted");
+  cr_assert(strstr(http_buf, "gk_fleet_lookups_missed_total 1\n"),
+            "the missing code not counted");
+  cr_assert(strstr(http_buf, "gk_fleet_up 1\n"), "no gk_fleet_up 1");
+  cr_assert_eq(http_get(&n[0], "/healthz", http_buf), 200);
+  cr_assert_str_eq(http_buf, "ok\n");
+  fleet_stop(n, 1);
+  fleet_remove(n, 1);
+}
+
+Test(fleet_e2e, in_token_mode_the_rooms_node_checks_the_token, .timeout = 120) {
+  uint8_t key[GK_TOKEN_KEY_BYTES];
+  for (int i = 0; i < GK_TOKEN_KEY_BYTES; i++) key[i] = (uint8_t)(i * 7 + 3);
+  char key_path[300];
+  snprintf(key_path, sizeof key_path, "/tmp/gk-fleet-key-%d", (int)getpid());
+  FILE *kf = fopen(key_path, "wb");
+  cr_assert_not_null(kf);
+  fwrite(key, 1, sizeof key, kf);
+  fclose(kf);
+  chmod(key_path, 0600);
+  char more[400];
+  snprintf(more, sizeof more,
+           ",\"auth\":{\"mode\":\"token\",\"key_file\":\"%s\"}", key_path);
+  more_config = more;
+  node n[2];
+  fleet_up(n, 2);
+  more_config = "";
+  /* the creator at A, with a create token */
+  gk_token_grant g;
+  memset(&g, 0, sizeof g);
+  g.kind = GK_TOKEN_CREATE;
+  g.max_players = 2;
+  g.slot = GK_TOKEN_SLOT_ANY;
+  snprintf(g.genre, sizeof g.genre, "survivors");
+  uint8_t tok[GK_TOKEN_BYTES];
+  cr_assert_eq(gk_token_mint(&g, 1, (uint64_t)time(NULL), 600, key, tok), 0);
+  raw c;
+  raw_connect(&c, n[0].port);
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_CREATE_ROOM;
+  m.u.create_room.max_players = 2;
+  snprintf(m.u.create_room.genre, sizeof m.u.create_room.genre, "survivors");
+  m.u.create_room.token_len = GK_WIRE_TOKEN_BYTES;
+  memcpy(m.u.create_room.token, tok, GK_TOKEN_BYTES);
+  raw_send_msg(&c, &m);
+  raw_expect(&c, GK_MSG_ROOM_CREATED, 3000);
+  char code[GK_WIRE_CODE_LEN + 1];
+  memcpy(code, c.last[GK_MSG_ROOM_CREATED].u.room.code, sizeof code);
+  raw_pump(&c, 100);
+  /* a forged token: B redirects without opening it, A refuses it */
+  uint8_t forged[GK_TOKEN_BYTES];
+  memset(forged, 0x5a, sizeof forged);
+  ask_token = forged;
+  expect_redirect(n[1].port, GK_MSG_JOIN_ROOM, code, &n[0]);
+  gk_wire_msg r;
+  cr_assert_eq(ask(n[0].port, GK_MSG_JOIN_ROOM, code, &r), GK_MSG_ERROR);
+  cr_assert_neq(r.u.error.code, GK_ENOTFOUND);
+  /* a join token for the room: redirected by B, admitted by A */
+  memset(&g, 0, sizeof g);
+  g.kind = GK_TOKEN_JOIN;
+  g.role = GK_TOKEN_PLAYER;
+  g.slot = GK_TOKEN_SLOT_ANY;
+  memcpy(g.code, code, sizeof g.code);
+  cr_assert_eq(gk_token_mint(&g, 2, (uint64_t)time(NULL), 600, key, tok), 0);
+  ask_token = tok;
+  expect_redirect(n[1].port, GK_MSG_JOIN_ROOM, code, &n[0]);
+  cr_assert_eq(ask(n[0].port, GK_MSG_JOIN_ROOM, code, &r), GK_MSG_JOINED,
+               "the token was refused at the room's node");
+  ask_token = NULL;
+  raw_close(&c);
+  fleet_stop(n, 2);
+  cr_assert_eq(e2e_stat(&n[1].srv, "stopped", "auth_admitted"), 0,
+               "the redirecting node opened a token");
+  cr_assert_geq(e2e_stat(&n[0].srv, "stopped", "auth_admitted"), 2);
+  unlink(key_path);
+  fleet_remove(n, 2);
+}
+
+Test(fleet_e2e, unknown_codes_are_limited_per_address_and_counted,
+     .timeout = 120) {
+  more_config = ",\"limits\":{\"misses_per_ip_per_min\":3}";
+  node n[2];
+  fleet_up(n, 2);
+  more_config = "";
+  raw c;
+  char code[GK_WIRE_CODE_LEN + 1];
+  create(&c, n[0].port, 2, code);
+  raw_pump(&c, 100);
+  const char *guesses[] = {"ABCD222222222222", "ABCE222222222222",
+                           "ABCF222222222222"};
+  for (int i = 0; i < 3; i++) expect_error(n[1].port, guesses[i], GK_ENOTFOUND);
+  /* the address is done guessing for the minute, even for a real code */
+  expect_error(n[1].port, "ABCG222222222222", GK_ELIMIT);
+  expect_error(n[1].port, code, GK_ELIMIT);
+  raw_close(&c);
+  fleet_stop(n, 2);
+  cr_assert_eq(e2e_stat(&n[1].srv, "stopped", "code_misses"), 3);
+  cr_assert_eq(e2e_stat(&n[1].srv, "stopped", "limit_misses"), 2);
+  fleet_remove(n, 2);
+}
