@@ -12,7 +12,7 @@ one load, run twice if a change is small.
 
   callgrind_server.py --server build-bench/src/server/gk-server \\
       --bot build-bench/tools/bot/gk-bot [--rooms 16] [--steps 600] \\
-      [--peers N] [--out FILE]
+      [--transport enet|websocket] [--peers N] [--out FILE]
 
 Prints Ir per room-step (room-steps = gk_sim_hash calls, one per room per
 step) and per datagram (datagrams = ENet receives handed to the server +
@@ -40,11 +40,14 @@ PARTS = [
      "dgram"),
     ("a datagram in: link, auth, decode, room (on_receive)", "on_receive",
      "dgram"),
+    ("  from the link on (sv_link_data)", "sv_link_data", "dgram"),
     ("  decode (gk_wire_decode)", "gk_wire_decode", "dgram"),
     ("  session: inbuf, confirm, reply (gk_net_session_on_msg)",
      "gk_net_session_on_msg", "dgram"),
     ("  encode CONFIRMED (gk_wire_encode)", "gk_wire_encode", "dgram"),
-    ("  send: shell, link, enet_packet_create (gk_net_transport_send)",
+    ("  send through the link, ENet or WebSocket (link_send)", "link_send",
+     "dgram"),
+    ("  ENet: enet_packet_create, enet_peer_send (gk_net_transport_send)",
      "gk_net_transport_send", "dgram"),
     ("room-step: step timer (on_step)", "on_step", "step"),
     ("  room tick (gk_room__match_tick)", "gk_room__match_tick", "step"),
@@ -94,7 +97,7 @@ def calls(path, names):
 
 
 def run(args, d):
-    cfg = bench_server.server_config(args.rooms, "enet", d)
+    cfg = bench_server.server_config(args.rooms, args.transport, d)
     if args.peers:
         cfg["limits"]["peers"] = args.peers
     cpath = os.path.join(d, "server.json")
@@ -107,13 +110,14 @@ def run(args, d):
                                 args.server, "--config", cpath],
                                stdout=lf, stderr=subprocess.DEVNULL)
     try:
-        port = bench_server.wait_listening(log, srv, 120)["port"]
-        bot = subprocess.run([args.bot, "--server", "127.0.0.1:%d" % port,
-                              "--genre", "survivors", "--rooms",
-                              str(args.rooms), "--players", "2", "--steps",
-                              str(args.steps), "--light", "--timeout",
-                              str(120 + args.steps // 5)],
-                             capture_output=True, text=True)
+        lst = bench_server.wait_listening(log, srv, 120)
+        cmd = [args.bot, "--server", "127.0.0.1:%d" % lst["port"], "--genre",
+               "survivors", "--rooms", str(args.rooms), "--players", "2",
+               "--steps", str(args.steps), "--light", "--timeout",
+               str(120 + args.steps // 5)]
+        if args.transport == "websocket":
+            cmd += ["--ws", "ws://127.0.0.1:%d/play" % lst["ws_port"]]
+        bot = subprocess.run(cmd, capture_output=True, text=True)
         if bot.returncode != 0:
             sys.exit("gk-bot exit %d: %s" % (bot.returncode, bot.stdout))
     finally:
@@ -127,6 +131,8 @@ def main():
     ap.add_argument("--bot", required=True)
     ap.add_argument("--rooms", type=int, default=16)
     ap.add_argument("--steps", type=int, default=600)
+    ap.add_argument("--transport", choices=["enet", "websocket"],
+                    default="enet", help="every player on this transport")
     ap.add_argument("--peers", type=int, default=0,
                     help="limits.peers (default: as bench_server sizes it)")
     ap.add_argument("--out", default=None,
@@ -141,15 +147,16 @@ def main():
             args.out = args.out or os.path.join(d, "callgrind.out")
             run(args, d)
         inc = inclusive(args.out)
-        n = calls(args.out, ["gk_sim_hash", "on_receive",
-                             "gk_net_transport_send", "malloc"])
+        n = calls(args.out, ["gk_sim_hash", "sv_link_data", "link_send",
+                             "malloc"])
     steps = n["gk_sim_hash"]
-    dgrams = n["on_receive"] + n["gk_net_transport_send"]
+    dgrams = n["sv_link_data"] + n["link_send"]
     print("load: %d two-player survivors rooms x %d steps, gk-bot --light"
           % (args.rooms, args.steps))
-    print("room-steps %d, datagrams %d (in %d, out %d), mallocs %d"
-          % (steps, dgrams, n["on_receive"], n["gk_net_transport_send"],
-             n["malloc"]))
+    print("transport %s: room-steps %d, datagrams or messages %d (in %d, "
+          "out %d), mallocs %d" % (args.transport, steps, dgrams,
+                                   n["sv_link_data"], n["link_send"],
+                                   n["malloc"]))
     print()
     print("| part | Ir total | Ir per room-step | Ir per datagram |")
     print("|---|---|---|---|")
