@@ -43,8 +43,10 @@ the capacity search) once per transport in the same run: with
 websocket, the server's WebSocket listener is on and every bot player
 connects over it (gk-bot --ws), one TCP connection each; CPU per packet
 is then per WebSocket message, and the confirm latency is over TCP.
-WebSocket rooms stop at 2,040 (websocket.max_connections is at most
-4095).
+Rooms stop at 2,039 on either transport: limits.peers and
+websocket.max_connections are at most 4095 (ENet's 12-bit peer ids; every
+link takes a place in the one connection table), and a run of R rooms
+asks for 2 R + 16 places.
 
 Capacity: after the fixed list, the largest room count with <= 1% late
 steps (and every room completed) is searched for: doubling from the
@@ -63,7 +65,18 @@ import tempfile
 import time
 
 MAX_ROOMS = 4096
-WS_MAX_ROOMS = 2040  # websocket.max_connections <= 4095, 2 players a room
+# limits.peers (and websocket.max_connections) are at most 4095: ENet's peer
+# ids are 12 bits, and every link, ENet or WebSocket, takes a place in the
+# server's one connection table. A run of R two-player rooms asks for
+# 2 R + PEER_SLACK places, so R stops at PEER_ROOMS_MAX on either transport.
+PEERS_MAX = 4095
+PEER_SLACK = 16
+PEER_ROOMS_MAX = (PEERS_MAX - PEER_SLACK) // 2  # 2039
+
+
+def peers_for(rooms):
+    """Connection places for a run of `rooms` two-player rooms."""
+    return min(PEERS_MAX, max(64, 2 * rooms + PEER_SLACK))
 
 
 def pinned(cmd, core, args):
@@ -104,25 +117,31 @@ def ts(e):
     return time.mktime(t) + int(e["time"][20:23]) / 1000.0
 
 
-def run_one(args, rooms, tmp, keep_log=False):
-    d = tempfile.mkdtemp(prefix="r%d-" % rooms, dir=tmp)
+def server_config(rooms, transport, d):
+    """The gk-server config of a run of `rooms` rooms, replays under d."""
     cfg = {
         "listen": {"host": "127.0.0.1", "port": 0},
         "log_level": "info",
         "step_hz": 60,
         # ENet scans its whole peer table on every service and flush: size
         # it for the run, as an operator would
-        "limits": {"rooms": MAX_ROOMS, "peers": max(64, 2 * rooms + 16),
+        "limits": {"rooms": MAX_ROOMS, "peers": peers_for(rooms),
                    # every bot is on 127.0.0.1: no per-IP limits
                    "conns_per_ip": 0, "connects_per_ip_per_s": 0,
                    "creates_per_min": 0},
         "replays": {"enabled": True, "dir": os.path.join(d, "replays")},
     }
-    ws = getattr(args, "transport", "enet") == "websocket"
+    ws = transport == "websocket"
     if ws:
         cfg["websocket"] = {"enabled": True, "host": "127.0.0.1", "port": 0,
-                            "max_connections":
-                            min(4095, max(64, 2 * rooms + 16))}
+                            "max_connections": peers_for(rooms)}
+    return cfg
+
+
+def run_one(args, rooms, tmp, keep_log=False):
+    d = tempfile.mkdtemp(prefix="r%d-" % rooms, dir=tmp)
+    ws = getattr(args, "transport", "enet") == "websocket"
+    cfg = server_config(rooms, "websocket" if ws else "enet", d)
     cpath = os.path.join(d, "server.json")
     with open(cpath, "w") as f:
         json.dump(cfg, f)
@@ -266,7 +285,7 @@ def search(args, results, tmp):
         return good_n or None
     end = time.monotonic() + args.search_s
     lo = max(good_n, 1)
-    top = WS_MAX_ROOMS if args.transport == "websocket" else MAX_ROOMS // 2
+    top = PEER_ROOMS_MAX
     while bad_n is None and time.monotonic() < end and lo < top:
         r = measure(args, min(2 * lo, top), tmp)
         results.append(r)
@@ -355,7 +374,7 @@ def main():
         results = []
         try:
             for r in [int(x) for x in args.rooms.split(",")]:
-                if tr == "websocket" and r > WS_MAX_ROOMS:
+                if r > PEER_ROOMS_MAX:
                     continue
                 results.append(measure(args, r, tmp))
             best = search(args, results, tmp)

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""TAP test: every config bench_server.py hands gk-server is one it takes.
+
+For each transport, the smallest run, the largest run the capacity search
+may reach (PEER_ROOMS_MAX) and the first room count past it (whose places
+are capped) are written as bench_server writes them, and gk-server
+--check-config must accept each.
+
+  test_bench_config.py --server build/src/server/gk-server
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_server  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--server", required=True)
+    args = ap.parse_args()
+    top = bench_server.PEER_ROOMS_MAX
+    cases = [(t, r) for t in ("enet", "websocket")
+             for r in (1, top, top + 1, bench_server.MAX_ROOMS // 2)]
+    print("1..%d" % len(cases))
+    failed = 0
+    with tempfile.TemporaryDirectory(prefix="gk-bench-cfg-") as d:
+        for i, (transport, rooms) in enumerate(cases, 1):
+            path = os.path.join(d, "server.json")
+            with open(path, "w") as f:
+                json.dump(bench_server.server_config(rooms, transport, d), f)
+            p = subprocess.run([args.server, "--config", path,
+                                "--check-config"], capture_output=True,
+                               text=True, timeout=30)
+            ok = p.returncode == 0
+            failed += not ok
+            print("%s %d - the %s config of %d rooms is one gk-server takes"
+                  % ("ok" if ok else "not ok", i, transport, rooms))
+            if not ok:
+                print("# " + (p.stdout + p.stderr).strip().replace(
+                    "\n", "\n# "))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
