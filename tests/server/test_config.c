@@ -707,6 +707,7 @@ Test(server_config, trusted_proxies_are_addresses_or_cidr_blocks) {
     expect_error(json, GK_ERANGE, "websocket.trusted_proxies", "CIDR", bad[i],
                  NULL);
   }
+}
 
 Test(server_config, fleet_is_off_by_default_and_reads_every_key) {
   gk_server_config c;
