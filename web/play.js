@@ -13,6 +13,7 @@
 // That needs the server to hold a dropped seat (reconnect.hold_ms, on in
 // configs/server.json); a refused rejoin shows why and the lobby again.
 import { connect } from './gamekit/gamekit.js';
+import { errorSentence } from './gamekit/constants.js';
 import { createInput } from './views/input.js';
 import * as survivors from './views/survivors.js';
 import * as pushPuzzle from './views/push_puzzle.js';
@@ -27,6 +28,16 @@ const KEEP = 'gamekit.play.seat'; // sessionStorage: {code, slot, secret}
 const hex = (u8) => Array.from(u8, (b) => b.toString(16).padStart(2, '0'))
   .join('');
 const unhex = (t) => Uint8Array.from(t.match(/../g), (h) => parseInt(h, 16));
+
+// What the page says about a failure: a refusal's sentence (constants.js,
+// from gk_err.h), never a raw code (kept in play.errorCode for tests).
+function sentence(e) {
+  if (e && typeof e.code === 'number') {
+    play.errorCode = e.code;
+    return errorSentence(e.code);
+  }
+  return String((e && e.message) || e);
+}
 
 function status(text, err = false) {
   $('status').textContent = text;
@@ -55,7 +66,7 @@ async function client() {
     sessionStorage.removeItem(KEEP);
     bar();
   });
-  c.on('close', () => { if (!play.ended) status('disconnected', true); });
+  c.on('close', () => { if (!play.ended) status('The connection to the server was lost.', true); });
   return c;
 }
 
@@ -88,7 +99,7 @@ async function create() {
     showRoom(r.code, true);
     status('');
   } catch (e) {
-    status(String(e.message || e), true);
+    status(sentence(e), true);
     lock(false);
   }
 }
@@ -104,7 +115,7 @@ async function join(code) {
     showRoom(code, false);
     status('');
   } catch (e) {
-    status(String(e.message || e), true);
+    status(sentence(e), true);
     lock(false);
   }
 }
@@ -132,7 +143,7 @@ async function rejoin(kept) {
 function refused(e) {
   play.rejoining = false;
   sessionStorage.removeItem(KEEP);
-  status(`could not take the seat back: ${e.text || e.message || e}`, true);
+  status(`Could not take the seat back. ${sentence(e)}`, true);
   $('lobby').style.display = '';
   $('game').style.display = 'none';
   lock(false);
@@ -195,7 +206,7 @@ $('start').onclick = () => {
     play.client.start();
     $('start').disabled = true;
   } catch (e) {
-    status(String(e.message || e), true);
+    status(sentence(e), true);
   }
 };
 $('genre').onchange = () => {

@@ -17,26 +17,19 @@
 // drawn state), and hold (true: stop drawing; drawnState is the last one
 // drawn, for a screenshot).
 import { connect } from './gamekit/gamekit.js';
+import { ERRORS, SNAP, errorSentence } from './gamekit/constants.js';
 import * as survivors from './views/survivors.js';
 import * as pushPuzzle from './views/push_puzzle.js';
 
 const VIEWS = { survivors, 'push-puzzle': pushPuzzle };
-const SNAP = { SPECTATE: 2, REFRESH: 3 };
 const TOKEN_BYTES = 148;
 const KEEP_HASHES = 100000; // steps of hash chain kept (older ones dropped)
 const QUIET_MS = 1500;      // no step for this long: the stream is said to wait
 const $ = (id) => document.getElementById(id);
-// What a refusal means for a watcher (the server's text may be cut short:
-// it never answers a connection not yet admitted with more bytes than the
-// request had).
-const HINTS = { '-13': 'no room has that code (it may have ended)',
-  '-22': 'the room\'s match is not running', '-11': 'no place left for ' +
-  'spectators', '-20': 'this server takes no spectators',
-  '-27': 'the server is in token mode: give a spectator token (?token=HEX ' +
-  'or the form)', '-26': 'the token is not from this server or was changed',
-  '-24': 'the token expired', '-21': 'the token was used already',
-  '-28': 'the token is for another room', '-29': 'the token is a ' +
-  'player\'s, not a spectator\'s' };
+// What a watcher can do about a refusal, beyond its sentence (constants.js,
+// from gk_err.h), by the code's name.
+const ADVICE = { GK_ENOTOKEN: 'Give a spectator token (?token=HEX or the ' +
+  'form).', GK_EROLE: 'This one is a player\'s token, not a spectator\'s.' };
 
 const watch = { ready: false, code: null, client: null, genre: null,
   match: null, step: -1, hashes: {}, hashFrom: 0, jumps: [], errors: [],
@@ -118,9 +111,11 @@ function hooks(c) {
 // A refusal (ERROR) or a close before the match was seen: say why, and let
 // the form try again.
 function refused(c, m) {
-  if (m) error(`the server refused to show room ${watch.code}: ` +
-    `${HINTS[m.code] || m.text} (${m.code}${HINTS[m.code] ? ': ' + m.text
-      : ''})`);
+  if (m) {
+    const name = (ERRORS[m.code] || {}).name;
+    error(`The server refused to show room ${watch.code}. ` +
+      errorSentence(m.code) + (ADVICE[name] ? ' ' + ADVICE[name] : ''));
+  }
   else if (!watch.errors.length) error('the server closed the connection');
   if (!watch.started) {
     c.close();

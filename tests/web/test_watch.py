@@ -307,14 +307,20 @@ def in_token_mode_a_spectator_token_watches_and_others_are_refused(b, room):
     expect_no_errors(good)
     cases = []
     none = open_watch(b, room, '?room=' + room.code)
-    cases.append((none, 'give a spectator token', '(-27'))
+    # the sentences of web/gamekit/constants.js (gk_err.h GK_ERRNO_SAY),
+    # whole, never the server's text or a raw code
+    cases.append((none, 'This server needs a connect token. Give a '
+                  'spectator token (?token=HEX or the form).', ''))
     bad = bytearray.fromhex(room.mint(2))
     bad[-5] ^= 0x01  # one byte of the sealed part
     wrong = open_watch(b, room, '?room=%s&token=%s' % (room.code, bad.hex()))
-    cases.append((wrong, 'not from this server or was changed', '(-26'))
+    cases.append((wrong, 'The token is not from this server, or it was '
+                  'changed.', ''))
     player = open_watch(b, room, '?room=%s&token=%s' % (
         room.code, room.mint(3, spectator=False)))
-    cases.append((player, "a player's, not a spectator's", '(-29'))
+    cases.append((player, "The token is for another role (a player's or a "
+                  "spectator's). This one is a player's token, not a "
+                  "spectator's.", ''))
     form = open_watch(b, room, '')
     form.eval("document.getElementById('code').value = %s; "
               "document.getElementById('token').value = 'abcz'; "

@@ -21,7 +21,12 @@
 // every press becomes c.press(name) and every change of what is held
 // c.setInput({x, y}) (push-puzzle: the signs are the directions held).
 
-export const PP = { left: 1, up: 2, right: 4, down: 8, undo: 16, restart: 32 };
+import { PP as GK_PP } from '../gamekit/constants.js';
+
+/** push-puzzle's record bits by action name (gk_push_puzzle.h GK_PP_*). */
+export const PP = Object.freeze({ left: GK_PP.LEFT, up: GK_PP.UP,
+  right: GK_PP.RIGHT, down: GK_PP.DOWN, undo: GK_PP.UNDO,
+  restart: GK_PP.RESTART });
 const DIRS = ['left', 'up', 'right', 'down'];
 
 // KeyboardEvent.code -> action, per genre (the layout-independent key).

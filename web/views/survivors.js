@@ -6,14 +6,15 @@
 // arena); they are converted to floats here, for drawing only.
 
 import { int, flag, fx, fitCanvas } from './flat.js';
+import { SV } from '../gamekit/constants.js';
 
 export const GENRE = 'survivors';
-export const INPUT_SIZE = 4; // gk_survivors.h: move_x, move_y, buttons, pick
-export const BUTTON_PAUSE = 1;
+export const INPUT_SIZE = SV.INPUT_SIZE; // move_x, move_y, buttons, pick
+export const BUTTON_PAUSE = SV.BUTTON_PAUSE;
 
 // Sizes from the genre (gk_sv_internal.h, gk_sv_enemies.c, gk_sv_weapons.c).
-export const PLAYERS_MAX = 8; // GK_SV_PLAYERS_MAX
-export const ENTITIES_MAX = 8192; // GK_SV_ENTITIES_MAX: no list is longer
+export const PLAYERS_MAX = SV.PLAYERS_MAX;
+export const ENTITIES_MAX = SV.ENTITIES_MAX; // no list is longer
 export const PLAYER_RADIUS = 12;
 export const PROJ_RADIUS = 4;
 export const GEM_RADIUS = 4; // drawn size only: gems have no radius
