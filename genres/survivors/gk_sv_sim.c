@@ -248,5 +248,6 @@ const gk_sim gk_survivors_sim = {
     .bot_size = sizeof(gk__sv_bot),
     .bot_init = gk__sv_bot_init,
     .bot_next = gk__sv_bot_next,
+    .bot_answer = gk__sv_bot_answer,
     .late_join = 1,
 };

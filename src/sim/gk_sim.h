@@ -7,7 +7,8 @@
  * interface: a loader refuses a descriptor whose abi it does not know.
  * ABI 2 appended `late_join`; a genre library built for ABI 1 still loads
  * (src/genre_load copies its descriptor into an ABI 2 one with the new
- * members zero: it takes no players after the start).
+ * members zero: it takes no players after the start). ABI 3 appended
+ * `bot_answer`; an ABI 1 or 2 library's copy has it NULL.
  *
  * Time: a genre counts steps. `step_seconds` is metadata for whoever drives
  * the loop by wall-clock time; no simulation code reads it.
@@ -39,7 +40,7 @@
 #include "gk_err.h"
 #include "gk_state.h"
 
-#define GK_SIM_ABI 2         /* 2: `late_join` appended */
+#define GK_SIM_ABI 3         /* 2: `late_join` appended; 3: `bot_answer` */
 #define GK_SIM_ABI_MIN 1     /* the oldest abi a loader still accepts */
 #define GK_PLAYERS_MAX 16    /* active_mask is a uint32_t; 16 keeps headroom */
 #define GK_INPUT_SIZE_MAX 32 /* largest per-player input record, bytes */
@@ -267,6 +268,16 @@ typedef struct gk_sim {
    * genre's matches with players = the room's cap and active_mask = the
    * slots present at the start (docs/PROTOCOL.md, "Late join"). */
   uint32_t late_join;
+
+  /* --- ABI 3 (NULL in a descriptor the loader took from an older one) */
+  /* May be NULL. A bot that sees the run: a server calls it for its own
+   * bots (room.bots) after bot_next, with its own run's state after the
+   * last step it ran, so the bot answers at once what the run asks of
+   * `player` now (survivors: a pending level-up pick) by changing the
+   * record bot_next made. It only reads the state. gk_bot_input never
+   * calls it: a bot run from a seed (gk-replay record, the golden
+   * replays, the determinism probe) does not depend on it. */
+  void (*bot_answer)(const void *state, uint32_t player, uint8_t *record);
 } gk_sim;
 
 /* --- genres in shared objects ---------------------------------------------

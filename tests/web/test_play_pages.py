@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """test_play_pages.py: the play page (web/index.html) as a product: what it
-says when a request is refused. 
+says when a request is refused, and server bots that do not hold the world.
 
 A real gk-server (tests/web/gkserver.py) serving the tree's web/, pages in
 headless Chromium (cdp.py). Prints TAP. Skips without web/gamekit/dist
@@ -83,12 +83,64 @@ def a_full_room_an_unknown_code_and_an_ended_room_read_as_sentences(b):
     shown_sentence(b, code, [-22, -13])
 
 
+# Per drawn frame: for each bot slot, the longest wait of a pending pick
+# seen (pick_timeout_steps - pick_timer, the steps the world stood still
+# for it) and how many picks it made; the page's own player picks card 1
+# at once, so only bots can hold the world.
+WATCH_PICKS = """(() => {
+  window.picks = { wait: [0, 0, 0, 0], made: [0, 0, 0, 0], level: [] };
+  const seen = [false, false, false, false];
+  const st = () => play.client.state();
+  (function frame() {
+    const s = st();
+    if (s) {
+      const g = s.state;
+      if (g['players[0].pick_pending']) play.input.press('pick1');
+      for (let k = 1; k <= 3; k++) {
+        const on = g[`players[${k}].pick_pending`];
+        if (on) picks.wait[k] = Math.max(picks.wait[k],
+          TIMEOUT - g[`players[${k}].pick_timer`]);
+        if (seen[k] && !on) picks.made[k]++;
+        seen[k] = on;
+        picks.level[k] = g[`players[${k}].level`];
+      }
+    }
+    if (!play.ended) requestAnimationFrame(frame);
+  })();
+})()"""
+
+
+def server_bots_pick_at_once(b):
+    """3 server bots: no bot's level-up pick holds the world > 10 steps"""
+    p = open_page(b)
+    create(p, 'survivors', 1, 3)
+    start(p)
+    timeout = p.eval("play.client.state().state['config.pick_timeout_steps']"
+                     " || 600")
+    p.eval(WATCH_PICKS.replace('TIMEOUT', str(timeout)))
+    p.wait_for('picks.made[1] + picks.made[2] + picks.made[3] >= 3 || '
+               'play.error || play.ended', timeout=90)
+    picks = p.eval('picks')
+    made = sum(picks['made'][1:])
+    if made < 3:
+        raise AssertionError('the bots made %d picks in 90 s (step %s): %s'
+                             % (made, p.eval('play.step'), picks))
+    worst = max(picks['wait'][1:])
+    if worst > 10:
+        raise AssertionError('a bot held the world %d steps for its pick '
+                             '(timer %d): %s' % (worst, timeout, picks))
+    print('# bots made %s picks (levels %s); the longest wait %d steps, at '
+          'step %s' % (picks['made'][1:], picks['level'][1:], worst,
+                       p.eval('play.step')))
+
+
 if __name__ == '__main__':
     cdp.require_gamekit_dist()
     srv = gkserver.GkServer(
         gkserver.server_exe(), ws={'static_dir': os.path.join(ROOT, 'web')})
     try:
-        cdp.run([a_full_room_an_unknown_code_and_an_ended_room_read_as_sentences],
+        cdp.run([a_full_room_an_unknown_code_and_an_ended_room_read_as_sentences,
+                 server_bots_pick_at_once],
                 timeout=200)
     finally:
         srv.close()
