@@ -6,6 +6,8 @@
 // a click the view's hit() resolves (a level-up card, undo/restart) is a
 // press for the next sampled step. window.play exposes the client and the
 // counters the page shows (tests read them).
+// play.hold = true stops drawing (tests: play.drawnState is then the
+// state on screen, play.view.layout() its mapping).
 // A reload (or a dropped connection, then a reload) mid-match takes the
 // seat back: the room code, slot and reconnect secret are kept in
 // sessionStorage (this tab only) from the server's RECONNECT_SECRET until
@@ -14,11 +16,13 @@
 // configs/server.json); a refused rejoin shows why and the lobby again.
 import { connect } from './gamekit/gamekit.js';
 import { errorSentence } from './gamekit/constants.js';
+import { slotLabel } from './views/survivors.js';
 import { createInput } from './views/input.js';
 import * as survivors from './views/survivors.js';
 import * as pushPuzzle from './views/push_puzzle.js';
 
 const VIEWS = { survivors, 'push-puzzle': pushPuzzle };
+const STEP_MS = 1000 / 60; // both genres step at 1/60 s (gk_sim step_seconds)
 const $ = (id) => document.getElementById(id);
 const play = { client: null, genre: null, code: null, slot: -1, step: -1,
   desyncs: 0, started: false, ended: null, error: null, rejoined: false,
@@ -73,7 +77,7 @@ async function client() {
 function showRoom(code, creator) {
   play.code = code;
   $('room').hidden = false;
-  $('code').textContent = code;
+  $('code').textContent = grouped(code);
   const link = location.origin + location.pathname + '?room=' +
     encodeURIComponent(code);
   $('link').href = link;
@@ -96,6 +100,7 @@ async function create() {
     const r = await c.createRoom({ genre, maxPlayers: seats, options });
     play.genre = genre;
     play.slot = r.slot;
+    play.host = true;
     showRoom(r.code, true);
     status('');
   } catch (e) {
@@ -153,13 +158,36 @@ function lock(on) {
   for (const id of ['create', 'join']) $(id).disabled = on;
 }
 
+// A room code in groups of four, easier to read aloud.
+const grouped = (code) => (code || '').replace(/(.{4})(?=.)/g, '$1 ');
+
 function bar() {
   const s = play.client && play.client.state();
-  const parts = [`room ${play.code}`, `${play.genre}`, `slot ${play.slot}`,
-    `step ${s ? s.step : '-'}`];
+  const m = play.client && play.client.match;
+  const parts = [`room ${grouped(play.code)}`, `${play.genre}`,
+    `you are ${slotLabel(play.slot)}`, `step ${s ? s.step : '-'}`];
+  if (m) parts.push(`input delay ${m.inputDelay} steps ` +
+    `(${Math.round(m.inputDelay * STEP_MS)} ms)`);
   if (play.desyncs) parts.push(`desyncs ${play.desyncs}`);
   if (play.ended) parts.push('match ended');
-  $('bar').textContent = parts.join(' · ');
+  $('bartext').textContent = parts.join(' · ');
+  $('end').hidden = !play.host || !!play.ended;
+}
+
+// The page's camera, an argument of every draw: survivors follows the
+// page's own player (the whole arena in the minimap).
+function camera() {
+  return play.genre === 'survivors' ? { mode: 'follow', follow: play.slot }
+    : null;
+}
+
+// Leave: the seat is given up (no rejoin from this tab) and the lobby is
+// shown again.
+function leave() {
+  sessionStorage.removeItem(KEEP);
+  play.left = true;
+  if (play.client) play.client.close();
+  location.href = location.pathname;
 }
 
 function begin(c, match) {
@@ -175,30 +203,43 @@ function begin(c, match) {
   $('game').style.display = 'flex';
   const canvas = $('c');
   const view = mod.createView(canvas, play.genre === 'survivors'
-    ? { localPlayer: match.slot } : {});
+    ? { localPlayer: match.slot, viewUnits: 600, minScale: 1.25 }
+    : { localPlayer: match.slot });
   const input = createInput({ genre: play.genre, client: c });
+  const tap = (x, y) => {
+    const h = view.hit(x, y);
+    // survivors: a level-up card, {pick}; push-puzzle: {press}
+    if (h) input.press(h.press || `pick${h.pick}`);
+  };
+  input.attachTouch(canvas, tap);
   play.input = input;
   play.view = view;
   canvas.focus();
-  addEventListener('resize', () => view.resize());
-  canvas.addEventListener('click', (e) => {
-    const h = view.hit(e.offsetX, e.offsetY);
-    if (!h) return;
-    // survivors: a level-up card, {pick}; push-puzzle: {press}
-    input.press(h.press || `pick${h.pick}`);
-  });
+  // the canvas's own size (the bar above it may wrap), not the window's
+  new ResizeObserver(() => view.resize()).observe(canvas);
+  canvas.addEventListener('click', (e) => tap(e.offsetX, e.offsetY));
   requestAnimationFrame(function frame() {
     input.poll();
-    const s = c.state();
+    const s = play.hold ? null : c.state();
     if (s) {
       const smp = c.sample();
-      view.draw(s.state, smp ? smp.state : null);
+      play.camera = camera();
+      view.draw(s.state, smp ? smp.state : null, play.camera);
+      play.drawnState = s.state;
     }
     bar();
     if (!c.closed) requestAnimationFrame(frame);
   });
 }
 
+$('leave').onclick = leave;
+$('end').onclick = () => {
+  try {
+    play.client.endMatch();
+  } catch (e) {
+    status(sentence(e), true);
+  }
+};
 $('create').onclick = create;
 $('join').onclick = () => join($('joincode').value);
 $('start').onclick = () => {

@@ -128,7 +128,7 @@ Test(server_config, the_websocket_and_desync_messages_are_kept) {
                "t.json: desync.fields: must be an integer in 1..64");
   expect_exact("{\"websocket\":{\"x\":1}}", GK_ENOTFOUND,
                "t.json: websocket.x: unknown key (enabled, host, port, path, "
-               "origins, max_connections, ping_ms, static_dir)");
+               "origins, max_connections, ping_ms, static_dir, web_url)");
   expect_exact("{\"desync\":{\"x\":1}}", GK_ENOTFOUND,
                "t.json: desync.x: unknown key (policy, dir, timeout_ms, "
                "max_state_bytes, fields, history_every)");

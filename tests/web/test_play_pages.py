@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """test_play_pages.py: the play page (web/index.html) as a product: what it
-says when a request is refused, and server bots that do not hold the world.
+says when a request is refused, server bots that do not hold the world,
+the own player marked and readable at desktop and phone sizes (the
+screenshots go to $GK_SHOTS or a temp directory), touch input.
 
 A real gk-server (tests/web/gkserver.py) serving the tree's web/, pages in
 headless Chromium (cdp.py). Prints TAP. Skips without web/gamekit/dist
@@ -11,6 +13,8 @@ usage: test_play_pages.py   (GK_SERVER: gk-server)
 import json
 import os
 import sys
+import tempfile
+import time
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -134,13 +138,158 @@ def server_bots_pick_at_once(b):
                        p.eval('play.step')))
 
 
+SHOTS = os.environ.get('GK_SHOTS') or tempfile.mkdtemp(prefix='gk-pages-')
+os.makedirs(SHOTS, exist_ok=True)
+PLAYER = (0x4d, 0xa3, 0xff)  # PLAYER_COLORS[0], slot 0 (P1)
+RING = (0xff, 0xff, 0xff)    # MARK.color
+
+
+def near(px, colour, d=40):
+    return all(abs(px[i] - colour[i]) <= d for i in range(3))
+
+
+def open_sized(b, w, h, touch, query=''):
+    """The play page in a w x h viewport; touch: a phone (touch events)."""
+    p = b.new_page('about:blank')
+    p.send('Emulation.setDeviceMetricsOverride', {
+        'width': w, 'height': h, 'deviceScaleFactor': 1, 'mobile': touch})
+    if touch:
+        p.send('Emulation.setTouchEmulationEnabled', {'enabled': True,
+                                                      'maxTouchPoints': 5})
+    p.goto(srv.url('/' + query))
+    p.send('Page.bringToFront')
+    p.wait_for('window.play && window.play.ready === true', timeout=20)
+    return p
+
+
+def touch(p, kind, x, y):
+    p.send('Input.dispatchTouchEvent', {
+        'type': kind, 'touchPoints': [] if kind == 'touchEnd' else
+        [{'x': x, 'y': y, 'id': 1}]})
+
+
+def held_screen(p):
+    """Stops drawing; returns the own player's centre and radius in CSS px
+    of the viewport, from the state on screen and the view's mapping."""
+    p.eval('play.hold = true')
+    time.sleep(0.2)  # a frame already begun finishes
+    return p.eval("""(() => {
+      const g = play.drawnState, m = play.view.layout();
+      const r = document.getElementById('c').getBoundingClientRect();
+      const k = `players[${play.slot}].`;
+      return { x: r.left + m.ox + g[k + 'x'] / 65536 * m.s,
+               y: r.top + m.oy + g[k + 'y'] / 65536 * m.s, r: m.radius,
+               minimap: m.minimap, s: m.s };
+    })()""")
+
+
+def span(rows, x, y, colour):
+    """Pixels of `colour` in row y through x, left to right."""
+    n, row = 0, rows[y]
+    for dx in (-1, 1):
+        k = x if dx == 1 else x - 1
+        while 0 <= k < len(row) // 4 and near(row[4 * k:4 * k + 3], colour):
+            n += 1
+            k += dx
+    return n
+
+
+def the_player_is_marked_where_the_state_says_on_desktop_and_phone(b):
+    """1280x800 and 390x844: the own player ringed at its state position, >= 24 px"""
+    for w, h, phone in ((1280, 800, False), (390, 844, True)):
+        p = open_sized(b, w, h, phone)
+        create(p, 'survivors', 1, 3)
+        start(p)
+        p.wait_for('play.step >= 90 || play.error', timeout=20)
+        at = held_screen(p)
+        png = p.screenshot(os.path.join(SHOTS, 'play-%dx%d.png' % (w, h)))
+        _, _, rows = cdp.decode_png(png)
+        cx, cy = int(round(at['x'])), int(round(at['y']))
+        across = span(rows, cx, cy, PLAYER)
+        ring = int(round(at['r'] + 5))  # MARK.ring outside the figure
+        ringed = [near(rows[cy][4 * (cx + d):4 * (cx + d) + 3], RING) or
+                  near(rows[cy][4 * (cx + d + 1):4 * (cx + d + 1) + 3], RING)
+                  for d in (ring - 1, -ring - 1)]
+        if across < 24 or not all(ringed) or not at['minimap']:
+            raise AssertionError('%dx%d: the player at (%d, %d) is %d px of '
+                                 'its colour across, ring %s, minimap %s; '
+                                 'screenshot %s' % (w, h, cx, cy, across,
+                                                    ringed, at['minimap'],
+                                                    SHOTS))
+        print('# %dx%d: player at (%d, %d), %d px across, ringed; %s'
+              % (w, h, cx, cy, across, SHOTS))
+        p.eval('play.client.close()')
+
+
+def a_touch_drag_moves_the_player_in_survivors(b):
+    """a phone: a touch drag to the right moves the player right"""
+    p = open_sized(b, 390, 844, True)
+    create(p, 'survivors', 1, 0)
+    start(p)
+    p.wait_for('play.step >= 30', timeout=20)
+    x0 = p.eval("play.client.state().state['players[0].x']")
+    touch(p, 'touchStart', 195, 500)
+    touch(p, 'touchMove', 235, 500)
+    touch(p, 'touchMove', 275, 500)
+    s0 = p.eval('play.step')
+    p.wait_for('play.step >= %d' % (s0 + 60), timeout=20)
+    touch(p, 'touchEnd', 275, 500)
+    x1 = p.eval("play.client.state().state['players[0].x']")
+    s1 = p.eval('play.step')
+    p.wait_for('play.step >= %d' % (s1 + 30), timeout=20)
+    x2 = p.eval("play.client.state().state['players[0].x']")
+    if not x1 > x0 + 30 * 65536 or abs(x2 - x1) > 4 * 65536:
+        raise AssertionError('drag right: x %s -> %s, then released %s'
+                             % (x0 / 65536, x1 / 65536, x2 / 65536))
+    print('# x %.1f -> %.1f under the drag, %.1f after release'
+          % (x0 / 65536, x1 / 65536, x2 / 65536))
+
+
+def swipes_move_in_push_puzzle_and_a_tapped_undo_takes_one_back(b):
+    """a phone: swipes move the pusher in push-puzzle; a tapped undo works"""
+    p = open_sized(b, 390, 844, True)
+    create(p, 'push-puzzle', 1, 0)
+    start(p)
+    p.wait_for('play.step >= 10', timeout=20)
+    st = "play.client.state().state"
+    moves = lambda: p.eval(st + "['moves']")  # noqa: E731
+    swipes = {'left': (-80, 0), 'right': (80, 0), 'up': (0, -80),
+              'down': (0, 80)}
+    done = []
+    for name, (dx, dy) in swipes.items():
+        before = moves()
+        touch(p, 'touchStart', 195, 420)
+        touch(p, 'touchMove', 195 + dx / 2, 420 + dy / 2)
+        touch(p, 'touchMove', 195 + dx, 420 + dy)
+        touch(p, 'touchEnd', 195 + dx, 420 + dy)
+        p.wait_for("%s > %d || play.step > %d" % (
+            st + "['moves']", before, p.eval('play.step') + 30), timeout=10)
+        if moves() > before:
+            done.append(name)
+    if not done:
+        raise AssertionError('no swipe moved the pusher (moves %d)' % moves())
+    before = moves()
+    undo = p.eval("play.view.layout().buttons.find((k) => k.bits === 16)")
+    r = p.eval("(() => { const r = document.getElementById('c')"
+               ".getBoundingClientRect(); return [r.left, r.top]; })()")
+    tx, ty = r[0] + undo['x'] + undo['w'] / 2, r[1] + undo['y'] + undo['h'] / 2
+    touch(p, 'touchStart', tx, ty)
+    touch(p, 'touchEnd', tx, ty)
+    p.wait_for("%s < %d" % (st + "['moves']", before), timeout=10)
+    print('# swipes that moved: %s; undo took moves %d -> %d'
+          % (done, before, moves()))
+
+
 if __name__ == '__main__':
     cdp.require_gamekit_dist()
     srv = gkserver.GkServer(
         gkserver.server_exe(), ws={'static_dir': os.path.join(ROOT, 'web')})
     try:
         cdp.run([a_full_room_an_unknown_code_and_an_ended_room_read_as_sentences,
-                 server_bots_pick_at_once],
+                 server_bots_pick_at_once,
+                 the_player_is_marked_where_the_state_says_on_desktop_and_phone,
+                 a_touch_drag_moves_the_player_in_survivors,
+                 swipes_move_in_push_puzzle_and_a_tapped_undo_takes_one_back],
                 timeout=200)
     finally:
         srv.close()

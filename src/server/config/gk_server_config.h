@@ -102,6 +102,11 @@ typedef struct gk_server_ws_config {
    * start. Relative paths are from the working directory. */
   char static_dir[GK_SERVER_PATH_MAX];
   int static_dir_set;
+  /* The address players open the pages at, "http(s)://...//" ending in
+   * '/' (behind a proxy or from a phone: the public one); "" = made from
+   * host and port. The `web` log line and /rooms (the status page's watch
+   * links) give it. */
+  char web_url[GK_SERVER_WS_STR_MAX];
 } gk_server_ws_config;
 
 /* One genre the server offers. */

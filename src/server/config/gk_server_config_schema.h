@@ -112,6 +112,8 @@ void sv_cfg_defaults(gk_server_config *c, const sv_cfg_table *t);
  * whole object (tables' check), then across keys once all is read. */
 int sv_cfg_check_ws_host(sv_cfg_ctx *x, const sv_cfg_row *r, const char *path);
 int sv_cfg_check_ws_path(sv_cfg_ctx *x, const sv_cfg_row *r, const char *path);
+int sv_cfg_check_ws_web_url(sv_cfg_ctx *x, const sv_cfg_row *r,
+                            const char *path);
 int sv_cfg_check_auth(sv_cfg_ctx *x, const char *path);
 /* admin.listen into admin.host, .port and .loopback. */
 int sv_cfg_admin_listen(sv_cfg_ctx *x, gk_server_admin_config *a);

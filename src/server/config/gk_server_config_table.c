@@ -205,6 +205,15 @@ static const sv_cfg_row ws_rows[] = {
      .min = 0,
      .aux = OFF(ws.static_dir_set),
      .sdef = GK_WEB_DIR},
+    /* where players open the pages; "" = from host and port */
+    {.key = "web_url",
+     .kind = SV_CFG_STRING,
+     .flags = SV_CFG_TOKEN,
+     .off = OFF(ws.web_url),
+     .size = SZ(ws.web_url),
+     .min = 0,
+     .sdef = "",
+     .check = sv_cfg_check_ws_web_url},
     END};
 static const sv_cfg_table ws_table = {ws_rows, SV_CFG_LIST | SV_CFG_BRIEF,
                                       NULL};
