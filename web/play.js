@@ -26,9 +26,11 @@ const STEP_MS = 1000 / 60; // both genres step at 1/60 s (gk_sim step_seconds)
 const $ = (id) => document.getElementById(id);
 const play = { client: null, genre: null, code: null, slot: -1, step: -1,
   desyncs: 0, started: false, ended: null, error: null, rejoined: false,
-  options: null }; // options: extra genre options for create (e.g. levels)
+  options: null, // options: extra genre options for create (e.g. levels)
+  solved: [], fell: {}, results: null };
 window.play = play;
 const KEEP = 'gamekit.play.seat'; // sessionStorage: {code, slot, secret}
+const AGAIN = 'gamekit.play.again'; // sessionStorage: the last room's settings
 const hex = (u8) => Array.from(u8, (b) => b.toString(16).padStart(2, '0'))
   .join('');
 const unhex = (t) => Uint8Array.from(t.match(/../g), (h) => parseInt(h, 16));
@@ -65,10 +67,12 @@ async function client() {
   c.on('message', (m) => {
     if (m.type === 'error' && play.rejoining) refused(m);
   });
+  c.on('step', () => solvedNote(c));
   c.on('ended', (e) => {
     play.ended = e || true;
     sessionStorage.removeItem(KEEP);
     bar();
+    results(c, e);
   });
   c.on('close', () => { if (!play.ended) status('The connection to the server was lost.', true); });
   return c;
@@ -98,6 +102,7 @@ async function create() {
     const options = { ...(play.options || {}) };
     if (bots) options.room = { bots };
     const r = await c.createRoom({ genre, maxPlayers: seats, options });
+    play.created = { genre, seats, bots, options: play.options };
     play.genre = genre;
     play.slot = r.slot;
     play.host = true;
@@ -181,6 +186,80 @@ function camera() {
     : null;
 }
 
+// push-puzzle: a level solved (the genre starts the next at once) is
+// shown as "Solved in N moves" for 2.5 s: N is the last moves count seen
+// on that level plus the solving move.
+function solvedNote(c) {
+  const s = c.state();
+  if (!s) return;
+  if (play.genre === 'survivors') {
+    // survivors: when each player fell (its time survived), as seen
+    for (let i = 0; i < (s.state.players || 0); i++)
+      if (s.state[`players[${i}].alive`] === false && !(i in play.fell))
+        play.fell[i] = s.state.play_steps;
+    return;
+  }
+  const level = s.state.level, moves = s.state.moves;
+  const last = play.lastLevel;
+  play.lastLevel = { level, moves, solved: s.state.solved };
+  if (!last || !(level > last.level || (s.state.solved && !last.solved)))
+    return;
+  const n = s.state.solved && level === last.level ? moves : last.moves + 1;
+  play.solved.push({ level: last.level + 1, moves: n, step: s.step });
+  const el = $('note');
+  el.textContent = `Level ${last.level + 1} solved in ${n} ` +
+    `${n === 1 ? "move" : "moves"}!`;
+  el.hidden = false;
+  clearTimeout(play.noteTimer);
+  play.noteTimer = setTimeout(() => { el.hidden = true; }, 2500);
+}
+
+// The results screen when the match ends: survivors, each player's time
+// survived, kills and level; push-puzzle, moves, pushes, levels solved.
+const WHY = { 1: 'Game over', 2: 'The host ended the match',
+  3: 'Everyone left', 4: 'The server is shutting down',
+  5: 'The match ended after a desync', 6: 'You were removed' };
+function results(c, e) {
+  const s = c.state();
+  const g = s ? s.state : {};
+  const rows = [];
+  const clock = (steps) => {
+    const t = Math.floor(steps / 60);
+    return `${Math.floor(t / 60)}:${String(t % 60).padStart(2, '0')}`;
+  };
+  if (play.genre === 'survivors') {
+    rows.push(['player', 'time survived', 'kills', 'level']);
+    for (let i = 0; i < (g.players || 0); i++) {
+      const k = `players[${i}].`;
+      if (g[k + 'gone'] === 2) continue; // never joined
+      const lived = g[k + 'alive'] ? g.play_steps : play.fell[i] ??
+        g.play_steps;
+      rows.push([slotLabel(i) + (i === play.slot ? ' (you)' : ''),
+        clock(lived || 0), g[k + 'kills'] ?? 0, g[k + 'level'] ?? 1]);
+    }
+  } else {
+    const solved = play.solved.length;
+    rows.push(['', 'moves', 'pushes', 'levels solved']);
+    rows.push(['this level', g.moves ?? 0, g.pushes ?? 0, solved]);
+    play.solved.forEach((x) => rows.push([`level ${x.level}`, x.moves, '', '']));
+  }
+  play.results = rows;
+  $('rwhy').textContent = `${WHY[e && e.reason] || 'The match ended'}` +
+    (s ? ` at step ${s.step}.` : '.');
+  $('rtable').innerHTML = rows.map((r, i) => '<tr>' + r.map((v) =>
+    i ? `<td>${v}</td>` : `<th>${v}</th>`).join('') + '</tr>').join('');
+  $('again').hidden = !play.host;
+  $('results').hidden = false;
+}
+
+// Play again (the host): a new room with the same genre, seats, bots and
+// options; its code and link are shown to share.
+function again() {
+  const last = play.created;
+  sessionStorage.setItem(AGAIN, JSON.stringify(last));
+  location.href = location.pathname + '?again=1';
+}
+
 // Leave: the seat is given up (no rejoin from this tab) and the lobby is
 // shown again.
 function leave() {
@@ -203,7 +282,8 @@ function begin(c, match) {
   $('game').style.display = 'flex';
   const canvas = $('c');
   const view = mod.createView(canvas, play.genre === 'survivors'
-    ? { localPlayer: match.slot, viewUnits: 600, minScale: 1.25 }
+    ? { localPlayer: match.slot, viewUnits: 600, minScale: 1.25,
+      minimap: 140 }
     : { localPlayer: match.slot });
   const input = createInput({ genre: play.genre, client: c });
   const tap = (x, y) => {
@@ -233,6 +313,8 @@ function begin(c, match) {
 }
 
 $('leave').onclick = leave;
+$('lobbyback').onclick = leave;
+$('again').onclick = again;
 $('end').onclick = () => {
   try {
     play.client.endMatch();
@@ -255,7 +337,16 @@ $('genre').onchange = () => {
 };
 const room = new URLSearchParams(location.search).get('room');
 const kept = JSON.parse(sessionStorage.getItem(KEEP) || 'null');
-if (kept && (!room || room === kept.code)) {
+const last = JSON.parse(sessionStorage.getItem(AGAIN) || 'null');
+sessionStorage.removeItem(AGAIN);
+if (last && new URLSearchParams(location.search).get('again')) {
+  $('genre').value = last.genre;
+  $('seats').value = last.seats;
+  $('bots').value = last.bots;
+  play.options = last.options;
+  history.replaceState(null, '', location.pathname);
+  create();
+} else if (kept && (!room || room === kept.code)) {
   rejoin(kept);
 } else if (room) {
   $('joincode').value = room;

@@ -19,6 +19,7 @@
 import { connect } from './gamekit/gamekit.js';
 import { ERRORS, SNAP, errorSentence } from './gamekit/constants.js';
 import * as survivors from './views/survivors.js';
+import { slotLabel } from './views/survivors.js';
 import * as pushPuzzle from './views/push_puzzle.js';
 
 const VIEWS = { survivors, 'push-puzzle': pushPuzzle };
@@ -163,7 +164,7 @@ function players(s) {
   const gone = new Set(watch.removed.map((r) => r.slot));
   const rows = [];
   for (let i = 0; i < m.players; i++) {
-    let t = `slot ${i}`;
+    let t = slotLabel(i);
     if (!(m.activeMask >> i & 1) || gone.has(i)) t += ' (not playing)';
     const h = s ? s.state[`players[${i}].health`] : undefined;
     if (h !== undefined)
@@ -186,12 +187,30 @@ function panel(s) {
       quiet ? 'waiting for steps' : 'live'].join(' · ');
   const st = watch.stalls.at(-1), ds = watch.desyncs.at(-1);
   const parts = [`stalls ${watch.stalls.length}` + (st ? ` (last at step ` +
-    `${st.step}, waiting for slot ${slotsOf(st.awaited, m.players).join(', ')})`
+    `${st.step}, waiting for ` +
+    `${slotsOf(st.awaited, m.players).map((k) => slotLabel(k)).join(', ')})`
     : ''),
-  `desyncs ${watch.desyncs.length}` + (ds ? ` (last: slot ${ds.player} at ` +
+  `desyncs ${watch.desyncs.length}` + (ds ? ` (last: ${slotLabel(ds.player)} at ` +
     `step ${ds.step})` : ''), `jumps ${watch.jumps.length}`];
   $('health').textContent = parts.join(' · ');
   $('health').className = watch.desyncs.length ? 'err' : '';
+}
+
+// survivors: the camera shows the whole arena or follows one player (the
+// panel's choice, an argument of every draw: watch.camera).
+function cameras(match) {
+  const sel = $('camera');
+  sel.parentElement.hidden = watch.genre !== 'survivors';
+  const opts = [['arena', 'the whole arena']];
+  for (let i = 0; i < match.players; i++)
+    opts.push([String(i), `follow ${slotLabel(i)}`]);
+  sel.innerHTML = opts.map(([v, t]) => `<option value="${v}">${t}</option>`)
+    .join('');
+  sel.onchange = () => {
+    watch.camera = sel.value === 'arena' ? { mode: 'arena' }
+      : { mode: 'follow', follow: Number(sel.value) };
+  };
+  watch.camera = { mode: 'arena' };
 }
 
 function begin(c, match) {
@@ -207,14 +226,15 @@ function begin(c, match) {
   $('form').style.display = 'none';
   $('game').style.display = 'block';
   const view = mod.createView($('c'), watch.genre === 'survivors'
-    ? { localPlayer: -1 } : { buttons: false });
+    ? { localPlayer: -1, minimap: 140 } : { buttons: false });
   watch.view = view;
-  addEventListener('resize', () => view.resize());
+  cameras(match);
+  new ResizeObserver(() => view.resize()).observe($('c'));
   requestAnimationFrame(function frame() {
     const s = c.closed ? null : c.state();
     if (s && !watch.hold) {
       const smp = c.sample();
-      view.draw(s.state, smp ? smp.state : null);
+      view.draw(s.state, smp ? smp.state : null, watch.camera);
       watch.drawnState = s.state;
       if (watch.firstDrawMs === null) watch.firstDrawMs = performance.now();
     }

@@ -280,6 +280,92 @@ def swipes_move_in_push_puzzle_and_a_tapped_undo_takes_one_back(b):
           % (done, before, moves()))
 
 
+def results(p):
+    p.wait_for("!document.getElementById('results').hidden", timeout=20)
+    return p.eval('play.results'), p.eval(
+        "document.getElementById('rwhy').textContent")
+
+
+def settled(p, expr, timeout=20):
+    """wait_for across the page's own navigation."""
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            if p.wait_for(expr, timeout=max(0.5, end - time.time())):
+                return
+        except cdp.CdpError:
+            time.sleep(0.3)
+    raise AssertionError('never true: %s' % expr)
+
+
+def end_match_results_play_again_and_leave(b):
+    """two pages and a bot: End match, results for each, Play again, Leave"""
+    host = open_page(b)
+    create(host, 'survivors', 2, 1)
+    code = host.eval('play.code')
+    guest = open_page(b, '?room=' + code)
+    guest.wait_for('play.slot === 1 || play.error', timeout=20)
+    start(host)
+    guest.wait_for('play.started && play.step >= 120', timeout=20)
+    host.send('Page.bringToFront')  # a background tab draws no frames
+    time.sleep(0.3)
+    if host.eval("document.getElementById('end').hidden") or \
+            not guest.eval("document.getElementById('end').hidden"):
+        raise AssertionError('End match: shown to the host only')
+    host.eval("document.getElementById('end').click()")
+    for p, me in ((host, 'P1 (you)'), (guest, 'P2 (you)')):
+        rows, why = results(p)
+        names = [r[0] for r in rows[1:]]
+        if rows[0] != ['player', 'time survived', 'kills', 'level'] or \
+                me not in names or len(names) != 3 or \
+                not why.startswith('The host ended the match'):
+            raise AssertionError('results: %s, %r' % (rows, why))
+    print('# results: %s' % host.eval('play.results'))
+    if not guest.eval("document.getElementById('again').hidden"):
+        raise AssertionError('Play again is the host\'s')
+    host.eval("setTimeout(() => document.getElementById('again').click(),"
+              " 0)")
+    settled(host, "window.play && play.ready && play.code && play.code "
+            "!== %s || window.play && play.error" % json.dumps(code))
+    got = host.eval("[play.code, document.getElementById('genre').value, "
+                    "document.getElementById('seats').value, "
+                    "document.getElementById('bots').value]")
+    if got[0] == code or got[1:] != ['survivors', '2', '1']:
+        raise AssertionError('play again: %s' % got)
+    guest.eval("setTimeout(() => document.getElementById('lobbyback')"
+               ".click(), 0)")
+    settled(guest, "window.play && play.ready && !play.started && "
+            "!location.search")
+    print('# play again: room %s -> %s (%s); the guest is back in the lobby'
+          % (code, got[0], got[1:]))
+
+
+TWO_LEVELS = '#####\n#@$.#\n#####\n\n######\n#@ $.#\n######\n'
+
+
+def a_solved_level_says_in_how_many_moves(b):
+    """push-puzzle: a solved level shows 'Level 1 solved in 1 move!'"""
+    p = open_page(b)
+    p.eval('play.options = %s' % json.dumps({'levels': TWO_LEVELS}))
+    create(p, 'push-puzzle', 1, 0)
+    start(p)
+    p.wait_for('play.step >= 10', timeout=20)
+    p.eval("play.input.press('right')")
+    p.wait_for('play.solved.length >= 1', timeout=10)
+    note = p.eval("[document.getElementById('note').textContent, "
+                  "document.getElementById('note').hidden]")
+    if note != ['Level 1 solved in 1 move!', False]:
+        raise AssertionError('the note: %s' % note)
+    p.eval("play.input.press('right')")
+    time.sleep(0.3)
+    p.eval("play.input.press('right')")
+    p.wait_for('play.solved.length >= 2 && '
+               "document.getElementById('note').textContent === "
+               "'Level 2 solved in 2 moves!'", timeout=10)
+    rows, why = results(p)
+    print('# %r; results %s, %r' % (note[0], rows, why))
+
+
 if __name__ == '__main__':
     cdp.require_gamekit_dist()
     srv = gkserver.GkServer(
@@ -289,7 +375,9 @@ if __name__ == '__main__':
                  server_bots_pick_at_once,
                  the_player_is_marked_where_the_state_says_on_desktop_and_phone,
                  a_touch_drag_moves_the_player_in_survivors,
-                 swipes_move_in_push_puzzle_and_a_tapped_undo_takes_one_back],
+                 swipes_move_in_push_puzzle_and_a_tapped_undo_takes_one_back,
+                 end_match_results_play_again_and_leave,
+                 a_solved_level_says_in_how_many_moves],
                 timeout=200)
     finally:
         srv.close()

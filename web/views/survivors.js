@@ -118,7 +118,7 @@ export function mapping(w, h, opts, fx0 = 0, fy0 = 0) {
 
 const DEFAULTS = { arenaWidth: 1600, arenaHeight: 1600, camera: 'arena',
   follow: 0, viewUnits: 900, minScale: 0, localPlayer: 0, names: [],
-  minimap: 140 };
+  minimap: 0 };
 
 /** A slot's label, the same everywhere (HUD, cards, marker, pages): its
  * name if it has one, else P1, P2, ... (slot 0 is P1). */
@@ -246,7 +246,7 @@ export function createView(canvas, options = {}) {
   // every player as a dot, the own one ringed, and the view's frame.
   function drawMinimap(players) {
     const side = Math.min(opts.minimap, size.w / 3, size.h / 3);
-    if (side < 40) return;
+    if (side < 40) return null;
     const k = side / Math.max(opts.arenaWidth, opts.arenaHeight);
     const mx = size.w - side - 8, my = size.h - side - 8;
     ctx.fillStyle = COLORS.panel;
