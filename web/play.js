@@ -282,7 +282,7 @@ function begin(c, match) {
   $('game').style.display = 'flex';
   const canvas = $('c');
   const view = mod.createView(canvas, play.genre === 'survivors'
-    ? { localPlayer: match.slot, viewUnits: 600, minScale: 1.25,
+    ? { localPlayer: match.slot, mark: true, viewUnits: 600, minScale: 1.25,
       minimap: 140 }
     : { localPlayer: match.slot });
   const input = createInput({ genre: play.genre, client: c });

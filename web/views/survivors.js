@@ -117,7 +117,8 @@ export function mapping(w, h, opts, fx0 = 0, fy0 = 0) {
 }
 
 const DEFAULTS = { arenaWidth: 1600, arenaHeight: 1600, camera: 'arena',
-  follow: 0, viewUnits: 900, minScale: 0, localPlayer: 0, names: [],
+  follow: 0, viewUnits: 900, minScale: 0, localPlayer: 0, mark: false,
+  names: [],
   minimap: 0 };
 
 /** A slot's label, the same everywhere (HUD, cards, marker, pages): its
@@ -222,7 +223,8 @@ export function createView(canvas, options = {}) {
         ctx.strokeStyle = !p.alive ? COLORS.dead
           : p.hurt > 0 && (step >> 2) & 1 ? '#ffffff' : COLORS.outline;
         ctx.stroke();
-        if (i === opts.localPlayer) mark(x, y, r, slotLabel(i, opts.names));
+        if (opts.mark && i === opts.localPlayer)
+          mark(x, y, r, slotLabel(i, opts.names));
       });
     } };
   }
@@ -263,7 +265,7 @@ export function createView(canvas, options = {}) {
       const x = mx + fx(p.x) * k, y = my + fx(p.y) * k;
       ctx.fillStyle = PLAYER_COLORS[i % PLAYER_COLORS.length];
       ctx.fillRect(Math.round(x) - 2, Math.round(y) - 2, 5, 5);
-      if (i === opts.localPlayer) {
+      if (opts.mark && i === opts.localPlayer) {
         ctx.strokeStyle = MARK.color;
         ctx.strokeRect(Math.round(x) - 4.5, Math.round(y) - 4.5, 9, 9);
       }
