@@ -17,26 +17,20 @@
 // drawn state), and hold (true: stop drawing; drawnState is the last one
 // drawn, for a screenshot).
 import { connect } from './gamekit/gamekit.js';
+import { ERRORS, SNAP, errorSentence } from './gamekit/constants.js';
 import * as survivors from './views/survivors.js';
+import { slotLabel } from './views/survivors.js';
 import * as pushPuzzle from './views/push_puzzle.js';
 
 const VIEWS = { survivors, 'push-puzzle': pushPuzzle };
-const SNAP = { SPECTATE: 2, REFRESH: 3 };
 const TOKEN_BYTES = 148;
 const KEEP_HASHES = 100000; // steps of hash chain kept (older ones dropped)
 const QUIET_MS = 1500;      // no step for this long: the stream is said to wait
 const $ = (id) => document.getElementById(id);
-// What a refusal means for a watcher (the server's text may be cut short:
-// it never answers a connection not yet admitted with more bytes than the
-// request had).
-const HINTS = { '-13': 'no room has that code (it may have ended)',
-  '-22': 'the room\'s match is not running', '-11': 'no place left for ' +
-  'spectators', '-20': 'this server takes no spectators',
-  '-27': 'the server is in token mode: give a spectator token (?token=HEX ' +
-  'or the form)', '-26': 'the token is not from this server or was changed',
-  '-24': 'the token expired', '-21': 'the token was used already',
-  '-28': 'the token is for another room', '-29': 'the token is a ' +
-  'player\'s, not a spectator\'s' };
+// What a watcher can do about a refusal, beyond its sentence (constants.js,
+// from gk_err.h), by the code's name.
+const ADVICE = { GK_ENOTOKEN: 'Give a spectator token (?token=HEX or the ' +
+  'form).', GK_EROLE: 'This one is a player\'s token, not a spectator\'s.' };
 
 const watch = { ready: false, code: null, client: null, genre: null,
   match: null, step: -1, hashes: {}, hashFrom: 0, jumps: [], errors: [],
@@ -118,9 +112,11 @@ function hooks(c) {
 // A refusal (ERROR) or a close before the match was seen: say why, and let
 // the form try again.
 function refused(c, m) {
-  if (m) error(`the server refused to show room ${watch.code}: ` +
-    `${HINTS[m.code] || m.text} (${m.code}${HINTS[m.code] ? ': ' + m.text
-      : ''})`);
+  if (m) {
+    const name = (ERRORS[m.code] || {}).name;
+    error(`The server refused to show room ${watch.code}. ` +
+      errorSentence(m.code) + (ADVICE[name] ? ' ' + ADVICE[name] : ''));
+  }
   else if (!watch.errors.length) error('the server closed the connection');
   if (!watch.started) {
     c.close();
@@ -168,7 +164,7 @@ function players(s) {
   const gone = new Set(watch.removed.map((r) => r.slot));
   const rows = [];
   for (let i = 0; i < m.players; i++) {
-    let t = `slot ${i}`;
+    let t = slotLabel(i);
     if (!(m.activeMask >> i & 1) || gone.has(i)) t += ' (not playing)';
     const h = s ? s.state[`players[${i}].health`] : undefined;
     if (h !== undefined)
@@ -191,12 +187,30 @@ function panel(s) {
       quiet ? 'waiting for steps' : 'live'].join(' · ');
   const st = watch.stalls.at(-1), ds = watch.desyncs.at(-1);
   const parts = [`stalls ${watch.stalls.length}` + (st ? ` (last at step ` +
-    `${st.step}, waiting for slot ${slotsOf(st.awaited, m.players).join(', ')})`
+    `${st.step}, waiting for ` +
+    `${slotsOf(st.awaited, m.players).map((k) => slotLabel(k)).join(', ')})`
     : ''),
-  `desyncs ${watch.desyncs.length}` + (ds ? ` (last: slot ${ds.player} at ` +
+  `desyncs ${watch.desyncs.length}` + (ds ? ` (last: ${slotLabel(ds.player)} at ` +
     `step ${ds.step})` : ''), `jumps ${watch.jumps.length}`];
   $('health').textContent = parts.join(' · ');
   $('health').className = watch.desyncs.length ? 'err' : '';
+}
+
+// survivors: the camera shows the whole arena or follows one player (the
+// panel's choice, an argument of every draw: watch.camera).
+function cameras(match) {
+  const sel = $('camera');
+  sel.parentElement.hidden = watch.genre !== 'survivors';
+  const opts = [['arena', 'the whole arena']];
+  for (let i = 0; i < match.players; i++)
+    opts.push([String(i), `follow ${slotLabel(i)}`]);
+  sel.innerHTML = opts.map(([v, t]) => `<option value="${v}">${t}</option>`)
+    .join('');
+  sel.onchange = () => {
+    watch.camera = sel.value === 'arena' ? { mode: 'arena' }
+      : { mode: 'follow', follow: Number(sel.value) };
+  };
+  watch.camera = { mode: 'arena' };
 }
 
 function begin(c, match) {
@@ -212,14 +226,15 @@ function begin(c, match) {
   $('form').style.display = 'none';
   $('game').style.display = 'block';
   const view = mod.createView($('c'), watch.genre === 'survivors'
-    ? { localPlayer: -1 } : { buttons: false });
+    ? { localPlayer: -1, minimap: 140 } : { buttons: false });
   watch.view = view;
-  addEventListener('resize', () => view.resize());
+  cameras(match);
+  new ResizeObserver(() => view.resize()).observe($('c'));
   requestAnimationFrame(function frame() {
     const s = c.closed ? null : c.state();
     if (s && !watch.hold) {
       const smp = c.sample();
-      view.draw(s.state, smp ? smp.state : null);
+      view.draw(s.state, smp ? smp.state : null, watch.camera);
       watch.drawnState = s.state;
       if (watch.firstDrawMs === null) watch.firstDrawMs = performance.now();
     }

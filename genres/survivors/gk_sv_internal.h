@@ -287,6 +287,7 @@ void gk__sv_write_sample(const void *state, gk_writer *w);
 void gk__sv_bot_init(void *bot, const void *cfg, uint64_t seed,
                      uint32_t player);
 void gk__sv_bot_next(void *bot, uint8_t *record);
+void gk__sv_bot_answer(const void *state, uint32_t player, uint8_t *record);
 
 typedef struct gk__sv_bot {
   gk_rng rng;

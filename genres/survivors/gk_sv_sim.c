@@ -248,6 +248,7 @@ const gk_sim gk_survivors_sim = {
     .bot_size = sizeof(gk__sv_bot),
     .bot_init = gk__sv_bot_init,
     .bot_next = gk__sv_bot_next,
+    .bot_answer = gk__sv_bot_answer,
     .late_join = 1,
     .prediction = 1, /* an action genre: draw a predicted head */
 };

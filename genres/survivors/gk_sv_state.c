@@ -435,3 +435,12 @@ void gk__sv_bot_next(void *bot, uint8_t *record) {
   gk_sv_input_pack(record, (int8_t)gk_fx_to_int(mx), (int8_t)gk_fx_to_int(my),
                    buttons, pick);
 }
+
+/* A server's bot sees the run: it takes a pending pick at once (the first
+ * card, the one a timeout would take), so the world it froze for everyone
+ * moves again a few steps later. */
+void gk__sv_bot_answer(const void *state, uint32_t player, uint8_t *record) {
+  const gk__sv_state *s = state;
+  if (s == NULL || player >= s->players || !s->p[player].pick_pending) return;
+  if (record[3] < 1 || record[3] > 3) record[3] = 1;
+}

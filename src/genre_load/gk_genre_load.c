@@ -33,19 +33,18 @@ static const gk_sim *descriptor(void *lib, const char *path, int *rc, char *err,
   return sim;
 }
 
-/* An ABI 1 descriptor ends before `late_join`, an ABI 2 one before
- * `prediction`: the members later ABIs appended are read from a copy
- * where they are zero. One copy per
- * descriptor (loading a library twice finds the first), kept for the
- * life of the process like the library. */
+/* The members an older descriptor lacks (ABI 1 ends before `late_join`,
+ * ABI 2 before `prediction` and `bot_answer`) are read from a copy where
+ * they are zero. One copy per descriptor (loading a library twice finds
+ * the first), kept for the life of the process like the library. */
 #define OLD_ABI_MAX 16
 static struct {
   const gk_sim *from;
   gk_sim *copy;
 } old_abi[OLD_ABI_MAX];
 
-static const gk_sim *upgrade_abi1(const gk_sim *sim, int *rc, char *err,
-                                  size_t errlen) {
+static const gk_sim *upgrade_old(const gk_sim *sim, int *rc, char *err,
+                                 size_t errlen) {
   for (size_t i = 0; i < OLD_ABI_MAX; i++)
     if (old_abi[i].from == sim) return old_abi[i].copy;
   for (size_t i = 0; i < OLD_ABI_MAX; i++) {
@@ -81,7 +80,7 @@ static int check(const gk_sim **simp, const char *path, const char *name,
                    (unsigned)GK_SIM_ABI);
   if (sim->abi < GK_SIM_ABI) {
     int rc = 0;
-    sim = upgrade_abi1(sim, &rc, err, errlen);
+    sim = upgrade_old(sim, &rc, err, errlen);
     if (sim == NULL) return rc;
     *simp = sim;
   }

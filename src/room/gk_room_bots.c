@@ -22,8 +22,12 @@
  *      waits for a bot. A bot asks for one record per step it fills, in
  *      step order; the steps the host holds neutral (the first input_delay
  *      steps, the steps a delay raise skips) get none, as a peer does not
- *      sample them. The records are then confirmed, sent to every peer,
- *      recorded and run by the referee like any player's;
+ *      sample them. A genre with bot_answer (gk_sim.h) then changes each
+ *      record to answer what the referee's run asks of the bot now
+ *      (survivors: its pending level-up pick, taken a few steps after the
+ *      prompt, not after the genre's timer). The records are then
+ *      confirmed, sent to every peer, recorded and run by the referee like
+ *      any player's;
  *   4. a bot is never away, sends no hashes and gets no reconnect secret;
  *      the creator may remove it (REMOVE_PLAYER) like a player. When no
  *      player but bots is left in the match, it ends (all left), as a
@@ -196,9 +200,13 @@ static void feed_slot(gk_room_host *h, gk_room *r, uint32_t slot,
     const gk_inbuf *ib = &se->inbuf;
     uint64_t from = gk_inbuf_contiguous(ib, slot, ib->confirmed);
     uint32_t n = 0;
+    const void *run = gk_loop_state(&se->loop);
     while (from + n < upto && n < GK_WIRE_STEPS_MAX &&
            gk_inbuf_contiguous(ib, slot, from + n) == from + n) {
       sim->bot_next(b->in.bots[slot], b->rec + n * size);
+      /* the bot answers what the run asks now (a level-up pick) */
+      if (sim->bot_answer != NULL && run != NULL)
+        sim->bot_answer(run, slot, b->rec + n * size);
       n++;
     }
     if (n == 0) return;

@@ -247,7 +247,8 @@ int sv_ws_open(gk_server *s, char *err, size_t errlen);
 const struct gk_net_ws_stats *sv_ws_stats(const gk_server *s);
 /* The static files' directory (its realpath), NULL if none is served. */
 const char *sv_ws_static_root(const gk_server *s);
-/* Logs "web": the URL of the served directory for a browser here, the
+/* Logs "web": the URL of the served directory (websocket.web_url, else
+ * for a browser here), the
  * directory, and whether it has an index.html; nothing if none. */
 void sv_ws_log_page(gk_server *s);
 

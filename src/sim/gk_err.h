@@ -43,6 +43,55 @@
   X(EREFUSED, -32, "refused by the other side")                                \
   X(EUNAVAILABLE, -33, "a service this needs is unreachable")
 
+/* What each code says to a person using the browser pages, as one whole
+ * sentence (web/gamekit/gen_constants.py turns this list into the pages'
+ * one table, web/gamekit/constants.js; it refuses a code without one).
+ * The pages meet these in a server's ERROR reply or a client call, so
+ * they speak of rooms, matches, tokens and files. */
+#define GK_ERRNO_SAY(X)                                                        \
+  X(EINVAL, "That request was not valid: a setting or value is wrong.")        \
+  X(ENOMEM, "The server ran out of memory; try again later.")                  \
+  X(EBUSY, "The server was busy with something else; try again.")              \
+  X(ENORUN, "No match is running yet.")                                        \
+  X(ENOTKEPT, "That step is too old: it is no longer kept.")                   \
+  X(ERANGE, "A value is outside its allowed range.")                           \
+  X(EPROTO, "A message could not be read: the page and the server may be "     \
+            "different versions (reload the page).")                           \
+  X(ETRUNC, "A message or file was cut short.")                                \
+  X(ECORRUPT, "The data is damaged: its checksum does not match.")             \
+  X(EIO, "A file could not be read or written.")                               \
+  X(EFULL, "It is full: the room has no free seat, or the server no free "     \
+           "room.")                                                            \
+  X(EVERSION, "The page and the server speak different versions; reload "      \
+              "the page.")                                                     \
+  X(ENOTFOUND, "No room has that code: check it, or its match may have "       \
+               "ended.")                                                       \
+  X(EPARSE, "A setting or file could not be read.")                            \
+  X(EMISMATCH, "Two things that must agree do not (a hash, genre or "          \
+               "version).")                                                    \
+  X(ESTATE, "That cannot be done now: the room has started already, or this "  \
+            "page is in a room already.")                                      \
+  X(ETOOBIG, "The request is larger than the server accepts.")                 \
+  X(EAHEAD, "An input came for a step too far ahead.")                         \
+  X(ESTALE, "An input came for a step that is over already.")                  \
+  X(EPERM, "That is not allowed here: only the host may do it, or this "       \
+           "server does not offer it.")                                        \
+  X(EEXIST, "That exists already, or the token was used already.")             \
+  X(ECLOSED, "The match has ended, or the server is shutting down.")           \
+  X(EINPUT, "No input could be made for a step.")                              \
+  X(EEXPIRED, "The token or link has expired.")                                \
+  X(ENOTYET, "The token is not valid yet: check the clocks.")                  \
+  X(EAUTH, "The token is not from this server, or it was changed.")            \
+  X(ENOTOKEN, "This server needs a connect token.")                            \
+  X(EGRANT, "The token does not grant this (another room or request).")        \
+  X(EROLE, "The token is for another role (a player's or a spectator's).")     \
+  X(ELIMIT, "Too many requests or connections: wait a moment and try "         \
+            "again.")                                                          \
+  X(ETIMEDOUT, "The server did not answer in time.")                           \
+  X(EREFUSED, "The other side refused the request.")                           \
+  X(EUNAVAILABLE, "The room directory cannot be reached right now; rooms on "  \
+                  "this server still work. Try again in a moment.")
+
 enum {
 #define GK__ERR_ENUM(name, code, msg) GK_##name = (code),
   GK_ERRNO_MAP(GK__ERR_ENUM)

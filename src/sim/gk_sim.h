@@ -5,10 +5,11 @@
  * through it, so a genre can be run by a test, a tool or a server exactly
  * the same way. The descriptor is versioned (`abi`) like ioquake3's game
  * interface: a loader refuses a descriptor whose abi it does not know.
- * ABI 2 appended `late_join`, ABI 3 `prediction`; a genre library built
- * for ABI 1 or 2 still loads (src/genre_load copies its descriptor into
- * an ABI 3 one with the new
- * members zero: it takes no players after the start).
+ * ABI 2 appended `late_join`, ABI 3 `prediction` and `bot_answer`; a
+ * genre library built for ABI 1 or 2 still loads (src/genre_load copies
+ * its descriptor into an ABI 3 one with the new members zero or NULL: it
+ * takes no players after the start, predicts nothing, and its bots
+ * answer nothing at once).
  *
  * Time: a genre counts steps. `step_seconds` is metadata for whoever drives
  * the loop by wall-clock time; no simulation code reads it.
@@ -40,7 +41,7 @@
 #include "gk_err.h"
 #include "gk_state.h"
 
-#define GK_SIM_ABI 3         /* 2: `late_join` appended; 3: `prediction` */
+#define GK_SIM_ABI 3 /* 2: `late_join`; 3: `prediction`, `bot_answer` */
 #define GK_SIM_ABI_MIN 1     /* the oldest abi a loader still accepts */
 #define GK_PLAYERS_MAX 16    /* active_mask is a uint32_t; 16 keeps headroom */
 #define GK_INPUT_SIZE_MAX 32 /* largest per-player input record, bytes */
@@ -277,6 +278,14 @@ typedef struct gk_sim {
    * prediction). A server's config or a room's options may override it.
    * Nothing in a run depends on it. */
   uint32_t prediction;
+  /* May be NULL. A bot that sees the run: a server calls it for its own
+   * bots (room.bots) after bot_next, with its own run's state after the
+   * last step it ran, so the bot answers at once what the run asks of
+   * `player` now (survivors: a pending level-up pick) by changing the
+   * record bot_next made. It only reads the state. gk_bot_input never
+   * calls it: a bot run from a seed (gk-replay record, the golden
+   * replays, the determinism probe) does not depend on it. */
+  void (*bot_answer)(const void *state, uint32_t player, uint8_t *record);
 } gk_sim;
 
 /* --- genres in shared objects ---------------------------------------------

@@ -603,6 +603,27 @@ Test(server_config, websocket_static_dir_defaults_to_the_installed_pages) {
   expect_error(big, GK_ERANGE, "websocket.static_dir", "at most", NULL);
 }
 
+Test(server_config, websocket_web_url_is_an_http_address_ending_in_a_slash) {
+  gk_server_config c;
+  char err[GK_SERVER_CONFIG_ERR_MAX];
+  cr_assert_eq(parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
+  cr_assert_str_eq(c.ws.web_url, "");
+  gk_server_config_free(&c);
+  cr_assert_eq(parse(&c,
+                     "{\"websocket\":{\"web_url\":"
+                     "\"https://play.example.org/games/\"}}",
+                     err, sizeof(err)),
+               0, "%s", err);
+  cr_assert_str_eq(c.ws.web_url, "https://play.example.org/games/");
+  gk_server_config_free(&c);
+  expect_error("{\"websocket\":{\"web_url\":\"play.example.org/\"}}", GK_ERANGE,
+               "websocket.web_url", "http://HOST", NULL);
+  expect_error("{\"websocket\":{\"web_url\":\"http://example.org\"}}",
+               GK_ERANGE, "websocket.web_url", "ending in '/'", NULL);
+  expect_error("{\"websocket\":{\"web_url\":\"https:///\"}}", GK_ERANGE,
+               "websocket.web_url", NULL);
+}
+
 Test(server_config, websocket_bad_values_name_the_key) {
   expect_error("{\"websocket\":true}", GK_EINVAL, "websocket", "object", NULL);
   expect_error("{\"websocket\":{\"enabled\":1}}", GK_EINVAL,

@@ -129,7 +129,7 @@ Test(server_config, the_websocket_and_desync_messages_are_kept) {
   expect_exact("{\"websocket\":{\"x\":1}}", GK_ENOTFOUND,
                "t.json: websocket.x: unknown key (enabled, host, port, path, "
                "origins, trusted_proxies, max_connections, ping_ms, "
-               "static_dir, static_max_bytes)");
+               "static_dir, static_max_bytes, web_url)");
   expect_exact("{\"desync\":{\"x\":1}}", GK_ENOTFOUND,
                "t.json: desync.x: unknown key (policy, dir, timeout_ms, "
                "max_state_bytes, fields, history_every)");

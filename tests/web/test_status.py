@@ -6,10 +6,11 @@ real room of gk-bot players.
 
 While the match runs, the page's rooms and players charts must end on the
 values /metrics gives (1 room, 3 players), drawn where those values say in
-a screenshot, and the room's row must link to watch.html?room=CODE on the
-WebSocket port. A second room, whose player 1 drops for 600 ms at step 300
-and rejoins (gk-bot --drop 1:300:600), must read at most 5% late and at
-least one stall in its row once the stall is over. Once the match is ended (POST /rooms/CODE/end) and the room
+a screenshot, and the room's row must link to watch.html?room=CODE at
+websocket.web_url (the `web` log line's URL). A second room, whose player 1
+drops for 600 ms at step 300 and rejoins (gk-bot --drop 1:300:600), must read
+at most 5% late and at least one stall in its row once the stall is over.
+Once the match is ended (POST /rooms/CODE/end) and the room
 is gone, the page's newest sample must equal /metrics' counters (steps,
 steps confirmed, late steps), the late-steps chart must be the increases of
 /series' counter, and the charts drawn at 0. On a failure the screenshot
@@ -31,7 +32,8 @@ SRC = os.environ.get("GK_SOURCE_ROOT") or os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WEB = os.path.join(SRC, "web")
 TOKEN = "status-test-token-0123456789"
-LINE = (0x1f, 0x6f, 0xd1)  # the page's first line colour, COLOURS[0]
+LINE = (0x4d, 0x94, 0xf0)  # the page's first line colour, COLOURS[0]
+WEB_URL = "http://gk-play.test:8080/"  # websocket.web_url: where players go
 PERIOD_MS = 250
 
 
@@ -101,7 +103,8 @@ def start(_b):
     token = os.path.join(Env.tmp, "token")
     with open(token, "w", encoding="utf-8") as f:
         f.write(TOKEN + "\n")
-    Env.srv = GkServer(server_exe(), ws={"static_dir": WEB}, config={
+    Env.srv = GkServer(server_exe(), ws={"static_dir": WEB,
+                                         "web_url": WEB_URL}, config={
         "admin": {"enabled": True, "listen": "127.0.0.1:0",
                   "token_file": token, "series_ms": PERIOD_MS,
                   "series_samples": 120},
@@ -118,6 +121,16 @@ def start(_b):
         rs = Env.srv.admin_get("/rooms")["rooms"]
         return rs and rs[0]["state"] == "playing" and rs[0]["code"]
     Env.code = wait("the bots' room to play", playing, 30)
+
+
+def open_status(b):
+    """The status page in a 1280x1000 viewport (its charts are 420x150)."""
+    p = b.new_page("about:blank")
+    p.send("Emulation.setDeviceMetricsOverride", {
+        "width": 1280, "height": 1000, "deviceScaleFactor": 1,
+        "mobile": False})
+    p.goto("http://127.0.0.1:%d/" % Env.srv.admin_port)
+    return p
 
 
 def chart(p, name):
@@ -157,7 +170,7 @@ def last_values(p, name, n):
 
 def the_charts_and_the_watch_link_show_the_running_room(b):
     """while the room plays: rooms 1 and players 3 drawn as /metrics says"""
-    p = b.new_page("http://127.0.0.1:%d/" % Env.srv.admin_port)
+    p = open_status(b)
     # the newest 4 samples of both charts: the room and its 3 players
     p.wait_for("gkStatus.draws > 0 && %s" % " && ".join(
         "(gkStatus.charts.%s.lines[0].slice(-4).join() === '%s')"
@@ -176,15 +189,18 @@ def the_charts_and_the_watch_link_show_the_running_room(b):
         expect_drawn_at(rows, c, v, name)
     caption = p.eval("document.getElementById('v-players').textContent")
     assert caption == "3", caption
-    # the watch link, on the WebSocket port
-    want = "http://127.0.0.1:%d/watch.html?room=%s" % (Env.srv.ws_port,
-                                                       Env.code)
+    # the watch link, at websocket.web_url (what players open), as the
+    # server's `web` log line says
+    want = WEB_URL + "watch.html?room=" + Env.code
+    web = [e for e in Env.srv.events() if e.get("event") == "web"]
+    assert web and web[0]["url"] == WEB_URL, web
     p.wait_for("document.querySelector('#rooms a.watch') !== null", timeout=10)
     href = p.eval("document.querySelector('#rooms a.watch').href")
     if href != want:
         raise fail("watch link %s, want %s" % (href, want))
     rooms = Env.srv.admin_get("/rooms")
-    assert rooms["websocket"] == {"port": Env.srv.ws_port, "static": True}, \
+    assert rooms["websocket"] == {"port": Env.srv.ws_port, "static": True,
+                                  "url": WEB_URL}, \
         rooms["websocket"]
     assert not p.exceptions, p.exceptions
 
@@ -245,7 +261,7 @@ def a_drop_and_a_rejoin_read_one_stall_and_few_late_steps(b):
 
 def after_the_match_the_charts_end_on_the_metrics_counters(b):
     """after the match: the newest sample equals /metrics' counters"""
-    p = b.new_page("http://127.0.0.1:%d/" % Env.srv.admin_port)
+    p = open_status(b)
     p.wait_for("gkStatus.draws > 0", timeout=20)
     st, body = http("POST", "/rooms/%s/end" % Env.code, TOKEN)
     assert st == 202, (st, body)

@@ -240,7 +240,7 @@ def a_watch_page_agrees_with_the_players_to_the_end(b, room):
         raise AssertionError('%d spectator hashes compared for steps %d..%d'
                              % (compared, first, last))
     panel = p.eval("document.getElementById('panel').innerText")
-    for want_text in ('slot 0', 'slot 1', 'step %d' % last, 'input delay',
+    for want_text in ('P1', 'P2', 'step %d' % last, 'input delay',
                       'stalls 0', 'desyncs 0', 'match ended'):
         if want_text not in panel:
             raise AssertionError('the panel lacks %r: %s' % (want_text, panel))
@@ -307,14 +307,20 @@ def in_token_mode_a_spectator_token_watches_and_others_are_refused(b, room):
     expect_no_errors(good)
     cases = []
     none = open_watch(b, room, '?room=' + room.code)
-    cases.append((none, 'give a spectator token', '(-27'))
+    # the sentences of web/gamekit/constants.js (gk_err.h GK_ERRNO_SAY),
+    # whole, never the server's text or a raw code
+    cases.append((none, 'This server needs a connect token. Give a '
+                  'spectator token (?token=HEX or the form).', ''))
     bad = bytearray.fromhex(room.mint(2))
     bad[-5] ^= 0x01  # one byte of the sealed part
     wrong = open_watch(b, room, '?room=%s&token=%s' % (room.code, bad.hex()))
-    cases.append((wrong, 'not from this server or was changed', '(-26'))
+    cases.append((wrong, 'The token is not from this server, or it was '
+                  'changed.', ''))
     player = open_watch(b, room, '?room=%s&token=%s' % (
         room.code, room.mint(3, spectator=False)))
-    cases.append((player, "a player's, not a spectator's", '(-29'))
+    cases.append((player, "The token is for another role (a player's or a "
+                  "spectator's). This one is a player's token, not a "
+                  "spectator's.", ''))
     form = open_watch(b, room, '')
     form.eval("document.getElementById('code').value = %s; "
               "document.getElementById('token').value = 'abcz'; "
@@ -337,6 +343,46 @@ def in_token_mode_a_spectator_token_watches_and_others_are_refused(b, room):
     none.wait_for('watch.started && watch.step >= 0', timeout=20)
     room.finish()
     wait_end(good, 0)
+
+
+def follow_a_player(p, tmp):
+    """The camera select set to follow P2: P2 is drawn, in its colour,
+    where its state and the view's mapping put it, zoomed in from the
+    whole arena, with the minimap."""
+    arena_s = p.eval('watch.view.layout().s')
+    p.eval("(() => { const s = document.getElementById('camera'); "
+           "s.value = '1'; s.dispatchEvent(new Event('change')); "
+           "watch.hold = false; })()")
+    for _ in range(40):
+        time.sleep(0.25)
+        at = p.eval("""(() => {
+          const g = watch.drawnState, m = watch.view.layout();
+          if (!g || !g['players[1].alive'] || g.paused) return null;
+          for (let i = 0; i < g.players; i++)  // a pick dims the arena
+            if (g[`players[${i}].pick_pending`]) return null;
+          watch.hold = true;
+          return { x: m.ox + g['players[1].x'] / 65536 * m.s,
+                   y: m.oy + g['players[1].y'] / 65536 * m.s, s: m.s,
+                   minimap: m.minimap };
+        })()""")
+        if at:
+            break
+    else:
+        raise AssertionError('P2 was never alive to follow')
+    time.sleep(0.2)
+    png = os.path.join(tmp, 'watch-follow.png')
+    _, _, rows = cdp.decode_png(p.screenshot(png))
+    x, y = int(round(at['x'])), int(round(at['y']))
+    px = rows[y][4 * x:4 * x + 3]
+    want = (0xff, 0x9f, 0x1c)  # PLAYER_COLORS[1]
+    if not all(abs(px[i] - want[i]) <= 40 for i in range(3)) or \
+            not at['s'] > arena_s or not at['minimap']:
+        raise AssertionError('following P2: pixel %s at (%d, %d), scale %s '
+                             '(arena %s), minimap %s; %s' % (
+                                 list(px), x, y, at['s'], arena_s,
+                                 at['minimap'], png))
+    print('# follow P2: drawn at (%d, %d), scale %.2f (arena %.2f); %s'
+          % (x, y, at['s'], arena_s, png))
 
 
 @with_room(1200, options=CROWD)
@@ -375,6 +421,7 @@ def a_watch_page_draws_the_state_it_holds(b, room):
         if players >= 1:
             print('# step %s drawn: checked %s' % (st['step'],
                                                    sorted(counts.items())))
+            follow_a_player(p, tmp)
             room.finish()
             return
         p.eval('watch.hold = false')  # every player covered: another state
@@ -414,9 +461,10 @@ def the_watch_page_shows_the_stalls_and_desyncs_the_server_notices(b, room):
     chain = page_chain(p)
     agree(chain, bots, min(chain), last, 'the watch page (slot 0 agrees)')
     panel = p.eval("document.getElementById('health').textContent")
-    want = 'desyncs 1 (last: slot 1 at step %d)' % (PERTURB_STEP + 1)
-    if 'stalls 1 (last at step %d, waiting for slot %s)' % (st['step'],
-                                                          waited) \
+    want = 'desyncs 1 (last: P2 at step %d)' % (PERTURB_STEP + 1)
+    if 'stalls 1 (last at step %d, waiting for %s)' % (
+            st['step'], ', '.join('P%d' % (int(k) + 1)
+                                  for k in str(waited).split(', '))) \
             not in panel or want not in panel:
         raise AssertionError('the health line says %r' % panel)
     m = room.metrics()

@@ -7,6 +7,16 @@ export declare const BUTTONS: {
 };
 export type Button = keyof typeof BUTTONS;
 
+/** Every GK error code (src/sim/gk_err.h, via constants.js): its name
+ * ("GK_EFULL"), gk_strerror's phrase and the sentence a page shows. */
+export declare const ERRORS: Readonly<Record<string,
+  { name: string; text: string; say: string }>>;
+/** The sentence for a GK code; an unknown code is named with its number. */
+export declare function errorSentence(code: number): string;
+/** What a refused request or call rejects with: the code and its sentence. */
+export interface GamekitError extends Error { code: number; sentence: string }
+export declare function refusal(code: number, text: string): GamekitError;
+
 export interface LoadOptions {
   /** The .wasm's bytes (default: dist/gamekit.wasm next to the loader). */
   wasmBinary?: ArrayBuffer | Uint8Array;

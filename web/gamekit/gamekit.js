@@ -19,15 +19,13 @@
 
 import createGamekit from "./dist/gamekit.mjs";
 
-const EV = { SEND: 1, STEP: 2, STARTED: 3, MESSAGE: 4, STALL: 5, DESYNC: 6,
-  REMOVED: 7, ENDED: 8, SNAPSHOT: 9, RESUMED: 10, ROLLBACK: 11 };
-const MSG = { ROOM_CREATED: 17, JOINED: 19, SHUTDOWN: 22, ERROR: 23,
-  RECONNECT_SECRET: 44 };
-/** Buttons for press(): names to the engine's GK_WEB_BTN_* bits. */
-export const BUTTONS = { left: 1, up: 2, right: 4, down: 8, undo: 16,
-  restart: 32, pause: 64, pick1: 128, pick2: 256, pick3: 512 };
-const FIELD = { U8: 0, U16: 1, U32: 2, U64: 3, I8: 4, I16: 5, I32: 6, I64: 7,
-  BOOL: 8, BYTES: 9 };
+import { EV, MSG, BTN, FIELD, errorSentence } from "./constants.js";
+
+export { ERRORS, errorSentence } from "./constants.js";
+/** Buttons for press(): names to the engine's GK_WEB_BTN_* bits
+ * (constants.js, generated from gk_web.h). */
+export const BUTTONS = Object.freeze(Object.fromEntries(
+  Object.entries(BTN).map(([k, v]) => [k.toLowerCase(), v])));
 const TWO32 = 4294967296;
 const EXACT = 9007199254740991; // 2^53 - 1: dump prints larger as text
 /** Unreliable frames (INPUT) are skipped while the socket holds this many
@@ -198,6 +196,15 @@ export function decodeMap(u8) {
   return out;
 }
 
+/** An Error for a GK code: message "gamekit: TEXT (CODE)", code (the
+ * number) and sentence (errorSentence(code), what a page shows). */
+export function refusal(code, text) {
+  const e = new Error("gamekit: " + text + " (" + code + ")");
+  e.code = code;
+  e.sentence = errorSentence(code);
+  return e;
+}
+
 /** One lockstep peer over one WebSocket. Use connect(). */
 export class Client {
   constructor(m, ws, opts) {
@@ -366,7 +373,7 @@ export class Client {
     this.emit("message", ev);
     const w = this.waiters.shift();
     if (w && (ev.type === "error" || ev.type === w.want)) {
-      if (ev.type === "error") w.reject(new Error("gamekit: " + ev.text + " (" + ev.code + ")"));
+      if (ev.type === "error") w.reject(refusal(ev.code, ev.text));
       else w.resolve(ev);
     } else if (w) this.waiters.unshift(w);
   }
@@ -386,7 +393,7 @@ export class Client {
   }
 
   check(rc, what) {
-    if (rc < 0) throw new Error("gamekit: " + what + ": " +
+    if (rc < 0) throw refusal(rc, what + ": " +
       this.m.UTF8ToString(this.m._gk_webx_strerror(rc)));
   }
 

@@ -21,7 +21,12 @@
 // every press becomes c.press(name) and every change of what is held
 // c.setInput({x, y}) (push-puzzle: the signs are the directions held).
 
-export const PP = { left: 1, up: 2, right: 4, down: 8, undo: 16, restart: 32 };
+import { PP as GK_PP } from '../gamekit/constants.js';
+
+/** push-puzzle's record bits by action name (gk_push_puzzle.h GK_PP_*). */
+export const PP = Object.freeze({ left: GK_PP.LEFT, up: GK_PP.UP,
+  right: GK_PP.RIGHT, down: GK_PP.DOWN, undo: GK_PP.UNDO,
+  restart: GK_PP.RESTART });
 const DIRS = ['left', 'up', 'right', 'down'];
 
 // KeyboardEvent.code -> action, per genre (the layout-independent key).
@@ -55,6 +60,11 @@ export const PRESSES = {
 
 const clamp127 = (v) => Math.max(-127, Math.min(127, Math.round(v)));
 
+// Touch (attachTouch): a survivors drag is a stick whose full tilt is
+// this far (CSS px) from where the finger went down; a push-puzzle swipe
+// is a move once it is this long, and a touch that moved less is a tap.
+export const TOUCH = { stick: 60, swipe: 24, tap: 10 };
+
 /**
  * options: genre ('push-puzzle' | 'survivors'), target (what gets key
  * events: window by default), getGamepads (default navigator.getGamepads),
@@ -79,6 +89,7 @@ export function createInput(options = {}) {
   const keyHeld = new Set(); // codes held now
   let padHeld = new Set(); // actions held on the gamepad at the last poll
   let stick = [0, 0]; // the last poll's left stick, past the deadzone
+  let drag = null; // survivors: a touch drag's stick [x, y] (-1..1), or null
   let pending = new Set(); // presses not yet carried by a step
   let sinceRecord = new Set(); // presses made after the last record()
 
@@ -96,8 +107,9 @@ export function createInput(options = {}) {
     let x = (held('right') ? 127 : 0) - (held('left') ? 127 : 0);
     let y = (held('down') ? 127 : 0) - (held('up') ? 127 : 0);
     if (x === 0 && y === 0 && genre === 'survivors') {
-      x = clamp127(stick[0] * 127);
-      y = clamp127(stick[1] * 127);
+      const [sx, sy] = drag || stick;
+      x = clamp127(sx * 127);
+      y = clamp127(sy * 127);
     }
     return { x, y };
   }
@@ -185,7 +197,63 @@ export function createInput(options = {}) {
     return Uint8Array.of(x & 0xff, y & 0xff, pending.has('pause') ? 1 : 0, pick);
   }
 
+  /** Touch on `el` (a canvas): survivors, drag-to-move (the finger's
+   * offset from where it went down, full speed at TOUCH.stick px);
+   * push-puzzle, a swipe is one move press in its main direction. A touch
+   * that stays within TOUCH.tap px is a tap: onTap(x, y) with CSS px in
+   * `el` (a view's hit(): a card, undo, restart). Returns a detach. */
+  function attachTouch(el, onTap = () => {}) {
+    let start = null, moved = false;
+    const at = (t) => {
+      const r = el.getBoundingClientRect();
+      return [t.clientX - r.left, t.clientY - r.top];
+    };
+    const down = (e) => {
+      if (start || !e.changedTouches.length) return;
+      e.preventDefault();
+      const t = e.changedTouches[0];
+      start = { id: t.identifier, p: at(t) };
+      moved = false;
+    };
+    const move = (e) => {
+      const t = start && [...e.changedTouches].find((k) => k.identifier === start.id);
+      if (!t) return;
+      e.preventDefault();
+      const [x, y] = at(t), dx = x - start.p[0], dy = y - start.p[1];
+      if (Math.hypot(dx, dy) > TOUCH.tap) moved = true;
+      if (genre === 'survivors' && moved) {
+        const k = Math.max(1, Math.hypot(dx, dy) / TOUCH.stick);
+        drag = [dx / TOUCH.stick / k, dy / TOUCH.stick / k];
+        sync();
+      }
+    };
+    const up = (e) => {
+      const t = start && [...e.changedTouches].find((k) => k.identifier === start.id);
+      if (!t) return;
+      e.preventDefault();
+      const [x, y] = at(t), dx = x - start.p[0], dy = y - start.p[1];
+      const p = start.p;
+      start = null;
+      drag = null;
+      sync();
+      if (!moved && Math.hypot(dx, dy) <= TOUCH.tap) onTap(p[0], p[1]);
+      else if (genre === 'push-puzzle' && Math.hypot(dx, dy) >= TOUCH.swipe)
+        press(Math.abs(dx) > Math.abs(dy) ? (dx < 0 ? 'left' : 'right')
+          : (dy < 0 ? 'up' : 'down'));
+    };
+    const opts = { passive: false };
+    el.addEventListener('touchstart', down, opts);
+    el.addEventListener('touchmove', move, opts);
+    el.addEventListener('touchend', up, opts);
+    el.addEventListener('touchcancel', up, opts);
+    return () => {
+      for (const [n, f] of [['touchstart', down], ['touchmove', move],
+        ['touchend', up], ['touchcancel', up]]) el.removeEventListener(n, f);
+    };
+  }
+
   return {
+    attachTouch,
     /** The input record of the next step (a new Uint8Array). */
     record() {
       sinceRecord = new Set();

@@ -5,13 +5,14 @@
 // one byte a cell, row-major, GK_PP_* bits) and "pusher[i].x/y".
 
 import { int, flag, bytes, fitCanvas } from './flat.js';
+import { PP } from '../gamekit/constants.js';
 
 export const GENRE = 'push-puzzle';
-export const INPUT_SIZE = 2; // byte 0 held directions, byte 1 presses
+export const INPUT_SIZE = PP.INPUT_SIZE; // byte 0 held directions, 1 presses
 
 // gk_push_puzzle.h
-export const LEFT = 1, UP = 2, RIGHT = 4, DOWN = 8, UNDO = 16, RESTART = 32;
-export const WALL = 1, GOAL = 2, BOX = 4, OUTSIDE = 8;
+export const { LEFT, UP, RIGHT, DOWN, UNDO, RESTART } = PP;
+export const { WALL, GOAL, BOX, OUTSIDE } = PP;
 
 export const COLORS = {
   background: '#101418',
@@ -38,7 +39,7 @@ export function pressRecord(bits) {
 export const undoRecord = () => pressRecord(UNDO);
 export const restartRecord = () => pressRecord(RESTART);
 
-export const DIM_MAX = 255; // GK_PP_DIM_MAX
+export const DIM_MAX = PP.DIM_MAX;
 export const PUSHERS_MAX = 16; // GK_PLAYERS_MAX
 
 /** The board of a state: {w, h, cells: Uint8Array, pushers: [{x, y}]}.

@@ -6,14 +6,15 @@
 // arena); they are converted to floats here, for drawing only.
 
 import { int, flag, fx, fitCanvas } from './flat.js';
+import { SV } from '../gamekit/constants.js';
 
 export const GENRE = 'survivors';
-export const INPUT_SIZE = 4; // gk_survivors.h: move_x, move_y, buttons, pick
-export const BUTTON_PAUSE = 1;
+export const INPUT_SIZE = SV.INPUT_SIZE; // move_x, move_y, buttons, pick
+export const BUTTON_PAUSE = SV.BUTTON_PAUSE;
 
 // Sizes from the genre (gk_sv_internal.h, gk_sv_enemies.c, gk_sv_weapons.c).
-export const PLAYERS_MAX = 8; // GK_SV_PLAYERS_MAX
-export const ENTITIES_MAX = 8192; // GK_SV_ENTITIES_MAX: no list is longer
+export const PLAYERS_MAX = SV.PLAYERS_MAX;
+export const ENTITIES_MAX = SV.ENTITIES_MAX; // no list is longer
 export const PLAYER_RADIUS = 12;
 export const PROJ_RADIUS = 4;
 export const GEM_RADIUS = 4; // drawn size only: gems have no radius
@@ -94,9 +95,10 @@ export function player(state, i) {
 /**
  * The world -> CSS pixel mapping for a canvas of w x h CSS pixels.
  * camera 'arena': the whole arena, scaled to fit and centred. camera
- * 'follow': `viewUnits` world units across the smaller side, centred on
- * (fx, fy) (world units), clamped so the view stays inside the arena on
- * each axis the arena is larger than the view.
+ * 'follow': `viewUnits` world units across the smaller side (but never
+ * fewer CSS px per unit than `minScale`, so a player stays readable on a
+ * phone), centred on (fx, fy) (world units), clamped so the view stays
+ * inside the arena on each axis the arena is larger than the view.
  */
 export function mapping(w, h, opts, fx0 = 0, fy0 = 0) {
   const aw = opts.arenaWidth, ah = opts.arenaHeight;
@@ -104,7 +106,7 @@ export function mapping(w, h, opts, fx0 = 0, fy0 = 0) {
     const s = Math.min(w / aw, h / ah);
     return { s, ox: (w - aw * s) / 2, oy: (h - ah * s) / 2 };
   }
-  const s = Math.min(w, h) / opts.viewUnits;
+  const s = Math.max(Math.min(w, h) / opts.viewUnits, opts.minScale || 0);
   const clamp = (c, size, px) => {
     const half = px / 2 / s;
     if (size * s <= px) return size / 2;
@@ -115,7 +117,19 @@ export function mapping(w, h, opts, fx0 = 0, fy0 = 0) {
 }
 
 const DEFAULTS = { arenaWidth: 1600, arenaHeight: 1600, camera: 'arena',
-  follow: 0, viewUnits: 900, localPlayer: 0 };
+  follow: 0, viewUnits: 900, minScale: 0, localPlayer: 0, mark: false,
+  names: [],
+  minimap: 0 };
+
+/** A slot's label, the same everywhere (HUD, cards, marker, pages): its
+ * name if it has one, else P1, P2, ... (slot 0 is P1). */
+export function slotLabel(i, names = []) {
+  return names[i] || `P${i + 1}`;
+}
+
+// The marker of the page's own player: a ring this many CSS px outside
+// its figure, and a label above it.
+export const MARK = { ring: 5, color: '#ffffff', width: 3 };
 
 export function createView(canvas, options = {}) {
   const opts = { ...DEFAULTS, ...options };
@@ -123,6 +137,7 @@ export function createView(canvas, options = {}) {
   let size = fitCanvas(canvas);
   let cards = []; // pick cards of the last draw: {x, y, w, h, player, pick}
   let map = mapping(size.w, size.h, opts);
+  let minimap = null; // the last draw's minimap: {x, y, side, k} or null
 
   // Reused between draws: screen x, y per enemy, grouped by kind.
   const byKind = [[], [], []];
@@ -208,8 +223,54 @@ export function createView(canvas, options = {}) {
         ctx.strokeStyle = !p.alive ? COLORS.dead
           : p.hurt > 0 && (step >> 2) & 1 ? '#ffffff' : COLORS.outline;
         ctx.stroke();
+        if (opts.mark && i === opts.localPlayer)
+          mark(x, y, r, slotLabel(i, opts.names));
       });
     } };
+  }
+
+  // The page's own player: a ring around it and its label above.
+  function mark(x, y, r, label) {
+    ctx.beginPath();
+    ctx.arc(x, y, r + MARK.ring, 0, 2 * Math.PI);
+    ctx.lineWidth = MARK.width;
+    ctx.strokeStyle = MARK.color;
+    ctx.stroke();
+    ctx.font = 'bold 12px sans-serif';
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'bottom';
+    ctx.fillStyle = MARK.color;
+    ctx.fillText(`${label} (you)`, x, y - r - MARK.ring - 3);
+    ctx.textAlign = 'left';
+  }
+
+  // The whole arena in the bottom-right corner, while the camera follows:
+  // every player as a dot, the own one ringed, and the view's frame.
+  function drawMinimap(players) {
+    const side = Math.min(opts.minimap, size.w / 3, size.h / 3);
+    if (side < 40) return null;
+    const k = side / Math.max(opts.arenaWidth, opts.arenaHeight);
+    const mx = size.w - side - 8, my = size.h - side - 8;
+    ctx.fillStyle = COLORS.panel;
+    ctx.fillRect(mx - 2, my - 2, side + 4, side + 4);
+    ctx.fillStyle = COLORS.floor;
+    ctx.fillRect(mx, my, opts.arenaWidth * k, opts.arenaHeight * k);
+    const { s, ox, oy } = map;
+    ctx.strokeStyle = COLORS.border;
+    ctx.lineWidth = 1;
+    ctx.strokeRect(mx + (-ox / s) * k, my + (-oy / s) * k, (size.w / s) * k,
+      (size.h / s) * k);
+    players.forEach((p, i) => {
+      if (p.gone !== 0 || !p.alive) return;
+      const x = mx + fx(p.x) * k, y = my + fx(p.y) * k;
+      ctx.fillStyle = PLAYER_COLORS[i % PLAYER_COLORS.length];
+      ctx.fillRect(Math.round(x) - 2, Math.round(y) - 2, 5, 5);
+      if (opts.mark && i === opts.localPlayer) {
+        ctx.strokeStyle = MARK.color;
+        ctx.strokeRect(Math.round(x) - 4.5, Math.round(y) - 4.5, 9, 9);
+      }
+    });
+    return { x: mx, y: my, side, k };
   }
 
   function drawHud(state, sample, players) {
@@ -238,7 +299,8 @@ export function createView(canvas, options = {}) {
       const status = p.gone === 2 ? 'joining' : p.gone ? 'left'
         : p.alive ? `${p.health}/${p.maxHealth}`
         : 'dead';
-      ctx.fillText(`Lv ${p.level} ${status}`, left + h.barW + 6, top + 9);
+      ctx.fillText(`${slotLabel(i, opts.names)} Lv ${p.level} ${status}`,
+        left + h.barW + 6, top + 9);
     });
     const secs = Math.floor(int(state, 'play_steps') / 60);
     const clock = `${Math.floor(secs / 60)}:${String(secs % 60).padStart(2, '0')}`;
@@ -276,7 +338,8 @@ export function createView(canvas, options = {}) {
     ctx.font = '13px sans-serif';
     ctx.textAlign = 'center';
     ctx.textBaseline = 'middle';
-    const waiting = pending.map((x, i) => (x && i !== who ? `P${i + 1}` : null))
+    const waiting = pending.map((x, i) => (x && i !== who
+      ? slotLabel(i, opts.names) : null))
       .filter((x) => x);
     if (waiting.length) {
       ctx.fillStyle = COLORS.text;
@@ -290,7 +353,8 @@ export function createView(canvas, options = {}) {
     const gap = 12, cw = Math.min(180, (size.w - 4 * gap) / 3), ch = 90;
     const x0 = (size.w - 3 * cw - 2 * gap) / 2, y0 = size.h / 2 - ch / 2;
     ctx.fillStyle = COLORS.text;
-    ctx.fillText(`P${who + 1}: level up! pick one (1, 2, 3) \u2014 ` +
+    ctx.fillText(`${slotLabel(who, opts.names)}: level up! pick one ` +
+      '(1, 2, 3) \u2014 ' +
       `${Math.ceil(mine.timer / 60)} s`, size.w / 2, y0 - 16);
     mine.options.forEach((id, k) => {
       const c = { x: x0 + k * (cw + gap), y: y0, w: cw, h: ch, player: who,
@@ -308,15 +372,19 @@ export function createView(canvas, options = {}) {
     ctx.textAlign = 'left';
   }
 
-  function draw(state, sample = null) {
+  /** camera (optional): {mode: 'arena' | 'follow', follow: slot} for this
+   * draw, in place of the options' camera and follow. */
+  function draw(state, sample = null, camera = null) {
     // counts are bounded as the genre bounds them: a bad state draws
     // wrong, never loops for long
     const count = (path) => Math.max(0, Math.min(ENTITIES_MAX, int(state, path)));
     const n = Math.max(0, Math.min(PLAYERS_MAX, int(state, 'players')));
     const players = [];
     for (let i = 0; i < n; i++) players.push(player(state, i));
-    const f = players[opts.follow];
-    map = mapping(size.w, size.h, opts, f ? fx(f.x) : 0, f ? fx(f.y) : 0);
+    const cam = { ...opts, ...(camera ? { camera: camera.mode || opts.camera,
+      follow: camera.follow ?? opts.follow } : {}) };
+    const f = players[cam.follow];
+    map = mapping(size.w, size.h, cam, f ? fx(f.x) : 0, f ? fx(f.y) : 0);
     const { s, ox, oy } = map;
     ctx.setTransform(size.dpr, 0, 0, size.dpr, 0, 0);
     ctx.fillStyle = COLORS.outside;
@@ -337,6 +405,7 @@ export function createView(canvas, options = {}) {
       COLORS.projectile);
     pl.draw();
     drawHud(state, sample, players);
+    minimap = cam.camera === 'follow' ? drawMinimap(players) : null;
     if (flag(state, 'over')) {
       const why = ['everyone fell', 'survived!', 'match ended'];
       banner(`Game over: ${why[int(state, 'over_reason')] || ''}`);
@@ -351,6 +420,10 @@ export function createView(canvas, options = {}) {
     resize() {
       size = fitCanvas(canvas);
     },
+    /** Names by slot (index 0 is P1's) for the HUD, cards and marker. */
+    setNames(names) {
+      opts.names = Array.from(names || []);
+    },
     /** What a click at CSS pixel (x, y) means: {player, pick} on a card. */
     hit(x, y) {
       const c = cards.find((k) => x >= k.x && x < k.x + k.w && y >= k.y &&
@@ -360,7 +433,8 @@ export function createView(canvas, options = {}) {
     },
     /** The mapping of the last draw: CSS px = o + world units * s. */
     layout() {
-      return { ...map, w: size.w, h: size.h, cards: cards.slice() };
+      return { ...map, w: size.w, h: size.h, cards: cards.slice(), minimap,
+        radius: Math.max(3, PLAYER_RADIUS * map.s) };
     },
   };
 }

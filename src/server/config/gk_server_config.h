@@ -118,6 +118,11 @@ typedef struct gk_server_ws_config {
   /* the largest static file served (larger: 403); the loop thread sends
    * a file from the page cache, so this bounds what one request costs */
   uint64_t static_max_bytes;
+  /* The address players open the pages at, "http(s)://...//" ending in
+   * '/' (behind a proxy or from a phone: the public one); "" = made from
+   * host and port. The `web` log line and /rooms (the status page's watch
+   * links) give it. */
+  char web_url[GK_SERVER_WS_STR_MAX];
 } gk_server_ws_config;
 
 /* lockstep.prediction's modes. */

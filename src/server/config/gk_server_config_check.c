@@ -73,6 +73,22 @@ int sv_cfg_check_ws_path(sv_cfg_ctx *x, const sv_cfg_row *r, const char *path) {
   return sv_cfg_fail(x, GK_ERANGE, path, "must begin with '/', got \"%s\"", p);
 }
 
+int sv_cfg_check_ws_web_url(sv_cfg_ctx *x, const sv_cfg_row *r,
+                            const char *path) {
+  const char *u = (const char *)x->c + r->off;
+  size_t n = strlen(u);
+  if (n == 0) return 0;
+  const char *rest = strncmp(u, "http://", 7) == 0    ? u + 7
+                     : strncmp(u, "https://", 8) == 0 ? u + 8
+                                                      : NULL;
+  if (rest == NULL || rest[0] == '\0' || rest[0] == '/' || u[n - 1] != '/')
+    return sv_cfg_fail(x, GK_ERANGE, path,
+                       "must be http://HOST[:PORT]/ or https://... ending in "
+                       "'/', got \"%s\"",
+                       u);
+  return 0;
+}
+
 /* --- one object ---------------------------------------------------------- */
 
 /* "auth": mode "token" needs the key file (only named here: gk_server_start

@@ -116,6 +116,8 @@ int sv_cfg_check_ws_host(sv_cfg_ctx *x, const sv_cfg_row *r, const char *path);
 int sv_cfg_check_ws_proxies(sv_cfg_ctx *x, const sv_cfg_row *r,
                             const char *path);
 int sv_cfg_check_ws_path(sv_cfg_ctx *x, const sv_cfg_row *r, const char *path);
+int sv_cfg_check_ws_web_url(sv_cfg_ctx *x, const sv_cfg_row *r,
+                            const char *path);
 int sv_cfg_check_auth(sv_cfg_ctx *x, const char *path);
 /* fleet.node: 1..32 of [A-Za-z0-9_.-] (it is part of Redis keys). */
 int sv_cfg_check_fleet_node(sv_cfg_ctx *x, const sv_cfg_row *r,

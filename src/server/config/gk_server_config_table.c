@@ -235,6 +235,15 @@ static const sv_cfg_row ws_rows[] = {
      .aux = OFF(ws.static_dir_set),
      .sdef = GK_WEB_DIR},
     UINT("static_max_bytes", ws.static_max_bytes, 1024, 1ull << 30, 8u << 20),
+    /* where players open the pages; "" = from host and port */
+    {.key = "web_url",
+     .kind = SV_CFG_STRING,
+     .flags = SV_CFG_TOKEN,
+     .off = OFF(ws.web_url),
+     .size = SZ(ws.web_url),
+     .min = 0,
+     .sdef = "",
+     .check = sv_cfg_check_ws_web_url},
     END};
 static const sv_cfg_table ws_table = {ws_rows, SV_CFG_LIST | SV_CFG_BRIEF,
                                       NULL};

@@ -332,18 +332,27 @@ const char *sv_ws_static_root(const gk_server *s) {
   return s->ws->ws.static_len ? s->ws->ws.static_root : "/";
 }
 
-/* The URL a browser on this machine opens: the listener's host (a
- * wildcard becomes loopback), its port, "/". */
-void sv_ws_log_page(gk_server *s) {
-  const char *root = sv_ws_static_root(s);
-  if (!root) return;
+/* The URL players open: websocket.web_url, or else the one a browser on
+ * this machine opens: the listener's host (a wildcard becomes loopback),
+ * its port, "/". */
+static void page_url(const gk_server *s, char *url, size_t len) {
+  if (s->cfg->ws.web_url[0]) {
+    snprintf(url, len, "%s", s->cfg->ws.web_url);
+    return;
+  }
   const char *h = s->cfg->ws.host;
   int v6 = strchr(h, ':') != NULL;
   if (strcmp(h, "0.0.0.0") == 0) h = "127.0.0.1";
   if (strcmp(h, "::") == 0) h = "::1";
-  char url[128], index[GK_SERVER_PATH_MAX + 16];
-  snprintf(url, sizeof(url), "http://%s%s%s:%u/", v6 ? "[" : "", h,
-           v6 ? "]" : "", (unsigned)sv_ws_port(s));
+  snprintf(url, len, "http://%s%s%s:%u/", v6 ? "[" : "", h, v6 ? "]" : "",
+           (unsigned)sv_ws_port(s));
+}
+
+void sv_ws_log_page(gk_server *s) {
+  const char *root = sv_ws_static_root(s);
+  if (!root) return;
+  char url[GK_SERVER_WS_STR_MAX + 64], index[GK_SERVER_PATH_MAX + 16];
+  page_url(s, url, sizeof(url));
   snprintf(index, sizeof(index), "%s/index.html", s->ws->ws.static_root);
   if (gk_log_begin(s->log, GK_LOG_INFO, "web", NULL)) {
     gk_log_str(s->log, "url", url);

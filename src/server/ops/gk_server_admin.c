@@ -198,6 +198,12 @@ static enum MHD_Result get_rooms(sv_admin *a, struct MHD_Connection *c) {
   if (ws && w) {
     cJSON_AddNumberToObject(w, "port", ws);
     cJSON_AddBoolToObject(w, "static", sv_ws_static_root(s) != NULL);
+    /* the configured pages' address only: a made-up one names this
+     * machine's loopback, no use to a browser elsewhere */
+    if (s->cfg->ws.web_url[0])
+      cJSON_AddStringToObject(w, "url", s->cfg->ws.web_url);
+    else
+      cJSON_AddNullToObject(w, "url");
   }
   return answer_json(c, MHD_HTTP_OK, j);
 }

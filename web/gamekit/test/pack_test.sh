@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 (cd "$here" && npm pack --offline --ignore-scripts --pack-destination "$tmp" \
   > "$tmp/pack.log" 2>&1) || { cat "$tmp/pack.log"; exit 1; }
 tgz=$(ls "$tmp"/gamekit-client-*.tgz)
-for f in package/gamekit.js package/gamekit.d.ts package/dist/gamekit.mjs \
+for f in package/gamekit.js package/gamekit.d.ts package/constants.js package/dist/gamekit.mjs \
     package/dist/gamekit.wasm package/README.md; do
   tar -tzf "$tgz" | grep -qx "$f" || { echo "tarball lacks $f"; exit 1; }
 done
