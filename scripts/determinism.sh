@@ -154,18 +154,8 @@ variant() {
 # Most of a variant's time is one process (meson setup, a probe under
 # qemu or node): run as many variants at once as there are cores, in
 # batches, then judge them in the list's order against the first.
-jobs=$(nproc)
 # shellcheck disable=SC2086
-set -- $variants
-while [ $# -gt 0 ]; do
-  i=0
-  while [ $# -gt 0 ] && [ $i -lt "$jobs" ]; do
-    variant "$1" &
-    shift
-    i=$((i + 1))
-  done
-  wait
-done
+gk_batches variant $variants
 status=0
 first=""
 for v in $variants; do

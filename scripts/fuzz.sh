@@ -38,7 +38,6 @@ fuzz_one() {
 # Each libFuzzer run is one process on one core: run as many at once as
 # the machine has cores (the same seconds each, so a batch ends together),
 # then report in a fixed order.
-jobs=$(nproc)
 names=""
 for bin in build-fuzz/fuzzing/*_fuzzer; do
   [ -x "$bin" ] || continue
@@ -46,18 +45,9 @@ for bin in build-fuzz/fuzzing/*_fuzzer; do
 done
 [ -n "$names" ] || { echo "no fuzz targets were built"; exit 1; }
 rm -f build-fuzz/*.status
+echo "fuzz each of$names for ${secs}s, $(nproc) at a time"
 # shellcheck disable=SC2086
-set -- $names
-while [ $# -gt 0 ]; do
-  i=0
-  while [ $# -gt 0 ] && [ $i -lt "$jobs" ]; do
-    echo "fuzz $1 for ${secs}s"
-    fuzz_one "$1" &
-    shift
-    i=$((i + 1))
-  done
-  wait
-done
+gk_batches fuzz_one $names
 status=0
 ran=0
 for name in $names; do
@@ -71,5 +61,5 @@ for name in $names; do
   fi
   ran=$((ran + 1))
 done
-echo "fuzzed $ran targets, $jobs at a time"
+echo "fuzzed $ran targets"
 exit $status

@@ -55,3 +55,22 @@ gk_build() {
   [ -f "$dir/build.ninja" ] || meson setup "$dir" "$@"
   meson compile -C "$dir"
 }
+
+# gk_batches FUNC ITEM...: runs `FUNC ITEM` for every ITEM in the
+# background, as many at once as the machine has cores, a batch at a time
+# (each batch waited for whole: the callers' items take about as long as
+# each other). FUNC reports through files, not its exit status.
+gk_batches() {
+  f=$1
+  shift
+  n=$(nproc)
+  while [ $# -gt 0 ]; do
+    i=0
+    while [ $# -gt 0 ] && [ "$i" -lt "$n" ]; do
+      "$f" "$1" &
+      shift
+      i=$((i + 1))
+    done
+    wait
+  done
+}
