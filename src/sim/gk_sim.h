@@ -41,7 +41,7 @@
 #include "gk_err.h"
 #include "gk_state.h"
 
-#define GK_SIM_ABI 3 /* 2: `late_join`; 3: `prediction`, `bot_answer` */
+#define GK_SIM_ABI 3         /* 2: `late_join`; 3: `prediction`, `bot_answer` */
 #define GK_SIM_ABI_MIN 1     /* the oldest abi a loader still accepts */
 #define GK_PLAYERS_MAX 16    /* active_mask is a uint32_t; 16 keeps headroom */
 #define GK_INPUT_SIZE_MAX 32 /* largest per-player input record, bytes */

@@ -23,33 +23,12 @@
 #include "gk_server_config.h"
 #include "gk_server_log.h"
 
-static int parse(gk_server_config *c, const char *json, char *err,
-                 size_t errlen) {
-  return gk_server_config_parse(c, json, strlen(json), "test.json", err,
-                                errlen);
-}
-
-/* Parses `json`, expects failure with `code` and a message that contains
- * every one of the NULL-terminated fragments. */
-static void expect_error(const char *json, int code, ...) {
-  gk_server_config c;
-  char err[GK_SERVER_CONFIG_ERR_MAX];
-  int rc = parse(&c, json, err, sizeof(err));
-  cr_assert_eq(rc, code, "%s -> %s (%s), want %s", json, gk_err_name(rc), err,
-               gk_err_name(code));
-  cr_assert(strncmp(err, "test.json: ", 11) == 0, "file not named: %s", err);
-  va_list ap;
-  va_start(ap, code);
-  for (const char *frag; (frag = va_arg(ap, const char *)) != NULL;)
-    cr_assert(strstr(err, frag), "'%s' not in message: %s", frag, err);
-  va_end(ap);
-  gk_server_config_free(&c);
-}
+#include "config_expect.h"
 
 Test(server_config, an_empty_object_gives_the_documented_defaults) {
   gk_server_config c;
   char err[256];
-  cr_assert_eq(parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(cfg_parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
   cr_assert_eq(c.port, 7777);
   cr_assert_eq(c.step_hz, 60);
   cr_assert_eq(c.desync, GK_DESYNC_REPORT);
@@ -111,7 +90,7 @@ Test(server_config, every_key_is_read_into_the_struct) {
       "\"desync\":\"end\",\"replays\":{\"enabled\":false,\"dir\":\"/tmp/r\"},"
       "\"shutdown_grace_ms\":1500,\"timing\":{\"service_ms\":2,"
       "\"peer_timeout_ms\":3000,\"catchup_ticks\":9}}";
-  cr_assert_eq(parse(&c, json, err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(cfg_parse(&c, json, err, sizeof(err)), 0, "%s", err);
   cr_assert_str_eq(c.host, "127.0.0.1");
   cr_assert_eq(c.port, 0);
   cr_assert_eq(c.log_level, GK_LOG_WARN);
@@ -141,61 +120,64 @@ Test(server_config, every_key_is_read_into_the_struct) {
 }
 
 Test(server_config, an_unknown_key_is_named_with_its_path) {
-  expect_error("{\"limits\":{\"romos\":3}}", GK_ENOTFOUND, "limits.romos",
-               "unknown key", NULL);
-  expect_error("{\"colour\":1}", GK_ENOTFOUND, "colour", NULL);
+  cfg_expect_error("{\"limits\":{\"romos\":3}}", GK_ENOTFOUND, "limits.romos",
+                   "unknown key", NULL);
+  cfg_expect_error("{\"colour\":1}", GK_ENOTFOUND, "colour", NULL);
 }
 
 Test(server_config, a_wrong_type_is_named_with_its_path) {
-  expect_error("{\"limits\":{\"rooms\":\"many\"}}", GK_EINVAL, "limits.rooms",
-               "integer", "a string", NULL);
-  expect_error("{\"listen\":{\"port\":true}}", GK_EINVAL, "listen.port",
-               "a boolean", NULL);
-  expect_error("{\"replays\":{\"enabled\":1}}", GK_EINVAL, "replays.enabled",
-               "true or false", NULL);
-  expect_error("{\"stall\":[]}", GK_EINVAL, "stall", "an object", NULL);
-  expect_error("{\"desync\":3}", GK_EINVAL, "desync", "report", NULL);
+  cfg_expect_error("{\"limits\":{\"rooms\":\"many\"}}", GK_EINVAL,
+                   "limits.rooms", "integer", "a string", NULL);
+  cfg_expect_error("{\"listen\":{\"port\":true}}", GK_EINVAL, "listen.port",
+                   "a boolean", NULL);
+  cfg_expect_error("{\"replays\":{\"enabled\":1}}", GK_EINVAL,
+                   "replays.enabled", "true or false", NULL);
+  cfg_expect_error("{\"stall\":[]}", GK_EINVAL, "stall", "an object", NULL);
+  cfg_expect_error("{\"desync\":3}", GK_EINVAL, "desync", "report", NULL);
 }
 
 Test(server_config, an_out_of_range_value_is_named_with_its_path) {
-  expect_error("{\"limits\":{\"rooms\":0}}", GK_ERANGE, "limits.rooms",
-               "1..4096", "got 0", NULL);
-  expect_error("{\"listen\":{\"port\":70000}}", GK_ERANGE, "listen.port", NULL);
-  expect_error("{\"step_hz\":1.5}", GK_ERANGE, "step_hz", NULL);
-  expect_error("{\"step_hz\":-1}", GK_ERANGE, "step_hz", NULL);
-  expect_error("{\"step_hz\":1e300}", GK_ERANGE, "step_hz", NULL);
-  expect_error("{\"log_level\":\"loud\"}", GK_ERANGE, "log_level", NULL);
-  expect_error("{\"desync\":\"panic\"}", GK_ERANGE, "desync", NULL);
-  expect_error("{\"listen\":{\"host\":\"\"}}", GK_ERANGE, "listen.host", NULL);
+  cfg_expect_error("{\"limits\":{\"rooms\":0}}", GK_ERANGE, "limits.rooms",
+                   "1..4096", "got 0", NULL);
+  cfg_expect_error("{\"listen\":{\"port\":70000}}", GK_ERANGE, "listen.port",
+                   NULL);
+  cfg_expect_error("{\"step_hz\":1.5}", GK_ERANGE, "step_hz", NULL);
+  cfg_expect_error("{\"step_hz\":-1}", GK_ERANGE, "step_hz", NULL);
+  cfg_expect_error("{\"step_hz\":1e300}", GK_ERANGE, "step_hz", NULL);
+  cfg_expect_error("{\"log_level\":\"loud\"}", GK_ERANGE, "log_level", NULL);
+  cfg_expect_error("{\"desync\":\"panic\"}", GK_ERANGE, "desync", NULL);
+  cfg_expect_error("{\"listen\":{\"host\":\"\"}}", GK_ERANGE, "listen.host",
+                   NULL);
 }
 
 Test(server_config, keys_that_must_agree_are_checked_together) {
-  expect_error("{\"lockstep\":{\"input_delay\":9,\"input_delay_max\":4}}",
-               GK_ERANGE, "lockstep.input_delay", "input_delay_max", NULL);
-  expect_error("{\"lockstep\":{\"window\":64,\"input_delay_max\":40}}",
-               GK_ERANGE, "lockstep.window", NULL);
+  cfg_expect_error("{\"lockstep\":{\"input_delay\":9,\"input_delay_max\":4}}",
+                   GK_ERANGE, "lockstep.input_delay", "input_delay_max", NULL);
+  cfg_expect_error("{\"lockstep\":{\"window\":64,\"input_delay_max\":40}}",
+                   GK_ERANGE, "lockstep.window", NULL);
 }
 
 Test(server_config, a_duplicate_key_is_refused) {
-  expect_error("{\"step_hz\":60,\"step_hz\":61}", GK_EINVAL, "step_hz",
-               "duplicate", NULL);
-  expect_error("{\"limits\":{\"rooms\":1,\"rooms\":2}}", GK_EINVAL,
-               "limits.rooms", "duplicate", NULL);
+  cfg_expect_error("{\"step_hz\":60,\"step_hz\":61}", GK_EINVAL, "step_hz",
+                   "duplicate", NULL);
+  cfg_expect_error("{\"limits\":{\"rooms\":1,\"rooms\":2}}", GK_EINVAL,
+                   "limits.rooms", "duplicate", NULL);
 }
 
 Test(server_config, broken_json_is_reported_with_line_and_column) {
-  expect_error("{\n  \"step_hz\": 60,\n  oops\n}", GK_EPARSE, "line 3", NULL);
-  expect_error("[1,2]", GK_EPARSE, "JSON object", NULL);
-  expect_error("{} {}", GK_EPARSE, "after the JSON value", NULL);
-  expect_error("", GK_EPARSE, "invalid JSON", NULL);
+  cfg_expect_error("{\n  \"step_hz\": 60,\n  oops\n}", GK_EPARSE, "line 3",
+                   NULL);
+  cfg_expect_error("[1,2]", GK_EPARSE, "JSON object", NULL);
+  cfg_expect_error("{} {}", GK_EPARSE, "after the JSON value", NULL);
+  cfg_expect_error("", GK_EPARSE, "invalid JSON", NULL);
 }
 
 Test(server_config, a_failed_parse_leaves_the_defaults) {
   gk_server_config c;
   char err[256];
-  cr_assert_neq(
-      parse(&c, "{\"step_hz\":90,\"limits\":{\"rooms\":0}}", err, sizeof(err)),
-      0);
+  cr_assert_neq(cfg_parse(&c, "{\"step_hz\":90,\"limits\":{\"rooms\":0}}", err,
+                          sizeof(err)),
+                0);
   cr_assert_eq(c.step_hz, 60);
   gk_server_config_free(&c);
 }
@@ -210,30 +192,34 @@ Test(server_config, a_missing_file_is_named) {
 }
 
 Test(server_config, an_unknown_genre_is_named) {
-  expect_error("{\"genres\":{\"chess\":{}}}", GK_ENOTFOUND, "genres.chess",
-               "unknown genre", NULL);
+  cfg_expect_error("{\"genres\":{\"chess\":{}}}", GK_ENOTFOUND, "genres.chess",
+                   "unknown genre", NULL);
 }
 
 Test(server_config, genre_options_are_checked_by_the_genre_with_their_path) {
-  expect_error("{\"genres\":{\"survivors\":{\"options\":{\"max_enemis\":3}}}}",
-               GK_ENOTFOUND, "genres.survivors.options.max_enemis", NULL);
-  expect_error("{\"genres\":{\"survivors\":{\"options\":{\"max_enemies\":0}}}}",
-               GK_ERANGE, "genres.survivors.options.max_enemies", NULL);
-  expect_error("{\"genres\":{\"survivors\":{\"options\":{\"spawning\":null}}}}",
-               GK_EINVAL, "genres.survivors.options.spawning", NULL);
-  expect_error("{\"genres\":{\"survivors\":{\"max_players\":99}}}", GK_ERANGE,
-               "genres.survivors.max_players", NULL);
-  expect_error("{\"genres\":{\"survivors\":{\"colour\":1}}}", GK_ENOTFOUND,
-               "genres.survivors.colour", NULL);
+  cfg_expect_error(
+      "{\"genres\":{\"survivors\":{\"options\":{\"max_enemis\":3}}}}",
+      GK_ENOTFOUND, "genres.survivors.options.max_enemis", NULL);
+  cfg_expect_error(
+      "{\"genres\":{\"survivors\":{\"options\":{\"max_enemies\":0}}}}",
+      GK_ERANGE, "genres.survivors.options.max_enemies", NULL);
+  cfg_expect_error(
+      "{\"genres\":{\"survivors\":{\"options\":{\"spawning\":null}}}}",
+      GK_EINVAL, "genres.survivors.options.spawning", NULL);
+  cfg_expect_error("{\"genres\":{\"survivors\":{\"max_players\":99}}}",
+                   GK_ERANGE, "genres.survivors.max_players", NULL);
+  cfg_expect_error("{\"genres\":{\"survivors\":{\"colour\":1}}}", GK_ENOTFOUND,
+                   "genres.survivors.colour", NULL);
 }
 
 Test(server_config, listing_genres_offers_exactly_those) {
   gk_server_config c;
   char err[GK_SERVER_CONFIG_ERR_MAX];
-  int rc = parse(&c,
-                 "{\"genres\":{\"survivors\":{\"max_players\":3,\"options\":"
-                 "{\"duration_steps\":600}}}}",
-                 err, sizeof(err));
+  int rc =
+      cfg_parse(&c,
+                "{\"genres\":{\"survivors\":{\"max_players\":3,\"options\":"
+                "{\"duration_steps\":600}}}}",
+                err, sizeof(err));
   cr_assert_eq(rc, 0, "%s", err);
   const gk_server_genre *sv = gk_server_config_genre(&c, "survivors");
   cr_assert(sv && sv->enabled && sv->max_players == 3);
@@ -257,10 +243,10 @@ static void seen_cb(void *ctx, const char *key, const gk_value *v) {
 Test(server_config, a_room_config_takes_server_options_then_the_clients) {
   gk_server_config c;
   char err[GK_SERVER_CONFIG_ERR_MAX];
-  cr_assert_eq(parse(&c,
-                     "{\"genres\":{\"survivors\":{\"options\":"
-                     "{\"duration_steps\":600,\"max_enemies\":50}}}}",
-                     err, sizeof(err)),
+  cr_assert_eq(cfg_parse(&c,
+                         "{\"genres\":{\"survivors\":{\"options\":"
+                         "{\"duration_steps\":600,\"max_enemies\":50}}}}",
+                         err, sizeof(err)),
                0, "%s", err);
   const gk_server_genre *g = gk_server_config_genre(&c, "survivors");
   cr_assert(g);
@@ -415,7 +401,7 @@ Test(server_codes, a_code_is_16_base32_characters_and_codes_do_not_repeat) {
 Test(server_config, the_auth_section_and_the_abuse_limits_are_read_strictly) {
   gk_server_config c;
   char err[GK_SERVER_CONFIG_ERR_MAX];
-  cr_assert_eq(parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(cfg_parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
   cr_assert_eq(c.auth_mode, GK_AUTH_OPEN);
   cr_assert_gt(c.conns_per_ip, 0);
   cr_assert_gt(c.connects_per_ip_per_s, 0);
@@ -423,12 +409,12 @@ Test(server_config, the_auth_section_and_the_abuse_limits_are_read_strictly) {
   cr_assert_gt(c.handshake_ms, 0);
   cr_assert_eq(c.misses_per_ip_per_min, 30);
   gk_server_config_free(&c);
-  cr_assert_eq(parse(&c,
-                     "{\"auth\":{\"mode\":\"token\",\"key_file\":\"k.key\","
-                     "\"replay_cache\":100},\"limits\":{\"conns_per_ip\":3,"
-                     "\"connects_per_ip_per_s\":0,\"creates_per_min\":2,"
-                     "\"handshake_ms\":1500,\"log_interval_ms\":500}}",
-                     err, sizeof(err)),
+  cr_assert_eq(cfg_parse(&c,
+                         "{\"auth\":{\"mode\":\"token\",\"key_file\":\"k.key\","
+                         "\"replay_cache\":100},\"limits\":{\"conns_per_ip\":3,"
+                         "\"connects_per_ip_per_s\":0,\"creates_per_min\":2,"
+                         "\"handshake_ms\":1500,\"log_interval_ms\":500}}",
+                         err, sizeof(err)),
                0, "%s", err);
   cr_assert_eq(c.auth_mode, GK_AUTH_TOKEN);
   cr_assert_str_eq(c.auth_key_file, "k.key");
@@ -439,37 +425,39 @@ Test(server_config, the_auth_section_and_the_abuse_limits_are_read_strictly) {
   cr_assert_eq(c.handshake_ms, 1500);
   cr_assert_eq(c.limit_log_ms, 500);
   gk_server_config_free(&c);
-  expect_error("{\"auth\":{\"mode\":\"token\"}}", GK_EINVAL, "auth",
-               "needs key_file", NULL);
-  expect_error("{\"auth\":{\"mode\":\"closed\"}}", GK_ERANGE, "auth.mode",
-               "\"open\" or \"token\"", NULL);
-  expect_error("{\"auth\":{\"mode\":1}}", GK_EINVAL, "auth.mode", NULL);
-  expect_error("{\"auth\":{\"key\":\"x\"}}", GK_ENOTFOUND, "auth.key",
-               "unknown key", NULL);
-  expect_error("{\"auth\":[]}", GK_EINVAL, "auth", "must be an object", NULL);
-  expect_error("{\"auth\":{\"mode\":\"open\",\"mode\":\"token\"}}", GK_EINVAL,
-               "auth.mode", "duplicate", NULL);
-  expect_error("{\"auth\":{\"replay_cache\":1}}", GK_ERANGE,
-               "auth.replay_cache", NULL);
-  expect_error("{\"limits\":{\"log_interval_ms\":0}}", GK_ERANGE,
-               "limits.log_interval_ms", NULL);
+  cfg_expect_error("{\"auth\":{\"mode\":\"token\"}}", GK_EINVAL, "auth",
+                   "needs key_file", NULL);
+  cfg_expect_error("{\"auth\":{\"mode\":\"closed\"}}", GK_ERANGE, "auth.mode",
+                   "\"open\" or \"token\"", NULL);
+  cfg_expect_error("{\"auth\":{\"mode\":1}}", GK_EINVAL, "auth.mode", NULL);
+  cfg_expect_error("{\"auth\":{\"key\":\"x\"}}", GK_ENOTFOUND, "auth.key",
+                   "unknown key", NULL);
+  cfg_expect_error("{\"auth\":[]}", GK_EINVAL, "auth", "must be an object",
+                   NULL);
+  cfg_expect_error("{\"auth\":{\"mode\":\"open\",\"mode\":\"token\"}}",
+                   GK_EINVAL, "auth.mode", "duplicate", NULL);
+  cfg_expect_error("{\"auth\":{\"replay_cache\":1}}", GK_ERANGE,
+                   "auth.replay_cache", NULL);
+  cfg_expect_error("{\"limits\":{\"log_interval_ms\":0}}", GK_ERANGE,
+                   "limits.log_interval_ms", NULL);
 }
 
 Test(server_config, the_input_delay_is_auto_by_default_and_a_number_fixes_it) {
   gk_server_config c;
   char err[256];
-  cr_assert_eq(parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(cfg_parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
   cr_assert_eq(c.input_delay_auto, 1);
   cr_assert_eq(c.input_delay_min, 2);
   cr_assert_eq(c.input_delay_max, 20);
   cr_assert_eq(c.ping_ms, 100);
   gk_server_config_free(&c);
-  cr_assert_eq(parse(&c,
-                     "{\"lockstep\":{\"input_delay\":4,\"input_delay_min\":1,"
-                     "\"delay_hold_ms\":7,\"delay_every_ms\":8,"
-                     "\"delay_jitter_x\":3},\"timing\":{\"ping_ms\":0}}",
-                     err, sizeof(err)),
-               0, "%s", err);
+  cr_assert_eq(
+      cfg_parse(&c,
+                "{\"lockstep\":{\"input_delay\":4,\"input_delay_min\":1,"
+                "\"delay_hold_ms\":7,\"delay_every_ms\":8,"
+                "\"delay_jitter_x\":3},\"timing\":{\"ping_ms\":0}}",
+                err, sizeof(err)),
+      0, "%s", err);
   cr_assert_eq(c.input_delay_auto, 0);
   cr_assert_eq(c.input_delay, 4);
   cr_assert_eq(c.input_delay_min, 1);
@@ -478,56 +466,57 @@ Test(server_config, the_input_delay_is_auto_by_default_and_a_number_fixes_it) {
   cr_assert_eq(c.delay_jitter_x, 3);
   cr_assert_eq(c.ping_ms, 0);
   gk_server_config_free(&c);
-  expect_error("{\"lockstep\":{\"input_delay\":\"fast\"}}", GK_ERANGE,
-               "lockstep.input_delay", "\"auto\"", NULL);
-  expect_error("{\"lockstep\":{\"input_delay\":true}}", GK_EINVAL,
-               "lockstep.input_delay", NULL);
-  expect_error("{\"lockstep\":{\"input_delay_min\":9,\"input_delay_max\":4}}",
-               GK_ERANGE, "lockstep.input_delay_min", NULL);
+  cfg_expect_error("{\"lockstep\":{\"input_delay\":\"fast\"}}", GK_ERANGE,
+                   "lockstep.input_delay", "\"auto\"", NULL);
+  cfg_expect_error("{\"lockstep\":{\"input_delay\":true}}", GK_EINVAL,
+                   "lockstep.input_delay", NULL);
+  cfg_expect_error(
+      "{\"lockstep\":{\"input_delay_min\":9,\"input_delay_max\":4}}", GK_ERANGE,
+      "lockstep.input_delay_min", NULL);
 }
 
 Test(server_config, prediction_follows_the_genre_or_a_mode_or_an_object) {
   gk_server_config c;
   char err[256];
-  cr_assert_eq(parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(cfg_parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
   cr_assert_eq(c.prediction, GK_PREDICT_GENRE);
   cr_assert_eq(c.prediction_window, 8);
   cr_assert_eq(c.prediction_rtt_ms, 100);
   gk_server_config_free(&c);
-  cr_assert_eq(
-      parse(&c, "{\"lockstep\":{\"prediction\":\"off\"}}", err, sizeof(err)), 0,
-      "%s", err);
+  cr_assert_eq(cfg_parse(&c, "{\"lockstep\":{\"prediction\":\"off\"}}", err,
+                         sizeof(err)),
+               0, "%s", err);
   cr_assert_eq(c.prediction, GK_PREDICT_OFF);
   gk_server_config_free(&c);
-  cr_assert_eq(parse(&c,
-                     "{\"lockstep\":{\"prediction\":{\"mode\":\"on\","
-                     "\"window\":12,\"rtt_ms\":60}}}",
-                     err, sizeof(err)),
+  cr_assert_eq(cfg_parse(&c,
+                         "{\"lockstep\":{\"prediction\":{\"mode\":\"on\","
+                         "\"window\":12,\"rtt_ms\":60}}}",
+                         err, sizeof(err)),
                0, "%s", err);
   cr_assert_eq(c.prediction, GK_PREDICT_ON);
   cr_assert_eq(c.prediction_window, 12);
   cr_assert_eq(c.prediction_rtt_ms, 60);
   gk_server_config_free(&c);
-  expect_error("{\"lockstep\":{\"prediction\":\"maybe\"}}", GK_ERANGE,
-               "lockstep.prediction", NULL);
-  expect_error("{\"lockstep\":{\"prediction\":{\"window\":0}}}", GK_ERANGE,
-               "lockstep.prediction.window", "1..60", NULL);
-  expect_error("{\"lockstep\":{\"prediction\":{\"size\":3}}}", GK_ENOTFOUND,
-               "lockstep.prediction.size", NULL);
+  cfg_expect_error("{\"lockstep\":{\"prediction\":\"maybe\"}}", GK_ERANGE,
+                   "lockstep.prediction", NULL);
+  cfg_expect_error("{\"lockstep\":{\"prediction\":{\"window\":0}}}", GK_ERANGE,
+                   "lockstep.prediction.window", "1..60", NULL);
+  cfg_expect_error("{\"lockstep\":{\"prediction\":{\"size\":3}}}", GK_ENOTFOUND,
+                   "lockstep.prediction.size", NULL);
   /* the window must hold max(lead, prediction.window) ahead */
-  expect_error("{\"lockstep\":{\"window\":64,\"prediction\":{\"window\":"
-               "20}}}",
-               GK_ERANGE, "lockstep.window", "prediction.window", NULL);
+  cfg_expect_error("{\"lockstep\":{\"window\":64,\"prediction\":{\"window\":"
+                   "20}}}",
+                   GK_ERANGE, "lockstep.window", "prediction.window", NULL);
 }
 
 Test(server_config, desync_takes_an_object_with_a_policy_a_folder_and_limits) {
   gk_server_config c;
   char err[GK_SERVER_CONFIG_ERR_MAX];
-  cr_assert_eq(parse(&c,
-                     "{\"desync\":{\"policy\":\"end\",\"dir\":\"/tmp/d\","
-                     "\"timeout_ms\":250,\"max_state_bytes\":4096,"
-                     "\"fields\":3,\"history_every\":16}}",
-                     err, sizeof(err)),
+  cr_assert_eq(cfg_parse(&c,
+                         "{\"desync\":{\"policy\":\"end\",\"dir\":\"/tmp/d\","
+                         "\"timeout_ms\":250,\"max_state_bytes\":4096,"
+                         "\"fields\":3,\"history_every\":16}}",
+                         err, sizeof(err)),
                0, "%s", err);
   cr_assert_eq(c.desync, GK_DESYNC_END);
   cr_assert_str_eq(c.desync_dir, "/tmp/d");
@@ -536,35 +525,35 @@ Test(server_config, desync_takes_an_object_with_a_policy_a_folder_and_limits) {
   cr_assert_eq(c.desync_fields, 3);
   cr_assert_eq(c.desync_history_every, 16);
   gk_server_config_free(&c);
-  cr_assert_eq(parse(&c, "{\"desync\":\"report\"}", err, sizeof(err)), 0);
+  cr_assert_eq(cfg_parse(&c, "{\"desync\":\"report\"}", err, sizeof(err)), 0);
   cr_assert_eq(c.desync, GK_DESYNC_REPORT);
   cr_assert_str_eq(c.desync_dir, "", "the default: <replays.dir>/desyncs");
   gk_server_config_free(&c);
-  expect_error("{\"desync\":{\"timeout_ms\":0}}", GK_ERANGE,
-               "desync.timeout_ms", NULL);
-  expect_error("{\"desync\":{\"polcy\":\"end\"}}", GK_ENOTFOUND, "desync.polcy",
-               "unknown key", NULL);
-  expect_error("{\"desync\":{\"fields\":2,\"fields\":3}}", GK_EINVAL,
-               "desync.fields", "duplicate", NULL);
-  expect_error("{\"desync\":{\"dir\":3}}", GK_EINVAL, "desync.dir", NULL);
-  expect_error("{\"desync\":{\"policy\":\"panic\"}}", GK_ERANGE,
-               "desync.policy", NULL);
+  cfg_expect_error("{\"desync\":{\"timeout_ms\":0}}", GK_ERANGE,
+                   "desync.timeout_ms", NULL);
+  cfg_expect_error("{\"desync\":{\"polcy\":\"end\"}}", GK_ENOTFOUND,
+                   "desync.polcy", "unknown key", NULL);
+  cfg_expect_error("{\"desync\":{\"fields\":2,\"fields\":3}}", GK_EINVAL,
+                   "desync.fields", "duplicate", NULL);
+  cfg_expect_error("{\"desync\":{\"dir\":3}}", GK_EINVAL, "desync.dir", NULL);
+  cfg_expect_error("{\"desync\":{\"policy\":\"panic\"}}", GK_ERANGE,
+                   "desync.policy", NULL);
 }
 
 Test(server_config, websocket_is_off_by_default_and_reads_every_key) {
   gk_server_config c;
   char err[GK_SERVER_CONFIG_ERR_MAX];
-  cr_assert_eq(parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(cfg_parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
   cr_assert_eq(c.ws.enabled, 0);
   cr_assert_str_eq(c.ws.path, "/play");
   cr_assert_eq(c.ws.norigins, 0u);
   gk_server_config_free(&c);
-  cr_assert_eq(parse(&c,
-                     "{\"websocket\":{\"enabled\":true,\"host\":\"::1\","
-                     "\"port\":0,\"path\":\"/ws\",\"origins\":["
-                     "\"https://a.example\",\"http://localhost:8080\"],"
-                     "\"max_connections\":12,\"ping_ms\":250}}",
-                     err, sizeof(err)),
+  cr_assert_eq(cfg_parse(&c,
+                         "{\"websocket\":{\"enabled\":true,\"host\":\"::1\","
+                         "\"port\":0,\"path\":\"/ws\",\"origins\":["
+                         "\"https://a.example\",\"http://localhost:8080\"],"
+                         "\"max_connections\":12,\"ping_ms\":250}}",
+                         err, sizeof(err)),
                0, "%s", err);
   cr_assert_eq(c.ws.enabled, 1);
   cr_assert_str_eq(c.ws.host, "::1");
@@ -580,19 +569,20 @@ Test(server_config, websocket_is_off_by_default_and_reads_every_key) {
 Test(server_config, websocket_static_dir_defaults_to_the_installed_pages) {
   gk_server_config c;
   char err[GK_SERVER_CONFIG_ERR_MAX];
-  cr_assert_eq(parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(cfg_parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
   cr_assert_str_eq(c.ws.static_dir, GK_WEB_DIR);
   cr_assert_eq(c.ws.static_dir_set, 0);
   gk_server_config_free(&c);
-  cr_assert_eq(parse(&c, "{\"websocket\":{\"static_dir\":\"my pages/web\"}}",
-                     err, sizeof(err)),
+  cr_assert_eq(cfg_parse(&c,
+                         "{\"websocket\":{\"static_dir\":\"my pages/web\"}}",
+                         err, sizeof(err)),
                0, "%s", err);
   cr_assert_str_eq(c.ws.static_dir, "my pages/web");
   cr_assert_eq(c.ws.static_dir_set, 1);
   gk_server_config_free(&c);
   cr_assert_eq(
-      parse(&c, "{\"websocket\":{\"static_dir\":\"\"}}", err, sizeof(err)), 0,
-      "%s", err);
+      cfg_parse(&c, "{\"websocket\":{\"static_dir\":\"\"}}", err, sizeof(err)),
+      0, "%s", err);
   cr_assert_str_eq(c.ws.static_dir, "");
   gk_server_config_free(&c);
   char big[GK_SERVER_PATH_MAX + 64];
@@ -600,83 +590,85 @@ Test(server_config, websocket_static_dir_defaults_to_the_installed_pages) {
   memset(big + n, 'a', GK_SERVER_PATH_MAX);
   snprintf(big + n + GK_SERVER_PATH_MAX,
            sizeof(big) - (size_t)n - GK_SERVER_PATH_MAX, "\"}}");
-  expect_error(big, GK_ERANGE, "websocket.static_dir", "at most", NULL);
+  cfg_expect_error(big, GK_ERANGE, "websocket.static_dir", "at most", NULL);
 }
 
 Test(server_config, websocket_web_url_is_an_http_address_ending_in_a_slash) {
   gk_server_config c;
   char err[GK_SERVER_CONFIG_ERR_MAX];
-  cr_assert_eq(parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
+  cr_assert_eq(cfg_parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
   cr_assert_str_eq(c.ws.web_url, "");
   gk_server_config_free(&c);
-  cr_assert_eq(parse(&c,
-                     "{\"websocket\":{\"web_url\":"
-                     "\"https://play.example.org/games/\"}}",
-                     err, sizeof(err)),
+  cr_assert_eq(cfg_parse(&c,
+                         "{\"websocket\":{\"web_url\":"
+                         "\"https://play.example.org/games/\"}}",
+                         err, sizeof(err)),
                0, "%s", err);
   cr_assert_str_eq(c.ws.web_url, "https://play.example.org/games/");
   gk_server_config_free(&c);
-  expect_error("{\"websocket\":{\"web_url\":\"play.example.org/\"}}", GK_ERANGE,
-               "websocket.web_url", "http://HOST", NULL);
-  expect_error("{\"websocket\":{\"web_url\":\"http://example.org\"}}",
-               GK_ERANGE, "websocket.web_url", "ending in '/'", NULL);
-  expect_error("{\"websocket\":{\"web_url\":\"https:///\"}}", GK_ERANGE,
-               "websocket.web_url", NULL);
+  cfg_expect_error("{\"websocket\":{\"web_url\":\"play.example.org/\"}}",
+                   GK_ERANGE, "websocket.web_url", "http://HOST", NULL);
+  cfg_expect_error("{\"websocket\":{\"web_url\":\"http://example.org\"}}",
+                   GK_ERANGE, "websocket.web_url", "ending in '/'", NULL);
+  cfg_expect_error("{\"websocket\":{\"web_url\":\"https:///\"}}", GK_ERANGE,
+                   "websocket.web_url", NULL);
 }
 
 Test(server_config, websocket_bad_values_name_the_key) {
-  expect_error("{\"websocket\":true}", GK_EINVAL, "websocket", "object", NULL);
-  expect_error("{\"websocket\":{\"enabled\":1}}", GK_EINVAL,
-               "websocket.enabled", "true or false", NULL);
-  expect_error("{\"websocket\":{\"port\":65536}}", GK_ERANGE, "websocket.port",
-               "0..65535", NULL);
-  expect_error("{\"websocket\":{\"port\":\"80\"}}", GK_EINVAL, "websocket.port",
-               NULL);
-  expect_error("{\"websocket\":{\"host\":\"example.com\"}}", GK_ERANGE,
-               "websocket.host", "numeric", NULL);
-  expect_error("{\"websocket\":{\"host\":\"\"}}", GK_ERANGE, "websocket.host",
-               NULL);
-  expect_error("{\"websocket\":{\"path\":\"play\"}}", GK_ERANGE,
-               "websocket.path", "'/'", NULL);
-  expect_error("{\"websocket\":{\"path\":\"/a b\"}}", GK_ERANGE,
-               "websocket.path", "space", NULL);
-  expect_error("{\"websocket\":{\"origins\":\"https://a\"}}", GK_EINVAL,
-               "websocket.origins", "array", NULL);
-  expect_error("{\"websocket\":{\"origins\":[\"https://a\",3]}}", GK_EINVAL,
-               "websocket.origins[1]", "string", NULL);
-  expect_error("{\"websocket\":{\"origins\":[\"\"]}}", GK_ERANGE,
-               "websocket.origins[0]", NULL);
-  expect_error("{\"websocket\":{\"origins\":[\"a\",\"b\",\"c\",\"d\",\"e\","
-               "\"f\",\"g\",\"h\",\"i\"]}}",
-               GK_ERANGE, "websocket.origins", "at most 8", NULL);
-  expect_error("{\"websocket\":{\"max_connections\":0}}", GK_ERANGE,
-               "websocket.max_connections", NULL);
-  expect_error("{\"websocket\":{\"ping_ms\":-1}}", GK_ERANGE,
-               "websocket.ping_ms", NULL);
-  expect_error("{\"websocket\":{\"ping_ms\":1.5}}", GK_ERANGE,
-               "websocket.ping_ms", NULL);
-  expect_error("{\"websocket\":{\"static_dir\":1}}", GK_EINVAL,
-               "websocket.static_dir", "string", NULL);
-  expect_error("{\"websocket\":{\"static_dir\":\"a\\nb\"}}", GK_ERANGE,
-               "websocket.static_dir", "control", NULL);
-  expect_error("{\"websocket\":{\"tls\":true}}", GK_ENOTFOUND, "websocket.tls",
-               "unknown key", NULL);
-  expect_error("{\"websocket\":{\"port\":1,\"port\":2}}", GK_EINVAL,
-               "websocket.port", "duplicate", NULL);
+  cfg_expect_error("{\"websocket\":true}", GK_EINVAL, "websocket", "object",
+                   NULL);
+  cfg_expect_error("{\"websocket\":{\"enabled\":1}}", GK_EINVAL,
+                   "websocket.enabled", "true or false", NULL);
+  cfg_expect_error("{\"websocket\":{\"port\":65536}}", GK_ERANGE,
+                   "websocket.port", "0..65535", NULL);
+  cfg_expect_error("{\"websocket\":{\"port\":\"80\"}}", GK_EINVAL,
+                   "websocket.port", NULL);
+  cfg_expect_error("{\"websocket\":{\"host\":\"example.com\"}}", GK_ERANGE,
+                   "websocket.host", "numeric", NULL);
+  cfg_expect_error("{\"websocket\":{\"host\":\"\"}}", GK_ERANGE,
+                   "websocket.host", NULL);
+  cfg_expect_error("{\"websocket\":{\"path\":\"play\"}}", GK_ERANGE,
+                   "websocket.path", "'/'", NULL);
+  cfg_expect_error("{\"websocket\":{\"path\":\"/a b\"}}", GK_ERANGE,
+                   "websocket.path", "space", NULL);
+  cfg_expect_error("{\"websocket\":{\"origins\":\"https://a\"}}", GK_EINVAL,
+                   "websocket.origins", "array", NULL);
+  cfg_expect_error("{\"websocket\":{\"origins\":[\"https://a\",3]}}", GK_EINVAL,
+                   "websocket.origins[1]", "string", NULL);
+  cfg_expect_error("{\"websocket\":{\"origins\":[\"\"]}}", GK_ERANGE,
+                   "websocket.origins[0]", NULL);
+  cfg_expect_error("{\"websocket\":{\"origins\":[\"a\",\"b\",\"c\",\"d\",\"e\","
+                   "\"f\",\"g\",\"h\",\"i\"]}}",
+                   GK_ERANGE, "websocket.origins", "at most 8", NULL);
+  cfg_expect_error("{\"websocket\":{\"max_connections\":0}}", GK_ERANGE,
+                   "websocket.max_connections", NULL);
+  cfg_expect_error("{\"websocket\":{\"ping_ms\":-1}}", GK_ERANGE,
+                   "websocket.ping_ms", NULL);
+  cfg_expect_error("{\"websocket\":{\"ping_ms\":1.5}}", GK_ERANGE,
+                   "websocket.ping_ms", NULL);
+  cfg_expect_error("{\"websocket\":{\"static_dir\":1}}", GK_EINVAL,
+                   "websocket.static_dir", "string", NULL);
+  cfg_expect_error("{\"websocket\":{\"static_dir\":\"a\\nb\"}}", GK_ERANGE,
+                   "websocket.static_dir", "control", NULL);
+  cfg_expect_error("{\"websocket\":{\"tls\":true}}", GK_ENOTFOUND,
+                   "websocket.tls", "unknown key", NULL);
+  cfg_expect_error("{\"websocket\":{\"port\":1,\"port\":2}}", GK_EINVAL,
+                   "websocket.port", "duplicate", NULL);
 }
 
 /* A spectator is served from the room's last 1024 step hashes: delay_steps
  * + behind_steps over 1000 is refused at start, 1000 is not. */
 Test(server_config, spectator_delay_and_behind_over_what_a_room_keeps_refused) {
-  expect_error("{\"spectator\": {\"delay_steps\": 400, \"behind_steps\": 601}}",
-               GK_ERANGE, "spectator.behind_steps", "must not exceed 1000",
-               "got 1001", NULL);
+  cfg_expect_error(
+      "{\"spectator\": {\"delay_steps\": 400, \"behind_steps\": 601}}",
+      GK_ERANGE, "spectator.behind_steps", "must not exceed 1000", "got 1001",
+      NULL);
   gk_server_config c;
   char err[GK_SERVER_CONFIG_ERR_MAX];
-  cr_assert_eq(parse(&c,
-                     "{\"spectator\": {\"delay_steps\": 400, "
-                     "\"behind_steps\": 600}}",
-                     err, sizeof(err)),
+  cr_assert_eq(cfg_parse(&c,
+                         "{\"spectator\": {\"delay_steps\": 400, "
+                         "\"behind_steps\": 600}}",
+                         err, sizeof(err)),
                0, "%s", err);
   gk_server_config_free(&c);
 }
@@ -687,10 +679,10 @@ Test(server_config, spectator_delay_and_behind_over_what_a_room_keeps_refused) {
 Test(server_config, trusted_proxies_are_addresses_or_cidr_blocks) {
   gk_server_config c;
   char err[GK_SERVER_CONFIG_ERR_MAX];
-  cr_assert_eq(parse(&c,
-                     "{\"websocket\":{\"trusted_proxies\":[\"10.0.0.0/8\","
-                     "\"192.168.1.7\",\"fd00::/8\",\"0.0.0.0/0\"]}}",
-                     err, sizeof(err)),
+  cr_assert_eq(cfg_parse(&c,
+                         "{\"websocket\":{\"trusted_proxies\":[\"10.0.0.0/8\","
+                         "\"192.168.1.7\",\"fd00::/8\",\"0.0.0.0/0\"]}}",
+                         err, sizeof(err)),
                0, "%s", err);
   cr_assert_eq(c.ws.ntrusted_proxies, 4u);
   c.ws.ntrusted_proxies = 3; /* the catch-all last one aside */
@@ -725,120 +717,7 @@ Test(server_config, trusted_proxies_are_addresses_or_cidr_blocks) {
     char json[160];
     snprintf(json, sizeof json,
              "{\"websocket\":{\"trusted_proxies\":[\"%s\"]}}", bad[i]);
-    expect_error(json, GK_ERANGE, "websocket.trusted_proxies", "CIDR", bad[i],
-                 NULL);
+    cfg_expect_error(json, GK_ERANGE, "websocket.trusted_proxies", "CIDR",
+                     bad[i], NULL);
   }
-}
-
-Test(server_config, fleet_is_off_by_default_and_reads_every_key) {
-  gk_server_config c;
-  char err[GK_SERVER_CONFIG_ERR_MAX];
-  cr_assert_eq(parse(&c, "{}", err, sizeof(err)), 0, "%s", err);
-  cr_assert_eq(c.fleet.enabled, 0);
-  cr_assert_eq(c.fleet.max_rooms, c.max_rooms);
-  gk_server_config_free(&c);
-  cr_assert_eq(
-      parse(&c,
-            "{\"limits\":{\"rooms\":100},\"fleet\":{\"enabled\":true,"
-            "\"redis\":\"127.0.0.1:6390\",\"password\":\"pw\",\"node\":"
-            "\"a-1\",\"enet\":\"game.example:7777\",\"ws_url\":"
-            "\"wss://game.example/7779/play\",\"heartbeat_ms\":500,"
-            "\"ttl_ms\":2000,\"max_rooms\":40}}",
-            err, sizeof(err)),
-      0, "%s", err);
-  cr_assert_eq(c.fleet.enabled, 1);
-  cr_assert_str_eq(c.fleet.redis_host, "127.0.0.1");
-  cr_assert_eq(c.fleet.redis_port, 6390);
-  cr_assert_str_eq(c.fleet.redis_unix, "");
-  cr_assert_str_eq(c.fleet.password, "pw");
-  cr_assert_str_eq(c.fleet.node, "a-1");
-  cr_assert_str_eq(c.fleet.enet, "game.example:7777");
-  cr_assert_str_eq(c.fleet.ws_url, "wss://game.example/7779/play");
-  cr_assert_eq(c.fleet.heartbeat_ms, 500);
-  cr_assert_eq(c.fleet.ttl_ms, 2000);
-  cr_assert_eq(c.fleet.max_rooms, 40);
-  gk_server_config_free(&c);
-  cr_assert_eq(parse(&c,
-                     "{\"fleet\":{\"redis\":\"unix:/tmp/r.sock\",\"node\":"
-                     "\"b\",\"enet\":\"[::1]:7000\"}}",
-                     err, sizeof(err)),
-               0, "%s", err);
-  cr_assert_str_eq(c.fleet.redis_unix, "/tmp/r.sock");
-  cr_assert_str_eq(c.fleet.redis_host, "");
-  gk_server_config_free(&c);
-}
-
-Test(server_config, fleet_bad_values_are_refused_at_start) {
-  expect_error("{\"fleet\":{\"enabled\":true}}", GK_EINVAL, "fleet",
-               "needs node", NULL);
-  expect_error("{\"fleet\":{\"enabled\":true,\"node\":\"a\"}}", GK_EINVAL,
-               "fleet", "enet", NULL);
-  expect_error("{\"fleet\":{\"redis\":\"redis.example:6379\"}}", GK_EINVAL,
-               "fleet.redis", "numeric", NULL);
-  expect_error("{\"fleet\":{\"redis\":\"127.0.0.1\"}}", GK_EINVAL,
-               "fleet.redis", "HOST:PORT", NULL);
-  expect_error("{\"fleet\":{\"redis\":\"127.0.0.1:0\"}}", GK_EINVAL,
-               "fleet.redis", NULL);
-  expect_error("{\"fleet\":{\"redis\":\"unix:\"}}", GK_EINVAL, "fleet.redis",
-               "socket path", NULL);
-  expect_error("{\"fleet\":{\"node\":\"a b\"}}", GK_ERANGE, "fleet.node",
-               "letters", NULL);
-  expect_error("{\"fleet\":{\"node\":\"a:b\"}}", GK_ERANGE, "fleet.node", NULL);
-  expect_error("{\"fleet\":{\"node\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}}",
-               GK_ERANGE, "fleet.node", "32", NULL);
-  expect_error("{\"fleet\":{\"enet\":\"nohost\"}}", GK_EINVAL, "fleet.enet",
-               "HOST:PORT", NULL);
-  expect_error("{\"fleet\":{\"ws_url\":\"http://a/play\"}}", GK_ERANGE,
-               "fleet.ws_url", "ws://", NULL);
-  expect_error("{\"fleet\":{\"heartbeat_ms\":50}}", GK_ERANGE,
-               "fleet.heartbeat_ms", "100..60000", NULL);
-  expect_error("{\"fleet\":{\"heartbeat_ms\":1000,\"ttl_ms\":1500}}", GK_ERANGE,
-               "fleet.ttl_ms", "2 * heartbeat_ms", NULL);
-  expect_error("{\"limits\":{\"rooms\":10},\"fleet\":{\"max_rooms\":11}}",
-               GK_ERANGE, "fleet.max_rooms", "limits.rooms", NULL);
-  expect_error("{\"fleet\":{\"redis_url\":\"x\"}}", GK_ENOTFOUND,
-               "fleet.redis_url", "expected enabled, redis", NULL);
-  expect_error("{\"fleet\":{\"password\":\"a b\"}}", GK_ERANGE,
-               "fleet.password", "space", NULL);
-}
-
-Test(server_codes,
-     a_short_code_grows_with_the_rooms_and_is_padded_on_the_wire) {
-  cr_assert_eq(gk_server_short_len(0), 4);
-  cr_assert_eq(gk_server_short_len(255), 4);
-  cr_assert_eq(gk_server_short_len(256), 6);
-  cr_assert_eq(gk_server_short_len(65536), 8);
-  const uint32_t alive[] = {0, 300, 70000};
-  for (size_t k = 0; k < 3; k++) {
-    for (int i = 0; i < 200; i++) {
-      char code[GK_WIRE_CODE_LEN + 1], shown[GK_WIRE_CODE_LEN + 1];
-      cr_assert_eq(gk_server_room_code_short(code, alive[k]), 0);
-      cr_assert(gk_wire_code_valid(code), "%s is no wire code", code);
-      cr_assert_eq(gk_wire_code_shown(code, shown), 0);
-      cr_assert_eq(strlen(shown), gk_server_short_len(alive[k]), "%s", code);
-      for (const char *p = shown; *p; p++)
-        cr_assert(strchr(GK_WIRE_SHORT_ALPHABET, *p), "%c in %s", *p, shown);
-      char back[GK_WIRE_CODE_LEN + 1];
-      cr_assert_eq(gk_wire_code_pad(shown, back), 0);
-      cr_assert_str_eq(back, code);
-    }
-  }
-  /* typed in lower case; look-alikes and bad lengths refused */
-  char out[GK_WIRE_CODE_LEN + 1];
-  cr_assert_eq(gk_wire_code_pad("abcd", out), 0);
-  cr_assert_str_eq(out, "ABCD222222222222");
-  cr_assert_eq(gk_wire_code_pad("ABC", out), GK_EINVAL);
-  cr_assert_eq(gk_wire_code_pad("ABCDEFGHJ", out), GK_EINVAL);
-  cr_assert_eq(gk_wire_code_pad("AB0D", out), GK_EINVAL);
-  cr_assert_eq(gk_wire_code_pad("ABID", out), GK_EINVAL);
-  cr_assert_eq(gk_wire_code_pad("AB2D", out), GK_EINVAL);
-  /* an old 16-character code, trailing 2s and all, reads back whole */
-  cr_assert_eq(gk_wire_code_pad("VOIFRQZXWQKLYC22", out), 0);
-  char shown[GK_WIRE_CODE_LEN + 1], back[GK_WIRE_CODE_LEN + 1];
-  cr_assert_eq(gk_wire_code_shown(out, shown), 0);
-  cr_assert_str_eq(shown, "VOIFRQZXWQKLYC22");
-  cr_assert_eq(gk_wire_code_pad(shown, back), 0);
-  cr_assert_str_eq(back, out);
-  cr_assert_eq(gk_wire_code_shown("VOIFRQZXWQKLYCOE", shown), 0);
-  cr_assert_str_eq(shown, "VOIFRQZXWQKLYCOE");
 }
