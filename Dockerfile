@@ -21,7 +21,7 @@ FROM debian:bookworm-slim AS runtime
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
       --no-install-recommends libuv1 libenet7 libcjson1 libsodium23 \
-      libmicrohttpd12 libcurl4 libwslay1 libnettle8 tini \
+      libmicrohttpd12 libcurl4 libwslay1 libnettle8 libhiredis0.14 tini \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --create-home --home-dir /srv/gk --shell /usr/sbin/nologin gk
 COPY --from=build /src/build/src/server/gk-server /usr/local/bin/gk-server
