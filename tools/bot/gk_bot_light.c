@@ -135,10 +135,13 @@ static void room_done(lroom *r) {
   if (++r->b->rooms_done == r->b->o.rooms) finish(r->b);
 }
 
+/* A long detail (a REDIRECT's address) is cut to fit r->error: the
+ * summary's error is for a reader, and says which room failed anyway. */
 static void room_fail(lroom *r, const char *what, const char *detail) {
-  if (!r->failed)
-    snprintf(r->error, sizeof r->error, "%s%s%s", what, detail ? ": " : "",
-             detail ? detail : "");
+  if (!r->failed &&
+      snprintf(r->error, sizeof r->error, "%s%s%s", what, detail ? ": " : "",
+               detail ? detail : "") >= (int)sizeof r->error)
+    r->error[sizeof r->error - 2] = '~'; /* says it was cut */
   r->failed = 1;
   room_done(r);
 }
