@@ -89,12 +89,15 @@ async function client() {
   return c;
 }
 
+// play.code: the room's code as the server sent it (padded; its /rooms
+// and logs name it so) or as typed; play.shown: as people read it.
 function showRoom(code, creator) {
   play.code = code;
+  play.shown = play.client.shownCode(code) || code;
   $('room').hidden = false;
-  $('code').textContent = grouped(code);
+  $('code').textContent = grouped(play.shown);
   const link = location.origin + location.pathname + '?room=' +
-    encodeURIComponent(code);
+    encodeURIComponent(play.shown);
   $('link').href = link;
   $('link').textContent = link;
   $('start').hidden = !creator;
@@ -174,14 +177,16 @@ function lock(on) {
   for (const id of ['create', 'join']) $(id).disabled = on;
 }
 
-// A room code in groups of four, easier to read aloud.
-const grouped = (code) => (code || '').replace(/(.{4})(?=.)/g, '$1 ');
+// A room code as shown: a short one whole, an older 16-character one in
+// groups of four, easier to read aloud.
+const grouped = (code) => (code || '').length <= 8 ? (code || '')
+  : code.replace(/(.{4})(?=.)/g, '$1 ');
 
 function bar() {
   const s = play.client && play.client.state();
   const h = play.client && play.client.predictedState();
   const m = play.client && play.client.match;
-  const parts = [`room ${grouped(play.code)}`, `${play.genre}`,
+  const parts = [`room ${grouped(play.shown)}`, `${play.genre}`,
     `you are ${slotLabel(play.slot)}`, `step ${s ? s.step : '-'}`];
   if (h && s && h.step !== s.step) parts.push(`head ${h.step}`);
   if (play.rollbacks) parts.push(`rollbacks ${play.rollbacks}`);
@@ -295,6 +300,10 @@ function begin(c, match) {
   $('lobby').style.display = 'none';
   $('game').style.display = 'flex';
   const canvas = $('c');
+  // the page's CSS sizes the canvas (the rest of the window below the
+  // bar); set inline, so the view's fitCanvas does not pin the first size
+  canvas.style.width = '100%';
+  canvas.style.height = '100%';
   const view = mod.createView(canvas, play.genre === 'survivors'
     ? { localPlayer: match.slot, mark: true, viewUnits: 600, minScale: 1.25,
       minimap: 140 }
@@ -309,8 +318,17 @@ function begin(c, match) {
   play.input = input;
   play.view = view;
   canvas.focus();
-  // the canvas's own size (the bar above it may wrap), not the window's
-  new ResizeObserver(() => view.resize()).observe(canvas);
+  // What is on screen: [state, sample, camera] of the last draw.
+  let shown = null;
+  // The canvas's own size (the bar above it wraps as its text grows, a
+  // phone turns), not the window's. Resizing clears the canvas, and this
+  // runs after the frame's draw, before paint: the same picture is drawn
+  // again at once, so a resize never shows a blank frame (nor leaves one
+  // while play.hold stops drawing).
+  new ResizeObserver(() => {
+    view.resize();
+    if (shown) view.draw(...shown);
+  }).observe(canvas);
   canvas.addEventListener('click', (e) => tap(e.offsetX, e.offsetY));
   requestAnimationFrame(function frame() {
     input.poll();
@@ -319,7 +337,8 @@ function begin(c, match) {
     if (s) {
       const smp = c.sample();
       play.camera = camera();
-      view.draw(s.state, smp ? smp.state : null, play.camera);
+      shown = [s.state, smp ? smp.state : null, play.camera];
+      view.draw(...shown);
       play.drawnState = s.state;
     }
     bar();

@@ -127,10 +127,7 @@ function refused(c, m) {
 
 async function start(code, tokenText) {
   code = (code || '').trim().toUpperCase();
-  if (!/^[A-Z2-7]{16}$/.test(code)) {
-    error('a room code is 16 letters A-Z and digits 2-7');
-    return;
-  }
+  if (!code) return;
   let token;
   try {
     token = parseToken(tokenText);
@@ -145,6 +142,13 @@ async function start(code, tokenText) {
   try {
     const c = await connect(wsUrl());
     watch.client = c;
+    const shown = c.shownCode(code);
+    if (!shown) {
+      c.close();
+      throw new Error('a room code is 4 to 8 letters and digits ' +
+        '(16 from an older server)');
+    }
+    watch.code = shown;
     hooks(c);
     c.spectate(code, token ? { token } : {});
   } catch (e) {

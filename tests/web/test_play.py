@@ -176,8 +176,14 @@ def a_second_tab_joins_by_the_room_link(b):
     code = create(a, 'survivors', 2, 0)
     expect_ok(a)
     link = a.eval("document.getElementById('link').href")
-    if not link.endswith('?room=' + code):
-        raise AssertionError('share link %s' % link)
+    shown = a.eval('play.shown')
+    # the short code people read, without the wire's '2' padding
+    if not (4 <= len(shown) <= 8 and code == shown.ljust(16, '2')
+            and link.endswith('?room=' + shown)
+            and a.eval("document.getElementById('code').textContent")
+            == shown):
+        raise AssertionError('share link %s, shown %r, code %s'
+                             % (link, shown, code))
     c = open_page(b, '?room=' + code)
     c.wait_for('play.slot === 1 || play.error', timeout=20)
     expect_ok(c)

@@ -179,7 +179,7 @@ def held_screen(p):
       const k = `players[${play.slot}].`;
       return { x: r.left + m.ox + g[k + 'x'] / 65536 * m.s,
                y: r.top + m.oy + g[k + 'y'] / 65536 * m.s, r: m.radius,
-               minimap: m.minimap, s: m.s };
+               minimap: m.minimap, s: m.s, w: m.w };
     })()""")
 
 
@@ -194,30 +194,48 @@ def span(rows, x, y, colour):
     return n
 
 
+def check_marked(p, name, width):
+    """The held screen shows the own player at its state position, ringed,
+    >= 24 px across, with a minimap, on a canvas as wide as the viewport
+    (`width`); screenshot SHOTS/play-NAME.png."""
+    at = held_screen(p)
+    if abs(at['w'] - width) > 1:
+        raise AssertionError('%s: the canvas is %s px wide in a %d px '
+                             'viewport' % (name, at['w'], width))
+    png = p.screenshot(os.path.join(SHOTS, 'play-%s.png' % name))
+    _, _, rows = cdp.decode_png(png)
+    cx, cy = int(round(at['x'])), int(round(at['y']))
+    across = span(rows, cx, cy, PLAYER)
+    ring = int(round(at['r'] + 5))  # MARK.ring outside the figure
+    ringed = [near(rows[cy][4 * (cx + d):4 * (cx + d) + 3], RING) or
+              near(rows[cy][4 * (cx + d + 1):4 * (cx + d + 1) + 3], RING)
+              for d in (ring - 1, -ring - 1)]
+    if across < 24 or not all(ringed) or not at['minimap']:
+        raise AssertionError('%s: the player at (%d, %d) is %d px of '
+                             'its colour across, ring %s, minimap %s; '
+                             'screenshot %s' % (name, cx, cy, across,
+                                                ringed, at['minimap'],
+                                                SHOTS))
+    print('# %s: player at (%d, %d), %d px across, ringed; %s'
+          % (name, cx, cy, across, SHOTS))
+
+
 def the_player_is_marked_where_the_state_says_on_desktop_and_phone(b):
-    """1280x800 and 390x844: the own player ringed at its state position, >= 24 px"""
+    """1280x800, 390x844 and that phone turned: the own player ringed at its state position, >= 24 px"""
     for w, h, phone in ((1280, 800, False), (390, 844, True)):
         p = open_sized(b, w, h, phone)
         create(p, 'survivors', 1, 3)
         start(p)
         p.wait_for('play.step >= 90 || play.error', timeout=20)
-        at = held_screen(p)
-        png = p.screenshot(os.path.join(SHOTS, 'play-%dx%d.png' % (w, h)))
-        _, _, rows = cdp.decode_png(png)
-        cx, cy = int(round(at['x'])), int(round(at['y']))
-        across = span(rows, cx, cy, PLAYER)
-        ring = int(round(at['r'] + 5))  # MARK.ring outside the figure
-        ringed = [near(rows[cy][4 * (cx + d):4 * (cx + d) + 3], RING) or
-                  near(rows[cy][4 * (cx + d + 1):4 * (cx + d + 1) + 3], RING)
-                  for d in (ring - 1, -ring - 1)]
-        if across < 24 or not all(ringed) or not at['minimap']:
-            raise AssertionError('%dx%d: the player at (%d, %d) is %d px of '
-                                 'its colour across, ring %s, minimap %s; '
-                                 'screenshot %s' % (w, h, cx, cy, across,
-                                                    ringed, at['minimap'],
-                                                    SHOTS))
-        print('# %dx%d: player at (%d, %d), %d px across, ringed; %s'
-              % (w, h, cx, cy, across, SHOTS))
+        check_marked(p, '%dx%d' % (w, h), w)
+        if phone:
+            # turned while held: the resize clears the canvas, and the
+            # page draws the same state again at once (no new frame comes)
+            p.send('Emulation.setDeviceMetricsOverride', {
+                'width': h, 'height': w, 'deviceScaleFactor': 1,
+                'mobile': True})
+            time.sleep(0.3)
+            check_marked(p, '%dx%d-turned' % (w, h), h)
         p.eval('play.client.close()')
 
 

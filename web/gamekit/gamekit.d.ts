@@ -117,6 +117,9 @@ export declare class Client {
   onStep(fn: (step: number, hash: string) => void): this;
 
   createRoom(o: CreateRoomOptions): Promise<{ type: "room_created"; code: string; slot: number }>;
+  /** A room code as people see it (4 to 8 characters, or 16 of an older
+   * server) from one as typed or as on the wire; null if it is no code. */
+  shownCode(code: string): string | null;
   join(code: string, o?: { token?: Uint8Array }): Promise<{ type: "joined"; slot: number; players: number }>;
   spectate(code: string, o?: { token?: Uint8Array }): void;
   rejoin(code: string, slot: number, secret: Uint8Array, o?: { token?: Uint8Array }): void;

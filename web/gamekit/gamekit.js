@@ -415,6 +415,22 @@ export class Client {
     return this.expect("room_created");
   }
 
+  /** A room code as people see it (4 to 8 characters, or 16 of an older
+   * server), from one as typed (any case) or as on the wire (padded with
+   * '2's); null if it is not a room code. join, spectate and rejoin take
+   * either form. */
+  shownCode(code) {
+    const c = cstr(this.m, String(code));
+    const out = this.m._malloc(17);
+    try {
+      return this.m._gk_webx_code_shown(c, out) === 0
+        ? this.m.UTF8ToString(out) : null;
+    } finally {
+      this.m._free(c);
+      this.m._free(out);
+    }
+  }
+
   /** Joins room `code` as a player. Resolves { slot, players }. */
   join(code, { token } = {}) {
     const c = cstr(this.m, code);

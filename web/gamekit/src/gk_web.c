@@ -300,8 +300,9 @@ static int room_msg(gk_wire_msg *m, gk_wire_type type, const char *code,
                     const uint8_t *token, uint32_t token_len) {
   memset(m, 0, sizeof *m);
   m->type = type;
-  if (code == NULL || !gk_wire_code_valid(code)) return GK_EINVAL;
-  memcpy(m->u.room.code, code, GK_WIRE_CODE_LEN + 1);
+  /* a short code as people type it, or a wire code */
+  if (code == NULL || gk_wire_code_pad(code, m->u.room.code) != 0)
+    return GK_EINVAL;
   return put_token(&m->u.room.token_len, m->u.room.token, token, token_len);
 }
 
@@ -321,8 +322,14 @@ int gk_web_spectate_at(gk_web *w, uint64_t now, const char *code,
   gk_wire_msg m;
   int rc = room_msg(&m, GK_MSG_SPECTATE, code, token, token_len);
   if (rc != 0) return rc;
-  return gk_net_peer_spectate(&w->peer, now, code,
+  return gk_net_peer_spectate(&w->peer, now, m.u.room.code,
                               token_len ? m.u.room.token : NULL);
+}
+
+int gk_web_code_shown(const char *code, char out[GK_WIRE_CODE_LEN + 1]) {
+  char wire[GK_WIRE_CODE_LEN + 1];
+  if (code == NULL || gk_wire_code_pad(code, wire) != 0) return GK_EINVAL;
+  return gk_wire_code_shown(wire, out);
 }
 
 int gk_web_rejoin_at(gk_web *w, uint64_t now, const char *code, uint32_t slot,

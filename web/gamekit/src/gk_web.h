@@ -141,6 +141,11 @@ int gk_web_join_at(gk_web *w, uint64_t now, const char *code, uint32_t role,
                    const uint8_t *token, uint32_t token_len);
 int gk_web_spectate_at(gk_web *w, uint64_t now, const char *code,
                        const uint8_t *token, uint32_t token_len);
+/* A room code as people see it (GK_WIRE_SHORT_MIN..MAX characters, or 16
+ * of an older server) in out (non-NULL), from a code as typed (a short
+ * code, case-insensitive) or as on the wire (padded with '2's). The join,
+ * spectate and rejoin calls take either form too. 0, or GK_EINVAL. */
+int gk_web_code_shown(const char *code, char out[GK_WIRE_CODE_LEN + 1]);
 int gk_web_rejoin_at(gk_web *w, uint64_t now, const char *code, uint32_t slot,
                      const uint8_t *secret, const uint8_t *token,
                      uint32_t token_len);

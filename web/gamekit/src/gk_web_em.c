@@ -81,6 +81,10 @@ EXPORT int gk_webx_join(gk_web *w, uint32_t lo, uint32_t hi, const char *code,
   return gk_web_join_at(w, u64(lo, hi), code, role, token, token_len);
 }
 
+EXPORT int gk_webx_code_shown(const char *code, char *out) {
+  return gk_web_code_shown(code, out);
+}
+
 EXPORT int gk_webx_spectate(gk_web *w, uint32_t lo, uint32_t hi,
                             const char *code, const uint8_t *token,
                             uint32_t token_len) {

@@ -21,6 +21,8 @@ int gk_webx_create_room(gk_web *w, uint32_t lo, uint32_t hi,
                         const uint8_t *token, uint32_t token_len);
 int gk_webx_join(gk_web *w, uint32_t lo, uint32_t hi, const char *code,
                  uint32_t role, const uint8_t *token, uint32_t token_len);
+/* gk_web_code_shown; out holds GK_WIRE_CODE_LEN + 1 bytes. */
+int gk_webx_code_shown(const char *code, char *out);
 int gk_webx_spectate(gk_web *w, uint32_t lo, uint32_t hi, const char *code,
                      const uint8_t *token, uint32_t token_len);
 int gk_webx_rejoin(gk_web *w, uint32_t lo, uint32_t hi, const char *code,

@@ -127,6 +127,26 @@ Test(gk_web, lobby_calls_refuse_bad_arguments_and_queue_one_frame) {
   gk_web_free(w);
 }
 
+Test(gk_web, a_short_code_as_typed_joins_and_is_shown_without_its_padding) {
+  gk_web *w = gk_web_create(GK_WEB_INPUT_BOT, 1, NULL, NULL);
+  cr_assert_not_null(w);
+  cr_assert_eq(gk_web_join_at(w, 0, "mtkb", 0, NULL, 0), 0);
+  const uint8_t *o = gk_web_out(w);
+  gk_wire_msg m;
+  cr_assert_eq(gk_wire_decode(o + 6, le32(o + 1) - 1, &m), 0);
+  cr_assert_str_eq(m.u.room.code, "MTKB222222222222", "padded on the wire");
+  char shown[GK_WIRE_CODE_LEN + 1];
+  cr_assert_eq(gk_web_code_shown("MTKB222222222222", shown), 0);
+  cr_assert_str_eq(shown, "MTKB");
+  cr_assert_eq(gk_web_code_shown("mtkb3x", shown), 0);
+  cr_assert_str_eq(shown, "MTKB3X");
+  cr_assert_eq(gk_web_code_shown("VOIFRQZXWQKLYCOE", shown), 0);
+  cr_assert_str_eq(shown, "VOIFRQZXWQKLYCOE", "an older code, whole");
+  cr_assert_eq(gk_web_code_shown("MTK", shown), GK_EINVAL, "too short");
+  cr_assert_eq(gk_web_code_shown("MTKB0", shown), GK_EINVAL, "a look-alike");
+  gk_web_free(w);
+}
+
 Test(gk_web, match_options_go_through_the_hook_and_a_bad_key_is_refused) {
   gk_web *w = gk_web_create(GK_WEB_INPUT_DEVICE, 0, hook, NULL);
   gk_wire_match_start ms;
