@@ -14,11 +14,12 @@
 #          C glue's own tests ("gk_web glue", "gk_web_replay glue"): the
 #          rest of that suite drives the same wasm and pages as in the gcc
 #          leg, and its server side is the "server" suite's (CI time,
-#          .ci/run under 40 minutes)
+#          .ci/run under 30 minutes); three tests at a time
 #   clang  build-clang/: the whole project (tests, bench, fuzz corpus
 #          drivers, tools) with clang -O0 -Werror; every suite but the
-#          end-to-end server ones (suite "server"; its in-process "server
-#          config" and "server match options" do run; nor "web"), then
+#          end-to-end ones (suites "server" and "roomplay"; the in-process
+#          "server config" and "server match options" do run; nor "web"),
+#          then
 #          scripts/replay_xcc.sh: replays recorded by a gcc -O3 gk-replay
 #          (build-gcc-O3/) verify in the clang -O0 one and the other way
 #          round, byte-identical.
@@ -43,15 +44,17 @@ export GK_WEB_REQUIRED
 # a match's 60 steps/s clock, not on the CPU (the timing tests still run
 # alone: is_parallel false)
 meson test -C build --print-errorlogs --num-processes 3 || status=1
+# three at a time here too: the end-to-end tests wait on the match clock
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs --timeout-multiplier 3 \
-  --no-suite web --no-suite roomplay --no-suite timing || status=1
+  --num-processes 3 --no-suite web --no-suite roomplay --no-suite timing \
+  || status=1
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs --logbase web-glue \
   "gk_web glue" "gk_web_replay glue" || status=1
 sh scripts/sdk_check.sh build || status=1
 meson test -C build-clang --print-errorlogs --no-suite server \
-  --no-suite web || status=1
+  --no-suite web --no-suite roomplay || status=1
 meson test -C build-clang --print-errorlogs --logbase server-in-process \
   "server config" "server match options" || status=1
 sh scripts/replay_xcc.sh build-clang build-gcc-O3 || status=1
