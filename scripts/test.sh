@@ -34,9 +34,12 @@ cd "$(dirname "$0")/.."
 gk_install $GK_PACKAGES $GK_TEST_PACKAGES $GK_BROWSER_PACKAGES \
   $GK_CLANG_PACKAGES
 gk_build build
+# (-Dweb_client=false: the two legs run no browser test, and build no
+# gamekit.wasm)
 gk_build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
-  -Dc_args=-fno-sanitize-recover=all
-(CC=clang && export CC && gk_build build-clang -Dbuildtype=debug)
+  -Dc_args=-fno-sanitize-recover=all -Dweb_client=false
+(CC=clang && export CC &&
+  gk_build build-clang -Dbuildtype=debug -Dweb_client=false)
 status=0
 GK_WEB_REQUIRED=1
 export GK_WEB_REQUIRED
