@@ -128,7 +128,10 @@ typedef struct gk_server_stats {
 } gk_server_stats;
 
 /* Creates the server on `loop`: binds the ENet host, starts the step
- * timer and (if handle_signals) SIGTERM/SIGINT handlers. `cfg` and `log`
+ * timer and (if handle_signals) reads SIGTERM and SIGINT from a signalfd
+ * on the loop: it blocks them in the calling thread, and the caller must
+ * have blocked them in every other thread (gk_server_run blocks them
+ * before any thread starts; threads inherit the mask). `cfg` and `log`
  * are owned by the caller and must outlive the server. On success *out is
  * the new server; it frees itself once it has shut down and every handle
  * is closed (uv_run then returns). Returns 0 or GK_EIO (bind failed),

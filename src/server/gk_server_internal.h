@@ -142,11 +142,11 @@ struct gk_server {
   uv_timer_t step_timer;
   uv_timer_t sweep_timer;
   uv_timer_t grace_timer;
-  uv_signal_t sig_term, sig_int;
-  int signals;
-  int handles; /* open uv handles (close is asynchronous) */
-  uint64_t t0; /* uv_hrtime of deadline 0 */
-  uint64_t k;  /* deadlines passed */
+  uv_poll_t sig_poll; /* readable: a SIGTERM or SIGINT (gk_server.c) */
+  int sig_fd;         /* its signalfd, -1 when signals are not handled */
+  int handles;        /* open uv handles (close is asynchronous) */
+  uint64_t t0;        /* uv_hrtime of deadline 0 */
+  uint64_t k;         /* deadlines passed */
   uint64_t step_ns;
   uint32_t jobs;     /* the rooms' jobs queued on the thread pool */
   gk_room_host host; /* what every room shares (gk_server_rooms.c) */
