@@ -17,6 +17,14 @@ static void fail(gk_testkit *h, const char *why) {
   h->failed = 1;
 }
 
+/* A failure of peer i, with what it was given (an address, a text). */
+static void fail_peer(gk_testkit *h, uint32_t i, const char *what,
+                      const char *detail) {
+  char why[sizeof h->why];
+  snprintf(why, sizeof why, "peer %u: %s: %.160s", i, what, detail);
+  fail(h, why);
+}
+
 /* --- host side ------------------------------------------------------------ */
 
 static int host_send(void *ctx, uint32_t slot, const uint8_t *bytes, size_t len,
@@ -76,7 +84,7 @@ static void arm_tick(gk_testkit *h) {
 }
 
 static int all_done(const gk_testkit *h) {
-  if (!h->host_ended) return 0;
+  if (h->o.server == NULL && !h->host_ended) return 0;
   for (uint32_t i = 0; i < h->o.peers; i++)
     if (!h->p[i].ended && !h->p[i].removed) return 0;
   return 1;
@@ -204,12 +212,22 @@ static int peer_send(void *ctx, const uint8_t *bytes, size_t len,
 
 static void peer_step(void *ctx, gk_net_peer *peer, const gk_step_input *in,
                       uint64_t hash) {
-  (void)peer;
   gk_testkit_peer *p = ctx;
   if (in->step < p->h->cap) p->hashes[in->step] = hash;
   if (in->step != p->nsteps) p->order_errors++;
   p->nsteps = in->step + 1;
   p->step_calls++;
+  gk_testkit *h = p->h;
+  if (h->o.server != NULL && p->index == 0 && !h->end_requested &&
+      p->nsteps >= h->o.steps) { /* the creator ends a server's match */
+    gk_wire_msg m;
+    memset(&m, 0, sizeof m);
+    m.type = GK_MSG_END_MATCH;
+    m.u.end_reason = GK_WIRE_END_HOST;
+    h->end_requested = 1;
+    if (gk_net_peer_send_msg(peer, peer->now, &m) != 0)
+      fail(h, "peer 0: could not send END_MATCH");
+  }
 }
 
 static void peer_started(void *ctx, gk_net_peer *peer) {
@@ -275,11 +293,109 @@ static void client_receive(void *ctx, gk_net_transport *t, uint32_t id,
   gk_net_peer_uv_receive(&p->peer, bytes, len);
 }
 
+/* --- against a real server (o.server) -------------------------------------
+ */
+
+/* Peer p's room request, once its connection is up: CREATE_ROOM for peer
+ * 0, JOIN_ROOM with the room's code for the others. */
+static void send_request(gk_testkit_peer *p) {
+  gk_wire_msg m;
+  int rc = gk_net_lobby_request(&p->h->lobby, p->index, &m);
+  if (rc == 0) rc = gk_net_peer_uv_send_msg(&p->peer, &m);
+  if (rc != 0) fail_peer(p->h, p->index, "no room request", gk_strerror(rc));
+}
+
+static void server_connect(gk_testkit_peer *p, const char *host,
+                           uint16_t port) {
+  if (gk_net_transport_connect(&p->t, host, port, &p->server_id) != 0)
+    fail_peer(p->h, p->index, "cannot connect", host);
+}
+
+static void on_follow(uv_timer_t *t) {
+  gk_testkit_peer *p = t->data;
+  if (!p->h->failed) server_connect(p, p->rhost, p->rport);
+}
+
+/* REDIRECT: the room is another node's. Followed once: the old
+ * connection dropped, the same JOIN_ROOM sent at the room's node once
+ * connected (client_connect). */
+static void follow(gk_testkit_peer *p, const gk_wire_redirect *r) {
+  gk_testkit *h = p->h;
+  if (p->redirected) {
+    fail_peer(h, p->index, "a second REDIRECT", r->enet);
+    return;
+  }
+  if (gk_wire_addr_split(r->enet, p->rhost, sizeof p->rhost, &p->rport) != 0) {
+    fail_peer(h, p->index, "REDIRECT to a bad ENet address", r->enet);
+    return;
+  }
+  p->redirected = 1;
+  h->redirects++;
+  p->connected = 0;
+  gk_net_transport_disconnect(&p->t, p->server_id, 1);
+  uv_timer_start(&p->follow, on_follow, 0, 0); /* not inside ENet's call */
+}
+
+static void peer_message(void *ctx, gk_net_peer *peer, const gk_wire_msg *m) {
+  (void)peer;
+  gk_testkit_peer *p = ctx;
+  gk_testkit *h = p->h;
+  if (h->o.server == NULL) return;
+  if (m->type == GK_MSG_REDIRECT) {
+    follow(p, &m->u.redirect);
+    return;
+  }
+  gk_wire_msg start;
+  switch (gk_net_lobby_on_msg(&h->lobby, p->index, m)) {
+  case GK_NET_LOBBY_CREATED:
+    for (uint32_t i = 1; i < h->o.peers; i++)
+      server_connect(&h->p[i], h->jhost, h->jport);
+    break;
+  case GK_NET_LOBBY_JOINED:
+    if (gk_net_lobby_start(&h->lobby, &start) &&
+        gk_net_peer_uv_send_msg(&h->p[0].peer, &start) != 0)
+      fail(h, "peer 0: could not send START_MATCH");
+    break;
+  case GK_NET_LOBBY_ERROR:
+    fail_peer(h, p->index, "the server refused",
+              gk_net_lobby_error_text(&m->u.error));
+    break;
+  case GK_NET_LOBBY_SHUTDOWN:
+    fail_peer(h, p->index, "the server", "shut down");
+    break;
+  default:
+    break;
+  }
+}
+
+/* The servers' addresses and the room's setup. Returns 0 or a code. */
+static int prepare_server(gk_testkit *h) {
+  const gk_testkit_options *o = &h->o;
+  const char *join = o->join_server != NULL ? o->join_server : o->server;
+  if (o->faults || o->cut_at_step || o->leave_at_step)
+    return fail(h, "bad options: faults, cut_at_step and leave_at_step "
+                   "need the host here, not a server"),
+           GK_EINVAL;
+  if (gk_wire_addr_split(o->server, h->shost, sizeof h->shost, &h->sport) ||
+      gk_wire_addr_split(join, h->jhost, sizeof h->jhost, &h->jport))
+    return fail(h, "bad options: server and join_server are HOST:PORT"),
+           GK_EINVAL;
+  gk_net_lobby_room room = {
+      .genre = o->sim->name, .players = o->peers, .config = o->config_json};
+  if (gk_net_lobby_init(&h->lobby, &room) != 0)
+    return fail(h, "bad options: the room"), GK_EINVAL;
+  return 0;
+}
+
+/* --- peer connections ------------------------------------------------------
+ */
+
 static void client_connect(void *ctx, gk_net_transport *t, uint32_t id) {
   (void)t;
   gk_testkit_peer *p = ctx;
   p->server_id = id;
   p->connected = 1;
+  if (p->h->o.server != NULL) send_request(p);
 }
 
 static void on_guard(uv_timer_t *t) {
@@ -293,6 +409,8 @@ static int setup_peer(gk_testkit *h, uint32_t i) {
   gk_testkit_peer *p = &h->p[i];
   p->h = h;
   p->index = i;
+  uv_timer_init(&h->loop, &p->follow);
+  p->follow.data = p;
   uint16_t port = h->host.port;
   if (h->o.faults && h->o.shared_fault) {
     if (!h->shared_up) {
@@ -315,7 +433,7 @@ static int setup_peer(gk_testkit *h, uint32_t i) {
     p->faulty = 1;
     port = p->fault.port;
   }
-  gk_net_transport_options to = {.max_peers = 1, .service_ms = 5};
+  gk_net_transport_options to = {.max_peers = 2, .service_ms = 5};
   gk_net_transport_callbacks tc = {
       .ctx = p, .receive = client_receive, .connect = client_connect};
   if (gk_net_transport_init(&p->t, &h->loop, &to, &tc) != 0) return -1;
@@ -329,10 +447,15 @@ static int setup_peer(gk_testkit *h, uint32_t i) {
                               .stall = peer_stall,
                               .desync = peer_desync,
                               .ended = peer_ended,
-                              .head = peer_head};
+                              .head = peer_head,
+                              .message = peer_message};
   if (gk_net_peer_uv_init(&p->peer, &h->loop, &po, &pc) != 0) return -1;
   p->hashes = calloc(h->cap, sizeof(uint64_t));
   if (p->hashes == NULL) return -1;
+  if (h->o.server != NULL) { /* peer 0 now; the others once it is made */
+    if (i == 0) server_connect(p, h->shost, h->sport);
+    return 0;
+  }
   return gk_net_transport_connect(&p->t, "127.0.0.1", port, &p->server_id);
 }
 
@@ -394,6 +517,7 @@ int gk_testkit_run(gk_testkit *h, const gk_testkit_options *o) {
   h->step_ns = (uint64_t)o->step.num * 1000000000u / o->step.den;
   h->host_hashes = calloc(h->cap, sizeof(uint64_t));
   if (h->host_hashes == NULL) return fail(h, "out of memory"), GK_ENOMEM;
+  if (o->server != NULL && (rc = prepare_server(h)) != 0) return rc;
   if (uv_loop_init(&h->loop) != 0) return fail(h, "uv_loop_init"), GK_EIO;
   gk_net_transport_options ho = {.bind_host = "127.0.0.1",
                                  .max_peers = o->peers + 2,
@@ -403,8 +527,11 @@ int gk_testkit_run(gk_testkit *h, const gk_testkit_options *o) {
                                    .receive = host_receive,
                                    .connect = host_connect,
                                    .disconnect = host_disconnect};
-  if (gk_net_transport_init(&h->host, &h->loop, &ho, &hc) != 0) {
-    fail(h, "host transport");
+  if (o->server == NULL) {
+    if (gk_net_transport_init(&h->host, &h->loop, &ho, &hc) != 0)
+      fail(h, "host transport");
+    else
+      h->host_up = 1;
   }
   uv_timer_init(&h->loop, &h->tick);
   uv_timer_init(&h->loop, &h->guard);
@@ -444,10 +571,11 @@ int gk_testkit_run(gk_testkit *h, const gk_testkit_options *o) {
     if (p->h == NULL) continue;
     gk_net_peer_uv_close(&p->peer, NULL);
     gk_net_transport_close(&p->t, NULL);
+    uv_close((uv_handle_t *)&p->follow, NULL);
     if (p->faulty) gk_net_fault_close(&p->fault, NULL);
   }
   if (h->shared_up) gk_net_fault_close(&h->shared, NULL);
-  gk_net_transport_close(&h->host, NULL);
+  if (h->host_up) gk_net_transport_close(&h->host, NULL);
   for (int i = 0; i < 1000 && uv_run(&h->loop, UV_RUN_NOWAIT) != 0; i++)
     ;
   uv_loop_close(&h->loop);
@@ -472,10 +600,10 @@ void gk_testkit_close(gk_testkit *h) {
   }
 }
 
-/* One peer against the host: ended, every step in order, same hashes.
- * Returns 0 or GK_EMISMATCH with why. */
+/* One peer against the host (with o.server: peer 0): ended, every step
+ * in order, same hashes. Returns 0 or GK_EMISMATCH with why. */
 static int agree_peer(const gk_testkit *h, uint32_t i, uint64_t steps,
-                      char *why, size_t whylen) {
+                      const uint64_t *ref, char *why, size_t whylen) {
   const gk_testkit_peer *p = &h->p[i];
   if (!p->ended)
     return gk_errf(why, whylen, GK_EMISMATCH, "peer %u did not end", i);
@@ -486,19 +614,38 @@ static int agree_peer(const gk_testkit *h, uint32_t i, uint64_t steps,
         "the host %llu",
         i, (unsigned long long)p->nsteps, (unsigned long long)p->step_calls,
         (unsigned long long)p->order_errors, (unsigned long long)steps);
+  const char *of = ref == h->host_hashes ? "the host" : "peer 0";
   for (uint64_t s = 0; s < steps && s < h->cap; s++)
-    if (p->hashes[s] != h->host_hashes[s])
+    if (p->hashes[s] != ref[s])
       return gk_errf(why, whylen, GK_EMISMATCH,
-                     "peer %u differs from the host first at step %llu: "
-                     "%016llx, host %016llx",
-                     i, (unsigned long long)s, (unsigned long long)p->hashes[s],
-                     (unsigned long long)h->host_hashes[s]);
+                     "peer %u differs from %s first at step %llu: "
+                     "%016llx, %s %016llx",
+                     i, of, (unsigned long long)s,
+                     (unsigned long long)p->hashes[s], of,
+                     (unsigned long long)ref[s]);
+  return 0;
+}
+
+/* With o.server: every peer against peer 0, which ran the match to its
+ * end. */
+static int agree_server(const gk_testkit *h, uint32_t skip_peer, char *why,
+                        size_t whylen) {
+  const gk_testkit_peer *p0 = &h->p[0];
+  if (p0->hashes == NULL || !p0->ended || p0->nsteps == 0)
+    return gk_errf(why, whylen, GK_EMISMATCH,
+                   "peer 0 did not run the match to its end: %s", h->why);
+  for (uint32_t i = 1; i < h->o.peers; i++) {
+    if (i == skip_peer || h->p[i].removed) continue;
+    int rc = agree_peer(h, i, p0->nsteps, p0->hashes, why, whylen);
+    if (rc != 0) return rc;
+  }
   return 0;
 }
 
 int gk_testkit_agree(const gk_testkit *h, uint32_t skip_peer, char *why,
                      size_t whylen) {
   if (why != NULL && whylen > 0) why[0] = '\0';
+  if (h->o.server != NULL) return agree_server(h, skip_peer, why, whylen);
   if (!h->session_up || h->host_hashes == NULL)
     return gk_errf(why, whylen, GK_EMISMATCH, "the match never started: %s",
                    h->why);
@@ -511,7 +658,7 @@ int gk_testkit_agree(const gk_testkit *h, uint32_t skip_peer, char *why,
                    (unsigned long long)h->session.end_step);
   for (uint32_t i = 0; i < h->o.peers; i++) {
     if (i == skip_peer || h->p[i].removed) continue;
-    int rc = agree_peer(h, i, steps, why, whylen);
+    int rc = agree_peer(h, i, steps, h->host_hashes, why, whylen);
     if (rc != 0) return rc;
   }
   return 0;

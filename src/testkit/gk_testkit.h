@@ -30,6 +30,17 @@
  * iteration count. Neither is asserted as a time; they only stop a broken
  * run. It runs its own uv loop; call it from one thread at a time.
  *
+ * Or against a real server (o.server, a gk-server's ENet "HOST:PORT"): no
+ * host runs here; peer 0 creates a room of the genre there
+ * (gk_net_lobby), the other peers join it at o.join_server (NULL: the
+ * same server) and peer 0 starts the match once all are in and ends it
+ * after o.steps steps; the server's step rate, input delay and seed
+ * apply. A join_server that is another node of a fleet answers REDIRECT:
+ * each joiner follows it once to the room's node and sends the same
+ * JOIN_ROOM again (counted in tk.redirects); a second REDIRECT fails the
+ * run. gk_testkit_agree then compares every peer with peer 0. Fault
+ * relays, cut_at_step and leave_at_step are for the host here only.
+ *
  * The sync test and the determinism probe, which need no network, are in
  * gk_testkit_probe.h (core only).
  */
@@ -41,6 +52,7 @@
 #include <uv.h>
 
 #include "gk_net_fault.h"
+#include "gk_net_lobby.h"
 #include "gk_net_peer_uv.h"
 #include "gk_net_session.h"
 #include "gk_net_transport.h"
@@ -85,6 +97,11 @@ typedef struct gk_testkit_peer {
   uint32_t display_p50_us, display_p99_us;
   uint32_t ndisplay;
   gk_net_peer_head head;
+  /* against a server: its JOIN_ROOM followed a REDIRECT to rhost:rport */
+  int redirected;
+  char rhost[GK_WIRE_ADDR_MAX + 1];
+  uint16_t rport;
+  uv_timer_t follow; /* reconnects outside the transport's callback */
 } gk_testkit_peer;
 
 typedef struct gk_testkit_options {
@@ -111,6 +128,8 @@ typedef struct gk_testkit_options {
   uint32_t leave_peer;         /* ... this one disconnects (gracefully) */
   uint64_t guard_ms;           /* wall-clock bound of the whole run */
   uint32_t predict_mask;       /* bit i: peer i draws a predicted head */
+  const char *server;          /* "HOST:PORT": play at a real server */
+  const char *join_server;     /* where peers 1.. join (NULL: server) */
 } gk_testkit_options;
 
 struct gk_testkit {
@@ -145,6 +164,11 @@ struct gk_testkit {
   int timed_out;
   int failed; /* set on a setup failure */
   char why[256];
+  int host_up;        /* the host transport here (not with o.server) */
+  gk_net_lobby lobby; /* with o.server: the room's setup */
+  uint32_t redirects; /* with o.server: REDIRECTs the joiners followed */
+  char shost[GK_WIRE_ADDR_MAX + 1], jhost[GK_WIRE_ADDR_MAX + 1];
+  uint16_t sport, jport;
   gk_testkit_peer p[GK_TESTKIT_PEERS_MAX];
 };
 
@@ -165,8 +189,9 @@ int gk_testkit_run(gk_testkit *tk, const gk_testkit_options *o);
 
 /* Every peer except skip_peer (GK_TESTKIT_ALL: none) and those removed
  * ran to its end, ran exactly the host's steps in order, and had the
- * host's hash after every step. Returns 0, or GK_EMISMATCH with the first
- * disagreement (peer, step, both hashes) in why (may be NULL). */
+ * host's hash after every step (with o.server: peer 0's steps and hashes).
+ * Returns 0, or GK_EMISMATCH with the first disagreement (peer, step, both
+ * hashes) in why (may be NULL). */
 int gk_testkit_agree(const gk_testkit *tk, uint32_t skip_peer, char *why,
                      size_t whylen);
 
