@@ -83,9 +83,14 @@ static void arm_tick(gk_testkit *h) {
   uv_timer_start(&h->tick, on_tick, ms, 0);
 }
 
+/* The peers and, with o.server, the spectators after them. */
+static uint32_t engines(const gk_testkit *h) {
+  return h->o.peers + h->o.spectators;
+}
+
 static int all_done(const gk_testkit *h) {
   if (h->o.server == NULL && !h->host_ended) return 0;
-  for (uint32_t i = 0; i < h->o.peers; i++)
+  for (uint32_t i = 0; i < engines(h); i++)
     if (!h->p[i].ended && !h->p[i].removed) return 0;
   return 1;
 }
@@ -214,7 +219,12 @@ static void peer_step(void *ctx, gk_net_peer *peer, const gk_step_input *in,
                       uint64_t hash) {
   gk_testkit_peer *p = ctx;
   if (in->step < p->h->cap) p->hashes[in->step] = hash;
-  if (in->step != p->nsteps) p->order_errors++;
+  if (p->step_calls == 0)
+    p->first_step = in->step;
+  else if (in->step != p->nsteps)
+    p->order_errors++;
+  if (p->step_calls == 0 && in->step != 0 && p->index < p->h->o.peers)
+    p->order_errors++; /* a player runs from step 0 */
   p->nsteps = in->step + 1;
   p->step_calls++;
   gk_testkit *h = p->h;
@@ -230,9 +240,15 @@ static void peer_step(void *ctx, gk_net_peer *peer, const gk_step_input *in,
   }
 }
 
+static void server_connect(gk_testkit_peer *p, const char *host, uint16_t port);
+
 static void peer_started(void *ctx, gk_net_peer *peer) {
   gk_testkit_peer *p = ctx;
+  gk_testkit *h = p->h;
   p->slot = peer->match.slot;
+  if (h->o.server != NULL && p->index == 0) /* the spectators come now */
+    for (uint32_t i = h->o.peers; i < engines(h); i++)
+      server_connect(&h->p[i], h->jhost, h->jport);
 }
 
 static void peer_stall(void *ctx, gk_net_peer *peer, const gk_wire_stall *st) {
@@ -297,12 +313,25 @@ static void client_receive(void *ctx, gk_net_transport *t, uint32_t id,
  */
 
 /* Peer p's room request, once its connection is up: CREATE_ROOM for peer
- * 0, JOIN_ROOM with the room's code for the others. */
-static void send_request(gk_testkit_peer *p) {
+ * 0, JOIN_ROOM with the room's code for the other players, SPECTATE for
+ * a spectator; `again` (after a REDIRECT): the same request once more,
+ * the engine already waiting for its answer. */
+static void send_request(gk_testkit_peer *p, int again) {
+  gk_testkit *h = p->h;
   gk_wire_msg m;
-  int rc = gk_net_lobby_request(&p->h->lobby, p->index, &m);
-  if (rc == 0) rc = gk_net_peer_uv_send_msg(&p->peer, &m);
-  if (rc != 0) fail_peer(p->h, p->index, "no room request", gk_strerror(rc));
+  memset(&m, 0, sizeof m);
+  int rc;
+  if (p->index >= h->o.peers && !again) {
+    rc = gk_net_peer_uv_spectate(&p->peer, h->lobby.code, NULL);
+  } else if (p->index >= h->o.peers) {
+    m.type = GK_MSG_SPECTATE;
+    memcpy(m.u.room.code, h->lobby.code, sizeof m.u.room.code);
+    rc = gk_net_peer_uv_send_msg(&p->peer, &m);
+  } else {
+    rc = gk_net_lobby_request(&h->lobby, p->index, &m);
+    if (rc == 0) rc = gk_net_peer_uv_send_msg(&p->peer, &m);
+  }
+  if (rc != 0) fail_peer(h, p->index, "no room request", gk_strerror(rc));
 }
 
 static void server_connect(gk_testkit_peer *p, const char *host,
@@ -317,7 +346,7 @@ static void on_follow(uv_timer_t *t) {
 }
 
 /* REDIRECT: the room is another node's. Followed once: the old
- * connection dropped, the same JOIN_ROOM sent at the room's node once
+ * connection dropped, the same request sent at the room's node once
  * connected (client_connect). */
 static void follow(gk_testkit_peer *p, const gk_wire_redirect *r) {
   gk_testkit *h = p->h;
@@ -376,6 +405,8 @@ static int prepare_server(gk_testkit *h) {
     return fail(h, "bad options: faults, cut_at_step and leave_at_step "
                    "need the host here, not a server"),
            GK_EINVAL;
+  if (o->peers + o->spectators > GK_TESTKIT_PEERS_MAX)
+    return fail(h, "bad options: peers and spectators are too many"), GK_EINVAL;
   if (gk_wire_addr_split(o->server, h->shost, sizeof h->shost, &h->sport) ||
       gk_wire_addr_split(join, h->jhost, sizeof h->jhost, &h->jport))
     return fail(h, "bad options: server and join_server are HOST:PORT"),
@@ -395,7 +426,7 @@ static void client_connect(void *ctx, gk_net_transport *t, uint32_t id) {
   gk_testkit_peer *p = ctx;
   p->server_id = id;
   p->connected = 1;
-  if (p->h->o.server != NULL) send_request(p);
+  if (p->h->o.server != NULL) send_request(p, p->redirected);
 }
 
 static void on_guard(uv_timer_t *t) {
@@ -478,6 +509,8 @@ static int prepare(gk_testkit *h, const gk_testkit_options *o) {
     h->failed = 1;
     return GK_EINVAL;
   }
+  if (o->spectators != 0 && o->server == NULL)
+    return fail(h, "bad options: spectators need a server"), GK_EINVAL;
   if (o->sim_cfg != NULL) return 0;
   size_t n = o->sim->config_size / sizeof(max_align_t) + 1;
   h->own_cfg = calloc(n, sizeof(max_align_t));
@@ -537,12 +570,12 @@ int gk_testkit_run(gk_testkit *h, const gk_testkit_options *o) {
   uv_timer_init(&h->loop, &h->guard);
   h->tick.data = h->guard.data = h;
   uv_timer_start(&h->guard, on_guard, o->guard_ms, 0);
-  for (uint32_t i = 0; i < o->peers && !h->failed; i++)
+  for (uint32_t i = 0; i < engines(h) && !h->failed; i++)
     if (setup_peer(h, i) != 0) fail(h, "peer setup");
   for (uint64_t iter = 0; iter < 100000000u && !h->failed && !all_done(h);
        iter++)
     uv_run(&h->loop, UV_RUN_ONCE);
-  for (uint32_t i = 0; i < o->peers; i++) {
+  for (uint32_t i = 0; i < engines(h); i++) {
     gk_testkit_peer *p = &h->p[i];
     if (p->h == NULL) continue;
     const gk_net_peer *e = &p->peer.eng;
@@ -566,7 +599,7 @@ int gk_testkit_run(gk_testkit *h, const gk_testkit_options *o) {
   uv_timer_stop(&h->guard);
   uv_close((uv_handle_t *)&h->tick, NULL);
   uv_close((uv_handle_t *)&h->guard, NULL);
-  for (uint32_t i = 0; i < o->peers; i++) {
+  for (uint32_t i = 0; i < engines(h); i++) {
     gk_testkit_peer *p = &h->p[i];
     if (p->h == NULL) continue;
     gk_net_peer_uv_close(&p->peer, NULL);
@@ -605,9 +638,11 @@ void gk_testkit_close(gk_testkit *h) {
 static int agree_peer(const gk_testkit *h, uint32_t i, uint64_t steps,
                       const uint64_t *ref, char *why, size_t whylen) {
   const gk_testkit_peer *p = &h->p[i];
+  uint64_t from = i >= h->o.peers ? p->first_step : 0; /* a spectator */
   if (!p->ended)
     return gk_errf(why, whylen, GK_EMISMATCH, "peer %u did not end", i);
-  if (p->nsteps != steps || p->step_calls != steps || p->order_errors != 0)
+  if (p->nsteps != steps || p->step_calls != steps - from ||
+      p->order_errors != 0)
     return gk_errf(
         why, whylen, GK_EMISMATCH,
         "peer %u ran %llu steps (%llu calls, %llu out of order), "
@@ -615,7 +650,7 @@ static int agree_peer(const gk_testkit *h, uint32_t i, uint64_t steps,
         i, (unsigned long long)p->nsteps, (unsigned long long)p->step_calls,
         (unsigned long long)p->order_errors, (unsigned long long)steps);
   const char *of = ref == h->host_hashes ? "the host" : "peer 0";
-  for (uint64_t s = 0; s < steps && s < h->cap; s++)
+  for (uint64_t s = from; s < steps && s < h->cap; s++)
     if (p->hashes[s] != ref[s])
       return gk_errf(why, whylen, GK_EMISMATCH,
                      "peer %u differs from %s first at step %llu: "
@@ -634,7 +669,7 @@ static int agree_server(const gk_testkit *h, uint32_t skip_peer, char *why,
   if (p0->hashes == NULL || !p0->ended || p0->nsteps == 0)
     return gk_errf(why, whylen, GK_EMISMATCH,
                    "peer 0 did not run the match to its end: %s", h->why);
-  for (uint32_t i = 1; i < h->o.peers; i++) {
+  for (uint32_t i = 1; i < engines(h); i++) {
     if (i == skip_peer || h->p[i].removed) continue;
     int rc = agree_peer(h, i, p0->nsteps, p0->hashes, why, whylen);
     if (rc != 0) return rc;

@@ -38,7 +38,9 @@
  * apply. A join_server that is another node of a fleet answers REDIRECT:
  * each joiner follows it once to the room's node and sends the same
  * JOIN_ROOM again (counted in tk.redirects); a second REDIRECT fails the
- * run. gk_testkit_agree then compares every peer with peer 0. Fault
+ * run. o.spectators more engines SPECTATE there once the match starts,
+ * following a REDIRECT the same way. gk_testkit_agree then compares
+ * every peer with peer 0 (a spectator from its snapshot's step on). Fault
  * relays, cut_at_step and leave_at_step are for the host here only.
  *
  * The sync test and the determinism probe, which need no network, are in
@@ -74,6 +76,7 @@ typedef struct gk_testkit_peer {
   gk_net_peer_uv peer;   /* the engine is peer.eng */
   uint64_t *hashes;      /* hash after each step, by step */
   uint64_t nsteps;       /* one past the last step run */
+  uint64_t first_step;   /* the first step run (a spectator's snapshot) */
   uint64_t step_calls;   /* step callbacks (== nsteps if none skipped) */
   uint64_t order_errors; /* steps that did not follow the previous one */
   uint32_t slot;         /* from MATCH_START */
@@ -130,6 +133,9 @@ typedef struct gk_testkit_options {
   uint32_t predict_mask;       /* bit i: peer i draws a predicted head */
   const char *server;          /* "HOST:PORT": play at a real server */
   const char *join_server;     /* where peers 1.. join (NULL: server) */
+  uint32_t spectators;         /* with server: these watch the match at
+                                  join_server from its start (engines
+                                  peers.. peers + spectators - 1) */
 } gk_testkit_options;
 
 struct gk_testkit {

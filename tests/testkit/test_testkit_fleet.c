@@ -1,7 +1,8 @@
 /* test_testkit_fleet.c: the test kit against real gk-server nodes of a
  * fleet sharing a real redis-server (tests/fleet/redis_rig.c): peer 0
  * creates a survivors room at node A, peer 1 joins it at node B, follows
- * B's REDIRECT to A once and plays; both agree at every step. A node that
+ * B's REDIRECT to A once and plays, and a spectator does the same; all
+ * agree at every step (the spectator from its snapshot on). A node that
  * advertises B's own ENet address sends a joiner round twice: the run
  * fails, saying "a second REDIRECT". */
 #include <criterion/criterion.h>
@@ -66,13 +67,14 @@ static gk_testkit_options opts(const char *server, const char *join) {
   return o;
 }
 
-Test(testkit_fleet, a_peer_joining_at_another_node_follows_its_redirect,
+Test(testkit_fleet, a_joiner_and_a_spectator_at_another_node_follow_redirect,
      .timeout = 120) {
   node n[2];
   fleet_up();
   node_start(&n[0], "a", NULL);
   node_start(&n[1], "b", NULL);
   gk_testkit_options o = opts(n[0].addr, n[1].addr);
+  o.spectators = 1;
   int rc = gk_testkit_run(&tk, &o);
   cr_assert_eq(rc, 0, "the run: %s", tk.why);
   char why[256];
@@ -80,10 +82,15 @@ Test(testkit_fleet, a_peer_joining_at_another_node_follows_its_redirect,
                why);
   cr_assert_geq(tk.p[0].nsteps, STEPS, "peer 0 ran %llu steps",
                 (unsigned long long)tk.p[0].nsteps);
-  cr_assert_eq(tk.redirects, 1, "REDIRECTs followed: %u", tk.redirects);
-  cr_assert(tk.p[1].redirected && !tk.p[0].redirected);
-  cr_assert_eq(e2e_count_events(&n[1].srv, "redirect"), 1);
+  cr_assert_eq(tk.redirects, 2, "REDIRECTs followed: %u", tk.redirects);
+  cr_assert(tk.p[1].redirected && tk.p[2].redirected && !tk.p[0].redirected);
+  cr_assert_eq(e2e_count_events(&n[1].srv, "redirect"), 2);
   cr_assert_eq(e2e_count_events(&n[0].srv, "player_joined"), 1);
+  cr_assert_eq(e2e_count_events(&n[0].srv, "spectator_joined"), 1);
+  cr_assert_lt(tk.p[2].first_step + 100, tk.p[2].nsteps,
+               "the spectator ran steps %llu..%llu",
+               (unsigned long long)tk.p[2].first_step,
+               (unsigned long long)tk.p[2].nsteps);
   fleet_down(n, 2);
 }
 
@@ -117,5 +124,10 @@ Test(testkit_fleet, a_server_address_that_is_not_host_port_is_refused) {
   o.faults = 1;
   cr_assert_eq(gk_testkit_run(&tk, &o), GK_EINVAL);
   cr_assert(strstr(tk.why, "need the host here"), "%s", tk.why);
+  gk_testkit_close(&tk);
+  o = opts(NULL, NULL); /* the host here takes no spectators */
+  o.spectators = 1;
+  cr_assert_eq(gk_testkit_run(&tk, &o), GK_EINVAL);
+  cr_assert(strstr(tk.why, "spectators need a server"), "%s", tk.why);
   gk_testkit_close(&tk);
 }
