@@ -215,12 +215,16 @@ static int peer_send(void *ctx, const uint8_t *bytes, size_t len,
   return gk_net_transport_send(&p->t, p->server_id, bytes, len, reliable);
 }
 
+static void on_drop(uv_timer_t *t);
+
 static void peer_step(void *ctx, gk_net_peer *peer, const gk_step_input *in,
                       uint64_t hash) {
   gk_testkit_peer *p = ctx;
   if (in->step < p->h->cap) p->hashes[in->step] = hash;
   if (p->step_calls == 0)
     p->first_step = in->step;
+  else if (p->rejoining && !p->gap_to)
+    p->gap_to = in->step; /* resumed from the server's snapshot */
   else if (in->step != p->nsteps)
     p->order_errors++;
   if (p->step_calls == 0 && in->step != 0 && p->index < p->h->o.peers)
@@ -228,6 +232,11 @@ static void peer_step(void *ctx, gk_net_peer *peer, const gk_step_input *in,
   p->nsteps = in->step + 1;
   p->step_calls++;
   gk_testkit *h = p->h;
+  if (h->o.rejoin_at_step != 0 && p->index == h->o.rejoin_peer &&
+      !h->rejoin_done && p->nsteps >= h->o.rejoin_at_step) {
+    h->rejoin_done = 1;
+    uv_timer_start(&p->follow, on_drop, 0, 0); /* not inside the engine */
+  }
   if (h->o.server != NULL && p->index == 0 && !h->end_requested &&
       p->nsteps >= h->o.steps) { /* the creator ends a server's match */
     gk_wire_msg m;
@@ -321,7 +330,16 @@ static void send_request(gk_testkit_peer *p, int again) {
   gk_wire_msg m;
   memset(&m, 0, sizeof m);
   int rc;
-  if (p->index >= h->o.peers && !again) {
+  if (p->rejoining && !again) {
+    rc = gk_net_peer_uv_rejoin(&p->peer, h->lobby.code, p->slot, p->secret,
+                               NULL);
+  } else if (p->rejoining) {
+    m.type = GK_MSG_REJOIN_ROOM;
+    memcpy(m.u.rejoin.code, h->lobby.code, sizeof m.u.rejoin.code);
+    m.u.rejoin.slot = (uint8_t)p->slot;
+    memcpy(m.u.rejoin.secret, p->secret, GK_WIRE_SECRET_LEN);
+    rc = gk_net_peer_uv_send_msg(&p->peer, &m);
+  } else if (p->index >= h->o.peers && !again) {
     rc = gk_net_peer_uv_spectate(&p->peer, h->lobby.code, NULL);
   } else if (p->index >= h->o.peers) {
     m.type = GK_MSG_SPECTATE;
@@ -374,6 +392,11 @@ static void peer_message(void *ctx, gk_net_peer *peer, const gk_wire_msg *m) {
     follow(p, &m->u.redirect);
     return;
   }
+  if (m->type == GK_MSG_RECONNECT_SECRET) {
+    memcpy(p->secret, m->u.secret.secret, GK_WIRE_SECRET_LEN);
+    p->have_secret = 1;
+    return;
+  }
   gk_wire_msg start;
   switch (gk_net_lobby_on_msg(&h->lobby, p->index, m)) {
   case GK_NET_LOBBY_CREATED:
@@ -405,6 +428,10 @@ static int prepare_server(gk_testkit *h) {
     return fail(h, "bad options: faults, cut_at_step and leave_at_step "
                    "need the host here, not a server"),
            GK_EINVAL;
+  if (o->rejoin_at_step != 0 &&
+      (o->rejoin_peer == 0 || o->rejoin_peer >= o->peers))
+    return fail(h, "bad options: rejoin_peer is a player other than 0"),
+           GK_EINVAL;
   if (o->peers + o->spectators > GK_TESTKIT_PEERS_MAX)
     return fail(h, "bad options: peers and spectators are too many"), GK_EINVAL;
   if (gk_wire_addr_split(o->server, h->shost, sizeof h->shost, &h->sport) ||
@@ -434,6 +461,56 @@ static void on_guard(uv_timer_t *t) {
   h->timed_out = 1;
   fail(h, "the run hit its wall-clock guard");
   uv_stop(&h->loop);
+}
+
+/* Peer p's engine, playing the genre's bot. */
+static int open_engine(gk_testkit_peer *p) {
+  gk_testkit *h = p->h;
+  gk_net_peer_options po = {.bot_seed = 1000u + p->index,
+                            .genres = {.find = find_genre, .ctx = p},
+                            .predict =
+                                (int)(h->o.predict_mask >> p->index & 1u)};
+  gk_net_peer_callbacks pc = {.ctx = p,
+                              .send = peer_send,
+                              .started = peer_started,
+                              .step = peer_step,
+                              .stall = peer_stall,
+                              .desync = peer_desync,
+                              .ended = peer_ended,
+                              .head = peer_head,
+                              .message = peer_message};
+  return gk_net_peer_uv_init(&p->peer, &h->loop, &po, &pc);
+}
+
+/* A rejoin (o.rejoin_at_step): the old engine is closed; a fresh one
+ * takes the seat back at join_server (send_request). */
+static void on_engine_closed(gk_net_peer_uv *u) {
+  gk_testkit_peer *p =
+      (gk_testkit_peer *)((char *)u - offsetof(gk_testkit_peer, peer));
+  gk_testkit *h = p->h;
+  if (h->down || h->failed) return;
+  if (open_engine(p) != 0) {
+    fail_peer(h, p->index, "rejoin", "cannot open an engine");
+    return;
+  }
+  p->rejoining = 1;
+  p->redirected = 0; /* a new request: it may be redirected once */
+  server_connect(p, h->jhost, h->jport);
+}
+
+static void on_drop(uv_timer_t *t) {
+  gk_testkit_peer *p = t->data;
+  if (p->h->failed) return;
+  if (!p->have_secret) {
+    fail_peer(p->h, p->index, "rejoin",
+              "no RECONNECT_SECRET came (does the server hold slots?)");
+    return;
+  }
+  p->gap_from = p->nsteps;
+  p->connected = 0;
+  gk_net_peer_uv_stop(&p->peer);
+  gk_net_transport_disconnect(&p->t, p->server_id, 1);
+  gk_net_peer_uv_close(&p->peer, on_engine_closed);
 }
 
 static int setup_peer(gk_testkit *h, uint32_t i) {
@@ -468,19 +545,7 @@ static int setup_peer(gk_testkit *h, uint32_t i) {
   gk_net_transport_callbacks tc = {
       .ctx = p, .receive = client_receive, .connect = client_connect};
   if (gk_net_transport_init(&p->t, &h->loop, &to, &tc) != 0) return -1;
-  gk_net_peer_options po = {.bot_seed = 1000u + i,
-                            .genres = {.find = find_genre, .ctx = p},
-                            .predict = (int)(h->o.predict_mask >> i & 1u)};
-  gk_net_peer_callbacks pc = {.ctx = p,
-                              .send = peer_send,
-                              .started = peer_started,
-                              .step = peer_step,
-                              .stall = peer_stall,
-                              .desync = peer_desync,
-                              .ended = peer_ended,
-                              .head = peer_head,
-                              .message = peer_message};
-  if (gk_net_peer_uv_init(&p->peer, &h->loop, &po, &pc) != 0) return -1;
+  if (open_engine(p) != 0) return -1;
   p->hashes = calloc(h->cap, sizeof(uint64_t));
   if (p->hashes == NULL) return -1;
   if (h->o.server != NULL) { /* peer 0 now; the others once it is made */
@@ -509,8 +574,10 @@ static int prepare(gk_testkit *h, const gk_testkit_options *o) {
     h->failed = 1;
     return GK_EINVAL;
   }
-  if (o->spectators != 0 && o->server == NULL)
-    return fail(h, "bad options: spectators need a server"), GK_EINVAL;
+  if ((o->spectators != 0 || o->rejoin_at_step != 0) && o->server == NULL)
+    return fail(h, "bad options: spectators and rejoin_at_step need a "
+                   "server"),
+           GK_EINVAL;
   if (o->sim_cfg != NULL) return 0;
   size_t n = o->sim->config_size / sizeof(max_align_t) + 1;
   h->own_cfg = calloc(n, sizeof(max_align_t));
@@ -596,6 +663,7 @@ int gk_testkit_run(gk_testkit *h, const gk_testkit_options *o) {
     p->rtt_ms = gk_net_transport_rtt(&p->t, p->server_id);
   }
   /* Tear down: every handle is closed and the loop drained. */
+  h->down = 1;
   uv_timer_stop(&h->guard);
   uv_close((uv_handle_t *)&h->tick, NULL);
   uv_close((uv_handle_t *)&h->guard, NULL);
@@ -641,17 +709,19 @@ static int agree_peer(const gk_testkit *h, uint32_t i, uint64_t steps,
   uint64_t from = i >= h->o.peers ? p->first_step : 0; /* a spectator */
   if (!p->ended)
     return gk_errf(why, whylen, GK_EMISMATCH, "peer %u did not end", i);
-  if (p->nsteps != steps || p->step_calls != steps - from ||
+  /* a rejoiner ran no step in gap_from..gap_to-1 (mod 2^64: a snapshot
+   * behind where it left ran some twice) */
+  uint64_t gap = p->gap_to - p->gap_from;
+  const char *of = ref == h->host_hashes ? "the host" : "peer 0";
+  if (p->nsteps != steps || p->step_calls != steps - from - gap ||
       p->order_errors != 0)
     return gk_errf(
         why, whylen, GK_EMISMATCH,
-        "peer %u ran %llu steps (%llu calls, %llu out of order), "
-        "the host %llu",
-        i, (unsigned long long)p->nsteps, (unsigned long long)p->step_calls,
-        (unsigned long long)p->order_errors, (unsigned long long)steps);
-  const char *of = ref == h->host_hashes ? "the host" : "peer 0";
+        "peer %u ran %llu steps (%llu calls, %llu out of order), %s %llu", i,
+        (unsigned long long)p->nsteps, (unsigned long long)p->step_calls,
+        (unsigned long long)p->order_errors, of, (unsigned long long)steps);
   for (uint64_t s = from; s < steps && s < h->cap; s++)
-    if (p->hashes[s] != ref[s])
+    if ((s < p->gap_from || s >= p->gap_to) && p->hashes[s] != ref[s])
       return gk_errf(why, whylen, GK_EMISMATCH,
                      "peer %u differs from %s first at step %llu: "
                      "%016llx, %s %016llx",

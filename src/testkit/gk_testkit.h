@@ -39,7 +39,8 @@
  * each joiner follows it once to the room's node and sends the same
  * JOIN_ROOM again (counted in tk.redirects); a second REDIRECT fails the
  * run. o.spectators more engines SPECTATE there once the match starts,
- * following a REDIRECT the same way. gk_testkit_agree then compares
+ * following a REDIRECT the same way, and so does a peer that takes its
+ * seat back (o.rejoin_at_step). gk_testkit_agree then compares
  * every peer with peer 0 (a spectator from its snapshot's step on). Fault
  * relays, cut_at_step and leave_at_step are for the host here only.
  *
@@ -105,6 +106,9 @@ typedef struct gk_testkit_peer {
   char rhost[GK_WIRE_ADDR_MAX + 1];
   uint16_t rport;
   uv_timer_t follow; /* reconnects outside the transport's callback */
+  int have_secret, rejoining;
+  uint8_t secret[GK_WIRE_SECRET_LEN]; /* from RECONNECT_SECRET */
+  uint64_t gap_from, gap_to; /* a rejoiner ran no step in gap_from..to-1 */
 } gk_testkit_peer;
 
 typedef struct gk_testkit_options {
@@ -133,6 +137,11 @@ typedef struct gk_testkit_options {
   uint32_t predict_mask;       /* bit i: peer i draws a predicted head */
   const char *server;          /* "HOST:PORT": play at a real server */
   const char *join_server;     /* where peers 1.. join (NULL: server) */
+  uint64_t rejoin_at_step;     /* with server, if non-zero: once peer ... */
+  uint32_t rejoin_peer;        /* ... this one (not 0) ran this step, its
+                                  connection drops and a fresh engine takes
+                                  its seat back at join_server (REJOIN_ROOM,
+                                  its secret: the server holds slots) */
   uint32_t spectators;         /* with server: these watch the match at
                                   join_server from its start (engines
                                   peers.. peers + spectators - 1) */
@@ -173,6 +182,7 @@ struct gk_testkit {
   int host_up;        /* the host transport here (not with o.server) */
   gk_net_lobby lobby; /* with o.server: the room's setup */
   uint32_t redirects; /* with o.server: REDIRECTs the joiners followed */
+  int rejoin_done, down;
   char shost[GK_WIRE_ADDR_MAX + 1], jhost[GK_WIRE_ADDR_MAX + 1];
   uint16_t sport, jport;
   gk_testkit_peer p[GK_TESTKIT_PEERS_MAX];

@@ -2,7 +2,9 @@
  * fleet sharing a real redis-server (tests/fleet/redis_rig.c): peer 0
  * creates a survivors room at node A, peer 1 joins it at node B, follows
  * B's REDIRECT to A once and plays, and a spectator does the same; all
- * agree at every step (the spectator from its snapshot on). A node that
+ * agree at every step (the spectator from its snapshot on). Peer 1's
+ * connection dropped mid-match, a fresh engine takes its seat back at B,
+ * redirected to A once more, and agrees again from the snapshot on. A node that
  * advertises B's own ENet address sends a joiner round twice: the run
  * fails, saying "a second REDIRECT". */
 #include <criterion/criterion.h>
@@ -35,7 +37,8 @@ static void node_start(node *n, const char *id, const char *advertise) {
   char extra[1024];
   snprintf(extra, sizeof extra,
            "\"fleet\":{\"enabled\":true,\"redis\":\"unix:%s\",\"node\":"
-           "\"%s\",\"enet\":\"%s\",\"heartbeat_ms\":200,\"ttl_ms\":2000}",
+           "\"%s\",\"enet\":\"%s\",\"heartbeat_ms\":200,\"ttl_ms\":2000},"
+           "\"reconnect\":{\"hold_ms\":10000}",
            R.sock, id, advertise ? advertise : "127.0.0.1:0");
   e2e_start_server(&n->srv, &n->d, extra, &n->port);
   snprintf(n->addr, sizeof n->addr, "127.0.0.1:%u", (unsigned)n->port);
@@ -94,6 +97,31 @@ Test(testkit_fleet, a_joiner_and_a_spectator_at_another_node_follow_redirect,
   fleet_down(n, 2);
 }
 
+Test(testkit_fleet, a_rejoin_at_another_node_follows_its_redirect,
+     .timeout = 120) {
+  node n[2];
+  fleet_up();
+  node_start(&n[0], "a", NULL);
+  node_start(&n[1], "b", NULL);
+  gk_testkit_options o = opts(n[0].addr, n[1].addr);
+  o.rejoin_at_step = 200;
+  o.rejoin_peer = 1;
+  int rc = gk_testkit_run(&tk, &o);
+  cr_assert_eq(rc, 0, "the run: %s", tk.why);
+  char why[256];
+  cr_assert_eq(gk_testkit_agree(&tk, GK_TESTKIT_ALL, why, sizeof why), 0, "%s",
+               why);
+  const gk_testkit_peer *p = &tk.p[1];
+  cr_assert(p->rejoining && p->gap_from >= 200 && p->gap_to < STEPS,
+            "peer 1 left after step %llu, resumed at %llu",
+            (unsigned long long)p->gap_from, (unsigned long long)p->gap_to);
+  cr_assert_eq(tk.redirects, 2, "REDIRECTs followed: %u (join and rejoin)",
+               tk.redirects);
+  cr_assert_eq(e2e_count_events(&n[1].srv, "redirect"), 2);
+  cr_assert_eq(e2e_count_events(&n[0].srv, "player_rejoined"), 1);
+  fleet_down(n, 2);
+}
+
 Test(testkit_fleet, a_second_redirect_fails_the_run_and_says_so,
      .timeout = 120) {
   node n[2];
@@ -125,9 +153,14 @@ Test(testkit_fleet, a_server_address_that_is_not_host_port_is_refused) {
   cr_assert_eq(gk_testkit_run(&tk, &o), GK_EINVAL);
   cr_assert(strstr(tk.why, "need the host here"), "%s", tk.why);
   gk_testkit_close(&tk);
-  o = opts(NULL, NULL); /* the host here takes no spectators */
+  o = opts(NULL, NULL); /* the host here takes no spectators, no rejoin */
   o.spectators = 1;
   cr_assert_eq(gk_testkit_run(&tk, &o), GK_EINVAL);
-  cr_assert(strstr(tk.why, "spectators need a server"), "%s", tk.why);
+  cr_assert(strstr(tk.why, "need a server"), "%s", tk.why);
+  gk_testkit_close(&tk);
+  o = opts("127.0.0.1:1", NULL); /* peer 0 holds the room: it stays */
+  o.rejoin_at_step = 10;
+  cr_assert_eq(gk_testkit_run(&tk, &o), GK_EINVAL);
+  cr_assert(strstr(tk.why, "rejoin_peer"), "%s", tk.why);
   gk_testkit_close(&tk);
 }
