@@ -77,9 +77,12 @@ def the_play_page_on_a_joins_a_room_on_b_and_plays(b):
         raise AssertionError('join: %s' % guest.eval('play.error'))
     joined_through_a(guest)
     guest.eval(CHAIN)
-    watcher = b.new_page(nodes['a'].url('/watch.html?room=' + code))
     host.send('Page.bringToFront')
     host.eval("document.getElementById('start').click()")
+    # a match is watched once it runs (a lobby is not shown to spectators)
+    host.wait_for('play.step >= 1 || play.error', timeout=20)
+    watcher = b.new_page(nodes['a'].url('/watch.html?room=' + code))
+    host.send('Page.bringToFront')
     for p in (host, guest):
         p.wait_for('play.step >= %d || play.error' % STEPS, timeout=30)
         if p.eval('play.error'):

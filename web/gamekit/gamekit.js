@@ -472,6 +472,7 @@ export class Client {
   /** Creates a room: { genre, maxPlayers, inputDelay, options (object),
    * token }. Resolves { code, slot }. */
   createRoom({ genre, maxPlayers = 2, inputDelay = 0, options = null, token } = {}) {
+    this.request = null; // a room is made here: nothing to follow
     const g = cstr(this.m, genre);
     const o = cstr(this.m, options ? JSON.stringify(options) : "");
     try {
