@@ -41,7 +41,7 @@ const unhex = (t) => Uint8Array.from(t.match(/../g), (h) => parseInt(h, 16));
 function sentence(e) {
   if (e && typeof e.code === 'number') {
     play.errorCode = e.code;
-    return errorSentence(e.code);
+    return e.sentence || errorSentence(e.code);
   }
   return String((e && e.message) || e);
 }

@@ -115,7 +115,7 @@ function refused(c, m) {
   if (m) {
     const name = (ERRORS[m.code] || {}).name;
     error(`The server refused to show room ${watch.code}. ` +
-      errorSentence(m.code) + (ADVICE[name] ? ' ' + ADVICE[name] : ''));
+      (m.sentence || errorSentence(m.code)) + (ADVICE[name] ? ' ' + ADVICE[name] : ''));
   }
   else if (!watch.errors.length) error('the server closed the connection');
   if (!watch.started) {

@@ -94,6 +94,25 @@ int gk_wire_code_valid(const char *code) {
   return code[GK_WIRE_CODE_LEN] == '\0';
 }
 
+int gk_wire_addr_split(const char *addr, char *host, size_t cap,
+                       uint16_t *port) {
+  if (addr == NULL || host == NULL || port == NULL) return GK_EINVAL;
+  const char *colon = strrchr(addr, ':');
+  if (colon == NULL || colon == addr || colon[1] == '\0') return GK_EINVAL;
+  uint32_t v = 0;
+  for (const char *c = colon + 1; *c != '\0'; c++) {
+    if (*c < '0' || *c > '9' || v > 65535) return GK_EINVAL;
+    v = v * 10 + (uint32_t)(*c - '0');
+  }
+  if (v == 0 || v > 65535) return GK_EINVAL;
+  size_t n = (size_t)(colon - addr);
+  if (n >= cap) return GK_ETOOBIG;
+  memcpy(host, addr, n);
+  host[n] = '\0';
+  *port = (uint16_t)v;
+  return 0;
+}
+
 static int check_confirmed_shape(uint32_t players, uint32_t input_size,
                                  uint32_t count) {
   int rc;

@@ -454,6 +454,14 @@ void gk_wire_step_pack(uint8_t *dst, uint32_t active_mask, uint32_t flags,
 void gk_wire_step_get(const gk_wire_confirmed *c, uint32_t i,
                       gk_step_input *out);
 
+/* An ENet address "HOST:PORT" (a REDIRECT's `enet`; the last ':' splits
+ * it, so "[V6]:PORT" keeps its brackets): the host into host (cap bytes,
+ * NUL-terminated) and the port (1..65535) into *port. Returns 0, or
+ * GK_EINVAL (NULL, no ':', an empty host, a port that is not 1..65535 in
+ * digits) or GK_ETOOBIG (the host does not fit cap). */
+int gk_wire_addr_split(const char *addr, char *host, size_t cap,
+                       uint16_t *port);
+
 /* A room code is GK_WIRE_CODE_LEN characters of [A-Z2-7]. Returns 1 if
  * `code` is one (NUL-terminated, exact length). */
 int gk_wire_code_valid(const char *code);

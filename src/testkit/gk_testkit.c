@@ -17,6 +17,14 @@ static void fail(gk_testkit *h, const char *why) {
   h->failed = 1;
 }
 
+/* A failure of peer i, with what it was given (an address, a text). */
+static void fail_peer(gk_testkit *h, uint32_t i, const char *what,
+                      const char *detail) {
+  char why[sizeof h->why];
+  snprintf(why, sizeof why, "peer %u: %s: %.160s", i, what, detail);
+  fail(h, why);
+}
+
 /* --- host side ------------------------------------------------------------ */
 
 static int host_send(void *ctx, uint32_t slot, const uint8_t *bytes, size_t len,
@@ -75,9 +83,14 @@ static void arm_tick(gk_testkit *h) {
   uv_timer_start(&h->tick, on_tick, ms, 0);
 }
 
+/* The peers and, with o.server, the spectators after them. */
+static uint32_t engines(const gk_testkit *h) {
+  return h->o.peers + h->o.spectators;
+}
+
 static int all_done(const gk_testkit *h) {
-  if (!h->host_ended) return 0;
-  for (uint32_t i = 0; i < h->o.peers; i++)
+  if (h->o.server == NULL && !h->host_ended) return 0;
+  for (uint32_t i = 0; i < engines(h); i++)
     if (!h->p[i].ended && !h->p[i].removed) return 0;
   return 1;
 }
@@ -202,19 +215,49 @@ static int peer_send(void *ctx, const uint8_t *bytes, size_t len,
   return gk_net_transport_send(&p->t, p->server_id, bytes, len, reliable);
 }
 
+static void on_drop(uv_timer_t *t);
+
 static void peer_step(void *ctx, gk_net_peer *peer, const gk_step_input *in,
                       uint64_t hash) {
-  (void)peer;
   gk_testkit_peer *p = ctx;
   if (in->step < p->h->cap) p->hashes[in->step] = hash;
-  if (in->step != p->nsteps) p->order_errors++;
+  if (p->step_calls == 0)
+    p->first_step = in->step;
+  else if (p->rejoining && !p->gap_to)
+    p->gap_to = in->step; /* resumed from the server's snapshot */
+  else if (in->step != p->nsteps)
+    p->order_errors++;
+  if (p->step_calls == 0 && in->step != 0 && p->index < p->h->o.peers)
+    p->order_errors++; /* a player runs from step 0 */
   p->nsteps = in->step + 1;
   p->step_calls++;
+  gk_testkit *h = p->h;
+  if (h->o.rejoin_at_step != 0 && p->index == h->o.rejoin_peer &&
+      !h->rejoin_done && p->nsteps >= h->o.rejoin_at_step) {
+    h->rejoin_done = 1;
+    uv_timer_start(&p->follow, on_drop, 0, 0); /* not inside the engine */
+  }
+  if (h->o.server != NULL && p->index == 0 && !h->end_requested &&
+      p->nsteps >= h->o.steps) { /* the creator ends a server's match */
+    gk_wire_msg m;
+    memset(&m, 0, sizeof m);
+    m.type = GK_MSG_END_MATCH;
+    m.u.end_reason = GK_WIRE_END_HOST;
+    h->end_requested = 1;
+    if (gk_net_peer_send_msg(peer, peer->now, &m) != 0)
+      fail(h, "peer 0: could not send END_MATCH");
+  }
 }
+
+static void server_connect(gk_testkit_peer *p, const char *host, uint16_t port);
 
 static void peer_started(void *ctx, gk_net_peer *peer) {
   gk_testkit_peer *p = ctx;
+  gk_testkit *h = p->h;
   p->slot = peer->match.slot;
+  if (h->o.server != NULL && p->index == 0) /* the spectators come now */
+    for (uint32_t i = h->o.peers; i < engines(h); i++)
+      server_connect(&h->p[i], h->jhost, h->jport);
 }
 
 static void peer_stall(void *ctx, gk_net_peer *peer, const gk_wire_stall *st) {
@@ -275,11 +318,142 @@ static void client_receive(void *ctx, gk_net_transport *t, uint32_t id,
   gk_net_peer_uv_receive(&p->peer, bytes, len);
 }
 
+/* --- against a real server (o.server) -------------------------------------
+ */
+
+/* Peer p's room request, once its connection is up: CREATE_ROOM for peer
+ * 0, JOIN_ROOM with the room's code for the other players, SPECTATE for
+ * a spectator; `again` (after a REDIRECT): the same request once more,
+ * the engine already waiting for its answer. */
+static void send_request(gk_testkit_peer *p, int again) {
+  gk_testkit *h = p->h;
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  int rc;
+  if (p->rejoining && !again) {
+    rc = gk_net_peer_uv_rejoin(&p->peer, h->lobby.code, p->slot, p->secret,
+                               NULL);
+  } else if (p->rejoining) {
+    m.type = GK_MSG_REJOIN_ROOM;
+    memcpy(m.u.rejoin.code, h->lobby.code, sizeof m.u.rejoin.code);
+    m.u.rejoin.slot = (uint8_t)p->slot;
+    memcpy(m.u.rejoin.secret, p->secret, GK_WIRE_SECRET_LEN);
+    rc = gk_net_peer_uv_send_msg(&p->peer, &m);
+  } else if (p->index >= h->o.peers && !again) {
+    rc = gk_net_peer_uv_spectate(&p->peer, h->lobby.code, NULL);
+  } else if (p->index >= h->o.peers) {
+    m.type = GK_MSG_SPECTATE;
+    memcpy(m.u.room.code, h->lobby.code, sizeof m.u.room.code);
+    rc = gk_net_peer_uv_send_msg(&p->peer, &m);
+  } else {
+    rc = gk_net_lobby_request(&h->lobby, p->index, &m);
+    if (rc == 0) rc = gk_net_peer_uv_send_msg(&p->peer, &m);
+  }
+  if (rc != 0) fail_peer(h, p->index, "no room request", gk_strerror(rc));
+}
+
+static void server_connect(gk_testkit_peer *p, const char *host,
+                           uint16_t port) {
+  if (gk_net_transport_connect(&p->t, host, port, &p->server_id) != 0)
+    fail_peer(p->h, p->index, "cannot connect", host);
+}
+
+static void on_follow(uv_timer_t *t) {
+  gk_testkit_peer *p = t->data;
+  if (!p->h->failed) server_connect(p, p->rhost, p->rport);
+}
+
+/* REDIRECT: the room is another node's. Followed once: the old
+ * connection dropped, the same request sent at the room's node once
+ * connected (client_connect). */
+static void follow(gk_testkit_peer *p, const gk_wire_redirect *r) {
+  gk_testkit *h = p->h;
+  if (p->redirected) {
+    fail_peer(h, p->index, "a second REDIRECT", r->enet);
+    return;
+  }
+  if (gk_wire_addr_split(r->enet, p->rhost, sizeof p->rhost, &p->rport) != 0) {
+    fail_peer(h, p->index, "REDIRECT to a bad ENet address", r->enet);
+    return;
+  }
+  p->redirected = 1;
+  h->redirects++;
+  p->connected = 0;
+  gk_net_transport_disconnect(&p->t, p->server_id, 1);
+  uv_timer_start(&p->follow, on_follow, 0, 0); /* not inside ENet's call */
+}
+
+static void peer_message(void *ctx, gk_net_peer *peer, const gk_wire_msg *m) {
+  (void)peer;
+  gk_testkit_peer *p = ctx;
+  gk_testkit *h = p->h;
+  if (h->o.server == NULL) return;
+  if (m->type == GK_MSG_REDIRECT) {
+    follow(p, &m->u.redirect);
+    return;
+  }
+  if (m->type == GK_MSG_RECONNECT_SECRET) {
+    memcpy(p->secret, m->u.secret.secret, GK_WIRE_SECRET_LEN);
+    p->have_secret = 1;
+    return;
+  }
+  gk_wire_msg start;
+  switch (gk_net_lobby_on_msg(&h->lobby, p->index, m)) {
+  case GK_NET_LOBBY_CREATED:
+    for (uint32_t i = 1; i < h->o.peers; i++)
+      server_connect(&h->p[i], h->jhost, h->jport);
+    break;
+  case GK_NET_LOBBY_JOINED:
+    if (gk_net_lobby_start(&h->lobby, &start) &&
+        gk_net_peer_uv_send_msg(&h->p[0].peer, &start) != 0)
+      fail(h, "peer 0: could not send START_MATCH");
+    break;
+  case GK_NET_LOBBY_ERROR:
+    fail_peer(h, p->index, "the server refused",
+              gk_net_lobby_error_text(&m->u.error));
+    break;
+  case GK_NET_LOBBY_SHUTDOWN:
+    fail_peer(h, p->index, "the server", "shut down");
+    break;
+  default:
+    break;
+  }
+}
+
+/* The servers' addresses and the room's setup. Returns 0 or a code. */
+static int prepare_server(gk_testkit *h) {
+  const gk_testkit_options *o = &h->o;
+  const char *join = o->join_server != NULL ? o->join_server : o->server;
+  if (o->faults || o->cut_at_step || o->leave_at_step)
+    return fail(h, "bad options: faults, cut_at_step and leave_at_step "
+                   "need the host here, not a server"),
+           GK_EINVAL;
+  if (o->rejoin_at_step != 0 &&
+      (o->rejoin_peer == 0 || o->rejoin_peer >= o->peers))
+    return fail(h, "bad options: rejoin_peer is a player other than 0"),
+           GK_EINVAL;
+  if (o->peers + o->spectators > GK_TESTKIT_PEERS_MAX)
+    return fail(h, "bad options: peers and spectators are too many"), GK_EINVAL;
+  if (gk_wire_addr_split(o->server, h->shost, sizeof h->shost, &h->sport) ||
+      gk_wire_addr_split(join, h->jhost, sizeof h->jhost, &h->jport))
+    return fail(h, "bad options: server and join_server are HOST:PORT"),
+           GK_EINVAL;
+  gk_net_lobby_room room = {
+      .genre = o->sim->name, .players = o->peers, .config = o->config_json};
+  if (gk_net_lobby_init(&h->lobby, &room) != 0)
+    return fail(h, "bad options: the room"), GK_EINVAL;
+  return 0;
+}
+
+/* --- peer connections ------------------------------------------------------
+ */
+
 static void client_connect(void *ctx, gk_net_transport *t, uint32_t id) {
   (void)t;
   gk_testkit_peer *p = ctx;
   p->server_id = id;
   p->connected = 1;
+  if (p->h->o.server != NULL) send_request(p, p->redirected);
 }
 
 static void on_guard(uv_timer_t *t) {
@@ -289,10 +463,62 @@ static void on_guard(uv_timer_t *t) {
   uv_stop(&h->loop);
 }
 
+/* Peer p's engine, playing the genre's bot. */
+static int open_engine(gk_testkit_peer *p) {
+  gk_testkit *h = p->h;
+  gk_net_peer_options po = {.bot_seed = 1000u + p->index,
+                            .genres = {.find = find_genre, .ctx = p},
+                            .predict =
+                                (int)(h->o.predict_mask >> p->index & 1u)};
+  gk_net_peer_callbacks pc = {.ctx = p,
+                              .send = peer_send,
+                              .started = peer_started,
+                              .step = peer_step,
+                              .stall = peer_stall,
+                              .desync = peer_desync,
+                              .ended = peer_ended,
+                              .head = peer_head,
+                              .message = peer_message};
+  return gk_net_peer_uv_init(&p->peer, &h->loop, &po, &pc);
+}
+
+/* A rejoin (o.rejoin_at_step): the old engine is closed; a fresh one
+ * takes the seat back at join_server (send_request). */
+static void on_engine_closed(gk_net_peer_uv *u) {
+  gk_testkit_peer *p =
+      (gk_testkit_peer *)((char *)u - offsetof(gk_testkit_peer, peer));
+  gk_testkit *h = p->h;
+  if (h->down || h->failed) return;
+  if (open_engine(p) != 0) {
+    fail_peer(h, p->index, "rejoin", "cannot open an engine");
+    return;
+  }
+  p->rejoining = 1;
+  p->redirected = 0; /* a new request: it may be redirected once */
+  server_connect(p, h->jhost, h->jport);
+}
+
+static void on_drop(uv_timer_t *t) {
+  gk_testkit_peer *p = t->data;
+  if (p->h->failed) return;
+  if (!p->have_secret) {
+    fail_peer(p->h, p->index, "rejoin",
+              "no RECONNECT_SECRET came (does the server hold slots?)");
+    return;
+  }
+  p->gap_from = p->nsteps;
+  p->connected = 0;
+  gk_net_peer_uv_stop(&p->peer);
+  gk_net_transport_disconnect(&p->t, p->server_id, 1);
+  gk_net_peer_uv_close(&p->peer, on_engine_closed);
+}
+
 static int setup_peer(gk_testkit *h, uint32_t i) {
   gk_testkit_peer *p = &h->p[i];
   p->h = h;
   p->index = i;
+  uv_timer_init(&h->loop, &p->follow);
+  p->follow.data = p;
   uint16_t port = h->host.port;
   if (h->o.faults && h->o.shared_fault) {
     if (!h->shared_up) {
@@ -315,24 +541,17 @@ static int setup_peer(gk_testkit *h, uint32_t i) {
     p->faulty = 1;
     port = p->fault.port;
   }
-  gk_net_transport_options to = {.max_peers = 1, .service_ms = 5};
+  gk_net_transport_options to = {.max_peers = 2, .service_ms = 5};
   gk_net_transport_callbacks tc = {
       .ctx = p, .receive = client_receive, .connect = client_connect};
   if (gk_net_transport_init(&p->t, &h->loop, &to, &tc) != 0) return -1;
-  gk_net_peer_options po = {.bot_seed = 1000u + i,
-                            .genres = {.find = find_genre, .ctx = p},
-                            .predict = (int)(h->o.predict_mask >> i & 1u)};
-  gk_net_peer_callbacks pc = {.ctx = p,
-                              .send = peer_send,
-                              .started = peer_started,
-                              .step = peer_step,
-                              .stall = peer_stall,
-                              .desync = peer_desync,
-                              .ended = peer_ended,
-                              .head = peer_head};
-  if (gk_net_peer_uv_init(&p->peer, &h->loop, &po, &pc) != 0) return -1;
+  if (open_engine(p) != 0) return -1;
   p->hashes = calloc(h->cap, sizeof(uint64_t));
   if (p->hashes == NULL) return -1;
+  if (h->o.server != NULL) { /* peer 0 now; the others once it is made */
+    if (i == 0) server_connect(p, h->shost, h->sport);
+    return 0;
+  }
   return gk_net_transport_connect(&p->t, "127.0.0.1", port, &p->server_id);
 }
 
@@ -355,6 +574,10 @@ static int prepare(gk_testkit *h, const gk_testkit_options *o) {
     h->failed = 1;
     return GK_EINVAL;
   }
+  if ((o->spectators != 0 || o->rejoin_at_step != 0) && o->server == NULL)
+    return fail(h, "bad options: spectators and rejoin_at_step need a "
+                   "server"),
+           GK_EINVAL;
   if (o->sim_cfg != NULL) return 0;
   size_t n = o->sim->config_size / sizeof(max_align_t) + 1;
   h->own_cfg = calloc(n, sizeof(max_align_t));
@@ -394,6 +617,7 @@ int gk_testkit_run(gk_testkit *h, const gk_testkit_options *o) {
   h->step_ns = (uint64_t)o->step.num * 1000000000u / o->step.den;
   h->host_hashes = calloc(h->cap, sizeof(uint64_t));
   if (h->host_hashes == NULL) return fail(h, "out of memory"), GK_ENOMEM;
+  if (o->server != NULL && (rc = prepare_server(h)) != 0) return rc;
   if (uv_loop_init(&h->loop) != 0) return fail(h, "uv_loop_init"), GK_EIO;
   gk_net_transport_options ho = {.bind_host = "127.0.0.1",
                                  .max_peers = o->peers + 2,
@@ -403,19 +627,22 @@ int gk_testkit_run(gk_testkit *h, const gk_testkit_options *o) {
                                    .receive = host_receive,
                                    .connect = host_connect,
                                    .disconnect = host_disconnect};
-  if (gk_net_transport_init(&h->host, &h->loop, &ho, &hc) != 0) {
-    fail(h, "host transport");
+  if (o->server == NULL) {
+    if (gk_net_transport_init(&h->host, &h->loop, &ho, &hc) != 0)
+      fail(h, "host transport");
+    else
+      h->host_up = 1;
   }
   uv_timer_init(&h->loop, &h->tick);
   uv_timer_init(&h->loop, &h->guard);
   h->tick.data = h->guard.data = h;
   uv_timer_start(&h->guard, on_guard, o->guard_ms, 0);
-  for (uint32_t i = 0; i < o->peers && !h->failed; i++)
+  for (uint32_t i = 0; i < engines(h) && !h->failed; i++)
     if (setup_peer(h, i) != 0) fail(h, "peer setup");
   for (uint64_t iter = 0; iter < 100000000u && !h->failed && !all_done(h);
        iter++)
     uv_run(&h->loop, UV_RUN_ONCE);
-  for (uint32_t i = 0; i < o->peers; i++) {
+  for (uint32_t i = 0; i < engines(h); i++) {
     gk_testkit_peer *p = &h->p[i];
     if (p->h == NULL) continue;
     const gk_net_peer *e = &p->peer.eng;
@@ -436,18 +663,20 @@ int gk_testkit_run(gk_testkit *h, const gk_testkit_options *o) {
     p->rtt_ms = gk_net_transport_rtt(&p->t, p->server_id);
   }
   /* Tear down: every handle is closed and the loop drained. */
+  h->down = 1;
   uv_timer_stop(&h->guard);
   uv_close((uv_handle_t *)&h->tick, NULL);
   uv_close((uv_handle_t *)&h->guard, NULL);
-  for (uint32_t i = 0; i < o->peers; i++) {
+  for (uint32_t i = 0; i < engines(h); i++) {
     gk_testkit_peer *p = &h->p[i];
     if (p->h == NULL) continue;
     gk_net_peer_uv_close(&p->peer, NULL);
     gk_net_transport_close(&p->t, NULL);
+    uv_close((uv_handle_t *)&p->follow, NULL);
     if (p->faulty) gk_net_fault_close(&p->fault, NULL);
   }
   if (h->shared_up) gk_net_fault_close(&h->shared, NULL);
-  gk_net_transport_close(&h->host, NULL);
+  if (h->host_up) gk_net_transport_close(&h->host, NULL);
   for (int i = 0; i < 1000 && uv_run(&h->loop, UV_RUN_NOWAIT) != 0; i++)
     ;
   uv_loop_close(&h->loop);
@@ -472,33 +701,56 @@ void gk_testkit_close(gk_testkit *h) {
   }
 }
 
-/* One peer against the host: ended, every step in order, same hashes.
- * Returns 0 or GK_EMISMATCH with why. */
+/* One peer against the host (with o.server: peer 0): ended, every step
+ * in order, same hashes. Returns 0 or GK_EMISMATCH with why. */
 static int agree_peer(const gk_testkit *h, uint32_t i, uint64_t steps,
-                      char *why, size_t whylen) {
+                      const uint64_t *ref, char *why, size_t whylen) {
   const gk_testkit_peer *p = &h->p[i];
+  uint64_t from = i >= h->o.peers ? p->first_step : 0; /* a spectator */
   if (!p->ended)
     return gk_errf(why, whylen, GK_EMISMATCH, "peer %u did not end", i);
-  if (p->nsteps != steps || p->step_calls != steps || p->order_errors != 0)
+  /* a rejoiner ran no step in gap_from..gap_to-1 (mod 2^64: a snapshot
+   * behind where it left ran some twice) */
+  uint64_t gap = p->gap_to - p->gap_from;
+  const char *of = ref == h->host_hashes ? "the host" : "peer 0";
+  if (p->nsteps != steps || p->step_calls != steps - from - gap ||
+      p->order_errors != 0)
     return gk_errf(
         why, whylen, GK_EMISMATCH,
-        "peer %u ran %llu steps (%llu calls, %llu out of order), "
-        "the host %llu",
-        i, (unsigned long long)p->nsteps, (unsigned long long)p->step_calls,
-        (unsigned long long)p->order_errors, (unsigned long long)steps);
-  for (uint64_t s = 0; s < steps && s < h->cap; s++)
-    if (p->hashes[s] != h->host_hashes[s])
+        "peer %u ran %llu steps (%llu calls, %llu out of order), %s %llu", i,
+        (unsigned long long)p->nsteps, (unsigned long long)p->step_calls,
+        (unsigned long long)p->order_errors, of, (unsigned long long)steps);
+  for (uint64_t s = from; s < steps && s < h->cap; s++)
+    if ((s < p->gap_from || s >= p->gap_to) && p->hashes[s] != ref[s])
       return gk_errf(why, whylen, GK_EMISMATCH,
-                     "peer %u differs from the host first at step %llu: "
-                     "%016llx, host %016llx",
-                     i, (unsigned long long)s, (unsigned long long)p->hashes[s],
-                     (unsigned long long)h->host_hashes[s]);
+                     "peer %u differs from %s first at step %llu: "
+                     "%016llx, %s %016llx",
+                     i, of, (unsigned long long)s,
+                     (unsigned long long)p->hashes[s], of,
+                     (unsigned long long)ref[s]);
+  return 0;
+}
+
+/* With o.server: every peer against peer 0, which ran the match to its
+ * end. */
+static int agree_server(const gk_testkit *h, uint32_t skip_peer, char *why,
+                        size_t whylen) {
+  const gk_testkit_peer *p0 = &h->p[0];
+  if (p0->hashes == NULL || !p0->ended || p0->nsteps == 0)
+    return gk_errf(why, whylen, GK_EMISMATCH,
+                   "peer 0 did not run the match to its end: %s", h->why);
+  for (uint32_t i = 1; i < engines(h); i++) {
+    if (i == skip_peer || h->p[i].removed) continue;
+    int rc = agree_peer(h, i, p0->nsteps, p0->hashes, why, whylen);
+    if (rc != 0) return rc;
+  }
   return 0;
 }
 
 int gk_testkit_agree(const gk_testkit *h, uint32_t skip_peer, char *why,
                      size_t whylen) {
   if (why != NULL && whylen > 0) why[0] = '\0';
+  if (h->o.server != NULL) return agree_server(h, skip_peer, why, whylen);
   if (!h->session_up || h->host_hashes == NULL)
     return gk_errf(why, whylen, GK_EMISMATCH, "the match never started: %s",
                    h->why);
@@ -511,7 +763,7 @@ int gk_testkit_agree(const gk_testkit *h, uint32_t skip_peer, char *why,
                    (unsigned long long)h->session.end_step);
   for (uint32_t i = 0; i < h->o.peers; i++) {
     if (i == skip_peer || h->p[i].removed) continue;
-    int rc = agree_peer(h, i, steps, why, whylen);
+    int rc = agree_peer(h, i, steps, h->host_hashes, why, whylen);
     if (rc != 0) return rc;
   }
   return 0;

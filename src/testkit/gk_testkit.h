@@ -30,6 +30,20 @@
  * iteration count. Neither is asserted as a time; they only stop a broken
  * run. It runs its own uv loop; call it from one thread at a time.
  *
+ * Or against a real server (o.server, a gk-server's ENet "HOST:PORT"): no
+ * host runs here; peer 0 creates a room of the genre there
+ * (gk_net_lobby), the other peers join it at o.join_server (NULL: the
+ * same server) and peer 0 starts the match once all are in and ends it
+ * after o.steps steps; the server's step rate, input delay and seed
+ * apply. A join_server that is another node of a fleet answers REDIRECT:
+ * each joiner follows it once to the room's node and sends the same
+ * JOIN_ROOM again (counted in tk.redirects); a second REDIRECT fails the
+ * run. o.spectators more engines SPECTATE there once the match starts,
+ * following a REDIRECT the same way, and so does a peer that takes its
+ * seat back (o.rejoin_at_step). gk_testkit_agree then compares
+ * every peer with peer 0 (a spectator from its snapshot's step on). Fault
+ * relays, cut_at_step and leave_at_step are for the host here only.
+ *
  * The sync test and the determinism probe, which need no network, are in
  * gk_testkit_probe.h (core only).
  */
@@ -41,6 +55,7 @@
 #include <uv.h>
 
 #include "gk_net_fault.h"
+#include "gk_net_lobby.h"
 #include "gk_net_peer_uv.h"
 #include "gk_net_session.h"
 #include "gk_net_transport.h"
@@ -62,6 +77,7 @@ typedef struct gk_testkit_peer {
   gk_net_peer_uv peer;   /* the engine is peer.eng */
   uint64_t *hashes;      /* hash after each step, by step */
   uint64_t nsteps;       /* one past the last step run */
+  uint64_t first_step;   /* the first step run (a spectator's snapshot) */
   uint64_t step_calls;   /* step callbacks (== nsteps if none skipped) */
   uint64_t order_errors; /* steps that did not follow the previous one */
   uint32_t slot;         /* from MATCH_START */
@@ -85,6 +101,14 @@ typedef struct gk_testkit_peer {
   uint32_t display_p50_us, display_p99_us;
   uint32_t ndisplay;
   gk_net_peer_head head;
+  /* against a server: its JOIN_ROOM followed a REDIRECT to rhost:rport */
+  int redirected;
+  char rhost[GK_WIRE_ADDR_MAX + 1];
+  uint16_t rport;
+  uv_timer_t follow; /* reconnects outside the transport's callback */
+  int have_secret, rejoining;
+  uint8_t secret[GK_WIRE_SECRET_LEN]; /* from RECONNECT_SECRET */
+  uint64_t gap_from, gap_to; /* a rejoiner ran no step in gap_from..to-1 */
 } gk_testkit_peer;
 
 typedef struct gk_testkit_options {
@@ -111,6 +135,16 @@ typedef struct gk_testkit_options {
   uint32_t leave_peer;         /* ... this one disconnects (gracefully) */
   uint64_t guard_ms;           /* wall-clock bound of the whole run */
   uint32_t predict_mask;       /* bit i: peer i draws a predicted head */
+  const char *server;          /* "HOST:PORT": play at a real server */
+  const char *join_server;     /* where peers 1.. join (NULL: server) */
+  uint64_t rejoin_at_step;     /* with server, if non-zero: once peer ... */
+  uint32_t rejoin_peer;        /* ... this one (not 0) ran this step, its
+                                  connection drops and a fresh engine takes
+                                  its seat back at join_server (REJOIN_ROOM,
+                                  its secret: the server holds slots) */
+  uint32_t spectators;         /* with server: these watch the match at
+                                  join_server from its start (engines
+                                  peers.. peers + spectators - 1) */
 } gk_testkit_options;
 
 struct gk_testkit {
@@ -145,6 +179,12 @@ struct gk_testkit {
   int timed_out;
   int failed; /* set on a setup failure */
   char why[256];
+  int host_up;        /* the host transport here (not with o.server) */
+  gk_net_lobby lobby; /* with o.server: the room's setup */
+  uint32_t redirects; /* with o.server: REDIRECTs the joiners followed */
+  int rejoin_done, down;
+  char shost[GK_WIRE_ADDR_MAX + 1], jhost[GK_WIRE_ADDR_MAX + 1];
+  uint16_t sport, jport;
   gk_testkit_peer p[GK_TESTKIT_PEERS_MAX];
 };
 
@@ -165,8 +205,9 @@ int gk_testkit_run(gk_testkit *tk, const gk_testkit_options *o);
 
 /* Every peer except skip_peer (GK_TESTKIT_ALL: none) and those removed
  * ran to its end, ran exactly the host's steps in order, and had the
- * host's hash after every step. Returns 0, or GK_EMISMATCH with the first
- * disagreement (peer, step, both hashes) in why (may be NULL). */
+ * host's hash after every step (with o.server: peer 0's steps and hashes).
+ * Returns 0, or GK_EMISMATCH with the first disagreement (peer, step, both
+ * hashes) in why (may be NULL). */
 int gk_testkit_agree(const gk_testkit *tk, uint32_t skip_peer, char *why,
                      size_t whylen);
 

@@ -156,6 +156,7 @@ export const EV = Object.freeze({
   SNAPSHOT: 9,
   RESUMED: 10,
   ROLLBACK: 11,
+  REDIRECT: 12,
 });
 
 /** GK_WEB_BTN_* (web/gamekit/src/gk_web.h). */

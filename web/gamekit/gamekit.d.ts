@@ -70,11 +70,13 @@ export interface Snapshot { rc: number; kind: number; step: number; nextInput: n
 export type Message =
   | { type: "room_created"; code: string; slot: number }
   | { type: "joined"; slot: number; players: number }
-  | { type: "error"; code: number; text: string }
+  | { type: "error"; code: number; text: string; sentence?: string }
   | { type: "secret"; slot: number; secret: Uint8Array }
   | { type: "shutdown"; graceMs: number }
   | { type: number; bytes: Uint8Array };
 
+/** A fleet's REDIRECT (docs/PROTOCOL.md): the room's node. */
+export interface Redirect { code: string; enet: string; wsUrl: string; }
 export interface Stats {
   steps: number; samples: number; waits: number; packetsIn: number;
   packetsOut: number; dropped: number; stateRequests: number; snapshots: number;
@@ -95,6 +97,8 @@ export declare class Client {
   readonly slot: number;
   /** The room's code once created or joined. */
   readonly code: string | null;
+  /** REDIRECTs this client followed. */
+  readonly redirects: number;
   /** The reconnect secret (16 bytes) after MATCH_START, for rejoin(). */
   readonly secret: Uint8Array | null;
   readonly match: MatchInfo | null;
@@ -111,6 +115,10 @@ export declare class Client {
   on(name: "message", fn: (m: Message) => void): this;
   on(name: "secret", fn: (m: { slot: number; secret: Uint8Array }) => void): this;
   on(name: "rollback", fn: (r: Rollback) => void): this;
+  /** A join, rejoin or spectate was sent on to the room's node (once per
+   * request; a second REDIRECT, or one without a WebSocket URL, is an
+   * "error" message and the call's refusal). */
+  on(name: "redirect", fn: (r: Redirect) => void): this;
   /** With `predict`: the head was restored from the confirmed run. */
   onRollback(fn: (r: Rollback) => void): this;
   /** After every step this peer ran: its number and its 64-bit hash. */

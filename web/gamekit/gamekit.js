@@ -19,7 +19,7 @@
 
 import createGamekit from "./dist/gamekit.mjs";
 
-import { EV, MSG, BTN, FIELD, errorSentence } from "./constants.js";
+import { EV, MSG, BTN, FIELD, ERRORS, errorSentence } from "./constants.js";
 
 export { ERRORS, errorSentence } from "./constants.js";
 /** Buttons for press(): names to the engine's GK_WEB_BTN_* bits
@@ -205,17 +205,17 @@ export function refusal(code, text) {
   return e;
 }
 
+// A GK code by its name (constants.js), for the client's own refusals.
+const codeOf = (name) => Number(Object.keys(ERRORS).find((k) =>
+  ERRORS[k].name === name));
+
 /** One lockstep peer over one WebSocket. Use connect(). */
 export class Client {
   constructor(m, ws, opts) {
     this.m = m;
-    this.ws = ws;
     this.now = opts.now || nowNs;
-    const seed = opts.seed || 0;
-    // GK_WEB_PREDICT (0x100): a predicted head (predictedState, "rollback")
-    this.w = m._gk_webx_new((opts.bot ? 1 : 0) | (opts.predict ? 0x100 : 0),
-      seed % TWO32, Math.floor(seed / TWO32));
-    if (!this.w) throw new Error("gamekit: out of memory");
+    this.opts = opts;
+    this.w = this.engine();
     this.out2 = m._malloc(64);
     this.token = opts.token || null;
     this.timer = null;
@@ -227,6 +227,23 @@ export class Client {
     this.secret = null;
     this.match = null;
     this.ended = null;
+    this.request = null; // the last JOIN/REJOIN/SPECTATE, to send again
+    this.redirected = false; // that request followed its REDIRECT
+    this.redirects = 0;
+    this.attach(ws);
+  }
+
+  // GK_WEB_PREDICT (0x100): a predicted head (predictedState, "rollback")
+  engine() {
+    const o = this.opts, seed = o.seed || 0;
+    const w = this.m._gk_webx_new((o.bot ? 1 : 0) | (o.predict ? 0x100 : 0),
+      seed % TWO32, Math.floor(seed / TWO32));
+    if (!w) throw new Error("gamekit: out of memory");
+    return w;
+  }
+
+  attach(ws) {
+    this.ws = ws;
     ws.binaryType = "arraybuffer";
     ws.onmessage = (e) => this.receive(new Uint8Array(e.data));
     ws.onclose = () => this.closedSocket();
@@ -235,7 +252,8 @@ export class Client {
   /** on(name, fn): "step" (step, hash hex), "started" (match), "desync",
    * "stall", "removed", "ended", "snapshot", "resumed", "message",
    * "secret", "close", "error", "rollback" ({ head, confirmed, rollbacks }:
-   * with `predict`, the head was restored and re-simulated). */
+   * with `predict`, the head was restored and re-simulated), "redirect"
+   * ({ code, enet, wsUrl }: a request sent on to the room's node). */
   on(name, fn) {
     (this.handlers[name] ||= []).push(fn);
     return this;
@@ -346,7 +364,61 @@ export class Client {
     case EV.RESUMED:
       this.emit("resumed");
       return;
+    case EV.REDIRECT: {
+      const e = body[16];
+      this.redirect({ code: latin(body.subarray(0, 16)),
+        enet: latin(body.subarray(17, 17 + e)),
+        wsUrl: latin(body.subarray(17 + e)) });
+      return;
     }
+    }
+  }
+
+  // A fleet's REDIRECT (docs/PROTOCOL.md): the room is on another node.
+  // Followed once per request: a fresh engine on a socket to its ws_url,
+  // the same request sent again (token included). A second REDIRECT, or
+  // one to a node without WebSocket, fails the request.
+  redirect(r) {
+    const to = r.wsUrl || r.enet;
+    if (!this.request)
+      return this.refuse("EPROTO", "a REDIRECT for no room request (to " + to + ")");
+    if (this.redirected)
+      return this.refuse("EPROTO", "a second REDIRECT for room " + r.code +
+        " (to " + to + ")", "The room's server sent this page on twice; try again.");
+    if (!r.wsUrl)
+      return this.refuse("EUNAVAILABLE", "room " + r.code + " is on a server " +
+        "that takes no WebSocket players (" + r.enet + ")",
+        "The room is on a server that takes no browser players.");
+    this.redirected = true;
+    this.redirects++;
+    this.emit("redirect", r);
+    const old = this.ws;
+    old.onmessage = old.onclose = null; // the old node closes it: not ours
+    try {
+      old.close();
+    } catch (e) { /* already closed */ }
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.m._gk_webx_free(this.w);
+    this.w = this.engine();
+    openSocket(this.opts, r.wsUrl).then((ws) => {
+      if (this.closed) return ws.close();
+      this.attach(ws);
+      this.request();
+    }, (e) => this.refuse("EUNAVAILABLE", e.message.replace(/^gamekit: /, ""),
+      "The server that holds the room cannot be reached; try again in a moment."));
+  }
+
+  // The client's own refusal of a request, as the server's are told: an
+  // "error" message and the pending call rejected; then it closes.
+  refuse(name, text, sentence) {
+    const code = codeOf("GK_" + name);
+    const err = refusal(code, text);
+    if (sentence) err.sentence = sentence;
+    this.emit("message", { type: "error", code, text, sentence: err.sentence });
+    const w = this.waiters.shift();
+    if (w) w.reject(err);
+    this.close();
   }
 
   // Host messages the engine passed on (wire layout: docs/PROTOCOL.md).
@@ -400,6 +472,7 @@ export class Client {
   /** Creates a room: { genre, maxPlayers, inputDelay, options (object),
    * token }. Resolves { code, slot }. */
   createRoom({ genre, maxPlayers = 2, inputDelay = 0, options = null, token } = {}) {
+    this.request = null; // a room is made here: nothing to follow
     const g = cstr(this.m, genre);
     const o = cstr(this.m, options ? JSON.stringify(options) : "");
     try {
@@ -431,43 +504,58 @@ export class Client {
     }
   }
 
-  /** Joins room `code` as a player. Resolves { slot, players }. */
+  // Sends a room request now, and again at the node a REDIRECT names.
+  roomRequest(send) {
+    this.request = send;
+    this.redirected = false;
+    send();
+  }
+
+  /** Joins room `code` as a player. Resolves { slot, players }. Follows
+   * one REDIRECT (a fleet) to the room's node. */
   join(code, { token } = {}) {
-    const c = cstr(this.m, code);
-    try {
-      this.withToken(token, (tp, tn) => this.check(this.call((w, lo, hi) =>
-        this.m._gk_webx_join(w, lo, hi, c, 0, tp, tn)), "join"));
-    } finally {
-      this.m._free(c);
-    }
+    this.roomRequest(() => {
+      const c = cstr(this.m, code);
+      try {
+        this.withToken(token, (tp, tn) => this.check(this.call((w, lo, hi) =>
+          this.m._gk_webx_join(w, lo, hi, c, 0, tp, tn)), "join"));
+      } finally {
+        this.m._free(c);
+      }
+    });
     this.code = code;
     return this.expect("joined"); // once sent, as createRoom
   }
 
-  /** Watches room `code`: a snapshot, then every confirmed step. */
+  /** Watches room `code`: a snapshot, then every confirmed step. Follows
+   * one REDIRECT, as join. */
   spectate(code, { token } = {}) {
-    const c = cstr(this.m, code);
-    try {
-      this.withToken(token, (tp, tn) => this.check(this.call((w, lo, hi) =>
-        this.m._gk_webx_spectate(w, lo, hi, c, tp, tn)), "spectate"));
-    } finally {
-      this.m._free(c);
-    }
+    this.roomRequest(() => {
+      const c = cstr(this.m, code);
+      try {
+        this.withToken(token, (tp, tn) => this.check(this.call((w, lo, hi) =>
+          this.m._gk_webx_spectate(w, lo, hi, c, tp, tn)), "spectate"));
+      } finally {
+        this.m._free(c);
+      }
+    });
     this.code = code;
   }
 
   /** Takes `slot` of room `code` back with its reconnect secret (16 bytes,
    * from the "secret" event of the first connection) on a fresh client. */
   rejoin(code, slot, secret, { token } = {}) {
-    const c = cstr(this.m, code);
-    const [sp] = bytesIn(this.m, secret);
-    try {
-      this.withToken(token, (tp, tn) => this.check(this.call((w, lo, hi) =>
-        this.m._gk_webx_rejoin(w, lo, hi, c, slot, sp, tp, tn)), "rejoin"));
-    } finally {
-      this.m._free(c);
-      this.m._free(sp);
-    }
+    this.roomRequest(() => {
+      const c = cstr(this.m, code);
+      const [sp] = bytesIn(this.m, secret);
+      try {
+        this.withToken(token, (tp, tn) => this.check(this.call((w, lo, hi) =>
+          this.m._gk_webx_rejoin(w, lo, hi, c, slot, sp, tp, tn)), "rejoin"));
+      } finally {
+        this.m._free(c);
+        this.m._free(sp);
+      }
+    });
     this.code = code;
   }
 
@@ -569,6 +657,11 @@ export class Client {
  * locateFile, now (a clock in integer ns). */
 export async function connect(url, opts = {}) {
   const m = await load(opts);
+  return new Client(m, await openSocket(opts, url), opts);
+}
+
+// A WebSocket to url, resolved once it is open.
+async function openSocket(opts, url) {
   const WS = opts.WebSocket || globalThis.WebSocket;
   if (!WS) throw new Error("gamekit: no WebSocket (node: --experimental-websocket)");
   const ws = new WS(url, "gamekit.1");
@@ -577,5 +670,5 @@ export async function connect(url, opts = {}) {
     ws.onerror = () => reject(new Error("gamekit: cannot connect to " + url));
   });
   ws.onerror = null;
-  return new Client(m, ws, opts);
+  return ws;
 }

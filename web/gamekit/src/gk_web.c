@@ -130,6 +130,17 @@ static void on_ended(void *ctx, gk_net_peer *np, uint64_t step, int reason) {
   gk__web_put_le(p + 8, (uint32_t)reason, 4);
 }
 
+/* A fleet's REDIRECT as fields, so no host decodes the wire twice. */
+static void on_redirect(gk_web *w, const gk_wire_redirect *r) {
+  size_t e = strlen(r->enet), u = strlen(r->ws_url);
+  uint8_t *p = out_record(w, GK_WEB_EV_REDIRECT, GK_WIRE_CODE_LEN + 1 + e + u);
+  if (p == NULL) return;
+  memcpy(p, r->code, GK_WIRE_CODE_LEN);
+  p[GK_WIRE_CODE_LEN] = (uint8_t)e;
+  memcpy(p + GK_WIRE_CODE_LEN + 1, r->enet, e);
+  memcpy(p + GK_WIRE_CODE_LEN + 1 + e, r->ws_url, u);
+}
+
 /* Host messages the engine does not handle: their wire bytes, which the
  * engine's own encoder reproduces exactly (strings are copied on decode). */
 static void on_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
@@ -137,6 +148,10 @@ static void on_message(void *ctx, gk_net_peer *np, const gk_wire_msg *m) {
   uint8_t buf[GK_WIRE_MAX];
   size_t len = 0;
   (void)np;
+  if (m->type == GK_MSG_REDIRECT) {
+    on_redirect(w, &m->u.redirect);
+    return;
+  }
   if (gk_wire_encode(m, buf, sizeof buf, &len) != 0) return;
   uint8_t *p = out_record(w, GK_WEB_EV_MESSAGE, len);
   if (p != NULL) memcpy(p, buf, len);

@@ -38,6 +38,9 @@
  *   GK_WEB_EV_ROLLBACK head_steps u64 | confirmed u64 | rollbacks u64
  *                      (prediction: the head was restored from the
  *                      confirmed run and re-simulated this far)
+ *   GK_WEB_EV_REDIRECT code (16 bytes) | enet_len u8 | enet bytes |
+ *                      ws_url bytes (the rest; none: no WebSocket): a
+ *                      fleet's REDIRECT, decoded by src/net's wire code
  *
  * State map (gk_web_state, gk_web_sample, gk_web_head): the genre's
  * canonical state of the confirmed run, of the predicted head (hash 0:
@@ -76,7 +79,8 @@ enum {
   GK_WEB_EV_ENDED = 8,
   GK_WEB_EV_SNAPSHOT = 9,
   GK_WEB_EV_RESUMED = 10,
-  GK_WEB_EV_ROLLBACK = 11
+  GK_WEB_EV_ROLLBACK = 11,
+  GK_WEB_EV_REDIRECT = 12
 };
 
 /* gk_web_new's input modes. */

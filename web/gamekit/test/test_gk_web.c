@@ -279,3 +279,38 @@ Test(gk_web, a_predicting_client_draws_a_head_ahead_of_its_confirmed_state) {
   cr_assert_eq(le32(h + 4), 0);
   gk_web_free(w);
 }
+
+/* A fleet's REDIRECT reaches the page as its fields (code, ENet address,
+ * WebSocket URL), decoded once by the wire code, not as raw bytes. */
+static void redirect_record(const char *ws_url) {
+  gk_web *w = gk_web_create(GK_WEB_INPUT_DEVICE, 0, NULL, NULL);
+  const char *code = "ABCDEFGHIJKLMNOP", *enet = "b.example:7777";
+  cr_assert_eq(gk_web_join_at(w, 0, code, 0, NULL, 0), 0);
+  gk_web_out_clear(w);
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_REDIRECT;
+  strcpy(m.u.redirect.code, code);
+  strcpy(m.u.redirect.enet, enet);
+  strcpy(m.u.redirect.ws_url, ws_url);
+  uint8_t buf[GK_WIRE_MAX];
+  size_t len = 0;
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), 0);
+  cr_assert_eq(gk_web_handle_at(w, 1, buf, len), 0);
+  const uint8_t *o = gk_web_out(w);
+  size_t e = strlen(enet), u = strlen(ws_url), n = 16 + 1 + e + u;
+  cr_assert_eq(gk_web_out_len(w), 5 + n, "one record (%u bytes)",
+               gk_web_out_len(w));
+  cr_assert_eq(o[0], GK_WEB_EV_REDIRECT, "a REDIRECT record, not %u", o[0]);
+  cr_assert_eq(le32(o + 1), n);
+  cr_assert_eq(memcmp(o + 5, code, 16), 0, "the code asked for");
+  cr_assert_eq(o[21], e, "the ENet address's length");
+  cr_assert_eq(memcmp(o + 22, enet, e), 0, "the ENet address");
+  cr_assert_eq(memcmp(o + 22 + e, ws_url, u), 0, "the WebSocket URL");
+  gk_web_free(w);
+}
+
+Test(gk_web, a_redirect_is_handed_over_as_its_fields) {
+  redirect_record("ws://b.example:7779/play");
+  redirect_record(""); /* a node that takes no WebSocket players */
+}

@@ -1,0 +1,88 @@
+"""gkfleet.py: a real redis-server and gk-server fleet nodes for the web
+tests (docs/PROTOCOL.md, "A fleet of servers: REDIRECT").
+
+    if not have_redis(): skip
+    with Redis() as r, FleetNode(exe, r, "a") as a, FleetNode(exe, r, "b") as b:
+        a.ws_url  # "ws://127.0.0.1:PORT/play", what b hands to browsers
+
+Redis: redis-server on a unix socket in a temp directory (no TCP port, no
+persistence), up once it answers PING (bounded wait); stopped with
+SIGTERM, then SIGKILL. FleetNode: a GkServer (gkserver.py) with `fleet`
+on, its heartbeat 200 ms, up once it logged fleet_up (bounded wait).
+advertise: the ws_url other nodes hand out for it (default: its own,
+"ws://127.0.0.1:0/play"; "" = none); config: more top-level members.
+"""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+from gkserver import GkServer
+
+
+def have_redis():
+    return shutil.which("redis-server") is not None
+
+
+class Redis:
+    def __init__(self, timeout=10.0):
+        self.dir = tempfile.mkdtemp(prefix="gk-web-redis-")
+        self.sock = os.path.join(self.dir, "redis.sock")
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", "0", "--unixsocket", self.sock,
+             "--save", "", "--appendonly", "no", "--dir", self.dir],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while self.ping() != b"+PONG\r\n":
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.close()
+                raise RuntimeError("redis-server did not answer PING")
+            time.sleep(0.02)
+
+    def ping(self):
+        try:
+            with socket.socket(socket.AF_UNIX) as s:
+                s.settimeout(1.0)
+                s.connect(self.sock)
+                s.sendall(b"PING\r\n")
+                return s.recv(64)
+        except OSError:
+            return b""
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5.0)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5.0)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class FleetNode(GkServer):
+    def __init__(self, exe, redis, node, advertise="ws://127.0.0.1:0/play",
+                 ws=None, config=None, timeout=10.0):
+        fleet = {"enabled": True, "redis": "unix:" + redis.sock,
+                 "node": node, "enet": "127.0.0.1:0", "ws_url": advertise,
+                 "heartbeat_ms": 200, "ttl_ms": 2000}
+        super().__init__(exe, ws=ws, config={"fleet": fleet, **(config or {})})
+        self.ws_url = "ws://127.0.0.1:%d/play" % self.ws_port
+        deadline = time.monotonic() + timeout
+        while not any(e.get("event") == "fleet_up" for e in self.events(True)):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                log = self.log_text()
+                self.close()
+                raise RuntimeError("node %s never reached the directory:\n%s"
+                                   % (node, log))
+            time.sleep(0.05)
