@@ -436,7 +436,11 @@ uint32_t gk_net_peer_latency_pct(const gk_net_peer *p, uint32_t pct);
  * with prediction, the confirmed run without). */
 uint32_t gk_net_peer_display_pct(const gk_net_peer *p, uint32_t pct);
 
-/* The state to draw: the head's with prediction once it exists, else the
+/* 1 if the state to draw is the predicted head: prediction is on, the
+ * head exists and is not behind the confirmed run (steps confirmed since
+ * the last timeout call can pass it until the next one restores it). */
+int gk_net_peer_view_predicted(const gk_net_peer *p);
+/* The state to draw: the head's when gk_net_peer_view_predicted, else the
  * confirmed run's (NULL before the match). Never hashed or sent. */
 const void *gk_net_peer_view_state(const gk_net_peer *p);
 /* Its step count (the steps the drawn state has run). */

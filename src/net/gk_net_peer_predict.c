@@ -262,14 +262,21 @@ void gk__peer_pace(gk_net_peer *p) {
   if (ahead + 2u > bound) p->t0 += p->step_ns * (ahead + 2u - bound) / 10u;
 }
 
+int gk_net_peer_view_predicted(const gk_net_peer *p) {
+  /* steps a message confirmed since the last timeout call can pass a head
+     its cap held back; the confirmed run is then the newer state */
+  const gk_net_peer_head *h = &p->head;
+  return p->opts.predict && h->state != NULL && h->steps >= p->loop.steps &&
+         h->version == p->loop.version;
+}
+
 const void *gk_net_peer_view_state(const gk_net_peer *p) {
-  if (p->head.state != NULL && p->opts.predict) return p->head.state;
+  if (gk_net_peer_view_predicted(p)) return p->head.state;
   return p->started && !p->opts.no_sim ? gk_loop_state(&p->loop) : NULL;
 }
 
 uint64_t gk_net_peer_view_steps(const gk_net_peer *p) {
-  if (p->head.state != NULL && p->opts.predict) return p->head.steps;
-  return p->loop.steps;
+  return gk_net_peer_view_predicted(p) ? p->head.steps : p->loop.steps;
 }
 
 uint32_t gk_net_peer_resim_pct(const gk_net_peer *p, uint32_t pct) {

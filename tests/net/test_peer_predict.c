@@ -374,3 +374,23 @@ Test(peer_predict, a_delay_change_rolls_the_head_back_once_and_both_switch) {
                (unsigned long long)h->checked);
   cr_assert_gt(h->checked, 100);
 }
+
+/* Steps confirmed by a message (between two timeout calls) can pass a
+ * head held back by its cap: the view is then the confirmed run's, never
+ * a state older than it. */
+Test(peer_predict, a_head_behind_the_confirmed_run_is_not_the_view) {
+  open_pf(P, 1, 0, 1); /* one head step per timeout call */
+  open_pf(Q, 0, 0, 0);
+  pf *one[1] = {P};
+  for (uint32_t k = 0; k < 12; k++) gk_net_peer_handle_timeout(&P->p, AT(k));
+  host_confirm(AT(11), 12, one, 1);
+  gk_net_peer *p = &P->p;
+  cr_assert_lt(p->head.steps, p->loop.steps, "head %llu, confirmed %llu",
+               (unsigned long long)p->head.steps,
+               (unsigned long long)p->loop.steps);
+  cr_assert_eq(gk_net_peer_view_steps(p), p->loop.steps);
+  cr_assert_eq(gk_net_peer_view_state(p), gk_loop_state(&p->loop));
+  gk_net_peer_handle_timeout(p, AT(12));
+  cr_assert_geq(p->head.steps, p->loop.steps, "restored at the next call");
+  cr_assert_eq(gk_net_peer_view_state(p), p->head.state);
+}

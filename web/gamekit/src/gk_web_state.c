@@ -169,7 +169,7 @@ const uint8_t *gk_web_sample(gk_web *w, uint32_t *len) {
 const uint8_t *gk_web_head(gk_web *w, uint32_t *len) {
   gk_net_peer *p = &w->peer;
   gk__web_buf b = {&w->map, &w->map_len, &w->map_cap};
-  int head = p->opts.predict && p->head.state != NULL;
+  int head = gk_net_peer_view_predicted(p);
   return gk__web_map_of(b, p->sim, gk_net_peer_view_state(p), NULL,
                         gk_net_peer_view_steps(p), head ? 0 : p->loop.last_hash,
                         len);
