@@ -276,11 +276,7 @@ static void redirect(bot_peer *p, const gk_wire_redirect *r) {
     fail(p, "a second REDIRECT", r->enet);
     return;
   }
-  const char *colon = strrchr(r->enet, ':');
-  char *end = NULL;
-  unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
-  if (!colon || colon == r->enet || !colon[1] || *end || port == 0 ||
-      port > 65535) {
+  if (gk_wire_addr_split(r->enet, p->rhost, sizeof p->rhost, &p->rport) != 0) {
     fail(p, "REDIRECT to a bad ENet address", r->enet);
     return;
   }
@@ -288,9 +284,6 @@ static void redirect(bot_peer *p, const gk_wire_redirect *r) {
     fail(p, "REDIRECT to a node without WebSocket", r->enet);
     return;
   }
-  memcpy(p->rhost, r->enet, (size_t)(colon - r->enet));
-  p->rhost[colon - r->enet] = '\0';
-  p->rport = (uint16_t)port;
   snprintf(p->rws, sizeof(p->rws), "%s", r->ws_url);
   p->redirected = 1;
   p->room->redirects++;
