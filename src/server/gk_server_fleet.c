@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "gk_err.h"
 #include "gk_fleet.h"
 #include "gk_server_internal.h"
@@ -239,4 +241,53 @@ const gk_fleet_stats *sv_fleet_directory_stats(const gk_server *s) {
 
 int sv_fleet_reachable(const gk_server *s) {
   return !s->fleet || gk_fleet_up(s->fleet);
+}
+
+/* --- the public room list ------------------------------------------------ */
+
+/* A listed room as the public list shows it: seats are the people's
+ * (bots' seats are not offered); a room playing offers none. */
+static cJSON *public_json(const gk_server *s, const gk_room_view *v) {
+  cJSON *j = cJSON_CreateObject();
+  if (!j) return NULL;
+  uint32_t taken = 0;
+  for (uint32_t m = v->connected & ~v->bot_mask; m; m &= m - 1) taken++;
+  uint32_t free_seats = v->state == GK_ROOM_LOBBY && v->max_players > taken
+                            ? v->max_players - taken
+                            : 0;
+  cJSON_AddStringToObject(j, "genre", v->genre);
+  cJSON_AddStringToObject(j, "code", v->code);
+  cJSON_AddNumberToObject(j, "seats_taken", taken);
+  cJSON_AddNumberToObject(j, "seats_free", free_seats);
+  cJSON_AddStringToObject(j, "state",
+                          v->state == GK_ROOM_LOBBY ? "lobby" : "playing");
+  if (s->cfg->fleet.enabled)
+    cJSON_AddStringToObject(j, "node", s->cfg->fleet.node);
+  else
+    cJSON_AddNullToObject(j, "node");
+  return j;
+}
+
+cJSON *sv_fleet_public_rooms(const gk_server *s, const char *genre) {
+  cJSON *j = cJSON_CreateObject();
+  cJSON *arr = j ? cJSON_AddArrayToObject(j, "rooms") : NULL;
+  if (!arr) {
+    cJSON_Delete(j);
+    return NULL;
+  }
+  for (uint32_t i = 0; i < s->cfg->max_rooms; i++) {
+    if (!s->rooms[i]) continue;
+    gk_room_view v;
+    gk_room_view_of(s->rooms[i], &v);
+    int shown = v.state == GK_ROOM_LOBBY || v.state == GK_ROOM_PLAYING;
+    if (!v.listed || !shown || v.end_pending) continue;
+    if (genre && strcmp(genre, v.genre) != 0) continue;
+    cJSON *e = public_json(s, &v);
+    if (!e) {
+      cJSON_Delete(j);
+      return NULL;
+    }
+    cJSON_AddItemToArray(arr, e);
+  }
+  return j;
 }
