@@ -291,8 +291,10 @@ const struct gk_fleet_stats *sv_fleet_directory_stats(const gk_server *s);
 int sv_fleet_reachable(const gk_server *s);
 /* The public room list (admin GET /rooms/public): {"rooms": [...]}, each
  * a listed room (options.room.listed) in the lobby or playing, of `genre`
- * (NULL: any), with genre, code, seats_taken, seats_free, state and node.
- * This process's rooms. NULL if out of memory (caller deletes). */
+ * (NULL: any), with genre, code, seats_taken, seats_free, state and node:
+ * this process's rooms as they are now, and with a fleet the other
+ * nodes' as of the directory's last refresh (gk_fleet_public). NULL if
+ * out of memory (caller deletes). */
 struct cJSON *sv_fleet_public_rooms(const gk_server *s, const char *genre);
 
 /* --- gk_server_auth.c: connect tokens and abuse limits ------------------- */
