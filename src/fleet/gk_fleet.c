@@ -37,7 +37,8 @@ typedef enum req_kind {
   REQ_RESERVE, /* a pool code: SET NX */
   REQ_ADD,
   REQ_DEL,
-  REQ_LOOKUP
+  REQ_LOOKUP,
+  REQ_PUBLIC /* the public list: publish this node's, read the fleet's */
 } req_kind;
 
 typedef struct req {
@@ -79,6 +80,9 @@ struct gk_fleet {
   uint32_t ncodes;
   char pool[GK_FLEET_POOL][GK_FLEET_CODE_MAX + 1]; /* reserved ahead */
   int pool_state[GK_FLEET_POOL];                   /* POOL_* */
+  gk_fleet_pub *pub, *pub_next, *pub_mine;         /* GK_FLEET_PUB_MAX each */
+  uint32_t npub, pub_bad; /* entries; bad ones at the last refresh */
+  int pub_asking;         /* a REQ_PUBLIC in flight */
   gk_fleet_stats stats;
 };
 
@@ -102,6 +106,27 @@ static const char beat_lua[] =
 static const char del_lua[] =
     "local v=redis.pcall('GET',KEYS[1]) "
     "if v==ARGV[1] then return redis.call('DEL',KEYS[1]) end return 0";
+
+/* Public list: node's hash KEYS[1] := ARGV[3..] (code, value; TTL ARGV[2]),
+ * node named in set KEYS[2]; returns {node, code, value, ...} of every
+ * named node's hash (gone: left out; not a hash: {node, "", ""}). */
+static const char pub_lua[] =
+    "redis.call('DEL',KEYS[1]) "
+    "if #ARGV>2 then redis.call('HSET',KEYS[1],unpack(ARGV,3)) "
+    " redis.call('PEXPIRE',KEYS[1],ARGV[2]) end "
+    "redis.call('SADD',KEYS[2],ARGV[1]) "
+    "local out={} "
+    "for _,n in ipairs(redis.call('SMEMBERS',KEYS[2])) do "
+    " local h=redis.pcall('HGETALL','gk:pub:'..n) "
+    " if type(h)~='table' or h.err then "
+    "  out[#out+1]=n out[#out+1]='' out[#out+1]='' "
+    " elseif #h==0 then "
+    "  if redis.call('EXISTS','gk:node:'..n)==0 then "
+    "   redis.call('SREM',KEYS[2],n) end "
+    " else for i=1,#h-1,2 do "
+    "  out[#out+1]=n out[#out+1]=h[i] out[#out+1]=h[i+1] end end "
+    "end "
+    "return out";
 
 static void note(gk_fleet *f, const char *event, int code, const char *fmt, ...)
     GK_PRINTF(4, 5);
@@ -155,6 +180,7 @@ static int send_strs(gk_fleet *f, req_kind kind, const char *code, void *ctx,
 
 static void heartbeat(gk_fleet *f);
 static void fill_pool(gk_fleet *f);
+static void public_refresh(gk_fleet *f);
 
 /* The connection is usable: registered codes are refreshed at once. */
 static void went_up(gk_fleet *f) {
@@ -166,6 +192,7 @@ static void went_up(gk_fleet *f) {
        f->ncodes);
   heartbeat(f);
   fill_pool(f);
+  public_refresh(f);
 }
 
 static void count_error(gk_fleet *f, int bad, const char *what,
@@ -330,6 +357,96 @@ static void lookup_reply(gk_fleet *f, const req *q, const redisReply *r) {
   f->hooks.found(f->hooks.user, q->ctx, 0, &w, "");
 }
 
+/* --- the public list ----------------------------------------------------- */
+
+static void public_reply(gk_fleet *f, const redisReply *r) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements % 3 != 0) {
+    count_error(f, 1, "public list",
+                r->type == REDIS_REPLY_ERROR ? r->str : "odd reply");
+    return;
+  }
+  uint32_t n = 0, bad = 0;
+  char why[96] = "", first[96] = "";
+  for (size_t i = 0; i + 2 < r->elements && n < GK_FLEET_PUB_MAX; i += 3) {
+    redisReply *const *e = &r->element[i];
+    int strs = e[0]->type == REDIS_REPLY_STRING &&
+               e[1]->type == REDIS_REPLY_STRING &&
+               e[2]->type == REDIS_REPLY_STRING;
+    if (strs && gk_fleet_pub_entry(e[0]->str, e[0]->len, e[1]->str, e[1]->len,
+                                   e[2]->str, e[2]->len, &f->pub_next[n], why,
+                                   sizeof(why)) == 0)
+      n++;
+    else if (bad++ == 0)
+      snprintf(first, sizeof(first), "%s", strs ? why : "not three strings");
+  }
+  gk_fleet_pub *t = f->pub;
+  f->pub = f->pub_next;
+  f->pub_next = t;
+  f->npub = n;
+  f->stats.public_refreshes++;
+  f->stats.public_bad += bad; /* a line when bad entries first appear */
+  if (bad && !f->pub_bad) {
+    f->stats.bad_replies++;
+    f->stats.errors++;
+    note(f, "fleet_error", GK_EPARSE,
+         "public list (gk:pub:*): %u entries do not parse (skipped): %s", bad,
+         first);
+  }
+  f->pub_bad = bad;
+}
+
+/* Publishes this node's public rooms and reads the fleet's (pub_lua). */
+static void public_refresh(gk_fleet *f) {
+  if (!f->up || f->closing || f->pub_asking) return;
+  uint32_t n = f->hooks.listed ? f->hooks.listed(f->hooks.user, f->pub_mine,
+                                                 GK_FLEET_PUB_MAX)
+                               : 0;
+  if (n > GK_FLEET_PUB_MAX) n = GK_FLEET_PUB_MAX;
+  int argc = 7 + 2 * (int)n;
+  const char **argv = malloc(sizeof(*argv) * (size_t)argc);
+  size_t *lens = malloc(sizeof(*lens) * (size_t)argc);
+  char(*vals)[64] = malloc(64 * (size_t)(n ? n : 1));
+  char key[KEY_MAX], ttl[16];
+  if (!argv || !lens || !vals) {
+    free(argv);
+    free(lens);
+    free(vals);
+    count_error(f, 0, "public list", "out of memory");
+    return;
+  }
+  snprintf(key, sizeof(key), "gk:pub:%s", f->node);
+  snprintf(ttl, sizeof(ttl), "%u", f->ttl_ms);
+  int a = 0;
+  argv[a++] = "EVAL";
+  argv[a++] = pub_lua;
+  argv[a++] = "2";
+  argv[a++] = key;
+  argv[a++] = "gk:pubnodes";
+  argv[a++] = f->node;
+  argv[a++] = ttl;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!gk_fleet_code_ok(f->pub_mine[i].code) ||
+        gk_fleet_pub_value(&f->pub_mine[i], vals[i], sizeof(vals[i])) != 0)
+      continue; /* the owner's bug: not published */
+    argv[a++] = f->pub_mine[i].code;
+    argv[a++] = vals[i];
+  }
+  for (int i = 0; i < a; i++) lens[i] = strlen(argv[i]);
+  int rc = send_argv(f, REQ_PUBLIC, NULL, NULL, a, argv, lens, 0);
+  if (rc)
+    count_error(f, 0, "public list", gk_strerror(rc));
+  else
+    f->pub_asking = 1;
+  free(argv);
+  free(lens);
+  free(vals);
+}
+
+uint32_t gk_fleet_public(const gk_fleet *f, const gk_fleet_pub **out) {
+  *out = f->pub;
+  return f->npub;
+}
+
 /* A reply to a request of ours (NULL: the connection went first). */
 static void on_reply(redisAsyncContext *ac, void *rv, void *priv) {
   (void)ac;
@@ -339,6 +456,7 @@ static void on_reply(redisAsyncContext *ac, void *rv, void *priv) {
   if (f->pending) f->pending--;
   f->progress_ms = uv_now(f->loop);
   if (!r) {
+    if (q->kind == REQ_PUBLIC) f->pub_asking = 0;
     if (q->kind == REQ_LOOKUP) {
       f->stats.lookups_failed++;
       f->hooks.found(f->hooks.user, q->ctx,
@@ -382,6 +500,10 @@ static void on_reply(redisAsyncContext *ac, void *rv, void *priv) {
     break;
   case REQ_LOOKUP:
     lookup_reply(f, q, r);
+    break;
+  case REQ_PUBLIC:
+    f->pub_asking = 0;
+    public_reply(f, r);
     break;
   }
   free(q);
@@ -519,6 +641,9 @@ static void on_timer_closed(uv_handle_t *h) {
   void (*closed)(void *) = f->hooks.closed;
   void *user = f->hooks.user;
   free(f->codes);
+  free(f->pub);
+  free(f->pub_next);
+  free(f->pub_mine);
   free(f);
   if (closed) closed(user);
 }
@@ -543,9 +668,10 @@ static void on_tick(uv_timer_t *t) {
     drop(f);
     return;
   }
-  if (f->up)
+  if (f->up) {
     heartbeat(f);
-  else if (!f->ac && now >= f->retry_ms)
+    public_refresh(f);
+  } else if (!f->ac && now >= f->retry_ms)
     start_connect(f);
 }
 
@@ -567,7 +693,10 @@ int gk_fleet_start(uv_loop_t *loop, const gk_fleet_config *cfg,
   gk_fleet *f = calloc(1, sizeof(*f));
   if (!f) return GK_ENOMEM;
   f->codes = calloc(cfg->max_rooms, sizeof(f->codes[0]));
-  int rc = f->codes ? 0 : GK_ENOMEM;
+  f->pub = calloc(GK_FLEET_PUB_MAX, sizeof(*f->pub));
+  f->pub_next = calloc(GK_FLEET_PUB_MAX, sizeof(*f->pub));
+  f->pub_mine = calloc(GK_FLEET_PUB_MAX, sizeof(*f->pub));
+  int rc = f->codes && f->pub && f->pub_next && f->pub_mine ? 0 : GK_ENOMEM;
   if (!rc) rc = copy(f->host, sizeof(f->host), cfg->host);
   if (!rc) rc = copy(f->unix_path, sizeof(f->unix_path), cfg->unix_path);
   if (!rc) rc = copy(f->password, sizeof(f->password), cfg->password);
@@ -579,6 +708,9 @@ int gk_fleet_start(uv_loop_t *loop, const gk_fleet_config *cfg,
                              sizeof(f->room_value));
   if (rc) {
     free(f->codes);
+    free(f->pub);
+    free(f->pub_next);
+    free(f->pub_mine);
     free(f);
     return rc == GK_ENOMEM ? rc : GK_EINVAL;
   }

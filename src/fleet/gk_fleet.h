@@ -23,7 +23,9 @@
  *
  * Keys: "gk:room:<code>" = "gk1 <node> <enet> <ws_url or ->",
  *       "gk:node:<node>" = "gk1 <enet> <ws_url or -> <rooms> <max_rooms>
- *                           <draining 0/1>".
+ *                           <draining 0/1>",
+ *       "gk:pub:<node>" (hash) code -> "gk1 <genre> <taken> <free>
+ *                           <lobby|playing>", "gk:pubnodes" (set).
  */
 #ifndef GK_FLEET_H
 #define GK_FLEET_H
@@ -38,6 +40,8 @@
 #define GK_FLEET_CODE_MAX 16   /* a room code */
 #define GK_FLEET_VALUE_MAX 512 /* a directory value, bytes */
 #define GK_FLEET_TEXT_MAX 160  /* an error's text */
+#define GK_FLEET_GENRE_MAX 32  /* a genre's name: [a-z0-9_-] */
+#define GK_FLEET_PUB_MAX 512   /* public rooms the node-local list keeps */
 
 typedef struct gk_fleet gk_fleet;
 
@@ -72,7 +76,9 @@ typedef struct gk_fleet_config {
   X(code_clashes, "codes this node holds that another node took")              \
   X(restored, "codes re-registered after Redis lost them")                     \
   X(reserved, "codes reserved for the pool")                                   \
-  X(pool_empty, "rooms made while the pool had no code")
+  X(pool_empty, "rooms made while the pool had no code")                       \
+  X(public_refreshes, "public room list refreshes answered")                   \
+  X(public_bad, "public room list entries that do not parse (skipped)")
 
 typedef struct gk_fleet_stats {
 #define GK__FLEET_STAT(name, help) uint64_t name;
@@ -86,6 +92,15 @@ typedef struct gk_fleet_where {
   char enet[GK_FLEET_ADDR_MAX + 1];
   char ws_url[GK_FLEET_ADDR_MAX + 1]; /* "" if the node takes no WS */
 } gk_fleet_where;
+
+/* A public room (options.room.listed) as the fleet's list has it. */
+typedef struct gk_fleet_pub {
+  char node[GK_FLEET_NODE_MAX + 1];
+  char code[GK_FLEET_CODE_MAX + 1];
+  char genre[GK_FLEET_GENRE_MAX + 1];
+  uint32_t taken, free_seats; /* seats for people: 0..255 each */
+  int playing;                /* 0: in the lobby */
+} gk_fleet_pub;
 
 /* What the directory tells its owner (on the loop). */
 typedef struct gk_fleet_hooks {
@@ -106,6 +121,9 @@ typedef struct gk_fleet_hooks {
    * (GK_FLEET_CODE_MAX characters, NUL-terminated), or a code. May be
    * NULL: no pool. */
   int (*make_code)(void *user, char out[GK_FLEET_CODE_MAX + 1]);
+  /* This node's public rooms now, at most cap into out (node left
+   * empty): published with every heartbeat. May be NULL: none. */
+  uint32_t (*listed)(void *user, gk_fleet_pub *out, uint32_t cap);
 } gk_fleet_hooks;
 
 /* Starts connecting (asynchronously; the first heartbeat follows the
@@ -154,6 +172,14 @@ int gk_fleet_lookup(gk_fleet *f, const char *code, void *ctx);
 
 const gk_fleet_stats *gk_fleet_stats_of(const gk_fleet *f);
 
+/* The fleet's public rooms as of the last refresh (one EVAL per
+ * heartbeat publishes hooks.listed's rooms under "gk:pub:<node>", a hash
+ * code -> gk_fleet_pub_value with the TTL, and reads every node's back):
+ * *out is valid until the next call into the directory. Entries that do
+ * not parse are skipped and counted (public_bad). Kept while Redis is
+ * away (the last refresh). */
+uint32_t gk_fleet_public(const gk_fleet *f, const gk_fleet_pub **out);
+
 /* --- directory values (gk_fleet_entry.c: pure, no I/O) ------------------- */
 
 /* Writes a room's value for this node into out (cap bytes). 0 or
@@ -166,6 +192,19 @@ int gk_fleet_room_value(const char *node, const char *enet, const char *ws_url,
  * in why (cap bytes). */
 int gk_fleet_room_parse(const char *v, size_t len, gk_fleet_where *w, char *why,
                         size_t cap);
+/* A public room's value: "gk1 <genre> <taken> <free> <lobby|playing>".
+ * 0 or GK_ETOOBIG / GK_EINVAL (a field out of its limits). */
+int gk_fleet_pub_value(const gk_fleet_pub *p, char *out, size_t cap);
+/* Parses a public room's value of len bytes into p's genre, seats and
+ * state, strictly (decimal 0..255 without leading zeros). 0 or GK_EPARSE
+ * with a reason in why. */
+int gk_fleet_pub_parse(const char *v, size_t len, gk_fleet_pub *p, char *why,
+                       size_t cap);
+/* One entry of the list as Redis returns it (node, code, value; each of
+ * its length, not NUL-terminated) into p, strictly. 0 or GK_EPARSE. */
+int gk_fleet_pub_entry(const char *node, size_t nlen, const char *code,
+                       size_t clen, const char *v, size_t vlen, gk_fleet_pub *p,
+                       char *why, size_t cap);
 /* 1 if code is 1..GK_FLEET_CODE_MAX of [A-Z0-9]. */
 int gk_fleet_code_ok(const char *code);
 

@@ -259,6 +259,7 @@ typedef struct gk_room_view {
   uint32_t connected;                /* mask of slots with a connection */
   uint32_t conn[GK_PLAYERS_MAX];     /* each slot's connection or NO_CONN */
   uint32_t bot_seats, bot_mask;
+  int listed; /* options.room.listed: in the public room list */
   uint32_t spectators;
   uint64_t created_ms;
   uint64_t steps; /* steps the room's session ran */

@@ -61,6 +61,7 @@ struct gk_room {
   int predict;   /* lockstep.prediction in force (gk_room_delay.c) */
   uint32_t lead; /* MATCH_START's lead: the prediction window W when
                     predicting (if larger than lockstep.lead) */
+  int listed;    /* options.room.listed: in the public room list */
   uint32_t conn[GK_PLAYERS_MAX]; /* connection per slot, or NO_CONN */
   uint32_t nslots;               /* slots handed out */
   uint64_t created_ms;
@@ -285,6 +286,10 @@ int gk_room__predict_configure(const gk_room_host *h, gk_room *r,
 /* 1 if `key` of the `room` object is one gk_room__predict_configure
  * reads. */
 int gk_room__predict_key(const char *key);
+/* At CREATE_ROOM: options.room.listed (a bool; absent: false, a private
+ * room) into r->listed. 0 or GK_EINVAL with a message naming the key. */
+int gk_room__listed_configure(gk_room *r, const cJSON *room, char *err,
+                              size_t errlen);
 
 /* Before the session opens: with "auto", sets r->input_delay from the
  * connected players' round trips (kept in r->delay) and logs nothing

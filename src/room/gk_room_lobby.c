@@ -212,6 +212,7 @@ static int room_build(gk_room_host *h, const gk_room_conn *c,
   cJSON *room = NULL;
   if (!rc) rc = room_configure(r, cr->config, &room, err, errlen);
   if (!rc) rc = gk_room__predict_configure(h, r, room, err, errlen);
+  if (!rc) rc = gk_room__listed_configure(r, room, err, errlen);
   if (!rc)
     rc = gk_room__bots_configure(r, players_cap, cr->max_players != 0, room,
                                  err, errlen);
@@ -222,6 +223,21 @@ static int room_build(gk_room_host *h, const gk_room_conn *c,
     return rc;
   }
   *out = r;
+  return 0;
+}
+
+int gk_room__listed_configure(gk_room *r, const cJSON *room, char *err,
+                              size_t errlen) {
+  const cJSON *v = cJSON_IsObject(room)
+                       ? cJSON_GetObjectItemCaseSensitive(room, "listed")
+                       : NULL;
+  r->listed = 0;
+  if (!v) return 0;
+  if (!cJSON_IsBool(v))
+    return gk_errf(err, errlen, GK_EINVAL,
+                   "options.room.listed: must be true or false, got %s",
+                   gk_config_type_name(v));
+  r->listed = cJSON_IsTrue(v);
   return 0;
 }
 

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "gk_err.h"
 #include "gk_fleet.h"
 #include "gk_server_internal.h"
@@ -129,6 +131,79 @@ static int make_code(void *user, char out[GK_FLEET_CODE_MAX + 1]) {
   return gk_server_room_code_short(out, s->host.nrooms);
 }
 
+/* --- the public room list ------------------------------------------------ */
+
+/* A room's public entry (node left empty), 0 if it is not one now: a
+ * listed room in the lobby or playing. Seats are the people's (bots'
+ * seats are not offered); a room playing offers none. */
+static int pub_of(gk_room *r, const char *genre, gk_fleet_pub *p) {
+  gk_room_view v;
+  gk_room_view_of(r, &v);
+  int shown = v.state == GK_ROOM_LOBBY || v.state == GK_ROOM_PLAYING;
+  if (!v.listed || !shown || v.end_pending) return 0;
+  if (genre && strcmp(genre, v.genre) != 0) return 0;
+  memset(p, 0, sizeof(*p));
+  uint32_t taken = 0;
+  for (uint32_t m = v.connected & ~v.bot_mask; m; m &= m - 1) taken++;
+  snprintf(p->code, sizeof(p->code), "%s", v.code);
+  snprintf(p->genre, sizeof(p->genre), "%s", v.genre);
+  p->taken = taken;
+  p->playing = v.state == GK_ROOM_PLAYING;
+  p->free_seats =
+      !p->playing && v.max_players > taken ? v.max_players - taken : 0;
+  return 1;
+}
+
+static uint32_t listed_rooms(void *user, gk_fleet_pub *out, uint32_t cap) {
+  gk_server *s = user;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < s->cfg->max_rooms && n < cap; i++)
+    if (s->rooms[i] && pub_of(s->rooms[i], NULL, &out[n])) n++;
+  return n;
+}
+
+static cJSON *public_json(const gk_fleet_pub *p, const char *node) {
+  cJSON *j = cJSON_CreateObject();
+  if (!j) return NULL;
+  cJSON_AddStringToObject(j, "genre", p->genre);
+  cJSON_AddStringToObject(j, "code", p->code);
+  cJSON_AddNumberToObject(j, "seats_taken", p->taken);
+  cJSON_AddNumberToObject(j, "seats_free", p->free_seats);
+  cJSON_AddStringToObject(j, "state", p->playing ? "playing" : "lobby");
+  if (node)
+    cJSON_AddStringToObject(j, "node", node);
+  else
+    cJSON_AddNullToObject(j, "node");
+  return j;
+}
+
+static int add_public(cJSON *arr, const gk_fleet_pub *p, const char *node) {
+  cJSON *e = public_json(p, node);
+  return e && cJSON_AddItemToArray(arr, e) ? 0 : GK_ENOMEM;
+}
+
+cJSON *sv_fleet_public_rooms(const gk_server *s, const char *genre) {
+  cJSON *j = cJSON_CreateObject();
+  cJSON *arr = j ? cJSON_AddArrayToObject(j, "rooms") : NULL;
+  const char *self = s->fleet ? s->cfg->fleet.node : NULL;
+  int rc = arr ? 0 : GK_ENOMEM;
+  gk_fleet_pub p;
+  for (uint32_t i = 0; !rc && i < s->cfg->max_rooms; i++) /* ours: now */
+    if (s->rooms[i] && pub_of(s->rooms[i], genre, &p))
+      rc = add_public(arr, &p, self);
+  const gk_fleet_pub *all = NULL;
+  uint32_t n = s->fleet ? gk_fleet_public(s->fleet, &all) : 0;
+  for (uint32_t i = 0; !rc && i < n; i++) /* the others': the last refresh */
+    if (strcmp(all[i].node, self) != 0 &&
+        (!genre || strcmp(genre, all[i].genre) == 0))
+      rc = add_public(arr, &all[i], all[i].node);
+  if (rc) {
+    cJSON_Delete(j);
+    return NULL;
+  }
+  return j;
+}
+
 /* fleet.enet and fleet.ws_url with port 0 name this node's own listening
  * ports (a test's or scripts/fleet.sh's ephemeral ones). */
 static void public_addresses(const gk_server *s, char *enet, char *ws,
@@ -163,7 +238,8 @@ int sv_fleet_start(gk_server *s, char *err, size_t errlen) {
                          .heartbeat_ms = fc->heartbeat_ms,
                          .ttl_ms = fc->ttl_ms,
                          .max_rooms = fc->max_rooms};
-  gk_fleet_hooks hooks = {s, on_found, on_note, on_closed, make_code};
+  gk_fleet_hooks hooks = {s,         on_found,  on_note,
+                          on_closed, make_code, listed_rooms};
   int rc = gk_fleet_start(s->loop, &cfg, &hooks, &s->fleet);
   if (rc)
     return gk_errf(err, errlen, rc, "fleet: cannot start: %s", gk_strerror(rc));

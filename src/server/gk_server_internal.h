@@ -289,6 +289,13 @@ int sv_fleet_ask(gk_server *s, uint32_t peer, const gk_wire_msg *m);
 const struct gk_fleet_stats *sv_fleet_directory_stats(const gk_server *s);
 /* 0 if this node has a fleet and its directory is unreachable. */
 int sv_fleet_reachable(const gk_server *s);
+/* The public room list (admin GET /rooms/public): {"rooms": [...]}, each
+ * a listed room (options.room.listed) in the lobby or playing, of `genre`
+ * (NULL: any), with genre, code, seats_taken, seats_free, state and node:
+ * this process's rooms as they are now, and with a fleet the other
+ * nodes' as of the directory's last refresh (gk_fleet_public). NULL if
+ * out of memory (caller deletes). */
+struct cJSON *sv_fleet_public_rooms(const gk_server *s, const char *genre);
 
 /* --- gk_server_auth.c: connect tokens and abuse limits ------------------- */
 

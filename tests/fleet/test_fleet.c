@@ -85,8 +85,8 @@ static void node_start(node *n, const char *id, const char *password,
                          .heartbeat_ms = heartbeat_ms,
                          .ttl_ms = ttl_ms,
                          .max_rooms = 16};
-  gk_fleet_hooks hooks = {n, on_found, on_note, on_closed,
-                          pool ? make_code : NULL};
+  gk_fleet_hooks hooks = {
+      n, on_found, on_note, on_closed, pool ? make_code : NULL, NULL};
   cr_assert_eq(gk_fleet_start(&loop, &cfg, &hooks, &n->f), 0);
 }
 

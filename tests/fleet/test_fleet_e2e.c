@@ -120,18 +120,25 @@ static long http_get(const node *n, const char *path, char *buf) {
 
 static char http_buf[65536];
 
-/* A raw client makes a survivors room of `seats` on a node. */
-static void create(raw *c, uint16_t port, int seats, char *code) {
+/* A raw client makes a survivors room of `seats` on a node, with
+ * `config` as its options. */
+static void create_with(raw *c, uint16_t port, int seats, const char *config,
+                        char *code) {
   raw_connect(c, port);
   gk_wire_msg m;
   memset(&m, 0, sizeof m);
   m.type = GK_MSG_CREATE_ROOM;
   m.u.create_room.max_players = (uint8_t)seats;
   snprintf(m.u.create_room.genre, sizeof m.u.create_room.genre, "survivors");
+  snprintf(m.u.create_room.config, sizeof m.u.create_room.config, "%s", config);
   raw_send_msg(c, &m);
   raw_expect(c, GK_MSG_ROOM_CREATED, 3000);
   memcpy(code, c->last[GK_MSG_ROOM_CREATED].u.room.code, GK_WIRE_CODE_LEN);
   code[GK_WIRE_CODE_LEN] = '\0';
+}
+
+static void create(raw *c, uint16_t port, int seats, char *code) {
+  create_with(c, port, seats, "", code);
 }
 
 /* One request (JOIN_ROOM, REJOIN_ROOM or SPECTATE) for `code` from a
@@ -494,5 +501,82 @@ Test(fleet_e2e, unknown_codes_are_limited_per_address_and_counted,
   fleet_stop(n, 2);
   cr_assert_eq(e2e_stat(&n[1].srv, "stopped", "code_misses"), 3);
   cr_assert_eq(e2e_stat(&n[1].srv, "stopped", "limit_misses"), 2);
+  fleet_remove(n, 2);
+}
+
+/* Node n's /rooms/public entry for `code` (a copy the caller deletes), or
+ * NULL; the list read into http_buf. */
+static cJSON *public_entry(const node *n, const char *code) {
+  cr_assert_eq(http_get(n, "/rooms/public", http_buf), 200);
+  cJSON *j = cJSON_Parse(http_buf);
+  cr_assert_not_null(j, "/rooms/public is not JSON: %s", http_buf);
+  const cJSON *e, *found = NULL;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "rooms")) {
+    const char *k = cJSON_GetStringValue(cJSON_GetObjectItem(e, "code"));
+    if (k && strcmp(k, code) == 0) found = e;
+  }
+  cJSON *out = found ? cJSON_Duplicate(found, 1) : NULL;
+  cJSON_Delete(j);
+  return out;
+}
+
+static const char *str_of(const cJSON *e, const char *key) {
+  const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(e, key));
+  return v ? v : "";
+}
+
+Test(fleet_e2e, the_public_list_has_listed_rooms_of_every_node_and_no_private,
+     .timeout = 120) {
+  node n[2];
+  fleet_up(n, 2);
+  raw pub, priv;
+  char code[GK_WIRE_CODE_LEN + 1], pcode[GK_WIRE_CODE_LEN + 1];
+  create_with(&pub, n[0].port, 4, "{\"room\":{\"listed\":true}}", code);
+  create(&priv, n[0].port, 4, pcode);
+  cJSON *e = NULL;
+  for (int i = 0; i < 20 && !e; i++) {
+    raw_pump(&pub, HEARTBEAT_MS / 2);
+    e = public_entry(&n[1], code);
+  }
+  cr_assert_not_null(e, "node b never lists node a's public room");
+  cr_assert_str_eq(str_of(e, "genre"), "survivors");
+  cr_assert_str_eq(str_of(e, "state"), "lobby");
+  cr_assert_str_eq(str_of(e, "node"), "a");
+  cr_assert_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(e, "seats_taken")), 1);
+  cr_assert_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(e, "seats_free")), 3);
+  cJSON_Delete(e);
+  for (int i = 0; i < 2; i++) {
+    e = public_entry(&n[i], pcode);
+    cr_assert_null(e, "a private room is in node %d's list", i);
+  }
+  /* bytes that do not parse: skipped, said once, counted (the keys
+   * first: a node named before its key is there is taken out) */
+  cr_assert_eq(redis_rig_cmd(&R, NULL, 0, "HSET gk:pub:zz ABCD %s",
+                             "gk1 survivors 01 3 lobby"),
+               0);
+  cr_assert_eq(redis_rig_cmd(&R, NULL, 0, "SET gk:pub:yy junk"), 0);
+  cr_assert_eq(redis_rig_cmd(&R, NULL, 0, "SADD gk:pubnodes zz yy"), 0);
+  cr_assert(e2e_wait_events(&n[1].srv, "fleet_error", 1, 3000),
+            "bad public entries are not reported");
+  cJSON *l = e2e_last_event(&n[1].srv, "fleet_error");
+  const char *text = str_of(l, "text");
+  cr_assert(strstr(text, "public list") && strstr(text, "2 entries"), "%s",
+            text);
+  cJSON_Delete(l);
+  cr_assert_eq(http_get(&n[1], "/metrics", http_buf), 200);
+  cr_assert(strstr(http_buf, "gk_fleet_public_bad_total "), "not counted");
+  cr_assert_null(strstr(http_buf, "gk_fleet_public_bad_total 0\n"),
+                 "bad public entries not counted");
+  e = public_entry(&n[1], code);
+  cr_assert_not_null(e, "bad entries hide the good ones");
+  cJSON_Delete(e);
+  /* node a killed: its rooms leave the list within the TTL */
+  e2e_kill(&n[0].srv);
+  raw_close(&pub);
+  raw_close(&priv);
+  e2e_sleep_ms(TTL_MS + 3 * HEARTBEAT_MS);
+  e = public_entry(&n[1], code);
+  cr_assert_null(e, "a killed node's room stays in the list");
+  fleet_stop(n, 2);
   fleet_remove(n, 2);
 }

@@ -319,8 +319,10 @@ Test(server_bots, bad_room_bots_values_get_their_documented_error,
        "options.room.bots: 7 bots and 2 seats for players make 9 players, "
        "survivors rooms take at most 8"},
       {1, "{\"room\":{\"bot\":1}}", GK_ENOTFOUND,
-       "options.room.bot: unknown key (expected bots, prediction, "
+       "options.room.bot: unknown key (expected bots, listed, prediction, "
        "prediction_window)"},
+      {1, "{\"room\":{\"listed\":1}}", GK_EINVAL,
+       "options.room.listed: must be true or false, got a number"},
       {1, "{\"room\":3}", GK_EINVAL,
        "options.room: must be an object, got a number"},
       {1, "{\"room\":{\"bots\":1},\"room\":{\"bots\":2}}", GK_EINVAL,
@@ -383,7 +385,8 @@ Test(server_bots, bad_room_bots_values_get_their_documented_error,
   raw_close(&c);
   enet_deinitialize();
   e2e_stop_server(&srv);
-  cr_assert_eq(e2e_count_events(&srv, "create_refused"), 9);
+  cr_assert_eq(e2e_count_events(&srv, "create_refused"),
+               (int)(sizeof(cases) / sizeof(cases[0])));
   e2e_dir_remove(&d);
 }
 

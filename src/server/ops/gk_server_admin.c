@@ -22,13 +22,15 @@
  *   GET  /healthz             text: 200 "ok", or 503 and the reason
  *   GET  /metrics             Prometheus text (gk_server_metrics.c)
  *   GET  /rooms, /rooms/CODE  rooms and their figures
+ *   GET  /rooms/public[?genre=NAME]  the listed (public) rooms: genre,
+ *                             code, seats taken and free, state, node
  *   GET  /series[?since=SEQ]  the last minutes of the main figures, for the
  *                             page's charts (gk_server_series.c)
  *   POST /rooms/CODE/end, /rooms/CODE/players/SLOT/remove, /drain
  * The POSTs need "Authorization: Bearer <admin.token_file's token>"
  * (401 without or with a wrong one; 403 when no token file is set).
  * The GETs need none. A query string is refused (400) except /series'
- * since.
+ * since and /rooms/public's genre.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -208,11 +210,13 @@ static enum MHD_Result get_rooms(sv_admin *a, struct MHD_Connection *c) {
   return answer_json(c, MHD_HTTP_OK, j);
 }
 
-/* One query argument: counted, and since= read; anything else is wrong. */
+/* One query argument: counted, and since= or genre= read; anything else
+ * is wrong (the route decides which of the two it takes). */
 typedef struct query {
   int n, bad;
-  int since_set;
+  int since_set, genre_set;
   uint64_t since;
+  char genre[GK_WIRE_GENRE_MAX + 1];
   char name[48];
 } query;
 
@@ -229,9 +233,22 @@ static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind,
     q->since_set = !*end && errno == 0;
     if (q->since_set) return MHD_YES;
   }
+  if (strcmp(key, "genre") == 0 && !q->genre_set && value && value[0] &&
+      strlen(value) <= GK_WIRE_GENRE_MAX) {
+    snprintf(q->genre, sizeof(q->genre), "%s", value);
+    q->genre_set = 1;
+    return MHD_YES;
+  }
   if (!q->bad) snprintf(q->name, sizeof(q->name), "%s", key);
   q->bad = 1;
   return MHD_YES;
+}
+
+static enum MHD_Result get_public(sv_admin *a, struct MHD_Connection *c,
+                                  const query *q) {
+  cJSON *j = sv_fleet_public_rooms(a->s, q->genre_set ? q->genre : NULL);
+  if (!j) return fail(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+  return answer_json(c, MHD_HTTP_OK, j);
 }
 
 static enum MHD_Result get_series(sv_admin *a, struct MHD_Connection *c,
@@ -406,6 +423,7 @@ typedef enum route {
   R_HEALTH,
   R_METRICS,
   R_ROOMS,
+  R_PUBLIC,
   R_SERIES,
   R_ROOM,
   R_END,
@@ -420,6 +438,7 @@ static route classify(gk_server *s, const char *url, gk_room **r, char *num) {
   if (strcmp(url, "/healthz") == 0) return R_HEALTH;
   if (strcmp(url, "/metrics") == 0) return R_METRICS;
   if (strcmp(url, "/rooms") == 0) return R_ROOMS;
+  if (strcmp(url, "/rooms/public") == 0) return R_PUBLIC;
   if (strcmp(url, "/series") == 0) return R_SERIES;
   if (strcmp(url, "/drain") == 0) return R_DRAIN;
   if (!room_path(s, url, r, &rest)) return R_NONE;
@@ -458,12 +477,17 @@ static enum MHD_Result dispatch(sv_admin *a, struct MHD_Connection *c,
   query q;
   memset(&q, 0, sizeof(q));
   MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, on_arg, &q);
-  if (q.n && rt != R_SERIES)
+  if (q.n && rt != R_SERIES && rt != R_PUBLIC)
     return fail(c, MHD_HTTP_BAD_REQUEST, "this endpoint takes no query");
-  if (q.bad) {
+  if (q.bad || (rt == R_SERIES && q.genre_set) ||
+      (rt == R_PUBLIC && q.since_set)) {
     char why[128];
-    snprintf(why, sizeof(why),
-             "bad query argument \"%s\": /series takes since=SEQ only", q.name);
+    snprintf(why, sizeof(why), "bad query argument \"%s\": %s",
+             q.bad            ? q.name
+             : rt == R_SERIES ? "genre"
+                              : "since",
+             rt == R_SERIES ? "/series takes since=SEQ only"
+                            : "/rooms/public takes genre=NAME only");
     return fail(c, MHD_HTTP_BAD_REQUEST, why);
   }
   if ((rt == R_ROOM || rt == R_END || rt == R_REMOVE) && !r)
@@ -478,6 +502,8 @@ static enum MHD_Result dispatch(sv_admin *a, struct MHD_Connection *c,
     return get_metrics(a, c);
   case R_ROOMS:
     return get_rooms(a, c);
+  case R_PUBLIC:
+    return get_public(a, c, &q);
   case R_SERIES:
     return get_series(a, c, &q);
   case R_ROOM:
