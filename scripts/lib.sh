@@ -50,10 +50,16 @@ gk_install() {
 
 # gk_build DIR [MESON_OPTION...]: configures DIR once, then builds it.
 gk_build() {
+  gk_setup "$@"
+  meson compile -C "$1"
+}
+
+# gk_setup DIR [MESON_OPTION...]: configures DIR once (a later call keeps
+# its options); `meson test -C DIR` then builds only what its tests need.
+gk_setup() {
   dir=$1
   shift
   [ -f "$dir/build.ninja" ] || meson setup "$dir" "$@"
-  meson compile -C "$dir"
 }
 
 # gk_batches FUNC ITEM...: runs `FUNC ITEM` for every ITEM in the

@@ -35,8 +35,9 @@ gk_install $GK_PACKAGES $GK_TEST_PACKAGES $GK_BROWSER_PACKAGES \
   $GK_CLANG_PACKAGES
 gk_build build
 # (-Dweb_client=false: the two legs run no browser test, and build no
-# gamekit.wasm)
-gk_build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+# gamekit.wasm; the ASan leg builds only what its tests run, through
+# meson test: no benchmarks)
+gk_setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
   -Dc_args=-fno-sanitize-recover=all -Dweb_client=false
 (CC=clang && export CC &&
   gk_build build-clang -Dbuildtype=debug -Dweb_client=false)
