@@ -70,19 +70,29 @@ static gk_testkit_options opts(const char *server, const char *join) {
   return o;
 }
 
-Test(testkit_fleet, a_joiner_and_a_spectator_at_another_node_follow_redirect,
-     .timeout = 120) {
-  node n[2];
+/* Nodes "a" and "b" of a fresh fleet. */
+static void two_nodes(node n[2]) {
   fleet_up();
   node_start(&n[0], "a", NULL);
   node_start(&n[1], "b", NULL);
-  gk_testkit_options o = opts(n[0].addr, n[1].addr);
-  o.spectators = 1;
-  int rc = gk_testkit_run(&tk, &o);
+}
+
+/* Runs `o` to the end; every engine agrees with peer 0. */
+static void run_agreeing(const gk_testkit_options *o) {
+  int rc = gk_testkit_run(&tk, o);
   cr_assert_eq(rc, 0, "the run: %s", tk.why);
   char why[256];
   cr_assert_eq(gk_testkit_agree(&tk, GK_TESTKIT_ALL, why, sizeof why), 0, "%s",
                why);
+}
+
+Test(testkit_fleet, a_joiner_and_a_spectator_at_another_node_follow_redirect,
+     .timeout = 120) {
+  node n[2];
+  two_nodes(n);
+  gk_testkit_options o = opts(n[0].addr, n[1].addr);
+  o.spectators = 1;
+  run_agreeing(&o);
   cr_assert_geq(tk.p[0].nsteps, STEPS, "peer 0 ran %llu steps",
                 (unsigned long long)tk.p[0].nsteps);
   cr_assert_eq(tk.redirects, 2, "REDIRECTs followed: %u", tk.redirects);
@@ -100,17 +110,11 @@ Test(testkit_fleet, a_joiner_and_a_spectator_at_another_node_follow_redirect,
 Test(testkit_fleet, a_rejoin_at_another_node_follows_its_redirect,
      .timeout = 120) {
   node n[2];
-  fleet_up();
-  node_start(&n[0], "a", NULL);
-  node_start(&n[1], "b", NULL);
+  two_nodes(n);
   gk_testkit_options o = opts(n[0].addr, n[1].addr);
   o.rejoin_at_step = 200;
   o.rejoin_peer = 1;
-  int rc = gk_testkit_run(&tk, &o);
-  cr_assert_eq(rc, 0, "the run: %s", tk.why);
-  char why[256];
-  cr_assert_eq(gk_testkit_agree(&tk, GK_TESTKIT_ALL, why, sizeof why), 0, "%s",
-               why);
+  run_agreeing(&o);
   const gk_testkit_peer *p = &tk.p[1];
   cr_assert(p->rejoining && p->gap_from >= 200 && p->gap_to < STEPS,
             "peer 1 left after step %llu, resumed at %llu",
