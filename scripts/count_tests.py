@@ -19,12 +19,20 @@ SANITIZER_REPORTS = ("ERROR: LeakSanitizer", "ERROR: AddressSanitizer",
                      "runtime error:", "WARNING: ThreadSanitizer",
                      "ERROR: ThreadSanitizer")
 
+
+def tail(rec, n=8):
+    """The last lines of a failed test's stderr, where its assertion is."""
+    err = (rec.get("stderr") or "").strip().splitlines()[-n:]
+    return "".join(f"\n    {ln[:200]}" for ln in err)
+
+
 passed = failed = 0
+failures = []  # what failed, printed before the count so a CI tail names it
 for path in sys.argv[1:]:
     try:
         f = open(path, encoding="utf-8")
     except FileNotFoundError:
-        print(f"missing test log: {path}")
+        failures.append(f"missing test log: {path}")
         failed += 1
         continue
     with f:
@@ -39,6 +47,12 @@ for path in sys.argv[1:]:
                 bad += missing
                 if rec.get("result") not in ("OK", "EXPECTEDFAIL") and bad == 0:
                     bad = 1
+                if bad:
+                    lines = re.findall(r"^not ok\b.*$", out, re.M)
+                    failures.append(f"{path}: '{rec.get('name')}' "
+                                    f"{rec.get('result')}: "
+                                    + ("; ".join(lines) or f"{missing} planned tests never reported")
+                                    + tail(rec))
                 passed += ok
                 failed += bad
             elif rec.get("result") == "SKIP":
@@ -47,11 +61,15 @@ for path in sys.argv[1:]:
                 passed += 1
             else:
                 failed += 1
+                failures.append(f"{path}: '{rec.get('name')}' {rec.get('result')}"
+                                + tail(rec))
             text = out + (rec.get("stderr") or "")
             for pat in SANITIZER_REPORTS:
                 if pat in text:
-                    print(f"sanitizer report in '{rec.get('name')}': {pat}")
+                    failures.append(f"sanitizer report in '{rec.get('name')}': {pat}")
                     failed += 1
                     break
+for line in failures:
+    print(f"failed: {line}")
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed or not passed else 0)
