@@ -25,66 +25,7 @@
 #include <hiredis/hiredis.h>
 
 #include "gk_err.h"
-
-#define KEY_MAX 64
-#define BACKOFF_MAX_X 8u
-#define CLOSE_WAIT_MS 1000u /* closing: replies still awaited this long */
-#define CLOSE_TICK_MS 20u   /* closing: how often the timer looks */
-
-typedef enum req_kind {
-  REQ_AUTH,
-  REQ_BEAT,
-  REQ_RESERVE, /* a pool code: SET NX */
-  REQ_ADD,
-  REQ_DEL,
-  REQ_LOOKUP,
-  REQ_PUBLIC /* the public list: publish this node's, read the fleet's */
-} req_kind;
-
-typedef struct req {
-  gk_fleet *f;
-  req_kind kind;
-  void *ctx;                        /* REQ_LOOKUP: the caller's */
-  char code[GK_FLEET_CODE_MAX + 1]; /* ADD, DEL, LOOKUP */
-  uint32_t nkeys;                   /* BEAT: room codes sent; RESERVE:
-                                       its pool slot */
-} req;
-
-enum { POOL_EMPTY, POOL_ASKING, POOL_READY };
-
-struct gk_fleet {
-  uv_loop_t *loop;
-  gk_fleet_hooks hooks;
-  char host[64];
-  uint16_t port;
-  char unix_path[1024];
-  char password[GK_FLEET_ADDR_MAX + 1];
-  char node[GK_FLEET_NODE_MAX + 1];
-  char enet[GK_FLEET_ADDR_MAX + 1];
-  char ws_url[GK_FLEET_ADDR_MAX + 1];
-  char room_value[GK_FLEET_VALUE_MAX];
-  char node_key[KEY_MAX];
-  uint32_t heartbeat_ms, ttl_ms, max_rooms;
-  redisAsyncContext *ac; /* NULL = no connection */
-  int up;                /* connected and authenticated */
-  int closing, closed;
-  uint64_t closing_ms; /* when gk_fleet_close was called */
-  int draining;
-  uint32_t pending;     /* commands in flight on ac */
-  uint64_t progress_ms; /* last reply, or the send that began a wait */
-  uint64_t retry_ms;    /* down: the next connection not before this */
-  uint32_t backoff_ms;
-  uint64_t ever_up; /* connections that reached up */
-  uv_timer_t timer;
-  char (*codes)[GK_FLEET_CODE_MAX + 1]; /* max_rooms entries */
-  uint32_t ncodes;
-  char pool[GK_FLEET_POOL][GK_FLEET_CODE_MAX + 1]; /* reserved ahead */
-  int pool_state[GK_FLEET_POOL];                   /* POOL_* */
-  gk_fleet_pub *pub, *pub_next, *pub_mine;         /* GK_FLEET_PUB_MAX each */
-  uint32_t npub, pub_bad; /* entries; bad ones at the last refresh */
-  int pub_asking;         /* a REQ_PUBLIC in flight */
-  gk_fleet_stats stats;
-};
+#include "gk_fleet_internal.h"
 
 /* Sets the node's key (KEYS[1]); refreshes each room key (KEYS[2..])
  * that holds this node's value, sets those Redis lost, and returns
@@ -101,6 +42,15 @@ static const char beat_lua[] =
     " else out[#out+1]=KEYS[i] end "
     "end "
     "return out";
+
+/* Registers a code: set if free, refreshed if this node's already (a
+ * quick-play room whose code the directory reserved for it); 1, or 0 if
+ * another node holds it. */
+static const char add_lua[] =
+    "local v=redis.pcall('GET',KEYS[1]) "
+    "if v==false then redis.call('SET',KEYS[1],ARGV[1],'PX',ARGV[2]) return 1 "
+    "elseif v==ARGV[1] then redis.call('PEXPIRE',KEYS[1],ARGV[2]) return 1 end "
+    "return 0";
 
 /* Deletes a code's entry only if it is still this node's. */
 static const char del_lua[] =
@@ -149,11 +99,9 @@ static void room_key(char *out, const char *code) {
 
 static void on_reply(redisAsyncContext *ac, void *r, void *priv);
 
-/* Sends argv with a request of `kind`; 0, or GK_EUNAVAILABLE (no
- * connection; nothing was sent) or GK_ENOMEM. */
-static int send_argv(gk_fleet *f, req_kind kind, const char *code, void *ctx,
-                     int argc, const char **argv, const size_t *lens,
-                     uint32_t nkeys) {
+int gk_fleet__send(gk_fleet *f, req_kind kind, const char *code, void *ctx,
+                   int argc, const char **argv, const size_t *lens,
+                   uint32_t nkeys) {
   if (!f->ac) return GK_EUNAVAILABLE;
   req *q = calloc(1, sizeof(*q));
   if (!q) return GK_ENOMEM;
@@ -175,7 +123,7 @@ static int send_strs(gk_fleet *f, req_kind kind, const char *code, void *ctx,
                      int argc, const char **argv) {
   size_t lens[8];
   for (int i = 0; i < argc; i++) lens[i] = strlen(argv[i]);
-  return send_argv(f, kind, code, ctx, argc, argv, lens, 0);
+  return gk_fleet__send(f, kind, code, ctx, argc, argv, lens, 0);
 }
 
 static void heartbeat(gk_fleet *f);
@@ -195,8 +143,8 @@ static void went_up(gk_fleet *f) {
   public_refresh(f);
 }
 
-static void count_error(gk_fleet *f, int bad, const char *what,
-                        const char *detail) {
+void gk_fleet__error(gk_fleet *f, int bad, const char *what,
+                     const char *detail) {
   f->stats.errors++;
   if (bad) f->stats.bad_replies++;
   note(f, "fleet_error", bad ? GK_EPROTO : GK_EIO, "%s: %s", what, detail);
@@ -237,7 +185,7 @@ static void fill_pool(gk_fleet *f) {
     const char *argv[] = {"SET", key, f->room_value, "NX", "PX", ttl};
     size_t lens[6];
     for (int k = 0; k < 6; k++) lens[k] = strlen(argv[k]);
-    if (send_argv(f, REQ_RESERVE, f->pool[i], NULL, 6, argv, lens, i) != 0)
+    if (gk_fleet__send(f, REQ_RESERVE, f->pool[i], NULL, 6, argv, lens, i) != 0)
       return;
     f->pool_state[i] = POOL_ASKING;
   }
@@ -257,8 +205,8 @@ static void reserve_reply(gk_fleet *f, const req *q, const redisReply *r) {
   }
   f->pool_state[i] = POOL_EMPTY;
   if (r->type != REDIS_REPLY_NIL)
-    count_error(f, 1, "reserve",
-                r->type == REDIS_REPLY_ERROR ? r->str : "odd reply");
+    gk_fleet__error(f, 1, "reserve",
+                    r->type == REDIS_REPLY_ERROR ? r->str : "odd reply");
 }
 
 /* The connection went: reservations in flight are forgotten (those
@@ -293,14 +241,14 @@ static void beat_reply(gk_fleet *f, const req *q, const redisReply *r) {
       r->element[0]->type != REDIS_REPLY_INTEGER ||
       r->element[0]->integer < 0 ||
       r->element[0]->integer > (long long)q->nkeys) {
-    count_error(f, 1, "heartbeat", "reply is not the script's array");
+    gk_fleet__error(f, 1, "heartbeat", "reply is not the script's array");
     return;
   }
   for (size_t i = 1; i < r->elements; i++) {
     const redisReply *e = r->element[i];
     if (e->type != REDIS_REPLY_STRING || e->len < 8 ||
         e->len > 8 + GK_FLEET_CODE_MAX || memcmp(e->str, "gk:room:", 8) != 0) {
-      count_error(f, 1, "heartbeat", "reply holds a bad key");
+      gk_fleet__error(f, 1, "heartbeat", "reply holds a bad key");
       return;
     }
   }
@@ -331,7 +279,7 @@ static void lookup_reply(gk_fleet *f, const req *q, const redisReply *r) {
              "room %s: directory reply is not a string%s%.60s", q->code,
              r->type == REDIS_REPLY_ERROR ? ": " : "",
              r->type == REDIS_REPLY_ERROR ? r->str : "");
-    count_error(f, 1, "lookup", why);
+    gk_fleet__error(f, 1, "lookup", why);
     f->hooks.found(f->hooks.user, q->ctx, GK_EPROTO, NULL, why);
     return;
   }
@@ -345,11 +293,12 @@ static void lookup_reply(gk_fleet *f, const req *q, const redisReply *r) {
     f->stats.lookups_failed++;
     snprintf(why, sizeof(why), "room %s: directory entry does not parse: %s",
              q->code, reason);
-    count_error(f, 1, "lookup", why);
+    gk_fleet__error(f, 1, "lookup", why);
     f->hooks.found(f->hooks.user, q->ctx, GK_EPARSE, NULL, why);
     return;
   }
-  if (strcmp(w.node, f->node) == 0) { /* our own, of a room that just went */
+  if (strcmp(w.node, f->node) == 0 && q->nkeys != 1) { /* our own, of a room
+                                                          that just went */
     f->stats.lookups_missed++;
     f->hooks.found(f->hooks.user, q->ctx, GK_ENOTFOUND, NULL, "no such room");
     return;
@@ -361,8 +310,8 @@ static void lookup_reply(gk_fleet *f, const req *q, const redisReply *r) {
 
 static void public_reply(gk_fleet *f, const redisReply *r) {
   if (r->type != REDIS_REPLY_ARRAY || r->elements % 3 != 0) {
-    count_error(f, 1, "public list",
-                r->type == REDIS_REPLY_ERROR ? r->str : "odd reply");
+    gk_fleet__error(f, 1, "public list",
+                    r->type == REDIS_REPLY_ERROR ? r->str : "odd reply");
     return;
   }
   uint32_t n = 0, bad = 0;
@@ -411,7 +360,7 @@ static void public_refresh(gk_fleet *f) {
     free(argv);
     free(lens);
     free(vals);
-    count_error(f, 0, "public list", "out of memory");
+    gk_fleet__error(f, 0, "public list", "out of memory");
     return;
   }
   snprintf(key, sizeof(key), "gk:pub:%s", f->node);
@@ -432,9 +381,9 @@ static void public_refresh(gk_fleet *f) {
     argv[a++] = vals[i];
   }
   for (int i = 0; i < a; i++) lens[i] = strlen(argv[i]);
-  int rc = send_argv(f, REQ_PUBLIC, NULL, NULL, a, argv, lens, 0);
+  int rc = gk_fleet__send(f, REQ_PUBLIC, NULL, NULL, a, argv, lens, 0);
   if (rc)
-    count_error(f, 0, "public list", gk_strerror(rc));
+    gk_fleet__error(f, 0, "public list", gk_strerror(rc));
   else
     f->pub_asking = 1;
   free(argv);
@@ -457,6 +406,8 @@ static void on_reply(redisAsyncContext *ac, void *rv, void *priv) {
   f->progress_ms = uv_now(f->loop);
   if (!r) {
     if (q->kind == REQ_PUBLIC) f->pub_asking = 0;
+    if (q->kind == REQ_QUICK || q->kind == REQ_QSET)
+      gk_fleet__quick_reply(f, q, NULL);
     if (q->kind == REQ_LOOKUP) {
       f->stats.lookups_failed++;
       f->hooks.found(f->hooks.user, q->ctx,
@@ -472,8 +423,8 @@ static void on_reply(redisAsyncContext *ac, void *rv, void *priv) {
         (strcmp(r->str, "OK") == 0 || strcmp(r->str, "PONG") == 0)) {
       went_up(f);
     } else {
-      count_error(f, r->type != REDIS_REPLY_ERROR, "AUTH",
-                  r->type == REDIS_REPLY_ERROR ? r->str : "odd reply");
+      gk_fleet__error(f, r->type != REDIS_REPLY_ERROR, "AUTH",
+                      r->type == REDIS_REPLY_ERROR ? r->str : "odd reply");
       if (f->ac) redisAsyncDisconnect(f->ac);
     }
     break;
@@ -483,20 +434,20 @@ static void on_reply(redisAsyncContext *ac, void *rv, void *priv) {
   case REQ_RESERVE:
     reserve_reply(f, q, r);
     break;
-  case REQ_ADD:
-    if (r->type == REDIS_REPLY_NIL) {
+  case REQ_ADD: /* add_lua: 1 ours, 0 another node's */
+    if (r->type == REDIS_REPLY_INTEGER && r->integer == 0) {
       for (uint32_t i = 0; i < f->ncodes; i++)
         if (strcmp(f->codes[i], q->code) == 0) drop_code(f, i);
       compact(f);
-    } else if (r->type != REDIS_REPLY_STATUS) {
-      count_error(f, 1, "register",
-                  r->type == REDIS_REPLY_ERROR ? r->str : "odd reply");
+    } else if (r->type != REDIS_REPLY_INTEGER || r->integer != 1) {
+      gk_fleet__error(f, 1, "register",
+                      r->type == REDIS_REPLY_ERROR ? r->str : "odd reply");
     }
     break;
   case REQ_DEL:
     if (r->type != REDIS_REPLY_INTEGER)
-      count_error(f, 1, "unregister",
-                  r->type == REDIS_REPLY_ERROR ? r->str : "odd reply");
+      gk_fleet__error(f, 1, "unregister",
+                      r->type == REDIS_REPLY_ERROR ? r->str : "odd reply");
     break;
   case REQ_LOOKUP:
     lookup_reply(f, q, r);
@@ -504,6 +455,10 @@ static void on_reply(redisAsyncContext *ac, void *rv, void *priv) {
   case REQ_PUBLIC:
     f->pub_asking = 0;
     public_reply(f, r);
+    break;
+  case REQ_QUICK:
+  case REQ_QSET:
+    gk_fleet__quick_reply(f, q, r);
     break;
   }
   free(q);
@@ -526,7 +481,7 @@ static void heartbeat(gk_fleet *f) {
     free(argv);
     free(lens);
     free(keys);
-    count_error(f, 0, "heartbeat", "out of memory");
+    gk_fleet__error(f, 0, "heartbeat", "out of memory");
     return;
   }
   snprintf(nkeys, sizeof(nkeys), "%u", n + 1);
@@ -553,8 +508,8 @@ static void heartbeat(gk_fleet *f) {
   argv[a++] = f->room_value;
   argv[a++] = ttl;
   for (int i = 0; i < a; i++) lens[i] = strlen(argv[i]);
-  int rc = send_argv(f, REQ_BEAT, NULL, NULL, a, argv, lens, n);
-  if (rc) count_error(f, 0, "heartbeat", gk_strerror(rc));
+  int rc = gk_fleet__send(f, REQ_BEAT, NULL, NULL, a, argv, lens, n);
+  if (rc) gk_fleet__error(f, 0, "heartbeat", gk_strerror(rc));
   free(argv);
   free(lens);
   free(keys);
@@ -663,8 +618,8 @@ static void on_tick(uv_timer_t *t) {
   }
   if (stuck) {
     f->stats.timeouts++;
-    count_error(f, 0, "connection",
-                "no answer for two heartbeats; dropped, reconnecting");
+    gk_fleet__error(f, 0, "connection",
+                    "no answer for two heartbeats; dropped, reconnecting");
     drop(f);
     return;
   }
@@ -754,9 +709,9 @@ int gk_fleet_room_add(gk_fleet *f, const char *code) {
   char key[KEY_MAX], ttl[16];
   room_key(key, code);
   snprintf(ttl, sizeof(ttl), "%u", f->ttl_ms);
-  const char *argv[] = {"SET", key, f->room_value, "NX", "PX", ttl};
+  const char *argv[] = {"EVAL", add_lua, "1", key, f->room_value, ttl};
   int rc = send_strs(f, REQ_ADD, code, NULL, 6, argv);
-  if (rc) count_error(f, 0, "register", gk_strerror(rc));
+  if (rc) gk_fleet__error(f, 0, "register", gk_strerror(rc));
   return 0;
 }
 
@@ -771,7 +726,7 @@ int gk_fleet_room_remove(gk_fleet *f, const char *code) {
   room_key(key, code);
   const char *argv[] = {"EVAL", del_lua, "1", key, f->room_value};
   int rc = send_strs(f, REQ_DEL, code, NULL, 5, argv);
-  if (rc) count_error(f, 0, "unregister", gk_strerror(rc));
+  if (rc) gk_fleet__error(f, 0, "unregister", gk_strerror(rc));
   return 0;
 }
 
@@ -783,7 +738,8 @@ void gk_fleet_set_draining(gk_fleet *f, int draining) {
   f->draining = draining ? 1 : 0;
 }
 
-int gk_fleet_lookup(gk_fleet *f, const char *code, void *ctx) {
+/* A lookup (claim 0) or a claim (1: this node's own entry is an answer). */
+static int lookup(gk_fleet *f, const char *code, void *ctx, uint32_t claim) {
   if (!gk_fleet_code_ok(code)) return GK_EINVAL;
   if (!f->up || f->closing) return GK_EUNAVAILABLE;
   char key[KEY_MAX], last[8];
@@ -791,7 +747,17 @@ int gk_fleet_lookup(gk_fleet *f, const char *code, void *ctx) {
   snprintf(last, sizeof(last), "%d", GK_FLEET_VALUE_MAX); /* one byte more
                                                              than allowed */
   const char *argv[] = {"GETRANGE", key, "0", last};
-  return send_strs(f, REQ_LOOKUP, code, ctx, 4, argv);
+  size_t lens[4];
+  for (int i = 0; i < 4; i++) lens[i] = strlen(argv[i]);
+  return gk_fleet__send(f, REQ_LOOKUP, code, ctx, 4, argv, lens, claim);
+}
+
+int gk_fleet_lookup(gk_fleet *f, const char *code, void *ctx) {
+  return lookup(f, code, ctx, 0);
+}
+
+int gk_fleet_claim(gk_fleet *f, const char *code, void *ctx) {
+  return lookup(f, code, ctx, 1);
 }
 
 const gk_fleet_stats *gk_fleet_stats_of(const gk_fleet *f) {

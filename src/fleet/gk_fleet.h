@@ -42,6 +42,10 @@
 #define GK_FLEET_TEXT_MAX 160  /* an error's text */
 #define GK_FLEET_GENRE_MAX 32  /* a genre's name: [a-z0-9_-] */
 #define GK_FLEET_PUB_MAX 512   /* public rooms the node-local list keeps */
+#define GK_FLEET_KIND_MAX 16   /* a quick-play kind: lowercase hex */
+/* quick play: a seat promised to a player on its way (a REDIRECT) is kept
+ * this long for it */
+#define GK_FLEET_RESERVE_MS 10000u
 
 typedef struct gk_fleet gk_fleet;
 
@@ -78,7 +82,12 @@ typedef struct gk_fleet_config {
   X(reserved, "codes reserved for the pool")                                   \
   X(pool_empty, "rooms made while the pool had no code")                       \
   X(public_refreshes, "public room list refreshes answered")                   \
-  X(public_bad, "public room list entries that do not parse (skipped)")
+  X(public_bad, "public room list entries that do not parse (skipped)")        \
+  X(quick_asks, "quick-play seats asked of the directory")                     \
+  X(quick_seated, "quick-play seats found in a fleet lobby")                   \
+  X(quick_created, "quick-play rooms the directory placed on a node")          \
+  X(quick_full, "quick-play requests no node had room for")                    \
+  X(quick_clashes, "quick-play new room codes already taken")
 
 typedef struct gk_fleet_stats {
 #define GK__FLEET_STAT(name, help) uint64_t name;
@@ -102,6 +111,14 @@ typedef struct gk_fleet_pub {
   int playing;                /* 0: in the lobby */
 } gk_fleet_pub;
 
+/* Quick play's answer: where the seat is. */
+typedef struct gk_fleet_seat {
+  char code[GK_FLEET_CODE_MAX + 1];
+  gk_fleet_where where; /* the room's node */
+  int created;          /* 1: a new room; the directory reserved `code` for
+                           where.node, which makes the room when the player comes */
+} gk_fleet_seat;
+
 /* What the directory tells its owner (on the loop). */
 typedef struct gk_fleet_hooks {
   void *user;
@@ -124,6 +141,12 @@ typedef struct gk_fleet_hooks {
   /* This node's public rooms now, at most cap into out (node left
    * empty): published with every heartbeat. May be NULL: none. */
   uint32_t (*listed)(void *user, gk_fleet_pub *out, uint32_t cap);
+  /* gk_fleet_quick's answer: status 0 (s set), GK_EFULL (no node takes
+   * another room), GK_EEXIST (the candidate code is taken: ask again with
+   * another), GK_EUNAVAILABLE, GK_EPARSE / GK_EPROTO (a bad entry or
+   * reply), GK_ECLOSED. May be NULL if gk_fleet_quick is never called. */
+  void (*seat)(void *user, void *ctx, int status, const gk_fleet_seat *s,
+               const char *text);
 } gk_fleet_hooks;
 
 /* Starts connecting (asynchronously; the first heartbeat follows the
@@ -169,6 +192,31 @@ void gk_fleet_set_draining(gk_fleet *f, int draining);
  * will come, never before this returns), GK_EUNAVAILABLE (not connected:
  * no answer will come), GK_EINVAL (a code that is no code). */
 int gk_fleet_lookup(gk_fleet *f, const char *code, void *ctx);
+
+/* A claim: as gk_fleet_lookup, but this node's own entry is an answer
+ * (status 0 with w->node this node's): is a code the directory reserved
+ * for a quick-play room this node's? */
+int gk_fleet_claim(gk_fleet *f, const char *code, void *ctx);
+
+/* --- quick play (gk_fleet_quick.c) --------------------------------------- */
+
+/* Asks the directory for a seat in a quick-play lobby of `kind` (the
+ * lowercase hex of what the request asks for: gk_room_quick_key) with
+ * `seats` seats: the fullest one that has a seat not taken or promised,
+ * on a live node that is not draining, or else a new room with code
+ * `candidate` on the least-loaded node (one atomic script). The seat is
+ * promised (reserved) for GK_FLEET_RESERVE_MS. The answer comes through
+ * hooks.seat with ctx. 0, GK_EUNAVAILABLE (not connected: no answer will
+ * come), GK_EINVAL. */
+int gk_fleet_quick(gk_fleet *f, const char *kind, uint32_t seats,
+                   const char *candidate, void *ctx);
+/* A quick-play lobby of this node now has `seated` players of `seats`
+ * (consume 1: one of them is a player a seat was promised to). 0,
+ * GK_EUNAVAILABLE (not connected: nothing sent), GK_EINVAL. */
+int gk_fleet_quick_set(gk_fleet *f, const char *kind, const char *code,
+                       uint32_t seated, uint32_t seats, int consume);
+/* The lobby is no more (its match started, or it closed). */
+int gk_fleet_quick_gone(gk_fleet *f, const char *kind, const char *code);
 
 const gk_fleet_stats *gk_fleet_stats_of(const gk_fleet *f);
 

@@ -530,7 +530,14 @@ int gk__wire_dec_token(gk_reader *r, uint8_t *len, uint8_t *token) {
 }
 
 int gk__wire_enc_create_room(const gk_wire_msg *msg, put_buf *b) {
-  const gk_wire_create_room *m = &msg->u.create_room;
+  return gk__wire_enc_create_body(&msg->u.create_room, b);
+}
+
+int gk__wire_dec_create_room(gk_reader *r, gk_wire_msg *msg) {
+  return gk__wire_dec_create_body(r, &msg->u.create_room);
+}
+
+int gk__wire_enc_create_body(const gk_wire_create_room *m, put_buf *b) {
   if (check_players(m->max_players) != 0) return GK_ERANGE;
   put_le(b, m->max_players, 1);
   put_le(b, m->input_delay, 1);
@@ -540,8 +547,7 @@ int gk__wire_enc_create_room(const gk_wire_msg *msg, put_buf *b) {
   return gk__wire_enc_token(m->token_len, m->token, b);
 }
 
-int gk__wire_dec_create_room(gk_reader *r, gk_wire_msg *msg) {
-  gk_wire_create_room *m = &msg->u.create_room;
+int gk__wire_dec_create_body(gk_reader *r, gk_wire_create_room *m) {
   int rc;
   m->max_players = gk_read_u8(r);
   m->input_delay = gk_read_u8(r);

@@ -82,6 +82,15 @@
  *                code: GK_WIRE_CODE_LEN bytes | enet str8 (1..127 bytes,
  *                printable ASCII, no space) | ws_url str8 (0..127, same)
  *
+ *  QUICK_PLAY    client -> host: put me in any fitting lobby (quick play).
+ *                code: GK_WIRE_CODE_LEN bytes (GK_WIRE_CODE_ANY: any; else
+ *                the code a REDIRECT named) | then a CREATE_ROOM body
+ *                (max_players, input_delay, genre, config, token): the
+ *                room wanted; a room fits if its genre, max_players and
+ *                config are the same (gk_net_wire_quick.c)
+ *  QUICK_JOINED  host -> client: seated in a quick-play room.
+ *                code: GK_WIRE_CODE_LEN bytes | slot u8 | players u8
+ *
  * Rejoin, spectators and snapshots (all reliable; the codec is
  * gk_net_wire_snap.c):
  *  RECONNECT_SECRET host -> player, right after MATCH_START.
@@ -158,7 +167,10 @@
 
 /* A fleet of servers (src/fleet): a room request for a code another node
  * holds (gk_net_wire.c). */
-#define GK_WIRE_FLEET_MSG_MAP(X) X(REDIRECT, 56, 1)
+#define GK_WIRE_FLEET_MSG_MAP(X)                                               \
+  X(REDIRECT, 56, 1)                                                           \
+  X(QUICK_PLAY, 57, 1)                                                         \
+  X(QUICK_JOINED, 58, 1)
 
 /* The message types: X(NAME, id, reliable). `reliable` says how the
  * sender should send it: 1 on the reliable channel, 0 unreliably with
@@ -380,6 +392,20 @@ typedef struct gk_wire_redirect {
   char ws_url[GK_WIRE_ADDR_MAX + 1]; /* "ws://..." / "wss://...", or "" */
 } gk_wire_redirect;
 
+/* QUICK_PLAY: the room wanted, and the code a REDIRECT named. */
+#define GK_WIRE_CODE_ANY "2222222222222222" /* QUICK_PLAY: any room */
+typedef struct gk_wire_quick_play {
+  char code[GK_WIRE_CODE_LEN + 1]; /* GK_WIRE_CODE_ANY, or a room's */
+  gk_wire_create_room room;        /* what a new room would be */
+} gk_wire_quick_play;
+
+/* QUICK_JOINED: the room's code, the receiver's slot, players seated. */
+typedef struct gk_wire_quick_joined {
+  char code[GK_WIRE_CODE_LEN + 1];
+  uint8_t slot;
+  uint8_t players;
+} gk_wire_quick_joined;
+
 typedef struct gk_wire_error {
   int16_t code; /* a negative GK_E* code */
   char text[GK_WIRE_TEXT_MAX + 1];
@@ -411,6 +437,8 @@ typedef struct gk_wire_msg {
     gk_wire_state_request state_req; /* STATE_REQUEST */
     gk_wire_state_begin state_begin; /* STATE_BEGIN */
     gk_wire_redirect redirect;       /* REDIRECT */
+    gk_wire_quick_play quick;        /* QUICK_PLAY */
+    gk_wire_quick_joined quick_joined; /* QUICK_JOINED */
     /* SPECTATE uses `room` (code and token) */
   } u;
 } gk_wire_msg;

@@ -29,6 +29,9 @@ void gk__wire_put_le(gk__wire_put *b, uint64_t v, unsigned n);
  * error. token must hold GK_WIRE_TOKEN_BYTES. */
 int gk__wire_enc_token(uint8_t len, const uint8_t *token, gk__wire_put *b);
 int gk__wire_dec_token(gk_reader *r, uint8_t *len, uint8_t *token);
+/* gk_net_wire.c: a CREATE_ROOM body (QUICK_PLAY carries one). */
+int gk__wire_enc_create_body(const gk_wire_create_room *m, gk__wire_put *b);
+int gk__wire_dec_create_body(gk_reader *r, gk_wire_create_room *m);
 
 /* --- the type table (gk_net_wire_table.c) ------------------------------- */
 
@@ -103,6 +106,11 @@ int gk__wire_enc_error(const gk_wire_msg *m, gk__wire_put *b);
 int gk__wire_dec_error(gk_reader *r, gk_wire_msg *m);
 int gk__wire_enc_redirect(const gk_wire_msg *m, gk__wire_put *b);
 int gk__wire_dec_redirect(gk_reader *r, gk_wire_msg *m);
+/* gk_net_wire_quick.c */
+int gk__wire_enc_quick_play(const gk_wire_msg *m, gk__wire_put *b);
+int gk__wire_dec_quick_play(gk_reader *r, gk_wire_msg *m);
+int gk__wire_enc_quick_joined(const gk_wire_msg *m, gk__wire_put *b);
+int gk__wire_dec_quick_joined(gk_reader *r, gk_wire_msg *m);
 
 /* gk_net_wire_snap.c: rejoin, spectators, snapshots. The chunk body is
  * SNAPSHOT_CHUNK's and STATE_CHUNK's (u.snap_chunk). */

@@ -79,6 +79,11 @@ static const gk__wire_codec codecs[GK__WIRE_TYPE_END] = {
     /* gk_net_wire.c: a fleet */
     ROW(REDIRECT, redirect, CODE + STR8(1) + STR8(0),
         CODE + STR8(GK_WIRE_ADDR_MAX) + STR8(GK_WIRE_ADDR_MAX)),
+    /* gk_net_wire_quick.c: quick play */
+    ROW(QUICK_PLAY, quick_play, CODE + 2 + STR8(1) + STR16(0) + 1,
+        CODE + 2 + STR8(GK_WIRE_GENRE_MAX) + STR16(GK_WIRE_CONFIG_MAX) +
+            TOKEN_MAX),
+    FIXED(QUICK_JOINED, quick_joined, CODE + 1 + 1),
 };
 
 const gk__wire_codec *gk__wire_codec_of(int type) {

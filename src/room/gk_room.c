@@ -290,6 +290,8 @@ void gk_room_conn_down(gk_room *r, uint32_t conn, uint32_t slot, int spectator,
   if (r->state == GK_ROOM_DRAINING) return;
   if (r->state == GK_ROOM_PLAYING) {
     leave_match(h, r, slot);
+  } else if (gk_room__quick_left(h, r, slot)) {
+    /* a quick-play lobby: the seat is free again */
   } else if (slot == 0) {
     /* the creator left before the start: the room goes with it */
     gk_room__send_room_error(h, r, GK_ECLOSED, "the room's creator left");
@@ -387,6 +389,8 @@ void gk_room_view_of(const gk_room *r, gk_room_view *v) {
   v->bot_seats = gk_room__bots_seats(r->bots);
   v->bot_mask = gk_room__bots_mask(r->bots);
   v->listed = r->listed;
+  v->quick = r->quick;
+  v->quick_key = r->quick_key;
   v->spectators = gk_room__spectators_count(r);
   v->created_ms = r->created_ms;
   if (r->session_open) {

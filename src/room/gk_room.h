@@ -188,6 +188,31 @@ void gk_room_rejoin(gk_room_host *h, gk_room *r, uint32_t conn,
                     const gk_wire_msg *m, uint64_t now_ms);
 void gk_room_spectate(gk_room_host *h, gk_room *r, uint32_t conn,
                       const gk_wire_msg *m, uint64_t now_ms);
+/* QUICK_PLAY from `conn` (in no room but a draining one): seats it in
+ * `r`, a quick-play lobby the request fits (gk_room_quick_fits), or, with
+ * r NULL, in slot 0 of a new quick-play room made from the request's
+ * CREATE_ROOM body, with `code` (NULL: a new one, as CREATE_ROOM's; a
+ * fleet's directory may have reserved one). Sends QUICK_JOINED; once the
+ * room's seats for people are all taken its match starts (MATCH_START).
+ * Returns the room, which the shell must put in its table at once if it
+ * is new, or NULL after sending the refusal (GK_EFULL: r does not fit).
+ * A quick-play room is listed (public), nobody may START_MATCH it, and
+ * a seat left in its lobby is free again (docs/PROTOCOL.md). */
+gk_room *gk_room_quick(gk_room_host *h, gk_room *r, uint32_t conn,
+                       const gk_wire_msg *m, const char *code,
+                       uint32_t players_cap, uint64_t now_ms);
+/* 1 if `r` is a quick-play lobby with a free seat that QUICK_PLAY `m`
+ * fits: the same genre, max_players and options text. */
+int gk_room_quick_fits(const gk_room *r, const gk_wire_msg *m);
+/* The fuller of `best` (or NULL) and `r` that QUICK_PLAY `m` fits (the
+ * policy: pack rooms), or best if r does not fit. A shell folds its
+ * rooms through it to choose one. */
+gk_room *gk_room_quick_best(gk_room *best, gk_room *r, const gk_wire_msg *m);
+/* Free seats for people in a quick-play lobby (0 for any other room). */
+uint32_t gk_room_quick_free(const gk_room *r);
+/* What a QUICK_PLAY asks for, as one number (a hash of the genre,
+ * max_players and the options text): rooms that fit it share it. */
+uint64_t gk_room_quick_key(const gk_wire_create_room *cr);
 /* START_MATCH and, in a lobby, END_MATCH from `conn`, seated in `r`
  * (NULL: in no room; the request is refused). */
 void gk_room_start(gk_room_host *h, gk_room *r, uint32_t conn, uint64_t now_ms);
@@ -259,7 +284,9 @@ typedef struct gk_room_view {
   uint32_t connected;                /* mask of slots with a connection */
   uint32_t conn[GK_PLAYERS_MAX];     /* each slot's connection or NO_CONN */
   uint32_t bot_seats, bot_mask;
-  int listed; /* options.room.listed: in the public room list */
+  int listed;         /* options.room.listed: in the public room list */
+  int quick;          /* made by QUICK_PLAY (gk_room_quick) */
+  uint64_t quick_key; /* ... what it was asked for (gk_room_quick_key) */
   uint32_t spectators;
   uint64_t created_ms;
   uint64_t steps; /* steps the room's session ran */

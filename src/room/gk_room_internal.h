@@ -58,10 +58,12 @@ struct gk_room {
   uint64_t seed;
   uint32_t max_players;
   uint32_t input_delay;
-  int predict;   /* lockstep.prediction in force (gk_room_delay.c) */
-  uint32_t lead; /* MATCH_START's lead: the prediction window W when
-                    predicting (if larger than lockstep.lead) */
-  int listed;    /* options.room.listed: in the public room list */
+  int predict;        /* lockstep.prediction in force (gk_room_delay.c) */
+  uint32_t lead;      /* MATCH_START's lead: the prediction window W when
+                         predicting (if larger than lockstep.lead) */
+  int listed;         /* options.room.listed: in the public room list */
+  int quick;          /* made by QUICK_PLAY: starts once its seats are taken */
+  uint64_t quick_key; /* QUICK_PLAY: a hash of the room asked for */
   uint32_t conn[GK_PLAYERS_MAX]; /* connection per slot, or NO_CONN */
   uint32_t nslots;               /* slots handed out */
   uint64_t created_ms;
@@ -164,6 +166,25 @@ gk_room *gk_room__on_create(gk_room_host *h, uint32_t peer,
 void gk_room__on_join(gk_room_host *h, gk_room *r, uint32_t peer,
                       const gk_wire_msg *m);
 void gk_room__on_start(gk_room_host *h, gk_room *r, uint32_t peer);
+/* Starts a lobby's match now (checks done): MATCH_START to each player.
+ * A failure is said to `peer` (GK_ROOM_NO_CONN: to the room). */
+void gk_room__start_now(gk_room_host *h, gk_room *r, uint32_t peer);
+/* Builds the room a CREATE_ROOM body asks for, not yet in the table,
+ * with `code` (NULL: a new one, as CREATE_ROOM's): *out is the caller's
+ * on success, and nothing is left over on failure. */
+int gk_room__build(gk_room_host *h, const gk_room_conn *c,
+                   const gk_wire_create_room *cr, const char *code,
+                   uint32_t players_cap, gk_room **out, char *err,
+                   size_t errlen);
+/* Seats the creator of a built room in slot 0: a lobby. */
+void gk_room__open(gk_room_host *h, gk_room *r, gk_room_conn *c);
+/* A connection whose match is over (its room draining) may go on to
+ * another room: it leaves the old one first. */
+void gk_room__leave_drained(gk_room_host *h, gk_room_conn *c);
+/* gk_room_quick.c: a quick-play room's lobby lost a player (`slot`,
+ * already cleared): 1 if the room handled it (it stays, or closed when
+ * empty), 0 if it is no quick-play room. */
+int gk_room__quick_left(gk_room_host *h, gk_room *r, uint32_t slot);
 void gk_room__on_lobby_end(gk_room_host *h, gk_room *r, uint32_t peer);
 /* MATCH_START of a playing room for `slot`. */
 void gk_room__match_start_msg(const gk_room_host *h, const gk_room *r,

@@ -104,9 +104,7 @@ out:
   return rc;
 }
 
-/* A connection whose match is over (its room draining) may go on to
- * another room: it leaves the old one first. */
-static void leave_drained(gk_room_host *h, gk_room_conn *c) {
+void gk_room__leave_drained(gk_room_host *h, gk_room_conn *c) {
   gk_room *r = c->room;
   if (!r || r->state != GK_ROOM_DRAINING) return;
   if (c->slot < r->nslots) r->conn[c->slot] = GK_ROOM_NO_CONN;
@@ -184,18 +182,24 @@ static int room_code(gk_room_host *h, char *code) {
 }
 
 /* The room's code (unique) and its match seed, from the CSPRNG. */
-static int room_secrets(gk_room_host *h, gk_room *r, char *err, size_t errlen) {
-  int rc = room_code(h, r->code);
+static int room_secrets(gk_room_host *h, gk_room *r, const char *code,
+                        char *err, size_t errlen) {
+  if (code && h->env.code_taken(h->env.user, code))
+    return gk_errf(err, errlen, GK_EEXIST, "room code %s is taken", code);
+  int rc = 0;
+  if (code)
+    memcpy(r->code, code, GK_WIRE_CODE_LEN + 1);
+  else
+    rc = room_code(h, r->code);
   if (!rc) rc = gk_server_random(&r->seed, sizeof(r->seed));
   if (rc) return gk_errf(err, errlen, rc, "no secure random source");
   return 0;
 }
 
-/* Builds the room a CREATE_ROOM asks for, not yet in the table: *out is
- * the caller's on success, and nothing is left over on failure. */
-static int room_build(gk_room_host *h, const gk_room_conn *c,
-                      const gk_wire_create_room *cr, uint32_t players_cap,
-                      gk_room **out, char *err, size_t errlen) {
+int gk_room__build(gk_room_host *h, const gk_room_conn *c,
+                   const gk_wire_create_room *cr, const char *code,
+                   uint32_t players_cap, gk_room **out, char *err,
+                   size_t errlen) {
   create_args a = {NULL, 0, 0, 0};
   int rc = create_check(h, c, cr, &a, err, errlen);
   if (rc) return rc;
@@ -217,7 +221,7 @@ static int room_build(gk_room_host *h, const gk_room_conn *c,
     rc = gk_room__bots_configure(r, players_cap, cr->max_players != 0, room,
                                  err, errlen);
   cJSON_Delete(room);
-  if (!rc) rc = room_secrets(h, r, err, errlen);
+  if (!rc) rc = room_secrets(h, r, code, err, errlen);
   if (rc) {
     gk_room__discard(r);
     return rc;
@@ -241,8 +245,7 @@ int gk_room__listed_configure(gk_room *r, const cJSON *room, char *err,
   return 0;
 }
 
-/* Seats the creator of a built room in slot 0. */
-static void room_open(gk_room_host *h, gk_room *r, gk_room_conn *c) {
+void gk_room__open(gk_room_host *h, gk_room *r, gk_room_conn *c) {
   r->state = GK_ROOM_LOBBY;
   for (uint32_t i = 0; i < GK_PLAYERS_MAX; i++) r->conn[i] = GK_ROOM_NO_CONN;
   r->conn[0] = c->id;
@@ -258,10 +261,10 @@ gk_room *gk_room__on_create(gk_room_host *h, uint32_t peer,
   char err[GK_SERVER_CONFIG_ERR_MAX];
   err[0] = '\0';
   gk_room_conn *c = gk_room__conn_get(h, peer);
-  leave_drained(h, c);
+  gk_room__leave_drained(h, c);
   gk_room *r = NULL;
-  int rc =
-      room_build(h, c, &m->u.create_room, players_cap, &r, err, sizeof(err));
+  int rc = gk_room__build(h, c, &m->u.create_room, NULL, players_cap, &r, err,
+                          sizeof(err));
   if (rc) {
     h->stats.refused++;
     if (gk_log_begin(h->log, GK_LOG_INFO, "create_refused", NULL)) {
@@ -273,7 +276,7 @@ gk_room *gk_room__on_create(gk_room_host *h, uint32_t peer,
     gk_room__send_error(h, peer, rc, err);
     return NULL;
   }
-  room_open(h, r, c);
+  gk_room__open(h, r, c);
   if (gk_log_begin(h->log, GK_LOG_INFO, "room_created", r->code)) {
     gk_log_str(h->log, "genre", r->genre->sim->name);
     gk_log_u64(h->log, "max_players", r->max_players);
@@ -299,7 +302,7 @@ void gk_room__on_join(gk_room_host *h, gk_room *r, uint32_t peer,
   gk_room_conn *c = gk_room__conn_get(h, peer);
   int rc = 0;
   const char *why = NULL;
-  leave_drained(h, c);
+  gk_room__leave_drained(h, c);
   if (h->shutting_down) {
     rc = GK_ECLOSED, why = "server is shutting down";
   } else if (c->room != NULL) {
@@ -308,6 +311,8 @@ void gk_room__on_join(gk_room_host *h, gk_room *r, uint32_t peer,
     rc = GK_EPERM, why = "spectators are not served yet";
   } else if (!gk_wire_code_valid(m->u.room.code) || r == NULL) {
     rc = GK_ENOTFOUND, why = "no room with that code";
+  } else if (r->quick && r->state == GK_ROOM_LOBBY) {
+    rc = GK_EPERM, why = "a quick-play lobby is joined through quick play";
   } else if (r->state != GK_ROOM_LOBBY) {
     rc = gk_room__join_late_check(h, r, &why); /* gk_room_join.c */
   } else if (r->nslots >= r->max_players) {
@@ -348,6 +353,9 @@ static int start_check(const gk_room_host *h, const gk_room_conn *c,
                        const gk_room *r, char *err, size_t errlen) {
   if (!r || r->state != GK_ROOM_LOBBY)
     return gk_errf(err, errlen, GK_ESTATE, "not in a room's lobby");
+  if (r->quick)
+    return gk_errf(err, errlen, GK_EPERM,
+                   "a quick-play room starts once its seats are taken");
   if (c->slot != 0)
     return gk_errf(err, errlen, GK_EPERM, "only the room's creator starts");
   if (h->shutting_down)
@@ -405,7 +413,13 @@ void gk_room__on_start(gk_room_host *h, gk_room *r, uint32_t peer) {
     if (gk_room__conn_get(h, peer)) gk_room__send_error(h, peer, rc, err);
     return;
   }
-  rc = gk_room__match_begin(h, r, err, sizeof(err));
+  gk_room__start_now(h, r, peer);
+}
+
+void gk_room__start_now(gk_room_host *h, gk_room *r, uint32_t peer) {
+  char err[GK_SERVER_CONFIG_ERR_MAX];
+  err[0] = '\0';
+  int rc = gk_room__match_begin(h, r, err, sizeof(err));
   if (rc) {
     /* the room stays a lobby: nothing to undo */
     h->stats.refused++;
@@ -414,7 +428,10 @@ void gk_room__on_start(gk_room_host *h, gk_room *r, uint32_t peer) {
       gk_log_str(h->log, "reason", err);
       gk_log_end(h->log);
     }
-    gk_room__send_error(h, peer, rc, err);
+    if (peer != GK_ROOM_NO_CONN)
+      gk_room__send_error(h, peer, rc, err);
+    else
+      gk_room__send_room_error(h, r, rc, err);
     return;
   }
   send_match_start(h, r);
@@ -435,7 +452,7 @@ void gk_room__on_start(gk_room_host *h, gk_room *r, uint32_t peer) {
 /* END_MATCH from the creator while the room is still a lobby: close it. */
 void gk_room__on_lobby_end(gk_room_host *h, gk_room *r, uint32_t peer) {
   gk_room_conn *c = gk_room__conn_get(h, peer);
-  if (!r || r->state != GK_ROOM_LOBBY || c->slot != 0) {
+  if (!r || r->state != GK_ROOM_LOBBY || c->slot != 0 || r->quick) {
     h->stats.drop_unexpected++;
     gk_room__strike(h, peer, "END_MATCH outside a room it created", GK_EPERM);
     return;

@@ -28,6 +28,7 @@ typedef struct sv_ask {
   gk_server *s;
   uint32_t peer;
   gk_wire_msg m;
+  void *quick; /* a quick-play claim's request (gk_server_quick.c) */
 } sv_ask;
 
 static const char *request_code(const gk_wire_msg *m) {
@@ -46,12 +47,12 @@ static void not_found(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
     gk_room_spectate(h, NULL, peer, m, now);
 }
 
-static void send_redirect(gk_server *s, uint32_t peer, const gk_wire_msg *m,
-                          const gk_fleet_where *w) {
+void sv_fleet_redirect(gk_server *s, uint32_t peer, int request,
+                       const char *code, const gk_fleet_where *w) {
   gk_wire_msg out;
   memset(&out, 0, sizeof(out));
   out.type = GK_MSG_REDIRECT;
-  memcpy(out.u.redirect.code, request_code(m), GK_WIRE_CODE_LEN + 1);
+  snprintf(out.u.redirect.code, sizeof(out.u.redirect.code), "%s", code);
   memcpy(out.u.redirect.enet, w->enet, sizeof(out.u.redirect.enet));
   memcpy(out.u.redirect.ws_url, w->ws_url, sizeof(out.u.redirect.ws_url));
   if (sv_send(s, peer, &out) != 0) {
@@ -60,10 +61,10 @@ static void send_redirect(gk_server *s, uint32_t peer, const gk_wire_msg *m,
     return;
   }
   s->fleet_stats.redirects++;
-  if (gk_log_begin(s->log, GK_LOG_INFO, "redirect", request_code(m))) {
+  if (gk_log_begin(s->log, GK_LOG_INFO, "redirect", code)) {
     gk_log_u64(s->log, "peer", peer);
     gk_log_str(s->log, "node", w->node);
-    gk_log_str(s->log, "request", gk_wire_type_name((int)m->type));
+    gk_log_str(s->log, "request", gk_wire_type_name(request));
     gk_log_end(s->log);
   }
   sv_conn_close(s, peer, 0); /* once the REDIRECT has left */
@@ -82,11 +83,16 @@ static void on_found(void *user, void *ctx, int status, const gk_fleet_where *w,
                      const char *text) {
   gk_server *s = user;
   sv_ask *q = ctx;
+  if (q->quick) {
+    sv_quick_claimed(s, q->quick, status, w);
+    free(q);
+    return;
+  }
   sv_conn *c = s->closing ? NULL : sv_conn_get(s, q->peer);
   if (c) c->asking = 0;
   if (c && !sv_conn_room(c) && status != GK_ECLOSED) {
     if (status == 0)
-      send_redirect(s, q->peer, &q->m, w);
+      sv_fleet_redirect(s, q->peer, (int)q->m.type, request_code(&q->m), w);
     else if (status == GK_ENOTFOUND) {
       sv_auth_miss(s, q->peer);
       not_found(s, q->peer, &q->m);
@@ -96,6 +102,11 @@ static void on_found(void *user, void *ctx, int status, const gk_fleet_where *w,
       unavailable(s, q->peer, status, text);
   }
   free(q);
+}
+
+static void on_seat(void *user, void *ctx, int status, const gk_fleet_seat *st,
+                    const char *text) {
+  sv_quick_seat(user, ctx, status, st, text);
 }
 
 static void on_note(void *user, const char *event, int code, const char *text) {
@@ -238,8 +249,8 @@ int sv_fleet_start(gk_server *s, char *err, size_t errlen) {
                          .heartbeat_ms = fc->heartbeat_ms,
                          .ttl_ms = fc->ttl_ms,
                          .max_rooms = fc->max_rooms};
-  gk_fleet_hooks hooks = {s,         on_found,  on_note,
-                          on_closed, make_code, listed_rooms};
+  gk_fleet_hooks hooks = {s,         on_found,     on_note, on_closed,
+                          make_code, listed_rooms, on_seat};
   int rc = gk_fleet_start(s->loop, &cfg, &hooks, &s->fleet);
   if (rc)
     return gk_errf(err, errlen, rc, "fleet: cannot start: %s", gk_strerror(rc));
@@ -290,7 +301,7 @@ int sv_fleet_ask(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
               GK_ESTATE);
     return 1;
   }
-  sv_ask *q = malloc(sizeof(*q));
+  sv_ask *q = calloc(1, sizeof(*q));
   if (!q) {
     unavailable(s, peer, GK_ENOMEM, "out of memory");
     return 1;
@@ -307,6 +318,16 @@ int sv_fleet_ask(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   }
   c->asking = 1;
   return 1;
+}
+
+int sv_fleet_claim(gk_server *s, const char *code, void *quick) {
+  sv_ask *q = calloc(1, sizeof(*q));
+  if (!q) return GK_ENOMEM;
+  q->s = s;
+  q->quick = quick;
+  int rc = gk_fleet_claim(s->fleet, code, q);
+  if (rc) free(q);
+  return rc;
 }
 
 const gk_fleet_stats *sv_fleet_directory_stats(const gk_server *s) {

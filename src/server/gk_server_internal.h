@@ -114,6 +114,14 @@ typedef struct sv_auth {
 
 /* What the server itself counts of the fleet (gk_server_fleet.c); the
  * directory's own counters are gk_fleet_stats. */
+/* Quick play's outcomes here (gk_server_quick.c). */
+typedef struct sv_quick_counts {
+  uint64_t joined;     /* seated in a quick-play lobby here */
+  uint64_t created;    /* seated in a new one made here */
+  uint64_t redirected; /* sent to a lobby on another node */
+  uint64_t refused;    /* answered ERROR */
+} sv_quick_counts;
+
 typedef struct sv_fleet_counts {
   uint64_t redirects;        /* REDIRECTs sent */
   uint64_t redirects_failed; /* room requests the directory could not
@@ -163,6 +171,7 @@ struct gk_server {
   sv_auth auth;           /* admission: gk_server_auth.c */
   struct gk_fleet *fleet; /* the room directory, NULL = no fleet */
   sv_fleet_counts fleet_stats;
+  sv_quick_counts quick_stats;
 };
 
 /* The loop's time, in ms: one value for a whole callback, so two reads
@@ -285,6 +294,14 @@ int sv_fleet_full(const gk_server *s);
  * library's unknown-code answer), 0 if there is no fleet (or the request
  * is the room library's to refuse). */
 int sv_fleet_ask(gk_server *s, uint32_t peer, const gk_wire_msg *m);
+/* REDIRECT (code, the room's node) to a connection for its `request`
+ * (a type), then closes it once it has left. */
+struct gk_fleet_where;
+void sv_fleet_redirect(gk_server *s, uint32_t peer, int request,
+                       const char *code, const struct gk_fleet_where *w);
+/* Is `code` this node's in the directory (gk_fleet_claim)? The answer
+ * goes to sv_quick_claimed with `quick`. 0 or the directory's code. */
+int sv_fleet_claim(gk_server *s, const char *code, void *quick);
 /* The directory's counters, NULL without a fleet. */
 const struct gk_fleet_stats *sv_fleet_directory_stats(const gk_server *s);
 /* 0 if this node has a fleet and its directory is unreachable. */
@@ -296,6 +313,23 @@ int sv_fleet_reachable(const gk_server *s);
  * nodes' as of the directory's last refresh (gk_fleet_public). NULL if
  * out of memory (caller deletes). */
 struct cJSON *sv_fleet_public_rooms(const gk_server *s, const char *genre);
+
+/* --- gk_server_quick.c: QUICK_PLAY --------------------------------------- */
+
+/* QUICK_PLAY from a connection: 1 if it waits for the directory (the
+ * answer, a seat, REDIRECT or ERROR, comes later), 0 if answered. */
+int sv_quick_play(gk_server *s, uint32_t peer, const gk_wire_msg *m);
+/* The directory's answers (gk_server_fleet.c's hooks). */
+struct gk_fleet_seat;
+void sv_quick_seat(gk_server *s, void *ctx, int status,
+                   const struct gk_fleet_seat *st, const char *text);
+void sv_quick_claimed(gk_server *s, void *ctx, int status,
+                      const struct gk_fleet_where *w);
+/* A quick-play room's seats changed (consume 1: a player the directory
+ * promised a seat to took it): its entry in the directory follows. */
+void sv_quick_sync(gk_server *s, gk_room *r, int consume);
+/* A quick-play room leaves: its entry goes. */
+void sv_quick_gone(gk_server *s, gk_room *r);
 
 /* --- gk_server_auth.c: connect tokens and abuse limits ------------------- */
 

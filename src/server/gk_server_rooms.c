@@ -85,6 +85,7 @@ static int env_code_taken(void *user, const char *code) {
 static void env_gone(void *user, gk_room *r) {
   gk_server *s = user;
   const gk_room_tag *tag = gk_room_tag_of(r);
+  sv_quick_gone(s, r);
   sv_fleet_room_gone(s, gk_room_code(r));
   s->rooms[tag->index] = NULL;
   s->host.nrooms--;

@@ -127,6 +127,9 @@ static void route_control(gk_server *s, gk_room *r, uint32_t peer,
       gk_room_join(h, to, peer, m, now);
     close_refused(s, peer);
     break;
+  case GK_MSG_QUICK_PLAY:
+    if (!sv_quick_play(s, peer, m)) close_refused(s, peer);
+    break; /* else the directory answers: gk_server_quick.c */
   case GK_MSG_START_MATCH:
     gk_room_start(h, r, peer, now);
     break;
@@ -255,5 +258,9 @@ void sv_link_down(gk_server *s, sv_link *l) {
     gk_log_u64(s->log, "peer", peer);
     gk_log_end(s->log);
   }
-  if (r) gk_room_conn_down(r, peer, slot, spectator, sv_room_now(s));
+  if (!r) return;
+  char code[GK_WIRE_CODE_LEN + 1];
+  memcpy(code, gk_room_code(r), sizeof(code));
+  gk_room_conn_down(r, peer, slot, spectator, sv_room_now(s));
+  if ((r = sv_room_find(s, code)) != NULL) sv_quick_sync(s, r, 0);
 }

@@ -86,7 +86,7 @@ static void node_start(node *n, const char *id, const char *password,
                          .ttl_ms = ttl_ms,
                          .max_rooms = 16};
   gk_fleet_hooks hooks = {
-      n, on_found, on_note, on_closed, pool ? make_code : NULL, NULL};
+      n, on_found, on_note, on_closed, pool ? make_code : NULL, NULL, NULL};
   cr_assert_eq(gk_fleet_start(&loop, &cfg, &hooks, &n->f), 0);
 }
 

@@ -82,6 +82,19 @@ static int sample_snap_msg(int i, gk_wire_msg *m) {
     strcpy(m->u.redirect.enet, "b.example:7777");
     strcpy(m->u.redirect.ws_url, "wss://b.example/7779/play");
     return 1;
+  case 26: /* quick play */
+    m->type = GK_MSG_QUICK_PLAY;
+    strcpy(m->u.quick.code, GK_WIRE_CODE_ANY);
+    m->u.quick.room.max_players = 4;
+    strcpy(m->u.quick.room.genre, "survivors");
+    strcpy(m->u.quick.room.config, "{\"level\":2}");
+    return 1;
+  case 27:
+    m->type = GK_MSG_QUICK_JOINED;
+    strcpy(m->u.quick_joined.code, "K7QX222222222222");
+    m->u.quick_joined.slot = 3;
+    m->u.quick_joined.players = 4;
+    return 1;
   default:
     return 0;
   }
@@ -782,4 +795,16 @@ Test(wire_codec,
   cr_assert_eq(gk_wire_decode(buf, len, &d), 0);
   cr_assert_arr_eq(d.u.room.token, m.u.room.token, GK_WIRE_TOKEN_BYTES);
   cr_assert_eq(gk_wire_decode(buf, len - 5, &d), GK_ETRUNC);
+}
+
+Test(wire_codec,
+     quick_play_with_a_bad_code_or_joined_with_no_players_is_refused) {
+  const uint8_t bad_code[] = {'1'}; /* not base32 */
+  expect_patched(26, 2, bad_code, 1, GK_EPROTO);
+  const uint8_t zero[] = {0}; /* players 0 */
+  expect_patched(27, 2 + GK_WIRE_CODE_LEN + 1, zero, 1, GK_ERANGE);
+  const uint8_t slot[] = {GK_PLAYERS_MAX}; /* a slot past the last */
+  expect_patched(27, 2 + GK_WIRE_CODE_LEN, slot, 1, GK_ERANGE);
+  const uint8_t genre[] = {'A'}; /* the genre's first byte: not [a-z0-9_-] */
+  expect_patched(26, 2 + GK_WIRE_CODE_LEN + 3, genre, 1, GK_EPROTO);
 }

@@ -101,6 +101,17 @@ static int sample_room(gk_wire_type type, int big, gk_wire_msg *m) {
     text(m->u.redirect.enet, big ? GK_WIRE_ADDR_MAX : 1, 'e');
     text(m->u.redirect.ws_url, big ? GK_WIRE_ADDR_MAX : 0, 'w');
     return 1;
+  case GK_MSG_QUICK_PLAY:
+    strcpy(m->u.quick.code, code);
+    m->u.quick.room.max_players = 1;
+    text(m->u.quick.room.genre, big ? GK_WIRE_GENRE_MAX : 1, 'a');
+    text(m->u.quick.room.config, big ? GK_WIRE_CONFIG_MAX : 0, ' ');
+    m->u.quick.room.token_len = big ? GK_WIRE_TOKEN_BYTES : 0;
+    return 1;
+  case GK_MSG_QUICK_JOINED:
+    strcpy(m->u.quick_joined.code, code);
+    m->u.quick_joined.players = 1;
+    return 1;
   default:
     return 0;
   }

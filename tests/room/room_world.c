@@ -314,6 +314,15 @@ static void route_control(rw_world *w, gk_room *r, uint32_t id,
   case GK_MSG_JOIN_ROOM:
     gk_room_join(h, rw_room(w, m->u.room.code), id, m, w->now_ms);
     break;
+  case GK_MSG_QUICK_PLAY: {
+    gk_room *best = NULL;
+    for (uint32_t i = 0; i < w->nrooms; i++)
+      best = gk_room_quick_best(best, w->rooms[i], m);
+    gk_room *got =
+        gk_room_quick(h, best, id, m, NULL, GK_PLAYERS_MAX, w->now_ms);
+    if (got && !best) publish(w, got);
+    break;
+  }
   case GK_MSG_START_MATCH:
     gk_room_start(h, r, id, w->now_ms);
     break;
@@ -377,6 +386,21 @@ gk_room *rw_create(rw_world *w, uint32_t id, const char *genre,
   uint32_t before = w->nrooms;
   rw_send(w, id, &m);
   return w->nrooms > before ? w->rooms[w->nrooms - 1] : NULL;
+}
+
+gk_room *rw_quick(rw_world *w, uint32_t id, const char *genre,
+                  uint32_t max_players, const char *config) {
+  gk_wire_msg m;
+  memset(&m, 0, sizeof(m));
+  m.type = GK_MSG_QUICK_PLAY;
+  memcpy(m.u.quick.code, GK_WIRE_CODE_ANY, GK_WIRE_CODE_LEN + 1);
+  m.u.quick.room.max_players = (uint8_t)max_players;
+  snprintf(m.u.quick.room.genre, sizeof(m.u.quick.room.genre), "%s", genre);
+  snprintf(m.u.quick.room.config, sizeof(m.u.quick.room.config), "%s",
+           config ? config : "");
+  rw_send(w, id, &m);
+  rw_conn *c = rw_conn_of(w, id);
+  return c ? c->rc.room : NULL;
 }
 
 void rw_join(rw_world *w, uint32_t id, const char *code) {

@@ -111,6 +111,10 @@ gk_room *rw_create(rw_world *w, uint32_t id, const char *genre,
                    const char *config);
 /* JOIN_ROOM (as a player), START_MATCH, END_MATCH from id. */
 void rw_join(rw_world *w, uint32_t id, const char *code);
+/* QUICK_PLAY (any room) for a `genre` room of max_players with `config`
+ * (NULL: ""): the room the connection is in after it, or NULL. */
+gk_room *rw_quick(rw_world *w, uint32_t id, const char *genre,
+                  uint32_t max_players, const char *config);
 void rw_start(rw_world *w, uint32_t id);
 void rw_end_match(rw_world *w, uint32_t id, int reason);
 /* The room with that code in the table, or NULL. */

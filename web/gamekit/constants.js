@@ -98,6 +98,8 @@ export const MSG = Object.freeze({
   STATE_BEGIN: 46,
   STATE_CHUNK: 47,
   REDIRECT: 56,
+  QUICK_PLAY: 57,
+  QUICK_JOINED: 58,
 });
 
 /** GK_WIRE_END_* (src/net/gk_net_wire.h). */

@@ -1,0 +1,62 @@
+/* gk_net_wire_quick.c: the quick-play messages' codec (docs/PROTOCOL.md,
+ * "Quick play").
+ *
+ *  QUICK_PLAY    code: GK_WIRE_CODE_LEN bytes (GK_WIRE_CODE_ANY, or the
+ *                code a REDIRECT named) | a CREATE_ROOM body
+ *  QUICK_JOINED  code: GK_WIRE_CODE_LEN bytes | slot u8 | players u8
+ */
+#include <string.h>
+
+#include "gk_err.h"
+#include "gk_net_wire_internal.h"
+
+static int get_code(gk_reader *r, char code[GK_WIRE_CODE_LEN + 1]) {
+  int rc = gk_read_bytes(r, code, GK_WIRE_CODE_LEN);
+  code[GK_WIRE_CODE_LEN] = '\0';
+  if (rc != 0) return rc;
+  if (!gk_wire_code_valid(code)) {
+    code[0] = '\0';
+    return GK_EPROTO;
+  }
+  return 0;
+}
+
+int gk__wire_enc_quick_play(const gk_wire_msg *msg, gk__wire_put *b) {
+  const gk_wire_quick_play *m = &msg->u.quick;
+  if (!gk_wire_code_valid(m->code)) return GK_EPROTO;
+  gk__wire_put_bytes(b, m->code, GK_WIRE_CODE_LEN);
+  return gk__wire_enc_create_body(&m->room, b);
+}
+
+int gk__wire_dec_quick_play(gk_reader *r, gk_wire_msg *msg) {
+  gk_wire_quick_play *m = &msg->u.quick;
+  int rc = get_code(r, m->code);
+  return rc != 0 ? rc : gk__wire_dec_create_body(r, &m->room);
+}
+
+static int check_joined(const gk_wire_quick_joined *m) {
+  if (m->players < 1 || m->players > GK_PLAYERS_MAX ||
+      m->slot >= GK_PLAYERS_MAX)
+    return GK_ERANGE;
+  return 0;
+}
+
+int gk__wire_enc_quick_joined(const gk_wire_msg *msg, gk__wire_put *b) {
+  const gk_wire_quick_joined *m = &msg->u.quick_joined;
+  if (!gk_wire_code_valid(m->code)) return GK_EPROTO;
+  if (check_joined(m) != 0) return GK_ERANGE;
+  gk__wire_put_bytes(b, m->code, GK_WIRE_CODE_LEN);
+  gk__wire_put_le(b, m->slot, 1);
+  gk__wire_put_le(b, m->players, 1);
+  return b->err;
+}
+
+int gk__wire_dec_quick_joined(gk_reader *r, gk_wire_msg *msg) {
+  gk_wire_quick_joined *m = &msg->u.quick_joined;
+  int rc = get_code(r, m->code);
+  if (rc != 0) return rc;
+  m->slot = gk_read_u8(r);
+  m->players = gk_read_u8(r);
+  if (r->err != 0) return r->err;
+  return check_joined(m);
+}
