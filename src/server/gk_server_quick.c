@@ -82,7 +82,10 @@ void sv_quick_gone(gk_server *s, gk_room *r) {
 static void seat_here(gk_server *s, uint32_t peer, const gk_wire_msg *m,
                       const char *code, int consume) {
   gk_room *r = code ? sv_room_find(s, code) : NULL;
-  if (r && !gk_room_quick_fits(r, m)) r = NULL, code = NULL; /* filled */
+  if (r && !gk_room_quick_fits(r, m)) { /* filled: another lobby here */
+    s->quick_stats.moved++;
+    r = NULL, code = NULL;
+  }
   if (!r && !code) r = best_here(s, m);
   if (!r && (sv_fleet_full(s) || s->host.nrooms >= s->cfg->max_rooms)) {
     refuse(s, peer, GK_EFULL, "no room left on this server");
@@ -130,6 +133,14 @@ void sv_quick_seat(gk_server *s, void *ctx, int status, const gk_fleet_seat *st,
                    const char *text) {
   sv_quick_ask *q = ctx;
   sv_conn *c = waiting(s, q);
+  if (gk_log_begin(s->log, GK_LOG_DEBUG, "quick_seat", st ? st->code : NULL)) {
+    gk_log_u64(s->log, "peer", q->peer);
+    gk_log_err(s->log, "code", status);
+    gk_log_str(s->log, "node", st ? st->where.node : NULL);
+    gk_log_u64(s->log, "created", st ? (uint64_t)st->created : 0);
+    gk_log_str(s->log, "text", text);
+    gk_log_end(s->log);
+  }
   if (c && status == GK_EEXIST && ++q->tries < CANDIDATE_TRIES &&
       ask_seat(s, q) == 0) {
     c->asking = 1;
@@ -198,6 +209,11 @@ int sv_quick_play(gk_server *s, uint32_t peer, const gk_wire_msg *m) {
   q->peer = peer;
   q->m = *m;
   int rc = any ? ask_seat(s, q) : sv_fleet_claim(s, code, q);
+  if (rc && gk_log_begin(s->log, GK_LOG_WARN, "quick_local", NULL)) {
+    gk_log_err(s->log, "code", rc);
+    gk_log_str(s->log, "text", "the directory cannot be asked: a seat here");
+    gk_log_end(s->log);
+  }
   if (rc) {
     free(q);
     seat_here(s, peer, m, NULL, 0);

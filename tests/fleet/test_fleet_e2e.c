@@ -580,3 +580,142 @@ Test(fleet_e2e, the_public_list_has_listed_rooms_of_every_node_and_no_private,
   fleet_stop(n, 2);
   fleet_remove(n, 2);
 }
+
+/* --- quick play ----------------------------------------------------------- */
+
+#define QP_PLAYERS 12
+#define QP_SEATS 4
+
+static void quick_send(raw *c, const char *code) {
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_QUICK_PLAY;
+  snprintf(m.u.quick.code, sizeof m.u.quick.code, "%s", code);
+  m.u.quick.room.max_players = QP_SEATS;
+  snprintf(m.u.quick.room.genre, sizeof m.u.quick.room.genre, "survivors");
+  raw_send_msg(c, &m);
+}
+
+/* Pumps every client until each has seen `type` (or an ERROR, or a
+ * REDIRECT when `type` is QUICK_JOINED), within ms. */
+static void pump_all(raw *c, int n, int type, int ms) {
+  for (int waited = 0; waited < ms; waited += 5 * n) {
+    int done = 1;
+    for (int i = 0; i < n; i++) {
+      raw_pump(&c[i], 0);
+      done &= c[i].seen[type] || c[i].seen[GK_MSG_ERROR] ||
+              (type == GK_MSG_QUICK_JOINED && c[i].seen[GK_MSG_REDIRECT]);
+    }
+    if (done) return;
+  }
+}
+
+/* The node whose ENet port a REDIRECT names. */
+static const node *node_at(const node *n, int count, const char *enet) {
+  for (int i = 0; i < count; i++) {
+    char want[64];
+    snprintf(want, sizeof want, "127.0.0.1:%u", (unsigned)n[i].port);
+    if (strcmp(want, enet) == 0) return &n[i];
+  }
+  cr_assert_fail("a REDIRECT to no node: %s", enet);
+  return NULL;
+}
+
+/* One race: 12 quick plays at once, 4 at each node; the redirected ones
+ * follow. Every player ends in a room that started with 4. Returns how
+ * many were redirected. */
+static int quick_race(const node *n, int rep) {
+  raw c[QP_PLAYERS];
+  for (int i = 0; i < QP_PLAYERS; i++) raw_connect(&c[i], n[i % 3].port);
+  for (int i = 0; i < QP_PLAYERS; i++) quick_send(&c[i], GK_WIRE_CODE_ANY);
+  pump_all(c, QP_PLAYERS, GK_MSG_QUICK_JOINED, 5000);
+  int redirected = 0;
+  for (int i = 0; i < QP_PLAYERS; i++) {
+    cr_assert_eq(c[i].seen[GK_MSG_ERROR], 0, "race %d, player %d: ERROR %s",
+                 rep, i, gk_err_name(c[i].last[GK_MSG_ERROR].u.error.code));
+    if (!c[i].seen[GK_MSG_REDIRECT]) continue;
+    gk_wire_redirect to = c[i].last[GK_MSG_REDIRECT].u.redirect;
+    raw_close(&c[i]);
+    raw_connect(&c[i], node_at(n, 3, to.enet)->port);
+    quick_send(&c[i], to.code);
+    redirected++;
+  }
+  pump_all(c, QP_PLAYERS, GK_MSG_MATCH_START, 5000);
+  char codes[QP_PLAYERS][GK_WIRE_CODE_LEN + 1];
+  int rooms = 0, per[QP_PLAYERS] = {0}, slots[QP_PLAYERS] = {0};
+  for (int i = 0; i < QP_PLAYERS; i++) {
+    cr_assert(c[i].seen[GK_MSG_QUICK_JOINED] && !c[i].seen[GK_MSG_ERROR],
+              "race %d, player %d: not seated (%s)", rep, i,
+              c[i].seen[GK_MSG_ERROR]
+                  ? gk_err_name(c[i].last[GK_MSG_ERROR].u.error.code)
+                  : "no answer");
+    cr_assert(c[i].seen[GK_MSG_MATCH_START],
+              "race %d, player %d: its room never started", rep, i);
+    const gk_wire_quick_joined *j =
+        &c[i].last[GK_MSG_QUICK_JOINED].u.quick_joined;
+    int k = 0;
+    while (k < rooms && strcmp(codes[k], j->code) != 0) k++;
+    if (k == rooms) memcpy(codes[rooms++], j->code, GK_WIRE_CODE_LEN + 1);
+    per[k]++;
+    cr_assert_eq(slots[k] & (1 << j->slot), 0, "race %d: slot %u twice", rep,
+                 j->slot);
+    slots[k] |= 1 << j->slot;
+  }
+  cr_assert_eq(rooms, QP_PLAYERS / QP_SEATS, "race %d: %d rooms", rep, rooms);
+  for (int k = 0; k < rooms; k++)
+    cr_assert_eq(per[k], QP_SEATS, "race %d: room %s has %d", rep, codes[k],
+                 per[k]);
+  for (int i = 0; i < QP_PLAYERS; i++) raw_close(&c[i]);
+  return redirected;
+}
+
+/* One player waits at node a; three more ask at b, c and b: each is sent
+ * to a's lobby, which then starts. */
+static void quick_follow(const node *n) {
+  raw c[4];
+  const int at[4] = {0, 1, 2, 1};
+  for (int i = 0; i < 4; i++) {
+    raw_connect(&c[i], n[at[i]].port);
+    quick_send(&c[i], GK_WIRE_CODE_ANY);
+    pump_all(&c[i], 1, GK_MSG_QUICK_JOINED, 3000);
+    if (i == 0) {
+      cr_assert(c[0].seen[GK_MSG_QUICK_JOINED], "the first is not seated");
+      continue;
+    }
+    cr_assert(c[i].seen[GK_MSG_REDIRECT], "player %d at node %d: no REDIRECT",
+              i, at[i]);
+    gk_wire_redirect to = c[i].last[GK_MSG_REDIRECT].u.redirect;
+    cr_assert_eq(node_at(n, 3, to.enet), &n[0], "not sent to a's lobby");
+    cr_assert_str_eq(to.code,
+                     c[0].last[GK_MSG_QUICK_JOINED].u.quick_joined.code);
+    raw_close(&c[i]);
+    raw_connect(&c[i], n[0].port);
+    quick_send(&c[i], to.code);
+  }
+  pump_all(c, 4, GK_MSG_MATCH_START, 5000);
+  for (int i = 0; i < 4; i++) {
+    cr_assert(c[i].seen[GK_MSG_MATCH_START], "player %d: no start", i);
+    cr_assert_str_eq(c[i].last[GK_MSG_QUICK_JOINED].u.quick_joined.code,
+                     c[0].last[GK_MSG_QUICK_JOINED].u.quick_joined.code);
+    raw_close(&c[i]);
+  }
+}
+
+Test(fleet_e2e, twelve_quick_plays_at_three_nodes_fill_three_rooms_20_times,
+     .timeout = 240) {
+  node n[3];
+  fleet_up(n, 3);
+  quick_follow(n);
+  int redirected = 0;
+  for (int rep = 0; rep < 20; rep++) redirected += quick_race(n, rep);
+  fprintf(stderr, "quick play races: %d of %d players redirected\n", redirected,
+          20 * QP_PLAYERS);
+  for (int i = 0; i < 3; i++) { /* the directory alone kept them apart */
+    cr_assert_eq(http_get(&n[i], "/metrics", http_buf), 200);
+    cr_assert(strstr(http_buf, "gk_fleet_quick_asks_total "), "not counted");
+    cr_assert(strstr(http_buf, "gk_quick_play_total{outcome=\"moved\"} 0\n"),
+              "node %d seated players whose lobby had filled", i);
+  }
+  fleet_stop(n, 3);
+  fleet_remove(n, 3);
+}

@@ -372,6 +372,23 @@ static void desync_counters(out *o, const gk_server *s) {
         gk_room_dsy_result_names[i], rs->desync_reports[i]);
 }
 
+/* Quick play's outcomes (gk_server_quick.c), with or without a fleet. */
+static void quick_counters(out *o, const gk_server *s) {
+  const sv_quick_counts *q = &s->quick_stats;
+  head(o, "gk_quick_play_total", "counter",
+       "QUICK_PLAY requests by outcome: joined (a lobby here), created (a "
+       "new one here), redirected (a lobby on another node), refused "
+       "(ERROR); moved: of joined and created, those that came for a lobby "
+       "that had filled meanwhile.");
+  put(o,
+      "gk_quick_play_total{outcome=\"joined\"} %" PRIu64 "\n"
+      "gk_quick_play_total{outcome=\"created\"} %" PRIu64 "\n"
+      "gk_quick_play_total{outcome=\"redirected\"} %" PRIu64 "\n"
+      "gk_quick_play_total{outcome=\"refused\"} %" PRIu64 "\n"
+      "gk_quick_play_total{outcome=\"moved\"} %" PRIu64 "\n",
+      q->joined, q->created, q->redirected, q->refused, q->moved);
+}
+
 /* A fleet's node (gk_server_fleet.c): its redirects and its directory's
  * counters (gk_fleet.h, one X-macro list), as gk_fleet_<name>_total;
  * nothing without a fleet. */
@@ -408,6 +425,7 @@ size_t sv_metrics_write(const gk_server *s, char *buf, size_t cap) {
   matches(&o, s, &l, &f);
   room_counters(&o, s);
   desync_counters(&o, s);
+  quick_counters(&o, s);
   fleet_counters(&o, s);
   hist(&o, "gk_tick_lateness_seconds",
        "How long after its deadline each step timer tick fired.",
