@@ -129,6 +129,9 @@ export declare class Client {
    * server) from one as typed or as on the wire; null if it is no code. */
   shownCode(code: string): string | null;
   join(code: string, o?: { token?: Uint8Array }): Promise<{ type: "joined"; slot: number; players: number }>;
+  /** Quick play: the fullest open room of this kind, or a new one; it
+   * starts once full. Follows one REDIRECT. */
+  quickPlay(o: { genre: string; maxPlayers?: number; inputDelay?: number; options?: object | null }): Promise<{ type: "quick_joined"; code: string; slot: number; players: number }>;
   spectate(code: string, o?: { token?: Uint8Array }): void;
   rejoin(code: string, slot: number, secret: Uint8Array, o?: { token?: Uint8Array }): void;
   start(): void;

@@ -390,6 +390,7 @@ export class Client {
         "that takes no WebSocket players (" + r.enet + ")",
         "The room is on a server that takes no browser players.");
     this.redirected = true;
+    this.redirectCode = r.code; // quick play asks there for that room
     this.redirects++;
     this.emit("redirect", r);
     const old = this.ws;
@@ -432,6 +433,11 @@ export class Client {
     } else if (type === MSG.JOINED) {
       this.slot = body[2];
       ev = { type: "joined", slot: body[2], players: body[3] };
+    } else if (type === MSG.QUICK_JOINED) {
+      this.code = latin(body.subarray(2, 18));
+      this.slot = body[18];
+      ev = { type: "quick_joined", code: this.code, slot: body[18],
+        players: body[19] };
     } else if (type === MSG.ERROR) {
       ev = { type: "error", code: dv.getInt16(2, true),
         text: latin(body.subarray(5, 5 + body[4])) };
@@ -508,7 +514,30 @@ export class Client {
   roomRequest(send) {
     this.request = send;
     this.redirected = false;
+    this.redirectCode = "";
     send();
+  }
+
+  /** Quick play (docs/PROTOCOL.md): a seat in the fullest open room of
+   * this kind ({ genre, maxPlayers, inputDelay, options }: rooms asked
+   * for with the same values are shared), or a new one; its match starts
+   * once every seat is taken. Resolves { code, slot, players }. Follows
+   * one REDIRECT (a fleet) to the room's node. */
+  quickPlay({ genre, maxPlayers = 2, inputDelay = 0, options = null } = {}) {
+    this.roomRequest(() => {
+      const c = cstr(this.m, this.redirectCode);
+      const g = cstr(this.m, genre);
+      const o = cstr(this.m, options ? JSON.stringify(options) : "");
+      try {
+        this.check(this.call((w, lo, hi) => this.m._gk_webx_quick_play(w, lo,
+          hi, c, maxPlayers, inputDelay, g, o)), "quickPlay");
+      } finally {
+        this.m._free(c);
+        this.m._free(g);
+        this.m._free(o);
+      }
+    });
+    return this.expect("quick_joined");
   }
 
   /** Joins room `code` as a player. Resolves { slot, players }. Follows

@@ -291,14 +291,11 @@ static int put_token(uint8_t *len, uint8_t *dst, const uint8_t *token,
   return 0;
 }
 
-int gk_web_create_room_at(gk_web *w, uint64_t now, uint32_t max_players,
-                          uint32_t input_delay, const char *genre,
-                          const char *options_json, const uint8_t *token,
-                          uint32_t token_len) {
-  gk_wire_msg m;
-  memset(&m, 0, sizeof m);
-  m.type = GK_MSG_CREATE_ROOM;
-  gk_wire_create_room *c = &m.u.create_room;
+/* A CREATE_ROOM body (CREATE_ROOM's, QUICK_PLAY's). */
+static int room_body(gk_wire_create_room *c, uint32_t max_players,
+                     uint32_t input_delay, const char *genre,
+                     const char *options_json, const uint8_t *token,
+                     uint32_t token_len) {
   if (genre == NULL || strlen(genre) > GK_WIRE_GENRE_MAX || max_players > 255 ||
       input_delay > 255 ||
       (options_json != NULL && strlen(options_json) > GK_WIRE_CONFIG_MAX))
@@ -307,7 +304,33 @@ int gk_web_create_room_at(gk_web *w, uint64_t now, uint32_t max_players,
   c->input_delay = (uint8_t)input_delay;
   strcpy(c->genre, genre);
   if (options_json != NULL) strcpy(c->config, options_json);
-  int rc = put_token(&c->token_len, c->token, token, token_len);
+  return put_token(&c->token_len, c->token, token, token_len);
+}
+
+int gk_web_create_room_at(gk_web *w, uint64_t now, uint32_t max_players,
+                          uint32_t input_delay, const char *genre,
+                          const char *options_json, const uint8_t *token,
+                          uint32_t token_len) {
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_CREATE_ROOM;
+  int rc = room_body(&m.u.create_room, max_players, input_delay, genre,
+                     options_json, token, token_len);
+  return rc != 0 ? rc : gk_net_peer_send_msg(&w->peer, now, &m);
+}
+
+int gk_web_quick_play_at(gk_web *w, uint64_t now, const char *code,
+                         uint32_t max_players, uint32_t input_delay,
+                         const char *genre, const char *options_json) {
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_QUICK_PLAY;
+  if (code == NULL || code[0] == '\0')
+    memcpy(m.u.quick.code, GK_WIRE_CODE_ANY, GK_WIRE_CODE_LEN + 1);
+  else if (gk_wire_code_pad(code, m.u.quick.code) != 0)
+    return GK_EINVAL;
+  int rc = room_body(&m.u.quick.room, max_players, input_delay, genre,
+                     options_json, NULL, 0);
   return rc != 0 ? rc : gk_net_peer_send_msg(&w->peer, now, &m);
 }
 

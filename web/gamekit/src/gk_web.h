@@ -141,6 +141,12 @@ int gk_web_create_room_at(gk_web *w, uint64_t now, uint32_t max_players,
                           uint32_t input_delay, const char *genre,
                           const char *options_json, const uint8_t *token,
                           uint32_t token_len);
+/* QUICK_PLAY (docs/PROTOCOL.md "Quick play"): code NULL or "" for any
+ * room, else the code a REDIRECT named (either form); the room wanted as
+ * for CREATE_ROOM, without a token. 0, GK_EINVAL or the peer's code. */
+int gk_web_quick_play_at(gk_web *w, uint64_t now, const char *code,
+                         uint32_t max_players, uint32_t input_delay,
+                         const char *genre, const char *options_json);
 int gk_web_join_at(gk_web *w, uint64_t now, const char *code, uint32_t role,
                    const uint8_t *token, uint32_t token_len);
 int gk_web_spectate_at(gk_web *w, uint64_t now, const char *code,

@@ -75,6 +75,14 @@ EXPORT int gk_webx_create_room(gk_web *w, uint32_t lo, uint32_t hi,
                                options, token, token_len);
 }
 
+EXPORT int gk_webx_quick_play(gk_web *w, uint32_t lo, uint32_t hi,
+                              const char *code, uint32_t max_players,
+                              uint32_t input_delay, const char *genre,
+                              const char *options) {
+  return gk_web_quick_play_at(w, u64(lo, hi), code, max_players, input_delay,
+                              genre, options);
+}
+
 EXPORT int gk_webx_join(gk_web *w, uint32_t lo, uint32_t hi, const char *code,
                         uint32_t role, const uint8_t *token,
                         uint32_t token_len) {

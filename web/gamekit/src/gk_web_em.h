@@ -19,6 +19,9 @@ int gk_webx_create_room(gk_web *w, uint32_t lo, uint32_t hi,
                         uint32_t max_players, uint32_t input_delay,
                         const char *genre, const char *options,
                         const uint8_t *token, uint32_t token_len);
+int gk_webx_quick_play(gk_web *w, uint32_t lo, uint32_t hi, const char *code,
+                       uint32_t max_players, uint32_t input_delay,
+                       const char *genre, const char *options);
 int gk_webx_join(gk_web *w, uint32_t lo, uint32_t hi, const char *code,
                  uint32_t role, const uint8_t *token, uint32_t token_len);
 /* gk_web_code_shown; out holds GK_WIRE_CODE_LEN + 1 bytes. */
