@@ -111,6 +111,9 @@ static void on_seat(void *user, void *ctx, int status, const gk_fleet_seat *st,
 
 static void on_note(void *user, const char *event, int code, const char *text) {
   gk_server *s = user;
+  if (strcmp(event, "fleet_up") == 0) /* a restarted Redis: lobbies again */
+    for (uint32_t i = 0; s->fleet && i < s->host.nrooms; i++)
+      sv_quick_sync(s, sv_live_room(s, i), 0);
   gk_log_level lv = strcmp(event, "fleet_up") == 0 ? GK_LOG_INFO : GK_LOG_WARN;
   if (gk_log_begin(s->log, lv, event, NULL)) {
     gk_log_err(s->log, "code", code);

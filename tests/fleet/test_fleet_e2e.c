@@ -320,6 +320,10 @@ Test(fleet_e2e, a_rejoin_a_spectator_and_a_join_at_the_wrong_node_redirect,
   fleet_remove(n, 2);
 }
 
+static void quick_send(raw *c, const char *code);
+static void pump_all(raw *c, int n, int type, int ms);
+static int quick_seat(raw *c, const node *n, int count, int at);
+
 Test(fleet_e2e, redis_stopped_then_killed_mid_match_loses_nothing,
      .timeout = 180) {
   node n[2];
@@ -331,6 +335,8 @@ Test(fleet_e2e, redis_stopped_then_killed_mid_match_loses_nothing,
   cr_assert_eq(e2e_event_rooms(&n[0].srv, "room_created", 0, codes, 1), 1);
   e2e_sleep_ms(300);
   expect_redirect(n[1].port, GK_MSG_JOIN_ROOM, codes[0], &n[0]);
+  raw lobby, away;
+  int home = quick_seat(&lobby, n, 2, 0); /* a quick-play lobby somewhere */
   redis_rig_signal(&R, SIGSTOP);
   e2e_sleep_ms(3 * HEARTBEAT_MS);
   expect_error(n[1].port, codes[0], GK_EUNAVAILABLE);
@@ -344,6 +350,12 @@ Test(fleet_e2e, redis_stopped_then_killed_mid_match_loses_nothing,
   cr_assert(strstr(http_buf, "gk_fleet_up 0\n"), "no gk_fleet_up 0");
   cr_assert(strstr(http_buf, "gk_fleet_redirects_failed_total 2\n"),
             "cross-node joins while Redis was away not counted");
+  raw_connect(&away, n[1].port); /* quick play goes on, node b's own */
+  quick_send(&away, GK_WIRE_CODE_ANY);
+  pump_all(&away, 1, GK_MSG_QUICK_JOINED, 3000);
+  cr_assert(away.seen[GK_MSG_QUICK_JOINED] && !away.seen[GK_MSG_REDIRECT],
+            "quick play without the directory is not the node's own");
+  raw_close(&away);
   cr_assert_eq(redis_rig_restart(&R), 0);
   /* back within the reconnect backoff (8 heartbeats at most) plus one */
   int back = 0;
@@ -353,6 +365,16 @@ Test(fleet_e2e, redis_stopped_then_killed_mid_match_loses_nothing,
     if (!back) e2e_sleep_ms(100);
   }
   cr_assert(back, "the code did not come back after Redis restarted");
+  /* the quick-play lobby is back in the directory: a quick play at the
+   * other node is sent to it */
+  raw_connect(&away, n[1 - home].port);
+  quick_send(&away, GK_WIRE_CODE_ANY);
+  pump_all(&away, 1, GK_MSG_QUICK_JOINED, 3000);
+  cr_assert(away.seen[GK_MSG_REDIRECT], "the lobby was not found again");
+  cr_assert_str_eq(away.last[GK_MSG_REDIRECT].u.redirect.code,
+                   lobby.last[GK_MSG_QUICK_JOINED].u.quick_joined.code);
+  raw_close(&away);
+  raw_close(&lobby);
   uint64_t hashes[1];
   cr_assert(e2e_wait(&bot, 60000), "gk-bot did not finish");
   cr_assert_eq(e2e_check_bot(&bot, 1, codes, hashes), 1);
@@ -619,6 +641,28 @@ static const node *node_at(const node *n, int count, const char *enet) {
   }
   cr_assert_fail("a REDIRECT to no node: %s", enet);
   return NULL;
+}
+
+/* A quick play from a raw client at node `at`, following one REDIRECT:
+ * the index of the node it is seated at. */
+static int quick_seat(raw *c, const node *n, int count, int at) {
+  raw_connect(c, n[at].port);
+  quick_send(c, GK_WIRE_CODE_ANY);
+  pump_all(c, 1, GK_MSG_QUICK_JOINED, 3000);
+  if (c->seen[GK_MSG_REDIRECT]) {
+    gk_wire_redirect to = c->last[GK_MSG_REDIRECT].u.redirect;
+    raw_close(c);
+    const node *there = node_at(n, count, to.enet);
+    at = (int)(there - n);
+    raw_connect(c, there->port);
+    quick_send(c, to.code);
+    pump_all(c, 1, GK_MSG_QUICK_JOINED, 3000);
+  }
+  cr_assert(c->seen[GK_MSG_QUICK_JOINED], "quick play at %d: %s", at,
+            c->seen[GK_MSG_ERROR]
+                ? gk_err_name(c->last[GK_MSG_ERROR].u.error.code)
+                : "no answer");
+  return at;
 }
 
 /* One race: 12 quick plays at once, 4 at each node; the redirected ones
