@@ -495,6 +495,13 @@ Test(fleet_e2e, in_token_mode_the_rooms_node_checks_the_token, .timeout = 120) {
                "the token was refused at the room's node");
   ask_token = NULL;
   raw_close(&c);
+  raw q; /* quick play does not know its room: no token can name it */
+  raw_connect(&q, n[1].port);
+  quick_send(&q, GK_WIRE_CODE_ANY);
+  pump_all(&q, 1, GK_MSG_QUICK_JOINED, 3000);
+  cr_assert(q.seen[GK_MSG_ERROR] && !q.seen[GK_MSG_QUICK_JOINED]);
+  cr_assert_eq(q.last[GK_MSG_ERROR].u.error.code, GK_EPERM);
+  raw_close(&q);
   fleet_stop(n, 2);
   cr_assert_eq(e2e_stat(&n[1].srv, "stopped", "auth_admitted"), 0,
                "the redirecting node opened a token");
