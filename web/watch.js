@@ -36,7 +36,7 @@ const watch = { ready: false, code: null, client: null, genre: null,
   match: null, step: -1, hashes: {}, hashFrom: 0, jumps: [], errors: [],
   stalls: [], desyncs: [], removed: [], snapshots: [], ended: null,
   started: false, firstDrawMs: null, lastStepMs: 0, hold: false,
-  drawnState: null, view: null };
+  drawnState: null, view: null, names: [] };
 window.watch = watch;
 
 function status(text, err = false) {
@@ -95,6 +95,11 @@ function hooks(c) {
       $('jump').textContent = `jumped from step ${watch.step} to ` +
         `${s.step} (the page fell behind; a newer snapshot)`;
     }
+  });
+  c.on('roster', (r) => { // names by slot: the panel, the view, the camera
+    watch.names = r.names;
+    if (watch.view && watch.view.setNames) watch.view.setNames(r.names);
+    if (watch.match) cameras(watch.match, true);
   });
   c.on('stall', (s) => watch.stalls.push(s));
   c.on('desync', (d) => watch.desyncs.push(d));
@@ -168,7 +173,7 @@ function players(s) {
   const gone = new Set(watch.removed.map((r) => r.slot));
   const rows = [];
   for (let i = 0; i < m.players; i++) {
-    let t = slotLabel(i);
+    let t = slotLabel(i, watch.names);
     if (!(m.activeMask >> i & 1) || gone.has(i)) t += ' (not playing)';
     const h = s ? s.state[`players[${i}].health`] : undefined;
     if (h !== undefined)
@@ -181,8 +186,15 @@ function players(s) {
 function panel(s) {
   const m = watch.match;
   $('room').textContent = `room ${watch.code} · ${watch.genre}`;
-  const li = players(s).map((t) => `<li>${t}</li>`).join('');
-  if ($('players').innerHTML !== li) $('players').innerHTML = li;
+  // names are anyone's text: set as text, never parsed as HTML
+  const rows = players(s), ul = $('players');
+  if (ul.children.length !== rows.length ||
+      rows.some((t, i) => ul.children[i].textContent !== t))
+    ul.replaceChildren(...rows.map((t) => {
+      const li = document.createElement('li');
+      li.textContent = t;
+      return li;
+    }));
   const quiet = !watch.ended && watch.lastStepMs &&
     performance.now() - watch.lastStepMs > QUIET_MS;
   $('match').textContent = [`step ${watch.step}`,
@@ -192,9 +204,9 @@ function panel(s) {
   const st = watch.stalls.at(-1), ds = watch.desyncs.at(-1);
   const parts = [`stalls ${watch.stalls.length}` + (st ? ` (last at step ` +
     `${st.step}, waiting for ` +
-    `${slotsOf(st.awaited, m.players).map((k) => slotLabel(k)).join(', ')})`
+    `${slotsOf(st.awaited, m.players).map((k) => slotLabel(k, watch.names)).join(', ')})`
     : ''),
-  `desyncs ${watch.desyncs.length}` + (ds ? ` (last: ${slotLabel(ds.player)} at ` +
+  `desyncs ${watch.desyncs.length}` + (ds ? ` (last: ${slotLabel(ds.player, watch.names)} at ` +
     `step ${ds.step})` : ''), `jumps ${watch.jumps.length}`];
   $('health').textContent = parts.join(' · ');
   $('health').className = watch.desyncs.length ? 'err' : '';
@@ -202,14 +214,18 @@ function panel(s) {
 
 // survivors: the camera shows the whole arena or follows one player (the
 // panel's choice, an argument of every draw: watch.camera).
-function cameras(match) {
+function cameras(match, keep) {
   const sel = $('camera');
+  const was = sel.value;
   sel.parentElement.hidden = watch.genre !== 'survivors';
   const opts = [['arena', 'the whole arena']];
   for (let i = 0; i < match.players; i++)
-    opts.push([String(i), `follow ${slotLabel(i)}`]);
-  sel.innerHTML = opts.map(([v, t]) => `<option value="${v}">${t}</option>`)
-    .join('');
+    opts.push([String(i), `follow ${slotLabel(i, watch.names)}`]);
+  sel.replaceChildren(...opts.map(([v, t]) => new Option(t, v)));
+  if (keep) { // new names: the same choice
+    sel.value = was;
+    return;
+  }
   sel.onchange = () => {
     watch.camera = sel.value === 'arena' ? { mode: 'arena' }
       : { mode: 'follow', follow: Number(sel.value) };
@@ -232,6 +248,7 @@ function begin(c, match) {
   const view = mod.createView($('c'), watch.genre === 'survivors'
     ? { localPlayer: -1, minimap: 140 } : { buttons: false });
   watch.view = view;
+  if (view.setNames) view.setNames(watch.names);
   cameras(match);
   new ResizeObserver(() => view.resize()).observe($('c'));
   requestAnimationFrame(function frame() {

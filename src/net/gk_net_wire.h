@@ -91,6 +91,12 @@
  *  QUICK_JOINED  host -> client: seated in a quick-play room.
  *                code: GK_WIRE_CODE_LEN bytes | slot u8 | players u8
  *
+ *  NAME          client -> host: the sender's name for its room.
+ *                name str8 (1..GK_WIRE_NAME_MAX bytes of UTF-8 without
+ *                control characters)
+ *  ROSTER        host -> client: the names of a room's slots.
+ *                count u8 | count x (slot u8 | name str8), slots ascending
+ *
  * Rejoin, spectators and snapshots (all reliable; the codec is
  * gk_net_wire_snap.c):
  *  RECONNECT_SECRET host -> player, right after MATCH_START.
@@ -166,11 +172,14 @@
   X(STATE_CHUNK, 47, 1)
 
 /* A fleet of servers (src/fleet): a room request for a code another node
- * holds (gk_net_wire.c). */
+ * holds (gk_net_wire.c); quick play (gk_net_wire_quick.c); players'
+ * names (gk_net_wire_name.c). */
 #define GK_WIRE_FLEET_MSG_MAP(X)                                               \
   X(REDIRECT, 56, 1)                                                           \
   X(QUICK_PLAY, 57, 1)                                                         \
-  X(QUICK_JOINED, 58, 1)
+  X(QUICK_JOINED, 58, 1)                                                       \
+  X(NAME, 59, 1)                                                               \
+  X(ROSTER, 60, 1)
 
 /* The message types: X(NAME, id, reliable). `reliable` says how the
  * sender should send it: 1 on the reliable channel, 0 unreliably with
@@ -406,6 +415,17 @@ typedef struct gk_wire_quick_joined {
   uint8_t players;
 } gk_wire_quick_joined;
 
+/* NAME and ROSTER: names for people, never for a simulation. */
+#define GK_WIRE_NAME_MAX 24 /* bytes of UTF-8 */
+typedef struct gk_wire_roster {
+  uint8_t count;                                   /* 0..GK_PLAYERS_MAX */
+  uint8_t slot[GK_PLAYERS_MAX];                    /* ascending */
+  char name[GK_PLAYERS_MAX][GK_WIRE_NAME_MAX + 1]; /* NUL-terminated */
+} gk_wire_roster;
+/* 1 if name (n bytes) is a name: 1..GK_WIRE_NAME_MAX bytes of valid UTF-8
+ * without control characters (below 0x20, 0x7f). */
+int gk_wire_name_valid(const char *name, size_t n);
+
 typedef struct gk_wire_error {
   int16_t code; /* a negative GK_E* code */
   char text[GK_WIRE_TEXT_MAX + 1];
@@ -430,15 +450,17 @@ typedef struct gk_wire_msg {
     gk_wire_match_start match_start;
     uint32_t shutdown_grace_ms; /* SHUTDOWN */
     gk_wire_error error;
-    gk_wire_secret secret;           /* RECONNECT_SECRET */
-    gk_wire_rejoin rejoin;           /* REJOIN_ROOM */
-    gk_wire_snap_begin snap_begin;   /* SNAPSHOT_BEGIN */
-    gk_wire_snap_chunk snap_chunk;   /* SNAPSHOT_CHUNK, STATE_CHUNK */
-    gk_wire_state_request state_req; /* STATE_REQUEST */
-    gk_wire_state_begin state_begin; /* STATE_BEGIN */
-    gk_wire_redirect redirect;       /* REDIRECT */
-    gk_wire_quick_play quick;        /* QUICK_PLAY */
+    gk_wire_secret secret;             /* RECONNECT_SECRET */
+    gk_wire_rejoin rejoin;             /* REJOIN_ROOM */
+    gk_wire_snap_begin snap_begin;     /* SNAPSHOT_BEGIN */
+    gk_wire_snap_chunk snap_chunk;     /* SNAPSHOT_CHUNK, STATE_CHUNK */
+    gk_wire_state_request state_req;   /* STATE_REQUEST */
+    gk_wire_state_begin state_begin;   /* STATE_BEGIN */
+    gk_wire_redirect redirect;         /* REDIRECT */
+    gk_wire_quick_play quick;          /* QUICK_PLAY */
     gk_wire_quick_joined quick_joined; /* QUICK_JOINED */
+    char name[GK_WIRE_NAME_MAX + 1];   /* NAME */
+    gk_wire_roster roster;             /* ROSTER */
     /* SPECTATE uses `room` (code and token) */
   } u;
 } gk_wire_msg;

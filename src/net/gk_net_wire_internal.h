@@ -111,6 +111,11 @@ int gk__wire_enc_quick_play(const gk_wire_msg *m, gk__wire_put *b);
 int gk__wire_dec_quick_play(gk_reader *r, gk_wire_msg *m);
 int gk__wire_enc_quick_joined(const gk_wire_msg *m, gk__wire_put *b);
 int gk__wire_dec_quick_joined(gk_reader *r, gk_wire_msg *m);
+/* gk_net_wire_name.c */
+int gk__wire_enc_name(const gk_wire_msg *m, gk__wire_put *b);
+int gk__wire_dec_name(gk_reader *r, gk_wire_msg *m);
+int gk__wire_enc_roster(const gk_wire_msg *m, gk__wire_put *b);
+int gk__wire_dec_roster(gk_reader *r, gk_wire_msg *m);
 
 /* gk_net_wire_snap.c: rejoin, spectators, snapshots. The chunk body is
  * SNAPSHOT_CHUNK's and STATE_CHUNK's (u.snap_chunk). */

@@ -213,6 +213,14 @@ uint32_t gk_room_quick_free(const gk_room *r);
 /* What a QUICK_PLAY asks for, as one number (a hash of the genre,
  * max_players and the options text): rooms that fit it share it. */
 uint64_t gk_room_quick_key(const gk_wire_create_room *cr);
+/* NAME from `conn`, seated in `r` (NULL: in no room): the slot's name
+ * (docs/PROTOCOL.md "Names"); every player and spectator of the room gets
+ * the new ROSTER. Refused (ERROR) for a connection that is not a seated
+ * player (GK_ESTATE) or has renamed itself too often (GK_ELIMIT). */
+void gk_room_name(gk_room_host *h, gk_room *r, uint32_t conn,
+                  const gk_wire_msg *m, uint64_t now_ms);
+/* A slot's name, or NULL if it has none. */
+const char *gk_room_slot_name(const gk_room *r, uint32_t slot);
 /* START_MATCH and, in a lobby, END_MATCH from `conn`, seated in `r`
  * (NULL: in no room; the request is refused). */
 void gk_room_start(gk_room_host *h, gk_room *r, uint32_t conn, uint64_t now_ms);

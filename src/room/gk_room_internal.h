@@ -66,6 +66,8 @@ struct gk_room {
   uint64_t quick_key; /* QUICK_PLAY: a hash of the room asked for */
   uint32_t conn[GK_PLAYERS_MAX]; /* connection per slot, or NO_CONN */
   uint32_t nslots;               /* slots handed out */
+  char names[GK_PLAYERS_MAX][GK_WIRE_NAME_MAX + 1]; /* NAME; "" none */
+  uint8_t name_changes[GK_PLAYERS_MAX];             /* NAMEs taken */
   uint64_t created_ms;
   /* token mode: each slot's client id at MATCH_START (a rejoin's token
    * must carry the same one: the shell's admission asks) */
@@ -181,6 +183,10 @@ void gk_room__open(gk_room_host *h, gk_room *r, gk_room_conn *c);
 /* A connection whose match is over (its room draining) may go on to
  * another room: it leaves the old one first. */
 void gk_room__leave_drained(gk_room_host *h, gk_room_conn *c);
+/* gk_room_names.c: the ROSTER (if any slot is named) to one connection,
+ * a newcomer; a slot's name gone (a seat freed in a lobby). */
+void gk_room__roster_to(gk_room_host *h, const gk_room *r, uint32_t peer);
+void gk_room__name_clear(gk_room_host *h, gk_room *r, uint32_t slot);
 /* gk_room_quick.c: a quick-play room's lobby lost a player (`slot`,
  * already cleared): 1 if the room handled it (it stays, or closed when
  * empty), 0 if it is no quick-play room. */

@@ -106,6 +106,7 @@ void gk_room__join_late(gk_room_host *h, uint32_t peer, gk_room *r) {
   gk_room__seat(c, r, slot, 0);
   gk_room__admit(h, peer);
   send_welcome(h, r, slot);
+  gk_room__roster_to(h, r, peer);
   uint64_t bytes = 0;
   rc =
       gk_room__snapshot_send(h, r, peer, GK_WIRE_SNAP_JOIN, next_input, &bytes);

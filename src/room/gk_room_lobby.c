@@ -345,6 +345,7 @@ void gk_room__on_join(gk_room_host *h, gk_room *r, uint32_t peer,
   out.u.joined.slot = (uint8_t)slot;
   out.u.joined.players = (uint8_t)popcount32(gk_room__connected(r));
   gk_room__send(h, peer, &out);
+  gk_room__roster_to(h, r, peer);
 }
 
 /* --- starting ------------------------------------------------------------ */

@@ -156,12 +156,14 @@ gk_room *gk_room_quick(gk_room_host *h, gk_room *r, uint32_t conn,
   }
   log_quick(h, r, conn, slot, how);
   send_joined(h, r, conn, slot);
+  gk_room__roster_to(h, r, conn);
   if (gk_room_quick_free(r) == 0) gk_room__start_now(h, r, GK_ROOM_NO_CONN);
   return r;
 }
 
 int gk_room__quick_left(gk_room_host *h, gk_room *r, uint32_t slot) {
   if (!r->quick) return 0;
+  gk_room__name_clear(h, r, slot); /* the next player takes the seat */
   if (gk_log_begin(h->log, GK_LOG_INFO, "player_left", r->code)) {
     gk_log_u64(h->log, "slot", slot);
     gk_log_u64(h->log, "seated", seated(r));

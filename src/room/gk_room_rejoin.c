@@ -242,6 +242,7 @@ void gk_room__on_rejoin(gk_room_host *h, gk_room *r, uint32_t peer,
   gk_room__match_start_msg(h, r, slot, &out);
   gk_room__send(h, peer, &out);
   send_secret(h, r, slot);
+  gk_room__roster_to(h, r, peer);
   uint64_t bytes = 0;
   rc = gk_room__snapshot_send(h, r, peer, GK_WIRE_SNAP_REJOIN, next_input,
                               &bytes);

@@ -154,6 +154,7 @@ void gk_room__on_spectate(gk_room_host *h, gk_room *r, uint32_t peer,
   gk_wire_msg out;
   gk_room__match_start_msg(h, r, 0, &out);
   gk_room__send(h, peer, &out);
+  gk_room__roster_to(h, r, peer);
   rc = viewer_snapshot(h, r, v, GK_WIRE_SNAP_SPECTATE);
   h->stats.spectator_ns += gk_room__clock_ns(h) - t0;
   h->stats.spectators_joined++;

@@ -133,6 +133,9 @@ static void route_control(gk_server *s, gk_room *r, uint32_t peer,
   case GK_MSG_START_MATCH:
     gk_room_start(h, r, peer, now);
     break;
+  case GK_MSG_NAME:
+    gk_room_name(h, r, peer, m, now);
+    break;
   case GK_MSG_REJOIN_ROOM:
     if (!(to = sv_room_find(s, m->u.rejoin.code)) && not_here(s, peer, m))
       break;

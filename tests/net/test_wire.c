@@ -89,6 +89,18 @@ static int sample_snap_msg(int i, gk_wire_msg *m) {
     strcpy(m->u.quick.room.genre, "survivors");
     strcpy(m->u.quick.room.config, "{\"level\":2}");
     return 1;
+  case 28: /* names */
+    m->type = GK_MSG_NAME;
+    strcpy(m->u.name, "Zo\xc3\xab \xe2\x98\x85");
+    return 1;
+  case 29:
+    m->type = GK_MSG_ROSTER;
+    m->u.roster.count = 2;
+    m->u.roster.slot[0] = 0;
+    strcpy(m->u.roster.name[0], "ada");
+    m->u.roster.slot[1] = 3;
+    strcpy(m->u.roster.name[1], "Zo\xc3\xab");
+    return 1;
   case 27:
     m->type = GK_MSG_QUICK_JOINED;
     strcpy(m->u.quick_joined.code, "K7QX222222222222");
@@ -807,4 +819,27 @@ Test(wire_codec,
   expect_patched(27, 2 + GK_WIRE_CODE_LEN, slot, 1, GK_ERANGE);
   const uint8_t genre[] = {'A'}; /* the genre's first byte: not [a-z0-9_-] */
   expect_patched(26, 2 + GK_WIRE_CODE_LEN + 3, genre, 1, GK_EPROTO);
+}
+
+Test(wire_codec,
+     a_name_that_is_not_utf8_text_or_a_roster_out_of_order_is_refused) {
+  cr_assert(gk_wire_name_valid("ada", 3));
+  cr_assert(gk_wire_name_valid("\xf0\x9f\x8e\xae", 4), "U+1F3AE");
+  cr_assert_not(gk_wire_name_valid("", 0));
+  cr_assert_not(gk_wire_name_valid("a\tb", 3), "a control character");
+  cr_assert_not(gk_wire_name_valid("a\x7f", 2));
+  cr_assert_not(gk_wire_name_valid("\xc3", 1), "cut short");
+  cr_assert_not(gk_wire_name_valid("\xc0\xaf", 2), "overlong");
+  cr_assert_not(gk_wire_name_valid("\xed\xa0\x80", 3), "a surrogate");
+  cr_assert_not(gk_wire_name_valid("\xf4\x90\x80\x80", 4), "past U+10FFFF");
+  cr_assert_not(gk_wire_name_valid("aaaaaaaaaaaaaaaaaaaaaaaaa", 25),
+                "too long");
+  const uint8_t ctl[] = {0x01};
+  expect_patched(28, 3, ctl, 1, GK_EPROTO); /* the name's first byte */
+  const uint8_t cut[] = {0xe2};
+  expect_patched(28, 3 + 4, cut, 1, GK_EPROTO); /* a lone lead byte */
+  const uint8_t slot[] = {0}; /* slot 3 after slot 0 becomes 0: twice */
+  expect_patched(29, 3 + 1 + 1 + 3, slot, 1, GK_ERANGE);
+  const uint8_t count[] = {GK_PLAYERS_MAX + 1};
+  expect_patched(29, 2, count, 1, GK_ERANGE);
 }

@@ -112,6 +112,16 @@ static int sample_room(gk_wire_type type, int big, gk_wire_msg *m) {
     strcpy(m->u.quick_joined.code, code);
     m->u.quick_joined.players = 1;
     return 1;
+  case GK_MSG_NAME:
+    text(m->u.name, big ? GK_WIRE_NAME_MAX : 1, 'n');
+    return 1;
+  case GK_MSG_ROSTER:
+    m->u.roster.count = big ? GK_PLAYERS_MAX : 0;
+    for (uint32_t i = 0; i < m->u.roster.count; i++) {
+      m->u.roster.slot[i] = (uint8_t)i;
+      text(m->u.roster.name[i], GK_WIRE_NAME_MAX, 'n');
+    }
+    return 1;
   default:
     return 0;
   }

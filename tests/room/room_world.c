@@ -326,6 +326,9 @@ static void route_control(rw_world *w, gk_room *r, uint32_t id,
   case GK_MSG_START_MATCH:
     gk_room_start(h, r, id, w->now_ms);
     break;
+  case GK_MSG_NAME:
+    gk_room_name(h, r, id, m, w->now_ms);
+    break;
   case GK_MSG_REJOIN_ROOM:
     gk_room_rejoin(h, rw_room(w, m->u.rejoin.code), id, m, w->now_ms);
     break;

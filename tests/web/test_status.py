@@ -205,9 +205,19 @@ def the_charts_and_the_watch_link_show_the_running_room(b):
     assert not p.exceptions, p.exceptions
 
 
+SHORT = set("ABCDEFGHJKMNPQRTUVWXY3467")
+
+
+def shown(code):
+    """A room code as the pages show it (docs/PROTOCOL.md, "Room codes")."""
+    s = code.rstrip("2")
+    return s if 4 <= len(s) <= 8 and set(s) <= SHORT else code
+
+
 def cell_of(p, code, header):
-    """The text of the page's cell of room `code` under the column whose
-    header is `header` (null if there is none)."""
+    """The text of the page's cell of room `code` (shown short) under the
+    column whose header is `header` (null if there is none)."""
+    code = shown(code)
     return p.eval("""(() => {
       const hs = Array.from(document.querySelectorAll('thead th'))
         .map(th => th.textContent.trim());

@@ -100,6 +100,8 @@ export const MSG = Object.freeze({
   REDIRECT: 56,
   QUICK_PLAY: 57,
   QUICK_JOINED: 58,
+  NAME: 59,
+  ROSTER: 60,
 });
 
 /** GK_WIRE_END_* (src/net/gk_net_wire.h). */
@@ -141,6 +143,7 @@ export const WIRE = Object.freeze({
   STEP_LIMIT: 281474976710656,
   SECRET_LEN: 16,
   ADDR_MAX: 127,
+  NAME_MAX: 24,
   SHORT_MIN: 4,
   SHORT_MAX: 8,
 });

@@ -129,6 +129,11 @@ export declare class Client {
    * server) from one as typed or as on the wire; null if it is no code. */
   shownCode(code: string): string | null;
   join(code: string, o?: { token?: Uint8Array }): Promise<{ type: "joined"; slot: number; players: number }>;
+  /** This player's name in its room (1..24 bytes of UTF-8); the room's
+   * names come back as "roster" events ({ names }: by slot). */
+  setName(name: string): void;
+  /** The room's names by slot ("" for none), from the last ROSTER. */
+  names?: string[];
   /** Quick play: the fullest open room of this kind, or a new one; it
    * starts once full. Follows one REDIRECT. */
   quickPlay(o: { genre: string; maxPlayers?: number; inputDelay?: number; options?: object | null }): Promise<{ type: "quick_joined"; code: string; slot: number; players: number }>;

@@ -150,6 +150,19 @@ const u64 = (dv, o) => BigInt(dv.getUint32(o, true)) |
 const num64 = (dv, o) => dv.getUint32(o, true) + dv.getUint32(o + 4, true) * TWO32;
 const hex16 = (h) => h.toString(16).padStart(16, "0");
 const latin = (u8) => String.fromCharCode(...u8);
+const utf8 = new TextDecoder();
+
+// ROSTER's body (docs/PROTOCOL.md "Names") as names by slot ("" none).
+function roster(body) {
+  const names = [];
+  for (let i = 0, p = 3; i < body[2]; i++) {
+    const slot = body[p], n = body[p + 1];
+    while (names.length < slot) names.push("");
+    names[slot] = utf8.decode(body.subarray(p + 2, p + 2 + n));
+    p += 2 + n;
+  }
+  return names;
+}
 
 /** Integer nanoseconds on a monotonic clock (performance.now()'s
  * milliseconds turned into an integer once, here at the edge). */
@@ -433,6 +446,10 @@ export class Client {
     } else if (type === MSG.JOINED) {
       this.slot = body[2];
       ev = { type: "joined", slot: body[2], players: body[3] };
+    } else if (type === MSG.ROSTER) {
+      this.names = roster(body);
+      ev = { type: "roster", names: this.names };
+      this.emit("roster", ev);
     } else if (type === MSG.QUICK_JOINED) {
       this.code = latin(body.subarray(2, 18));
       this.slot = body[18];
@@ -516,6 +533,20 @@ export class Client {
     this.redirected = false;
     this.redirectCode = "";
     send();
+  }
+
+  /** This player's name in its room (docs/PROTOCOL.md "Names"): 1 to 24
+   * bytes of UTF-8, no control characters; every player and spectator
+   * gets the room's names as a "roster" event ({ names }: by slot, ""
+   * for none). Names never touch the simulation or its hashes. */
+  setName(name) {
+    const c = cstr(this.m, String(name));
+    try {
+      this.check(this.call((w, lo, hi) => this.m._gk_webx_name(w, lo, hi, c)),
+        "setName");
+    } finally {
+      this.m._free(c);
+    }
   }
 
   /** Quick play (docs/PROTOCOL.md): a seat in the fullest open room of

@@ -139,6 +139,10 @@ static cJSON *room_json(const gk_server *s, const gk_room *r, int detail) {
   gk_room_view v;
   gk_room_view_of(r, &v);
   cJSON_AddStringToObject(j, "code", v.code);
+  char shown[GK_WIRE_CODE_LEN + 1];
+  if (gk_wire_code_shown(v.code, shown) != 0)
+    memcpy(shown, v.code, sizeof(shown));
+  cJSON_AddStringToObject(j, "shown", shown); /* as people read it */
   cJSON_AddStringToObject(j, "genre", v.genre);
   cJSON_AddStringToObject(j, "state", state_names[v.state & 3]);
   cJSON_AddNumberToObject(j, "max_players", v.max_players);
@@ -159,6 +163,11 @@ static cJSON *room_json(const gk_server *s, const gk_room *r, int detail) {
     cJSON *p = cJSON_CreateObject();
     if (!p) break;
     cJSON_AddNumberToObject(p, "slot", i);
+    const char *name = gk_room_slot_name(r, i);
+    if (name)
+      cJSON_AddStringToObject(p, "name", name);
+    else
+      cJSON_AddNullToObject(p, "name");
     cJSON_AddBoolToObject(p, "connected", v.conn[i] != SV_NO_CONN);
     int bot = (v.bot_mask >> i & 1u) != 0; /* the server's */
     const char *kind = bot ? "bot" : sv_conn_kind(s, v.conn[i]); /* "enet" */

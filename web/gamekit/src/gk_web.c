@@ -319,6 +319,16 @@ int gk_web_create_room_at(gk_web *w, uint64_t now, uint32_t max_players,
   return rc != 0 ? rc : gk_net_peer_send_msg(&w->peer, now, &m);
 }
 
+int gk_web_name_at(gk_web *w, uint64_t now, const char *name) {
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_NAME;
+  size_t n = name ? strnlen(name, GK_WIRE_NAME_MAX + 1) : 0;
+  if (!gk_wire_name_valid(name ? name : "", n)) return GK_EINVAL;
+  memcpy(m.u.name, name, n);
+  return gk_net_peer_send_msg(&w->peer, now, &m);
+}
+
 int gk_web_quick_play_at(gk_web *w, uint64_t now, const char *code,
                          uint32_t max_players, uint32_t input_delay,
                          const char *genre, const char *options_json) {

@@ -141,6 +141,10 @@ int gk_web_create_room_at(gk_web *w, uint64_t now, uint32_t max_players,
                           uint32_t input_delay, const char *genre,
                           const char *options_json, const uint8_t *token,
                           uint32_t token_len);
+/* NAME (docs/PROTOCOL.md "Names"): this player's name for its room, 1..24
+ * bytes of UTF-8 without control characters. 0, GK_EINVAL or the peer's
+ * code. */
+int gk_web_name_at(gk_web *w, uint64_t now, const char *name);
 /* QUICK_PLAY (docs/PROTOCOL.md "Quick play"): code NULL or "" for any
  * room, else the code a REDIRECT named (either form); the room wanted as
  * for CREATE_ROOM, without a token. 0, GK_EINVAL or the peer's code. */

@@ -15,6 +15,8 @@
 //            --predict also the predicted head's, {"event":"predicted"}),
 //            --predict 1 (draw a predicted head; "rollback" events are
 //            counted and printed at the end),
+//            --name NAME (set once in the room: NAME; every ROSTER is
+//            printed, {"event":"roster","names":[...]}),
 //            --timeout S (default 120)
 // Every event is one JSON line on stdout; exit 0 once the match ended.
 import fs from "node:fs";
@@ -64,6 +66,7 @@ function attach(c, state) {
   c.on("desync", (d) => say({ event: "desync", ...d }));
   c.on("snapshot", (s) => say({ event: "snapshot", ...s }));
   c.on("resumed", () => say({ event: "resumed", stats: c.stats() }));
+  c.on("roster", (r) => say({ event: "roster", names: r.names }));
   c.on("message", (m) => {
     if (m.type === "error") say({ event: "error", ...m });
   });
@@ -109,6 +112,7 @@ if (mode === "create") {
   const r = await c.createRoom({ genre: "survivors", maxPlayers: Number(arg),
     options: opt.options ? JSON.parse(opt.options) : null });
   say({ event: "room", code: r.code, slot: r.slot });
+  if (opt.name) c.setName(opt.name);
   const rl = readline.createInterface({ input: process.stdin });
   rl.on("line", (l) => {
     if (l.trim() === "start") c.start();

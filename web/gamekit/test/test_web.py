@@ -48,6 +48,9 @@ STATE_STEP = 1500
 OPTIONS = {"spawn_batch": 3, "spawn_interval_start": 20, "spawning": True}
 
 
+NAME = "Zo\u00eb \u2605"  # UTF-8 of more than one byte per character
+
+
 def fail(msg):
     print("FAIL: " + msg, file=sys.stderr)
     sys.exit(1)
@@ -166,6 +169,8 @@ def main():
             args += ["--perturb", "%d:%s" % (PERTURB_STEP, PERTURB_PATH)]
         if mode == "rejoin":
             args += ["--drop-at", str(DROP_STEP)]
+        if mode != "desync":  # a name: every engine gets the roster
+            args += ["--name", NAME]
         if mode == "agree":
             # options reach every engine: the client's through JSON.parse
             # and gk_config_kv, the natives' and the referee's through cJSON
@@ -297,6 +302,10 @@ def check_spectator(spec, nat, last, tmp):
         fail("spectator snapshot at step %d" % s0)
     compare("spectator", read_chain(os.path.join(tmp, "spectator.hashes")),
             "native1", nat[0], s0, last)
+    rosters = [o["names"] for o in spec.all if o.get("event") == "roster"]
+    if not rosters or rosters[0][:1] != [NAME]:
+        fail("the spectator got no roster naming slot 0 %r: %s" %
+             (NAME, rosters))
     # on a WebSocket a spectator reports once every 4 steps
     # (GK_NET_PEER_ACK_EVERY_STREAM), not every step: about a quarter as
     # many messages as steps watched (a snapshot's acknowledgement and the
@@ -342,6 +351,10 @@ def check_rejoin(cli, end, chain, nat, last):
     if not any(o.get("event") == "resumed" for o in cli.all):
         fail("the rejoined client never resumed")
     s0 = snaps[0]["step"]
+    rosters = [o["names"] for o in cli.all if o.get("event") == "roster"]
+    if len(rosters) < 2 or rosters[-1][:1] != [NAME]:
+        fail("the rejoined seat was not told its name %r: %s" %
+             (NAME, rosters))
     # steps up to the drop from the first client, from the snapshot on
     # from the second
     compare("client", chain, "native1", nat[0], 0, DROP_STEP)
