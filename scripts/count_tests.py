@@ -20,10 +20,12 @@ SANITIZER_REPORTS = ("ERROR: LeakSanitizer", "ERROR: AddressSanitizer",
                      "ERROR: ThreadSanitizer")
 
 
-def tail(rec, n=8):
-    """The last lines of a failed test's stderr, where its assertion is."""
-    err = (rec.get("stderr") or "").strip().splitlines()[-n:]
-    return "".join(f"\n    {ln[:200]}" for ln in err)
+def tail(rec, n=6):
+    """What a failed test said: its assertion lines first, then the last
+    lines of its stderr."""
+    err = (rec.get("stderr") or "").strip().splitlines()
+    said = [ln for ln in err if re.search(r"Assert|assert|Error:", ln)][:4]
+    return "".join(f"\n    {ln[:200]}" for ln in said + err[-n:])
 
 
 passed = failed = 0
