@@ -152,6 +152,8 @@ export declare class Client {
 }
 
 export declare function load(opts?: LoadOptions): Promise<unknown>;
+/** Client.shownCode without a client: loads gamekit.wasm once. */
+export declare function shownCode(code: string, opts?: LoadOptions): Promise<string | null>;
 export declare function connect(url: string, opts?: ConnectOptions): Promise<Client>;
 export declare function decodeMap(bytes: Uint8Array): StateMap;
 export declare function nowNs(): number;

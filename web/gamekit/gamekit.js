@@ -210,6 +210,25 @@ const codeOf = (name) => Number(Object.keys(ERRORS).find((k) =>
   ERRORS[k].name === name));
 
 /** One lockstep peer over one WebSocket. Use connect(). */
+// A room code as people see it (gk_web_code_shown), with module m.
+function codeShown(m, code) {
+  const c = cstr(m, String(code));
+  const out = m._malloc(17);
+  try {
+    return m._gk_webx_code_shown(c, out) === 0 ? m.UTF8ToString(out) : null;
+  } finally {
+    m._free(c);
+    m._free(out);
+  }
+}
+
+/** Client.shownCode without a client (a page listing rooms before it
+ * connects): loads gamekit.wasm once, then resolves the code as people
+ * see it, or null if it is no code. */
+export async function shownCode(code, opts = {}) {
+  return codeShown(await load(opts), code);
+}
+
 export class Client {
   constructor(m, ws, opts) {
     this.m = m;
@@ -493,15 +512,7 @@ export class Client {
    * '2's); null if it is not a room code. join, spectate and rejoin take
    * either form. */
   shownCode(code) {
-    const c = cstr(this.m, String(code));
-    const out = this.m._malloc(17);
-    try {
-      return this.m._gk_webx_code_shown(c, out) === 0
-        ? this.m.UTF8ToString(out) : null;
-    } finally {
-      this.m._free(c);
-      this.m._free(out);
-    }
+    return codeShown(this.m, code);
   }
 
   // Sends a room request now, and again at the node a REDIRECT names.
