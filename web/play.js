@@ -18,7 +18,7 @@
 // origin, docs/PROTOCOL.md "Public rooms"), every PUBLIC_MS while it is
 // shown and on Refresh; Join takes a seat through the usual join (a room
 // on another node of a fleet is reached through its REDIRECT).
-import { connect, shownCode } from './gamekit/gamekit.js';
+import { connect, shownCode, socketUrl } from './gamekit/gamekit.js';
 import { errorSentence } from './gamekit/constants.js';
 import { slotLabel } from './views/survivors.js';
 import { createInput } from './views/input.js';
@@ -58,15 +58,10 @@ function status(text, err = false) {
   if (err) play.error = text;
 }
 
-function wsUrl() {
-  return (location.protocol === 'https:' ? 'wss://' : 'ws://') +
-    location.host + '/play';
-}
-
 async function client() {
   // predict: the page draws the head, its own input at once; the
   // confirmed state is what it hashes and reports
-  const c = await connect(wsUrl(), { predict: true });
+  const c = await connect(socketUrl('play'), { predict: true });
   play.client = c;
   c.on('step', (step) => { play.step = step; });
   c.on('rollback', () => { play.rollbacks++; });
@@ -229,7 +224,7 @@ async function refreshPublic() {
   if (play.started || play.readingPublic) return;
   play.readingPublic = true;
   try {
-    const res = await fetch('/rooms/public', { cache: 'no-store' });
+    const res = await fetch('rooms/public', { cache: 'no-store' });
     const body = await res.json();
     if (!res.ok) throw new Error(body.error || `HTTP ${res.status}`);
     play.publicRooms = body.rooms;

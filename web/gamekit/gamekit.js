@@ -210,6 +210,17 @@ const codeOf = (name) => Number(Object.keys(ERRORS).find((k) =>
   ERRORS[k].name === name));
 
 /** One lockstep peer over one WebSocket. Use connect(). */
+/** The WebSocket URL of `path` beside the page at `href` (default: this
+ * page's): relative, so a page served under a prefix (deploy/fleet's
+ * https://HOST/node/1/) reaches its own node (wss://HOST/node/1/play),
+ * and at / it is /play; http gives ws:, https wss:. */
+export function socketUrl(path = "play", href = globalThis.location.href) {
+  const u = new URL(path, href);
+  u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
+  u.hash = "";
+  return u.href;
+}
+
 // A room code as people see it (gk_web_code_shown), with module m.
 function codeShown(m, code) {
   const c = cstr(m, String(code));
