@@ -26,6 +26,10 @@
  * Behind a proxy in websocket.trusted_proxies (on_trusted), "the address"
  * is the client's from the proxy's X-Forwarded-For (gk_net_ws.h).
  *
+ * Other paths of the port: GET /rooms/public through the listener's
+ * json_get (on_json_get, answered by ops/gk_server_public.c from memory),
+ * then the static files (websocket.static_dir).
+ *
  * Closes: graceful is a 1000 close frame after what is queued; at once
  * closes the socket and raises `disconnect` before returning, as the
  * interface wants.
