@@ -33,7 +33,7 @@ const play = { client: null, genre: null, code: null, slot: -1, step: -1,
   desyncs: 0, started: false, ended: null, error: null, rejoined: false,
   options: null, // options: extra genre options for create (e.g. levels)
   solved: [], fell: {}, results: null,
-  publicRooms: null, publicReads: 0, // the last list read, and how many
+  publicRooms: null, publicReads: 0, // the list on screen; reads done
   rollbacks: 0 }; // the predicted head's restores (docs/PROTOCOL.md)
 window.play = play;
 const KEEP = 'gamekit.play.seat'; // sessionStorage: {code, slot, secret}
@@ -211,10 +211,16 @@ function publicRow(r, shown) {
   return li;
 }
 
+// The list drawn again only when it changed: a Join being pressed (or
+// focused) is not replaced under the finger.
 async function showPublic(rooms) {
-  const shown = await Promise.all(rooms.map((r) => shownCode(r.code)));
-  $('pubrooms').replaceChildren(...rooms.map((r, i) =>
-    publicRow(r, shown[i])));
+  const key = JSON.stringify(rooms);
+  if (key !== play.publicKey) {
+    const shown = await Promise.all(rooms.map((r) => shownCode(r.code)));
+    $('pubrooms').replaceChildren(...rooms.map((r, i) =>
+      publicRow(r, shown[i])));
+    play.publicKey = key;
+  }
   $('pubnote').textContent = rooms.length ? ''
     : 'No public rooms right now. Make one public, or refresh later.';
 }
@@ -225,10 +231,11 @@ async function refreshPublic() {
   play.readingPublic = true;
   try {
     const res = await fetch('rooms/public', { cache: 'no-store' });
-    const body = await res.json();
-    if (!res.ok) throw new Error(body.error || `HTTP ${res.status}`);
-    play.publicRooms = body.rooms;
+    const body = await res.json().catch(() => ({}));
+    if (!res.ok || !Array.isArray(body.rooms))
+      throw new Error(body.error || `HTTP ${res.status}`);
     await showPublic(body.rooms);
+    play.publicRooms = body.rooms; // once on screen
   } catch (e) {
     $('pubnote').textContent =
       `Could not read the public rooms (${e.message}); retrying.`;
