@@ -213,6 +213,11 @@ Test(server_public_rooms,
       200);
   cr_assert_str_eq(body, "{\"rooms\":[]}\n");
   free(body);
+  cr_assert_eq(
+      ws_get(ws, "GET", "/rooms/public?genre=no-such-genre", NULL, &body, NULL),
+      200);
+  cr_assert_str_eq(body, "{\"rooms\":[]}\n", "an unknown genre: %s", body);
+  free(body);
   /* HEAD: the headers, no body */
   cr_assert_eq(ws_get(ws, "HEAD", "/rooms/public", NULL, &body, &hdrs), 200);
   cr_assert_str_eq(body, "");
