@@ -7,7 +7,8 @@ serving the tree's web/. A page at node A, phone-sized (390x844), shows
 that there are no public rooms; a page at B makes a public room ("Make it
 public"), another page at B a private one. A's page lists the public one
 (node b, 1 taken, 1 free, in the lobby) without a reload, never the
-private one; its Join button, clicked where it is drawn, joins through
+private one, and a second of reads of A's list costs Redis no more
+commands than a second without (the list is answered from memory); its Join button, clicked where it is drawn, joins through
 A's REDIRECT to B, and the match plays: both pages' hashes agree at every
 step and B counts no desync. A fresh page at A then shows the room as
 playing, without Join, after a press of Refresh. Prints TAP. Skips
@@ -19,6 +20,7 @@ usage: test_public_pages.py   (GK_SERVER: gk-server)
 import json
 import os
 import sys
+import time
 import urllib.request
 
 sys.dont_write_bytecode = True
@@ -32,6 +34,7 @@ import gkserver  # noqa: E402
 STEPS = 240
 PHONE = (390, 844)
 nodes = {}
+REDIS = []
 CHAIN = ("window.chain = {}; play.client.on('step', (s, h) => "
          "{ chain[s] = h; }); 0")
 
@@ -66,6 +69,30 @@ def listed_at(node):
     with urllib.request.urlopen(nodes[node].url('/rooms/public'),
                                 timeout=5) as r:
         return [x['code'] for x in json.loads(r.read())['rooms']]
+
+
+def asked_redis(seconds=1.0):
+    """Reads of A's list for `seconds` cost Redis no command: it runs no
+    more commands meanwhile than in as long a time without reads (the
+    nodes' heartbeats and list refreshes), give or take a few, while a
+    command per read would be hundreds more."""
+    def ran_in(read):
+        before, t0, n = REDIS[0].commands(), time.monotonic(), 0
+        while time.monotonic() - t0 < seconds:
+            if read:
+                listed_at('a')
+                n += 1
+            else:
+                time.sleep(0.01)
+        return REDIS[0].commands() - before - 1, n  # INFO itself
+    idle, _ = ran_in(False)
+    busy, n = ran_in(True)
+    if n < 100 or busy > idle + 10:
+        raise AssertionError('%d reads of /rooms/public in %.1f s: Redis '
+                             'ran %d commands, %d in as long without reads'
+                             % (n, seconds, busy, idle))
+    print('# %d reads of the list in %.1f s: Redis ran %d commands, %d in '
+          'as long without reads' % (n, seconds, busy, idle))
 
 
 def row(p, code):
@@ -104,7 +131,7 @@ def agree(a, b, least):
 
 
 def a_page_on_a_lists_a_public_room_of_b_joins_it_and_plays(b):
-    """the play page on A lists B's public room (never a private one), joins it through REDIRECT and plays"""
+    """the play page on A lists B's public room (never a private one, nor asking Redis per read), joins it through REDIRECT and plays"""
     guest = open_play(b, 'a', PHONE)
     guest.wait_for('play.publicReads >= 1', timeout=10)
     note = guest.eval("document.getElementById('pubnote').textContent")
@@ -126,6 +153,7 @@ def a_page_on_a_lists_a_public_room_of_b_joins_it_and_plays(b):
     if mine != want or any(r['code'] == private for r in rooms):
         raise AssertionError('A lists %s, want %s and not %s'
                              % (rooms, want, private))
+    asked_redis()
     if private in listed_at('a') or private in listed_at('b') or \
             code not in listed_at('b'):
         raise AssertionError('GET /rooms/public: a %s, b %s (public %s, '
@@ -189,6 +217,7 @@ if __name__ == '__main__':
     exe = gkserver.server_exe()
     web = {'static_dir': os.path.join(ROOT, 'web')}
     redis = gkfleet.Redis()
+    REDIS.append(redis)
     try:
         for n in ('a', 'b'):
             nodes[n] = gkfleet.FleetNode(exe, redis, n, ws=web)
