@@ -74,7 +74,8 @@ def listed_at(node):
 def asked_redis(seconds=1.0):
     """Reads of A's list for `seconds` cost Redis no command: it runs no
     more commands meanwhile than in as long a time without reads (the
-    nodes' heartbeats and list refreshes), give or take a few, while a
+    nodes' heartbeats and list refreshes), give or take half (a heartbeat falls
+    in one window or the other), while a
     command per read would be hundreds more."""
     def ran_in(read):
         before, t0, n = REDIS[0].commands(), time.monotonic(), 0
@@ -87,7 +88,7 @@ def asked_redis(seconds=1.0):
         return REDIS[0].commands() - before - 1, n  # INFO itself
     idle, _ = ran_in(False)
     busy, n = ran_in(True)
-    if n < 100 or busy > idle + 10:
+    if n < 100 or busy > idle + max(50, idle // 2):
         raise AssertionError('%d reads of /rooms/public in %.1f s: Redis '
                              'ran %d commands, %d in as long without reads'
                              % (n, seconds, busy, idle))
