@@ -74,9 +74,9 @@ def listed_at(node):
 def asked_redis(seconds=1.0):
     """Reads of A's list for `seconds` cost Redis no command: it runs no
     more commands meanwhile than in as long a time without reads (the
-    nodes' heartbeats and list refreshes), give or take half (a heartbeat falls
-    in one window or the other), while a
-    command per read would be hundreds more."""
+    nodes' heartbeats and list refreshes), give or take half (a heartbeat
+    falls in one window or the other), while a command per read would be
+    thousands more."""
     def ran_in(read):
         before, t0, n = REDIS[0].commands(), time.monotonic(), 0
         while time.monotonic() - t0 < seconds:
