@@ -14,7 +14,11 @@
 // the match ends, and a page that finds them rejoins from a snapshot.
 // That needs the server to hold a dropped seat (reconnect.hold_ms, on in
 // configs/server.json); a refused rejoin shows why and the lobby again.
-import { connect } from './gamekit/gamekit.js';
+// The lobby lists the public rooms (GET /rooms/public on this page's own
+// origin, docs/PROTOCOL.md "Public rooms"), every PUBLIC_MS while it is
+// shown and on Refresh; Join takes a seat through the usual join (a room
+// on another node of a fleet is reached through its REDIRECT).
+import { connect, shownCode, socketUrl } from './gamekit/gamekit.js';
 import { errorSentence } from './gamekit/constants.js';
 import { slotLabel } from './views/survivors.js';
 import { createInput } from './views/input.js';
@@ -23,11 +27,13 @@ import * as pushPuzzle from './views/push_puzzle.js';
 
 const VIEWS = { survivors, 'push-puzzle': pushPuzzle };
 const STEP_MS = 1000 / 60; // both genres step at 1/60 s (gk_sim step_seconds)
+const PUBLIC_MS = 3000; // the public room list's refresh while in the lobby
 const $ = (id) => document.getElementById(id);
 const play = { client: null, genre: null, code: null, slot: -1, step: -1,
   desyncs: 0, started: false, ended: null, error: null, rejoined: false,
   options: null, // options: extra genre options for create (e.g. levels)
   solved: [], fell: {}, results: null,
+  publicRooms: null, publicReads: 0, // the list on screen; reads done
   rollbacks: 0 }; // the predicted head's restores (docs/PROTOCOL.md)
 window.play = play;
 const KEEP = 'gamekit.play.seat'; // sessionStorage: {code, slot, secret}
@@ -52,15 +58,10 @@ function status(text, err = false) {
   if (err) play.error = text;
 }
 
-function wsUrl() {
-  return (location.protocol === 'https:' ? 'wss://' : 'ws://') +
-    location.host + '/play';
-}
-
 async function client() {
   // predict: the page draws the head, its own input at once; the
   // confirmed state is what it hashes and reports
-  const c = await connect(wsUrl(), { predict: true });
+  const c = await connect(socketUrl('play'), { predict: true });
   play.client = c;
   c.on('step', (step) => { play.step = step; });
   c.on('rollback', () => { play.rollbacks++; });
@@ -113,10 +114,12 @@ async function create() {
   lock(true);
   try {
     const c = await client();
+    const listed = $('listed').checked;
     const options = { ...(play.options || {}) };
-    if (bots) options.room = { bots };
+    if (bots || listed) options.room = { ...(bots ? { bots } : {}),
+      ...(listed ? { listed } : {}) };
     const r = await c.createRoom({ genre, maxPlayers: seats, options });
-    play.created = { genre, seats, bots, options: play.options };
+    play.created = { genre, seats, bots, listed, options: play.options };
     play.genre = genre;
     play.slot = r.slot;
     play.host = true;
@@ -174,7 +177,72 @@ function refused(e) {
 }
 
 function lock(on) {
+  play.locked = on;
   for (const id of ['create', 'join']) $(id).disabled = on;
+  for (const b of document.querySelectorAll('#pubrooms .pjoin'))
+    b.disabled = on;
+}
+
+// --- the public room list ----------------------------------------------
+
+// One room of GET /rooms/public as a row: genre, code as people read it,
+// seats, lobby or playing, and Join while it has a free seat in its lobby.
+function publicRow(r, shown) {
+  const li = document.createElement('li');
+  li.dataset.code = r.code;
+  const cell = (cls, text) => {
+    const el = document.createElement('span');
+    el.className = cls;
+    el.textContent = text;
+    li.append(el);
+  };
+  cell('pgenre', r.genre);
+  cell('pcode', grouped(shown || r.code));
+  cell('pseats', `${r.seats_taken} taken, ${r.seats_free} free`);
+  cell('pstate', r.state === 'playing' ? 'playing' : 'in the lobby');
+  if (r.state === 'lobby' && r.seats_free > 0) {
+    const b = document.createElement('button');
+    b.className = 'pjoin';
+    b.textContent = 'Join';
+    b.disabled = !!play.locked;
+    b.onclick = () => join(shown || r.code);
+    li.append(b);
+  }
+  return li;
+}
+
+// The list drawn again only when it changed: a Join being pressed (or
+// focused) is not replaced under the finger.
+async function showPublic(rooms) {
+  const key = JSON.stringify(rooms);
+  if (key !== play.publicKey) {
+    const shown = await Promise.all(rooms.map((r) => shownCode(r.code)));
+    $('pubrooms').replaceChildren(...rooms.map((r, i) =>
+      publicRow(r, shown[i])));
+    play.publicKey = key;
+  }
+  $('pubnote').textContent = rooms.length ? ''
+    : 'No public rooms right now. Make one public, or refresh later.';
+}
+
+// Reads the list now (the lobby is shown); a failure is said in the list.
+async function refreshPublic() {
+  if (play.started || play.readingPublic) return;
+  play.readingPublic = true;
+  try {
+    const res = await fetch('rooms/public', { cache: 'no-store' });
+    const body = await res.json().catch(() => ({}));
+    if (!res.ok || !Array.isArray(body.rooms))
+      throw new Error(body.error || `HTTP ${res.status}`);
+    await showPublic(body.rooms);
+    play.publicRooms = body.rooms; // once on screen
+  } catch (e) {
+    $('pubnote').textContent =
+      `Could not read the public rooms (${e.message}); retrying.`;
+  } finally {
+    play.readingPublic = false;
+    play.publicReads++;
+  }
 }
 
 // A room code as shown: a short one whole, an older 16-character one in
@@ -299,6 +367,7 @@ function begin(c, match) {
   }
   $('lobby').style.display = 'none';
   $('game').style.display = 'flex';
+  clearInterval(play.publicTimer);
   const canvas = $('c');
   // the page's CSS sizes the canvas (the rest of the window below the
   // bar); set inline, so the view's fitCanvas does not pin the first size
@@ -357,6 +426,7 @@ $('end').onclick = () => {
   }
 };
 $('create').onclick = create;
+$('pubrefresh').onclick = refreshPublic;
 $('join').onclick = () => join($('joincode').value);
 $('start').onclick = () => {
   try {
@@ -377,6 +447,7 @@ if (last && new URLSearchParams(location.search).get('again')) {
   $('genre').value = last.genre;
   $('seats').value = last.seats;
   $('bots').value = last.bots;
+  $('listed').checked = !!last.listed;
   play.options = last.options;
   history.replaceState(null, '', location.pathname);
   create();
@@ -386,4 +457,6 @@ if (last && new URLSearchParams(location.search).get('again')) {
   $('joincode').value = room;
   join(room);
 }
+refreshPublic();
+play.publicTimer = setInterval(refreshPublic, PUBLIC_MS);
 play.ready = true;

@@ -16,7 +16,7 @@
 // stalls, desyncs, snapshots, firstDrawMs (performance.now() at the first
 // drawn state), and hold (true: stop drawing; drawnState is the last one
 // drawn, for a screenshot).
-import { connect } from './gamekit/gamekit.js';
+import { connect, socketUrl } from './gamekit/gamekit.js';
 import { ERRORS, SNAP, errorSentence } from './gamekit/constants.js';
 import * as survivors from './views/survivors.js';
 import { slotLabel } from './views/survivors.js';
@@ -48,11 +48,6 @@ function error(text) {
   watch.errors.push(text);
   status(text, true);
   $('perr').textContent = text;
-}
-
-function wsUrl() {
-  return (location.protocol === 'https:' ? 'wss://' : 'ws://') +
-    location.host + '/play';
 }
 
 /** A spectator token from hex text: null for none, else 148 bytes; throws
@@ -145,7 +140,7 @@ async function start(code, tokenText) {
   status(`connecting to room ${code}...`);
   watch.code = code;
   try {
-    const c = await connect(wsUrl());
+    const c = await connect(socketUrl('play'));
     watch.client = c;
     const shown = c.shownCode(code);
     if (!shown) {

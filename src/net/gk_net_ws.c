@@ -314,6 +314,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *mc,
     return MHD_YES;
   }
   *req = w;
+  int json = strcmp(url, w->path) != 0 && w->cb.json_get != NULL
+                 ? gk__ws_json(w, mc, url, method)
+                 : -1;
+  if (json >= 0) return (enum MHD_Result)json;
   if (strcmp(url, w->path) != 0 && w->static_root != NULL)
     return (enum MHD_Result)gk__ws_static(w, mc, url, method);
   if (strcmp(url, w->path) != 0)

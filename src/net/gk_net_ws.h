@@ -28,8 +28,8 @@
  * bytes (libuv's thread pool, gk_net_ws_static.c). No callback runs
  * inside libmicrohttpd, and none inside a call of this API but the
  * at-once gk_net_ws_disconnect and gk_net_ws_close (`disconnect`, before
- * they return), and `admit` and `trusted`, questions asked inside
- * libmicrohttpd.
+ * they return), and `admit`, `trusted` and `json_get`, questions asked
+ * inside libmicrohttpd.
  *
  * Connections are named by a 32-bit id, (generation << 16) | slot, valid
  * from the `connect` callback until the `disconnect` callback; a stale id
@@ -75,6 +75,15 @@
  * matching If-None-Match, 301 to add a directory's '/', 400, 403 (too
  * large), 404, 405 (Allow: GET, HEAD), 414; each counted in the stats.
  * Without static_dir another path is 404 as before.
+ *
+ * JSON paths (callbacks.json_get): a path the caller serves is asked of
+ * it before the static files, so a page reads data from the origin it was
+ * loaded from (same origin: no CORS). The listener does the HTTP: 405
+ * (Allow: GET, HEAD) for another method, 400 for a request body or more
+ * than GK_NET_WS_ARGS_MAX query arguments, then the caller's answer: 200
+ * with its JSON, 400 with its reason, 500; every answer has
+ * Cache-Control: no-store and X-Content-Type-Options: nosniff, and is
+ * counted (api_ok, api_bad, api_err; 405 in http_method).
  */
 #ifndef GK_NET_WS_H
 #define GK_NET_WS_H
@@ -90,8 +99,16 @@
 #define GK_NET_WS_STR_MAX 128  /* path, subprotocol, each origin, NUL in */
 #define GK_NET_WS_URL_MAX 1024 /* a static file's decoded path, bytes */
 
+#define GK_NET_WS_ARGS_MAX 8 /* query arguments of a JSON path's request */
+
 typedef struct gk_net_ws gk_net_ws;
 typedef struct gk_net_ws_conn gk_net_ws_conn;
+
+/* One query argument, %-decoded (a bad or NUL escape is byte 0x01, as in
+ * paths); value NULL for an argument without '='. */
+typedef struct gk_net_ws_arg {
+  const char *key, *value;
+} gk_net_ws_arg;
 
 typedef struct gk_net_ws_callbacks {
   void *ctx;
@@ -122,6 +139,17 @@ typedef struct gk_net_ws_callbacks {
    * that is not an IPv4 or IPv6 literal: 400 (hs_forwarded). From any
    * other peer the header is ignored. */
   int (*trusted)(void *ctx, gk_net_ws *w, const struct sockaddr *addr);
+  /* May be NULL (no JSON paths). Asked, from inside libmicrohttpd (must
+   * not call this API), about every request of a path other than the
+   * WebSocket one, before the static files. `path` is %-decoded, without
+   * the query. With body == NULL: only whether the path is served (0) or
+   * not (GK_ENOTFOUND: static files, or 404). Otherwise (a GET or HEAD)
+   * the answer: 0 and *body a malloc'd JSON text (200, application/json),
+   * GK_EINVAL and *body a malloc'd JSON reason or NULL (400), anything
+   * else 500; the listener frees *body. Must not block (no I/O): it
+   * answers from memory. */
+  int (*json_get)(void *ctx, gk_net_ws *w, const char *path,
+                  const gk_net_ws_arg *args, size_t n_args, char **body);
 } gk_net_ws_callbacks;
 
 typedef struct gk_net_ws_options {
@@ -203,6 +231,10 @@ typedef struct gk_net_ws_stats {
   uint64_t http_big;     /* 403: over static_max */
   uint64_t http_method;  /* 405: not GET or HEAD */
   uint64_t http_long;    /* 414: over GK_NET_WS_URL_MAX */
+  /* JSON paths (callbacks.json_get), by answer; 405 is http_method */
+  uint64_t api_ok;  /* 200 */
+  uint64_t api_bad; /* 400: a body, too many arguments, or the caller's */
+  uint64_t api_err; /* 500: the caller failed (out of memory) */
   /* connections ended, by who and why (see the header comment) */
   uint64_t close_local, close_peer, close_protocol, close_text, close_utf8;
   uint64_t close_slow, close_too_big, close_timeout, close_abnormal;

@@ -135,8 +135,17 @@ int gk__ws_static_init(gk_net_ws *w, const char *dir);
  * libmicrohttpd's enum MHD_Result as an int). */
 int gk__ws_static(gk_net_ws *w, struct MHD_Connection *mc, const char *url,
                   const char *method);
+/* 1 if the request announces a body (Content-Length other than 0, or
+ * Transfer-Encoding). */
+int gk__ws_has_body(struct MHD_Connection *mc);
 /* Before the daemon stops: every file answer waiting for a read is let
  * go on by libmicrohttpd (a suspended connection may not outlive it). */
 void gk__ws_static_close(gk_net_ws *w);
+
+/* gk_net_ws_json.c. Answers a request for a JSON path the caller
+ * serves (callbacks.json_get; returns libmicrohttpd's enum MHD_Result as
+ * an int), or returns -1 if the caller serves no such path. */
+int gk__ws_json(gk_net_ws *w, struct MHD_Connection *mc, const char *url,
+                const char *method);
 
 #endif

@@ -345,7 +345,7 @@ static enum MHD_Result send_file(gk_net_ws *w, struct MHD_Connection *mc,
   return rc;
 }
 
-static int has_body(struct MHD_Connection *mc) {
+int gk__ws_has_body(struct MHD_Connection *mc) {
   const char *cl =
       MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Content-Length");
   return (cl != NULL && strcmp(cl, "0") != 0) ||
@@ -362,7 +362,7 @@ int gk__ws_static(gk_net_ws *w, struct MHD_Connection *mc, const char *url,
                   &s->http_method);
   if (strlen(url) > GK_NET_WS_URL_MAX)
     return answer(mc, MHD_HTTP_URI_TOO_LONG, "path too long\n", &s->http_long);
-  unsigned bad = has_body(mc) ? MHD_HTTP_BAD_REQUEST : path_check(url);
+  unsigned bad = gk__ws_has_body(mc) ? MHD_HTTP_BAD_REQUEST : path_check(url);
   if (bad == MHD_HTTP_BAD_REQUEST)
     return answer(mc, bad, "bad request\n", &s->http_bad);
   char real[PATH_MAX];

@@ -63,6 +63,10 @@ gk_net_ws_options ws_test_options(void) {
 }
 
 void ws_srv_start(const gk_net_ws_options *o) {
+  ws_srv_start_json(o, NULL);
+}
+
+void ws_srv_start_json(const gk_net_ws_options *o, ws_json_fn *json_get) {
   S = calloc(1, sizeof *S);
   cr_assert_not_null(S);
   S->echo = 1;
@@ -72,7 +76,8 @@ void ws_srv_start(const gk_net_ws_options *o) {
   gk_net_ws_callbacks cb = {.ctx = S,
                             .receive = on_receive,
                             .connect = on_connect,
-                            .disconnect = on_disconnect};
+                            .disconnect = on_disconnect,
+                            .json_get = json_get};
   cr_assert_eq(gk_net_ws_init(&S->w, &S->loop, o, &cb), 0);
   cr_assert_neq(S->w.port, 0);
 }

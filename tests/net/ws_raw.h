@@ -31,6 +31,10 @@ extern ws_srv *S;
  * "gamekit.1", 8 connections, INPUT and CONFIRMED replaceable. */
 gk_net_ws_options ws_test_options(void);
 void ws_srv_start(const gk_net_ws_options *o);
+/* ... with a json_get callback (gk_net_ws_callbacks; ctx is S). */
+typedef int ws_json_fn(void *ctx, gk_net_ws *w, const char *path,
+                       const gk_net_ws_arg *args, size_t n_args, char **body);
+void ws_srv_start_json(const gk_net_ws_options *o, ws_json_fn *json_get);
 void ws_srv_stop(void);
 /* Runs the loop until *flag >= want or ms pass; returns *flag >= want. */
 int ws_run_until(const int *flag, int want, int ms);

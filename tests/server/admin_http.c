@@ -50,15 +50,26 @@ static size_t on_data(char *p, size_t sz, size_t nm, void *ud) {
 
 long admin_http(const admin_srv *s, const char *method, const char *path,
                 const char *token, char **out) {
-  char url[256], auth[512];
-  snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", (unsigned)s->http, path);
+  return e2e_http(s->http, method, path, token, NULL, out, NULL);
+}
+
+long e2e_http(uint16_t port, const char *method, const char *path,
+              const char *token, const char *send, char **out, char **hdrs) {
+  char url[1300], auth[512];
+  snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", (unsigned)port, path);
   CURL *e = curl_easy_init();
   struct curl_slist *h = NULL;
-  body b = {calloc(1, 1), 0};
-  cr_assert_not_null(b.b);
+  body b = {calloc(1, 1), 0}, hb = {calloc(1, 1), 0};
+  cr_assert(b.b && hb.b);
   curl_easy_setopt(e, CURLOPT_URL, url);
-  curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
-  if (strcmp(method, "POST") == 0) curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
+  if (strcmp(method, "HEAD") == 0)
+    curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+  else
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+  if (strcmp(method, "POST") == 0 || send)
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, send ? send : "");
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_data);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, &hb);
   if (token) {
     snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
     h = curl_slist_append(h, auth);
@@ -77,6 +88,10 @@ long admin_http(const admin_srv *s, const char *method, const char *path,
     *out = b.b;
   else
     free(b.b);
+  if (hdrs)
+    *hdrs = hb.b;
+  else
+    free(hb.b);
   return status;
 }
 

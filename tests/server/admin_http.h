@@ -29,6 +29,13 @@ void admin_srv_start(admin_srv *s, int step_hz, const char *extra);
 long admin_http(const admin_srv *s, const char *method, const char *path,
                 const char *token, char **out);
 
+/* One request to any HTTP port of 127.0.0.1 (admin_http is this on the
+ * admin port); `hdrs` (may be NULL) receives the answer's header lines,
+ * NUL-terminated, the caller frees. A POST sends an empty body; `body`
+ * (may be NULL) is sent as the request's body otherwise. */
+long e2e_http(uint16_t port, const char *method, const char *path,
+              const char *token, const char *body, char **out, char **hdrs);
+
 /* GET `path` as JSON; fails the test unless 200 and JSON. The caller
  * deletes the result. */
 cJSON *admin_get_json(const admin_srv *s, const char *path);

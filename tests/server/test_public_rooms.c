@@ -4,7 +4,9 @@
  * private unless its options say room.listed; a listed room shows its
  * genre, code, seats taken and free, state and node (null without a
  * fleet), follows joins and the start, and leaves the list when its match
- * ends; genre= filters; other queries are refused. Every wait is bounded.
+ * ends; genre= filters; other queries are refused. The WebSocket port
+ * answers the same list (for browsers), with its own refusals (405, a
+ * body, too many arguments). Every wait is bounded.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -149,6 +151,103 @@ Test(server_public_rooms, other_queries_are_refused_with_400, .timeout = 30) {
   cr_assert(strstr(body, "/series takes since=SEQ only"), "%s", body);
   free(body);
   cr_assert_eq(admin_http(&s, "POST", "/rooms/public", ADMIN_TOKEN, NULL), 405);
+  e2e_stop_server(&s.p);
+  e2e_dir_remove(&s.d);
+}
+
+/* GET `path` on the WebSocket port: the status, body and headers. */
+static long ws_get(uint16_t port, const char *method, const char *path,
+                   const char *send, char **body, char **hdrs) {
+  return e2e_http(port, method, path, NULL, send, body, hdrs);
+}
+
+static void expect_400(uint16_t port, const char *path, const char *why) {
+  char *body = NULL, *hdrs = NULL;
+  long st = ws_get(port, "GET", path, NULL, &body, &hdrs);
+  cr_assert_eq(st, 400, "GET %s on the WebSocket port: %ld %s", path, st, body);
+  cr_assert(strstr(body, why), "GET %s: %s, expected \"%s\"", path, body, why);
+  cr_assert(strstr(hdrs, "Cache-Control: no-store"), "%s", hdrs);
+  free(body);
+  free(hdrs);
+}
+
+Test(server_public_rooms,
+     the_websocket_port_answers_the_same_list_and_refuses_bad_requests,
+     .timeout = 60) {
+  admin_srv s;
+  memset(&s, 0, sizeof(s));
+  admin_srv_start(&s, STEP_HZ,
+                  "\"websocket\":{\"enabled\":true,\"host\":\"127.0.0.1\","
+                  "\"port\":0}");
+  cJSON *l = e2e_last_event(&s.p, "listening");
+  cr_assert_not_null(l, "no listening line");
+  uint16_t ws =
+      (uint16_t)cJSON_GetNumberValue(cJSON_GetObjectItem(l, "ws_port"));
+  cJSON_Delete(l);
+  cr_assert_neq(ws, 0, "no WebSocket port in the listening line");
+  cr_assert_eq(enet_initialize(), 0);
+  raw priv, pub;
+  char pcode[17], code[17];
+  create(&s, &priv, 4, "{\"room\":{\"bots\":0}}", pcode);
+  create(&s, &pub, 3, "{\"room\":{\"listed\":true}}", code);
+  /* the same answer as the admin's, a browser's headers */
+  char *body = NULL, *hdrs = NULL, *admin = NULL;
+  cr_assert_eq(ws_get(ws, "GET", "/rooms/public", NULL, &body, &hdrs), 200,
+               "%s", body);
+  cr_assert_eq(admin_http(&s, "GET", "/rooms/public", NULL, &admin), 200);
+  cr_assert_str_eq(body, admin, "the ports' lists differ");
+  cr_assert(strstr(body, code), "the listed room is missing: %s", body);
+  cr_assert_null(strstr(body, pcode), "the private room is listed: %s", body);
+  cr_assert(strstr(hdrs, "Content-Type: application/json"), "%s", hdrs);
+  cr_assert(strstr(hdrs, "Cache-Control: no-store"), "%s", hdrs);
+  free(body);
+  free(hdrs);
+  free(admin);
+  cr_assert_eq(
+      ws_get(ws, "GET", "/rooms/public?genre=survivors", NULL, &body, NULL),
+      200);
+  cr_assert(strstr(body, code), "genre=survivors: %s", body);
+  free(body);
+  cr_assert_eq(
+      ws_get(ws, "GET", "/rooms/public?genre=push-puzzle", NULL, &body, NULL),
+      200);
+  cr_assert_str_eq(body, "{\"rooms\":[]}\n");
+  free(body);
+  cr_assert_eq(
+      ws_get(ws, "GET", "/rooms/public?genre=no-such-genre", NULL, &body, NULL),
+      200);
+  cr_assert_str_eq(body, "{\"rooms\":[]}\n", "an unknown genre: %s", body);
+  free(body);
+  /* HEAD: the headers, no body */
+  cr_assert_eq(ws_get(ws, "HEAD", "/rooms/public", NULL, &body, &hdrs), 200);
+  cr_assert_str_eq(body, "");
+  cr_assert(strstr(hdrs, "Cache-Control: no-store"), "%s", hdrs);
+  free(body);
+  free(hdrs);
+  /* the admin's query rules, then the listener's own */
+  expect_400(ws, "/rooms/public?since=1",
+             "bad query argument \\\"since\\\": /rooms/public takes "
+             "genre=NAME only");
+  expect_400(ws, "/rooms/public?genre=survivors&genre=survivors",
+             "bad query argument \\\"genre\\\"");
+  expect_400(ws, "/rooms/public?genre=", "bad query argument");
+  expect_400(ws, "/rooms/public?genre=abcdefghijklmnopqrstuvwxyz0123456",
+             "bad query argument");
+  expect_400(ws, "/rooms/public?a&b&c&d&e&f&g&h&i", "too many query arguments");
+  cr_assert_eq(ws_get(ws, "GET", "/rooms/public", "x", &body, NULL), 400,
+               "a GET with a body: %s", body);
+  cr_assert(strstr(body, "a request body is not read here"), "%s", body);
+  free(body);
+  cr_assert_eq(ws_get(ws, "POST", "/rooms/public", NULL, &body, &hdrs), 405);
+  cr_assert(strstr(hdrs, "Allow: GET, HEAD"), "%s", hdrs);
+  free(body);
+  free(hdrs);
+  /* other paths stay what they were: no static directory here, 404 */
+  cr_assert_eq(ws_get(ws, "GET", "/rooms/publicx", NULL, NULL, NULL), 404);
+  cr_assert_eq(ws_get(ws, "GET", "/rooms", NULL, NULL, NULL), 404);
+  raw_close(&pub);
+  raw_close(&priv);
+  enet_deinitialize();
   e2e_stop_server(&s.p);
   e2e_dir_remove(&s.d);
 }

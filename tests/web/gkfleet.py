@@ -53,6 +53,25 @@ class Redis:
         except OSError:
             return b""
 
+    def commands(self):
+        """total_commands_processed of INFO stats (every command Redis
+        ran, this one's INFO included)."""
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(2.0)
+            s.connect(self.sock)
+            s.sendall(b"INFO stats\r\n")
+            data = b""
+            while b"total_commands_processed:" not in data or \
+                    not data.endswith(b"\r\n"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        for line in data.decode("latin-1").split("\r\n"):
+            if line.startswith("total_commands_processed:"):
+                return int(line.split(":", 1)[1])
+        raise RuntimeError("no total_commands_processed in INFO stats")
+
     def close(self):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)

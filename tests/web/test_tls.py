@@ -11,54 +11,23 @@ Chromium honours with a --user-data-dir, as cdp.Browser always has): any
 other certificate error still fails, and a browser without the flag
 refuses the page (checked)."""
 import asyncio
-import base64
-import hashlib
 import os
 import re
 import shutil
-import signal
 import socket
 import ssl
-import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cdp  # noqa: E402
+from gknginx import Nginx, free_port, make_cert, missing_tool  # noqa: E402
 from gkserver import GkServer, server_exe  # noqa: E402
 
 SRC = os.environ.get("GK_SOURCE_ROOT") or os.path.dirname(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NGINX = os.environ.get("GK_NGINX", "/usr/sbin/nginx")
-OPENSSL = shutil.which("openssl") or "/usr/bin/openssl"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def make_cert(d):
-    """A P-256 self-signed certificate for 127.0.0.1, valid one day; returns
-    (cert path, key path, base64 SHA-256 of its SubjectPublicKeyInfo)."""
-    cert, key = os.path.join(d, "cert.pem"), os.path.join(d, "key.pem")
-    subprocess.run([OPENSSL, "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                    "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
-                    "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1"],
-                   check=True, capture_output=True, timeout=30)
-    pub = subprocess.run([OPENSSL, "x509", "-in", cert, "-pubkey", "-noout"],
-                         check=True, capture_output=True, timeout=30).stdout
-    der = subprocess.run([OPENSSL, "pkey", "-pubin", "-outform", "der"],
-                         input=pub, check=True, capture_output=True,
-                         timeout=30).stdout
-    return cert, key, base64.b64encode(hashlib.sha256(der).digest()).decode()
 
 
 def rewrite(conf, tls_port, http_port, ws_port, cert, key):
@@ -82,19 +51,6 @@ def rewrite(conf, tls_port, http_port, ws_port, cert, key):
     return conf
 
 
-def nginx_conf(d, site):
-    """A whole nginx.conf around the site: foreground, every path in d."""
-    user = "user root;\n" if os.geteuid() == 0 else ""  # workers read d
-    return ("{user}daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\n"
-            "error_log {d}/error.log info;\n"
-            "events {{ worker_connections 64; }}\n"
-            "http {{\n  access_log {d}/access.log;\n"
-            "  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n"
-            "  fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n"
-            "  scgi_temp_path {d}/scgi;\n  include {site};\n}}\n"
-            ).format(user=user, d=d, site=site)
-
-
 PER_IP = 3  # limits.conns_per_ip: the pages below hold 3 at most
 
 
@@ -106,11 +62,7 @@ class Env:
 
 
 def nginx_log():
-    try:
-        with open(os.path.join(Env.dir, "error.log"), errors="replace") as f:
-            return f.read()[-3000:]
-    except OSError:
-        return ""
+    return Env.nginx.log() if Env.nginx is not None else ""
 
 
 def start(_b):
@@ -123,30 +75,7 @@ def start(_b):
     with open(os.path.join(SRC, "deploy", "nginx", "gamekit.conf")) as f:
         site = rewrite(f.read(), Env.tls_port, Env.http_port,
                        Env.srv.ws_port, Env.cert, Env.key)
-    site_path = os.path.join(Env.dir, "gamekit.conf")
-    with open(site_path, "w") as f:
-        f.write(site)
-    conf = os.path.join(Env.dir, "nginx.conf")
-    with open(conf, "w") as f:
-        f.write(nginx_conf(Env.dir, site_path))
-    argv = [NGINX, "-p", Env.dir, "-c", conf, "-e",
-            os.path.join(Env.dir, "error.log")]
-    t = subprocess.run(argv + ["-t"], capture_output=True, text=True,
-                       timeout=30)
-    assert t.returncode == 0, t.stderr
-    Env.nginx = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL,
-                                 start_new_session=True)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        assert Env.nginx.poll() is None, "nginx exited:\n" + nginx_log()
-        try:
-            socket.create_connection(("127.0.0.1", Env.tls_port), 0.5).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError("nginx did not listen:\n" + nginx_log())
+    Env.nginx = Nginx(Env.dir, site, Env.tls_port)
 
 
 def https(path):
@@ -272,35 +201,15 @@ def plain_http_redirects_to_https(_b):
 
 
 def stop_nginx():
-    if Env.nginx is None or Env.nginx.poll() is not None:
-        return
-    # SIGTERM: nginx's fast shutdown (SIGQUIT, the graceful one, would
-    # wait on the WebSockets Chromium may still hold)
-    Env.nginx.send_signal(signal.SIGTERM)
-    try:
-        Env.nginx.wait(5)
-    except subprocess.TimeoutExpired:
-        pass
-    try:
-        os.killpg(Env.nginx.pid, signal.SIGKILL)  # the worker, if left
-    except ProcessLookupError:
-        pass
-    Env.nginx.wait(5)
+    return Env.nginx.stop() if Env.nginx is not None else None
 
 
 def stop(_b):
     """nginx and gk-server stop cleanly"""
-    stop_nginx()
-    assert Env.nginx.returncode == 0, (Env.nginx.returncode, nginx_log())
+    rc = stop_nginx()
+    assert rc == 0, (rc, nginx_log())
     Env.srv.close()
     assert Env.srv.proc.returncode == 0
-
-
-def missing_tool():
-    for tool in (NGINX, OPENSSL):
-        if not os.access(tool, os.X_OK):
-            return "%s is not installed" % tool
-    return None
 
 
 why = missing_tool()

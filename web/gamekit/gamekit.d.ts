@@ -160,6 +160,11 @@ export declare class Client {
 }
 
 export declare function load(opts?: LoadOptions): Promise<unknown>;
+/** The WebSocket URL of `path` (default "play") beside the page at `href`
+ * (default location.href): https -> wss, http -> ws. */
+export declare function socketUrl(path?: string, href?: string): string;
+/** Client.shownCode without a client: loads gamekit.wasm once. */
+export declare function shownCode(code: string, opts?: LoadOptions): Promise<string | null>;
 export declare function connect(url: string, opts?: ConnectOptions): Promise<Client>;
 export declare function decodeMap(bytes: Uint8Array): StateMap;
 export declare function nowNs(): number;

@@ -223,6 +223,36 @@ const codeOf = (name) => Number(Object.keys(ERRORS).find((k) =>
   ERRORS[k].name === name));
 
 /** One lockstep peer over one WebSocket. Use connect(). */
+/** The WebSocket URL of `path` beside the page at `href` (default: this
+ * page's): relative, so a page served under a prefix (deploy/fleet's
+ * https://HOST/node/1/) reaches its own node (wss://HOST/node/1/play),
+ * and at / it is /play; http gives ws:, https wss:. */
+export function socketUrl(path = "play", href = globalThis.location.href) {
+  const u = new URL(path, href);
+  u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
+  u.hash = "";
+  return u.href;
+}
+
+// A room code as people see it (gk_web_code_shown), with module m.
+function codeShown(m, code) {
+  const c = cstr(m, String(code));
+  const out = m._malloc(17);
+  try {
+    return m._gk_webx_code_shown(c, out) === 0 ? m.UTF8ToString(out) : null;
+  } finally {
+    m._free(c);
+    m._free(out);
+  }
+}
+
+/** Client.shownCode without a client (a page listing rooms before it
+ * connects): loads gamekit.wasm once, then resolves the code as people
+ * see it, or null if it is no code. */
+export async function shownCode(code, opts = {}) {
+  return codeShown(await load(opts), code);
+}
+
 export class Client {
   constructor(m, ws, opts) {
     this.m = m;
@@ -516,15 +546,7 @@ export class Client {
    * '2's); null if it is not a room code. join, spectate and rejoin take
    * either form. */
   shownCode(code) {
-    const c = cstr(this.m, String(code));
-    const out = this.m._malloc(17);
-    try {
-      return this.m._gk_webx_code_shown(c, out) === 0
-        ? this.m.UTF8ToString(out) : null;
-    } finally {
-      this.m._free(c);
-      this.m._free(out);
-    }
+    return codeShown(this.m, code);
   }
 
   // Sends a room request now, and again at the node a REDIRECT names.

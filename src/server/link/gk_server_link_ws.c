@@ -26,6 +26,10 @@
  * Behind a proxy in websocket.trusted_proxies (on_trusted), "the address"
  * is the client's from the proxy's X-Forwarded-For (gk_net_ws.h).
  *
+ * Other paths of the port: GET /rooms/public through the listener's
+ * json_get (on_json_get, answered by ops/gk_server_public.c from memory),
+ * then the static files (websocket.static_dir).
+ *
  * Closes: graceful is a 1000 close frame after what is queued; at once
  * closes the socket and raises `disconnect` before returning, as the
  * interface wants.
@@ -163,6 +167,14 @@ static int on_trusted(void *ctx, gk_net_ws *ws, const struct sockaddr *addr) {
   return gk_server_config_proxy(w->base.srv->cfg, addr);
 }
 
+/* The listener's JSON paths: GET /rooms/public (gk_server_public.c). */
+static int on_json_get(void *ctx, gk_net_ws *ws, const char *path,
+                       const gk_net_ws_arg *args, size_t n_args, char **body) {
+  (void)ws;
+  const struct sv_ws *w = ctx;
+  return sv_public_get(w->base.srv, path, args, n_args, body);
+}
+
 static void on_connect(void *ctx, gk_net_ws *ws, uint32_t conn,
                        const struct sockaddr *addr) {
   struct sv_ws *w = ctx;
@@ -295,7 +307,7 @@ int sv_ws_open(gk_server *s, char *err, size_t errlen) {
   o.replace_types[1] = GK_MSG_CONFIRMED;
   o.n_replace = 2;
   gk_net_ws_callbacks cb = {w,        on_receive, on_connect, on_disconnect,
-                            on_admit, on_trusted};
+                            on_admit, on_trusted, on_json_get};
   int rc = gk_net_ws_init(&w->ws, s->loop, &o, &cb);
   if (rc == GK_ENOTFOUND) {
     host_free(&w->base);

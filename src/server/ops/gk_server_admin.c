@@ -24,6 +24,8 @@
  *   GET  /rooms, /rooms/CODE  rooms and their figures
  *   GET  /rooms/public[?genre=NAME]  the listed (public) rooms: genre,
  *                             code, seats taken and free, state, node
+ *                             (gk_server_public.c; the WebSocket port
+ *                             answers it too, for browsers)
  *   GET  /series[?since=SEQ]  the last minutes of the main figures, for the
  *                             page's charts (gk_server_series.c)
  *   POST /rooms/CODE/end, /rooms/CODE/players/SLOT/remove, /drain
@@ -101,24 +103,12 @@ static enum MHD_Result answer(struct MHD_Connection *c, unsigned status,
 /* A JSON object (consumed). */
 static enum MHD_Result answer_json(struct MHD_Connection *c, unsigned status,
                                    cJSON *j) {
-  char *text = j ? cJSON_PrintUnformatted(j) : NULL;
-  cJSON_Delete(j);
-  if (!text)
-    return answer(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain",
-                  "out of memory\n", 14, MHD_RESPMEM_PERSISTENT);
-  size_t n = strlen(text);
-  char *body = malloc(n + 2);
-  if (body) {
-    memcpy(body, text, n);
-    body[n] = '\n';
-    body[n + 1] = '\0';
-  }
-  cJSON_free(text);
+  char *body = sv_json_text(j);
   if (!body)
     return answer(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain",
                   "out of memory\n", 14, MHD_RESPMEM_PERSISTENT);
   /* MHD_RESPMEM_MUST_FREE: the response (or answer, on failure) frees it */
-  return answer(c, status, "application/json", body, n + 1, // NOLINT
+  return answer(c, status, "application/json", body, strlen(body), // NOLINT
                 MHD_RESPMEM_MUST_FREE);
 }
 
@@ -242,9 +232,7 @@ static enum MHD_Result on_arg(void *cls, enum MHD_ValueKind kind,
     q->since_set = !*end && errno == 0;
     if (q->since_set) return MHD_YES;
   }
-  if (strcmp(key, "genre") == 0 && !q->genre_set && value && value[0] &&
-      strlen(value) <= GK_WIRE_GENRE_MAX) {
-    snprintf(q->genre, sizeof(q->genre), "%s", value);
+  if (!q->genre_set && sv_public_genre_arg(key, value, q->genre)) {
     q->genre_set = 1;
     return MHD_YES;
   }
@@ -495,8 +483,7 @@ static enum MHD_Result dispatch(sv_admin *a, struct MHD_Connection *c,
              q.bad            ? q.name
              : rt == R_SERIES ? "genre"
                               : "since",
-             rt == R_SERIES ? "/series takes since=SEQ only"
-                            : "/rooms/public takes genre=NAME only");
+             rt == R_SERIES ? "/series takes since=SEQ only" : SV_PUBLIC_QUERY);
     return fail(c, MHD_HTTP_BAD_REQUEST, why);
   }
   if ((rt == R_ROOM || rt == R_END || rt == R_REMOVE) && !r)

@@ -10,6 +10,8 @@
  *                        from the server's uv loop): /healthz, /metrics,
  *                        /rooms, /series, room actions, /drain, the
  *                        status page;
+ *   gk_server_public.c   GET /rooms/public's query and answer, shared by
+ *                        the admin and WebSocket listeners;
  *   gk_server_agones.c   the Agones SDK REST client (libcurl's
  *                        multi-socket API on the uv loop): ready, health,
  *                        counters, shutdown.
@@ -148,6 +150,26 @@ int sv_admin_start(struct gk_server *s, char *err, size_t errlen);
 void sv_admin_close(struct gk_server *s);
 /* The bound port, or 0 when the listener is off. */
 uint16_t sv_admin_port(const struct gk_server *s);
+
+/* --- gk_server_public.c -------------------------------------------------- */
+
+struct gk_net_ws_arg;
+
+/* GET /rooms/public's one query argument, the same on both listeners: 1
+ * if key is "genre" and value a name of 1 to GK_WIRE_GENRE_MAX bytes
+ * (copied into genre, GK_WIRE_GENRE_MAX + 1 bytes); 0 for anything else
+ * (answered 400 with SV_PUBLIC_QUERY). An unknown genre lists nothing. */
+int sv_public_genre_arg(const char *key, const char *value, char *genre);
+#define SV_PUBLIC_QUERY "/rooms/public takes genre=NAME only"
+/* A JSON answer's body: j printed on one line and a newline, malloc'd
+ * (the caller frees it); j is deleted. NULL when out of memory. */
+char *sv_json_text(struct cJSON *j);
+/* The WebSocket listener's JSON paths (gk_net_ws json_get): GET
+ * /rooms/public[?genre=NAME], the same JSON as the admin's from
+ * sv_fleet_public_rooms (this process's listed rooms, and the fleet's from
+ * its node-local copy: never a Redis call); any other path GK_ENOTFOUND. */
+int sv_public_get(const struct gk_server *s, const char *path,
+                  const struct gk_net_ws_arg *args, size_t n_args, char **body);
 
 /* --- gk_server_agones.c -------------------------------------------------- */
 
