@@ -38,6 +38,7 @@ const play = { client: null, genre: null, code: null, slot: -1, step: -1,
 window.play = play;
 const KEEP = 'gamekit.play.seat'; // sessionStorage: {code, slot, secret}
 const AGAIN = 'gamekit.play.again'; // sessionStorage: the last room's settings
+const NAME = 'gamekit.name'; // localStorage: the player's name
 const hex = (u8) => Array.from(u8, (b) => b.toString(16).padStart(2, '0'))
   .join('');
 const unhex = (t) => Uint8Array.from(t.match(/../g), (h) => parseInt(h, 16));
@@ -73,6 +74,10 @@ async function client() {
     if (m.type === 'error' && play.rejoining) refused(m);
   });
   c.on('step', () => solvedNote(c));
+  c.on('roster', (r) => { // names by slot: the bar, the view, the results
+    play.names = r.names;
+    if (play.view && play.view.setNames) play.view.setNames(r.names);
+  });
   c.on('ended', (e) => {
     play.ended = e || true;
     sessionStorage.removeItem(KEEP);
@@ -107,6 +112,19 @@ function showRoom(code, creator) {
     : 'Joined; waiting for the host to start.';
 }
 
+// The player's name (localStorage) to its room once it has a seat; a
+// name the server cannot take is said, and play goes on without it.
+function sendName() {
+  const name = $('name').value.trim();
+  localStorage.setItem(NAME, name);
+  if (!name || !play.client) return;
+  try {
+    play.client.setName(name);
+  } catch (e) {
+    status(`Your name was not sent: ${sentence(e)}`, true);
+  }
+}
+
 async function create() {
   const genre = $('genre').value;
   const seats = Math.max(1, $('seats').value | 0);
@@ -125,6 +143,7 @@ async function create() {
     play.host = true;
     showRoom(r.code, true);
     status('');
+    sendName();
   } catch (e) {
     status(sentence(e), true);
     lock(false);
@@ -141,6 +160,34 @@ async function join(code) {
     play.slot = r.slot;
     showRoom(code, false);
     status('');
+    sendName();
+  } catch (e) {
+    status(sentence(e), true);
+    lock(false);
+  }
+}
+
+// Quick play: a seat in the fullest open quick-play room of the genre and
+// seats chosen above (at least 2), or a new one; it starts when full.
+async function quick(rematch) {
+  const genre = $('genre').value;
+  const seats = Math.max(2, $('seats').value | 0);
+  lock(true);
+  try {
+    const c = await client();
+    // Play again: the players of one ended room ask with its code as
+    // room.rematch, which only they share: one new room for them
+    const options = { ...(play.options || {}),
+      ...(rematch ? { room: { rematch } } : {}) };
+    const r = await c.quickPlay({ genre, maxPlayers: seats, options });
+    play.genre = genre;
+    play.slot = r.slot;
+    play.quick = { genre, seats, options: play.options };
+    showRoom(r.code, false);
+    $('who').textContent = `Quick play: ${r.players} of ${seats} seats taken;` +
+      ' the match starts when all are.';
+    status('');
+    sendName();
   } catch (e) {
     status(sentence(e), true);
     lock(false);
@@ -160,6 +207,7 @@ async function rejoin(kept) {
       play.rejoining = false;
       play.rejoined = true;
       status('');
+      sendName();
     });
     c.rejoin(kept.code, kept.slot, unhex(kept.secret));
   } catch (e) {
@@ -178,7 +226,7 @@ function refused(e) {
 
 function lock(on) {
   play.locked = on;
-  for (const id of ['create', 'join']) $(id).disabled = on;
+  for (const id of ['create', 'join', 'quick']) $(id).disabled = on;
   for (const b of document.querySelectorAll('#pubrooms .pjoin'))
     b.disabled = on;
 }
@@ -254,8 +302,10 @@ function bar() {
   const s = play.client && play.client.state();
   const h = play.client && play.client.predictedState();
   const m = play.client && play.client.match;
+  const rtt = play.client ? play.client.stats().rttMs : null;
   const parts = [`room ${grouped(play.shown)}`, `${play.genre}`,
-    `you are ${slotLabel(play.slot)}`, `step ${s ? s.step : '-'}`];
+    `you are ${slotLabel(play.slot, play.names)}`, `step ${s ? s.step : '-'}`,
+    `ping ${rtt === null ? '-' : rtt + ' ms'}`];
   if (h && s && h.step !== s.step) parts.push(`head ${h.step}`);
   if (play.rollbacks) parts.push(`rollbacks ${play.rollbacks}`);
   if (m) parts.push(`input delay ${m.inputDelay} steps ` +
@@ -321,7 +371,7 @@ function results(c, e) {
       if (g[k + 'gone'] === 2) continue; // never joined
       const lived = g[k + 'alive'] ? g.play_steps : play.fell[i] ??
         g.play_steps;
-      rows.push([slotLabel(i) + (i === play.slot ? ' (you)' : ''),
+      rows.push([slotLabel(i, play.names) + (i === play.slot ? ' (you)' : ''),
         clock(lived || 0), g[k + 'kills'] ?? 0, g[k + 'level'] ?? 1]);
     }
   } else {
@@ -333,16 +383,28 @@ function results(c, e) {
   play.results = rows;
   $('rwhy').textContent = `${WHY[e && e.reason] || 'The match ended'}` +
     (s ? ` at step ${s.step}.` : '.');
-  $('rtable').innerHTML = rows.map((r, i) => '<tr>' + r.map((v) =>
-    i ? `<td>${v}</td>` : `<th>${v}</th>`).join('') + '</tr>').join('');
-  $('again').hidden = !play.host;
+  // names are anyone's text: cells are set as text, never parsed
+  $('rtable').replaceChildren(...rows.map((r, i) => {
+    const tr = document.createElement('tr');
+    for (const v of r) {
+      const td = document.createElement(i ? 'td' : 'th');
+      td.textContent = String(v);
+      tr.appendChild(td);
+    }
+    return tr;
+  }));
+  $('again').hidden = !play.host && !play.quick;
   $('results').hidden = false;
 }
 
-// Play again (the host): a new room with the same genre, seats, bots and
-// options; its code and link are shown to share.
+// Play again. The host of a room it made: a new room with the same genre,
+// seats, bots and options; its code and link are shown to share. Anyone in
+// a quick-play room: quick play again with the room's code as
+// room.rematch, so the players who press it share one new room.
 function again() {
-  const last = play.created;
+  const last = play.quick
+    ? { quick: true, ...play.quick, rematch: play.shown || play.code }
+    : play.created;
   sessionStorage.setItem(AGAIN, JSON.stringify(last));
   location.href = location.pathname + '?again=1';
 }
@@ -386,6 +448,7 @@ function begin(c, match) {
   input.attachTouch(canvas, tap);
   play.input = input;
   play.view = view;
+  if (view.setNames && play.names) view.setNames(play.names);
   canvas.focus();
   // What is on screen: [state, sample, camera] of the last draw.
   let shown = null;
@@ -426,6 +489,8 @@ $('end').onclick = () => {
   }
 };
 $('create').onclick = create;
+$('quick').onclick = () => quick();
+$('name').value = localStorage.getItem(NAME) || '';
 $('pubrefresh').onclick = refreshPublic;
 $('join').onclick = () => join($('joincode').value);
 $('start').onclick = () => {
@@ -443,7 +508,13 @@ const room = new URLSearchParams(location.search).get('room');
 const kept = JSON.parse(sessionStorage.getItem(KEEP) || 'null');
 const last = JSON.parse(sessionStorage.getItem(AGAIN) || 'null');
 sessionStorage.removeItem(AGAIN);
-if (last && new URLSearchParams(location.search).get('again')) {
+if (last && last.quick && new URLSearchParams(location.search).get('again')) {
+  $('genre').value = last.genre; // everyone who presses it: one new room
+  $('seats').value = last.seats;
+  play.options = last.options;
+  history.replaceState(null, '', location.pathname);
+  quick(last.rematch);
+} else if (last && new URLSearchParams(location.search).get('again')) {
   $('genre').value = last.genre;
   $('seats').value = last.seats;
   $('bots').value = last.bots;

@@ -348,12 +348,27 @@ uint64_t gk_net_peer_handle_timeout(gk_net_peer *p, uint64_t now_ns) {
 /* --- receiving -------------------------------------------------------------
  */
 
+/* The host now holds my input for `step`: its round trip, from when it
+ * was sampled (and sent) to this acknowledgement, into the smoothed
+ * estimate (1/8 of each new sample, as TCP's SRTT). The host acknowledges
+ * with its next CONFIRMED, so it reads up to a step period high. */
+static void round_trip(gk_net_peer *p, uint64_t step) {
+  if (step < first_sampled(p) || step >= next_sample(p)) return;
+  uint64_t at = p->sampled_ns[step % p->inbuf.window];
+  if (at == 0 || p->now < at) return;
+  uint64_t rtt = p->now - at;
+  p->rtt_ns = p->rtt_samples++ ? p->rtt_ns - p->rtt_ns / 8 + rtt / 8 : rtt;
+}
+
 static int on_confirmed(gk_net_peer *p, const gk_wire_confirmed *c) {
   if (c->players != p->match.players || c->input_size != p->sim->input_size) {
     p->stats.drop_unexpected++;
     return GK_EPROTO;
   }
-  if (c->ack > p->acked && c->ack <= next_sample(p)) p->acked = c->ack;
+  if (c->ack > p->acked && c->ack <= next_sample(p)) {
+    round_trip(p, c->ack - 1);
+    p->acked = c->ack;
+  }
   if (c->hash_ack > p->hash_from && c->hash_ack <= p->loop.steps)
     p->hash_from = c->hash_ack;
   uint64_t before = p->inbuf.confirmed;

@@ -319,6 +319,9 @@ struct gk_net_peer {
                            sampled, first_step + delay or a snapshot's
                            next_input) */
   uint64_t acked;       /* host holds my inputs < acked */
+  uint64_t rtt_ns;      /* smoothed round trip of my inputs to their
+                           acknowledgement: "ping" */
+  uint64_t rtt_samples; /* round trips measured (0: rtt_ns unknown) */
   uint8_t *unacked;     /* ring of my records (window entries) */
   uint64_t *sampled_ns; /* ring: when each step's input was sampled */
   uint64_t hash_from;   /* the host holds my hashes below this step */

@@ -87,12 +87,13 @@ static int parse_room(const cJSON *room, uint32_t *bots, char *err,
                    "options.room: must be an object, got %s",
                    gk_config_type_name(room));
   for (const cJSON *v = room->child; v; v = v->next) {
-    if (gk_room__predict_key(v->string)) continue;  /* gk_room_delay.c's */
-    if (strcmp(v->string, "listed") == 0) continue; /* gk_room_lobby.c's */
+    if (gk_room__predict_key(v->string)) continue;   /* gk_room_delay.c's */
+    if (strcmp(v->string, "listed") == 0) continue;  /* gk_room_lobby.c's */
+    if (strcmp(v->string, "rematch") == 0) continue; /* gk_room_quick.c's */
     if (strcmp(v->string, "bots") != 0)
       return gk_errf(err, errlen, GK_ENOTFOUND,
                      "options.room.%s: unknown key (expected bots, listed, "
-                     "prediction, prediction_window)",
+                     "prediction, prediction_window, rematch)",
                      v->string);
     int rc = parse_bots(v, bots, err, errlen);
     if (rc) return rc;

@@ -187,6 +187,10 @@ void gk_room__leave_drained(gk_room_host *h, gk_room_conn *c);
  * a newcomer; a slot's name gone (a seat freed in a lobby). */
 void gk_room__roster_to(gk_room_host *h, const gk_room *r, uint32_t peer);
 void gk_room__name_clear(gk_room_host *h, gk_room *r, uint32_t slot);
+/* gk_room_quick.c: options.room.rematch, the code of the room a quick
+ * play's players come from (it only sets the request apart: players of
+ * one ended room asking again share a new room). 0 or GK_EINVAL. */
+int gk_room__rematch_check(const cJSON *room, char *err, size_t errlen);
 /* gk_room_quick.c: a quick-play room's lobby lost a player (`slot`,
  * already cleared): 1 if the room handled it (it stays, or closed when
  * empty), 0 if it is no quick-play room. */

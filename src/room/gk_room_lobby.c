@@ -217,6 +217,7 @@ int gk_room__build(gk_room_host *h, const gk_room_conn *c,
   if (!rc) rc = room_configure(r, cr->config, &room, err, errlen);
   if (!rc) rc = gk_room__predict_configure(h, r, room, err, errlen);
   if (!rc) rc = gk_room__listed_configure(r, room, err, errlen);
+  if (!rc) rc = gk_room__rematch_check(room, err, errlen);
   if (!rc)
     rc = gk_room__bots_configure(r, players_cap, cr->max_players != 0, room,
                                  err, errlen);

@@ -17,6 +17,25 @@
 #include "gk_err.h"
 #include "gk_room_internal.h"
 
+int gk_room__rematch_check(const cJSON *room, char *err, size_t errlen) {
+  const cJSON *v = cJSON_IsObject(room)
+                       ? cJSON_GetObjectItemCaseSensitive(room, "rematch")
+                       : NULL;
+  if (!v) return 0;
+  const char *code = cJSON_GetStringValue(v);
+  size_t n = code ? strlen(code) : 0;
+  int ok = n >= 1 && n <= GK_WIRE_CODE_LEN;
+  for (size_t i = 0; ok && i < n; i++)
+    ok = (code[i] >= 'A' && code[i] <= 'Z') ||
+         (code[i] >= '0' && code[i] <= '9');
+  if (!ok)
+    return gk_errf(err, errlen, GK_EINVAL,
+                   "options.room.rematch: must be a room code (1 to %d of "
+                   "A-Z, 0-9)",
+                   GK_WIRE_CODE_LEN);
+  return 0;
+}
+
 uint64_t gk_room_quick_key(const gk_wire_create_room *cr) {
   uint8_t buf[GK_WIRE_GENRE_MAX + 1 + 1 + GK_WIRE_CONFIG_MAX];
   size_t g = strnlen(cr->genre, GK_WIRE_GENRE_MAX);

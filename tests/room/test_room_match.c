@@ -70,6 +70,22 @@ Test(room_match, players_that_answer_confirm_steps_at_the_step_rate) {
   cr_assert_eq(r->session.stats.desyncs, 0);
 }
 
+Test(room_match,
+     a_players_ping_is_measured_and_within_a_step_on_an_instant_link) {
+  uint32_t id[2];
+  rw_match(w, "survivors", 2, 2, NULL, id);
+  rw_advance(w, 1000);
+  for (uint32_t i = 0; i < 2; i++) {
+    /* the link delivers at once; the host acknowledges an input with its
+     * next CONFIRMED: at most a step period (20 ms at 50 Hz) later */
+    uint64_t rtt = rw_conn_of(w, id[i])->peer.rtt_ns;
+    cr_assert_geq(rw_conn_of(w, id[i])->peer.rtt_samples, 40,
+                  "peer %u measured no round trip", i);
+    cr_assert_leq(rtt, 20000000u, "peer %u: %llu ns", i,
+                  (unsigned long long)rtt);
+  }
+}
+
 /* The players' round trips, as the shell's links measure them. */
 static void set_rtt(const uint32_t *id, uint32_t n, uint32_t rtt) {
   for (uint32_t i = 0; i < n; i++) rw_conn_of(w, id[i])->rtt_ms = rtt;

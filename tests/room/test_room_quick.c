@@ -133,3 +133,22 @@ Test(room_quick, a_quick_play_for_a_genre_not_offered_is_refused) {
   cr_assert_eq(error_of(a), GK_ENOTFOUND);
   cr_assert_eq(w->nrooms, 0);
 }
+
+Test(room_quick,
+     players_asking_again_with_the_same_rematch_code_share_a_new_room) {
+  uint32_t a = rw_connect(w), b = rw_connect(w), c = rw_connect(w),
+           d = rw_connect(w);
+  gk_room *open = rw_quick(w, a, "survivors", 3, NULL);
+  const char *again = "{\"room\":{\"rematch\":\"K7QX\"}}";
+  gk_room *r = rw_quick(w, b, "survivors", 3, again);
+  cr_assert(r && r != open, "a rematch is no open room's");
+  cr_assert_eq(rw_quick(w, c, "survivors", 3, again), r);
+  cr_assert_neq(
+      rw_quick(w, d, "survivors", 3, "{\"room\":{\"rematch\":\"ZZZ4\"}}"), r);
+  uint32_t e = rw_connect(w);
+  cr_assert_null(rw_quick(w, e, "survivors", 3,
+                          "{\"room\":{\"rematch\":\"not a code\"}}"));
+  gk_wire_msg m;
+  cr_assert(rw_last(w, e, GK_MSG_ERROR, &m));
+  cr_assert_eq(m.u.error.code, GK_EINVAL);
+}

@@ -15,10 +15,18 @@ playing, without Join, after a press of Refresh. Prints TAP. Skips
 without redis-server, Chromium or web/gamekit/dist (fails then with
 GK_WEB_REQUIRED=1).
 
+Quick play from two pages, one at each node, each with a name: both are
+seated in one room (one REDIRECT between them), it starts by itself,
+each bar says who it is by name and its ping, both pages agree, the
+watch page and the room node's status page show both names; when the
+match ends (survivors' duration_steps) both press Play again and share a
+new room, which starts again.
+
 usage: test_public_pages.py   (GK_SERVER: gk-server)
 """
 import json
 import os
+import re
 import sys
 import time
 import urllib.request
@@ -211,6 +219,90 @@ def a_page_on_a_lists_a_public_room_of_b_joins_it_and_plays(b):
         raise AssertionError('a playing room reads %s' % r)
 
 
+NAMES = ('Zo\u00eb \u2605', 'bob')
+
+
+def quick_page(b, node, name):
+    p = open_play(b, node)
+    p.eval("(() => { document.getElementById('name').value = %s; "
+           "document.getElementById('genre').value = 'survivors'; "
+           "document.getElementById('seats').value = 2; "
+           "play.options = { duration_steps: 600 }; 0 })()"
+           % json.dumps(name))
+    return p
+
+
+def quick_seated(pages):
+    for p in pages:
+        p.wait_for('(play.started && play.names && play.names.length === 2)'
+                   ' || play.error', timeout=20)
+        if p.eval('play.error'):
+            raise AssertionError('quick play: %s' % p.eval('play.error'))
+    codes = [p.eval('play.code') for p in pages]
+    redirects = sum(p.eval('play.client.redirects') for p in pages)
+    if codes[0] != codes[1] or redirects != 1:
+        raise AssertionError('quick play seats the pages in %s with %d '
+                             'REDIRECTs, want one room and 1' % (codes,
+                                                                 redirects))
+    return codes[0]
+
+
+def two_pages_quick_play_at_two_nodes_into_one_named_room_and_play_again(b):
+    """quick play from pages at A and B: one room, named players, ping, watch and status pages, Play again together"""
+    pages = [quick_page(b, 'a', NAMES[0]), quick_page(b, 'b', NAMES[1])]
+    for p in pages:
+        p.eval("document.getElementById('quick').click()")
+    code = quick_seated(pages)
+    where = 'a' if pages[0].eval('play.client.redirects') == 0 else 'b'
+    for p in pages:
+        p.eval(CHAIN)
+    for i, p in enumerate(pages):
+        p.wait_for('play.step >= 120 || play.error', timeout=20)
+        p.send('Page.bringToFront')  # frames (and the bar) draw in front
+        p.wait_for("/ping \\d+ ms/.test(document.getElementById('bartext')"
+                   ".textContent)", timeout=10)
+        names = p.eval('play.names')
+        bar = p.eval("document.getElementById('bartext').textContent")
+        slot = p.eval('play.slot')
+        if sorted(names) != sorted(NAMES) or names[slot] != NAMES[i] or \
+                ('you are ' + NAMES[i]) not in bar or \
+                not re.search(r'ping \d+ ms', bar):
+            raise AssertionError('page %d: names %s, slot %d, bar %r'
+                                 % (i, names, slot, bar))
+    watch = b.new_page('about:blank')
+    watch.goto(nodes['a'].url('/watch.html?room=' + code))
+    watch.wait_for('window.watch && watch.names && watch.names.length === 2',
+                   timeout=20)
+    text = watch.eval("document.getElementById('players').textContent")
+    status = b.new_page('about:blank')
+    status.goto('http://127.0.0.1:%d/' % nodes[where].admin_port)
+    status.wait_for("document.getElementById('rooms').textContent"
+                    ".includes(%s)" % json.dumps(NAMES[0]), timeout=10)
+    row = status.eval("document.getElementById('rooms').textContent")
+    if not all(n in text for n in NAMES) or NAMES[1] not in row:
+        raise AssertionError('names: watch %r, status %r' % (text, row))
+    for p in pages:
+        p.wait_for('play.ended && !document.getElementById("results").hidden'
+                   ' && !document.getElementById("again").hidden',
+                   timeout=30)
+    chains = [p.eval('chain') for p in pages]
+    print('# chains: %s, ended %s' % (
+        [(len(c), min(map(int, c)), max(map(int, c))) for c in chains],
+        [p.eval("[JSON.stringify(play.ended), document.getElementById('rwhy')"
+                ".textContent]") for p in pages]))
+    n = agree(chains[0], chains[1], 400)
+    print('# quick play: room %s at node %s, %d steps agree, names on the '
+          'watch and status pages' % (code, where, n))
+    for p in pages:
+        p.eval("document.getElementById('again').click()")
+    for p in pages:
+        p.wait_for('window.play && window.play.ready === true', timeout=20)
+    again = quick_seated(pages)
+    if again == code:
+        raise AssertionError('Play again went back to room %s' % code)
+    print('# Play again: both pages in the new room %s' % again)
+
+
 if __name__ == '__main__':
     cdp.require_gamekit_dist()
     if not gkfleet.have_redis():
@@ -222,7 +314,8 @@ if __name__ == '__main__':
     try:
         for n in ('a', 'b'):
             nodes[n] = gkfleet.FleetNode(exe, redis, n, ws=web)
-        cdp.run([a_page_on_a_lists_a_public_room_of_b_joins_it_and_plays],
+        cdp.run([a_page_on_a_lists_a_public_room_of_b_joins_it_and_plays,
+                 two_pages_quick_play_at_two_nodes_into_one_named_room_and_play_again],
                 timeout=60)
     finally:
         for s in nodes.values():

@@ -259,7 +259,7 @@ export class Client {
     this.now = opts.now || nowNs;
     this.opts = opts;
     this.w = this.engine();
-    this.out2 = m._malloc(64);
+    this.out2 = m._malloc(80); // stats(): 9 u64
     this.token = opts.token || null;
     this.timer = null;
     this.closed = false;
@@ -702,11 +702,14 @@ export class Client {
    * stateRequests, snapshots. */
   stats() {
     this.m._gk_webx_stats(this.w, this.out2);
-    const v = this.m.HEAPU32.subarray(this.out2 >> 2, (this.out2 >> 2) + 16);
+    const v = this.m.HEAPU32.subarray(this.out2 >> 2, (this.out2 >> 2) + 20);
+    // rttMs: the smoothed round trip of this player's inputs to the
+    // server's acknowledgement (null until one came): the player's ping
     const names = ["steps", "samples", "waits", "packetsIn", "packetsOut",
-      "dropped", "stateRequests", "snapshots"];
+      "dropped", "stateRequests", "snapshots", "rttMs", "rttSamples"];
     const o = {};
     names.forEach((n, i) => { o[n] = v[2 * i] + v[2 * i + 1] * TWO32; });
+    if (!o.rttSamples) o.rttMs = null;
     return o;
   }
 

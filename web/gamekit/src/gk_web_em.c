@@ -169,15 +169,17 @@ EXPORT void gk_webx_out_clear(gk_web *w) {
  * requests answered, snapshots adopted; each as lo, hi. */
 EXPORT void gk_webx_stats(gk_web *w, uint32_t *out) {
   const gk_net_peer *p = &w->peer;
-  uint64_t v[8] = {p->loop.steps,
+  uint64_t v[10] = {p->loop.steps,
                    p->stats.samples,
                    p->stats.waits,
                    p->stats.packets_in,
                    p->stats.packets_out,
                    p->stats.drop_malformed + p->stats.drop_unexpected,
                    p->stats.state_requests,
-                   p->snapshots};
-  for (int i = 0; i < 8; i++) put(out + 2 * i, v[i]);
+                   p->snapshots,
+                   p->rtt_ns / 1000000u,
+                   p->rtt_samples};
+  for (int i = 0; i < 10; i++) put(out + 2 * i, v[i]);
 }
 
 EXPORT const char *gk_webx_strerror(int code) {
