@@ -7,7 +7,11 @@
  *         counted: a redirected client connects twice);
  *   redis: commands and bytes Redis served while one node ran one match
  *         (gk-bot, 2 players, 1200 steps at 120 Hz), minus the same time
- *         of the node idle, from INFO commandstats and INFO stats.
+ *         of the node idle, from INFO commandstats and INFO stats;
+ *   idle: the CPU a node spends on the directory with 500 idle rooms
+ *         (lobbies whose creators stay connected): its CPU time (utime +
+ *         stime of /proc/PID/stat) over 20 s with a fleet, less the same
+ *         without one, as a share of one core; heartbeat 1 s.
  * A real redis-server and two real gk-server processes (tests/fleet's
  * helpers). Run: meson test -C build --benchmark --suite fleet. */
 #include <criterion/criterion.h>
@@ -15,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "e2e.h"
@@ -31,17 +36,22 @@ typedef struct node {
   uint16_t port;
 } node;
 
+/* A node (heartbeat_ms 0: a server with no fleet). */
 static void node_start(node *n, const char *id, int heartbeat_ms) {
   e2e_dir_make(&n->d);
-  char extra[512];
+  char extra[2048], fleet[1536] = "";
+  if (heartbeat_ms)
+    snprintf(fleet, sizeof fleet,
+             ",\"fleet\":{\"enabled\":true,\"redis\":\"unix:%s\",\"node\":"
+             "\"%s\",\"enet\":\"127.0.0.1:0\",\"heartbeat_ms\":%d,"
+             "\"ttl_ms\":%d,\"max_rooms\":1024}",
+             R.sock, id, heartbeat_ms, 5 * heartbeat_ms);
   snprintf(extra, sizeof extra,
-           "\"limits\":{\"creates_per_min\":0,\"connects_per_ip_per_s\":0},"
-           "\"fleet\":{\"enabled\":true,\"redis\":\"unix:%s\",\"node\":"
-           "\"%s\",\"enet\":\"127.0.0.1:0\",\"heartbeat_ms\":%d,"
-           "\"ttl_ms\":%d}",
-           R.sock, id, heartbeat_ms, 5 * heartbeat_ms);
+           "\"max_rooms\":1024,\"limits\":{\"creates_per_min\":0,"
+           "\"connects_per_ip_per_s\":0,\"conns_per_ip\":0}%s",
+           fleet);
   e2e_start_server(&n->srv, &n->d, extra, &n->port);
-  cr_assert(e2e_wait_events(&n->srv, "fleet_up", 1, 5000));
+  if (heartbeat_ms) cr_assert(e2e_wait_events(&n->srv, "fleet_up", 1, 5000));
 }
 
 /* One ENet client, serviced in 1 ms waits so times are not rounded up. */
@@ -189,6 +199,94 @@ static void traffic(node *a) {
          "%.0f out beyond the idle node's (all: %.0f commands)\n",
          secs, (c2 - c1 - 1) - k * (c1 - c0 - 1), (i2 - i1) - k * (i1 - i0),
          (o2 - o1) - k * (o1 - o0), c2 - c1 - 1);
+}
+
+/* The node's CPU time so far (utime + stime), seconds. */
+static double cpu_s(const e2e_proc *p) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)p->pid);
+  FILE *f = fopen(path, "r");
+  cr_assert_not_null(f);
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  const char *q = strrchr(buf, ')'); /* the name may hold spaces */
+  cr_assert_not_null(q);
+  unsigned long ut = 0, st = 0;
+  /* fields 3.. after ") ": state ppid pgrp session tty tpgid flags minflt
+   * cminflt majflt cmajflt utime stime */
+  cr_assert_eq(sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+                             "%lu %lu", &ut, &st),
+               2);
+  return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+#define IDLE_ROOMS 500
+#define IDLE_S 20
+
+/* A node with IDLE_ROOMS lobbies, each creator connected (one ENet host
+ * of IDLE_ROOMS peers, serviced all along): its CPU share over IDLE_S. */
+static double idle_share(node *a) {
+  ENetHost *h = enet_host_create(NULL, IDLE_ROOMS, 2, 0, 0);
+  cr_assert_not_null(h);
+  ENetAddress addr;
+  enet_address_set_host(&addr, "127.0.0.1");
+  addr.port = a->port;
+  for (int i = 0; i < IDLE_ROOMS; i++)
+    cr_assert_not_null(enet_host_connect(h, &addr, 2, 0));
+  int up = 0, made = 0;
+  ENetEvent ev;
+  uint64_t end = uv_hrtime() + 30000000000u;
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_CREATE_ROOM;
+  m.u.create_room.max_players = 2;
+  snprintf(m.u.create_room.genre, sizeof m.u.create_room.genre, "survivors");
+  uint8_t buf[GK_WIRE_MAX];
+  size_t len;
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), 0);
+  while (made < IDLE_ROOMS && uv_hrtime() < end) {
+    if (enet_host_service(h, &ev, 5) <= 0) continue;
+    if (ev.type == ENET_EVENT_TYPE_CONNECT) {
+      up++;
+      enet_peer_send(ev.peer, 0, enet_packet_create(buf, len, 1));
+    } else if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
+      gk_wire_msg r;
+      if (gk_wire_decode(ev.packet->data, ev.packet->dataLength, &r) == 0 &&
+          r.type == GK_MSG_ROOM_CREATED)
+        made++;
+      enet_packet_destroy(ev.packet);
+    }
+  }
+  cr_assert_eq(made, IDLE_ROOMS, "%d rooms made (%d connected)", made, up);
+  double c0 = cpu_s(&a->srv);
+  uint64_t t0 = uv_hrtime();
+  while (uv_hrtime() - t0 < (uint64_t)IDLE_S * 1000000000u)
+    while (enet_host_service(h, &ev, 10) > 0)
+      if (ev.type == ENET_EVENT_TYPE_RECEIVE) enet_packet_destroy(ev.packet);
+  double share = (cpu_s(&a->srv) - c0) /
+                 ((double)(uv_hrtime() - t0) / 1e9);
+  enet_host_destroy(h);
+  return share;
+}
+
+Test(bench_fleet, a_nodes_directory_cpu_at_500_idle_rooms, .timeout = 300) {
+  cr_assert_eq(redis_rig_start(&R, NULL), 0);
+  cr_assert_eq(enet_initialize(), 0);
+  node a, b;
+  node_start(&a, "a", 1000);
+  double with = idle_share(&a);
+  e2e_stop_server(&a.srv);
+  node_start(&b, "b", 0);
+  double without = idle_share(&b);
+  e2e_stop_server(&b.srv);
+  printf("idle, %d rooms: %.2f%% of a core with the fleet, %.2f%% without: "
+         "%.2f%% on the directory\n",
+         IDLE_ROOMS, 100 * with, 100 * without, 100 * (with - without));
+  enet_deinitialize();
+  redis_rig_stop(&R);
+  e2e_dir_remove(&a.d);
+  e2e_dir_remove(&b.d);
 }
 
 Test(bench_fleet, join_latency_and_directory_traffic, .timeout = 600) {
