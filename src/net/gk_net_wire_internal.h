@@ -29,6 +29,10 @@ void gk__wire_put_le(gk__wire_put *b, uint64_t v, unsigned n);
  * error. token must hold GK_WIRE_TOKEN_BYTES. */
 int gk__wire_enc_token(uint8_t len, const uint8_t *token, gk__wire_put *b);
 int gk__wire_dec_token(gk_reader *r, uint8_t *len, uint8_t *token);
+/* gk_net_wire_snap.c: a room code field (GK_WIRE_CODE_LEN bytes) into
+ * code (GK_WIRE_CODE_LEN + 1): 0, the reader's code, or GK_EPROTO (no
+ * code: code is left empty). */
+int gk__wire_get_code(gk_reader *r, char *code);
 /* gk_net_wire.c: a CREATE_ROOM body (QUICK_PLAY carries one). */
 int gk__wire_enc_create_body(const gk_wire_create_room *m, gk__wire_put *b);
 int gk__wire_dec_create_body(gk_reader *r, gk_wire_create_room *m);

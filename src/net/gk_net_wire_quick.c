@@ -10,17 +10,6 @@
 #include "gk_err.h"
 #include "gk_net_wire_internal.h"
 
-static int get_code(gk_reader *r, char code[GK_WIRE_CODE_LEN + 1]) {
-  int rc = gk_read_bytes(r, code, GK_WIRE_CODE_LEN);
-  code[GK_WIRE_CODE_LEN] = '\0';
-  if (rc != 0) return rc;
-  if (!gk_wire_code_valid(code)) {
-    code[0] = '\0';
-    return GK_EPROTO;
-  }
-  return 0;
-}
-
 int gk__wire_enc_quick_play(const gk_wire_msg *msg, gk__wire_put *b) {
   const gk_wire_quick_play *m = &msg->u.quick;
   if (!gk_wire_code_valid(m->code)) return GK_EPROTO;
@@ -30,7 +19,7 @@ int gk__wire_enc_quick_play(const gk_wire_msg *msg, gk__wire_put *b) {
 
 int gk__wire_dec_quick_play(gk_reader *r, gk_wire_msg *msg) {
   gk_wire_quick_play *m = &msg->u.quick;
-  int rc = get_code(r, m->code);
+  int rc = gk__wire_get_code(r, m->code);
   return rc != 0 ? rc : gk__wire_dec_create_body(r, &m->room);
 }
 
@@ -53,7 +42,7 @@ int gk__wire_enc_quick_joined(const gk_wire_msg *msg, gk__wire_put *b) {
 
 int gk__wire_dec_quick_joined(gk_reader *r, gk_wire_msg *msg) {
   gk_wire_quick_joined *m = &msg->u.quick_joined;
-  int rc = get_code(r, m->code);
+  int rc = gk__wire_get_code(r, m->code);
   if (rc != 0) return rc;
   m->slot = gk_read_u8(r);
   m->players = gk_read_u8(r);

@@ -14,7 +14,7 @@ typedef gk__wire_put cur;
 #define put gk__wire_put_bytes
 #define put_le gk__wire_put_le
 
-static int get_code(gk_reader *r, char *code) {
+int gk__wire_get_code(gk_reader *r, char *code) {
   int rc = gk_read_bytes(r, code, GK_WIRE_CODE_LEN);
   code[GK_WIRE_CODE_LEN] = '\0';
   if (rc != 0) return rc;
@@ -77,7 +77,7 @@ int gk__wire_dec_snap_begin(gk_reader *r, gk_wire_msg *m) {
   gk_wire_snap_begin *b = &m->u.snap_begin;
   b->id = gk_read_u32(r);
   b->kind = gk_read_u8(r);
-  int rc = get_code(r, b->code);
+  int rc = gk__wire_get_code(r, b->code);
   if (rc != 0) return r->err != 0 ? r->err : rc;
   b->step = gk_read_u64(r);
   b->hash = gk_read_u64(r);
@@ -127,7 +127,7 @@ int gk__wire_enc_rejoin(const gk_wire_msg *m, cur *c) {
 
 int gk__wire_dec_rejoin(gk_reader *r, gk_wire_msg *m) {
   gk_wire_rejoin *j = &m->u.rejoin;
-  int rc = get_code(r, j->code);
+  int rc = gk__wire_get_code(r, j->code);
   if (rc != 0) return rc;
   j->slot = gk_read_u8(r);
   gk_read_bytes(r, j->secret, GK_WIRE_SECRET_LEN);
@@ -146,7 +146,7 @@ int gk__wire_enc_spectate(const gk_wire_msg *m, cur *c) {
 
 int gk__wire_dec_spectate(gk_reader *r, gk_wire_msg *m) {
   gk_wire_room_code *s = &m->u.room;
-  int rc = get_code(r, s->code);
+  int rc = gk__wire_get_code(r, s->code);
   if (rc != 0) return rc;
   return gk__wire_dec_token(r, &s->token_len, s->token);
 }

@@ -178,6 +178,10 @@ int gk_room__build(gk_room_host *h, const gk_room_conn *c,
                    const gk_wire_create_room *cr, const char *code,
                    uint32_t players_cap, gk_room **out, char *err,
                    size_t errlen);
+/* A room that could not be built (gk_room__build's rc and err): counted,
+ * logged as `event` (code: the room's code, or NULL), and said to peer. */
+void gk_room__build_refused(gk_room_host *h, uint32_t peer, const char *event,
+                            const char *code, int rc, const char *err);
 /* Seats the creator of a built room in slot 0: a lobby. */
 void gk_room__open(gk_room_host *h, gk_room *r, gk_room_conn *c);
 /* A connection whose match is over (its room draining) may go on to

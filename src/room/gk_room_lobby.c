@@ -231,6 +231,18 @@ int gk_room__build(gk_room_host *h, const gk_room_conn *c,
   return 0;
 }
 
+void gk_room__build_refused(gk_room_host *h, uint32_t peer, const char *event,
+                            const char *code, int rc, const char *err) {
+  h->stats.refused++;
+  if (gk_log_begin(h->log, GK_LOG_INFO, event, code)) {
+    gk_log_u64(h->log, "peer", peer);
+    gk_log_err(h->log, "code", rc);
+    gk_log_str(h->log, "reason", err);
+    gk_log_end(h->log);
+  }
+  gk_room__send_error(h, peer, rc, err);
+}
+
 int gk_room__listed_configure(gk_room *r, const cJSON *room, char *err,
                               size_t errlen) {
   const cJSON *v = cJSON_IsObject(room)
@@ -267,14 +279,7 @@ gk_room *gk_room__on_create(gk_room_host *h, uint32_t peer,
   int rc = gk_room__build(h, c, &m->u.create_room, NULL, players_cap, &r, err,
                           sizeof(err));
   if (rc) {
-    h->stats.refused++;
-    if (gk_log_begin(h->log, GK_LOG_INFO, "create_refused", NULL)) {
-      gk_log_u64(h->log, "peer", peer);
-      gk_log_err(h->log, "code", rc);
-      gk_log_str(h->log, "reason", err);
-      gk_log_end(h->log);
-    }
-    gk_room__send_error(h, peer, rc, err);
+    gk_room__build_refused(h, peer, "create_refused", NULL, rc, err);
     return NULL;
   }
   gk_room__open(h, r, c);

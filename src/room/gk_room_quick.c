@@ -117,14 +117,7 @@ static gk_room *quick_create(gk_room_host *h, gk_room_conn *c, uint32_t peer,
     gk_room__discard(r);
   }
   if (rc) {
-    h->stats.refused++;
-    if (gk_log_begin(h->log, GK_LOG_INFO, "quick_refused", code)) {
-      gk_log_u64(h->log, "peer", peer);
-      gk_log_err(h->log, "code", rc);
-      gk_log_str(h->log, "reason", err);
-      gk_log_end(h->log);
-    }
-    gk_room__send_error(h, peer, rc, err);
+    gk_room__build_refused(h, peer, "quick_refused", code, rc, err);
     return NULL;
   }
   r->quick = 1;
