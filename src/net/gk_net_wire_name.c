@@ -11,33 +11,14 @@
 
 #include "gk_err.h"
 #include "gk_net_wire_internal.h"
-
-/* The length of the UTF-8 sequence that starts with byte c at s (n bytes
- * left), or 0 if it is no valid sequence (overlong, a surrogate, past
- * U+10FFFF, cut short). */
-static size_t utf8_seq(const uint8_t *s, size_t n) {
-  uint8_t c = s[0];
-  size_t len = c < 0x80                 ? 1
-               : c >= 0xc2 && c <= 0xdf ? 2
-               : c >= 0xe0 && c <= 0xef ? 3
-               : c >= 0xf0 && c <= 0xf4 ? 4
-                                        : 0;
-  if (len == 0 || len > n) return 0;
-  for (size_t i = 1; i < len; i++)
-    if ((s[i] & 0xc0) != 0x80) return 0;
-  if (c == 0xe0 && s[1] < 0xa0) return 0;  /* overlong */
-  if (c == 0xed && s[1] >= 0xa0) return 0; /* a surrogate */
-  if (c == 0xf0 && s[1] < 0x90) return 0;  /* overlong */
-  if (c == 0xf4 && s[1] >= 0x90) return 0; /* past U+10FFFF */
-  return len;
-}
+#include "gk_utf8.h"
 
 int gk_wire_name_valid(const char *name, size_t n) {
   const uint8_t *s = (const uint8_t *)name;
   if (n < 1 || n > GK_WIRE_NAME_MAX) return 0;
   for (size_t i = 0; i < n;) {
     if (s[i] < 0x20 || s[i] == 0x7f) return 0;
-    size_t k = utf8_seq(s + i, n - i);
+    size_t k = gk_utf8_len(s + i, n - i);
     if (k == 0) return 0;
     i += k;
   }

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "gk_err.h"
+#include "gk_utf8.h"
 #include "gk_replay_internal.h"
 
 typedef struct key_span {
@@ -61,25 +62,6 @@ static void skip_ws(jscan *j) {
   while (j->pos < j->len && (j->s[j->pos] == ' ' || j->s[j->pos] == '\t' ||
                              j->s[j->pos] == '\n' || j->s[j->pos] == '\r'))
     j->pos++;
-}
-
-/* The length of the UTF-8 sequence at p (1..4), or 0 if it is not one
- * (overlong, a surrogate, beyond U+10FFFF, cut). */
-static size_t utf8_len(const uint8_t *p, size_t left) {
-  uint8_t c = p[0];
-  size_t n = c < 0x80                 ? 1
-             : c >= 0xc2 && c <= 0xdf ? 2
-             : (c & 0xf0) == 0xe0     ? 3
-             : c >= 0xf0 && c <= 0xf4 ? 4
-                                      : 0;
-  if (n == 0 || n > left) return 0;
-  for (size_t i = 1; i < n; i++)
-    if ((p[i] & 0xc0) != 0x80) return 0;
-  if (c == 0xe0 && p[1] < 0xa0) return 0;  /* overlong */
-  if (c == 0xed && p[1] >= 0xa0) return 0; /* a surrogate */
-  if (c == 0xf0 && p[1] < 0x90) return 0;  /* overlong */
-  if (c == 0xf4 && p[1] >= 0x90) return 0; /* beyond U+10FFFF */
-  return n;
 }
 
 static int key_put(jscan *j, const uint8_t *b, size_t n) {
@@ -179,7 +161,7 @@ static int string(jscan *j, int key) {
         return syntax(j);
       }
     } else {
-      n = utf8_len(j->s + j->pos, j->len - j->pos);
+      n = gk_utf8_len(j->s + j->pos, j->len - j->pos);
       if (n == 0)
         return refuse(j, j->pos, GK_EPARSE,
                       "expected UTF-8 text in header JSON");
