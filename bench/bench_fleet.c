@@ -47,7 +47,7 @@ static void node_start(node *n, const char *id, int heartbeat_ms) {
              "\"ttl_ms\":%d,\"max_rooms\":1024}",
              R.sock, id, heartbeat_ms, 5 * heartbeat_ms);
   snprintf(extra, sizeof extra,
-           "\"max_rooms\":1024,\"limits\":{\"creates_per_min\":0,"
+           "\"limits\":{\"rooms\":1024,\"creates_per_min\":0,"
            "\"connects_per_ip_per_s\":0,\"conns_per_ip\":0}%s",
            fleet);
   e2e_start_server(&n->srv, &n->d, extra, &n->port);
