@@ -215,8 +215,10 @@ static double cpu_s(const e2e_proc *p) {
   unsigned long ut = 0, st = 0;
   /* fields 3.. after ") ": state ppid pgrp session tty tpgid flags minflt
    * cminflt majflt cmajflt utime stime */
-  cr_assert_eq(sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-                             "%lu %lu", &ut, &st),
+  cr_assert_eq(sscanf(q + 2,
+                      "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+                      "%lu %lu",
+                      &ut, &st),
                2);
   return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
@@ -264,8 +266,7 @@ static double idle_share(node *a) {
   while (uv_hrtime() - t0 < (uint64_t)IDLE_S * 1000000000u)
     while (enet_host_service(h, &ev, 10) > 0)
       if (ev.type == ENET_EVENT_TYPE_RECEIVE) enet_packet_destroy(ev.packet);
-  double share = (cpu_s(&a->srv) - c0) /
-                 ((double)(uv_hrtime() - t0) / 1e9);
+  double share = (cpu_s(&a->srv) - c0) / ((double)(uv_hrtime() - t0) / 1e9);
   enet_host_destroy(h);
   return share;
 }

@@ -120,7 +120,7 @@ typedef struct sv_quick_counts {
   uint64_t created;    /* seated in a new one made here */
   uint64_t redirected; /* sent to a lobby on another node */
   uint64_t refused;    /* answered ERROR */
-  uint64_t moved; /* came for a lobby that had filled: seated in another */
+  uint64_t moved;      /* came for a lobby that had filled: seated in another */
 } sv_quick_counts;
 
 typedef struct sv_fleet_counts {

@@ -17,9 +17,9 @@
  *     steps. The room does not predict: a predicting room's slack is
  *     prediction.rtt_ms more (150 ms, which no bucket bounds), so under a
  *     slow machine's missed ticks a step 50..150 ms late would be neither
- *     late nor in the 50 ms bucket (seen in the TSan and ASan legs). match_end reads at most 5% late, one stall or more, and the
- *     stalls waited at least half the drop.
- * Every wait is bounded.
+ *     late nor in the 50 ms bucket (seen in the TSan and ASan legs). match_end
+ * reads at most 5% late, one stall or more, and the stalls waited at least half
+ * the drop. Every wait is bounded.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -170,15 +170,15 @@ EXPORT void gk_webx_out_clear(gk_web *w) {
 EXPORT void gk_webx_stats(gk_web *w, uint32_t *out) {
   const gk_net_peer *p = &w->peer;
   uint64_t v[10] = {p->loop.steps,
-                   p->stats.samples,
-                   p->stats.waits,
-                   p->stats.packets_in,
-                   p->stats.packets_out,
-                   p->stats.drop_malformed + p->stats.drop_unexpected,
-                   p->stats.state_requests,
-                   p->snapshots,
-                   p->rtt_ns / 1000000u,
-                   p->rtt_samples};
+                    p->stats.samples,
+                    p->stats.waits,
+                    p->stats.packets_in,
+                    p->stats.packets_out,
+                    p->stats.drop_malformed + p->stats.drop_unexpected,
+                    p->stats.state_requests,
+                    p->snapshots,
+                    p->rtt_ns / 1000000u,
+                    p->rtt_samples};
   for (int i = 0; i < 10; i++) put(out + 2 * i, v[i]);
 }
 
