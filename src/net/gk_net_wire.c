@@ -751,8 +751,9 @@ int gk__wire_dec_redirect(gk_reader *r, gk_wire_msg *msg) {
 
 int gk_wire_code_pad(const char *in, char out[GK_WIRE_CODE_LEN + 1]) {
   size_t n = in ? strnlen(in, GK_WIRE_CODE_LEN + 1) : 0;
-  if (n == GK_WIRE_CODE_LEN) {
-    for (size_t i = 0; i < n; i++) out[i] = in[i];
+  if (n == GK_WIRE_CODE_LEN) { /* a wire code, typed in either case */
+    for (size_t i = 0; i < n; i++)
+      out[i] = in[i] >= 'a' && in[i] <= 'z' ? (char)(in[i] - 'a' + 'A') : in[i];
     out[n] = '\0';
     return gk_wire_code_valid(out) ? 0 : GK_EINVAL;
   }

@@ -526,7 +526,7 @@ int gk_wire_code_valid(const char *code);
 #define GK_WIRE_SHORT_ALPHABET "ABCDEFGHJKMNPQRTUVWXY3467"
 #define GK_WIRE_SHORT_MIN 4
 #define GK_WIRE_SHORT_MAX 8
-/* `in` (a short code, case-insensitive, or 16 characters of [A-Z2-7])
+/* `in` (a short code, or 16 characters of [A-Z2-7]; either case)
  * into its wire form in out (non-NULL). 0, or GK_EINVAL. */
 int gk_wire_code_pad(const char *in, char out[GK_WIRE_CODE_LEN + 1]);
 /* The code as people see it: the wire code without its '2' padding, in

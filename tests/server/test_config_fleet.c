@@ -122,6 +122,9 @@ Test(server_codes,
   cr_assert_eq(gk_wire_code_pad("ABID", out), GK_EINVAL);
   cr_assert_eq(gk_wire_code_pad("AB2D", out), GK_EINVAL);
   /* an old 16-character code, trailing 2s and all, reads back whole */
+  cr_assert_eq(gk_wire_code_pad("voifrqzxwqklyc22", out), 0, "typed small");
+  cr_assert_str_eq(out, "VOIFRQZXWQKLYC22");
+  cr_assert_eq(gk_wire_code_pad("VOIFRQZXWQKLYC21", out), GK_EINVAL);
   cr_assert_eq(gk_wire_code_pad("VOIFRQZXWQKLYC22", out), 0);
   char shown[GK_WIRE_CODE_LEN + 1], back[GK_WIRE_CODE_LEN + 1];
   cr_assert_eq(gk_wire_code_shown(out, shown), 0);
