@@ -395,10 +395,22 @@ Test(fleet_e2e, a_killed_node_leaves_the_directory_within_the_ttl,
   create(&c, n[0].port, 2, code);
   raw_pump(&c, 100);
   expect_redirect(n[1].port, GK_MSG_JOIN_ROOM, code, &n[0]);
+  /* a quick-play lobby on the node to be killed: b holds more rooms, so
+   * the directory puts a new one on a, the least loaded */
+  raw busy[2], lobby, after;
+  char more[GK_WIRE_CODE_LEN + 1];
+  for (int i = 0; i < 2; i++) create(&busy[i], n[1].port, 2, more);
+  e2e_sleep_ms(3 * HEARTBEAT_MS); /* b's heartbeat says so */
+  cr_assert_eq(quick_seat(&lobby, n, 2, 1), 0, "the lobby is not on a");
   e2e_kill(&n[0].srv);
   raw_close(&c);
+  raw_close(&lobby);
   e2e_sleep_ms(TTL_MS + 2 * HEARTBEAT_MS);
   expect_error(n[1].port, code, GK_ENOTFOUND);
+  /* quick play no longer sends anyone to the killed node */
+  cr_assert_eq(quick_seat(&after, n, 2, 1), 1, "sent to the killed node");
+  raw_close(&after);
+  for (int i = 0; i < 2; i++) raw_close(&busy[i]);
   fleet_stop(n, 2);
   fleet_remove(n, 2);
 }
