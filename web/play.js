@@ -28,7 +28,8 @@ const play = { client: null, genre: null, code: null, slot: -1, step: -1,
   desyncs: 0, started: false, ended: null, error: null, rejoined: false,
   options: null, // options: extra genre options for create (e.g. levels)
   solved: [], fell: {}, results: null,
-  rollbacks: 0 }; // the predicted head's restores (docs/PROTOCOL.md)
+  rollbacks: 0, // the predicted head's restores (docs/PROTOCOL.md)
+  predict: true }; // false: draw confirmed steps only (set before create)
 window.play = play;
 const KEEP = 'gamekit.play.seat'; // sessionStorage: {code, slot, secret}
 const AGAIN = 'gamekit.play.again'; // sessionStorage: the last room's settings
@@ -60,7 +61,7 @@ function wsUrl() {
 async function client() {
   // predict: the page draws the head, its own input at once; the
   // confirmed state is what it hashes and reports
-  const c = await connect(wsUrl(), { predict: true });
+  const c = await connect(wsUrl(), { predict: play.predict !== false });
   play.client = c;
   c.on('step', (step) => { play.step = step; });
   c.on('rollback', () => { play.rollbacks++; });
