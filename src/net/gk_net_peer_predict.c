@@ -57,7 +57,7 @@ static void buf_flush(gk_writer *w, const uint8_t *bytes, size_t len) {
 }
 
 /* Marks the head a copy of the confirmed run now. */
-static void restored(gk_net_peer *p) {
+static void mark_restored(gk_net_peer *p) {
   gk_net_peer_head *h = &p->head;
   h->steps = p->loop.steps;
   h->version = p->loop.version;
@@ -72,7 +72,7 @@ static int restore(gk_net_peer *p) {
   if (h->state != NULL && p->sim->copy_state != NULL &&
       p->sim->copy_state(h->state, gk_loop_state(&p->loop)) == 0) {
     h->copies++;
-    restored(p);
+    mark_restored(p);
     return 0;
   }
   uint8_t stage[1024];
@@ -93,7 +93,7 @@ static int restore(gk_net_peer *p) {
   h->state = st;
   if (st == NULL) return GK_ENOMEM;
   h->state_bytes = h->buf_len;
-  restored(p);
+  mark_restored(p);
   return 0;
 }
 
