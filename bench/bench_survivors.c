@@ -17,6 +17,14 @@
  * valgrind's headers were there at build time), so the total instructions
  * divided by the steps is the cost of one step.
  *
+ * --restore bytes|copy early|dense [reps]: only `reps` (default 100)
+ * restores of a predicting peer's head from the run's state are timed and
+ * collected (callgrind: Ir / reps = instructions per restore), after 300
+ * steps of the --early run or the dense one's warm-up: bytes, through
+ * write_state + read_state (+ destroy of the old head), or copy, with
+ * gk_sim.copy_state into the head (gk_net_peer_predict.c does the latter
+ * when a genre has the hook).
+ *
  * --early: the start of a run, 2 players and the default config: after
  * 300 steps of play (a handful of enemies and shots), `steps` more steps
  * are measured. The bots always send pick 1, so a level-up resolves at
@@ -149,7 +157,7 @@ static gk__sv_state *early_start(const gk_sv_config *cfg) {
  * has run enough) is timed on the code a match runs after its first
  * seconds. */
 static uint64_t restore_ns(const gk__sv_state *s, const gk_sv_config *cfg,
-                           int reps);
+                           int reps, int copy, int collect);
 
 static int early(int steps, int warm) {
   const uint32_t players = 2;
@@ -188,11 +196,13 @@ static int early(int steps, int warm) {
          same ? "" : " (the two runs differ!)");
   printf("  early step       %llu ns/step (mean of %d, one clock pair)\n",
          (unsigned long long)(ns / (uint64_t)steps), steps);
-  uint64_t rs = restore_ns(t, &cfg, 200);
-  printf("  restore          %llu ns (write + read + destroy, mean of 200) = "
-         "%.0f%% of a step\n",
-         (unsigned long long)rs,
-         ns ? 100.0 * (double)rs * (double)steps / (double)ns : 0.0);
+  for (int copy = 0; copy <= 1; copy++) {
+    uint64_t rs = restore_ns(t, &cfg, 200, copy, 0);
+    printf("  restore %s %llu ns (%s, mean of 200) = %.0f%% of a step\n",
+           copy ? "copy " : "bytes", (unsigned long long)rs,
+           copy ? "copy_state" : "write + read + destroy",
+           ns ? 100.0 * (double)rs * (double)steps / (double)ns : 0.0);
+  }
   printf("  measured steps   %d (callgrind: collected Ir / %d = "
          "instructions per step)\n",
          steps, steps);
@@ -202,27 +212,92 @@ static int early(int steps, int warm) {
   return same ? 0 : 1;
 }
 
-/* What a predicting peer's restore costs (gk_net_peer_predict.c): the
- * canonical bytes of the state, read back into a new state, the old one
- * destroyed. ns per restore, the mean of `reps`. */
-static uint64_t restore_ns(const gk__sv_state *s, const gk_sv_config *cfg,
-                           int reps) {
-  uint64_t t0 = now_ns();
-  for (int i = 0; i < reps; i++) {
-    gk_buf_writer bw;
-    gk_buf_writer_init(&bw);
-    sim->write_state(s, &bw.w);
-    size_t len = 0;
-    uint8_t *bytes = gk_buf_writer_take(&bw, &len);
-    gk_reader r;
-    gk_reader_init(&r, bytes, len);
-    char err[GK_ERRMSG_MAX];
-    void *copy = sim->read_state(cfg, &r, err, sizeof err);
-    sim->destroy(copy);
-    free(bytes);
-    gk_buf_writer_close(&bw);
+/* One restore of a predicting peer's head (gk_net_peer_predict.c) from
+ * s: copy, with copy_state into *head (made by a bytes restore if there is
+ * none yet); else the canonical bytes of s read back into a new state,
+ * the old head destroyed. `collect` brackets it for callgrind. */
+static void restore_once(const gk__sv_state *s, const gk_sv_config *cfg,
+                         void **head, int copy, int collect) {
+  if (copy && *head != NULL) {
+    if (collect) COLLECT_TOGGLE();
+    sim->copy_state(*head, s);
+    if (collect) COLLECT_TOGGLE();
+    return;
   }
-  return (now_ns() - t0) / (uint64_t)reps;
+  if (collect) COLLECT_TOGGLE();
+  gk_buf_writer bw;
+  gk_buf_writer_init(&bw);
+  sim->write_state(s, &bw.w);
+  size_t len = 0;
+  uint8_t *bytes = gk_buf_writer_take(&bw, &len);
+  gk_reader r;
+  gk_reader_init(&r, bytes, len);
+  char err[GK_ERRMSG_MAX];
+  sim->destroy(*head);
+  *head = sim->read_state(cfg, &r, err, sizeof err);
+  free(bytes);
+  gk_buf_writer_close(&bw);
+  if (collect) COLLECT_TOGGLE();
+}
+
+/* ns per restore (see restore_once), the mean of `reps`. */
+static uint64_t restore_ns(const gk__sv_state *s, const gk_sv_config *cfg,
+                           int reps, int copy, int collect) {
+  void *head = NULL;
+  if (copy) restore_once(s, cfg, &head, 0, 0); /* the first is bytes */
+  uint64_t t0 = now_ns();
+  for (int i = 0; i < reps; i++) restore_once(s, cfg, &head, copy, collect);
+  uint64_t ns = (now_ns() - t0) / (uint64_t)reps;
+  sim->destroy(head);
+  return ns;
+}
+
+/* The dense run (8 players, the caps full) after its 300-step warm-up. */
+static gk__sv_state *dense_start(gk_sv_config *cfg) {
+  sim->config_default(cfg);
+  cfg->max_enemies = 2000;
+  cfg->max_projectiles = 1000;
+  cfg->spawn_interval_start = 1;
+  cfg->spawn_interval_min = 1;
+  cfg->spawn_batch = 200;
+  cfg->player_health = 1000000;
+  cfg->enemy_health_pct = 100000;
+  cfg->wand_cooldown_steps = 1;
+  cfg->start_weapon_level = 5;
+  cfg->pick_timeout_steps = 1;
+  cfg->duration_steps = 5184000;
+  gk__sv_state *s = start(cfg, 8);
+  gk_rng_seed(&top_rng, 1, 1);
+  for (int i = 0; s != NULL && i < 300; i++) one_step(s, 8);
+  return s;
+}
+
+/* --restore MODE WHEN [reps]: see the top of the file. */
+static int restore_only(int argc, char **argv) {
+  int copy = argc > 2 && strcmp(argv[2], "copy") == 0;
+  int dense = argc > 3 && strcmp(argv[3], "dense") == 0;
+  int reps = argc > 4 ? atoi(argv[4]) : 100;
+  if (argc < 4 || (!copy && strcmp(argv[2], "bytes") != 0) ||
+      (!dense && strcmp(argv[3], "early") != 0) || reps < 1 || reps > 100000) {
+    fprintf(stderr, "usage: bench_survivors --restore bytes|copy early|dense "
+                    "[reps 1..100000]\n");
+    return 2;
+  }
+  gk_sv_config cfg;
+  gk__sv_state *s = dense ? dense_start(&cfg) : NULL;
+  if (!dense) {
+    sim->config_default(&cfg);
+    s = early_start(&cfg);
+  }
+  if (s == NULL) return 1;
+  uint64_t ns = restore_ns(s, &cfg, reps, copy, 1);
+  printf("survivors restore (%s, %s: %u players, %u enemies, %u projectiles):"
+         " %llu ns (mean of %d)\n",
+         copy ? "copy_state" : "write + read + destroy",
+         dense ? "dense" : "early", s->players, s->n_enemies, s->n_proj,
+         (unsigned long long)ns, reps);
+  sim->destroy(s);
+  return 0;
 }
 
 static void drop_events(void *ctx, const gk_event *ev) {
@@ -231,6 +306,8 @@ static void drop_events(void *ctx, const gk_event *ev) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--restore") == 0)
+    return restore_only(argc, argv);
   if (argc > 1 && strcmp(argv[1], "--early") == 0) {
     int steps = argc > 2 ? atoi(argv[2]) : 300;
     int warm = argc > 3 ? atoi(argv[3]) : 0;
@@ -249,25 +326,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   gk_sv_config cfg;
-  sim->config_default(&cfg);
-  cfg.max_enemies = 2000;
-  cfg.max_projectiles = 1000;
-  cfg.spawn_interval_start = 1;
-  cfg.spawn_interval_min = 1;
-  cfg.spawn_batch = 200;
-  cfg.player_health = 1000000;
-  cfg.enemy_health_pct = 100000;
-  cfg.wand_cooldown_steps = 1;
-  cfg.start_weapon_level = 5;
-  cfg.pick_timeout_steps = 1;
-  cfg.duration_steps = 5184000;
   const uint32_t players = 8;
-  gk__sv_state *s = start(&cfg, players);
+  gk__sv_state *s = dense_start(&cfg);
   if (s == NULL) return 1;
-  gk_rng_seed(&top_rng, 1, 1);
   gk_hasher h;
   if (gk_hasher_init(&h) != 0) return 1;
-  for (int i = 0; i < 300; i++) one_step(s, players);
 
   uint64_t *t_step = calloc((size_t)batches, sizeof(uint64_t));
   uint64_t *t_both = calloc((size_t)batches, sizeof(uint64_t));
@@ -302,7 +365,8 @@ int main(int argc, char **argv) {
 
   uint64_t ms = median(t_step, batches), mb = median(t_both, batches),
            mh = median(t_hash, batches);
-  uint64_t rs = restore_ns(s, &cfg, 20);
+  uint64_t rs = restore_ns(s, &cfg, 20, 0, 0),
+           rc = restore_ns(s, &cfg, 20, 1, 0);
   printf("survivors bench: %u players, %d batches x %d steps\n", players,
          batches, per);
   printf("  live enemies     >= %llu, projectiles before each step %llu\n",
@@ -313,9 +377,12 @@ int main(int argc, char **argv) {
   printf("  hash alone       %llu ns (median)\n", (unsigned long long)mh);
   printf("  hash / step      %.1f%%\n",
          ms ? 100.0 * (double)mh / (double)ms : 0.0);
-  printf("  restore          %llu ns (write + read + destroy, mean of 20) = "
+  printf("  restore bytes    %llu ns (write + read + destroy, mean of 20) = "
          "%.0f%% of a step\n",
          (unsigned long long)rs, ms ? 100.0 * (double)rs / (double)ms : 0.0);
+  printf("  restore copy     %llu ns (copy_state, mean of 20) = "
+         "%.0f%% of a step\n",
+         (unsigned long long)rc, ms ? 100.0 * (double)rc / (double)ms : 0.0);
   printf("  (checksum %016llx)\n", (unsigned long long)sink);
   gk_hasher_close(&h);
   free(t_step);

@@ -34,7 +34,8 @@ const play = { client: null, genre: null, code: null, slot: -1, step: -1,
   options: null, // options: extra genre options for create (e.g. levels)
   solved: [], fell: {}, results: null,
   publicRooms: null, publicReads: 0, // the list on screen; reads done
-  rollbacks: 0 }; // the predicted head's restores (docs/PROTOCOL.md)
+  rollbacks: 0, // the predicted head's restores (docs/PROTOCOL.md)
+  predict: true }; // false: draw confirmed steps only (set before create)
 window.play = play;
 const KEEP = 'gamekit.play.seat'; // sessionStorage: {code, slot, secret}
 const AGAIN = 'gamekit.play.again'; // sessionStorage: the last room's settings
@@ -62,7 +63,7 @@ function status(text, err = false) {
 async function client() {
   // predict: the page draws the head, its own input at once; the
   // confirmed state is what it hashes and reports
-  const c = await connect(socketUrl('play'), { predict: true });
+  const c = await connect(socketUrl('play'), { predict: play.predict !== false });
   play.client = c;
   c.on('step', (step) => { play.step = step; });
   c.on('rollback', () => { play.rollbacks++; });

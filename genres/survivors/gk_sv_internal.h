@@ -283,6 +283,8 @@ void gk__sv_write_state(const void *state, gk_writer *w);
 void gk__sv_lists_init(gk__sv_lists *l);
 void *gk__sv_read_state(const void *cfg, gk_reader *r, char *err,
                         size_t errlen);
+/* gk_sim.copy_state: dst becomes src (same config and players). */
+int gk__sv_copy_state(void *dst, const void *src);
 void gk__sv_write_sample(const void *state, gk_writer *w);
 void gk__sv_bot_init(void *bot, const void *cfg, uint64_t seed,
                      uint32_t player);

@@ -251,4 +251,5 @@ const gk_sim gk_survivors_sim = {
     .bot_answer = gk__sv_bot_answer,
     .late_join = 1,
     .prediction = 1, /* an action genre: draw a predicted head */
+    .copy_state = gk__sv_copy_state,
 };

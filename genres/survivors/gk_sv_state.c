@@ -365,6 +365,42 @@ void *gk__sv_read_state(const void *cfgp, gk_reader *r, char *err,
   return s;
 }
 
+/* --- copy (gk_sim.copy_state) ------------------------------------------ */
+
+/* dst becomes src: the canonical part and the live entities, field for
+ * field (no canonical bytes between), into dst's own buffers. The
+ * derived part (grid, lists, move scratch) is rebuilt by every step
+ * before it is read, as after read_state; the event queue is empty. */
+int gk__sv_copy_state(void *dstp, const void *srcp) {
+  gk__sv_state *dst = dstp;
+  const gk__sv_state *src = srcp;
+  if (dst == src) return 0;
+  if (dst->players != src->players ||
+      memcmp(&dst->cfg, &src->cfg, sizeof dst->cfg) != 0)
+    return GK_EINVAL;
+  dst->step = src->step;
+  dst->play_steps = src->play_steps;
+  dst->paused = src->paused;
+  dst->over = src->over;
+  dst->over_reason = src->over_reason;
+  dst->wave = src->wave;
+  dst->spawn_timer = src->spawn_timer;
+  dst->kills = src->kills;
+  dst->next_enemy_id = src->next_enemy_id;
+  dst->rng = src->rng;
+  memcpy(dst->p, src->p, sizeof dst->p);
+  dst->n_enemies = src->n_enemies;
+  memcpy(dst->enemies, src->enemies, src->n_enemies * sizeof *src->enemies);
+  dst->n_proj = src->n_proj;
+  memcpy(dst->proj, src->proj, src->n_proj * sizeof *src->proj);
+  dst->n_gems = src->n_gems;
+  memcpy(dst->gems, src->gems, src->n_gems * sizeof *src->gems);
+  dst->n_events = 0;
+  dst->events_unreported = 0;
+  dst->hud_version = src->hud_version;
+  return 0;
+}
+
 /* --- HUD sample --------------------------------------------------------- */
 
 void gk__sv_write_sample(const void *state, gk_writer *w) {

@@ -34,9 +34,10 @@ static const gk_sim *descriptor(void *lib, const char *path, int *rc, char *err,
 }
 
 /* The members an older descriptor lacks (ABI 1 ends before `late_join`,
- * ABI 2 before `prediction` and `bot_answer`) are read from a copy where
- * they are zero. One copy per descriptor (loading a library twice finds
- * the first), kept for the life of the process like the library. */
+ * ABI 2 before `prediction` and `bot_answer`, ABI 3 before `copy_state`)
+ * are read from a copy where they are zero. One copy per descriptor (loading a
+ * library twice finds the first), kept for the life of the process like the
+ * library. */
 #define OLD_ABI_MAX 16
 static struct {
   const gk_sim *from;
@@ -52,8 +53,9 @@ static const gk_sim *upgrade_old(const gk_sim *sim, int *rc, char *err,
     gk_sim *c = calloc(1, sizeof *c);
     if (c == NULL) break;
     memcpy(c, sim,
-           sim->abi == 1 ? offsetof(gk_sim, late_join)
-                         : offsetof(gk_sim, prediction));
+           sim->abi == 1   ? offsetof(gk_sim, late_join)
+           : sim->abi == 2 ? offsetof(gk_sim, prediction)
+                           : offsetof(gk_sim, copy_state));
     c->abi = GK_SIM_ABI;
     old_abi[i].from = sim;
     old_abi[i].copy = c;

@@ -10,9 +10,9 @@
  *   - the file opens as a shared object (the dynamic linker's reason);
  *   - it exports the symbol, and the function returns a descriptor;
  *   - the descriptor's abi is in GK_SIM_ABI_MIN..GK_SIM_ABI (the numbers
- *     are named); an ABI 1 or 2 descriptor is copied into an ABI 3 one
- *     whose appended members are zero (late_join, prediction 0), and that
- *     copy is the one
+ *     are named); an ABI 1, 2 or 3 descriptor is copied into an ABI 4
+ *     one whose appended members are zero (late_join, prediction 0,
+ *     bot_answer and copy_state NULL), and that copy is the one
  *     registered and returned;
  *   - gk_sim_check accepts it, and it has the name the caller expects;
  *   - gk_genre_add accepts it (no other genre has that name).

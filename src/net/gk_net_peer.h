@@ -54,7 +54,8 @@
  * Prediction (options.predict, gk_net_peer_predict.c): besides the
  * confirmed run above, which alone is hashed, reported and recorded, the
  * peer keeps a predicted head: a second state of the run, copied from the
- * confirmed one with the genre's canonical writer and reader, and stepped
+ * confirmed one with the genre's copy_state hook (gk_sim ABI 4) or, without
+ * one, its canonical writer and reader, and stepped
  * up to next_sample - delay (the step whose time it is), never more than
  * MATCH_START's lead past the confirmed run. Its input for a step: the
  * local record this peer sampled (read from the record ring, never from
@@ -260,12 +261,13 @@ typedef struct gk_net_peer_head {
   uint64_t steps;        /* steps it has run: it shows step steps - 1 */
   uint64_t rollbacks;    /* restores after a misprediction */
   uint64_t restores;     /* every restore (rollbacks, a head left behind) */
+  uint64_t copies;       /* ... of them by the genre's copy_state hook */
   uint64_t steps_run;    /* head steps, re-simulations included */
   uint64_t resim_steps;  /* steps run again after a restore */
   uint64_t checked;      /* confirmed steps the head had predicted */
   uint64_t mispredicted; /* ... whose input differed */
   uint64_t capped;       /* timeout calls the cap stopped short */
-  uint64_t state_bytes;  /* the last restore's state size */
+  uint64_t state_bytes;  /* the last byte restore's state size */
   /* re-simulated steps per timeout call that moved the head: calls with
    * n steps in resim_hist[n] (the last bucket: that many or more) */
   uint64_t resim_hist[GK_NET_PEER_RESIM_MAX + 1];

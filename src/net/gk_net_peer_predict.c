@@ -5,10 +5,13 @@
  * answers state requests from; nothing here touches it. The head is a
  * second state of the same run:
  *
- *   - restore: the confirmed run's canonical bytes (sim->write_state into
- *     a buffer kept for the match) read back with sim->read_state, so the
- *     head starts at loop.steps; the confirmed run is itself the saved
- *     state, so nothing is saved per step;
+ *   - restore: the head becomes a copy of the confirmed run, so it starts
+ *     at loop.steps: with the genre's copy hook (sim->copy_state, ABI 4)
+ *     into the head's own state when the genre has one, else (and the
+ *     first time) the confirmed run's canonical bytes (sim->write_state
+ *     into a buffer kept for the match) read back with sim->read_state;
+ *     the confirmed run is itself the saved state, so nothing is saved
+ *     per step;
  *   - advance: sim->step on a merged input built for each step: the
  *     confirmed one if it is held, else this peer's own sampled record
  *     (the record ring; the source is never read here) and, for every
@@ -53,10 +56,25 @@ static void buf_flush(gk_writer *w, const uint8_t *bytes, size_t len) {
   h->buf_len += len;
 }
 
+/* Marks the head a copy of the confirmed run now. */
+static void mark_restored(gk_net_peer *p) {
+  gk_net_peer_head *h = &p->head;
+  h->steps = p->loop.steps;
+  h->version = p->loop.version;
+  h->dirty = 0;
+  h->restores++;
+}
+
 /* The head becomes a copy of the confirmed run. 0 or a code (the head is
  * then dropped: the view falls back on the confirmed run). */
 static int restore(gk_net_peer *p) {
   gk_net_peer_head *h = &p->head;
+  if (h->state != NULL && p->sim->copy_state != NULL &&
+      p->sim->copy_state(h->state, gk_loop_state(&p->loop)) == 0) {
+    h->copies++;
+    mark_restored(p);
+    return 0;
+  }
   uint8_t stage[1024];
   gk_writer w = {
       .buf = stage, .cap = sizeof stage, .flush = buf_flush, .data = h};
@@ -74,11 +92,8 @@ static int restore(gk_net_peer *p) {
   p->sim->destroy(h->state);
   h->state = st;
   if (st == NULL) return GK_ENOMEM;
-  h->steps = p->loop.steps;
-  h->version = p->loop.version;
   h->state_bytes = h->buf_len;
-  h->dirty = 0;
-  h->restores++;
+  mark_restored(p);
   return 0;
 }
 

@@ -5,11 +5,12 @@
  * through it, so a genre can be run by a test, a tool or a server exactly
  * the same way. The descriptor is versioned (`abi`) like ioquake3's game
  * interface: a loader refuses a descriptor whose abi it does not know.
- * ABI 2 appended `late_join`, ABI 3 `prediction` and `bot_answer`; a
- * genre library built for ABI 1 or 2 still loads (src/genre_load copies
- * its descriptor into an ABI 3 one with the new members zero or NULL: it
- * takes no players after the start, predicts nothing, and its bots
- * answer nothing at once).
+ * ABI 2 appended `late_join`, ABI 3 `prediction` and `bot_answer`, ABI 4
+ * `copy_state`; a genre library built for ABI 1, 2 or 3 still loads
+ * (src/genre_load copies its descriptor into an ABI 4 one with the new
+ * members zero or NULL: it takes no players after the start, predicts
+ * nothing, its bots answer nothing at once, and a state is copied
+ * through its canonical bytes).
  *
  * Time: a genre counts steps. `step_seconds` is metadata for whoever drives
  * the loop by wall-clock time; no simulation code reads it.
@@ -41,7 +42,8 @@
 #include "gk_err.h"
 #include "gk_state.h"
 
-#define GK_SIM_ABI 3         /* 2: `late_join`; 3: `prediction`, `bot_answer` */
+/* GK_SIM_ABI 2: `late_join`; 3: `prediction`, `bot_answer`; 4: `copy_state` */
+#define GK_SIM_ABI 4
 #define GK_SIM_ABI_MIN 1     /* the oldest abi a loader still accepts */
 #define GK_PLAYERS_MAX 16    /* active_mask is a uint32_t; 16 keeps headroom */
 #define GK_INPUT_SIZE_MAX 32 /* largest per-player input record, bytes */
@@ -286,6 +288,19 @@ typedef struct gk_sim {
    * calls it: a bot run from a seed (gk-replay record, the golden
    * replays, the determinism probe) does not depend on it. */
   void (*bot_answer)(const void *state, uint32_t player, uint8_t *record);
+
+  /* --- ABI 4 (NULL in a descriptor the loader took from an ABI 1, 2 or 3
+   * library) --- */
+  /* May be NULL. Makes `dst` a copy of `src`, two states of runs of the
+   * same config and player count (from create or read_state): afterwards
+   * write_state writes the same bytes for both, and the same steps give
+   * both the same states, as if `dst` were read_state of `src`'s bytes
+   * (its event queue is empty). Allocates nothing; a genre keeps what it
+   * can of dst's buffers (a predicting peer restores its head with it
+   * every misprediction, gk_net_peer_predict.c). Returns 0, or GK_EINVAL
+   * (dst unchanged) when the two were made for another config or player
+   * count. NULL: callers copy through write_state and read_state. */
+  int (*copy_state)(void *dst, const void *src);
 } gk_sim;
 
 /* --- genres in shared objects ---------------------------------------------

@@ -1,7 +1,9 @@
 /* tally_lib.c: tests/net's tally genre as a genre library, the way a
- * studio ships its genre. Built four ways (tests/genre_load/meson.build):
+ * studio ships its genre. Built these ways (tests/genre_load/meson.build):
  *   (plain)             exports tally_sim through GK_GENRE_EXPORT
- *   -DTALLY_LIB_ABI=N   exports a copy whose abi is N (a stale build)
+ *   -DTALLY_LIB_ABI=N   exports a copy whose abi is N (a stale build; a
+ *                       copy_state hook past an ABI 3 struct's end, which
+ *                       a loader must not read)
  *   -DTALLY_LIB_VERSION=N  a copy whose genre version is N
  *   -DTALLY_LIB_NOSYM   exports nothing (not a genre library) */
 #include "tally.h"
@@ -9,11 +11,20 @@
 #if defined(TALLY_LIB_ABI) || defined(TALLY_LIB_VERSION)
 static gk_sim changed;
 
+#ifdef TALLY_LIB_ABI
+static int not_this_abis(void *dst, const void *src) {
+  (void)dst;
+  (void)src;
+  return GK_EINVAL;
+}
+#endif
+
 GK__EXPORT const gk_sim *gk_genre_descriptor(void);
 GK__EXPORT const gk_sim *gk_genre_descriptor(void) {
   changed = tally_sim;
 #ifdef TALLY_LIB_ABI
   changed.abi = TALLY_LIB_ABI;
+  changed.copy_state = not_this_abis;
 #else
   changed.version = TALLY_LIB_VERSION;
 #endif

@@ -8,7 +8,9 @@
  *     every confirmed step it predicted rolls back) ends with the same
  *     confirmed chain, step by step, as a peer that does not predict; and
  *     after every restore the head equals a fresh run, from step 0, of the
- *     confirmed inputs then the inputs the documented rule gives;
+ *     confirmed inputs then the inputs the documented rule gives; with
+ *     tally (restores through the canonical bytes) and with survivors
+ *     (restores through its copy_state hook, gk_sim ABI 4);
  *   - presses: the source is read once per step however often the head
  *     rolls back, and each record reaches exactly one confirmed step;
  *   - a stall: the head never runs more than the window past the
@@ -18,6 +20,7 @@
 #include <string.h>
 
 #include "gk_err.h"
+#include "gk_survivors.h"
 #include "gk_net_peer.h"
 #include "gk_state.h"
 #include "tally.h"
@@ -163,13 +166,14 @@ static void on_head(void *ctx, gk_net_peer *p, int restored) {
   }
 }
 
-static const gk_sim *const genres[] = {&tally_sim};
+static const gk_sim *const genres[] = {&tally_sim, &gk_survivors_sim};
+static const char *genre = "tally"; /* the match's genre (ISZ bytes) */
 
 static void open_pf(pf *f, int predict, int wrong, uint32_t cap) {
   memset(f, 0, sizeof *f);
   f->s.base.read = src_read;
   gk_net_peer_options o = {.source = &f->s.base,
-                           .genres = {.sims = genres, .count = 1},
+                           .genres = {.sims = genres, .count = 2},
                            .window = 64,
                            .predict = predict,
                            .predict_wrong = wrong,
@@ -186,7 +190,7 @@ static void open_pf(pf *f, int predict, int wrong, uint32_t cap) {
   ms.input_delay = DELAY;
   ms.lead = LEAD;
   ms.step_seconds = (gk_ratio){1, 500};
-  strcpy(ms.genre, "tally");
+  strcpy(ms.genre, genre);
   char err[GK_ERRMSG_MAX] = "";
   cr_assert_eq(gk_net_peer_start(&f->p, T0, &ms, err, sizeof err), 0, "%s",
                err);
@@ -266,9 +270,7 @@ static void play(uint32_t k_end, uint32_t lag, uint32_t stall_from,
   }
 }
 
-Test(
-    peer_predict,
-    a_peer_mispredicting_every_step_keeps_the_confirmed_chain_of_a_peer_without) {
+static void synctest(void) {
   open_pf(P, 1, 1, 0);
   open_pf(Q, 0, 0, 0);
   play(NSTEPS, 4, UINT32_MAX, 0);
@@ -290,6 +292,24 @@ Test(
   cr_assert_eq(P->checks, P->restores_seen);
   cr_assert_eq(Q->heads, 0, "a peer without prediction has no head");
   cr_assert_null(Q->p.head.state);
+  /* the first restore makes the head through the canonical bytes; the
+   * others copy into it when the genre has the hook */
+  cr_assert_eq(h->copies, P->p.sim->copy_state ? h->restores - 1 : 0,
+               "%llu copies of %llu restores", (unsigned long long)h->copies,
+               (unsigned long long)h->restores);
+}
+
+Test(
+    peer_predict,
+    a_peer_mispredicting_every_step_keeps_the_confirmed_chain_of_a_peer_without) {
+  synctest();
+}
+
+Test(peer_predict, the_same_with_a_genre_whose_hook_copies_the_head) {
+  cr_assert_eq(GK_SV_INPUT_SIZE, ISZ);
+  cr_assert_not_null(gk_survivors_sim.copy_state);
+  genre = "survivors";
+  synctest();
 }
 
 Test(peer_predict, a_head_near_its_bound_slows_by_a_tenth_per_step_over) {

@@ -204,6 +204,90 @@ Test(survivors_snapshot, a_restored_run_continues_with_the_same_hashes) {
   gk_loop_close(&b);
 }
 
+static int count_events(const gk__sv_state *s) {
+  sv_events ev;
+  ev.n = 0;
+  gk_survivors_sim.drain_events((void *)s, sv_record, &ev);
+  return (int)ev.n;
+}
+
+/* gk_sim.copy_state (what a predicting peer restores its head with): into
+ * a state of another moment of another run, the copy writes the source's
+ * bytes, continues with the source's hashes (and a read_state copy's),
+ * and a state of another config or player count is refused unchanged. */
+Test(survivors_snapshot, a_copied_state_is_the_source_and_goes_on_like_it) {
+  gk_sv_config cfg;
+  gk_survivors_sim.config_default(&cfg);
+  char err[GK_ERRMSG_MAX] = "";
+  gk_loop a, b, c, d;
+  static bot_input in_a, in_d;
+  cr_assert_eq(gk_loop_init(&a, NULL), 0);
+  cr_assert_eq(gk_loop_init(&d, NULL), 0);
+  cr_assert_eq(gk_loop_start(&a, &gk_survivors_sim, &cfg, 99, 4, err, 99), 0);
+  cr_assert_eq(gk_loop_start(&d, &gk_survivors_sim, &cfg, 7, 4, err, 99), 0);
+  bot_input_init(&in_a, &cfg, 5, 4);
+  bot_input_init(&in_d, &cfg, 6, 4);
+  cr_assert_eq(gk_loop_frame(&a, &in_a.base, gk_budget_steps(3000), 0), 3000);
+  /* the destination: later in another run, more of everything queued */
+  cr_assert_eq(gk_loop_frame(&d, &in_d.base, gk_budget_steps(6000), 0), 6000);
+  const gk__sv_state *src = gk_loop_state(&a);
+  gk__sv_state *dst = (gk__sv_state *)gk_loop_state(&d);
+  cr_assert_gt(src->n_enemies, 0);
+  cr_assert_neq(dst->step, src->step);
+  cr_assert_eq(gk_survivors_sim.copy_state(dst, src), 0);
+  size_t la, ld;
+  uint8_t *ba = snapshot(src, &la), *bd = snapshot(dst, &ld);
+  cr_assert_eq(la, ld);
+  cr_assert_eq(memcmp(ba, bd, la), 0, "the copy writes the source's bytes");
+  cr_assert_eq(count_events(dst), 0, "a copy's event queue is empty");
+  gk_reader r;
+  gk_reader_init(&r, ba, la);
+  void *read = gk_survivors_sim.read_state(&cfg, &r, err, sizeof err);
+  cr_assert_not_null(read, "%s", err);
+  /* the copy and the read-back, adopted at the source's step */
+  void *copy = gk_survivors_sim.create(&cfg, 1, 4, err, sizeof err);
+  cr_assert_not_null(copy, "%s", err);
+  cr_assert_eq(gk_survivors_sim.copy_state(copy, dst), 0);
+  cr_assert_eq(gk_loop_init(&b, NULL), 0);
+  cr_assert_eq(gk_loop_init(&c, NULL), 0);
+  cr_assert_eq(gk_loop_adopt(&b, &gk_survivors_sim, copy, 4, 3000), 0);
+  cr_assert_eq(gk_loop_adopt(&c, &gk_survivors_sim, read, 4, 3000), 0);
+  static bot_input in_b, in_c;
+  in_b = in_c = in_a;
+  for (int f = 0; f < 30; f++) {
+    cr_assert_eq(gk_loop_frame(&a, &in_a.base, gk_budget_steps(60), 0), 60);
+    cr_assert_eq(gk_loop_frame(&b, &in_b.base, gk_budget_steps(60), 0), 60);
+    cr_assert_eq(gk_loop_frame(&c, &in_c.base, gk_budget_steps(60), 0), 60);
+    for (uint64_t st = a.steps - 60; st < a.steps; st++) {
+      uint64_t ha, hb, hc;
+      cr_assert_eq(gk_loop_hash_at(&a, st, &ha), 0);
+      cr_assert_eq(gk_loop_hash_at(&b, st, &hb), 0);
+      cr_assert_eq(gk_loop_hash_at(&c, st, &hc), 0);
+      cr_assert(ha == hb && hb == hc, "step %llu: %016llx %016llx %016llx",
+                (unsigned long long)st, (unsigned long long)ha,
+                (unsigned long long)hb, (unsigned long long)hc);
+    }
+  }
+  /* another player count, another config: refused, dst unchanged */
+  gk_sv_config other = cfg;
+  other.max_gems = cfg.max_gems + 1;
+  void *three = gk_survivors_sim.create(&cfg, 1, 3, err, sizeof err);
+  void *wide = gk_survivors_sim.create(&other, 1, 4, err, sizeof err);
+  cr_assert(three && wide, "%s", err);
+  cr_assert_eq(gk_survivors_sim.copy_state(three, src), GK_EINVAL);
+  cr_assert_eq(gk_survivors_sim.copy_state(wide, src), GK_EINVAL);
+  cr_assert_eq(((gk__sv_state *)wide)->step, 0);
+  cr_assert_eq(((gk__sv_state *)three)->step, 0);
+  gk_survivors_sim.destroy(three);
+  gk_survivors_sim.destroy(wide);
+  free(ba);
+  free(bd);
+  gk_loop_close(&a);
+  gk_loop_close(&b);
+  gk_loop_close(&c);
+  gk_loop_close(&d);
+}
+
 Test(survivors_snapshot, every_truncation_of_a_snapshot_is_refused_cleanly) {
   gk_sv_config cfg;
   gk_survivors_sim.config_default(&cfg);

@@ -1,0 +1,287 @@
+#!/usr/bin/python3
+"""test_play_predict.py: the play page's predicted head at a 100 ms round trip.
+
+A real gk-server (gkserver.py; replays on) and the play page (web/index.html)
+in headless Chromium, loaded through a TCP relay that holds every byte 50 ms
+each way (delayrelay.py: the page's HTTP and its WebSocket, a 100 ms round
+trip in the transport; lockstep.prediction.rtt_ms 250, so a predicting
+room needs no input delay for it). The page hosts a 3-seat survivors room and one
+gk-bot --join --predict plays the other two seats over ENet behind gk-bot's
+own fault relay (--latency 50: the same round trip). Two cases: prediction
+on (the room's `prediction` option and the page's head), and off (the
+room's option off, the page drawing confirmed steps only: play.predict
+false, as before prediction); in each, a real ArrowRight key press
+(Input.dispatchKeyEvent) and the frames the page draws after it (the
+view's draw calls, their state: what is on screen):
+
+  on:  the page's own player moves on screen within the local input delay
+       plus 3 frames of the press (up to a frame to sample it, a step for
+       its time to come, a frame to draw it), long before its step is
+       confirmed (the head drawn is past the confirmed run);
+  off: the same press moves it only once its step is confirmed, after the
+       round trip (at least 80 ms), in a confirmed step;
+
+and in both, the confirmed chain is the one chain: the page's hash of every
+step equals gk-bot's (whose players agree with each other, or it exits 1),
+the server compares them all with 0 desyncs, the replay verifies with
+gk-replay and gk-replay dump's hash at the last common step is the page's.
+The page's head rolled back (with prediction on) while none of that moved.
+Prints TAP; skips without Chromium or web/gamekit/dist (fails then with
+GK_WEB_REQUIRED=1). Environment: GK_SERVER, GK_BOT, GK_REPLAY (meson).
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import cdp  # noqa: E402
+import delayrelay  # noqa: E402
+import gkserver  # noqa: E402
+
+EACH_WAY_MS = 50
+PRESS_STEP = 150      # the press, once the delay has settled
+END_STEP = 330        # then the host ends the match
+# lockstep.prediction.rtt_ms: the round trip a predicting room's heads
+# cover with no input delay. The relay's 100 ms measures as 100..160 ms
+# (the page's timers, ENet's estimate and its variance on top), which
+# the default 100 would meet with a few steps of delay; past it, the
+# delay is 1 step and the head alone covers the round trip.
+FREE_RTT_MS = 250
+srv = relay = tmp = None
+
+# Every draw of the page's view: [time, x of its own player in the state
+# drawn, steps of the state drawn, confirmed steps]; the key's time and
+# the draws before it in window.keyAt.
+WATCH = """(() => {
+  window.draws = []; window.keyAt = null;
+  const v = play.view, draw = v.draw.bind(v);
+  const k = `players[${play.slot}].x`;
+  v.draw = (st, ...rest) => {
+    draws.push([performance.now(), st[k], play.client.predictedState().step,
+                play.client.state().step]);
+    return draw(st, ...rest);
+  };
+  addEventListener('keydown', () => {
+    window.keyAt = [performance.now(), draws.length]; }, true);
+})()"""
+# The first draw after the key whose player is not where it was at the key.
+MOVED = """(() => {
+  if (!keyAt) return null;
+  const i0 = keyAt[1] - 1, x0 = draws[i0][1];
+  for (let i = keyAt[1]; i < draws.length; i++)
+    if (draws[i][1] !== x0)
+      return { frames: i - i0, ms: draws[i][0] - keyAt[0], x0,
+               x: draws[i][1], head: draws[i][2], confirmed: draws[i][3],
+               still: draws.slice(i0 - 30, i0 + 1).every((d) => d[1] === x0) };
+  return null;
+})()"""
+
+
+def key(p, kind):
+    p.send('Input.dispatchKeyEvent', {
+        'type': 'keyDown' if kind == 'down' else 'keyUp',
+        'code': 'ArrowRight', 'key': 'ArrowRight',
+        'windowsVirtualKeyCode': 39})
+
+
+def expect_ok(p):
+    err = p.eval('play.error')
+    if err:
+        raise AssertionError('the page failed: %s' % err)
+
+
+def room(code):
+    rs = [r for r in srv.admin_get('/rooms')['rooms'] if r['code'] == code]
+    return rs[0] if rs else None
+
+
+def events(pred):
+    return [e for e in srv.events(full=True) if pred(e)]
+
+
+def wait(pred, secs, what):
+    deadline = time.monotonic() + secs
+    while time.monotonic() < deadline:
+        got = pred()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError('no %s within %d s' % (what, secs))
+
+
+def host_room(b, predict):
+    """The page (through the relay) hosting survivors for 3, prediction
+    `predict`; gk-bot --join --predict in the other two seats. Returns
+    the page, the code and gk-bot's process, output and hashes files."""
+    p = b.new_page('http://127.0.0.1:%d/' % relay.port)
+    p.send('Page.bringToFront')
+    p.wait_for('window.play && window.play.ready === true', timeout=20)
+    p.eval("(() => { play.predict = %s; play.options = %s; const $ = (i) => document."
+           "getElementById(i); $('genre').value = 'survivors'; "
+           "$('seats').value = 3; $('bots').value = 0; $('create').click(); "
+           "})()" % (json.dumps(predict),
+                     json.dumps({'room': {'prediction': predict}})))
+    code = p.wait_for('play.code || play.error', timeout=20)
+    expect_ok(p)
+    p.eval("window.chain = []; play.client.on('step', (s, h) => "
+           "{ chain[s] = h; }); 0")
+    name = 'on' if predict else 'off'
+    hashes = os.path.join(tmp, 'bot-%s.hashes' % name)
+    out = os.path.join(tmp, 'bot-%s.json' % name)
+    err = os.path.join(tmp, 'bot-%s.err' % name)
+    enet = [e for e in srv.events(full=True)
+            if e.get('event') == 'listening'][0]['port']
+    bot = subprocess.Popen(
+        [os.environ['GK_BOT'], '--server', '127.0.0.1:%d' % enet,
+         '--genre', 'survivors', '--join', code, '--players', '2',
+         '--seed', '7', '--timeout', '60', '--latency', str(EACH_WAY_MS),
+         '--predict', '--hashes', hashes],
+        stdout=open(out, 'w'), stderr=open(err, 'w'),
+        stdin=subprocess.DEVNULL)
+    wait(lambda: len(events(lambda e: e.get('event') == 'player_joined'
+                            and e.get('room') == code)) >= 2, 20,
+         'two gk-bot players in room %s' % code)
+    p.eval("document.getElementById('start').click()")
+    p.wait_for('play.started && play.view && play.step >= 0 || play.error',
+               timeout=20)
+    expect_ok(p)
+    p.eval(WATCH)
+    return p, code, bot, out, err, hashes
+
+
+def press(p, code):
+    """ArrowRight at PRESS_STEP, held 20 frames: what the page drew."""
+    p.wait_for('play.step >= %d || play.error' % PRESS_STEP, timeout=30)
+    expect_ok(p)
+    delay = room(code)['input_delay']
+    key(p, 'down')
+    moved = p.wait_for(MOVED, timeout=10)
+    p.wait_for('draws.length >= keyAt[1] + 20', timeout=10)
+    key(p, 'up')
+    if not moved['still']:
+        raise AssertionError('the player moved before the key: %s' % moved)
+    moved['delay'] = delay
+    moved['delay_after'] = room(code)['input_delay']
+    return moved
+
+
+def finish(p, code, bot, out, err, hashes):
+    """Ends the match; the one chain: gk-bot's, the referee's, the
+    replay's. Returns (steps, hashes compared, the page's rollbacks)."""
+    p.wait_for('play.step >= %d || play.error' % END_STEP, timeout=30)
+    expect_ok(p)
+    rollbacks = p.eval('play.rollbacks')
+    p.eval('play.client.endMatch()')
+    p.wait_for('play.ended', timeout=20)
+    try:
+        rc = bot.wait(30)
+    except subprocess.TimeoutExpired:
+        bot.kill()
+        raise AssertionError('gk-bot did not end with the match')
+    if rc != 0:
+        raise AssertionError('gk-bot exited %d: %s %s' % (
+            rc, open(out).read()[-2000:], open(err).read()[-2000:]))
+    end = wait(lambda: events(lambda e: e.get('event') == 'match_end' and
+                              e.get('room') == code), 15, 'match_end')[0]
+    if end['desyncs'] != 0:
+        raise AssertionError('the server counted %d desyncs' % end['desyncs'])
+    page = {i: h for i, h in enumerate(p.eval('chain.map((h) => h || null)'))
+            if h}
+    nat = gkserver.read_chain(hashes)
+    common = sorted(set(page) & set(nat))
+    if len(common) < END_STEP or common[0] != 0 or \
+            common[-1] != len(common) - 1:
+        raise AssertionError('page and gk-bot share steps %s..%s (%d)' % (
+            common[:1], common[-1:], len(common)))
+    for s in common:
+        if page[s] != nat[s]:
+            raise AssertionError('step %d: page hash %s, gk-bot hash %s'
+                                 % (s, page[s], nat[s]))
+    # every player's hash of nearly every step reached the referee
+    if end['hashes_compared'] < 3 * len(common) - 3 * 64:
+        raise AssertionError('only %d hashes compared of %d steps'
+                             % (end['hashes_compared'], len(common)))
+    path = wait(lambda: room(code) is None and newest_replay(), 15,
+                'the replay of room %s' % code)
+    v = subprocess.run([os.environ['GK_REPLAY'], 'verify', path],
+                       capture_output=True, text=True, timeout=60)
+    if v.returncode != 0:
+        raise AssertionError('gk-replay verify: %s %s' % (v.stdout, v.stderr))
+    last = common[-1]
+    d = subprocess.run([os.environ['GK_REPLAY'], 'dump', '--json', '--step',
+                        str(last), path], capture_output=True, text=True,
+                       timeout=60)
+    if d.returncode != 0 or \
+            json.loads(d.stdout)['hash'].replace('0x', '') != page[last]:
+        raise AssertionError('gk-replay dump --step %d: %s (page %s) %s'
+                             % (last, d.stdout[:200], page[last], d.stderr))
+    for e in events(lambda e: e.get('room') == code and e.get('event') in (
+            'match_start', 'delay_change')):
+        print('# %s' % json.dumps(e))
+    return len(common), end['hashes_compared'], rollbacks
+
+
+def newest_replay():
+    files = glob.glob(os.path.join(tmp, 'replays', '*.gkr'))
+    return max(files, key=os.path.getmtime) if files else None
+
+
+def the_own_press_shows_at_once_with_prediction(b):
+    """prediction on, 100 ms RTT: the press is drawn within delay + 3 frames"""
+    p, code, *rest = host_room(b, True)
+    m = press(p, code)
+    # the head ran the pressed step before the confirmed run had it
+    if m['frames'] > m['delay'] + 3 or m['head'] <= m['confirmed']:
+        raise AssertionError('with prediction the press was drawn %d frames '
+                             '(%.0f ms) after the key (delay %d steps): %s'
+                             % (m['frames'], m['ms'], m['delay'], m))
+    n, compared, rollbacks = finish(p, code, *rest)
+    if rollbacks == 0:
+        raise AssertionError('the head never rolled back: it did not '
+                             'predict the bots')
+    print('# on: drawn %d frames (%.0f ms) after the key, delay %d steps, '
+          'head %d vs confirmed %d; %d steps agree, %d hashes compared, '
+          '%d rollbacks' % (m['frames'], m['ms'], m['delay'], m['head'],
+                            m['confirmed'], n, compared, rollbacks))
+
+
+def the_own_press_waits_the_round_trip_without_prediction(b):
+    """prediction off, 100 ms RTT: the press is drawn after the round trip"""
+    p, code, *rest = host_room(b, False)
+    m = press(p, code)
+    rtt = 2 * EACH_WAY_MS
+    if m['ms'] < 0.8 * rtt or m['head'] != m['confirmed']:
+        raise AssertionError('without prediction the press was drawn %d '
+                             'frames (%.0f ms) after the key (delay %d steps, '
+                             'round trip %d ms): %s'
+                             % (m['frames'], m['ms'], m['delay'], rtt, m))
+    n, compared, _ = finish(p, code, *rest)
+    print('# off: drawn %d frames (%.0f ms) after the key, delay %d steps; '
+          '%d steps agree, %d hashes compared' % (m['frames'], m['ms'],
+                                                  m['delay'], n, compared))
+
+
+if __name__ == '__main__':
+    cdp.require_gamekit_dist()
+    tmp = tempfile.mkdtemp(prefix='gk-play-predict-')
+    srv = gkserver.GkServer(
+        gkserver.server_exe(), ws={'static_dir': os.path.join(ROOT, 'web')},
+        config={'replays': {'enabled': True,
+                            'dir': os.path.join(tmp, 'replays')},
+                'lockstep': {'prediction': {'mode': 'genre',
+                                            'rtt_ms': FREE_RTT_MS}}})
+    relay = delayrelay.DelayRelay(srv.ws_port, EACH_WAY_MS)
+    try:
+        cdp.run([the_own_press_shows_at_once_with_prediction,
+                 the_own_press_waits_the_round_trip_without_prediction],
+                timeout=90)
+    finally:
+        relay.close()
+        srv.close()
