@@ -59,7 +59,9 @@ figure is over the nodes together: server CPU is the sum of the nodes'
 (wait4 of each, Redis's not in it: "redis_cpu_s" in the JSON lines),
 room-steps, packets, late and confirmed steps are summed, tick figures
 are means and maxima over the nodes. N = 1 (the default) is one server
-without a `fleet` section and without Redis. A list (--nodes 1,2)
+without a `fleet` section and without Redis; --no-fleet makes every
+node such a plain server (what splitting the rooms costs without the
+directory). A list (--nodes 1,2)
 measures every room count on each node count in turn, then searches the
 capacity of each, and ends with a table of CPU per room-step and
 capacity against the first node count.
@@ -250,7 +252,8 @@ def run_one(args, rooms, tmp, keep_log=False):
     nodes = getattr(args, "nodes", 1)
     shares = split(rooms, nodes)
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    redis = Redis() if nodes > 1 else None
+    fleet = nodes > 1 and not getattr(args, "no_fleet", False)
+    redis = Redis() if fleet else None
     srvs, logs, bots, sru, status = [], [], [], [], 0
     try:
         if redis:  # the directory is on the load's core, not the nodes'
@@ -422,8 +425,9 @@ def report(args, udp, results, best):
                                           udp["datagrams"]))
     print("transport: %s" % args.transport)
     print("gk-server processes: %d%s" % (
-        args.nodes, " (a fleet: redis-server on a unix socket, on the bots' "
-        "core)" if args.nodes > 1 else ""))
+        args.nodes, "" if args.nodes == 1 else " (no fleet section, no Redis)"
+        if args.no_fleet else " (a fleet: redis-server on a unix socket, on "
+        "the bots' core)"))
     print("load: %s; %s" % ("full gk-bot" if args.full_bots
                             else "gk-bot --light",
                             "server on core 0, bots on core 1" if args.pin
@@ -446,31 +450,42 @@ def report(args, udp, results, best):
                   r["confirm_p50_ms"], r["confirm_p99_ms"], r["tick_hz"],
                   r["tick_ms_mean"], r["tick_ms_max"], r["rooms_late"]))
     print()
-    print("largest room count with <= 1%% late steps: %s" % best)
+    print("largest room count with <= 1%% late steps: %s%s" % (
+        best, bracket(results, best)))
 
 
-def compare(node_counts, results, best):
-    """CPU per room-step and capacity of each node count against the first
-    one's, room count by room count."""
+def bracket(results, best):
+    """What bounds a capacity from above: the smallest failing count
+    measured past it (the search stops within 1/16 of it, or at its
+    time limit short of that)."""
+    bad = min([r["rooms"] for r in results
+               if not good(r) and r["rooms"] > (best or 0)], default=None)
+    return " (%d failed)" % bad if bad else ""
+
+
+def compare(node_counts, rooms, results, best):
+    """CPU per room-step of the fixed room counts (measured on every node
+    count in turn) and the capacity, against the first node count."""
     base = node_counts[0]
-    head = " / ".join("%d node%s" % (n, "s" if n > 1 else "")
-                      for n in node_counts)
-    print("| rooms (2p) | CPU us/room-step: %s | x %d node%s | late %% |"
-          % (head, base, "s" if base > 1 else ""))
+    name = ["%d node%s" % (n, "s" if n > 1 else "") for n in node_counts]
+    print("| rooms (2p) | CPU us/room-step: %s | x %s | late %%: %s |"
+          % (" / ".join(name), name[0], " / ".join(name)))
     print("|---|---|---|---|")
     by = {n: {r["rooms"]: r for r in results[n]} for n in node_counts}
-    for rooms in sorted(set(by[base]).intersection(*by.values())):
-        cpu = [by[n][rooms]["cpu_us_per_room_step"] for n in node_counts]
-        late = ["%.2f" % (100 * by[n][rooms]["late_share"])
-                for n in node_counts]
+    for r in rooms:
+        if not all(r in by[n] for n in node_counts):
+            continue
+        cpu = [by[n][r]["cpu_us_per_room_step"] for n in node_counts]
+        late = ["%.2f" % (100 * by[n][r]["late_share"]) for n in node_counts]
         ratio = ["%.3f" % (c / cpu[0]) if c and cpu[0] else "-"
                  for c in cpu[1:]]
-        print("| %d | %s | %s | %s |" % (rooms, " / ".join(map(str, cpu)),
+        print("| %d | %s | %s | %s |" % (r, " / ".join(map(str, cpu)),
                                           " / ".join(ratio), " / ".join(late)))
     caps = [best[n] for n in node_counts]
     print()
-    print("capacity (<= 1%% late): %s; x %d node%s: %s" % (
-        " / ".join(map(str, caps)), base, "s" if base > 1 else "",
+    print("capacity (<= 1%% late): %s; x %s: %s" % (
+        " / ".join("%s%s" % (best[n], bracket(results[n], best[n]))
+                   for n in node_counts), name[0],
         " / ".join("%.3f" % (c / caps[0]) if c and caps[0] else "-"
                    for c in caps[1:])))
 
@@ -498,6 +513,9 @@ def main():
                     help="gk-server processes carrying the rooms: 1 (no "
                     "Redis) or more (a fleet); a list (1,2) measures each "
                     "in this run")
+    ap.add_argument("--no-fleet", action="store_true",
+                    help="--nodes above 1 as plain servers: no fleet "
+                    "section, no Redis (the split's own cost)")
     ap.add_argument("--drift-steps", type=int, default=3600,
                     help="one long 2-room match for the step rate (0: skip)")
     args = ap.parse_args()
@@ -517,7 +535,8 @@ def main():
         if not x.isdigit() or not 1 <= int(x) <= 64:
             ap.error("--nodes: 1 to 64 (or a list of them), not %r" % x)
         node_counts.append(int(x))
-    if max(node_counts) > 1 and shutil.which("redis-server") is None:
+    if max(node_counts) > 1 and not args.no_fleet and \
+            shutil.which("redis-server") is None:
         ap.error("--nodes above 1 needs redis-server on the PATH")
     for tr in args.transports.split(","):
         args.transport = tr
@@ -527,9 +546,9 @@ def main():
         try:
             # each room count on every node count in turn, so the machine's
             # load moves both alike
-            for r in [int(x) for x in args.rooms.split(",")]:
-                if r > PEER_ROOMS_MAX:
-                    continue
+            rooms = [int(x) for x in args.rooms.split(",")
+                     if int(x) <= PEER_ROOMS_MAX]
+            for r in rooms:
                 for n in node_counts:
                     args.nodes = n
                     results[n].append(measure(args, r, tmp))
@@ -544,7 +563,7 @@ def main():
             report(args, udp, results[n], best[n])
             print()
         if len(node_counts) > 1:
-            compare(node_counts, results, best)
+            compare(node_counts, rooms, results, best)
             print()
     if args.drift_steps:
         tmp = tempfile.mkdtemp(prefix="gk-bench-drift-")
