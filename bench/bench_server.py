@@ -254,7 +254,7 @@ def run_one(args, rooms, tmp, keep_log=False):
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     fleet = nodes > 1 and not getattr(args, "no_fleet", False)
     redis = Redis() if fleet else None
-    srvs, logs, bots, sru, status = [], [], [], [], 0
+    srvs, logs, bots, sru, csw, status = [], [], [], [], 0, 0
     try:
         if redis:  # the directory is on the load's core, not the nodes'
             pin_pid(redis.proc.pid, 1, args)
@@ -284,6 +284,7 @@ def run_one(args, rooms, tmp, keep_log=False):
             srv.returncode = st_
             status = status or st_
             sru.append(ru_.ru_utime + ru_.ru_stime)
+            csw += ru_.ru_nvcsw + ru_.ru_nivcsw
         wall = time.monotonic() - t0
         redis_cpu = proc_cpu_s(redis.proc.pid) if redis else None
     finally:
@@ -333,6 +334,10 @@ def run_one(args, rooms, tmp, keep_log=False):
         "packets": packets,
         "cpu_us_per_room_step": round(cpu * 1e6 / steps, 2) if steps else None,
         "cpu_ns_per_packet": round(cpu * 1e9 / packets) if packets else None,
+        # the nodes' context switches (wait4: voluntary, the loop waiting
+        # for work, and involuntary) per room-step: nodes sharing a core
+        # each wake for their own share of the datagrams
+        "switches_per_room_step": round(csw / steps, 3) if steps else None,
         "late_share": (m_late / m_conf if m_conf else
                        st.get("steps_late", 0) / confirmed),
         "datagrams_per_room_step": round(packets / steps, 2) if steps else None,
@@ -468,9 +473,10 @@ def compare(node_counts, rooms, results, best):
     count in turn) and the capacity, against the first node count."""
     base = node_counts[0]
     name = ["%d node%s" % (n, "s" if n > 1 else "") for n in node_counts]
-    print("| rooms (2p) | CPU us/room-step: %s | x %s | late %%: %s |"
+    print("| rooms (2p) | CPU us/room-step: %s | x %s | late %%: %s "
+          "| context switches/room-step |"
           % (" / ".join(name), name[0], " / ".join(name)))
-    print("|---|---|---|---|")
+    print("|---|---|---|---|---|")
     by = {n: {r["rooms"]: r for r in results[n]} for n in node_counts}
     for r in rooms:
         if not all(r in by[n] for n in node_counts):
@@ -479,8 +485,10 @@ def compare(node_counts, rooms, results, best):
         late = ["%.2f" % (100 * by[n][r]["late_share"]) for n in node_counts]
         ratio = ["%.3f" % (c / cpu[0]) if c and cpu[0] else "-"
                  for c in cpu[1:]]
-        print("| %d | %s | %s | %s |" % (r, " / ".join(map(str, cpu)),
-                                          " / ".join(ratio), " / ".join(late)))
+        sw = [str(by[n][r]["switches_per_room_step"]) for n in node_counts]
+        print("| %d | %s | %s | %s | %s |" % (
+            r, " / ".join(map(str, cpu)), " / ".join(ratio),
+            " / ".join(late), " / ".join(sw)))
     caps = [best[n] for n in node_counts]
     print()
     print("capacity (<= 1%% late): %s; x %s: %s" % (
