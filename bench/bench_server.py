@@ -243,6 +243,53 @@ def summed(lines):
     return out
 
 
+def play(args, shares, d, redis):
+    """Node i carrying shares[i] rooms (a fleet node with redis), their
+    bots, until the bots are done; then the nodes stopped (SIGTERM) and
+    reaped: their logs, the bots' summaries and CPU, the nodes' CPU and
+    context switches (wait4), the wall time and an exit status."""
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    srvs, bots = [], []
+    out = {"logs": [], "summaries": [], "node_cpu": [], "switches": 0,
+           "status": 0}
+    try:
+        for i, n in enumerate(shares):
+            srv, log = start_node(args, i, n, d, redis)
+            srvs.append(srv)
+            out["logs"].append(log)
+        t0 = time.monotonic()
+        logs = out["logs"]
+        lsts = [wait_listening(log, srv) for srv, log in zip(srvs, logs)]
+        for srv, log in zip(srvs, logs) if redis else ():
+            wait_listening(log, srv, event="fleet_up")
+        for lst, n in zip(lsts, shares):
+            bots += start_bots(args, n, lst)
+        for b in bots:
+            so, _ = b.communicate(timeout=120 + args.steps // 10)
+            try:
+                out["summaries"].append(json.loads(so))
+            except ValueError:
+                out["summaries"].append({})
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)  # the bots, reaped
+        out["bot_cpu"] = (ru.ru_utime + ru.ru_stime) - (ru0.ru_utime +
+                                                        ru0.ru_stime)
+        for srv in srvs:
+            srv.send_signal(signal.SIGTERM)
+        for srv in srvs:
+            _, status, sru = os.wait4(srv.pid, 0)
+            srv.returncode = status
+            out["status"] = out["status"] or status
+            out["node_cpu"].append(sru.ru_utime + sru.ru_stime)
+            out["switches"] += sru.ru_nvcsw + sru.ru_nivcsw
+        out["wall"] = time.monotonic() - t0
+    finally:
+        for p in bots + srvs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return out
+
+
 def run_one(args, rooms, tmp, keep_log=False):
     """One run of `rooms` rooms on args.nodes gk-server processes (1: one
     server, no Redis; more: a fleet sharing one redis-server)."""
@@ -250,51 +297,19 @@ def run_one(args, rooms, tmp, keep_log=False):
     args.transport = getattr(args, "transport", "enet")
     ws = args.transport == "websocket"
     nodes = getattr(args, "nodes", 1)
-    shares = split(rooms, nodes)
-    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     fleet = nodes > 1 and not getattr(args, "no_fleet", False)
     redis = Redis() if fleet else None
-    srvs, logs, bots, sru, csw, status = [], [], [], [], 0, 0
     try:
         if redis:  # the directory is on the load's core, not the nodes'
             pin_pid(redis.proc.pid, 1, args)
-        for i, n in enumerate(shares):
-            srv, log = start_node(args, i, n, d, redis)
-            srvs.append(srv)
-            logs.append(log)
-        t0 = time.monotonic()
-        lsts = [wait_listening(log, srv) for srv, log in zip(srvs, logs)]
-        for srv, log in zip(srvs, logs) if redis else ():
-            wait_listening(log, srv, event="fleet_up")
-        for lst, n in zip(lsts, shares):
-            bots += start_bots(args, n, lst)
-        summaries = []
-        for b in bots:
-            out, _ = b.communicate(timeout=120 + args.steps // 10)
-            try:
-                summaries.append(json.loads(out))
-            except ValueError:
-                summaries.append({})
-        ru = resource.getrusage(resource.RUSAGE_CHILDREN)  # the bots, reaped
-        bot_cpu = (ru.ru_utime + ru.ru_stime) - (ru0.ru_utime + ru0.ru_stime)
-        for srv in srvs:
-            srv.send_signal(signal.SIGTERM)
-        for srv in srvs:
-            _, st_, ru_ = os.wait4(srv.pid, 0)
-            srv.returncode = st_
-            status = status or st_
-            sru.append(ru_.ru_utime + ru_.ru_stime)
-            csw += ru_.ru_nvcsw + ru_.ru_nivcsw
-        wall = time.monotonic() - t0
+        p = play(args, split(rooms, nodes), d, redis)
         redis_cpu = proc_cpu_s(redis.proc.pid) if redis else None
     finally:
-        for p in bots + srvs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
         if redis:
             redis.close()
-    evs = [e for log in logs for e in events(log)]
+    summaries, sru, csw = p["summaries"], p["node_cpu"], p["switches"]
+    bot_cpu, wall, status = p["bot_cpu"], p["wall"], p["status"]
+    evs = [e for log in p["logs"] for e in events(log)]
     st = summed(e for e in evs if e.get("event") == "stopped")
     server_desyncs = sum(1 for e in evs if e.get("event") == "desync")
     cpu = sum(sru)
