@@ -18,6 +18,8 @@ stops the server with SIGTERM and reads:
   rooms late      rooms with any late step (a few rooms late at every
                   step is a schedule that moved; many rooms late at a few
                   steps is a server that paused)
+  room errors     why rooms did not complete: each failed room's error
+                  from the bots' summaries, counted (room_errors)
 
 and prints a table: CPU per room-step and per packet, late share, confirm
 latency (p50/p99 over every bot peer), and the largest R with at most 1%
@@ -319,6 +321,15 @@ def run_one(args, rooms, tmp, keep_log=False):
         if cl.get("p50") is not None:
             lat.append((cl["p50"], cl["p99"], cl.get("samples", 0)))
     completed = sum(s.get("rooms_completed", 0) for s in summaries)
+    # why rooms did not complete: the bots' error per failed room, counted
+    errors = {}
+    for s in summaries:
+        for ro in s.get("room_results") or []:
+            if ro.get("error"):
+                errors[ro["error"]] = errors.get(ro["error"], 0) + 1
+    if len(summaries) > sum(1 for s in summaries if s):
+        errors["a gk-bot printed no summary"] = len(summaries) - sum(
+            1 for s in summaries if s)
     # light players that connected again after an attempt got no answer
     retries = sum(s.get("connect_retries", 0) for s in summaries)
     desyncs = sum(s.get("desyncs", 0) for s in summaries)
@@ -336,6 +347,7 @@ def run_one(args, rooms, tmp, keep_log=False):
         "nodes": nodes,
         "rooms": rooms,
         "completed": completed,
+        "room_errors": dict(sorted(errors.items(), key=lambda x: -x[1])[:5]),
         "connect_retries": retries,
         "desyncs": desyncs,
         "server_desyncs": server_desyncs,
