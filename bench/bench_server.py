@@ -63,10 +63,10 @@ room-steps, packets, late and confirmed steps are summed, tick figures
 are means and maxima over the nodes. N = 1 (the default) is one server
 without a `fleet` section and without Redis; --no-fleet makes every
 node such a plain server (what splitting the rooms costs without the
-directory). A list (--nodes 1,2)
-measures every room count on each node count in turn, then searches the
-capacity of each, and ends with a table of CPU per room-step and
-capacity against the first node count.
+directory). A list (--nodes 1,2) measures every room count on each node
+count in turn, then searches the capacity of each, and ends with a
+table of CPU per room-step, context switches and capacity against the
+first node count.
 
 Capacity: after the fixed list, the largest room count with <= 1% late
 steps (and every room completed) is searched for: doubling from the
@@ -498,7 +498,6 @@ def bracket(results, best):
 def compare(node_counts, rooms, results, best):
     """CPU per room-step of the fixed room counts (measured on every node
     count in turn) and the capacity, against the first node count."""
-    base = node_counts[0]
     name = ["%d node%s" % (n, "s" if n > 1 else "") for n in node_counts]
     print("| rooms (2p) | CPU us/room-step: %s | x %s | late %%: %s "
           "| context switches/room-step |"
