@@ -18,6 +18,8 @@ stops the server with SIGTERM and reads:
   rooms late      rooms with any late step (a few rooms late at every
                   step is a schedule that moved; many rooms late at a few
                   steps is a server that paused)
+  room errors     why rooms did not complete: each failed room's error
+                  from the bots' summaries, counted (room_errors)
 
 and prints a table: CPU per room-step and per packet, late share, confirm
 latency (p50/p99 over every bot peer), and the largest R with at most 1%
@@ -28,7 +30,7 @@ same run, for the CPU-per-packet comparison.
       --bot build/tools/bot/gk-bot --udp build/bench/bench_udp \
       [--rooms 8,16,32,64,128] [--steps 600] [--rooms-per-bot 32]
       [--full-bots] [--no-pin] [--search-s 240]
-      [--transports enet,websocket]
+      [--transports enet,websocket] [--nodes 1,2]
 
 Load: gk-bot --light (many players per ENet host, no simulation, no hash
 reports: it costs less than the server), one process per --rooms-per-bot
@@ -48,6 +50,24 @@ websocket.max_connections are at most 4095 (ENet's 12-bit peer ids; every
 link takes a place in the one connection table), and a run of R rooms
 asks for 2 R + 16 places.
 
+Nodes: --nodes N runs the rooms on N gk-server processes instead of one,
+each a node of a fleet (its `fleet` section: fleet_config, heartbeat 1 s,
+TTL 5 s) sharing one redis-server that the bench starts for the run and
+stops after it (a unix socket in a temp directory, no persistence:
+tests/web/gkfleet.py), pinned with the bots to core 1. Every node is on
+core 0; the rooms are split evenly across the nodes, each gk-bot process
+playing on one node (limits.peers sized for the node's own rooms). Each
+figure is over the nodes together: server CPU is the sum of the nodes'
+(wait4 of each, Redis's not in it: "redis_cpu_s" in the JSON lines),
+room-steps, packets, late and confirmed steps are summed, tick figures
+are means and maxima over the nodes. N = 1 (the default) is one server
+without a `fleet` section and without Redis; --no-fleet makes every
+node such a plain server (what splitting the rooms costs without the
+directory). A list (--nodes 1,2) measures every room count on each node
+count in turn, then searches the capacity of each, and ends with a
+table of CPU per room-step, context switches and capacity against the
+first node count.
+
 Capacity: after the fixed list, the largest room count with <= 1% late
 steps (and every room completed) is searched for: doubling from the
 largest good count of the list until one fails, then bisection to within
@@ -63,6 +83,10 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "tests", "web"))
+from gkfleet import Redis  # noqa: E402
 
 MAX_ROOMS = 4096
 # limits.peers (and websocket.max_connections) are at most 4095: ENet's peer
@@ -95,17 +119,18 @@ def events(path):
     return out
 
 
-def wait_listening(path, proc, timeout=10.0):
-    """The server's "listening" line (its port, and ws_port)."""
+def wait_listening(path, proc, timeout=10.0, event="listening"):
+    """The server's "listening" line (its port, and ws_port), or another
+    event's first line."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if proc.poll() is not None:
             raise RuntimeError("gk-server exited: %s" % open(path).read())
         for e in events(path):
-            if e.get("event") == "listening":
+            if e.get("event") == event:
                 return e
         time.sleep(0.02)
-    raise RuntimeError("gk-server did not log its port")
+    raise RuntimeError("gk-server did not log %s: %s" % (event, path))
 
 
 def wait_port(path, proc, timeout=10.0):
@@ -117,8 +142,17 @@ def ts(e):
     return time.mktime(t) + int(e["time"][20:23]) / 1000.0
 
 
-def server_config(rooms, transport, d):
-    """The gk-server config of a run of `rooms` rooms, replays under d."""
+def fleet_config(node, redis_sock):
+    """The `fleet` section of node `node` (an id) with Redis on a unix
+    socket: its ENet port is its own (listen.port 0), heartbeat 1 s."""
+    return {"enabled": True, "redis": "unix:" + redis_sock, "node": node,
+            "enet": "127.0.0.1:0", "heartbeat_ms": 1000, "ttl_ms": 5000,
+            "max_rooms": MAX_ROOMS}
+
+
+def server_config(rooms, transport, d, fleet=None):
+    """The gk-server config of a run of `rooms` rooms, replays under d;
+    with `fleet` (fleet_config), one node of a fleet."""
     cfg = {
         "listen": {"host": "127.0.0.1", "port": 0},
         "log_level": "info",
@@ -135,31 +169,57 @@ def server_config(rooms, transport, d):
     if ws:
         cfg["websocket"] = {"enabled": True, "host": "127.0.0.1", "port": 0,
                             "max_connections": peers_for(rooms)}
+    if fleet:
+        cfg["fleet"] = fleet
     return cfg
 
 
-def run_one(args, rooms, tmp, keep_log=False):
-    d = tempfile.mkdtemp(prefix="r%d-" % rooms, dir=tmp)
-    ws = getattr(args, "transport", "enet") == "websocket"
-    cfg = server_config(rooms, "websocket" if ws else "enet", d)
-    cpath = os.path.join(d, "server.json")
+def split(rooms, parts):
+    """`rooms` shared among `parts` as evenly as can be."""
+    return [rooms // parts + (i < rooms % parts) for i in range(parts)]
+
+
+def pin_pid(pid, core, args):
+    """A running process, every thread, moved to one core (taskset -p)."""
+    if args.pin:
+        subprocess.run(["taskset", "-a", "-p", "-c", str(core), str(pid)],
+                       check=True, stdout=subprocess.DEVNULL)
+
+
+def proc_cpu_s(pid):
+    """user + system seconds of a live process (/proc/PID/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def start_node(args, i, rooms, d, redis):
+    """Node i of a run, carrying `rooms` rooms, pinned to core 0: its
+    process and log. With redis (a fleet), node "n<i>" of it."""
+    nd = os.path.join(d, "n%d" % i)
+    os.mkdir(nd)
+    fleet = fleet_config("n%d" % i, redis.sock) if redis else None
+    cpath = os.path.join(nd, "server.json")
     with open(cpath, "w") as f:
-        json.dump(cfg, f)
-    log = os.path.join(d, "server.log")
-    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        json.dump(server_config(rooms, args.transport, nd, fleet), f)
+    log = os.path.join(nd, "server.log")
     with open(log, "w") as lf:
         srv = subprocess.Popen(pinned([args.server, "--config", cpath], 0,
                                       args), stdout=lf,
                                stderr=subprocess.STDOUT)
-    t0 = time.monotonic()
-    lst = wait_listening(log, srv)
-    port = lst["port"]
+    return srv, log
+
+
+def start_bots(args, rooms, lst):
+    """gk-bot processes (core 1) playing `rooms` rooms on the node whose
+    "listening" line is lst, at most --rooms-per-bot rooms each."""
+    ws = args.transport == "websocket"
     bots = []
     left = rooms
     while left > 0:
         n = min(left, args.rooms_per_bot)
         left -= n
-        cmd = [args.bot, "--server", "127.0.0.1:%d" % port, "--genre",
+        cmd = [args.bot, "--server", "127.0.0.1:%d" % lst["port"], "--genre",
                "survivors", "--rooms", str(n), "--players", "2", "--steps",
                str(args.steps), "--timeout", str(60 + args.steps // 10)]
         if not args.full_bots:
@@ -169,30 +229,107 @@ def run_one(args, rooms, tmp, keep_log=False):
         bots.append(subprocess.Popen(pinned(cmd, 1, args),
                                      stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL))
-    summaries, bot_cpu = [], 0.0
-    for b in bots:
-        out, _ = b.communicate(timeout=120 + args.steps // 10)
-        try:
-            summaries.append(json.loads(out))
-        except ValueError:
-            summaries.append({})
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)  # the bots, reaped
-    bot_cpu = (ru.ru_utime + ru.ru_stime) - (ru0.ru_utime + ru0.ru_stime)
-    srv.send_signal(signal.SIGTERM)
-    _, status, sru = os.wait4(srv.pid, 0)
-    srv.returncode = status
-    wall = time.monotonic() - t0
-    evs = events(log)
-    stopped = [e for e in evs if e.get("event") == "stopped"]
+    return bots
+
+
+def summed(lines):
+    """The nodes' "stopped" lines as one: counters summed, maxima (keys
+    ending in _max) the largest."""
+    out = {}
+    for st in lines:
+        for k, v in st.items():
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                continue
+            out[k] = (max(out.get(k, v), v) if k.endswith("_max")
+                      else out.get(k, 0) + v)
+    return out
+
+
+def play(args, shares, d, redis):
+    """Node i carrying shares[i] rooms (a fleet node with redis), their
+    bots, until the bots are done; then the nodes stopped (SIGTERM) and
+    reaped: their logs, the bots' summaries and CPU, the nodes' CPU and
+    context switches (wait4), the wall time and an exit status."""
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    srvs, bots = [], []
+    out = {"logs": [], "summaries": [], "node_cpu": [], "switches": 0,
+           "status": 0}
+    try:
+        for i, n in enumerate(shares):
+            srv, log = start_node(args, i, n, d, redis)
+            srvs.append(srv)
+            out["logs"].append(log)
+        t0 = time.monotonic()
+        logs = out["logs"]
+        lsts = [wait_listening(log, srv) for srv, log in zip(srvs, logs)]
+        for srv, log in zip(srvs, logs) if redis else ():
+            wait_listening(log, srv, event="fleet_up")
+        for lst, n in zip(lsts, shares):
+            bots += start_bots(args, n, lst)
+        for b in bots:
+            so, _ = b.communicate(timeout=120 + args.steps // 10)
+            try:
+                out["summaries"].append(json.loads(so))
+            except ValueError:
+                out["summaries"].append({})
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)  # the bots, reaped
+        out["bot_cpu"] = (ru.ru_utime + ru.ru_stime) - (ru0.ru_utime +
+                                                        ru0.ru_stime)
+        for srv in srvs:
+            srv.send_signal(signal.SIGTERM)
+        for srv in srvs:
+            _, status, sru = os.wait4(srv.pid, 0)
+            srv.returncode = status
+            out["status"] = out["status"] or status
+            out["node_cpu"].append(sru.ru_utime + sru.ru_stime)
+            out["switches"] += sru.ru_nvcsw + sru.ru_nivcsw
+        out["wall"] = time.monotonic() - t0
+    finally:
+        for p in bots + srvs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return out
+
+
+def run_one(args, rooms, tmp, keep_log=False):
+    """One run of `rooms` rooms on args.nodes gk-server processes (1: one
+    server, no Redis; more: a fleet sharing one redis-server)."""
+    d = tempfile.mkdtemp(prefix="r%d-" % rooms, dir=tmp)
+    args.transport = getattr(args, "transport", "enet")
+    ws = args.transport == "websocket"
+    nodes = getattr(args, "nodes", 1)
+    fleet = nodes > 1 and not getattr(args, "no_fleet", False)
+    redis = Redis() if fleet else None
+    try:
+        if redis:  # the directory is on the load's core, not the nodes'
+            pin_pid(redis.proc.pid, 1, args)
+        p = play(args, split(rooms, nodes), d, redis)
+        redis_cpu = proc_cpu_s(redis.proc.pid) if redis else None
+    finally:
+        if redis:
+            redis.close()
+    summaries, sru, csw = p["summaries"], p["node_cpu"], p["switches"]
+    bot_cpu, wall, status = p["bot_cpu"], p["wall"], p["status"]
+    evs = [e for log in p["logs"] for e in events(log)]
+    st = summed(e for e in evs if e.get("event") == "stopped")
     server_desyncs = sum(1 for e in evs if e.get("event") == "desync")
-    st = stopped[-1] if stopped else {}
-    cpu = sru.ru_utime + sru.ru_stime
+    cpu = sum(sru)
     lat = []
     for s in summaries:
         cl = s.get("confirm_latency_us") or {}
         if cl.get("p50") is not None:
             lat.append((cl["p50"], cl["p99"], cl.get("samples", 0)))
     completed = sum(s.get("rooms_completed", 0) for s in summaries)
+    # why rooms did not complete: the bots' error per failed room, counted
+    errors = {}
+    for s in summaries:
+        for ro in s.get("room_results") or []:
+            if ro.get("error"):
+                errors[ro["error"]] = errors.get(ro["error"], 0) + 1
+    if len(summaries) > sum(1 for s in summaries if s):
+        errors["a gk-bot printed no summary"] = len(summaries) - sum(
+            1 for s in summaries if s)
     # light players that connected again after an attempt got no answer
     retries = sum(s.get("connect_retries", 0) for s in summaries)
     desyncs = sum(s.get("desyncs", 0) for s in summaries)
@@ -207,18 +344,27 @@ def run_one(args, rooms, tmp, keep_log=False):
     confirmed = st.get("steps_confirmed", 0) or 1
     res = {
         "transport": "websocket" if ws else "enet",
+        "nodes": nodes,
         "rooms": rooms,
         "completed": completed,
+        "room_errors": dict(sorted(errors.items(), key=lambda x: -x[1])[:5]),
         "connect_retries": retries,
         "desyncs": desyncs,
         "server_desyncs": server_desyncs,
         "server_cpu_s": round(cpu, 3),
+        # each node's own (wait4), and Redis's (a fleet only)
+        "node_cpu_s": [round(c, 3) for c in sru],
+        "redis_cpu_s": redis_cpu,
         "bot_cpu_s": round(bot_cpu, 3),
         "wall_s": round(wall, 2),
         "room_steps": steps,
         "packets": packets,
         "cpu_us_per_room_step": round(cpu * 1e6 / steps, 2) if steps else None,
         "cpu_ns_per_packet": round(cpu * 1e9 / packets) if packets else None,
+        # the nodes' context switches (wait4: voluntary, the loop waiting
+        # for work, and involuntary) per room-step: nodes sharing a core
+        # each wake for their own share of the datagrams
+        "switches_per_room_step": round(csw / steps, 3) if steps else None,
         "late_share": (m_late / m_conf if m_conf else
                        st.get("steps_late", 0) / confirmed),
         "datagrams_per_room_step": round(packets / steps, 2) if steps else None,
@@ -253,7 +399,7 @@ def run_one(args, rooms, tmp, keep_log=False):
         "stalled_ms": sum(e.get("stalled_ms", 0) for e in evs
                           if e.get("event") == "match_end"),
         "exit": status,
-        "uptime_s": st.get("uptime_us", 0) / 1e6,
+        "uptime_s": st.get("uptime_us", 0) / 1e6 / nodes,
     }
     # the rooms' own step rate: steps over match_start .. match_end
     starts = {e["room"]: ts(e) for e in evs if e.get("event") == "match_start"}
@@ -310,6 +456,10 @@ def report(args, udp, results, best):
           "(%d datagrams of 40 bytes)" % (udp["cpu_ns_per_packet"],
                                           udp["datagrams"]))
     print("transport: %s" % args.transport)
+    print("gk-server processes: %d%s" % (
+        args.nodes, "" if args.nodes == 1 else " (no fleet section, no Redis)"
+        if args.no_fleet else " (a fleet: redis-server on a unix socket, on "
+        "the bots' core)"))
     print("load: %s; %s" % ("full gk-bot" if args.full_bots
                             else "gk-bot --light",
                             "server on core 0, bots on core 1" if args.pin
@@ -332,7 +482,46 @@ def report(args, udp, results, best):
                   r["confirm_p50_ms"], r["confirm_p99_ms"], r["tick_hz"],
                   r["tick_ms_mean"], r["tick_ms_max"], r["rooms_late"]))
     print()
-    print("largest room count with <= 1%% late steps: %s" % best)
+    print("largest room count with <= 1%% late steps: %s%s" % (
+        best, bracket(results, best)))
+
+
+def bracket(results, best):
+    """What bounds a capacity from above: the smallest failing count
+    measured past it (the search stops within 1/16 of it, or at its
+    time limit short of that)."""
+    bad = min([r["rooms"] for r in results
+               if not good(r) and r["rooms"] > (best or 0)], default=None)
+    return " (%d failed)" % bad if bad else ""
+
+
+def compare(node_counts, rooms, results, best):
+    """CPU per room-step of the fixed room counts (measured on every node
+    count in turn) and the capacity, against the first node count."""
+    name = ["%d node%s" % (n, "s" if n > 1 else "") for n in node_counts]
+    print("| rooms (2p) | CPU us/room-step: %s | x %s | late %%: %s "
+          "| context switches/room-step |"
+          % (" / ".join(name), name[0], " / ".join(name)))
+    print("|---|---|---|---|---|")
+    by = {n: {r["rooms"]: r for r in results[n]} for n in node_counts}
+    for r in rooms:
+        if not all(r in by[n] for n in node_counts):
+            continue
+        cpu = [by[n][r]["cpu_us_per_room_step"] for n in node_counts]
+        late = ["%.2f" % (100 * by[n][r]["late_share"]) for n in node_counts]
+        ratio = ["%.3f" % (c / cpu[0]) if c and cpu[0] else "-"
+                 for c in cpu[1:]]
+        sw = [str(by[n][r]["switches_per_room_step"]) for n in node_counts]
+        print("| %d | %s | %s | %s | %s |" % (
+            r, " / ".join(map(str, cpu)), " / ".join(ratio),
+            " / ".join(late), " / ".join(sw)))
+    caps = [best[n] for n in node_counts]
+    print()
+    print("capacity (<= 1%% late): %s; x %s: %s" % (
+        " / ".join("%s%s" % (best[n], bracket(results[n], best[n]))
+                   for n in node_counts), name[0],
+        " / ".join("%.3f" % (c / caps[0]) if c and caps[0] else "-"
+                   for c in caps[1:])))
 
 
 def main():
@@ -354,6 +543,13 @@ def main():
     ap.add_argument("--transports", default="enet",
                     help="enet, websocket or both (comma-separated): each "
                     "measured in this run")
+    ap.add_argument("--nodes", default="1",
+                    help="gk-server processes carrying the rooms: 1 (no "
+                    "Redis) or more (a fleet); a list (1,2) measures each "
+                    "in this run")
+    ap.add_argument("--no-fleet", action="store_true",
+                    help="--nodes above 1 as plain servers: no fleet "
+                    "section, no Redis (the split's own cost)")
     ap.add_argument("--drift-steps", type=int, default=3600,
                     help="one long 2-room match for the step rate (0: skip)")
     args = ap.parse_args()
@@ -368,27 +564,48 @@ def main():
     for tr in args.transports.split(","):
         if tr not in ("enet", "websocket"):
             ap.error("--transports: enet or websocket, not %r" % tr)
+    node_counts = []
+    for x in args.nodes.split(","):
+        if not x.isdigit() or not 1 <= int(x) <= 64:
+            ap.error("--nodes: 1 to 64 (or a list of them), not %r" % x)
+        node_counts.append(int(x))
+    if max(node_counts) > 1 and not args.no_fleet and \
+            shutil.which("redis-server") is None:
+        ap.error("--nodes above 1 needs redis-server on the PATH")
     for tr in args.transports.split(","):
         args.transport = tr
         tmp = tempfile.mkdtemp(prefix="gk-bench-server-")
-        results = []
+        results = {n: [] for n in node_counts}
+        best = {}
         try:
-            for r in [int(x) for x in args.rooms.split(",")]:
-                if r > PEER_ROOMS_MAX:
-                    continue
-                results.append(measure(args, r, tmp))
-            best = search(args, results, tmp)
+            # each room count on every node count in turn, so the machine's
+            # load moves both alike
+            rooms = [int(x) for x in args.rooms.split(",")
+                     if int(x) <= PEER_ROOMS_MAX]
+            for r in rooms:
+                for n in node_counts:
+                    args.nodes = n
+                    results[n].append(measure(args, r, tmp))
+            for n in node_counts:
+                args.nodes = n
+                best[n] = search(args, results[n], tmp)
         finally:
             if not args.keep:
                 shutil.rmtree(tmp, ignore_errors=True)
-        report(args, udp, results, best)
-        print()
+        for n in node_counts:
+            args.nodes = n
+            report(args, udp, results[n], best[n])
+            print()
+        if len(node_counts) > 1:
+            compare(node_counts, rooms, results, best)
+            print()
     if args.drift_steps:
         tmp = tempfile.mkdtemp(prefix="gk-bench-drift-")
         try:
             a2 = argparse.Namespace(**vars(args))
             a2.steps = args.drift_steps
             a2.transport = "enet"
+            a2.nodes = 1
             r = run_one(a2, 2, tmp, keep_log=True)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
