@@ -752,8 +752,11 @@ int gk__wire_dec_redirect(gk_reader *r, gk_wire_msg *msg) {
 int gk_wire_code_pad(const char *in, char out[GK_WIRE_CODE_LEN + 1]) {
   size_t n = in ? strnlen(in, GK_WIRE_CODE_LEN + 1) : 0;
   if (n == GK_WIRE_CODE_LEN) { /* a wire code, typed in either case */
-    for (size_t i = 0; i < n; i++)
-      out[i] = in[i] >= 'a' && in[i] <= 'z' ? (char)(in[i] - 'a' + 'A') : in[i];
+    for (size_t i = 0; i < n; i++) {
+      char c = in[i];
+      if (c >= 'a' && c <= 'z') c = (char)(c - 'a' + 'A');
+      out[i] = c;
+    }
     out[n] = '\0';
     return gk_wire_code_valid(out) ? 0 : GK_EINVAL;
   }
