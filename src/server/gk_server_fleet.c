@@ -132,7 +132,9 @@ static void on_closed(void *user) {
 int sv_fleet_new_code(void *user, char out[GK_WIRE_CODE_LEN + 1]) {
   gk_server *s = user;
   if (!s->fleet) return GK_ENOTFOUND;
-  if (gk_fleet_take_code(s->fleet, out) == 0) return 0;
+  /* a reserved code a quick-play claim already made a room with (a client
+   * that guessed it) is not handed out twice */
+  if (gk_fleet_take_code(s->fleet, out) == 0 && !sv_room_find(s, out)) return 0;
   int rc = gk_server_room_code(out); /* 80 bits: unique without asking */
   if (!rc && sv_room_find(s, out)) rc = GK_EEXIST;
   return rc;
