@@ -252,7 +252,8 @@ def play(args, shares, d, redis):
     context switches (wait4), the wall time and an exit status."""
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     srvs, bots = [], []
-    out = {"logs": [], "summaries": [], "node_cpu": [], "switches": 0,
+    out = {"logs": [], "summaries": [], "node_cpu": [], "node_sys": [],
+           "switches": 0,
            "status": 0}
     try:
         for i, n in enumerate(shares):
@@ -282,6 +283,7 @@ def play(args, shares, d, redis):
             srv.returncode = status
             out["status"] = out["status"] or status
             out["node_cpu"].append(sru.ru_utime + sru.ru_stime)
+            out["node_sys"].append(sru.ru_stime)
             out["switches"] += sru.ru_nvcsw + sru.ru_nivcsw
         out["wall"] = time.monotonic() - t0
     finally:
@@ -354,6 +356,7 @@ def run_one(args, rooms, tmp, keep_log=False):
         "server_cpu_s": round(cpu, 3),
         # each node's own (wait4), and Redis's (a fleet only)
         "node_cpu_s": [round(c, 3) for c in sru],
+        "node_sys_s": [round(c, 3) for c in p["node_sys"]],
         "redis_cpu_s": redis_cpu,
         "bot_cpu_s": round(bot_cpu, 3),
         "wall_s": round(wall, 2),

@@ -16,6 +16,7 @@
 
 #include "gk_config_internal.h"
 #include "gk_err.h"
+#include "gk_utf8.h"
 
 #define EXACT_INT_MAX 9007199254740992.0 /* 2^53 */
 
@@ -158,6 +159,12 @@ int gk_config_parse_text(const char *text, size_t len, const char *path,
   if (memchr(text, '\0', len) != NULL)
     return fail_top(path, err, errlen, GK_EPARSE,
                     "must be a JSON object (contains a NUL byte)");
+  /* cJSON keeps a string's bytes as they come: what is not UTF-8 would
+   * reach the replay's JSON header, which no reader takes */
+  size_t bad = gk_utf8_check((const uint8_t *)text, len);
+  if (bad < len)
+    return fail_top(path, err, errlen, GK_EPARSE,
+                    "must be UTF-8 (byte %zu is not)", bad);
   const char *end = NULL;
   cJSON *obj = cJSON_ParseWithLengthOpts(text, len, &end, 0);
   at = obj != NULL && end != NULL ? (size_t)(end - text) : 0;

@@ -18,3 +18,17 @@ size_t gk_utf8_len(const uint8_t *p, size_t left) {
   if (c == 0xf4 && p[1] >= 0x90) return 0; /* beyond U+10FFFF */
   return n;
 }
+
+size_t gk_utf8_check(const uint8_t *p, size_t n) {
+  size_t at = 0;
+  while (at < n) {
+    if (p[at] < 0x80) { /* ASCII, most of any JSON text */
+      at++;
+      continue;
+    }
+    size_t k = gk_utf8_len(p + at, n - at);
+    if (k == 0) return at;
+    at += k;
+  }
+  return n;
+}

@@ -11,4 +11,9 @@
  * surrogate, a code point beyond U+10FFFF, or a sequence cut short. */
 size_t gk_utf8_len(const uint8_t *p, size_t left);
 
+/* The offset of the first byte of p[0..n) that does not start a whole
+ * UTF-8 sequence (as gk_utf8_len reads it), or n when all n bytes are
+ * UTF-8. Control characters are left to the caller. */
+size_t gk_utf8_check(const uint8_t *p, size_t n);
+
 #endif

@@ -201,6 +201,20 @@ Test(config, text_that_is_not_one_object_is_a_parse_error) {
                GK_EPARSE);
 }
 
+/* Options reach the replay's JSON header as they came: what is not UTF-8
+ * is refused before anything reads them. */
+Test(config, options_that_are_not_utf8_are_refused_naming_the_byte) {
+  tiny_cfg cfg;
+  char err[GK_ERRMSG_MAX] = "";
+  cr_assert_eq(text(&cfg, "{\"label\": \"caf\xe9\"}", err, sizeof err),
+               GK_EPARSE);
+  cr_assert_str_eq(err, "options: must be UTF-8 (byte 14 is not)");
+  cr_assert_eq(text(&cfg, "{\"label\": \"\xc0\xaf\"}", err, sizeof err),
+               GK_EPARSE, "an overlong '/' is not UTF-8");
+  cr_assert_eq(text(&cfg, "{\"label\": \"caf\xc3\xa9\"}", err, sizeof err), 0,
+               "%s", err);
+}
+
 Test(config, errors_name_the_key_as_a_path_under_the_prefix) {
   tiny_cfg cfg;
   char err[GK_ERRMSG_MAX] = "";

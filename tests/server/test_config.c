@@ -172,6 +172,16 @@ Test(server_config, broken_json_is_reported_with_line_and_column) {
   cfg_expect_error("", GK_EPARSE, "invalid JSON", NULL);
 }
 
+/* A genre's options go into every replay's JSON header as they are: bytes
+ * that are not UTF-8 would make replays that no reader takes. */
+Test(server_config, a_file_that_is_not_utf8_is_refused_with_line_and_column) {
+  cfg_expect_error("{\n \"genres\": {\"survivors\": {\"options\": "
+                   "{\"level\": \"caf\xe9\"}}}}",
+                   GK_EPARSE, "not UTF-8 at line 2, column 52", NULL);
+  cfg_expect_error("{\"x\": \"\xed\xa0\x80\"}", GK_EPARSE,
+                   "not UTF-8 at line 1, column 8", NULL); /* a surrogate */
+}
+
 Test(server_config, a_failed_parse_leaves_the_defaults) {
   gk_server_config c;
   char err[256];

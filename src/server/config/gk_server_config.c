@@ -20,6 +20,7 @@
 #include "gk_err.h"
 #include "gk_genres.h"
 #include "gk_server_config_schema.h"
+#include "gk_utf8.h"
 
 void gk_server_config_default(gk_server_config *c) {
   memset(c, 0, sizeof(*c));
@@ -73,6 +74,13 @@ int gk_server_config_parse(gk_server_config *c, const char *json, size_t len,
                        GK_SERVER_CONFIG_FILE_MAX);
   if (memchr(json, '\0', len))
     return sv_cfg_fail(&x, GK_EPARSE, NULL, "contains a NUL byte");
+  size_t bad = gk_utf8_check((const uint8_t *)json, len);
+  if (bad < len) { /* the genres' options go into every replay's header */
+    unsigned line, col;
+    line_col(json, bad, &line, &col);
+    return sv_cfg_fail(&x, GK_EPARSE, NULL, "not UTF-8 at line %u, column %u",
+                       line, col);
+  }
 
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
