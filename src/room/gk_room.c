@@ -148,6 +148,12 @@ uint32_t gk_room__connected(const gk_room *r) {
   return m;
 }
 
+uint32_t gk_room__free_slot(const gk_room *r) {
+  for (uint32_t i = 0; i < r->nslots; i++)
+    if (r->conn[i] == GK_ROOM_NO_CONN) return i;
+  return r->nslots;
+}
+
 void gk_room__free(gk_room_host *h, gk_room *r) {
   gk_room__desync_room_free(h, r);
   gk_room__spectators_free(h, r);
@@ -296,6 +302,8 @@ void gk_room_conn_down(gk_room *r, uint32_t conn, uint32_t slot, int spectator,
     /* the creator left before the start: the room goes with it */
     gk_room__send_room_error(h, r, GK_ECLOSED, "the room's creator left");
     gk_room__finalise(h, r, GK_WIRE_END_ALL_LEFT);
+  } else {
+    gk_room__lobby_left(h, r, slot);
   }
 }
 
@@ -383,6 +391,7 @@ void gk_room_view_of(const gk_room *r, gk_room_view *v) {
   v->max_players = r->max_players;
   v->input_delay = r->input_delay;
   v->nslots = r->nslots;
+  v->next_slot = r->state == GK_ROOM_LOBBY ? gk_room__free_slot(r) : r->nslots;
   v->connected = gk_room__connected(r);
   for (uint32_t i = 0; i < GK_PLAYERS_MAX; i++)
     v->conn[i] = i < r->nslots ? r->conn[i] : GK_ROOM_NO_CONN;

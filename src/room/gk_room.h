@@ -289,8 +289,10 @@ typedef struct gk_room_view {
   const char *replay;  /* the recording's path, or NULL */
   uint32_t max_players, input_delay; /* input_delay: at the start */
   uint32_t nslots;                   /* slots handed out */
-  uint32_t connected;                /* mask of slots with a connection */
-  uint32_t conn[GK_PLAYERS_MAX];     /* each slot's connection or NO_CONN */
+  uint32_t next_slot; /* a joiner's: in the lobby the lowest a guest left, or
+                         nslots; nslots once playing (late joins) */
+  uint32_t connected; /* mask of slots with a connection */
+  uint32_t conn[GK_PLAYERS_MAX]; /* each slot's connection or NO_CONN */
   uint32_t bot_seats, bot_mask;
   int listed;         /* options.room.listed: in the public room list */
   int quick;          /* made by QUICK_PLAY (gk_room_quick) */

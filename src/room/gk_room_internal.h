@@ -149,6 +149,9 @@ void gk_room__unseat(gk_room_host *h, gk_room *r, uint32_t peer);
 
 /* Mask of a room's slots that still have a connection. */
 uint32_t gk_room__connected(const gk_room *r);
+/* The lowest lobby slot without a connection (a seat a player left), else
+ * nslots: where the next player sits. */
+uint32_t gk_room__free_slot(const gk_room *r);
 /* Takes a room out of the shell's table (env.gone) and frees it; its
  * connections stay, in no room. */
 void gk_room__free(gk_room_host *h, gk_room *r);
@@ -199,6 +202,10 @@ int gk_room__rematch_check(const cJSON *room, char *err, size_t errlen);
  * already cleared): 1 if the room handled it (it stays, or closed when
  * empty), 0 if it is no quick-play room. */
 int gk_room__quick_left(gk_room_host *h, gk_room *r, uint32_t slot);
+/* gk_room_lobby.c: a guest (not slot 0) left a lobby (`slot`, already
+ * cleared): its name goes, the seat is the next joiner's, and trailing
+ * empty seats are no longer counted. */
+void gk_room__lobby_left(gk_room_host *h, gk_room *r, uint32_t slot);
 void gk_room__on_lobby_end(gk_room_host *h, gk_room *r, uint32_t peer);
 /* MATCH_START of a playing room for `slot`. */
 void gk_room__match_start_msg(const gk_room_host *h, const gk_room *r,

@@ -321,7 +321,7 @@ void gk_room__on_join(gk_room_host *h, gk_room *r, uint32_t peer,
     rc = GK_EPERM, why = "a quick-play lobby is joined through quick play";
   } else if (r->state != GK_ROOM_LOBBY) {
     rc = gk_room__join_late_check(h, r, &why); /* gk_room_join.c */
-  } else if (r->nslots >= r->max_players) {
+  } else if (gk_room__free_slot(r) >= r->max_players) {
     rc = GK_EFULL, why = "the room is full";
   }
   if (rc) {
@@ -336,7 +336,8 @@ void gk_room__on_join(gk_room_host *h, gk_room *r, uint32_t peer,
     gk_room__join_late(h, peer, r);
     return;
   }
-  uint32_t slot = r->nslots++;
+  uint32_t slot = gk_room__free_slot(r); /* a seat a guest left, or the next */
+  if (slot == r->nslots) r->nslots++;
   r->conn[slot] = peer;
   gk_room__seat(c, r, slot, 0);
   gk_room__admit(h, peer);
@@ -352,6 +353,17 @@ void gk_room__on_join(gk_room_host *h, gk_room *r, uint32_t peer,
   out.u.joined.players = (uint8_t)popcount32(gk_room__connected(r));
   gk_room__send(h, peer, &out);
   gk_room__roster_to(h, r, peer);
+}
+
+void gk_room__lobby_left(gk_room_host *h, gk_room *r, uint32_t slot) {
+  gk_room__name_clear(h, r, slot);
+  while (r->nslots > 1 && r->conn[r->nslots - 1] == GK_ROOM_NO_CONN)
+    r->nslots--; /* a match never starts with a seat nobody took */
+  if (gk_log_begin(h->log, GK_LOG_INFO, "player_left", r->code)) {
+    gk_log_u64(h->log, "slot", slot);
+    gk_log_u64(h->log, "players", popcount32(gk_room__connected(r)));
+    gk_log_end(h->log);
+  }
 }
 
 /* --- starting ------------------------------------------------------------ */

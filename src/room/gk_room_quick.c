@@ -71,14 +71,6 @@ int gk_room_quick_fits(const gk_room *r, const gk_wire_msg *m) {
          strcmp(r->genre->sim->name, cr->genre) == 0;
 }
 
-/* The lowest slot without a connection (a seat a player left), else the
- * next one. */
-static uint32_t free_slot(const gk_room *r) {
-  for (uint32_t i = 0; i < r->nslots; i++)
-    if (r->conn[i] == GK_ROOM_NO_CONN) return i;
-  return r->nslots;
-}
-
 static void send_joined(gk_room_host *h, const gk_room *r, uint32_t peer,
                         uint32_t slot) {
   gk_wire_msg out;
@@ -158,7 +150,7 @@ gk_room *gk_room_quick(gk_room_host *h, gk_room *r, uint32_t conn,
   uint32_t slot = 0;
   const char *how = r ? "joined" : "created";
   if (r) {
-    slot = free_slot(r);
+    slot = gk_room__free_slot(r);
     if (slot == r->nslots) r->nslots++;
     r->conn[slot] = conn;
     gk_room__seat(c, r, slot, 0);

@@ -90,6 +90,35 @@ Test(room_lobby, a_join_gets_the_next_slot_and_a_full_room_refuses_with_efull) {
   cr_assert_eq(v.conn[1], b);
 }
 
+/* A guest who leaves the lobby frees the seat: the next joiner takes the
+ * lowest free one, and a seat nobody holds at the end is not counted. */
+Test(room_lobby, a_seat_a_guest_left_is_the_next_joiners_and_is_not_counted) {
+  uint32_t a;
+  gk_room *r = lobby(3, &a);
+  uint32_t b = rw_connect(w), c = rw_connect(w), d = rw_connect(w),
+           e = rw_connect(w);
+  rw_join(w, b, gk_room_code(r));
+  rw_join(w, c, gk_room_code(r));
+  rw_disconnect(w, b);
+  cr_assert_eq(rw_log_count(w, "player_left"), 1);
+  rw_join(w, d, gk_room_code(r));
+  gk_wire_msg m;
+  cr_assert(rw_last(w, d, GK_MSG_JOINED, &m), "the room had a free seat");
+  cr_assert_eq(m.u.joined.slot, 1, "the seat b left");
+  cr_assert_eq(m.u.joined.players, 3);
+  rw_join(w, e, gk_room_code(r));
+  cr_assert(rw_last(w, e, GK_MSG_ERROR, &m));
+  cr_assert_eq(m.u.error.code, GK_EFULL);
+  rw_disconnect(w, c); /* the last seat: the room counts 2 again */
+  gk_room_view v;
+  gk_room_view_of(r, &v);
+  cr_assert_eq(v.nslots, 2);
+  rw_start(w, a);
+  cr_assert(rw_last(w, d, GK_MSG_MATCH_START, &m));
+  cr_assert_eq(m.u.match_start.slot, 1);
+  cr_assert_eq(m.u.match_start.active_mask, 3, "a and d, nobody for c");
+}
+
 Test(room_lobby, a_join_with_an_unknown_code_is_refused_and_struck) {
   uint32_t a = rw_connect(w);
   rw_join(w, a, "AAAAAAAAAAAAAAAA");

@@ -476,11 +476,11 @@ static int slot_match(gk_server *s, const gk_token *t, char *err,
   if (!r) return 0;
   gk_room_view v;
   gk_room_view_of(r, &v);
-  if (v.state == GK_ROOM_DRAINING || v.nslots == t->grant.slot)
+  if (v.state == GK_ROOM_DRAINING || v.next_slot == t->grant.slot)
     return 0; /* the room code says what is wrong (a running room: its
                  next slot is a late joiner's) */
   return gk_errf(err, errlen, GK_EGRANT, "token is for slot %u, next is %u",
-                 t->grant.slot, v.nslots);
+                 t->grant.slot, v.next_slot);
 }
 
 /* A rejoin's token must carry the client id its slot had at MATCH_START
