@@ -2,9 +2,10 @@
  *
  *   join: JOIN_ROOM to JOINED, straight at the room's node (A), and
  *         through another node (B: JOIN_ROOM, REDIRECT, a new connection
- *         to A, JOIN_ROOM, JOINED), p50 and p90 of 50 each (a fresh
- *         connection and a fresh 2-seat room each time; connecting is
- *         counted: a redirected client connects twice);
+ *         to A from the same ENet host, JOIN_ROOM, JOINED), p50 and p90
+ *         of 200 each (a fresh client and a fresh 2-seat room each time;
+ *         connecting is counted: a redirected client connects twice),
+ *         and the p50 of each phase (connect, request to answer);
  *   redis: commands and bytes Redis served while one node ran one match
  *         (gk-bot, 2 players, 1200 steps at 120 Hz), minus the same time
  *         of the node idle, from INFO commandstats and INFO stats;
@@ -26,7 +27,7 @@
 #include "gk_net_wire.h"
 #include "redis_rig.h"
 
-#define RUNS 50
+#define RUNS 200
 
 static redis_rig R;
 
@@ -54,7 +55,8 @@ static void node_start(node *n, const char *id, int heartbeat_ms) {
   if (heartbeat_ms) cr_assert(e2e_wait_events(&n->srv, "fleet_up", 1, 5000));
 }
 
-/* One ENet client, serviced in 1 ms waits so times are not rounded up. */
+/* One ENet client (two peer slots: a REDIRECT's connection is made
+ * beside the first), serviced in 1 ms waits so times are not rounded up. */
 typedef struct cli {
   ENetHost *h;
   ENetPeer *p;
@@ -77,15 +79,31 @@ static int wait_event(cli *c, int want_type, gk_wire_msg *m, int ms) {
   return 0;
 }
 
-static void cli_open(cli *c, uint16_t port) {
-  c->h = enet_host_create(NULL, 1, 2, 0, 0);
-  cr_assert_not_null(c->h);
+/* Connects c's host to port (a second peer slot for a REDIRECT's). */
+static void cli_connect(cli *c, uint16_t port) {
   ENetAddress a;
   enet_address_set_host(&a, "127.0.0.1");
   a.port = port;
   c->p = enet_host_connect(c->h, &a, 2, 0);
+  cr_assert_not_null(c->p);
   gk_wire_msg m;
   cr_assert(wait_event(c, -1, &m, 2000), "no connection");
+}
+
+static void cli_open(cli *c, uint16_t port) {
+  c->h = enet_host_create(NULL, 2, 2, 0, 0);
+  cr_assert_not_null(c->h);
+  cli_connect(c, port);
+}
+
+/* A REDIRECT followed as the test kit does: the same host connects to
+ * the room's node in its other peer slot (a datagram B still sends to the
+ * old connection cannot reach the new one while it connects), then drops
+ * the old connection at once (B closes its side itself). */
+static void cli_follow(cli *c, uint16_t port) {
+  ENetPeer *old = c->p;
+  cli_connect(c, port);
+  enet_peer_disconnect_now(old, 0);
 }
 
 static void cli_close(cli *c) {
@@ -114,11 +132,28 @@ static void make_room(cli *c, uint16_t port, char *code) {
   memcpy(code, m.u.room.code, GK_WIRE_CODE_LEN + 1);
 }
 
-/* Connect to port, JOIN_ROOM code; follows one REDIRECT. Microseconds. */
-static double join_us(uint16_t port, const char *code) {
-  uint64_t t0 = uv_hrtime();
+/* A join's phases, microseconds: connecting, JOIN_ROOM to its answer
+ * (REDIRECT or JOINED), and after a REDIRECT the same two at A. */
+enum { PH_CONNECT, PH_ASK, PH_CONNECT_A, PH_JOIN_A, PHASES };
+static const char *const phase_names[PHASES] = {
+    "connect", "JOIN_ROOM to its answer", "connect at A",
+    "JOIN_ROOM at A to JOINED"};
+
+static double since_us(uint64_t *t) {
+  uint64_t now = uv_hrtime();
+  double us = (double)(now - *t) / 1000.0;
+  *t = now;
+  return us;
+}
+
+/* Connect to port, JOIN_ROOM code; follows one REDIRECT. Microseconds,
+ * and each phase's into ph (0 for the phases a direct join has not). */
+static double join_us(uint16_t port, const char *code, double ph[PHASES]) {
+  uint64_t t0 = uv_hrtime(), t = t0;
+  memset(ph, 0, PHASES * sizeof(double));
   cli c;
   cli_open(&c, port);
+  ph[PH_CONNECT] = since_us(&t);
   gk_wire_msg m;
   memset(&m, 0, sizeof m);
   m.type = GK_MSG_JOIN_ROOM;
@@ -126,14 +161,16 @@ static double join_us(uint16_t port, const char *code) {
   gk_wire_msg join = m;
   cli_send(&c, &join);
   cr_assert(wait_event(&c, GK_MSG_JOINED, &m, 3000), "no answer");
+  ph[PH_ASK] = since_us(&t);
   if (m.type == GK_MSG_REDIRECT) {
     const char *colon = strrchr(m.u.redirect.enet, ':');
     uint16_t to = (uint16_t)atoi(colon + 1);
-    cli_close(&c);
-    cli_open(&c, to);
+    cli_follow(&c, to);
+    ph[PH_CONNECT_A] = since_us(&t);
     cli_send(&c, &join);
     cr_assert(wait_event(&c, GK_MSG_JOINED, &m, 3000), "no JOINED at A");
     cr_assert_eq(m.type, GK_MSG_JOINED);
+    ph[PH_JOIN_A] = since_us(&t);
   }
   double us = (double)(uv_hrtime() - t0) / 1000.0;
   cli_close(&c);
@@ -145,17 +182,30 @@ static int cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* p50 of each phase of the direct (d) and redirected (r) joins. */
+static void phases(double d[PHASES][RUNS], double r[PHASES][RUNS]) {
+  for (int k = 0; k < PHASES; k++) {
+    qsort(d[k], RUNS, sizeof(double), cmp);
+    qsort(r[k], RUNS, sizeof(double), cmp);
+    printf("  %-26s p50 direct %4.0f us, redirected %4.0f us\n", phase_names[k],
+           d[k][RUNS / 2], r[k][RUNS / 2]);
+  }
+}
+
 static void joins(node *a, node *b) {
   double direct[RUNS], redirected[RUNS];
+  static double dph[PHASES][RUNS], rph[PHASES][RUNS];
   for (int i = 0; i < 2 * RUNS; i++) {
     cli creator;
     char code[GK_WIRE_CODE_LEN + 1];
     make_room(&creator, a->port, code);
     e2e_sleep_ms(5); /* the SET NX has left */
+    double ph[PHASES];
     if (i % 2)
-      redirected[i / 2] = join_us(b->port, code);
+      redirected[i / 2] = join_us(b->port, code, ph);
     else
-      direct[i / 2] = join_us(a->port, code);
+      direct[i / 2] = join_us(a->port, code, ph);
+    for (int k = 0; k < PHASES; k++) (i % 2 ? rph : dph)[k][i / 2] = ph[k];
     cli_close(&creator);
   }
   qsort(direct, RUNS, sizeof(double), cmp);
@@ -165,6 +215,7 @@ static void joins(node *a, node *b) {
   printf("join, redirected: p50 %.0f us, p90 %.0f us (%.2fx at p50)\n",
          redirected[RUNS / 2], redirected[RUNS * 9 / 10],
          redirected[RUNS / 2] / direct[RUNS / 2]);
+  phases(dph, rph);
 }
 
 /* Redis's totals: commands served, bytes in and out. */
@@ -290,7 +341,7 @@ Test(bench_fleet, a_nodes_directory_cpu_at_500_idle_rooms, .timeout = 300) {
   e2e_dir_remove(&b.d);
 }
 
-Test(bench_fleet, join_latency_and_directory_traffic, .timeout = 600) {
+Test(bench_fleet, join_latency, .timeout = 300) {
   cr_assert_eq(redis_rig_start(&R, NULL), 0);
   cr_assert_eq(enet_initialize(), 0);
   node a, b;
@@ -298,10 +349,21 @@ Test(bench_fleet, join_latency_and_directory_traffic, .timeout = 600) {
   node_start(&b, "b", 1000);
   joins(&a, &b);
   e2e_stop_server(&b.srv);
-  traffic(&a);
   e2e_stop_server(&a.srv);
   enet_deinitialize();
   redis_rig_stop(&R);
   e2e_dir_remove(&a.d);
   e2e_dir_remove(&b.d);
+}
+
+Test(bench_fleet, directory_traffic_of_a_match, .timeout = 300) {
+  cr_assert_eq(redis_rig_start(&R, NULL), 0);
+  cr_assert_eq(enet_initialize(), 0);
+  node a;
+  node_start(&a, "a", 1000);
+  traffic(&a);
+  e2e_stop_server(&a.srv);
+  enet_deinitialize();
+  redis_rig_stop(&R);
+  e2e_dir_remove(&a.d);
 }

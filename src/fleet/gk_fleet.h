@@ -143,8 +143,9 @@ typedef struct gk_fleet_hooks {
   uint32_t (*listed)(void *user, gk_fleet_pub *out, uint32_t cap);
   /* gk_fleet_quick's answer: status 0 (s set), GK_EFULL (no node takes
    * another room), GK_EEXIST (the candidate code is taken: ask again with
-   * another), GK_EUNAVAILABLE, GK_EPARSE / GK_EPROTO (a bad entry or
-   * reply), GK_ECLOSED. May be NULL if gk_fleet_quick is never called. */
+   * another), GK_ELIMIT (create 0 and no lobby fits), GK_EUNAVAILABLE,
+   * GK_EPARSE / GK_EPROTO (a bad entry or reply), GK_ECLOSED. May be
+   * NULL if gk_fleet_quick is never called. */
   void (*seat)(void *user, void *ctx, int status, const gk_fleet_seat *s,
                const char *text);
 } gk_fleet_hooks;
@@ -205,11 +206,12 @@ int gk_fleet_claim(gk_fleet *f, const char *code, void *ctx);
  * `seats` seats: the fullest one that has a seat not taken or promised,
  * on a live node that is not draining, or else a new room with code
  * `candidate` on the least-loaded node (one atomic script). The seat is
- * promised (reserved) for GK_FLEET_RESERVE_MS. The answer comes through
- * hooks.seat with ctx. 0, GK_EUNAVAILABLE (not connected: no answer will
- * come), GK_EINVAL. */
+ * promised (reserved) for GK_FLEET_RESERVE_MS. With create 0 no room is
+ * made: no lobby fits is GK_ELIMIT (the player may not make a room now:
+ * limits.creates_per_min). The answer comes through hooks.seat with ctx.
+ * 0, GK_EUNAVAILABLE (not connected: no answer will come), GK_EINVAL. */
 int gk_fleet_quick(gk_fleet *f, const char *kind, uint32_t seats,
-                   const char *candidate, void *ctx);
+                   const char *candidate, int create, void *ctx);
 /* A quick-play lobby of this node now has `seated` players of `seats`
  * (consume 1: one of them is a player a seat was promised to). 0,
  * GK_EUNAVAILABLE (not connected: nothing sent), GK_EINVAL. */

@@ -27,8 +27,9 @@
 #include "gk_err.h"
 #include "gk_fleet_internal.h"
 
-/* ARGV: kind, candidate code, seats, asking node, ttl_ms, reserve_ms.
- * Returns {code, node, enet, ws, created} or {"full"} or {"clash"}. */
+/* ARGV: kind, candidate code, seats, asking node, ttl_ms, reserve_ms,
+ * create (1: a new room may be made, 0: lobbies only). Returns {code,
+ * node, enet, ws, created} or {"full"}, {"clash"} or {"nocreate"}. */
 static const char quick_lua[] =
     "local q='gk:qp:'..ARGV[1] "
     "local t=redis.call('TIME') "
@@ -63,6 +64,7 @@ static const char quick_lua[] =
     "end "
     "if best then reserve(best) local nd=nodeof(bn) "
     " return {best,bn,nd.e,nd.w,0} end "
+    "if ARGV[7]~='1' then return {'nocreate'} end "
     "local pick,pl=nil,nil "
     "for _,n in ipairs(redis.call('SMEMBERS','gk:pubnodes')) do "
     " local nd=nodeof(n) "
@@ -122,7 +124,7 @@ static int send_all(gk_fleet *f, req_kind k, const char *code, void *ctx,
 }
 
 int gk_fleet_quick(gk_fleet *f, const char *kind, uint32_t seats,
-                   const char *candidate, void *ctx) {
+                   const char *candidate, int create, void *ctx) {
   if (!kind_ok(kind) || !gk_fleet_code_ok(candidate) || seats < 1 ||
       seats > 255)
     return GK_EINVAL;
@@ -132,8 +134,8 @@ int gk_fleet_quick(gk_fleet *f, const char *kind, uint32_t seats,
   snprintf(ttl, sizeof(ttl), "%" PRIu32, f->ttl_ms);
   snprintf(resv, sizeof(resv), "%" PRIu32, GK_FLEET_RESERVE_MS);
   const char *argv[] = {"EVAL", quick_lua, "0", kind, candidate,
-                        n,      f->node,   ttl, resv};
-  int rc = send_all(f, REQ_QUICK, candidate, ctx, 9, argv);
+                        n,      f->node,   ttl, resv, create ? "1" : "0"};
+  int rc = send_all(f, REQ_QUICK, candidate, ctx, 10, argv);
   if (!rc) f->stats.quick_asks++;
   return rc;
 }
@@ -172,6 +174,10 @@ static int seat_parse(const redisReply *r, gk_fleet_seat *s, char *why,
     if (strcmp(w, "clash") == 0) {
       snprintf(why, cap, "the new room's code is taken");
       return GK_EEXIST;
+    }
+    if (strcmp(w, "nocreate") == 0) {
+      snprintf(why, cap, "no lobby fits, and no room may be made");
+      return GK_ELIMIT;
     }
   }
   if (r->type != REDIS_REPLY_ARRAY || r->elements != 5) {

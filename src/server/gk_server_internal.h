@@ -119,7 +119,8 @@ typedef struct sv_quick_counts {
   uint64_t joined;     /* seated in a quick-play lobby here */
   uint64_t created;    /* seated in a new one made here */
   uint64_t redirected; /* sent to a lobby on another node */
-  uint64_t refused;    /* answered ERROR */
+  uint64_t refused;    /* answered ERROR, but for limited */
+  uint64_t limited;    /* a new room over limits.creates_per_min: GK_ELIMIT */
   uint64_t moved;      /* came for a lobby that had filled: seated in another */
 } sv_quick_counts;
 
@@ -373,6 +374,18 @@ void sv_auth_disconnect(gk_server *s, const sv_conn *c);
  * ERROR is sent, counted and logged, and the caller does nothing. */
 int sv_auth_request(gk_server *s, uint32_t peer, const gk_wire_msg *m,
                     uint64_t now_s);
+/* QUICK_PLAY's share of limits.creates_per_min (open mode: per IP, the
+ * table CREATE_ROOM counts in). sv_auth_may_create: 1 if a room made for
+ * `peer` now would pass (nothing counted: quick play asks before it knows
+ * whether it will make a room). sv_auth_quick_create with count 1: a room
+ * is about to be made for `peer`, counted like a CREATE_ROOM; with count
+ * 0: no room can be had without making one, and sv_auth_may_create said
+ * no. Over the limit (always with count 0) it returns GK_ELIMIT, counted
+ * in limit_create_rate and logged, with its sentence in err: the caller
+ * sends the ERROR. */
+int sv_auth_may_create(const gk_server *s, uint32_t peer);
+int sv_auth_quick_create(gk_server *s, uint32_t peer, int count, char *err,
+                         size_t errlen);
 /* Unknown room codes (guessing): sv_auth_misses_over says whether the
  * connection's IP asked for limits.misses_per_ip_per_min unknown codes
  * within the minute (then the request is refused with GK_ELIMIT, sent,

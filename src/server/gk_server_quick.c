@@ -14,6 +14,11 @@
  * seats whenever they change, and that it is gone when its match starts
  * or it closes: never per step.
  *
+ * A QUICK_PLAY that makes a room here counts against the address's
+ * limits.creates_per_min as a CREATE_ROOM does (GK_ELIMIT over it);
+ * joining a lobby does not. With a fleet, a player over the limit here is
+ * offered only the lobbies the directory has.
+ *
  * Open mode only: a connect token names its room, so a token-mode server
  * refuses QUICK_PLAY (GK_EPERM).
  */
@@ -42,7 +47,10 @@ static void kind_of(const gk_wire_msg *m, char out[GK_FLEET_KIND_MAX + 1]) {
 }
 
 static void refuse(gk_server *s, uint32_t peer, int code, const char *text) {
-  s->quick_stats.refused++;
+  if (code == GK_ELIMIT)
+    s->quick_stats.limited++;
+  else
+    s->quick_stats.refused++;
   sv_send_error(s, peer, code, text);
 }
 
@@ -91,6 +99,11 @@ static void seat_here(gk_server *s, uint32_t peer, const gk_wire_msg *m,
     refuse(s, peer, GK_EFULL, "no room left on this server");
     return;
   }
+  char why[GK_SERVER_CONFIG_ERR_MAX];
+  if (!r && sv_auth_quick_create(s, peer, 1, why, sizeof(why))) {
+    refuse(s, peer, GK_ELIMIT, why); /* a new room counts as a CREATE_ROOM */
+    return;
+  }
   gk_room *got = gk_room_quick(&s->host, r, peer, m, r ? NULL : code,
                                GK_PLAYERS_MAX, sv_room_now(s));
   if (!got) {
@@ -106,7 +119,8 @@ static void seat_here(gk_server *s, uint32_t peer, const gk_wire_msg *m,
   sv_quick_sync(s, got, consume);
 }
 
-/* Asks the directory for a seat, with a new candidate code. */
+/* Asks the directory for a seat, with a new candidate code; a player
+ * over limits.creates_per_min here is offered lobbies only. */
 static int ask_seat(gk_server *s, sv_quick_ask *q) {
   char candidate[GK_WIRE_CODE_LEN + 1], kind[GK_FLEET_KIND_MAX + 1];
   int rc = gk_server_room_code_short(candidate, s->host.nrooms);
@@ -119,7 +133,8 @@ static int ask_seat(gk_server *s, sv_quick_ask *q) {
         gk_server_config_genre(s->cfg, q->m.u.quick.room.genre);
     seats = g ? g->max_players : 1;
   }
-  return gk_fleet_quick(s->fleet, kind, seats, candidate, q);
+  return gk_fleet_quick(s->fleet, kind, seats, candidate,
+                        sv_auth_may_create(s, q->peer), q);
 }
 
 /* The connection still waits for this answer. */
@@ -155,6 +170,10 @@ void sv_quick_seat(gk_server *s, void *ctx, int status, const gk_fleet_seat *st,
     sv_fleet_redirect(s, q->peer, GK_MSG_QUICK_PLAY, st->code, &st->where);
   } else if (status == GK_EUNAVAILABLE) {
     seat_here(s, q->peer, &q->m, NULL, 0); /* local play goes on */
+  } else if (status == GK_ELIMIT) { /* no lobby, and no new room for it */
+    char why[GK_SERVER_CONFIG_ERR_MAX];
+    sv_auth_quick_create(s, q->peer, 0, why, sizeof(why));
+    refuse(s, q->peer, GK_ELIMIT, why);
   } else {
     refuse(s, q->peer, status, text);
   }

@@ -1,9 +1,13 @@
 """gkfleet.py: a real redis-server and gk-server fleet nodes for the web
-tests (docs/PROTOCOL.md, "A fleet of servers: REDIRECT").
+tests (docs/PROTOCOL.md, "A fleet of servers: REDIRECT"), and what their
+pages share.
 
-    if not have_redis(): skip
-    with Redis() as r, FleetNode(exe, r, "a") as a, FleetNode(exe, r, "b") as b:
-        a.ws_url  # "ws://127.0.0.1:PORT/play", what b hands to browsers
+    require_redis()  # skips (or bails, GK_WEB_REQUIRED=1) without it
+    with Fleet(gkserver.server_exe()) as f:
+        f.add("a", ws=web)
+        f.add("b", ws=web)
+        f.nodes["a"].ws_url  # "ws://127.0.0.1:PORT/play", what b hands out
+        p.eval(CHAIN)  # then agree(host chain, guest chain, steps)
 
 Redis: redis-server on a unix socket in a temp directory (no TCP port, no
 persistence), up once it answers PING (bounded wait); stopped with
@@ -11,6 +15,7 @@ SIGTERM, then SIGKILL. FleetNode: a GkServer (gkserver.py) with `fleet`
 on, its heartbeat 200 ms, up once it logged fleet_up (bounded wait).
 advertise: the ws_url other nodes hand out for it (default: its own,
 "ws://127.0.0.1:0/play"; "" = none); config: more top-level members.
+Fleet: one Redis and the nodes added to it, closed together.
 """
 import os
 import shutil
@@ -22,9 +27,32 @@ import time
 
 from gkserver import GkServer
 
+# Every step's hash a play page ran, kept by the page from its first step
+# in window.chain (step -> hash), for agree().
+CHAIN = ("window.chain = {}; play.client.on('step', (s, h) => "
+         "{ chain[s] = h; }); 0")
+
 
 def have_redis():
     return shutil.which("redis-server") is not None
+
+
+def require_redis():
+    if not have_redis():
+        import cdp  # the browser tests' harness; not for bench_server.py
+        cdp.skip_or_bail('no redis-server')
+
+
+def agree(a, b, least, what='the pages'):
+    """Two chains (step -> hash) equal at every step both hold, and at
+    least `least` such steps: their number."""
+    both = [s for s in b if s in a]
+    bad = [s for s in both if a[s] != b[s]]
+    if len(both) < least or bad:
+        raise AssertionError('%s: %d steps in both (want %d+), first that '
+                             'differs: %s' % (what, len(both), least,
+                                              bad[:1]))
+    return len(both)
 
 
 class Redis:
@@ -105,3 +133,31 @@ class FleetNode(GkServer):
                 raise RuntimeError("node %s never reached the directory:\n%s"
                                    % (node, log))
             time.sleep(0.05)
+
+
+class Fleet:
+    """A Redis and the fleet nodes added to it (by name, in `nodes`); close
+    stops the nodes, then Redis, whatever failed."""
+
+    def __init__(self, exe):
+        self.exe = exe
+        self.nodes = {}
+        self.redis = Redis()
+
+    def add(self, name, **kw):
+        """A FleetNode named `name` (FleetNode's keywords)."""
+        self.nodes[name] = FleetNode(self.exe, self.redis, name, **kw)
+        return self.nodes[name]
+
+    def close(self):
+        try:
+            for n in self.nodes.values():
+                n.close()
+        finally:
+            self.redis.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -38,8 +38,7 @@ import gknginx  # noqa: E402
 import gkserver  # noqa: E402
 
 STEPS = 180
-CHAIN = ("window.chain = {}; play.client.on('step', (s, h) => "
-         "{ chain[s] = h; }); 0")
+CHAIN, agree = gkfleet.CHAIN, gkfleet.agree
 
 
 class Env:
@@ -107,15 +106,6 @@ def open_play(b, n):
     return p
 
 
-def agree(a, b, least):
-    both = [s for s in b if s in a]
-    bad = [s for s in both if a[s] != b[s]]
-    if len(both) < least or bad:
-        raise AssertionError('the pages: %d steps in both (want %d+), first '
-                             'that differs: %s' % (len(both), least, bad[:1]))
-    return len(both)
-
-
 def a_page_at_node_2_joins_a_public_room_of_node_1_through_nginx(b):
     """pages, WebSocket and the public list reach each node by its path"""
     host = open_play(b, 1)
@@ -178,18 +168,16 @@ def main():
     if why is not None:
         cdp.skip_or_bail('%s (Debian packages nginx, openssl)' % why)
     cdp.require_gamekit_dist()
-    if not gkfleet.have_redis():
-        cdp.skip_or_bail('no redis-server')
-    exe = gkserver.server_exe()
+    gkfleet.require_redis()
     Env.dir = tempfile.mkdtemp(prefix='gk-fleet-nginx-')
-    redis = nginx = None
+    fleet = nginx = None
     try:
         Env.cert, Env.key, Env.spki = gknginx.make_cert(Env.dir)
         Env.tls, Env.prefix = gknginx.free_port(), free_prefix()
-        redis = gkfleet.Redis()
+        fleet = gkfleet.Fleet(gkserver.server_exe())
         for n in (1, 2):
-            Env.nodes[n] = gkfleet.FleetNode(
-                exe, redis, 'node-%d' % n,
+            Env.nodes[n] = fleet.add(
+                'node-%d' % n,
                 advertise='wss://127.0.0.1:%d/node/%d/play' % (Env.tls, n),
                 ws={'static_dir': os.path.join(ROOT, 'web'),
                     'port': node_port(Env.prefix, n),
@@ -204,10 +192,8 @@ def main():
     finally:
         if nginx is not None:
             nginx.stop()
-        for s in Env.nodes.values():
-            s.close()
-        if redis is not None:
-            redis.close()
+        if fleet is not None:
+            fleet.close()
         shutil.rmtree(Env.dir, ignore_errors=True)
 
 

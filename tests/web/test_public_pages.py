@@ -43,8 +43,7 @@ STEPS = 240
 PHONE = (390, 844)
 nodes = {}
 REDIS = []
-CHAIN = ("window.chain = {}; play.client.on('step', (s, h) => "
-         "{ chain[s] = h; }); 0")
+CHAIN, agree = gkfleet.CHAIN, gkfleet.agree
 
 
 def open_play(b, node, size=None):
@@ -128,15 +127,6 @@ def click(p, x, y):
         p.send('Input.dispatchMouseEvent', {'type': kind, 'x': x, 'y': y,
                                             'button': 'left',
                                             'clickCount': 1})
-
-
-def agree(a, b, least):
-    both = [s for s in b if s in a]
-    bad = [s for s in both if a[s] != b[s]]
-    if len(both) < least or bad:
-        raise AssertionError('the pages: %d steps in both (want %d+), first '
-                             'that differs: %s' % (len(both), least, bad[:1]))
-    return len(both)
 
 
 def a_page_on_a_lists_a_public_room_of_b_joins_it_and_plays(b):
@@ -305,19 +295,13 @@ def two_pages_quick_play_at_two_nodes_into_one_named_room_and_play_again(b):
 
 if __name__ == '__main__':
     cdp.require_gamekit_dist()
-    if not gkfleet.have_redis():
-        cdp.skip_or_bail('no redis-server')
-    exe = gkserver.server_exe()
+    gkfleet.require_redis()
     web = {'static_dir': os.path.join(ROOT, 'web')}
-    redis = gkfleet.Redis()
-    REDIS.append(redis)
-    try:
+    with gkfleet.Fleet(gkserver.server_exe()) as fleet:
+        nodes = fleet.nodes
+        REDIS.append(fleet.redis)
         for n in ('a', 'b'):
-            nodes[n] = gkfleet.FleetNode(exe, redis, n, ws=web)
+            fleet.add(n, ws=web)
         cdp.run([a_page_on_a_lists_a_public_room_of_b_joins_it_and_plays,
                  two_pages_quick_play_at_two_nodes_into_one_named_room_and_play_again],
                 timeout=60)
-    finally:
-        for s in nodes.values():
-            s.close()
-        redis.close()

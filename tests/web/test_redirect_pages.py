@@ -25,9 +25,7 @@ import gkserver  # noqa: E402
 
 STEPS = 300
 nodes = {}
-# every step's hash the page ran, kept by the page from its first step
-CHAIN = ("window.chain = {}; play.client.on('step', (s, h) => "
-         "{ chain[s] = h; }); 0")
+CHAIN, agree = gkfleet.CHAIN, gkfleet.agree
 
 
 def open_play(b, node, query=''):
@@ -54,16 +52,6 @@ def joined_through_a(p):
     if got != [1, nodes['b'].ws_url]:
         raise AssertionError('redirects, socket: %s, want [1, %s]'
                              % (got, nodes['b'].ws_url))
-
-
-def agree(a, b, what, least):
-    both = [s for s in b if s in a]
-    bad = [s for s in both if a[s] != b[s]]
-    if len(both) < least or bad:
-        raise AssertionError('%s: %d steps in both (want %d+), first that '
-                             'differs: %s' % (what, len(both), least,
-                                              bad[:1]))
-    return len(both)
 
 
 def the_play_page_on_a_joins_a_room_on_b_and_plays(b):
@@ -103,8 +91,8 @@ def the_play_page_on_a_joins_a_room_on_b_and_plays(b):
                                  code, kinds, r['desyncs'],
                                  r['steps_confirmed'], r['spectators']))
     chains = [p.eval('chain') for p in (host, guest)]
-    n = agree(chains[0], chains[1], 'the pages', STEPS)
-    w = agree(chains[0], watcher.eval('watch.hashes'), 'the watch page', 50)
+    n = agree(chains[0], chains[1], STEPS)
+    w = agree(chains[0], watcher.eval('watch.hashes'), 50, 'the watch page')
     if guest.eval('play.desyncs') or host.eval('play.desyncs'):
         raise AssertionError('a page counted a desync')
     print('# room %s at B: %d steps confirmed; the pages agree at %d steps, '
@@ -128,19 +116,12 @@ def a_second_redirect_reads_as_a_sentence(b):
 
 if __name__ == '__main__':
     cdp.require_gamekit_dist()
-    if not gkfleet.have_redis():
-        cdp.skip_or_bail('no redis-server')
-    exe = gkserver.server_exe()
+    gkfleet.require_redis()
     web = {'static_dir': os.path.join(ROOT, 'web')}
-    redis = gkfleet.Redis()
-    try:
+    with gkfleet.Fleet(gkserver.server_exe()) as fleet:
+        nodes = fleet.nodes
         for n in ('a', 'b'):
-            nodes[n] = gkfleet.FleetNode(exe, redis, n, ws=web)
-        nodes['c'] = gkfleet.FleetNode(exe, redis, 'c', ws=web,
-                                       advertise=nodes['a'].ws_url)
+            fleet.add(n, ws=web)
+        fleet.add('c', ws=web, advertise=nodes['a'].ws_url)
         cdp.run([the_play_page_on_a_joins_a_room_on_b_and_plays,
                  a_second_redirect_reads_as_a_sentence], timeout=60)
-    finally:
-        for s in nodes.values():
-            s.close()
-        redis.close()

@@ -30,7 +30,8 @@
  * connections at once per IP and new connections per IP per second
  * (checked on connect: a connection over a limit is dropped at once, with
  * no reply), rooms created per minute per client id (token mode) or per
- * IP (open mode), and a handshake deadline for connections that never
+ * IP (open mode; a QUICK_PLAY that makes a room counts as one: see
+ * sv_auth_quick_create), and a handshake deadline for connections that never
  * have a room request accepted (the sweep drops them). Every refusal is
  * counted; a "limit" record is logged at most once per source per
  * limits.log_interval_ms, with the count of refusals not logged.
@@ -454,6 +455,15 @@ void sv_auth_miss(gk_server *s, uint32_t peer) {
   if (e && e->misses < UINT32_MAX) e->misses++;
 }
 
+/* A room refused to a creator over limits.creates_per_min: logged, and
+ * the sentence. */
+static int create_refused(gk_server *s, sv_src *e, const sv_conn *c,
+                          const uint64_t *client, char *err, size_t errlen) {
+  limit_log(s, e, "creates_per_min", client ? NULL : c->link->addr, client);
+  return gk_errf(err, errlen, GK_ELIMIT, "more than %u rooms a minute",
+                 s->cfg->creates_per_min);
+}
+
 /* Rooms per minute for the creator (client id, or IP in open mode). */
 static int create_rate(gk_server *s, const sv_conn *c, const uint64_t *client,
                        char *err, size_t errlen) {
@@ -462,9 +472,36 @@ static int create_rate(gk_server *s, const sv_conn *c, const uint64_t *client,
   sv_src *e = src_get(s->auth.creators, s->auth.ncreators, key, now);
   if (!e || !src_rate(e, s->cfg->creates_per_min, CREATE_WINDOW_MS, now))
     return 0;
-  limit_log(s, e, "creates_per_min", client ? NULL : c->link->addr, client);
-  return gk_errf(err, errlen, GK_ELIMIT, "more than %u rooms a minute",
-                 s->cfg->creates_per_min);
+  return create_refused(s, e, c, client, err, errlen);
+}
+
+/* The open-mode creator entry of a connection (its IP), if it has one;
+ * nothing made or evicted. */
+static sv_src *creator_of(const gk_server *s, uint32_t peer) {
+  const sv_conn *c = sv_conn_get(s, peer);
+  uint64_t key = c ? OPEN_KEY_IP | c->link->addr_key : 0;
+  for (uint32_t i = 0; c && i < s->auth.ncreators; i++)
+    if (s->auth.creators[i].used && s->auth.creators[i].key == key)
+      return &s->auth.creators[i];
+  return NULL;
+}
+
+int sv_auth_may_create(const gk_server *s, uint32_t peer) {
+  uint32_t limit = s->cfg->creates_per_min;
+  const sv_src *e = limit ? creator_of(s, peer) : NULL;
+  uint64_t now = sv_now_ms(s);
+  if (!e || now - e->win_ms >= CREATE_WINDOW_MS || now < e->win_ms) return 1;
+  return e->win_n < limit;
+}
+
+int sv_auth_quick_create(gk_server *s, uint32_t peer, int count, char *err,
+                         size_t errlen) {
+  const sv_conn *c = sv_conn_get(s, peer);
+  if (!c) return 0;
+  int rc = count ? create_rate(s, c, NULL, err, errlen)
+                 : create_refused(s, creator_of(s, peer), c, NULL, err, errlen);
+  if (rc) s->stats.limit_create_rate++;
+  return rc;
 }
 
 /* A join token naming a slot: the room's next slot must be that one. */

@@ -378,15 +378,17 @@ static void quick_counters(out *o, const gk_server *s) {
   head(o, "gk_quick_play_total", "counter",
        "QUICK_PLAY requests by outcome: joined (a lobby here), created (a "
        "new one here), redirected (a lobby on another node), refused "
-       "(ERROR); moved: of joined and created, those that came for a lobby "
-       "that had filled meanwhile.");
+       "(ERROR), limited (no lobby fitted and limits.creates_per_min "
+       "refused a new room: GK_ELIMIT); moved: of joined and created, those "
+       "that came for a lobby that had filled meanwhile.");
   put(o,
       "gk_quick_play_total{outcome=\"joined\"} %" PRIu64 "\n"
       "gk_quick_play_total{outcome=\"created\"} %" PRIu64 "\n"
       "gk_quick_play_total{outcome=\"redirected\"} %" PRIu64 "\n"
       "gk_quick_play_total{outcome=\"refused\"} %" PRIu64 "\n"
+      "gk_quick_play_total{outcome=\"limited\"} %" PRIu64 "\n"
       "gk_quick_play_total{outcome=\"moved\"} %" PRIu64 "\n",
-      q->joined, q->created, q->redirected, q->refused, q->moved);
+      q->joined, q->created, q->redirected, q->refused, q->limited, q->moved);
 }
 
 /* A fleet's node (gk_server_fleet.c): its redirects and its directory's
