@@ -1,6 +1,8 @@
 /* redis_rig.c: see redis_rig.h. */
 #include "redis_rig.h"
 
+#include <curl/curl.h>
+
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -105,4 +107,38 @@ int redis_rig_cmd(redis_rig *r, char *out, size_t cap, const char *fmt, ...) {
   if (rep) freeReplyObject(rep);
   redisFree(c);
   return rc;
+}
+
+typedef struct rig_body {
+  char *buf;
+  size_t cap, len;
+} rig_body;
+
+static size_t rig_on_body(char *p, size_t size, size_t n, void *user) {
+  rig_body *b = user;
+  size_t add = size * n, room = b->cap - 1 - b->len;
+  size_t take = add < room ? add : room;
+  memcpy(b->buf + b->len, p, take);
+  b->len += take;
+  b->buf[b->len] = '\0';
+  return add;
+}
+
+long rig_http_get(unsigned port, const char *path, char *buf, size_t cap,
+                  long timeout_ms) {
+  char url[256];
+  snprintf(url, sizeof url, "http://127.0.0.1:%u%s", port, path);
+  rig_body b = {buf, cap, 0};
+  buf[0] = '\0';
+  CURL *c = curl_easy_init();
+  if (c == NULL) return 0;
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, rig_on_body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+  long status = 0;
+  if (curl_easy_perform(c) == CURLE_OK)
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_cleanup(c);
+  return status;
 }

@@ -26,4 +26,10 @@ void redis_rig_stop(redis_rig *r);
  * out is non-NULL. 0, or -1 (no connection, error reply). */
 int redis_rig_cmd(redis_rig *r, char *out, size_t cap, const char *fmt, ...);
 
+/* GET http://127.0.0.1:<port><path> from a node's admin listener (another
+ * process: the call blocks, timeout_ms at most) into buf (cap bytes, NUL
+ * ended, cut at cap - 1). The status, or 0 when no answer came. */
+long rig_http_get(unsigned port, const char *path, char *buf, size_t cap,
+                  long timeout_ms);
+
 #endif

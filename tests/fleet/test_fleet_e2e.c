@@ -18,7 +18,6 @@
  *    node answers the next request.
  * Every wait is bounded. */
 #include <criterion/criterion.h>
-#include <curl/curl.h>
 #include <enet/enet.h>
 #include <signal.h>
 #include <stdio.h>
@@ -91,31 +90,9 @@ static void fleet_remove(node *nodes, int n) {
   for (int i = 0; i < n; i++) e2e_dir_remove(&nodes[i].d);
 }
 
-static size_t body_cb(char *p, size_t size, size_t n, void *user) {
-  char *buf = user;
-  size_t have = strlen(buf), add = size * n;
-  size_t room = 65535 - have;
-  memcpy(buf + have, p, add < room ? add : room);
-  buf[have + (add < room ? add : room)] = '\0';
-  return size * n;
-}
-
 /* GET http://127.0.0.1:<admin port><path> into buf (64 KiB); the status. */
 static long http_get(const node *n, const char *path, char *buf) {
-  char url[128];
-  snprintf(url, sizeof url, "http://127.0.0.1:%u%s", (unsigned)n->admin, path);
-  buf[0] = '\0';
-  CURL *c = curl_easy_init();
-  cr_assert_not_null(c);
-  curl_easy_setopt(c, CURLOPT_URL, url);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, body_cb);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, buf);
-  long status = 0;
-  if (curl_easy_perform(c) == CURLE_OK)
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-  curl_easy_cleanup(c);
-  return status;
+  return rig_http_get((unsigned)n->admin, path, buf, 65536, 5000);
 }
 
 static char http_buf[65536];

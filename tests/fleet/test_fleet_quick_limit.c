@@ -14,7 +14,6 @@
  * All clients are raw ENet clients on 127.0.0.1 (one address). Every
  * wait is bounded. */
 #include <criterion/criterion.h>
-#include <curl/curl.h>
 #include <enet/enet.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,30 +100,13 @@ static void expect_limit(const raw *c, int limit, const char *what) {
   if (limit > 0) cr_assert_str_eq(e->text, want, "%s", what);
 }
 
-static size_t body_cb(char *p, size_t size, size_t n, void *user) {
-  char *buf = user;
-  size_t have = strlen(buf), add = size * n, room = 65535 - have;
-  memcpy(buf + have, p, add < room ? add : room);
-  buf[have + (add < room ? add : room)] = '\0';
-  return size * n;
-}
-
 static char metrics_buf[65536];
 
 /* The node's /metrics has `line` (a whole line). */
 static void expect_metric(const node *n, const char *line) {
-  char url[64];
-  snprintf(url, sizeof url, "http://127.0.0.1:%u/metrics", (unsigned)n->admin);
-  metrics_buf[0] = '\0';
-  CURL *c = curl_easy_init();
-  cr_assert_not_null(c);
-  curl_easy_setopt(c, CURLOPT_URL, url);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 3000L);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, body_cb);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, metrics_buf);
-  CURLcode rc = curl_easy_perform(c);
-  curl_easy_cleanup(c);
-  cr_assert_eq(rc, CURLE_OK, "GET /metrics: %s", curl_easy_strerror(rc));
+  cr_assert_eq(rig_http_get((unsigned)n->admin, "/metrics", metrics_buf,
+                            sizeof metrics_buf, 3000),
+               200, "GET /metrics");
   char want[128];
   snprintf(want, sizeof want, "\n%s\n", line);
   cr_assert(strstr(metrics_buf, want), "/metrics has no line \"%s\"", line);

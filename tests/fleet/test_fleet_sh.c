@@ -10,7 +10,6 @@
  * process of its process group (the script runs in a session of its own)
  * nor any process naming its folder is left. Every wait is bounded. */
 #include <criterion/criterion.h>
-#include <curl/curl.h>
 #include <dirent.h>
 #include <enet/enet.h>
 #include <errno.h>
@@ -23,6 +22,7 @@
 #include "e2e.h"
 #include "gk_survivors.h"
 #include "gk_testkit.h"
+#include "redis_rig.h"
 
 #define STEPS 60 /* 1 s at the nodes' default 60 steps/s */
 
@@ -72,30 +72,9 @@ static node_addr printed(const e2e_proc *p, int i) {
   return a;
 }
 
-static size_t body_cb(char *p, size_t size, size_t n, void *user) {
-  char *buf = user;
-  size_t have = strlen(buf), add = size * n, room = 255 - have;
-  memcpy(buf + have, p, add < room ? add : room);
-  buf[have + (add < room ? add : room)] = '\0';
-  return size * n;
-}
-
 /* GET /healthz at an admin port: its status and body. */
 static long healthz(unsigned port, char body[256]) {
-  char url[64];
-  snprintf(url, sizeof url, "http://127.0.0.1:%u/healthz", port);
-  body[0] = '\0';
-  CURL *c = curl_easy_init();
-  cr_assert_not_null(c);
-  curl_easy_setopt(c, CURLOPT_URL, url);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 3000L);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, body_cb);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
-  long status = 0;
-  if (curl_easy_perform(c) == CURLE_OK)
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-  curl_easy_cleanup(c);
-  return status;
+  return rig_http_get(port, "/healthz", body, 256, 3000);
 }
 
 /* Peer 0 makes a survivors room at node 1, peer 1 joins it at node 2. */
