@@ -201,17 +201,25 @@ int gk_fleet_claim(gk_fleet *f, const char *code, void *ctx);
 
 /* --- quick play (gk_fleet_quick.c) --------------------------------------- */
 
+/* gk_fleet_quick's flags. */
+#define GK_FLEET_QUICK_CREATE 1u /* a new room may be made */
+#define GK_FLEET_QUICK_WS                                                      \
+  2u /* the player is on WebSocket: only nodes                                 \
+        that give a WebSocket URL */
+
 /* Asks the directory for a seat in a quick-play lobby of `kind` (the
  * lowercase hex of what the request asks for: gk_room_quick_key) with
  * `seats` seats: the fullest one that has a seat not taken or promised,
  * on a live node that is not draining, or else a new room with code
  * `candidate` on the least-loaded node (one atomic script). The seat is
- * promised (reserved) for GK_FLEET_RESERVE_MS. With create 0 no room is
- * made: no lobby fits is GK_ELIMIT (the player may not make a room now:
- * limits.creates_per_min). The answer comes through hooks.seat with ctx.
+ * promised (reserved) for GK_FLEET_RESERVE_MS. Without
+ * GK_FLEET_QUICK_CREATE no room is made: no lobby fits is GK_ELIMIT (the
+ * player may not make a room now: limits.creates_per_min). With
+ * GK_FLEET_QUICK_WS a node without a WebSocket URL is neither joined nor
+ * given the room. The answer comes through hooks.seat with ctx.
  * 0, GK_EUNAVAILABLE (not connected: no answer will come), GK_EINVAL. */
 int gk_fleet_quick(gk_fleet *f, const char *kind, uint32_t seats,
-                   const char *candidate, int create, void *ctx);
+                   const char *candidate, unsigned flags, void *ctx);
 /* A quick-play lobby of this node now has `seated` players of `seats`
  * (consume 1: one of them is a player a seat was promised to). 0,
  * GK_EUNAVAILABLE (not connected: nothing sent), GK_EINVAL. */

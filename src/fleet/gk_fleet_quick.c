@@ -28,8 +28,9 @@
 #include "gk_fleet_internal.h"
 
 /* ARGV: kind, candidate code, seats, asking node, ttl_ms, reserve_ms,
- * create (1: a new room may be made, 0: lobbies only). Returns {code,
- * node, enet, ws, created} or {"full"}, {"clash"} or {"nocreate"}. */
+ * create (1: a new room may be made, 0: lobbies only), ws (1: the player
+ * is on WebSocket: another node whose URL is "-" is passed over). Returns
+ * {code, node, enet, ws, created} or {"full"}, {"clash"} or {"nocreate"}. */
 static const char quick_lua[] =
     "local q='gk:qp:'..ARGV[1] "
     "local t=redis.call('TIME') "
@@ -39,6 +40,7 @@ static const char quick_lua[] =
     " if type(v)~='string' then return nil end "
     " local e,w,r,m,d=string.match(v,'^gk1 (%S+) (%S+) (%d+) (%d+) ([01])$') "
     " if not e then return nil end "
+    " if ARGV[8]=='1' and w=='-' and n~=ARGV[4] then d='1' end "
     " return {e=e,w=w,r=tonumber(r),m=tonumber(m),d=d} end "
     "local function reserve(c) "
     " local id=redis.call('INCR','gk:qseq') "
@@ -124,7 +126,7 @@ static int send_all(gk_fleet *f, req_kind k, const char *code, void *ctx,
 }
 
 int gk_fleet_quick(gk_fleet *f, const char *kind, uint32_t seats,
-                   const char *candidate, int create, void *ctx) {
+                   const char *candidate, unsigned flags, void *ctx) {
   if (!kind_ok(kind) || !gk_fleet_code_ok(candidate) || seats < 1 ||
       seats > 255)
     return GK_EINVAL;
@@ -133,9 +135,18 @@ int gk_fleet_quick(gk_fleet *f, const char *kind, uint32_t seats,
   snprintf(n, sizeof(n), "%" PRIu32, seats);
   snprintf(ttl, sizeof(ttl), "%" PRIu32, f->ttl_ms);
   snprintf(resv, sizeof(resv), "%" PRIu32, GK_FLEET_RESERVE_MS);
-  const char *argv[] = {"EVAL", quick_lua, "0", kind, candidate,
-                        n,      f->node,   ttl, resv, create ? "1" : "0"};
-  int rc = send_all(f, REQ_QUICK, candidate, ctx, 10, argv);
+  const char *argv[] = {"EVAL",
+                        quick_lua,
+                        "0",
+                        kind,
+                        candidate,
+                        n,
+                        f->node,
+                        ttl,
+                        resv,
+                        flags & GK_FLEET_QUICK_CREATE ? "1" : "0",
+                        flags & GK_FLEET_QUICK_WS ? "1" : "0"};
+  int rc = send_all(f, REQ_QUICK, candidate, ctx, 11, argv);
   if (!rc) f->stats.quick_asks++;
   return rc;
 }

@@ -133,8 +133,11 @@ static int ask_seat(gk_server *s, sv_quick_ask *q) {
         gk_server_config_genre(s->cfg, q->m.u.quick.room.genre);
     seats = g ? g->max_players : 1;
   }
-  return gk_fleet_quick(s->fleet, kind, seats, candidate,
-                        sv_auth_may_create(s, q->peer), q);
+  const sv_conn *c = sv_conn_get(s, q->peer);
+  unsigned flags = sv_auth_may_create(s, q->peer) ? GK_FLEET_QUICK_CREATE : 0;
+  if (c && c->link && strcmp(sv_link_kind(c->link), "websocket") == 0)
+    flags |= GK_FLEET_QUICK_WS; /* a browser cannot follow to ENet alone */
+  return gk_fleet_quick(s->fleet, kind, seats, candidate, flags, q);
 }
 
 /* The connection still waits for this answer. */

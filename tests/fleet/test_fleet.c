@@ -54,6 +54,21 @@ static void on_closed(void *user) {
 static const char *const candidates[] = {"PA", "PB", "PC", "PD", "PE", "PF"};
 #define NCANDIDATES 6u
 
+typedef struct seat_answer {
+  int n, status;
+  gk_fleet_seat s;
+} seat_answer;
+
+static void on_seat(void *user, void *ctx, int status, const gk_fleet_seat *s,
+                    const char *text) {
+  (void)user;
+  (void)text;
+  seat_answer *a = ctx;
+  a->n++;
+  a->status = status;
+  if (s) a->s = *s;
+}
+
 static int make_code(void *user, char out[GK_FLEET_CODE_MAX + 1]) {
   node *n = user;
   snprintf(out, GK_FLEET_CODE_MAX + 1, "%s",
@@ -71,12 +86,14 @@ static void setup(void) {
 
 static int pool; /* nodes started with a pool */
 
+static int no_ws; /* the next node_start gives no WebSocket URL */
+
 static void node_start(node *n, const char *id, const char *password,
                        uint32_t heartbeat_ms, uint32_t ttl_ms) {
   memset(n, 0, sizeof(*n));
-  char enet[64], ws[64];
+  char enet[64], ws[64] = "";
   snprintf(enet, sizeof(enet), "%s.example:7777", id);
-  snprintf(ws, sizeof(ws), "ws://%s.example:7779/play", id);
+  if (!no_ws) snprintf(ws, sizeof(ws), "ws://%s.example:7779/play", id);
   gk_fleet_config cfg = {.unix_path = R.sock,
                          .password = password,
                          .node = id,
@@ -86,7 +103,7 @@ static void node_start(node *n, const char *id, const char *password,
                          .ttl_ms = ttl_ms,
                          .max_rooms = 16};
   gk_fleet_hooks hooks = {
-      n, on_found, on_note, on_closed, pool ? make_code : NULL, NULL, NULL};
+      n, on_found, on_note, on_closed, pool ? make_code : NULL, NULL, on_seat};
   cr_assert_eq(gk_fleet_start(&loop, &cfg, &hooks, &n->f), 0);
 }
 
@@ -339,4 +356,39 @@ Test(fleet, codes_reserved_ahead_are_never_given_to_two_nodes) {
   cr_assert_eq(lookup(&b, taken[0]).status, GK_ENOTFOUND);
   node_close(&a);
   node_close(&b);
+}
+
+/* A new quick-play room goes to the least-loaded node, but a player on
+ * WebSocket is never sent to a node that gives no WebSocket URL (the
+ * asking node itself excepted: the player reached it). */
+Test(fleet, quick_play_sends_a_websocket_player_only_where_it_can_follow) {
+  node a, b, c;
+  no_ws = 1;
+  node_start(&a, "a", NULL, 50, 2000); /* no WebSocket URL, no rooms */
+  no_ws = 0;
+  node_start(&b, "b", NULL, 50, 2000);
+  node_start(&c, "c", NULL, 50, 2000);
+  cr_assert(run_until(&a.ups, 3000) && run_until(&b.ups, 3000) &&
+            run_until(&c.ups, 3000));
+  cr_assert_eq(gk_fleet_room_add(b.f, "BBBBBBBBBBBBBBB1"), 0);
+  cr_assert_eq(gk_fleet_room_add(c.f, "CCCCCCCCCCCCCCC1"), 0);
+  cr_assert_eq(gk_fleet_room_add(c.f, "CCCCCCCCCCCCCCC2"), 0);
+  run_for(200); /* heartbeats carry the room counts: a 0, b 1, c 2 */
+  seat_answer enet = {0}, ws = {0};
+  cr_assert_eq(gk_fleet_quick(c.f, "a1", 2, "QQQQQQQQQQQQQQQ1",
+                              GK_FLEET_QUICK_CREATE, &enet),
+               0);
+  cr_assert(run_until(&enet.n, 3000));
+  cr_assert_eq(enet.status, 0, "%s", gk_err_name(enet.status));
+  cr_assert_str_eq(enet.s.where.node, "a", "an ENet player: the least loaded");
+  cr_assert_eq(gk_fleet_quick(c.f, "a2", 2, "QQQQQQQQQQQQQQQ2",
+                              GK_FLEET_QUICK_CREATE | GK_FLEET_QUICK_WS, &ws),
+               0);
+  cr_assert(run_until(&ws.n, 3000));
+  cr_assert_eq(ws.status, 0, "%s", gk_err_name(ws.status));
+  cr_assert_str_eq(ws.s.where.node, "b", "a WebSocket player: not to a");
+  cr_assert_str_eq(ws.s.where.ws_url, "ws://b.example:7779/play");
+  node_close(&a);
+  node_close(&b);
+  node_close(&c);
 }

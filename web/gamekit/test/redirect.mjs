@@ -66,6 +66,32 @@ function agree(a, b) {
 process.on("unhandledRejection", () => {});
 console.log("1..13");
 
+// --- quick play at A and at B at once: one room, one REDIRECT -----------
+// First, while no node has a room: the new room then goes to the node
+// asked first (a tie goes to the asking node), never to C, whose
+// advertised URL is B's (a WebSocket player is never sent to D).
+{
+  const a = await connect(A, opts({ bot: true, seed: 3 }));
+  const b = await connect(B, opts({ bot: true, seed: 4 }));
+  const ar = record(a), br = record(b);
+  const want = { genre: "survivors", maxPlayers: 2 };
+  const [qa, qb] = await Promise.all([a.quickPlay(want), b.quickPlay(want)]);
+  check(qa.code === qb.code && qa.slot !== qb.slot && a.redirects + b.redirects === 1 &&
+    a.ws.url === b.ws.url,
+  "quick play at A and at B at once seats both in one room, one REDIRECT",
+  `A: ${JSON.stringify(qa)} (${a.redirects} redirects), B: ${JSON.stringify(qb)} ` +
+  `(${b.redirects}), sockets ${a.ws.url} ${b.ws.url}`);
+  await Promise.all([a, b].map((c) => new Promise((resolve) => c.on("step", (s) => {
+    if (s === 240) resolve();
+  }))));
+  const g = agree(ar, br);
+  check(g.first === null && g.both >= 200,
+    "the quick-play room started by itself and both players agree",
+    `${g.both} steps both ran, first that differs: ${g.first}`);
+  a.close();
+  b.close();
+}
+
 // --- a match on A, joined, watched and rejoined through B ---------------
 const host = await connect(A, opts({ bot: true, seed: 1 }));
 const hr = record(host);
@@ -177,27 +203,5 @@ for (const [what, call] of [["join", (c, k) => c.join(k)], ["spectate", spectate
   c.close();
 }
 
-// --- quick play at A and at B at once: one room, one REDIRECT -----------
-{
-  const a = await connect(A, opts({ bot: true, seed: 3 }));
-  const b = await connect(B, opts({ bot: true, seed: 4 }));
-  const ar = record(a), br = record(b);
-  const want = { genre: "survivors", maxPlayers: 2 };
-  const [qa, qb] = await Promise.all([a.quickPlay(want), b.quickPlay(want)]);
-  check(qa.code === qb.code && qa.slot !== qb.slot && a.redirects + b.redirects === 1 &&
-    a.ws.url === b.ws.url,
-  "quick play at A and at B at once seats both in one room, one REDIRECT",
-  `A: ${JSON.stringify(qa)} (${a.redirects} redirects), B: ${JSON.stringify(qb)} ` +
-  `(${b.redirects}), sockets ${a.ws.url} ${b.ws.url}`);
-  await Promise.all([a, b].map((c) => new Promise((resolve) => c.on("step", (s) => {
-    if (s === 240) resolve();
-  }))));
-  const g = agree(ar, br);
-  check(g.first === null && g.both >= 200,
-    "the quick-play room started by itself and both players agree",
-    `${g.both} steps both ran, first that differs: ${g.first}`);
-  a.close();
-  b.close();
-}
 clearTimeout(guard);
 process.exit(failed ? 1 : 0);

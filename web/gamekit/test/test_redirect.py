@@ -6,7 +6,9 @@ WebSocket URL as its own (a misconfigured node: a client sent to it
 through B is sent on again); D advertises none.
 
 Environment: GK_SERVER, NODE (meson sets them). Exit 77 (skipped) without
-redis-server unless GK_WEB_REQUIRED=1; 0 pass, 1 fail.
+redis-server unless GK_WEB_REQUIRED=1, and without a node that has a global
+WebSocket (node 20 or later; Debian 12's is 18), as test_web.py; 0 pass,
+1 fail.
 """
 import os
 import subprocess
@@ -17,6 +19,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tests", "web"))
 sys.dont_write_bytecode = True
 from gkfleet import FleetNode, Redis, have_redis  # noqa: E402
 from gkserver import server_exe  # noqa: E402
+sys.path.insert(0, HERE)
+from test_web import node_has_websocket  # noqa: E402
 
 
 def main():
@@ -25,6 +29,10 @@ def main():
         sys.exit(1 if os.environ.get("GK_WEB_REQUIRED") == "1" else 77)
     exe = server_exe()
     node = os.environ.get("NODE", "node")
+    if not node_has_websocket(node):
+        print("skip: %s has no global WebSocket (node 20 or later needed)" %
+              node)
+        sys.exit(77)
     hold = {"reconnect": {"hold_ms": 10000}}
     with Redis() as r, FleetNode(exe, r, "a", config=hold) as a, \
             FleetNode(exe, r, "b") as b, \
