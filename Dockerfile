@@ -6,6 +6,12 @@
 # Build and run:
 #   docker build -t gk-server .
 #   docker run --rm -p 7777:7777/udp gk-server
+# or with Debian's podman where builds may not make namespaces:
+#   podman build --isolation=chroot --network=host -t gk-server .
+#   podman --runtime runc --cgroup-manager=cgroupfs run --rm --network=host gk-server
+# (a sandbox that refuses setrlimit also needs `default_ulimits = []` under
+# [containers] in a CONTAINERS_CONF file). The build runs every test suite
+# but netns; those needing Chromium or node 20 skip (Debian 12 has 18).
 FROM debian:bookworm-slim AS build
 WORKDIR /src
 COPY scripts/lib.sh scripts/lib.sh
