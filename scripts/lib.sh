@@ -48,6 +48,18 @@ gk_install() {
     --no-install-recommends $missing
 }
 
+# gk_npm_ci DIR: installs the npm test packages DIR's package-lock.json
+# pins (web/gamekit/test/types: typescript) into DIR/node_modules, when
+# missing or older than the lockfile. npm comes with nodesource's node;
+# Debian's is the npm package, installed if no npm is found.
+gk_npm_ci() {
+  command -v npm >/dev/null 2>&1 || gk_install npm
+  [ -f "$1/node_modules/.package-lock.json" ] &&
+    [ ! "$1/package-lock.json" -nt "$1/node_modules/.package-lock.json" ] &&
+    return 0
+  npm ci --prefix "$1" --no-audit --no-fund --loglevel=error
+}
+
 # gk_build DIR [MESON_OPTION...]: configures DIR once, then builds it.
 gk_build() {
   gk_setup "$@"

@@ -33,6 +33,7 @@ cd "$(dirname "$0")/.."
 # shellcheck disable=SC2086
 gk_install $GK_PACKAGES $GK_TEST_PACKAGES $GK_BROWSER_PACKAGES \
   $GK_CLANG_PACKAGES
+gk_npm_ci web/gamekit/test/types
 gk_build build
 # (-Dweb_client=false: the two legs run no browser test, and build no
 # gamekit.wasm; the ASan leg builds only what its tests run, through
