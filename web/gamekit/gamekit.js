@@ -170,6 +170,18 @@ export function nowNs() {
   return Math.floor(performance.now() * 1e6);
 }
 
+/** A map's 64-bit integer (two u32 halves) as a Number within
+ * +/-EXACT, else as its decimal text. Exact in doubles without a BigInt
+ * while the high half is below 2^21 in size (nearly every field); a dense
+ * survivors state has tens of thousands. */
+function intOf(signed, lo, hi) {
+  const h = signed ? hi | 0 : hi;
+  if (h > -0x200000 && h < 0x200000) return h * TWO32 + lo;
+  const b = (BigInt(hi) << 32n) | BigInt(lo);
+  const v = signed ? BigInt.asIntN(64, b) : b;
+  return v > BigInt(EXACT) || v < -BigInt(EXACT) ? v.toString() : Number(v);
+}
+
 /** Decodes a state/sample map (gk_web.h, "GKS1") into
  * { step, hash, state: { path: value } }: numbers (text beyond 2^53, as
  * gk-replay dump --json), booleans, and hex strings for bytes. */
@@ -192,16 +204,8 @@ export function decodeMap(u8) {
       o += 4 + n;
     } else {
       const lo = dv.getUint32(o, true), hi = dv.getUint32(o + 4, true);
-      let v;
-      if (kind === FIELD.BOOL) v = lo !== 0;
-      else if (kind >= FIELD.I8 && kind <= FIELD.I64) {
-        const b = BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo));
-        v = b > BigInt(EXACT) || b < -BigInt(EXACT) ? b.toString() : Number(b);
-      } else {
-        const b = (BigInt(hi) << 32n) | BigInt(lo);
-        v = b > BigInt(EXACT) ? b.toString() : Number(b);
-      }
-      out.state[path] = v;
+      out.state[path] = kind === FIELD.BOOL ? lo !== 0
+        : intOf(kind >= FIELD.I8 && kind <= FIELD.I64, lo, hi);
       o += 8;
     }
     prev = path;
