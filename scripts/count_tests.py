@@ -20,6 +20,19 @@ SANITIZER_REPORTS = ("ERROR: LeakSanitizer", "ERROR: AddressSanitizer",
                      "ERROR: ThreadSanitizer")
 
 
+def why(out, n=2):
+    """The exception lines of the diagnostics after each `not ok` (a Python
+    test's AssertionError with its figures), at most n per failure."""
+    said, after = [], 0
+    for ln in out.splitlines():
+        if ln.startswith("not ok"):
+            after = n
+        elif after and ln.startswith("#") and re.search(r"\w(Error|Exception)\b", ln):
+            said.append(ln[:400])
+            after -= 1
+    return "".join(f"\n    {ln}" for ln in said)
+
+
 def tail(rec, n=6):
     """What a failed test said: its assertion lines first, then the last
     lines of its stderr."""
@@ -54,7 +67,7 @@ for path in sys.argv[1:]:
                     failures.append(f"{path}: '{rec.get('name')}' "
                                     f"{rec.get('result')}: "
                                     + ("; ".join(lines) or f"{missing} planned tests never reported")
-                                    + tail(rec))
+                                    + why(out) + tail(rec))
                 passed += ok
                 failed += bad
             elif rec.get("result") == "SKIP":

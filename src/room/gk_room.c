@@ -397,6 +397,7 @@ void gk_room_view_of(const gk_room *r, gk_room_view *v) {
     v->conn[i] = i < r->nslots ? r->conn[i] : GK_ROOM_NO_CONN;
   v->bot_seats = gk_room__bots_seats(r->bots);
   v->bot_mask = gk_room__bots_mask(r->bots);
+  v->bot_records = gk_room__bots_records(r->bots);
   v->listed = r->listed;
   v->quick = r->quick;
   v->quick_key = r->quick_key;

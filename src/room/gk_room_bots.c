@@ -17,9 +17,12 @@
  *   3. before every tick of the session and after every call into it
  *      (gk_room__bots_feed), each bot's records go into the session as an INPUT
  *      from its slot (gk_net_session_on_msg: the path of a remote
- *      player's INPUT, minus the datagram), for every step a human could
- *      sample now (below confirmed + input delay + lead), so a step never
- *      waits for a bot. A bot asks for one record per step it fills, in
+ *      player's INPUT, minus the datagram), for the next unconfirmed step
+ *      only, and again for the next while that confirms a step: a step
+ *      never waits for a bot, and a bot decides as late as it can. Peers
+ *      only ever see confirmed steps, so feeding further ahead would win
+ *      them nothing and make a bot answer input delay + lead steps late.
+ *      A bot asks for one record per step it fills, in
  *      step order; the steps the host holds neutral (the first input_delay
  *      steps, the steps a delay raise skips) get none, as a peer does not
  *      sample them. A genre with bot_answer (gk_sim.h) then changes each
@@ -188,6 +191,10 @@ void gk_room__bots_seat(gk_room_host *h, gk_room *r, uint32_t mask) {
 
 /* --- each step ------------------------------------------------------------ */
 
+/* Steps one call confirms from the bots' records at most; the rest follow
+ * from the next tick (a player may be up to input delay + lead ahead). */
+#define BOTS_STEPS_PER_CALL 64u
+
 /* The bot of `slot` makes its records for the steps from the first its
  * slot has none for up to (not including) `upto`, and they go into the
  * session as its INPUT. A step the host holds already (neutral) ends a
@@ -232,14 +239,17 @@ void gk_room__bots_feed(gk_room_host *h, gk_room *r) {
       r->session.ended)
     return;
   gk_net_session *se = &r->session;
-  uint64_t upto = se->inbuf.confirmed + gk_net_session_delay(se) + se->cfg.lead;
-  for (uint32_t slot = 0; slot < se->cfg.players; slot++) {
-    if ((b->mask >> slot & 1u) == 0) continue;
-    if ((se->inbuf.ack_mask >> slot & 1u) == 0) {
+  for (uint32_t slot = 0; slot < se->cfg.players; slot++)
+    if ((b->mask >> slot & 1u) != 0 && (se->inbuf.ack_mask >> slot & 1u) == 0)
       b->mask &= ~(1u << slot); /* removed by the creator */
-      continue;
-    }
-    feed_slot(h, r, slot, upto);
+  /* The next unconfirmed step only, and again while that confirms it (the
+   * others' records were in): the host never waits for a bot, and a bot's
+   * record is made as late as it can be, from the run's latest state. */
+  for (uint32_t k = 0; k < BOTS_STEPS_PER_CALL && !se->ended; k++) {
+    uint64_t next = se->inbuf.confirmed;
+    for (uint32_t slot = 0; slot < se->cfg.players; slot++)
+      if (b->mask >> slot & 1u) feed_slot(h, r, slot, next + 1);
+    if (se->inbuf.confirmed == next) break;
   }
   /* nobody but bots left (removed, not merely away): the match ends as a
    * room whose players all left */

@@ -94,13 +94,20 @@ int gk_room__predict_configure(const gk_room_host *h, gk_room *r,
   return 0;
 }
 
+uint32_t gk_room__predict_free_ms(const gk_room_host *h, const gk_room *r) {
+  if (!r->predict) return 0;
+  uint64_t cover = (uint64_t)r->lead * 1000u / h->cfg->step_hz;
+  return h->cfg->prediction_rtt_ms < cover ? h->cfg->prediction_rtt_ms
+                                           : (uint32_t)cover;
+}
+
 /* --- the delay ------------------------------------------------------------ */
 
 static gk_delay_policy policy(const gk_room_host *h, const gk_room *r) {
   gk_delay_policy p;
   memset(&p, 0, sizeof p);
   p.min = r->predict ? 1u : h->cfg->input_delay_min;
-  p.free_ms = r->predict ? h->cfg->prediction_rtt_ms : 0u;
+  p.free_ms = gk_room__predict_free_ms(h, r);
   p.max = h->cfg->input_delay_max;
   p.step_us = 1000000u / h->cfg->step_hz;
   if (p.step_us == 0) p.step_us = 1;

@@ -325,6 +325,10 @@ void gk_room__delay_free(gk_room__delay *d);
  * message naming the key. */
 int gk_room__predict_configure(const gk_room_host *h, gk_room *r,
                                const cJSON *room, char *err, size_t errlen);
+/* The round trip (ms) a room's predicted heads cover with the least
+ * delay: lockstep.prediction.rtt_ms, at most the window's lead steps (a
+ * head never runs further past confirmed + delay); 0 without prediction. */
+uint32_t gk_room__predict_free_ms(const gk_room_host *h, const gk_room *r);
 /* 1 if `key` of the `room` object is one gk_room__predict_configure
  * reads. */
 int gk_room__predict_key(const char *key);

@@ -230,8 +230,7 @@ static void session_config(const gk_room_host *h, const gk_room *r,
   sc->auto_remove_ms = h->cfg->stall_auto_remove_ms;
   /* with prediction the delay leaves up to rtt_ms of the round trip to
    * the heads: a step is late only past that too (docs/PROTOCOL.md) */
-  sc->late_slack_ms =
-      h->cfg->late_slack_ms + (r->predict ? h->cfg->prediction_rtt_ms : 0u);
+  sc->late_slack_ms = h->cfg->late_slack_ms + gk_room__predict_free_ms(h, r);
   sc->stall_ms = h->cfg->stall_ms;
   sc->step_seconds.num = 1;
   sc->step_seconds.den = h->cfg->step_hz;

@@ -5,6 +5,7 @@
  * stall.auto_remove_ms, or by the creator), and server bots fill seats
  * with no connection. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "gk_err.h"
@@ -257,6 +258,12 @@ Test(room_match, bots_fill_their_seats_with_no_connection) {
   cr_assert_geq(v.steps_confirmed, 45);
   cr_assert_eq(v.stalls, 0, "a step never waits for a bot");
   cr_assert_eq(v.desyncs, 0);
+  /* the player samples input delay + lead steps ahead; a bot decides only
+   * the next unconfirmed step (the steps held neutral at the start get no
+   * record) */
+  cr_assert_eq(v.bot_records, 2 * (v.steps_confirmed + 1 - v.input_delay),
+               "%" PRIu64 " records for %" PRIu64 " steps, delay %u",
+               v.bot_records, v.steps_confirmed, v.input_delay);
   /* the bots' records reach the player in the confirmed steps */
   uint32_t moved = 0;
   for (uint32_t n = 0; rw_nth(w, a, GK_MSG_CONFIRMED, n, &m); n++) {

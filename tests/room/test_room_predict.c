@@ -61,6 +61,19 @@ Test(room_predict, past_rtt_ms_the_delay_covers_the_rest_of_the_round_trip) {
   cr_assert_eq(ms.input_delay, 3, "(150 - 100) / 20 = 2.5: 3 steps");
 }
 
+Test(room_predict, the_heads_cover_no_more_round_trip_than_their_window) {
+  /* a window of 2 steps runs 40 ms past confirmed + delay: of rtt_ms 100,
+   * the delay covers the rest, (100 - 40) / 20 = 3 steps */
+  gk_wire_match_start ms =
+      start("survivors", "{\"room\": {\"prediction_window\": 2}}", 100);
+  cr_assert_eq(ms.lead, 4, "lockstep.lead, above the window");
+  cr_assert_eq(ms.input_delay, 1, "4 steps of lead cover 80 ms: 1 step");
+  w->cfg.lead = 1;
+  ms = start("survivors", "{\"room\": {\"prediction_window\": 2}}", 100);
+  cr_assert_eq(ms.lead, 2);
+  cr_assert_eq(ms.input_delay, 3, "(100 - 40) / 20 = 3 steps, not 1");
+}
+
 Test(room_predict, push_puzzle_does_not_predict_by_default) {
   gk_wire_match_start ms = start("push-puzzle", NULL, 50);
   cr_assert_eq(ms.lead, 4, "lockstep.lead");

@@ -52,8 +52,11 @@ END_STEP = 330        # then the host ends the match
 # cover with no input delay. The relay's 100 ms measures as 100..160 ms
 # (the page's timers, ENet's estimate and its variance on top), which
 # the default 100 would meet with a few steps of delay; past it, the
-# delay is 1 step and the head alone covers the round trip.
+# delay is 1 step and the head alone covers the round trip. A head runs at
+# most its window W past confirmed + delay, and the server covers no more
+# round trip than W steps (at 60 Hz the default 8 is 133 ms): W 16, 267 ms.
 FREE_RTT_MS = 250
+WINDOW = 16
 srv = relay = tmp = None
 
 # Every draw of the page's view: [time, x of its own player in the state
@@ -276,6 +279,7 @@ if __name__ == '__main__':
         config={'replays': {'enabled': True,
                             'dir': os.path.join(tmp, 'replays')},
                 'lockstep': {'prediction': {'mode': 'genre',
+                                            'window': WINDOW,
                                             'rtt_ms': FREE_RTT_MS}}})
     relay = delayrelay.DelayRelay(srv.ws_port, EACH_WAY_MS)
     try:
