@@ -14,10 +14,13 @@
 # timeout multiplier, less those in suites timing (latency assertions),
 # hostile (bad bytes on the loop thread alone), netns (a loss test in
 # a network namespace) and roomplay (end-to-end tests of what a room
-# decides, in real time; tests/room checks those decisions in process):
-# nothing there runs on a second thread that the rest does not (the
-# recordings' and desync bundles' jobs run in "server end to end",
-# "server faults" and "server desync", which stay).
+# decides, in real time; tests/room checks those decisions in process)
+# and loopwork (end-to-end tests of the loop thread's own work: links,
+# admin, auth, figures, the lockstep peers): nothing there runs on a
+# second thread that the rest does not. What does run on one: the
+# recordings' and desync bundles' jobs (libuv's pool) in "server end to
+# end", "server faults" and "server desync", and static files read on
+# the pool in "server ws limits" (a slow disk), which stay.
 #
 # Every process writes its reports to build-tsan/meson-logs/tsan/report.PID
 # (TSAN_OPTIONS log_path): the test binaries and the gk-server / gk-bot /
@@ -81,7 +84,7 @@ rm -f "$logs/tsan.json"
 suites=""
 for s in "$@"; do suites="$suites --suite $s"; done
 suites="$suites --no-suite timing --no-suite hostile --no-suite netns \
---no-suite roomplay"
+--no-suite roomplay --no-suite loopwork"
 status=0
 # shellcheck disable=SC2086
 TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 \
