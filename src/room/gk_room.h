@@ -295,9 +295,9 @@ typedef struct gk_room_view {
   uint32_t conn[GK_PLAYERS_MAX]; /* each slot's connection or NO_CONN */
   uint32_t bot_seats, bot_mask;
   uint64_t bot_records; /* records the bots made (one per bot per step) */
-  int listed;         /* options.room.listed: in the public room list */
-  int quick;          /* made by QUICK_PLAY (gk_room_quick) */
-  uint64_t quick_key; /* ... what it was asked for (gk_room_quick_key) */
+  int listed;           /* options.room.listed: in the public room list */
+  int quick;            /* made by QUICK_PLAY (gk_room_quick) */
+  uint64_t quick_key;   /* ... what it was asked for (gk_room_quick_key) */
   uint32_t spectators;
   uint64_t created_ms;
   uint64_t steps; /* steps the room's session ran */
