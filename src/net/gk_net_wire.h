@@ -96,6 +96,11 @@
  *                control characters)
  *  ROSTER        host -> client: the names of a room's slots.
  *                count u8 | count x (slot u8 | name str8), slots ascending
+ *  NEXT_ROOM     client -> host: the host of a room whose match ended
+ *                made `code`, its next room: tell the room's others.
+ *                host -> client: the host of the room you were in (slot
+ *                0) made `code`, its next room (Play again).
+ *                code: GK_WIRE_CODE_LEN bytes
  *
  * Rejoin, spectators and snapshots (all reliable; the codec is
  * gk_net_wire_snap.c):
@@ -179,7 +184,8 @@
   X(QUICK_PLAY, 57, 1)                                                         \
   X(QUICK_JOINED, 58, 1)                                                       \
   X(NAME, 59, 1)                                                               \
-  X(ROSTER, 60, 1)
+  X(ROSTER, 60, 1)                                                             \
+  X(NEXT_ROOM, 61, 1)
 
 /* The message types: X(NAME, id, reliable). `reliable` says how the
  * sender should send it: 1 on the reliable channel, 0 unreliably with
@@ -461,7 +467,7 @@ typedef struct gk_wire_msg {
     gk_wire_quick_joined quick_joined; /* QUICK_JOINED */
     char name[GK_WIRE_NAME_MAX + 1];   /* NAME */
     gk_wire_roster roster;             /* ROSTER */
-    /* SPECTATE uses `room` (code and token) */
+    /* SPECTATE uses `room` (code and token), NEXT_ROOM its code */
   } u;
 } gk_wire_msg;
 

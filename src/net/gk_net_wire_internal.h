@@ -115,6 +115,8 @@ int gk__wire_enc_quick_play(const gk_wire_msg *m, gk__wire_put *b);
 int gk__wire_dec_quick_play(gk_reader *r, gk_wire_msg *m);
 int gk__wire_enc_quick_joined(const gk_wire_msg *m, gk__wire_put *b);
 int gk__wire_dec_quick_joined(gk_reader *r, gk_wire_msg *m);
+int gk__wire_enc_next_room(const gk_wire_msg *m, gk__wire_put *b);
+int gk__wire_dec_next_room(gk_reader *r, gk_wire_msg *m);
 /* gk_net_wire_name.c */
 int gk__wire_enc_name(const gk_wire_msg *m, gk__wire_put *b);
 int gk__wire_dec_name(gk_reader *r, gk_wire_msg *m);

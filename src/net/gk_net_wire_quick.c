@@ -4,6 +4,8 @@
  *  QUICK_PLAY    code: GK_WIRE_CODE_LEN bytes (GK_WIRE_CODE_ANY, or the
  *                code a REDIRECT named) | a CREATE_ROOM body
  *  QUICK_JOINED  code: GK_WIRE_CODE_LEN bytes | slot u8 | players u8
+ * and the next room of an ended one (Play again):
+ *  NEXT_ROOM     code: GK_WIRE_CODE_LEN bytes (msg->u.room.code)
  */
 #include <string.h>
 
@@ -48,4 +50,14 @@ int gk__wire_dec_quick_joined(gk_reader *r, gk_wire_msg *msg) {
   m->players = gk_read_u8(r);
   if (r->err != 0) return r->err;
   return check_joined(m);
+}
+
+int gk__wire_enc_next_room(const gk_wire_msg *msg, gk__wire_put *b) {
+  if (!gk_wire_code_valid(msg->u.room.code)) return GK_EPROTO;
+  gk__wire_put_bytes(b, msg->u.room.code, GK_WIRE_CODE_LEN);
+  return b->err;
+}
+
+int gk__wire_dec_next_room(gk_reader *r, gk_wire_msg *msg) {
+  return gk__wire_get_code(r, msg->u.room.code);
 }

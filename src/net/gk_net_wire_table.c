@@ -84,6 +84,7 @@ static const gk__wire_codec codecs[GK__WIRE_TYPE_END] = {
         CODE + 2 + STR8(GK_WIRE_GENRE_MAX) + STR16(GK_WIRE_CONFIG_MAX) +
             TOKEN_MAX),
     FIXED(QUICK_JOINED, quick_joined, CODE + 1 + 1),
+    FIXED(NEXT_ROOM, next_room, CODE),
     /* gk_net_wire_name.c: names */
     ROW(NAME, name, STR8(1), STR8(GK_WIRE_NAME_MAX)),
     ROW(ROSTER, roster, 1, 1 + GK_PLAYERS_MAX * (1 + STR8(GK_WIRE_NAME_MAX))),

@@ -600,3 +600,18 @@ Test(wire_codec,
   const uint8_t count[] = {GK_PLAYERS_MAX + 1};
   expect_patched(29, 2, count, 1, GK_ERANGE);
 }
+
+Test(wire_codec, next_room_is_its_code_after_the_header_and_nothing_else) {
+  gk_wire_msg m;
+  cr_assert(sample_msg(30, &m));
+  uint8_t buf[GK_WIRE_MAX];
+  size_t len = 0;
+  cr_assert_eq(gk_wire_encode(&m, buf, sizeof buf, &len), 0);
+  /* docs/PROTOCOL.md "Play again" */
+  const uint8_t doc[] = {0x02, 0x3d, 'K', '7', 'Q', 'X', '2', '2', '2',
+                         '2',  '2',  '2', '2', '2', '2', '2', '2', '2'};
+  cr_assert_eq(len, sizeof doc);
+  cr_assert_arr_eq(buf, doc, sizeof doc);
+  const uint8_t bad[] = {'1'}; /* not base32 */
+  expect_patched(30, 2, bad, 1, GK_EPROTO);
+}

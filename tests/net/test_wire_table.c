@@ -112,6 +112,9 @@ static int sample_room(gk_wire_type type, int big, gk_wire_msg *m) {
     strcpy(m->u.quick_joined.code, code);
     m->u.quick_joined.players = 1;
     return 1;
+  case GK_MSG_NEXT_ROOM:
+    strcpy(m->u.room.code, code);
+    return 1;
   case GK_MSG_NAME:
     text(m->u.name, big ? GK_WIRE_NAME_MAX : 1, 'n');
     return 1;

@@ -98,6 +98,10 @@ static int sample_snap_msg(int i, gk_wire_msg *m) {
     m->u.roster.slot[1] = 3;
     strcpy(m->u.roster.name[1], "Zo\xc3\xab");
     return 1;
+  case 30: /* Play again */
+    m->type = GK_MSG_NEXT_ROOM;
+    strcpy(m->u.room.code, "K7QX222222222222");
+    return 1;
   case 27:
     m->type = GK_MSG_QUICK_JOINED;
     strcpy(m->u.quick_joined.code, "K7QX222222222222");
