@@ -157,7 +157,10 @@ uint32_t gk_room__free_slot(const gk_room *r) {
 void gk_room__free(gk_room_host *h, gk_room *r) {
   gk_room__desync_room_free(h, r);
   gk_room__spectators_free(h, r);
-  for (uint32_t i = 0; i < r->nslots; i++) gk_room__unseat(h, r, r->conn[i]);
+  for (uint32_t i = 0; i < r->nslots; i++) {
+    gk_room__remember(h, r, r->conn[i], i == 0);
+    gk_room__unseat(h, r, r->conn[i]);
+  }
   h->env.gone(h->env.user, r);
   h->stats.rooms_closed++;
   gk_room__discard(r);

@@ -77,6 +77,12 @@ typedef struct gk_room_conn {
   uint32_t slot;     /* its slot, or its spectator index */
   int spectator;     /* watching `room` */
   uint64_t since_ms; /* connected, or left its last room */
+  /* The last room it was in whose match ran, kept when that room closed
+   * (gk_room_next): its code ("" for none) and 1 if it was its host (slot
+   * 0) and has not sent NEXT_ROOM for it yet. The shell zeroes both when
+   * the connection opens. */
+  char last_code[GK_WIRE_CODE_LEN + 1];
+  int last_host;
 } gk_room_conn;
 
 /* A job for a worker thread: `work` runs there and touches only the
@@ -138,6 +144,10 @@ typedef struct gk_room_env {
    * library make a short one, unique among this shell's rooms through
    * code_taken. May be NULL (the same as GK_ENOTFOUND). */
   int (*new_code)(void *user, char out[GK_WIRE_CODE_LEN + 1]);
+  /* Calls fn(ctx, c) for every open connection, in any order; fn sends
+   * at most (NEXT_ROOM's recipients: gk_room_next). */
+  void (*each_conn)(void *user, void (*fn)(void *ctx, gk_room_conn *c),
+                    void *ctx);
 } gk_room_env;
 
 /* What every room of one shell shares. The shell fills env, cfg and log
@@ -158,7 +168,8 @@ struct gk_room_host {
   uint64_t now_ms;             /* the time of the call being handled */
 };
 
-/* Zeroes the host and sets env, cfg and log. */
+/* Zeroes the host and sets env, cfg and log (every callback of env
+ * non-NULL but those a comment lets be NULL). */
 void gk_room_host_init(gk_room_host *h, const gk_room_env *env,
                        const gk_server_config *cfg, gk_server_log *log);
 
@@ -224,6 +235,14 @@ const char *gk_room_slot_name(const gk_room *r, uint32_t slot);
 /* START_MATCH and, in a lobby, END_MATCH from `conn`, seated in `r`
  * (NULL: in no room; the request is refused). */
 void gk_room_start(gk_room_host *h, gk_room *r, uint32_t conn, uint64_t now_ms);
+/* NEXT_ROOM from `conn` (Play again; docs/PROTOCOL.md): the host of a room
+ * whose match ended, still on that room's connection (the room draining,
+ * or closed since: gk_room_conn.last_code), names the room it made next.
+ * Its players and spectators still connected, and in no other room since,
+ * get NEXT_ROOM with that code; once per room. Anyone else: GK_EPERM and
+ * a strike. */
+void gk_room_next(gk_room_host *h, uint32_t conn, const gk_wire_msg *m,
+                  uint64_t now_ms);
 void gk_room_lobby_end(gk_room_host *h, gk_room *r, uint32_t conn,
                        uint64_t now_ms);
 /* ERROR(code, text) to any connection, as a room sends it: text cut to

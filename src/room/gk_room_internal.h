@@ -63,6 +63,7 @@ struct gk_room {
                          predicting (if larger than lockstep.lead) */
   int listed;         /* options.room.listed: in the public room list */
   int quick;          /* made by QUICK_PLAY: starts once its seats are taken */
+  int next_told;      /* its host sent NEXT_ROOM (gk_room_next.c) */
   uint64_t quick_key; /* QUICK_PLAY: a hash of the room asked for */
   uint32_t conn[GK_PLAYERS_MAX]; /* connection per slot, or NO_CONN */
   uint32_t nslots;               /* slots handed out */
@@ -143,6 +144,10 @@ uint32_t gk_room__conn_rtt_var(const gk_room_host *h, uint32_t peer);
 void gk_room__admit(gk_room_host *h, uint32_t peer);
 /* Seats a connection in a room's slot (or as spectator index `slot`). */
 void gk_room__seat(gk_room_conn *c, gk_room *r, uint32_t slot, int spectator);
+/* gk_room_next.c: `peer` leaves room r, which closes: with a match run
+ * (and no NEXT_ROOM sent yet), it keeps r's code, as its host if `host`. */
+void gk_room__remember(gk_room_host *h, const gk_room *r, uint32_t peer,
+                       int host);
 /* Lets a connection go from room r (if it is in it): in no room, since
  * now. */
 void gk_room__unseat(gk_room_host *h, gk_room *r, uint32_t peer);

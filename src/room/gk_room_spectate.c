@@ -325,7 +325,10 @@ void gk_room__spectators_free(gk_room_host *h, gk_room *r) {
   if (sp == NULL) return;
   h->spectators -= sp->n;
   for (uint32_t i = 0; i < sp->cap; i++)
-    if (sp->v[i].peer != GK_ROOM_NO_CONN) gk_room__unseat(h, r, sp->v[i].peer);
+    if (sp->v[i].peer != GK_ROOM_NO_CONN) {
+      gk_room__remember(h, r, sp->v[i].peer, 0);
+      gk_room__unseat(h, r, sp->v[i].peer);
+    }
   free(sp->v);
   free(sp->ring);
   free(sp);

@@ -48,6 +48,8 @@
   X(matches_started, GK_ROOM_METRIC, "Matches started.")                      \
   X(matches_ended, GK_ROOM_METRIC, "Matches ended.")                          \
   X(refused, GK_ROOM_METRIC, "Create, join or start requests refused.")       \
+  X(next_rooms, GK_ROOM_METRIC,                                               \
+    "Play again: hosts' NEXT_ROOMs sent on to their ended rooms' others.")    \
   X(drop_unexpected, GK_ROOM_OWN, "Valid messages a client may not send now.")\
   X(drop_session, GK_ROOM_OWN, "Match messages a room's session dropped.")   \
   X(replies_cut, GK_ROOM_OWN, "ERROR texts left out: over the request.")      \

@@ -148,6 +148,13 @@ static uint64_t env_clock_ns(void *user) {
   return uv_hrtime();
 }
 
+static void env_each_conn(void *user, void (*fn)(void *ctx, gk_room_conn *c),
+                          void *ctx) {
+  gk_server *s = user;
+  for (uint32_t i = 0; s->conns != NULL && i < s->cfg->max_peers; i++)
+    if (s->conns[i].used) fn(ctx, &s->conns[i].rc);
+}
+
 static uint64_t env_wall_s(void *user) {
   (void)user;
   return (uint64_t)time(NULL);
@@ -170,7 +177,8 @@ int sv_rooms_init(gk_server *s) {
                            env_queue,
                            env_clock_ns,
                            env_wall_s,
-                           sv_fleet_new_code};
+                           sv_fleet_new_code,
+                           env_each_conn};
   gk_room_host_init(&s->host, &env, s->cfg, s->log);
   uint32_t n = s->cfg->max_rooms;
   s->rooms = calloc(n ? n : 1, sizeof(gk_room *));

@@ -136,6 +136,9 @@ static void route_control(gk_server *s, gk_room *r, uint32_t peer,
   case GK_MSG_NAME:
     gk_room_name(h, r, peer, m, now);
     break;
+  case GK_MSG_NEXT_ROOM:
+    gk_room_next(h, peer, m, now);
+    break;
   case GK_MSG_REJOIN_ROOM:
     if (!(to = sv_room_find(s, m->u.rejoin.code)) && not_here(s, peer, m))
       break;

@@ -88,6 +88,13 @@ void rw_disconnect(rw_world *w, uint32_t id) {
 
 /* --- the environment ----------------------------------------------------- */
 
+static void env_each_conn(void *user, void (*fn)(void *ctx, gk_room_conn *c),
+                          void *ctx) {
+  rw_world *w = user;
+  for (uint32_t i = 0; i < RW_CONNS; i++)
+    if (w->conns[i].used) fn(ctx, &w->conns[i].rc);
+}
+
 static gk_room_conn *env_conn(void *user, uint32_t id) {
   rw_conn *c = live_conn(user, id);
   return c ? &c->rc : NULL;
@@ -250,7 +257,8 @@ rw_world *rw_new(void) {
                            env_queue,
                            env_clock_ns,
                            env_wall_s,
-                           NULL}; /* short codes, unique through code_taken */
+                           NULL, /* short codes, unique through code_taken */
+                           env_each_conn};
   gk_room_host_init(&w->host, &env, &w->cfg, &w->log);
   return w;
 }
@@ -328,6 +336,9 @@ static void route_control(rw_world *w, gk_room *r, uint32_t id,
     break;
   case GK_MSG_NAME:
     gk_room_name(h, r, id, m, w->now_ms);
+    break;
+  case GK_MSG_NEXT_ROOM:
+    gk_room_next(h, id, m, w->now_ms);
     break;
   case GK_MSG_REJOIN_ROOM:
     gk_room_rejoin(h, rw_room(w, m->u.rejoin.code), id, m, w->now_ms);
