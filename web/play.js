@@ -75,11 +75,20 @@ async function client() {
     if (m.type === 'error' && play.rejoining) refused(m);
   });
   c.on('step', () => solvedNote(c));
+  // Play again in a room someone else made: its host made the next room
+  c.on('next_room', (r) => {
+    if (c !== play.client || !play.ended) return;
+    play.next = r;
+    $('nextwho').textContent = `${slotLabel(0, play.names)} made a new ` +
+      `room, ${grouped(r.shown)}.`;
+    $('nextroom').hidden = false;
+  });
   c.on('roster', (r) => { // names by slot: the bar, the view, the results
     play.names = r.names;
     if (play.view && play.view.setNames) play.view.setNames(r.names);
   });
   c.on('ended', (e) => {
+    if (c !== play.client) return; // a room this page left (Play again)
     play.ended = e || true;
     sessionStorage.removeItem(KEEP);
     bar();
@@ -89,7 +98,7 @@ async function client() {
   // ERROR: keep the refusal's words; say the connection was lost only
   // in a room
   c.on('close', () => {
-    if (!play.ended && play.code) {
+    if (c === play.client && !play.ended && play.code) {
       status('The connection to the server was lost.', true);
     }
   });
@@ -398,16 +407,67 @@ function results(c, e) {
   $('results').hidden = false;
 }
 
-// Play again. The host of a room it made: a new room with the same genre,
-// seats, bots and options; its code and link are shown to share. Anyone in
-// a quick-play room: quick play again with the room's code as
-// room.rematch, so the players who press it share one new room.
-function again() {
-  const last = play.quick
-    ? { quick: true, ...play.quick, rematch: play.shown || play.code }
-    : play.created;
-  sessionStorage.setItem(AGAIN, JSON.stringify(last));
-  location.href = location.pathname + '?again=1';
+// Play again. Anyone in a quick-play room: quick play again with the
+// room's code as room.rematch, so the players who press it share one new
+// room. The host of a room it made: a new room with the same genre,
+// seats, bots and options, on a new connection, in this page; then
+// NEXT_ROOM with its code on the old room's connection, which the server
+// sends on to the room's other players and watchers (their pages offer
+// to join it, docs/PROTOCOL.md "Play again"); its code and link are
+// shown to share too.
+async function again() {
+  if (play.quick) {
+    sessionStorage.setItem(AGAIN, JSON.stringify(
+      { quick: true, ...play.quick, rematch: play.shown || play.code }));
+    location.href = location.pathname + '?again=1';
+    return;
+  }
+  const old = play.client, made = play.created;
+  toLobby();
+  $('genre').value = made.genre;
+  $('seats').value = made.seats;
+  $('bots').value = made.bots;
+  $('listed').checked = !!made.listed;
+  play.options = made.options;
+  await create();
+  try {
+    if (play.code && !old.closed) old.nextRoom(play.code);
+  } catch (e) {
+    status(`The others were not told the new room: ${sentence(e)}`, true);
+  }
+  old.close();
+}
+
+// Back from a match to the lobby in this page (Play again): the old
+// match's input, canvas listeners and state go; play.client is replaced
+// by the next room's.
+function toLobby() {
+  if (play.input) play.input.detach();
+  const canvas = $('c');
+  canvas.replaceWith(canvas.cloneNode(false));
+  Object.assign(play, { client: null, code: null, shown: null, slot: -1,
+    step: -1, started: false, ended: null, error: null, host: false,
+    view: null, input: null, solved: [], fell: {}, results: null,
+    lastLevel: null, drawnState: null, names: null, next: null });
+  $('results').hidden = true;
+  $('nextroom').hidden = true;
+  $('game').style.display = 'none';
+  $('lobby').style.display = '';
+  $('room').hidden = true;
+  $('start').disabled = false;
+  status('');
+  lock(false);
+  refreshPublic();
+  play.publicTimer = setInterval(refreshPublic, PUBLIC_MS);
+}
+
+// A guest's or a watcher's way into the host's next room: this page
+// leaves the old one and joins it by code.
+function joinNext() {
+  const code = play.next && play.next.shown;
+  if (!code) return;
+  sessionStorage.removeItem(KEEP);
+  location.href = location.pathname + '?room=' + encodeURIComponent(code);
 }
 
 // Leave: the seat is given up (no rejoin from this tab) and the lobby is
@@ -474,6 +534,7 @@ function begin(c, match) {
       view.draw(...shown);
       play.drawnState = s.state;
     }
+    if (c !== play.client) return; // the page went on (Play again)
     bar();
     if (!c.closed) requestAnimationFrame(frame);
   });
@@ -482,6 +543,7 @@ function begin(c, match) {
 $('leave').onclick = leave;
 $('lobbyback').onclick = leave;
 $('again').onclick = again;
+$('nextjoin').onclick = joinNext;
 $('end').onclick = () => {
   try {
     play.client.endMatch();

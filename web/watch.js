@@ -100,6 +100,14 @@ function hooks(c) {
   c.on('desync', (d) => watch.desyncs.push(d));
   c.on('removed', (r) => watch.removed.push(r));
   c.on('ended', (e) => { watch.ended = e || true; });
+  // Play again: the room's host made its next room; watch it from here
+  c.on('next_room', (r) => {
+    watch.next = r;
+    const a = document.getElementById('nextroom');
+    a.href = location.pathname + '?room=' + encodeURIComponent(r.shown);
+    a.textContent = `The host made a new room, ${r.shown}: watch it`;
+    a.hidden = false;
+  });
   c.on('message', (m) => {
     if (m.type === 'error') refused(c, m);
   });

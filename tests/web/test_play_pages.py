@@ -317,7 +317,8 @@ def settled(p, expr, timeout=20):
 
 
 def end_match_results_play_again_and_leave(b):
-    """two pages and a bot: End match, results for each, Play again, Leave"""
+    """two pages, a watcher and a bot: End match, results for each, Play
+    again takes the guest and the watcher to the host's next room, Leave"""
     host = open_page(b)
     create(host, 'survivors', 2, 1)
     code = host.eval('play.code')
@@ -325,6 +326,9 @@ def end_match_results_play_again_and_leave(b):
     guest.wait_for('play.slot === 1 || play.error', timeout=20)
     start(host)
     guest.wait_for('play.started && play.step >= 120', timeout=20)
+    watcher = b.new_page(srv.url('/watch.html?room=' + host.eval('play.shown')))
+    watcher.wait_for('window.watch && watch.started && watch.step >= 0',
+                     timeout=20)
     host.send('Page.bringToFront')  # a background tab draws no frames
     time.sleep(0.3)
     if host.eval("document.getElementById('end').hidden") or \
@@ -350,12 +354,31 @@ def end_match_results_play_again_and_leave(b):
                     "document.getElementById('bots').value]")
     if got[0] == code or got[1:] != ['survivors', '2', '1']:
         raise AssertionError('play again: %s' % got)
-    guest.eval("setTimeout(() => document.getElementById('lobbyback')"
+    shown = host.eval('play.shown')
+    # the guest's results offer the new room; the watcher's panel too
+    guest.wait_for("!document.getElementById('nextroom').hidden", timeout=10)
+    said = guest.eval("document.getElementById('nextwho').textContent")
+    if shown not in said.replace(' ', ''):
+        raise AssertionError('the guest was offered %r, not %s' % (said,
+                                                                    shown))
+    watcher.wait_for("!document.getElementById('nextroom').hidden",
+                     timeout=10)
+    href = watcher.eval("document.getElementById('nextroom').href")
+    if not href.endswith('?room=' + shown):
+        raise AssertionError('the watcher was offered %s' % href)
+    guest.send('Page.bringToFront')
+    guest.eval("setTimeout(() => document.getElementById('nextjoin')"
                ".click(), 0)")
-    settled(guest, "window.play && play.ready && !play.started && "
+    settled(guest, "window.play && play.ready && play.slot === 1 && "
+            "play.shown === %s" % json.dumps(shown))
+    # Leave: the guest gives the seat up and is back in the lobby
+    guest.eval("setTimeout(() => document.getElementById('leave')"
+               ".click(), 0)")
+    settled(guest, "window.play && play.ready && !play.code && "
             "!location.search")
-    print('# play again: room %s -> %s (%s); the guest is back in the lobby'
-          % (code, got[0], got[1:]))
+    print('# play again: room %s -> %s (%s); the guest joined it from its '
+          'results, the watcher was offered it (%s); the guest left'
+          % (code, got[0], got[1:], said))
 
 
 TWO_LEVELS = '#####\n#@$.#\n#####\n\n######\n#@ $.#\n######\n'

@@ -102,6 +102,7 @@ export const MSG = Object.freeze({
   QUICK_JOINED: 58,
   NAME: 59,
   ROSTER: 60,
+  NEXT_ROOM: 61,
 });
 
 /** GK_WIRE_END_* (src/net/gk_net_wire.h). */

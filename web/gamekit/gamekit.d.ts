@@ -119,6 +119,9 @@ export declare class Client {
    * request; a second REDIRECT, or one without a WebSocket URL, is an
    * "error" message and the call's refusal). */
   on(name: "redirect", fn: (r: Redirect) => void): this;
+  /** The host of the room this client was in made its next room (Play
+   * again): its code as on the wire and as people read it. */
+  on(name: "next_room", fn: (r: { type: "next_room"; code: string; shown: string }) => void): this;
   /** With `predict`: the head was restored from the confirmed run. */
   onRollback(fn: (r: Rollback) => void): this;
   /** After every step this peer ran: its number and its 64-bit hash. */
@@ -134,6 +137,10 @@ export declare class Client {
   setName(name: string): void;
   /** The room's names by slot ("" for none), from the last ROSTER. */
   names?: string[];
+  /** Play again, from the host of a room whose match ended, on that
+   * room's connection: `code`, the room it made next; the room's other
+   * players and spectators get a "next_room" event. */
+  nextRoom(code: string): void;
   /** Quick play: the fullest open room of this kind, or a new one; it
    * starts once full. Follows one REDIRECT. */
   quickPlay(o: { genre: string; maxPlayers?: number; inputDelay?: number; options?: object | null }): Promise<{ type: "quick_joined"; code: string; slot: number; players: number }>;

@@ -498,6 +498,11 @@ export class Client {
       this.emit("secret", ev);
     } else if (type === MSG.SHUTDOWN) {
       ev = { type: "shutdown", graceMs: dv.getUint32(2, true) };
+    } else if (type === MSG.NEXT_ROOM) {
+      // the host of the room this client was in made its next room
+      const code = latin(body.subarray(2, 18));
+      ev = { type: "next_room", code, shown: codeShown(this.m, code) || code };
+      this.emit("next_room", ev);
     }
     this.emit("message", ev);
     const w = this.waiters.shift();
@@ -570,6 +575,20 @@ export class Client {
     try {
       this.check(this.call((w, lo, hi) => this.m._gk_webx_name(w, lo, hi, c)),
         "setName");
+    } finally {
+      this.m._free(c);
+    }
+  }
+
+  /** Play again (docs/PROTOCOL.md "Play again"): from the host of a room
+   * whose match ended, on that room's connection, the code of the room it
+   * made next (on any connection); the server sends the old room's other
+   * players and spectators a "next_room" event with it, once. */
+  nextRoom(code) {
+    const c = cstr(this.m, String(code));
+    try {
+      this.check(this.call((w, lo, hi) => this.m._gk_webx_next_room(w, lo, hi,
+        c)), "nextRoom");
     } finally {
       this.m._free(c);
     }

@@ -254,6 +254,12 @@ export function createInput(options = {}) {
 
   return {
     attachTouch,
+    /** Stops reading the keys (the page's next match makes its own). */
+    detach() {
+      target.removeEventListener('keydown', onKey);
+      target.removeEventListener('keyup', onKey);
+      target.removeEventListener('blur', onBlur);
+    },
     /** The input record of the next step (a new Uint8Array). */
     record() {
       sinceRecord = new Set();

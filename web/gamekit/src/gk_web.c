@@ -329,6 +329,15 @@ int gk_web_name_at(gk_web *w, uint64_t now, const char *name) {
   return gk_net_peer_send_msg(&w->peer, now, &m);
 }
 
+int gk_web_next_room_at(gk_web *w, uint64_t now, const char *code) {
+  gk_wire_msg m;
+  memset(&m, 0, sizeof m);
+  m.type = GK_MSG_NEXT_ROOM;
+  if (code == NULL || gk_wire_code_pad(code, m.u.room.code) != 0)
+    return GK_EINVAL;
+  return gk_net_peer_send_msg(&w->peer, now, &m);
+}
+
 int gk_web_quick_play_at(gk_web *w, uint64_t now, const char *code,
                          uint32_t max_players, uint32_t input_delay,
                          const char *genre, const char *options_json) {

@@ -145,6 +145,10 @@ int gk_web_create_room_at(gk_web *w, uint64_t now, uint32_t max_players,
  * bytes of UTF-8 without control characters. 0, GK_EINVAL or the peer's
  * code. */
 int gk_web_name_at(gk_web *w, uint64_t now, const char *name);
+/* Play again: NEXT_ROOM with `code` (as typed or on the wire), the room
+ * this connection's host made after its room's match ended; the server
+ * tells that room's others. GK_EINVAL if code is not a room code. */
+int gk_web_next_room_at(gk_web *w, uint64_t now, const char *code);
 /* QUICK_PLAY (docs/PROTOCOL.md "Quick play"): code NULL or "" for any
  * room, else the code a REDIRECT named (either form); the room wanted as
  * for CREATE_ROOM, without a token. 0, GK_EINVAL or the peer's code. */

@@ -79,6 +79,11 @@ EXPORT int gk_webx_name(gk_web *w, uint32_t lo, uint32_t hi, const char *name) {
   return gk_web_name_at(w, u64(lo, hi), name);
 }
 
+EXPORT int gk_webx_next_room(gk_web *w, uint32_t lo, uint32_t hi,
+                             const char *code) {
+  return gk_web_next_room_at(w, u64(lo, hi), code);
+}
+
 EXPORT int gk_webx_quick_play(gk_web *w, uint32_t lo, uint32_t hi,
                               const char *code, uint32_t max_players,
                               uint32_t input_delay, const char *genre,

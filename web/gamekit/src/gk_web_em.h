@@ -20,6 +20,7 @@ int gk_webx_create_room(gk_web *w, uint32_t lo, uint32_t hi,
                         const char *genre, const char *options,
                         const uint8_t *token, uint32_t token_len);
 int gk_webx_name(gk_web *w, uint32_t lo, uint32_t hi, const char *name);
+int gk_webx_next_room(gk_web *w, uint32_t lo, uint32_t hi, const char *code);
 int gk_webx_quick_play(gk_web *w, uint32_t lo, uint32_t hi, const char *code,
                        uint32_t max_players, uint32_t input_delay,
                        const char *genre, const char *options);
