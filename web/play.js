@@ -327,10 +327,13 @@ function bar() {
 }
 
 // The page's camera, an argument of every draw: survivors follows the
-// page's own player (the whole arena in the minimap).
+// page's own player (the whole arena in the minimap), or shows the whole
+// arena while play.wholeArena is set (the prediction test reads the
+// player's own pixels so).
 function camera() {
-  return play.genre === 'survivors' ? { mode: 'follow', follow: play.slot }
-    : null;
+  if (play.genre !== 'survivors') return null;
+  return play.wholeArena ? { mode: 'arena' }
+    : { mode: 'follow', follow: play.slot };
 }
 
 // push-puzzle: a level solved (the genre starts the next at once) is

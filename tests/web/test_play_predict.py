@@ -11,8 +11,11 @@ own fault relay (--latency 50: the same round trip). Two cases: prediction
 on (the room's `prediction` option and the page's head), and off (the
 room's option off, the page drawing confirmed steps only: play.predict
 false, as before prediction); in each, a real ArrowRight key press
-(Input.dispatchKeyEvent) and the frames the page draws after it (the
-view's draw calls, their state: what is on screen):
+(Input.dispatchKeyEvent) and the frames the page draws after it, twice:
+the state each draw call was given, and the pixels it drew (the page
+shows the whole arena, and the canvas is read back after every draw:
+where the player's own colour is, to a tenth of a pixel; a still player
+reads the same every frame):
 
   on:  the page's own player moves on screen within the local input delay
        plus 3 frames of the press (up to a frame to sample it, a step for
@@ -60,16 +63,33 @@ WINDOW = 16
 srv = relay = tmp = None
 
 # Every draw of the page's view: [time, x of its own player in the state
-# drawn, steps of the state drawn, confirmed steps]; the key's time and
-# the draws before it in window.keyAt.
+# drawn, steps of the state drawn, confirmed steps, x of its own player on
+# screen]; the key's time and the draws before it in window.keyAt. On
+# screen: once window.pixAt holds a point (canvas px; the page shows the
+# whole arena, play.wholeArena), the mean x of the pixels of the player's
+# colour (PLAYER_COLORS[slot], within 40 of each channel) in the 80x80
+# square around it, read back from the canvas after the draw.
 WATCH = """(() => {
-  window.draws = []; window.keyAt = null;
+  window.draws = []; window.keyAt = null; window.pixAt = null;
   const v = play.view, draw = v.draw.bind(v);
   const k = `players[${play.slot}].x`;
+  const ctx = document.getElementById('c').getContext('2d');
+  const near = (d, i) => Math.abs(d[i] - 0x4d) <= 40 &&
+    Math.abs(d[i + 1] - 0xa3) <= 40 && Math.abs(d[i + 2] - 0xff) <= 40;
+  const onScreen = () => {
+    if (!pixAt) return null;
+    const R = 40, d = ctx.getImageData(pixAt[0] - R, pixAt[1] - R, 2 * R,
+      2 * R).data;
+    let sx = 0, n = 0;
+    for (let i = 0; i < d.length; i += 4)
+      if (near(d, i)) { sx += (i / 4) % (2 * R); n++; }
+    return n ? pixAt[0] - R + sx / n : null;
+  };
   v.draw = (st, ...rest) => {
+    const out = draw(st, ...rest);
     draws.push([performance.now(), st[k], play.client.predictedState().step,
-                play.client.state().step]);
-    return draw(st, ...rest);
+                play.client.state().step, onScreen()]);
+    return out;
   };
   addEventListener('keydown', () => {
     window.keyAt = [performance.now(), draws.length]; }, true);
@@ -84,6 +104,26 @@ MOVED = """(() => {
                x: draws[i][1], head: draws[i][2], confirmed: draws[i][3],
                still: draws.slice(i0 - 30, i0 + 1).every((d) => d[1] === x0) };
   return null;
+})()"""
+# The same on screen: the first draw after the key whose player's pixels
+# are not where they were at the key.
+MOVED_PIX = """(() => {
+  if (!keyAt) return null;
+  const i0 = keyAt[1] - 1, p0 = draws[i0][4];
+  if (p0 === null) return { none: true };
+  for (let i = keyAt[1]; i < draws.length; i++)
+    if (draws[i][4] !== null && Math.abs(draws[i][4] - p0) >= 0.1)
+      return { frames: i - i0, ms: draws[i][0] - keyAt[0], p0, p: draws[i][4],
+               still: draws.slice(i0 - 30, i0 + 1).every((d) => d[4] === p0) };
+  return null;
+})()"""
+# Where the page's own player is on the canvas now (device px).
+PIX_AT = """(() => {
+  const m = play.view.layout(), g = play.drawnState, r = devicePixelRatio;
+  const k = `players[${play.slot}].`;
+  window.pixAt = [Math.round((m.ox + g[k + 'x'] / 65536 * m.s) * r),
+                  Math.round((m.oy + g[k + 'y'] / 65536 * m.s) * r)];
+  return pixAt;
 })()"""
 
 
@@ -155,23 +195,34 @@ def host_room(b, predict):
     p.wait_for('play.started && play.view && play.step >= 0 || play.error',
                timeout=20)
     expect_ok(p)
+    p.eval('play.wholeArena = true')  # the player moves on screen
     p.eval(WATCH)
     return p, code, bot, out, err, hashes
 
 
 def press(p, code):
-    """ArrowRight at PRESS_STEP, held 20 frames: what the page drew."""
+    """ArrowRight at PRESS_STEP, held 20 frames: what the page drew (the
+    state drawn, and in 'pix' its pixels)."""
+    p.wait_for('play.step >= %d || play.error' % (PRESS_STEP - 60),
+               timeout=30)
+    expect_ok(p)
+    at = p.eval(PIX_AT)
     p.wait_for('play.step >= %d || play.error' % PRESS_STEP, timeout=30)
     expect_ok(p)
     delay = room(code)['input_delay']
     key(p, 'down')
     moved = p.wait_for(MOVED, timeout=10)
+    pix = p.wait_for(MOVED_PIX, timeout=10)
     p.wait_for('draws.length >= keyAt[1] + 20', timeout=10)
     key(p, 'up')
     if not moved['still']:
         raise AssertionError('the player moved before the key: %s' % moved)
+    if pix.get('none') or not pix['still']:
+        raise AssertionError('the player\'s pixels at %s: none, or moving '
+                             'before the key: %s' % (at, pix))
     moved['delay'] = delay
     moved['delay_after'] = room(code)['input_delay']
+    moved['pix'] = pix
     return moved
 
 
@@ -245,14 +296,20 @@ def the_own_press_shows_at_once_with_prediction(b):
         raise AssertionError('with prediction the press was drawn %d frames '
                              '(%.0f ms) after the key (delay %d steps): %s'
                              % (m['frames'], m['ms'], m['delay'], m))
+    if m['pix']['frames'] > m['delay'] + 3:
+        raise AssertionError('with prediction the player\'s pixels moved %d '
+                             'frames after the key (delay %d steps): %s'
+                             % (m['pix']['frames'], m['delay'], m))
     n, compared, rollbacks = finish(p, code, *rest)
     if rollbacks == 0:
         raise AssertionError('the head never rolled back: it did not '
                              'predict the bots')
-    print('# on: drawn %d frames (%.0f ms) after the key, delay %d steps, '
-          'head %d vs confirmed %d; %d steps agree, %d hashes compared, '
-          '%d rollbacks' % (m['frames'], m['ms'], m['delay'], m['head'],
-                            m['confirmed'], n, compared, rollbacks))
+    print('# on: drawn %d frames (%.0f ms) after the key, its pixels %d '
+          'frames (x %.1f -> %.1f), delay %d steps, head %d vs confirmed %d; '
+          '%d steps agree, %d hashes compared, %d rollbacks'
+          % (m['frames'], m['ms'], m['pix']['frames'], m['pix']['p0'],
+             m['pix']['p'], m['delay'], m['head'], m['confirmed'], n,
+             compared, rollbacks))
 
 
 def the_own_press_waits_the_round_trip_without_prediction(b):
@@ -260,15 +317,17 @@ def the_own_press_waits_the_round_trip_without_prediction(b):
     p, code, *rest = host_room(b, False)
     m = press(p, code)
     rtt = 2 * EACH_WAY_MS
-    if m['ms'] < 0.8 * rtt or m['head'] != m['confirmed']:
+    if m['ms'] < 0.8 * rtt or m['head'] != m['confirmed'] or \
+            m['pix']['ms'] < 0.8 * rtt:
         raise AssertionError('without prediction the press was drawn %d '
                              'frames (%.0f ms) after the key (delay %d steps, '
                              'round trip %d ms): %s'
                              % (m['frames'], m['ms'], m['delay'], rtt, m))
     n, compared, _ = finish(p, code, *rest)
-    print('# off: drawn %d frames (%.0f ms) after the key, delay %d steps; '
-          '%d steps agree, %d hashes compared' % (m['frames'], m['ms'],
-                                                  m['delay'], n, compared))
+    print('# off: drawn %d frames (%.0f ms) after the key, its pixels %d '
+          'frames (%.0f ms), delay %d steps; %d steps agree, %d hashes '
+          'compared' % (m['frames'], m['ms'], m['pix']['frames'],
+                        m['pix']['ms'], m['delay'], n, compared))
 
 
 if __name__ == '__main__':
