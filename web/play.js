@@ -26,6 +26,9 @@ import * as survivors from './views/survivors.js';
 import * as pushPuzzle from './views/push_puzzle.js';
 
 const VIEWS = { survivors, 'push-puzzle': pushPuzzle };
+// The top-level arrays each genre's view reads as columns (survivors.js
+// columns()): a frame's state without a path per entity field.
+const DRAW_COLUMNS = { survivors: ['enemies', 'gems', 'projectiles'] };
 const STEP_MS = 1000 / 60; // both genres step at 1/60 s (gk_sim step_seconds)
 const PUBLIC_MS = 3000; // the public room list's refresh while in the lobby
 const $ = (id) => document.getElementById(id);
@@ -528,8 +531,10 @@ function begin(c, match) {
   canvas.addEventListener('click', (e) => tap(e.offsetX, e.offsetY));
   requestAnimationFrame(function frame() {
     input.poll();
-    // the head (the confirmed state when not predicting)
-    const s = play.hold ? null : c.predictedState();
+    // the head (the confirmed state when not predicting); survivors'
+    // thousands of entities as columns (no path per field)
+    const s = play.hold ? null : c.predictedState({ columns: DRAW_COLUMNS[
+      play.genre] });
     if (s) {
       const smp = c.sample();
       play.camera = camera();

@@ -127,6 +127,29 @@ PIX_AT = """(() => {
 })()"""
 
 
+# The head twice in one task (the same steps): as paths, and with the
+# entities in columns (what the page draws): every column value is its
+# path's, and no listed array's element is left in the map. Returns the
+# values compared, or what differed.
+SAME_COLUMNS = """(() => {
+  const c = play.client, a = c.predictedState();
+  const b = c.predictedState({ columns: ['enemies', 'gems', 'projectiles'] });
+  if (a.step !== b.step) return `steps ${a.step} and ${b.step}`;
+  const cols = b.state[Symbol.for('gamekit.columns')];
+  let n = 0;
+  for (const [list, keys] of Object.entries(cols))
+    for (const [key, v] of Object.entries(keys))
+      for (let i = 0; i < v.length; i++, n++) {
+        const want = a.state[`${list}[${i}].${key}`];
+        if (want !== v[i]) return `${list}[${i}].${key}: ${want} vs ${v[i]}`;
+      }
+  const left = Object.keys(b.state).find((k) =>
+    /^(enemies|gems|projectiles)\[/.test(k));
+  if (left) return `${left} left in the map`;
+  return { n, enemies: a.state.enemy_count, gems: a.state.gem_count };
+})()"""
+
+
 def key(p, kind):
     p.send('Input.dispatchKeyEvent', {
         'type': 'keyDown' if kind == 'down' else 'keyUp',
@@ -300,16 +323,21 @@ def the_own_press_shows_at_once_with_prediction(b):
         raise AssertionError('with prediction the player\'s pixels moved %d '
                              'frames after the key (delay %d steps): %s'
                              % (m['pix']['frames'], m['delay'], m))
+    same = p.eval(SAME_COLUMNS)
+    if not isinstance(same, dict) or same['n'] < 3 * same['enemies'] or \
+            same['enemies'] == 0:
+        raise AssertionError('the head in columns: %s' % same)
     n, compared, rollbacks = finish(p, code, *rest)
     if rollbacks == 0:
         raise AssertionError('the head never rolled back: it did not '
                              'predict the bots')
     print('# on: drawn %d frames (%.0f ms) after the key, its pixels %d '
           'frames (x %.1f -> %.1f), delay %d steps, head %d vs confirmed %d; '
-          '%d steps agree, %d hashes compared, %d rollbacks'
+          '%d steps agree, %d hashes compared, %d rollbacks; the head in '
+          'columns: %d values as their paths (%d enemies, %d gems)'
           % (m['frames'], m['ms'], m['pix']['frames'], m['pix']['p0'],
              m['pix']['p'], m['delay'], m['head'], m['confirmed'], n,
-             compared, rollbacks))
+             compared, rollbacks, same['n'], same['enemies'], same['gems']))
 
 
 def the_own_press_waits_the_round_trip_without_prediction(b):

@@ -54,9 +54,16 @@ export interface StateMap {
   step: number;
   /** The hash after the last step, 16 hex digits. */
   hash: string;
-  /** Path -> value: numbers (decimal text beyond 2^53), booleans, hex. */
-  state: Record<string, number | string | boolean>;
+  /** Path -> value: numbers (decimal text beyond 2^53), booleans, hex;
+   * with predictedState({ columns }), state[COLUMNS] holds those lists'
+   * fields: list -> field key -> values by element. */
+  state: Record<string, number | string | boolean> & {
+    [COLUMNS]?: Record<string, Record<string, Float64Array>>;
+  };
 }
+
+/** The symbol of a state's columns (Symbol.for("gamekit.columns")). */
+export declare const COLUMNS: unique symbol;
 
 export interface MatchInfo {
   slot: number; players: number; activeMask: number; firstStep: number;
@@ -159,7 +166,7 @@ export declare class Client {
   sample(): StateMap | null;
   /** With `predict`: the predicted head's state (hash "0": never hashed);
    * else the same as state(). */
-  predictedState(): StateMap | null;
+  predictedState(o?: { columns?: string[] }): StateMap | null;
   stats(): Stats;
   /** Tests: change this peer's own state after `step` (a desync). */
   perturb(step: number, path: string, delta?: number): void;

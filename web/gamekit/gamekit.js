@@ -182,9 +182,39 @@ function intOf(signed, lo, hi) {
   return v > BigInt(EXACT) || v < -BigInt(EXACT) ? v.toString() : Number(v);
 }
 
+/** Where a state map's columns are (predictedState({ columns })): a
+ * symbol-keyed property of its `state`, so paths never meet it; views
+ * read it with the same Symbol.for. */
+export const COLUMNS = Symbol.for("gamekit.columns");
+
+// The columns section after a map's fields (gk_web.h, "Columns"):
+// { list: { key: Float64Array } }, exact within 2^53.
+function decodeColumns(u8, dv, o) {
+  const cols = {};
+  const n = dv.getUint32(o + 4, true);
+  o += 8;
+  for (let i = 0; i < n; i++) {
+    const list = latin(u8.subarray(o + 1, o + 1 + u8[o]));
+    o += 1 + u8[o];
+    const key = latin(u8.subarray(o + 1, o + 1 + u8[o]));
+    o += 1 + u8[o];
+    const kind = u8[o], count = dv.getUint32(o + 1, true);
+    const signed = kind >= FIELD.I8 && kind <= FIELD.I64;
+    const v = new Float64Array(count);
+    o += 5;
+    for (let k = 0; k < count; k++, o += 8) {
+      const lo = dv.getUint32(o, true), hi = dv.getUint32(o + 4, true);
+      v[k] = (signed ? hi | 0 : hi) * TWO32 + lo;
+    }
+    (cols[list] || (cols[list] = {}))[key] = v;
+  }
+  return cols;
+}
+
 /** Decodes a state/sample map (gk_web.h, "GKS1") into
  * { step, hash, state: { path: value } }: numbers (text beyond 2^53, as
- * gk-replay dump --json), booleans, and hex strings for bytes. */
+ * gk-replay dump --json), booleans, and hex strings for bytes; with a
+ * columns section, those fields in state[COLUMNS] instead. */
 export function decodeMap(u8) {
   const dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
   if (latin(u8.subarray(0, 4)) !== "GKS1") throw new Error("not a state map");
@@ -210,6 +240,8 @@ export function decodeMap(u8) {
     }
     prev = path;
   }
+  if (o + 8 <= u8.length && latin(u8.subarray(o, o + 4)) === "GKC1")
+    out.state[COLUMNS] = decodeColumns(u8, dv, o);
   return out;
 }
 
@@ -704,9 +736,21 @@ export class Client {
   }
   /** With `predict`: the predicted head's state, the same shape (`step`:
    * the steps it ran; `hash` 0: never hashed); else the same as state().
-   * Draw this; compare and report state(). */
-  predictedState() {
-    return this.map(2);
+   * Draw this; compare and report state(). `columns`: names of top-level
+   * arrays ("enemies") whose fields come as columns instead of paths,
+   * state[COLUMNS].enemies.x a Float64Array by element (a frame's few
+   * thousand fields without a key each). */
+  predictedState({ columns } = {}) {
+    if (!columns || !columns.length) return this.map(2);
+    const lists = columns.join(",");
+    if (this.colsText !== lists) {
+      if (this.colsPtr) this.m._free(this.colsPtr);
+      this.colsPtr = cstr(this.m, lists);
+      this.colsText = lists;
+    }
+    const p = this.m._gk_webx_head_cols(this.w, this.colsPtr, this.out2);
+    const n = this.m.HEAPU32[this.out2 >> 2];
+    return p ? decodeMap(this.m.HEAPU8.subarray(p, p + n)) : null;
   }
 
   /** Tests: after step `step` add `delta` to the field at `path` of this
@@ -752,6 +796,8 @@ export class Client {
     } catch (e) { /* already closed */ }
     this.m._gk_webx_free(this.w);
     this.m._free(this.out2);
+    if (this.colsPtr) this.m._free(this.colsPtr);
+    this.colsPtr = 0;
     for (const w of this.waiters) w.reject(new Error("gamekit: closed"));
     this.waiters = [];
   }

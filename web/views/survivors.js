@@ -127,6 +127,15 @@ export function slotLabel(i, names = []) {
   return names[i] || `P${i + 1}`;
 }
 
+// A state's columns (gamekit.js COLUMNS: predictedState({ columns })):
+// the fields `keys` of the top-level array `list` by element, if the
+// state has them for at least n elements, else null (read its paths).
+const COLUMNS = Symbol.for('gamekit.columns');
+export function columns(state, list, keys, n) {
+  const c = state[COLUMNS] && state[COLUMNS][list];
+  return c && keys.every((k) => c[k] && c[k].length >= n) ? c : null;
+}
+
 // The marker of the page's own player: a ring this many CSS px outside
 // its figure, and a label above it.
 export const MARK = { ring: 5, color: '#ffffff', width: 3 };
@@ -154,12 +163,13 @@ export function createView(canvas, options = {}) {
   function drawEnemies(state, n) {
     const { s, ox, oy } = map;
     for (const a of byKind) a.length = 0;
+    const col = columns(state, 'enemies', ['kind', 'x', 'y'], n);
     for (let i = 0; i < n; i++) {
-      const e = `enemies[${i}].`;
-      const kind = int(state, e + 'kind');
+      const e = col ? null : `enemies[${i}].`;
+      const kind = col ? col.kind[i] : int(state, e + 'kind');
       if (kind < 0 || kind > 2) continue;
-      byKind[kind].push(ox + fx(int(state, e + 'x')) * s,
-        oy + fx(int(state, e + 'y')) * s);
+      byKind[kind].push(ox + fx(col ? col.x[i] : int(state, e + 'x')) * s,
+        oy + fx(col ? col.y[i] : int(state, e + 'y')) * s);
     }
     // one fillRect per enemy, one colour per kind, big under small; the
     // kinds differ in shape too: brute square, zombie tall, bat wide
@@ -176,10 +186,11 @@ export function createView(canvas, options = {}) {
   function drawDots(state, list, n, radius, color) {
     const { s, ox, oy } = map;
     const r = Math.max(1, radius * s);
+    const col = columns(state, list, ['x', 'y'], n);
     ctx.fillStyle = color;
     for (let i = 0; i < n; i++) {
-      const x = ox + fx(int(state, `${list}[${i}].x`)) * s;
-      const y = oy + fx(int(state, `${list}[${i}].y`)) * s;
+      const x = ox + fx(col ? col.x[i] : int(state, `${list}[${i}].x`)) * s;
+      const y = oy + fx(col ? col.y[i] : int(state, `${list}[${i}].y`)) * s;
       rect(x - r, y - r, 2 * r, 2 * r);
     }
   }

@@ -59,6 +59,17 @@
  * BYTES piece that continues the previous field (a ring written in two
  * pieces, one field in dump's output). The buffer lives in the gk_web
  * until the next state or sample call.
+ *
+ * Columns (gk_web_head_cols): the fields of the top-level arrays named
+ * (survivors' enemies, gems, projectiles: thousands of fields a frame)
+ * leave the map for a section after it, one column per field name:
+ *
+ *   "GKC1" | ncols u32 | ncols columns, each:
+ *   list_len u8 | list | key_len u8 | key | kind u8 | n u32 |
+ *   n values, each lo u32 | hi u32 (as the map's, by element order)
+ *
+ * where key is the path after `list[i].` (`x`, or `weapons[1].level`).
+ * A BYTES field, and a field past the 32nd column, stays in the map.
  */
 #ifndef GK_WEB_H
 #define GK_WEB_H
@@ -193,6 +204,9 @@ const uint8_t *gk_web_sample(gk_web *w, uint32_t *len);
  * steps; its hash 0: never hashed), else the confirmed run's (as
  * gk_web_state). */
 const uint8_t *gk_web_head(gk_web *w, uint32_t *len);
+/* The same with the fields of the top-level arrays named in `lists`
+ * ("enemies,gems"; at most 8 names) in columns (layout above). */
+const uint8_t *gk_web_head_cols(gk_web *w, const char *lists, uint32_t *len);
 
 /* The out queue (layout above). */
 const uint8_t *gk_web_out(const gk_web *w);

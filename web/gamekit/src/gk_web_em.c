@@ -157,6 +157,14 @@ EXPORT const uint8_t *gk_webx_state(gk_web *w, uint32_t sample, uint32_t *out) {
   return p;
 }
 
+EXPORT const uint8_t *gk_webx_head_cols(gk_web *w, const char *lists,
+                                        uint32_t *out) {
+  uint32_t len = 0;
+  const uint8_t *p = gk_web_head_cols(w, lists, &len);
+  if (out != NULL) out[0] = len;
+  return p;
+}
+
 EXPORT const uint8_t *gk_webx_out(gk_web *w) {
   return gk_web_out(w);
 }

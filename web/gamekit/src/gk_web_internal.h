@@ -46,6 +46,12 @@ typedef struct gk__web_buf {
 const uint8_t *gk__web_map_of(gk__web_buf b, const gk_sim *sim,
                               const void *state, const gk_loop *sample_of,
                               uint64_t steps, uint64_t hash, uint32_t *len);
+/* The same, the fields of the top-level arrays named in `lists` (comma
+ * separated; NULL or "": none) in columns after the map (gk_web.h). */
+const uint8_t *gk__web_map_cols_of(gk__web_buf b, const gk_sim *sim,
+                                   const void *state, const gk_loop *sample_of,
+                                   uint64_t steps, uint64_t hash,
+                                   const char *lists, uint32_t *len);
 void gk__web_put_le(uint8_t *p, uint64_t v, unsigned n);
 
 #endif

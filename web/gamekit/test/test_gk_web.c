@@ -2,6 +2,9 @@
  * built natively, so the sanitizers see it: lobby arguments, the out
  * queue, the options hook, the device input record, the state map. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gk_err.h"
@@ -313,4 +316,108 @@ static void redirect_record(const char *ws_url) {
 Test(gk_web, a_redirect_is_handed_over_as_its_fields) {
   redirect_record("ws://b.example:7779/play");
   redirect_record(""); /* a node that takes no WebSocket players */
+}
+
+/* A survivors state of 8 players with a few hundred enemies, gems and
+ * projectiles (spawning every step), as the dense page draws it. */
+static void *busy_survivors(uint32_t steps) {
+  gk_sv_config cfg;
+  gk_survivors_sim.config_default(&cfg);
+  cfg.spawn_interval_start = 1;
+  cfg.spawn_interval_min = 1;
+  cfg.spawn_batch = 20;
+  cfg.player_health = 1000000;
+  char err[GK_ERRMSG_MAX] = "";
+  void *s = gk_survivors_sim.create(&cfg, 7, 8, err, sizeof err);
+  cr_assert_not_null(s, "%s", err);
+  uint8_t rec[8 * GK_INPUT_SIZE_MAX];
+  memset(rec, 0, sizeof rec);
+  for (uint64_t k = 0; k < steps; k++) {
+    gk_step_input in = {
+        .step = k, .players = 8, .active_mask = 0xff, .inputs = rec};
+    gk_survivors_sim.step(s, &in);
+  }
+  return s;
+}
+
+/* The value of `path` in a map's fields (its kind in *kind), or 0 with
+ * *kind 0xff when absent. */
+static uint64_t map_value(const uint8_t *m, const char *path, uint8_t *kind) {
+  char prev[GK_PATH_MAX] = "", cur[GK_PATH_MAX];
+  size_t o = 24;
+  for (uint32_t i = 0, n = le32(m + 20); i < n; i++) {
+    uint8_t k = m[o] & 0x7f, keep = m[o + 1], add = m[o + 2];
+    memcpy(cur, prev, keep);
+    memcpy(cur + keep, m + o + 3, add);
+    cur[keep + add] = '\0';
+    o += 3 + add;
+    uint64_t v = k == GK_FIELD_BYTES
+                     ? 0
+                     : (uint64_t)le32(m + o) | (uint64_t)le32(m + o + 4) << 32;
+    if (strcmp(cur, path) == 0) {
+      *kind = k;
+      return v;
+    }
+    o += k == GK_FIELD_BYTES ? 4 + le32(m + o) : 8;
+    memcpy(prev, cur, sizeof prev);
+  }
+  *kind = 0xff;
+  return 0;
+}
+
+Test(gk_web, columns_hold_each_listed_field_by_element_and_leave_the_map) {
+  void *s = busy_survivors(120);
+  uint8_t *a = NULL, *b = NULL;
+  size_t alen = 0, acap = 0, blen = 0, bcap = 0;
+  uint32_t na = 0, nb = 0;
+  const uint8_t *full = gk__web_map_of((gk__web_buf){&a, &alen, &acap},
+                                       &gk_survivors_sim, s, NULL, 120, 0, &na);
+  const uint8_t *cols =
+      gk__web_map_cols_of((gk__web_buf){&b, &blen, &bcap}, &gk_survivors_sim, s,
+                          NULL, 120, 0, "enemies,gems,projectiles,nosuch", &nb);
+  cr_assert_not_null(full);
+  cr_assert_not_null(cols);
+  uint8_t kind;
+  uint64_t enemies = map_value(full, "enemy_count", &kind);
+  cr_assert_gt(enemies, 50, "%" PRIu64 " enemies", enemies);
+  /* the map keeps the rest, without an element of a listed array */
+  cr_assert_eq(map_value(cols, "enemy_count", &kind), enemies);
+  cr_assert_eq(map_value(cols, "players[7].x", &kind),
+               map_value(full, "players[7].x", &kind));
+  map_value(cols, "enemies[0].x", &kind);
+  cr_assert_eq(kind, 0xff, "enemies[0].x is in a column, not the map");
+  /* walk the fields, then the columns: every value is the full map's */
+  size_t o = 24;
+  for (uint32_t i = 0, n = le32(cols + 20); i < n; i++) {
+    uint8_t k = cols[o] & 0x7f, add = cols[o + 2];
+    o += 3 + add;
+    o += k == GK_FIELD_BYTES ? 4 + le32(cols + o) : 8;
+  }
+  cr_assert_eq(memcmp(cols + o, "GKC1", 4), 0);
+  uint32_t ncols = le32(cols + o + 4), checked = 0;
+  o += 8;
+  for (uint32_t c = 0; c < ncols; c++) {
+    char list[40] = "", key[GK_PATH_MAX] = "", path[GK_PATH_MAX + 48];
+    memcpy(list, cols + o + 1, cols[o]);
+    o += 1 + cols[o];
+    memcpy(key, cols + o + 1, cols[o]);
+    o += 1 + cols[o];
+    uint8_t ck = cols[o];
+    uint32_t n = le32(cols + o + 1);
+    o += 5;
+    for (uint32_t i = 0; i < n; i++, o += 8) {
+      snprintf(path, sizeof path, "%s[%u].%s", list, i, key);
+      uint64_t want = map_value(full, path, &kind);
+      cr_assert_eq(kind, ck, "%s", path);
+      cr_assert_eq((uint64_t)le32(cols + o) | (uint64_t)le32(cols + o + 4)
+                                                  << 32,
+                   want, "%s", path);
+      checked++;
+    }
+  }
+  cr_assert_eq(o, nb, "the columns end the buffer");
+  cr_assert_geq(checked, 3 * enemies, "every enemy's kind, x and y at least");
+  free(a);
+  free(b);
+  gk_survivors_sim.destroy(s);
 }
