@@ -474,9 +474,13 @@ void gk__sv_bot_next(void *bot, uint8_t *record) {
 
 /* A server's bot sees the run: it takes a pending pick at once (the first
  * card, the one a timeout would take), so the world it froze for everyone
- * moves again a few steps later. */
+ * moves again a few steps later; and it never pauses the world the people
+ * play in (the bot's rare pause and unpause presses are dropped; gk-bot's
+ * and gk-replay record's bots, which answer nothing, still press them). */
 void gk__sv_bot_answer(const void *state, uint32_t player, uint8_t *record) {
   const gk__sv_state *s = state;
-  if (s == NULL || player >= s->players || !s->p[player].pick_pending) return;
+  if (s == NULL || player >= s->players) return;
+  record[2] = (uint8_t)(record[2] & ~GK_SV_BUTTON_PAUSE);
+  if (!s->p[player].pick_pending) return;
   if (record[3] < 1 || record[3] > 3) record[3] = 1;
 }

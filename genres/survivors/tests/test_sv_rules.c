@@ -406,6 +406,26 @@ Test(survivors_levels, a_pick_not_made_in_time_takes_the_first_option) {
   gk_survivors_sim.destroy(s);
 }
 
+Test(survivors_levels, a_server_bot_takes_a_pending_pick_and_never_pauses) {
+  gk_sv_config cfg;
+  sv_quiet_config(&cfg);
+  sv_events ev = {.n = 0};
+  gk__sv_state *s = leveled(&cfg, &ev);
+  cr_assert(s->p[0].pick_pending);
+  uint8_t rec[GK_SV_INPUT_SIZE];
+  gk_sv_input_pack(rec, 5, -5, GK_SV_BUTTON_PAUSE, 0);
+  gk_survivors_sim.bot_answer(s, 0, rec);
+  cr_assert_eq(rec[3], 1, "the first card, at once");
+  cr_assert_eq(rec[2] & GK_SV_BUTTON_PAUSE, 0, "no pause");
+  cr_assert_eq((int8_t)rec[0], 5, "its move stays");
+  /* nothing asked: the pick stays none, and still no pause */
+  gk_sv_input_pack(rec, 5, -5, GK_SV_BUTTON_PAUSE, 0);
+  gk_survivors_sim.bot_answer(s, 1, rec);
+  cr_assert_eq(rec[3], 0);
+  cr_assert_eq(rec[2] & GK_SV_BUTTON_PAUSE, 0);
+  gk_survivors_sim.destroy(s);
+}
+
 Test(survivors_levels,
      experience_for_two_levels_opens_a_second_pick_after_the_first) {
   gk_sv_config cfg;
