@@ -89,21 +89,15 @@ PROBE = """(() => {
   }
   const map = c.map.bind(c), every = MAP_EVERY, cache = {}, age = {};
   B.maps = 0;
-  c.map = (kind) => {
-    if (every > 1 && cache[kind] && ++age[kind] < every) return cache[kind];
+  // every read (state, sample, head; with columns or not) goes through
+  // map(kind, columns); PATHS: the columns asked for are not given
+  c.map = (kind, columns) => {
+    const cols = PATHS ? undefined : columns, k = kind + ':' + cols;
+    if (every > 1 && cache[k] && ++age[k] < every) return cache[k];
     const t0 = performance.now();
-    const r = map(kind);
+    const r = map(kind, cols);
     B.maps += performance.now() - t0;
-    cache[kind] = r; age[kind] = 0;
-    return r;
-  };
-  // the head with columns (the page's draw) does not go through map()
-  const head = c.predictedState.bind(c);
-  c.predictedState = (o) => {
-    if (PATHS || !o || !o.columns) return head(); // through c.map: timed
-    const t0 = performance.now();
-    const r = head(o);
-    B.maps += performance.now() - t0;
+    cache[k] = r; age[k] = 0;
     return r;
   };
   B.desyncs = [];

@@ -312,14 +312,17 @@ const grouped = (code) => (code || '').length <= 8 ? (code || '')
   : code.replace(/(.{4})(?=.)/g, '$1 ');
 
 function bar() {
-  const s = play.client && play.client.state();
-  const h = play.client && play.client.predictedState();
+  // the engine's counters, not a state map: a dense state's map costs
+  // milliseconds, and this runs every frame
+  const st = play.client ? play.client.stats() : null;
   const m = play.client && play.client.match;
-  const rtt = play.client ? play.client.stats().rttMs : null;
+  const rtt = st ? st.rttMs : null;
   const parts = [`room ${grouped(play.shown)}`, `${play.genre}`,
-    `you are ${slotLabel(play.slot, play.names)}`, `step ${s ? s.step : '-'}`,
+    `you are ${slotLabel(play.slot, play.names)}`,
+    `step ${st && st.steps ? st.steps : '-'}`,
     `ping ${rtt === null ? '-' : rtt + ' ms'}`];
-  if (h && s && h.step !== s.step) parts.push(`head ${h.step}`);
+  if (st && play.headStep && play.headStep !== st.steps)
+    parts.push(`head ${play.headStep}`);
   if (play.rollbacks) parts.push(`rollbacks ${play.rollbacks}`);
   if (m) parts.push(`input delay ${m.inputDelay} steps ` +
     `(${Math.round(m.inputDelay * STEP_MS)} ms)`);
@@ -343,7 +346,7 @@ function camera() {
 // shown as "Solved in N moves" for 2.5 s: N is the last moves count seen
 // on that level plus the solving move.
 function solvedNote(c) {
-  const s = c.state();
+  const s = c.state({ columns: DRAW_COLUMNS[play.genre] });
   if (!s) return;
   if (play.genre === 'survivors') {
     // survivors: when each player fell (its time survived), as seen
@@ -454,7 +457,8 @@ function toLobby() {
   Object.assign(play, { client: null, code: null, shown: null, slot: -1,
     step: -1, started: false, ended: null, error: null, host: false,
     view: null, input: null, solved: [], fell: {}, results: null,
-    lastLevel: null, drawnState: null, names: null, next: null });
+    lastLevel: null, drawnState: null, names: null, next: null,
+    headStep: 0 });
   $('results').hidden = true;
   $('nextroom').hidden = true;
   $('game').style.display = 'none';
@@ -538,6 +542,7 @@ function begin(c, match) {
     if (s) {
       const smp = c.sample();
       play.camera = camera();
+      play.headStep = s.step;
       shown = [s.state, smp ? smp.state : null, play.camera];
       view.draw(...shown);
       play.drawnState = s.state;

@@ -336,8 +336,8 @@ def the_own_press_shows_at_once_with_prediction(b):
                              'frames after the key (delay %d steps): %s'
                              % (m['pix']['frames'], m['delay'], m))
     same = p.eval(SAME_COLUMNS)
-    if not isinstance(same, dict) or same['n'] < 3 * same['enemies'] or \
-            same['enemies'] == 0:
+    if not isinstance(same, dict) or same['n'] < 3 * same['enemies'] + \
+            2 * same['gems'] or same['enemies'] + same['gems'] == 0:
         raise AssertionError('the head in columns: %s' % same)
     n, compared, rollbacks = finish(p, code, *rest)
     if rollbacks == 0:

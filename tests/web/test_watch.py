@@ -36,7 +36,13 @@ import views_survivors  # noqa: E402
 # behind, a newer snapshot
 SPECTATOR = {'delay_steps': 10, 'behind_steps': 120, 'per_room': 4,
              'max': 64}
-CROWD = {'spawn_interval_start': 4, 'spawn_interval_min': 2, 'spawn_batch': 3}
+# Many enemies at once; the players never fall (P2 must be there to
+# follow: in a crowd a gk-bot player could fall before the case looked,
+# and it failed 'P2 was never alive to follow'), and a level-up pick,
+# which dims the arena, waits one step instead of the bots' random
+# seconds.
+CROWD = {'spawn_interval_start': 4, 'spawn_interval_min': 2, 'spawn_batch': 3,
+         'player_health': 1000000, 'pick_timeout_steps': 1}
 
 
 def tool(env, *rel):

@@ -162,7 +162,7 @@ export declare class Client {
   /** Presses that reach exactly the next sampled step. */
   press(...buttons: Button[]): void;
 
-  state(): StateMap | null;
+  state(o?: { columns?: string[] }): StateMap | null;
   sample(): StateMap | null;
   /** With `predict`: the predicted head's state (hash "0": never hashed);
    * else the same as state(). */

@@ -720,15 +720,29 @@ export class Client {
     this.m._gk_webx_press(this.w, bits);
   }
 
-  map(kind) {
+  map(kind, columns) {
+    if (columns && columns.length) return this.mapCols(kind, columns);
     const p = this.m._gk_webx_state(this.w, kind, this.out2);
     const n = this.m.HEAPU32[this.out2 >> 2];
     return p ? decodeMap(this.m.HEAPU8.subarray(p, p + n)) : null;
   }
+  // A map with the fields of the named top-level arrays in columns.
+  mapCols(kind, columns) {
+    const lists = columns.join(",");
+    if (this.colsText !== lists) {
+      if (this.colsPtr) this.m._free(this.colsPtr);
+      this.colsPtr = cstr(this.m, lists);
+      this.colsText = lists;
+    }
+    const p = this.m._gk_webx_map_cols(this.w, kind, this.colsPtr, this.out2);
+    const n = this.m.HEAPU32[this.out2 >> 2];
+    return p ? decodeMap(this.m.HEAPU8.subarray(p, p + n)) : null;
+  }
   /** The canonical state after the last step run: { step, hash, state }
-   * with `gk-replay dump --json`'s paths and values; null before a run. */
-  state() {
-    return this.map(0);
+   * with `gk-replay dump --json`'s paths and values; null before a run.
+   * `columns` as for predictedState. */
+  state({ columns } = {}) {
+    return this.map(0, columns);
   }
   /** The genre's HUD sample, the same shape. */
   sample() {
@@ -741,16 +755,7 @@ export class Client {
    * state[COLUMNS].enemies.x a Float64Array by element (a frame's few
    * thousand fields without a key each). */
   predictedState({ columns } = {}) {
-    if (!columns || !columns.length) return this.map(2);
-    const lists = columns.join(",");
-    if (this.colsText !== lists) {
-      if (this.colsPtr) this.m._free(this.colsPtr);
-      this.colsPtr = cstr(this.m, lists);
-      this.colsText = lists;
-    }
-    const p = this.m._gk_webx_head_cols(this.w, this.colsPtr, this.out2);
-    const n = this.m.HEAPU32[this.out2 >> 2];
-    return p ? decodeMap(this.m.HEAPU8.subarray(p, p + n)) : null;
+    return this.map(2, columns);
   }
 
   /** Tests: after step `step` add `delta` to the field at `path` of this

@@ -204,9 +204,12 @@ const uint8_t *gk_web_sample(gk_web *w, uint32_t *len);
  * steps; its hash 0: never hashed), else the confirmed run's (as
  * gk_web_state). */
 const uint8_t *gk_web_head(gk_web *w, uint32_t *len);
-/* The same with the fields of the top-level arrays named in `lists`
- * ("enemies,gems"; at most 8 names) in columns (layout above). */
+/* gk_web_head and gk_web_state with the fields of the top-level arrays
+ * named in `lists` ("enemies,gems"; at most 8 names) in columns (layout
+ * above). */
 const uint8_t *gk_web_head_cols(gk_web *w, const char *lists, uint32_t *len);
+const uint8_t *gk_web_state_cols(gk_web *w, const char *lists,
+                                 uint32_t *len);
 
 /* The out queue (layout above). */
 const uint8_t *gk_web_out(const gk_web *w);

@@ -157,10 +157,12 @@ EXPORT const uint8_t *gk_webx_state(gk_web *w, uint32_t sample, uint32_t *out) {
   return p;
 }
 
-EXPORT const uint8_t *gk_webx_head_cols(gk_web *w, const char *lists,
-                                        uint32_t *out) {
+EXPORT const uint8_t *gk_webx_map_cols(gk_web *w, uint32_t head,
+                                       const char *lists, uint32_t *out) {
   uint32_t len = 0;
-  const uint8_t *p = gk_web_head_cols(w, lists, &len);
+  /* 0: the confirmed state, 2: the predicted head (as gk_webx_state) */
+  const uint8_t *p = head == 2 ? gk_web_head_cols(w, lists, &len)
+                               : gk_web_state_cols(w, lists, &len);
   if (out != NULL) out[0] = len;
   return p;
 }

@@ -42,7 +42,8 @@ int gk_webx_perturb(gk_web *w, uint32_t lo, uint32_t hi, const char *path,
                     int32_t delta);
 int gk_webx_perturbed(gk_web *w);
 const uint8_t *gk_webx_state(gk_web *w, uint32_t sample, uint32_t *out);
-const uint8_t *gk_webx_head_cols(gk_web *w, const char *lists, uint32_t *out);
+const uint8_t *gk_webx_map_cols(gk_web *w, uint32_t head, const char *lists,
+                                uint32_t *out);
 const uint8_t *gk_webx_out(gk_web *w);
 uint32_t gk_webx_out_len(gk_web *w);
 void gk_webx_out_clear(gk_web *w);

@@ -269,20 +269,26 @@ const uint8_t *gk__web_map_of(gk__web_buf b, const gk_sim *sim,
   return gk__web_map_cols_of(b, sim, state, sample_of, steps, hash, NULL, len);
 }
 
-static const uint8_t *map_of(gk_web *w, int sample, uint32_t *len) {
+static const uint8_t *map_of(gk_web *w, int sample, const char *lists,
+                             uint32_t *len) {
   gk_net_peer *p = &w->peer;
   const void *st = p->started ? gk_loop_state(&p->loop) : NULL;
   gk__web_buf b = {&w->map, &w->map_len, &w->map_cap};
-  return gk__web_map_of(b, p->sim, st, sample ? &p->loop : NULL, p->loop.steps,
-                        p->loop.last_hash, len);
+  return gk__web_map_cols_of(b, p->sim, st, sample ? &p->loop : NULL,
+                             p->loop.steps, p->loop.last_hash, lists, len);
 }
 
 const uint8_t *gk_web_state(gk_web *w, uint32_t *len) {
-  return map_of(w, 0, len);
+  return map_of(w, 0, NULL, len);
+}
+
+const uint8_t *gk_web_state_cols(gk_web *w, const char *lists,
+                                 uint32_t *len) {
+  return map_of(w, 0, lists, len);
 }
 
 const uint8_t *gk_web_sample(gk_web *w, uint32_t *len) {
-  return map_of(w, 1, len);
+  return map_of(w, 1, NULL, len);
 }
 
 const uint8_t *gk_web_head_cols(gk_web *w, const char *lists, uint32_t *len) {
