@@ -321,8 +321,9 @@ function bar() {
     `you are ${slotLabel(play.slot, play.names)}`,
     `step ${st && st.steps ? st.steps : '-'}`,
     `ping ${rtt === null ? '-' : rtt + ' ms'}`];
-  if (st && play.headStep && play.headStep !== st.steps)
-    parts.push(`head ${play.headStep}`);
+  // the head of the last frame drawn, while it is ahead (play.hold stops
+  // the drawing, not the steps)
+  if (st && play.headStep > st.steps) parts.push(`head ${play.headStep}`);
   if (play.rollbacks) parts.push(`rollbacks ${play.rollbacks}`);
   if (m) parts.push(`input delay ${m.inputDelay} steps ` +
     `(${Math.round(m.inputDelay * STEP_MS)} ms)`);
