@@ -208,8 +208,7 @@ const uint8_t *gk_web_head(gk_web *w, uint32_t *len);
  * named in `lists` ("enemies,gems"; at most 8 names) in columns (layout
  * above). */
 const uint8_t *gk_web_head_cols(gk_web *w, const char *lists, uint32_t *len);
-const uint8_t *gk_web_state_cols(gk_web *w, const char *lists,
-                                 uint32_t *len);
+const uint8_t *gk_web_state_cols(gk_web *w, const char *lists, uint32_t *len);
 
 /* The out queue (layout above). */
 const uint8_t *gk_web_out(const gk_web *w);

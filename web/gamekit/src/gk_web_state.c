@@ -282,8 +282,7 @@ const uint8_t *gk_web_state(gk_web *w, uint32_t *len) {
   return map_of(w, 0, NULL, len);
 }
 
-const uint8_t *gk_web_state_cols(gk_web *w, const char *lists,
-                                 uint32_t *len) {
+const uint8_t *gk_web_state_cols(gk_web *w, const char *lists, uint32_t *len) {
   return map_of(w, 0, lists, len);
 }
 
