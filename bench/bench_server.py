@@ -24,10 +24,13 @@ stops the server with SIGTERM and reads:
 and prints a table: CPU per room-step and per packet, late share, confirm
 latency (p50/p99 over every bot peer), and the largest R with at most 1%
 late steps. A bare UDP send + receive loop (bench_udp) is measured in the
-same run, for the CPU-per-packet comparison.
+same run, for the CPU-per-packet comparison, and with --enet-echo an ENet
+echo server (bench_enet_echo: 8 connections, one packet in flight each),
+ENet's own floor, which the table divides by too.
 
   bench_server.py --server build/src/server/gk-server \
       --bot build/tools/bot/gk-bot --udp build/bench/bench_udp \
+      [--enet-echo build/bench/bench_enet_echo] \
       [--rooms 8,16,32,64,128] [--steps 600] [--rooms-per-bot 32]
       [--full-bots] [--no-pin] [--search-s 240]
       [--transports enet,websocket] [--nodes 1,2]
@@ -454,10 +457,14 @@ def search(args, results, tmp):
     return good_n or None
 
 
-def report(args, udp, results, best):
+def report(args, udp, results, best, echo=None):
     print("bare UDP send+receive on loopback: %d ns CPU per datagram "
           "(%d datagrams of 40 bytes)" % (udp["cpu_ns_per_packet"],
                                           udp["datagrams"]))
+    if echo:
+        print("ENet echo server on loopback (bench_enet_echo, %d connections "
+              "with one packet in flight each): %d ns CPU per datagram"
+              % (echo["in_flight"], echo["cpu_ns_per_packet"]))
     print("transport: %s" % args.transport)
     print("gk-server processes: %d%s" % (
         args.nodes, "" if args.nodes == 1 else " (no fleet section, no Redis)"
@@ -470,18 +477,21 @@ def report(args, udp, results, best):
     print()
     print("| rooms (2p) | done | desyncs bot/server | server CPU s | bot CPU s "
           "| CPU us/room-step | datagrams/room-step | CPU ns/packet "
-          "| x bare UDP | late % | confirm p50/p99 ms | tick Hz "
+          "| x bare UDP | x ENet echo | late % | confirm p50/p99 ms | tick Hz "
           "| tick ms mean/max | rooms late |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in sorted(results, key=lambda x: x["rooms"]):
         ratio = (r["cpu_ns_per_packet"] / udp["cpu_ns_per_packet"]
                  if r["cpu_ns_per_packet"] else 0)
-        print("| %d | %d | %d/%d | %.2f | %.2f | %s | %s | %s | %.1f | %.2f "
-              "| %s/%s | %s | %s/%s | %s |" % (
+        eratio = ("%.2f" % (r["cpu_ns_per_packet"] / echo["cpu_ns_per_packet"])
+                  if echo and r["cpu_ns_per_packet"] else "-")
+        print("| %d | %d | %d/%d | %.2f | %.2f | %s | %s | %s | %.1f | %s "
+              "| %.2f | %s/%s | %s | %s/%s | %s |" % (
                   r["rooms"], r["completed"], r["desyncs"],
                   r["server_desyncs"], r["server_cpu_s"], r["bot_cpu_s"],
                   r["cpu_us_per_room_step"], r["datagrams_per_room_step"],
-                  r["cpu_ns_per_packet"], ratio, 100 * r["late_share"],
+                  r["cpu_ns_per_packet"], ratio, eratio,
+                  100 * r["late_share"],
                   r["confirm_p50_ms"], r["confirm_p99_ms"], r["tick_hz"],
                   r["tick_ms_mean"], r["tick_ms_max"], r["rooms_late"]))
     print()
@@ -532,6 +542,8 @@ def main():
     ap.add_argument("--server", required=True)
     ap.add_argument("--bot", required=True)
     ap.add_argument("--udp", required=True)
+    ap.add_argument("--enet-echo", help="bench_enet_echo: ENet's own floor "
+                    "per datagram, and each row's ratio to it")
     ap.add_argument("--rooms", default="8,16,32,64,128")
     ap.add_argument("--steps", type=int, default=600)
     ap.add_argument("--rooms-per-bot", type=int, default=None,
@@ -564,6 +576,12 @@ def main():
     udp_cmd = pinned([args.udp, "200000", "40"], 0, args)
     udp = json.loads(subprocess.run(udp_cmd, check=True, capture_output=True,
                                     text=True).stdout)
+    echo = None
+    if args.enet_echo:  # the server on core 0, its client on core 1
+        cpus = ["0", "1"] if args.pin else ["-1", "-1"]
+        echo = json.loads(subprocess.run(
+            [args.enet_echo, "200000", "40", "8"] + cpus, check=True,
+            capture_output=True, text=True, timeout=120).stdout)
     for tr in args.transports.split(","):
         if tr not in ("enet", "websocket"):
             ap.error("--transports: enet or websocket, not %r" % tr)
@@ -597,7 +615,7 @@ def main():
                 shutil.rmtree(tmp, ignore_errors=True)
         for n in node_counts:
             args.nodes = n
-            report(args, udp, results[n], best[n])
+            report(args, udp, results[n], best[n], echo)
             print()
         if len(node_counts) > 1:
             compare(node_counts, rooms, results, best)
