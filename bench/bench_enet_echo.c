@@ -19,6 +19,7 @@
  * divides gk-server's by. */
 #define _GNU_SOURCE
 #include <enet/enet.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,8 +33,17 @@
 static double cpu_s(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-         (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+  return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+         (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* argv[i] as a whole number, or `dflt` when absent; LONG_MIN if it is
+ * not one (the usage check refuses it). */
+static long arg(int argc, char **argv, int i, long dflt) {
+  if (i >= argc) return dflt;
+  char *end = NULL;
+  long v = strtol(argv[i], &end, 10);
+  return end != argv[i] && *end == '\0' ? v : LONG_MIN;
 }
 
 static void pin(long cpu) {
@@ -83,13 +93,11 @@ static int client(const ENetAddress *to, long count, size_t bytes,
 }
 
 int main(int argc, char **argv) {
-  long count = argc > 1 ? atol(argv[1]) : 200000;
-  long bytes = argc > 2 ? atol(argv[2]) : 40;
-  long flight = argc > 3 ? atol(argv[3]) : 8;
-  long scpu = argc > 4 ? atol(argv[4]) : -1;
-  long ccpu = argc > 5 ? atol(argv[5]) : -1;
+  long count = arg(argc, argv, 1, 200000), bytes = arg(argc, argv, 2, 40);
+  long flight = arg(argc, argv, 3, 8), scpu = arg(argc, argv, 4, -1);
+  long ccpu = arg(argc, argv, 5, -1);
   if (count <= 0 || bytes <= 0 || bytes > 1200 || flight <= 0 ||
-      flight > count) {
+      flight > count || flight > 4000 || scpu < -1 || ccpu < -1) {
     fprintf(stderr, "usage: bench_enet_echo [COUNT>0] [BYTES 1..1200] "
                     "[IN_FLIGHT 1..COUNT] [SERVER_CPU] [CLIENT_CPU]\n");
     return 2;
