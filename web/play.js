@@ -79,12 +79,12 @@ async function client() {
   });
   c.on('step', () => solvedNote(c));
   // Play again in a room someone else made: its host made the next room
+  // (it may come before this page has run the last step: the results
+  // show it then)
   c.on('next_room', (r) => {
-    if (c !== play.client || !play.ended) return;
+    if (c !== play.client) return;
     play.next = r;
-    $('nextwho').textContent = `${slotLabel(0, play.names)} made a new ` +
-      `room, ${grouped(r.shown)}.`;
-    $('nextroom').hidden = false;
+    if (play.ended) showNext();
   });
   c.on('roster', (r) => { // names by slot: the bar, the view, the results
     play.names = r.names;
@@ -415,6 +415,14 @@ function results(c, e) {
   }));
   $('again').hidden = !play.host && !play.quick;
   $('results').hidden = false;
+  if (play.next) showNext();
+}
+
+// The host's next room on the results screen (Play again, NEXT_ROOM).
+function showNext() {
+  $('nextwho').textContent = `${slotLabel(0, play.names)} made a new ` +
+    `room, ${grouped(play.next.shown)}.`;
+  $('nextroom').hidden = false;
 }
 
 // Play again. Anyone in a quick-play room: quick play again with the
