@@ -408,9 +408,10 @@ void gk_room__spectator_leave(gk_room_host *h, gk_room *r, uint32_t peer);
  * rest of the steps while the room drains). */
 void gk_room__spectators_end(gk_room_host *h, gk_room *r, uint64_t step,
                              int reason);
-/* A STALL or DESYNC notice the room's players got, to its spectators too. */
-void gk_room__spectators_notice(gk_room_host *h, gk_room *r,
-                                const gk_wire_msg *m);
+/* A STALL or DESYNC notice the room's players got (or a NEXT_ROOM), to
+ * its spectators too; returns how many it went to. */
+uint32_t gk_room__spectators_notice(gk_room_host *h, gk_room *r,
+                                    const gk_wire_msg *m);
 /* Spectators watching the room now. */
 uint32_t gk_room__spectators_count(const gk_room *r);
 /* The room goes: its spectators are in no room, the ring is freed. */

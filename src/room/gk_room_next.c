@@ -57,8 +57,7 @@ static uint32_t tell_room(gk_room_host *h, gk_room *r, uint32_t from,
     if (r->conn[i] != GK_ROOM_NO_CONN && r->conn[i] != from &&
         gk_room__send(h, r->conn[i], m) == 0)
       told++;
-  gk_room__spectators_notice(h, r, m);
-  return told + gk_room__spectators_count(r);
+  return told + gk_room__spectators_notice(h, r, m);
 }
 
 void gk_room_next(gk_room_host *h, uint32_t conn, const gk_wire_msg *m,

@@ -300,12 +300,15 @@ uint32_t gk_room__spectators_count(const gk_room *r) {
   return r->spec != NULL ? r->spec->n : 0;
 }
 
-void gk_room__spectators_notice(gk_room_host *h, gk_room *r,
-                                const gk_wire_msg *m) {
-  if (r->spec == NULL) return;
+uint32_t gk_room__spectators_notice(gk_room_host *h, gk_room *r,
+                                    const gk_wire_msg *m) {
+  uint32_t sent = 0;
+  if (r->spec == NULL) return 0;
   for (uint32_t i = 0; i < r->spec->cap; i++)
-    if (r->spec->v[i].peer != GK_ROOM_NO_CONN)
-      gk_room__send(h, r->spec->v[i].peer, m);
+    if (r->spec->v[i].peer != GK_ROOM_NO_CONN &&
+        gk_room__send(h, r->spec->v[i].peer, m) == 0)
+      sent++;
+  return sent;
 }
 
 void gk_room__spectators_end(gk_room_host *h, gk_room *r, uint64_t step,

@@ -51,6 +51,17 @@ static void end_match(uint32_t host) {
   rw_pump(w);
 }
 
+/* A match of n players (ids[]) with a spectator (*s), played 300 ms,
+ * ended by its host and closed. */
+static void closed_match(uint32_t n, uint32_t *ids, uint32_t *s) {
+  gk_room *r = rw_match(w, "survivors", n, n, NULL, ids);
+  *s = spectate(r);
+  rw_advance(w, 300);
+  end_match(ids[0]);
+  rw_advance(w, 300);
+  cr_assert_eq(w->ngone, 1, "the room closed");
+}
+
 static void expect_refused(uint32_t id, uint32_t strikes) {
   gk_wire_msg m;
   cr_assert(rw_last(w, id, GK_MSG_ERROR, &m));
@@ -59,13 +70,8 @@ static void expect_refused(uint32_t id, uint32_t strikes) {
 }
 
 Test(room_next, the_hosts_next_room_reaches_its_players_and_watchers_once) {
-  uint32_t id[3];
-  gk_room *r = rw_match(w, "survivors", 3, 3, NULL, id);
-  uint32_t s = spectate(r);
-  rw_advance(w, 300);
-  end_match(id[0]);
-  rw_advance(w, 300);
-  cr_assert_eq(w->ngone, 1, "the room closed");
+  uint32_t id[3], s;
+  closed_match(3, id, &s);
   /* one player went on to a room of its own: it is not told */
   cr_assert_not_null(rw_create(w, id[2], "survivors", 2, 0, NULL));
   next_from(id[0], NEXT);
@@ -90,13 +96,8 @@ Test(room_next, the_hosts_next_room_reaches_its_players_and_watchers_once) {
 }
 
 Test(room_next, a_guests_or_a_watchers_next_room_is_refused_and_told_nobody) {
-  uint32_t id[2];
-  gk_room *r = rw_match(w, "survivors", 2, 2, NULL, id);
-  uint32_t s = spectate(r);
-  rw_advance(w, 300);
-  end_match(id[0]);
-  rw_advance(w, 300);
-  cr_assert_eq(w->ngone, 1);
+  uint32_t id[2], s;
+  closed_match(2, id, &s);
   next_from(id[1], NEXT);
   expect_refused(id[1], 1);
   next_from(s, NEXT);
