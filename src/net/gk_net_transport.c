@@ -73,17 +73,50 @@ static void seed_rtt(ENetPeer *p) {
   p->roundTripTimeVariance = sample / 8u;
 }
 
-/* Every ping_ms: a ping to every connected peer, so round trips are
- * measured from the lobby on (the input delay follows them). */
-static void ping_all(gk_net_transport *t) {
+/* Pings keep ENet's round-trip estimate fresh while data flows (ENet
+ * pings only idle links): each connection about every ping_ms. A ping
+ * falls due ping_ms after the connection's last one and rides in the next
+ * datagram sent to it (gk_net_transport_send queues it first, so one
+ * datagram carries both); a connection sent nothing for half a period
+ * more gets it on its own from the sweep, run every half period. A ping
+ * on its own is a datagram (and the sweep a walk of the peer table); one
+ * that rides costs a few bytes. The time of a connection's last ping is
+ * kept in its ENet peer's `data` (ms, uv_now, wrapping). */
+static uint32_t now_ms(const gk_net_transport *t) {
+  return (uint32_t)uv_now(t->loop);
+}
+
+static uint32_t pinged_ms(const ENetPeer *p) {
+  return (uint32_t)(uintptr_t)p->data;
+}
+
+static void ping(gk_net_transport *t, ENetPeer *p, uint32_t now) {
+  enet_peer_ping(p);
+  p->data = (void *)(uintptr_t)now;
+  t->stats.pings++;
+  t->dirty = 1;
+}
+
+static void ping_if_due(gk_net_transport *t, ENetPeer *p) {
+  uint32_t now = now_ms(t);
+  if (t->opts.ping_ms != 0 && now - pinged_ms(p) >= t->opts.ping_ms)
+    ping(t, p, now);
+}
+
+static void ping_sweep(gk_net_transport *t) {
+  uint32_t half = t->opts.ping_ms / 2u + 1u;
   if (t->opts.ping_ms == 0 || uv_now(t->loop) < t->ping_due) return;
-  t->ping_due = uv_now(t->loop) + t->opts.ping_ms;
+  t->ping_due = uv_now(t->loop) + half;
   ENetHost *h = host_of(t);
-  for (size_t i = 0; i < h->peerCount; i++)
-    if (h->peers[i].state == ENET_PEER_STATE_CONNECTED) {
-      enet_peer_ping(&h->peers[i]);
-      t->dirty = 1;
+  uint32_t now = now_ms(t);
+  for (size_t i = 0; i < h->peerCount; i++) {
+    ENetPeer *p = &h->peers[i];
+    if (p->state == ENET_PEER_STATE_CONNECTED &&
+        now - pinged_ms(p) >= t->opts.ping_ms + half) {
+      ping(t, p, now);
+      t->stats.pings_alone++;
     }
+  }
 }
 
 /* Hands one ENet event to the callbacks. */
@@ -95,6 +128,7 @@ static void dispatch(gk_net_transport *t, ENetEvent *ev) {
     set_timeout(t, ev->peer);
     seed_rtt(ev->peer);
     no_throttle(ev->peer);
+    ev->peer->data = (void *)(uintptr_t)now_ms(t); /* the handshake's */
     if (t->cb.connect != NULL) t->cb.connect(t->cb.ctx, t, id);
     break;
   case ENET_EVENT_TYPE_DISCONNECT:
@@ -139,7 +173,7 @@ static void drain(gk_net_transport *t) {
     if (t->close_cb != NULL || t->host == NULL) break;
     rc = enet_host_check_events(host_of(t), &ev);
   }
-  if (t->close_cb == NULL && t->host != NULL) ping_all(t);
+  if (t->close_cb == NULL && t->host != NULL) ping_sweep(t);
   if (t->close_cb == NULL)
     uv_timer_start(&t->service, on_service, t->opts.service_ms, 0);
   uint64_t took = uv_hrtime() - t0;
@@ -256,6 +290,7 @@ int gk_net_transport_send(gk_net_transport *t, uint32_t peer,
     t->stats.drop_send++;
     return GK_ETOOBIG;
   }
+  ping_if_due(t, p);
   ENetPacket *pkt = enet_packet_create(bytes, len,
                                        reliable ? ENET_PACKET_FLAG_RELIABLE
                                                 : ENET_PACKET_FLAG_UNSEQUENCED);

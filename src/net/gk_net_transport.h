@@ -52,9 +52,11 @@ typedef struct gk_net_transport_options {
   uint32_t timeout_ms;    /* peer timeout (no ack for this long); 0 -> ENet's
                              default (5..30 s) */
   size_t max_packet;      /* incoming size limit; 0 -> GK_WIRE_MAX */
-  uint32_t ping_ms;       /* ping every connection this often, so ENet's
-                             round-trip estimate stays fresh while data
-                             flows (ENet pings only idle links); 0 -> off */
+  uint32_t ping_ms;       /* ping every connection about this often, so
+                             ENet's round-trip estimate stays fresh while
+                             data flows (ENet pings only idle links): in
+                             the next datagram sent to it once due, or on
+                             its own after half a period more; 0 -> off */
   uint32_t socket_buffer; /* the UDP socket's receive and send buffers,
                              bytes; 0 -> ENet's (256 KiB). The kernel caps
                              it (net.core.rmem_max / wmem_max): read back
@@ -69,6 +71,9 @@ typedef struct gk_net_transport_stats {
   uint64_t connects, disconnects;
   uint64_t services;     /* enet_host_service calls (one per drain) */
   uint64_t flushes;      /* enet_host_flush calls (at most one per loop turn) */
+  uint64_t pings;        /* pings queued (ping_ms) */
+  uint64_t pings_alone;  /* of them, sent alone: nothing was sent to the
+                            connection for 1.5 ping_ms */
   uint64_t drain_ns;     /* time in drains (service and the callbacks) */
   uint64_t drain_ns_max; /* the longest drain */
 } gk_net_transport_stats;
@@ -89,7 +94,7 @@ struct gk_net_transport {
   uv_timer_t service;
   uv_prepare_t flush;
   int dirty;         /* packets queued since the last flush */
-  uint64_t ping_due; /* uv_now of the next ping round */
+  uint64_t ping_due; /* uv_now of the next ping sweep */
   int handles;       /* handles still open (close is asynchronous) */
   void (*close_cb)(gk_net_transport *t);
 };

@@ -208,3 +208,65 @@ Test(transport, a_taken_port_fails_with_address_already_in_use) {
                taken.t.sys_err != 0 ? uv_strerror(taken.t.sys_err) : "none");
   cr_assert_str_eq(uv_strerror(taken.t.sys_err), "address already in use");
 }
+
+/* A client with ping_ms 20 that sends every 5 ms for `ms`, or is silent. */
+typedef struct pinger {
+  side s;
+  uv_timer_t timer;
+  int sending, ticks, closed;
+  uint32_t datagrams; /* ENet's count of datagrams the client sent */
+} pinger;
+
+static void on_pinger_tick(uv_timer_t *h) {
+  pinger *p = h->data;
+  const uint8_t b[2] = {1, 20};
+  if (p->sending) gk_net_transport_send(&p->s.t, p->s.peer, b, 2, 0);
+  p->ticks++;
+}
+
+static void on_pinger_timer_closed(uv_handle_t *h) {
+  ((pinger *)h->data)->closed = 1;
+}
+
+static void run_pinger(pinger *p, int sending, int ms) {
+  memset(p, 0, sizeof *p);
+  p->sending = sending;
+  gk_net_transport_options o = {.service_ms = 5, .ping_ms = 20};
+  gk_net_transport_callbacks cb = {
+      .ctx = &p->s, .receive = on_receive, .connect = on_connect};
+  cr_assert_eq(gk_net_transport_init(&p->s.t, &w->loop, &o, &cb), 0);
+  cr_assert_eq(gk_net_transport_connect(&p->s.t, "127.0.0.1", w->server.t.port,
+                                        &p->s.peer),
+               0);
+  run_until(&p->s.connects, 1);
+  cr_assert_eq(p->s.connects, 1);
+  uv_timer_init(&w->loop, &p->timer);
+  p->timer.data = p;
+  uv_timer_start(&p->timer, on_pinger_tick, 5, 5);
+  run_until(&p->ticks, ms / 5);
+  uv_close((uv_handle_t *)&p->timer, on_pinger_timer_closed);
+  run_until(&p->closed, 1);
+  p->datagrams = ((ENetHost *)p->s.t.host)->totalSentPackets;
+  gk_net_transport_close(&p->s.t, on_closed);
+  run_until(&p->s.closed, 1);
+  cr_assert(p->s.closed);
+}
+
+Test(transport, pings_ride_in_the_datagrams_sent_and_go_alone_only_to_silence) {
+  pinger p;
+  run_pinger(&p, 1, 400);
+  const gk_net_transport_stats *st = &p.s.t.stats;
+  /* about one ping per 20 ms, nearly all of them inside a send */
+  cr_expect_geq(st->pings, 8, "pings %llu", (unsigned long long)st->pings);
+  cr_expect_leq(st->pings_alone * 4, st->pings, "%llu of %llu pings alone",
+                (unsigned long long)st->pings_alone,
+                (unsigned long long)st->pings);
+  /* one datagram per send: the pings add none (the handshake a few) */
+  cr_expect_leq(p.datagrams, st->packets_out + 4, "%u datagrams for %llu sends",
+                p.datagrams, (unsigned long long)st->packets_out);
+  run_pinger(&p, 0, 400);
+  /* nothing sent: every ping goes alone, one per 30 to 40 ms */
+  cr_expect_geq(st->pings_alone, 5, "pings alone %llu",
+                (unsigned long long)st->pings_alone);
+  cr_expect_eq(st->pings_alone, st->pings);
+}
