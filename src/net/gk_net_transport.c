@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 
 #include "gk_err.h"
+#include "gk_net_sendq.h"
 #include "gk_net_wire.h"
 
 static ENetHost *host_of(const gk_net_transport *t) {
@@ -43,6 +44,21 @@ static void set_timeout(gk_net_transport *t, ENetPeer *p) {
 }
 
 static void on_service(uv_timer_t *h);
+
+/* ENet's sends inside a service or a flush leave in batches
+ * (gk_net_sendq.h); the queue's counts are copied to the stats after. */
+static void batch_open(gk_net_transport *t) {
+  gk_net_sendq_open(t->sendq);
+}
+
+static void batch_close(gk_net_transport *t) {
+  gk_net_sendq_close(t->sendq);
+  const gk_net_sendq_stats *qs = gk_net_sendq_stats_of(t->sendq);
+  if (qs == NULL) return;
+  t->stats.datagrams_batched = qs->datagrams;
+  t->stats.send_calls = qs->calls;
+  t->stats.send_dropped = qs->dropped;
+}
 
 /* ENet's packet throttle drops unreliable packets at the sender, before
  * they reach the socket, once a round trip comes back longer than the
@@ -162,7 +178,9 @@ static void drain(gk_net_transport *t) {
   ENetEvent ev;
   uint64_t t0 = uv_hrtime();
   t->stats.services++;
+  batch_open(t);
   int rc = enet_host_service(host_of(t), &ev, 0);
+  batch_close(t);
   /* A pass that ends in a RECEIVE (or nothing) sent what it queued (its
    * acknowledgements) after reading: no flush is owed for it. A CONNECT or
    * DISCONNECT may end the pass before that send (or in the middle of the
@@ -198,7 +216,9 @@ static void on_service(uv_timer_t *h) {
 static void on_prepare(uv_prepare_t *h) {
   gk_net_transport *t = h->data;
   if (t->dirty && t->host != NULL && t->close_cb == NULL) {
+    batch_open(t);
     enet_host_flush(host_of(t));
+    batch_close(t);
     t->stats.flushes++;
     t->dirty = 0;
   }
@@ -237,6 +257,7 @@ int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
     return GK_EIO;
   }
   t->host = h;
+  t->sendq = gk_net_sendq_new(h->socket); /* NULL: one call per datagram */
   t->port = opts->bind_host != NULL ? h->address.port : 0;
   if (t->opts.socket_buffer != 0) { /* a burst of every room's datagrams
                                        must fit, or the kernel drops them */
@@ -248,6 +269,8 @@ int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
   int rc = uv_poll_init_socket(loop, &t->poll, h->socket);
   if (rc != 0) {
     t->sys_err = rc;
+    gk_net_sendq_free(t->sendq);
+    t->sendq = NULL;
     enet_host_destroy(h);
     t->host = NULL;
     return GK_EIO;
@@ -356,6 +379,8 @@ static void on_closed(uv_handle_t *h) {
   if (--t->handles > 0) return;
   if (t->host != NULL) enet_host_destroy(host_of(t));
   t->host = NULL;
+  gk_net_sendq_free(t->sendq);
+  t->sendq = NULL;
   if (t->close_cb != NULL) t->close_cb(t);
 }
 

@@ -7,7 +7,9 @@
  * flushes queued packets at most once per loop iteration, just before the
  * loop blocks, so sends made anywhere in an iteration leave together and
  * without waiting for the service timer. ENet walks its whole peer table
- * on every service and flush; these are the only calls that do.
+ * on every service and flush; these are the only calls that do. The
+ * datagrams a service or a flush sends leave in batches, one sendmmsg per
+ * 64 (gk_net_sendq.h).
  *
  * The same transport serves a server (bind an address, many peers) and a
  * client (no bind, connect to one host). Peers are named by a small
@@ -69,13 +71,17 @@ typedef struct gk_net_transport_stats {
   uint64_t drop_oversize; /* incoming packets over max_packet */
   uint64_t drop_send;     /* sends refused (no such peer, ENet failure) */
   uint64_t connects, disconnects;
-  uint64_t services;     /* enet_host_service calls (one per drain) */
-  uint64_t flushes;      /* enet_host_flush calls (at most one per loop turn) */
-  uint64_t pings;        /* pings queued (ping_ms) */
-  uint64_t pings_alone;  /* of them, sent alone: nothing was sent to the
-                            connection for 1.5 ping_ms */
-  uint64_t drain_ns;     /* time in drains (service and the callbacks) */
-  uint64_t drain_ns_max; /* the longest drain */
+  uint64_t services;    /* enet_host_service calls (one per drain) */
+  uint64_t flushes;     /* enet_host_flush calls (at most one per loop turn) */
+  uint64_t pings;       /* pings queued (ping_ms) */
+  uint64_t pings_alone; /* of them, sent alone: nothing was sent to the
+                           connection for 1.5 ping_ms */
+  uint64_t datagrams_batched; /* datagrams ENet sent from a service or a
+                                 flush, through the batch queue */
+  uint64_t send_calls;        /* sendmmsg calls that sent them */
+  uint64_t send_dropped;      /* of them, refused by the kernel */
+  uint64_t drain_ns;          /* time in drains (service and the callbacks) */
+  uint64_t drain_ns_max;      /* the longest drain */
 } gk_net_transport_stats;
 
 struct gk_net_transport {
@@ -87,7 +93,8 @@ struct gk_net_transport {
                     it), or 0 if not known */
   /* private */
   uv_loop_t *loop;
-  void *host; /* ENetHost */
+  void *host;                 /* ENetHost */
+  struct gk_net_sendq *sendq; /* its sends, batched; may be NULL */
   gk_net_transport_callbacks cb;
   gk_net_transport_options opts;
   uv_poll_t poll;

@@ -270,3 +270,71 @@ Test(transport, pings_ride_in_the_datagrams_sent_and_go_alone_only_to_silence) {
                 (unsigned long long)st->pings_alone);
   cr_expect_eq(st->pings_alone, st->pings);
 }
+
+Test(transport, a_flush_to_many_peers_leaves_in_one_system_call) {
+  side more[3];
+  memset(more, 0, sizeof more);
+  gk_net_transport_options co = {.service_ms = 5};
+  for (int i = 0; i < 3; i++) {
+    gk_net_transport_callbacks cb = {
+        .ctx = &more[i], .receive = on_receive, .connect = on_connect};
+    cr_assert_eq(gk_net_transport_init(&more[i].t, &w->loop, &co, &cb), 0);
+    cr_assert_eq(gk_net_transport_connect(&more[i].t, "127.0.0.1",
+                                          w->server.t.port, &more[i].peer),
+                 0);
+    run_until(&more[i].connects, 1);
+    cr_assert_eq(more[i].connects, 1);
+  }
+  run_until(&w->server.connects, 4);
+  cr_assert_eq(w->server.connects, 4);
+  gk_net_transport_stats before = w->server.t.stats;
+  const uint8_t b[3] = {1, 20, 9};
+  ENetHost *h = w->server.t.host;
+  for (uint32_t id = 0; id < 4; id++) /* every connected peer, one each */
+    if (h->peers[id].state == ENET_PEER_STATE_CONNECTED)
+      cr_assert_eq(gk_net_transport_send(&w->server.t, id, b, 3, 0), 0);
+  uv_run(&w->loop, UV_RUN_NOWAIT); /* the flush, before the loop waits */
+  const gk_net_transport_stats *st = &w->server.t.stats;
+  uint64_t sent = st->datagrams_batched - before.datagrams_batched;
+  uint64_t calls = st->send_calls - before.send_calls;
+  cr_expect_geq(sent, 4, "%llu datagrams through the queue",
+                (unsigned long long)sent);
+  cr_expect(calls >= 1 && calls * 2 <= sent, "%llu calls for %llu datagrams",
+            (unsigned long long)calls, (unsigned long long)sent);
+  cr_expect_eq(st->send_dropped, 0);
+  run_until(&w->client.received, 1);
+  cr_expect_eq(w->client.received, 1);
+  for (int i = 0; i < 3; i++) {
+    run_until(&more[i].received, 1);
+    cr_expect_eq(more[i].received, 1, "client %d", i);
+    cr_expect_eq(more[i].last_len, 3);
+    gk_net_transport_close(&more[i].t, on_closed);
+    run_until(&more[i].closed, 1);
+  }
+}
+
+Test(transport, a_datagram_the_kernel_refuses_is_counted_and_the_rest_go) {
+  side c;
+  memset(&c, 0, sizeof c);
+  gk_net_transport_options co = {.service_ms = 5, .max_peers = 2};
+  gk_net_transport_callbacks cb = {
+      .ctx = &c, .receive = on_receive, .connect = on_connect};
+  cr_assert_eq(gk_net_transport_init(&c.t, &w->loop, &co, &cb), 0);
+  uint32_t nowhere, there;
+  /* port 0: Linux refuses the send (EINVAL); queued first, in one batch */
+  cr_assert_eq(gk_net_transport_connect(&c.t, "127.0.0.1", 0, &nowhere), 0);
+  cr_assert_eq(
+      gk_net_transport_connect(&c.t, "127.0.0.1", w->server.t.port, &there), 0);
+  uv_run(&w->loop, UV_RUN_NOWAIT); /* the flush: both connects, one batch */
+  cr_expect_eq(c.t.stats.datagrams_batched, 2);
+  cr_expect_eq(c.t.stats.send_dropped, 1);
+  cr_expect_eq(c.t.stats.send_calls, 2,
+               "one refused at once, one for the rest");
+  run_until(&c.connects, 1);
+  cr_expect_eq(c.connects, 1);
+  cr_expect_eq(c.peer, there);
+  cr_expect_geq(c.t.stats.send_dropped, 1, "dropped %llu",
+                (unsigned long long)c.t.stats.send_dropped);
+  gk_net_transport_close(&c.t, on_closed);
+  run_until(&c.closed, 1);
+}
