@@ -199,6 +199,7 @@ typedef struct gk_net_ws_stats {
   uint64_t msgs_in, bytes_in;   /* binary messages delivered, payload */
   uint64_t msgs_out, bytes_out; /* binary messages handed to the kernel */
   uint64_t wire_in, wire_out;   /* socket bytes after the handshake */
+  uint64_t reads;               /* recv calls that wslay's reading made */
   uint64_t replaced;            /* queued messages replaced by a newer one */
   uint64_t drop_send;           /* sends refused, all reasons (the sum below) */
   uint64_t drop_gone;           /* no such connection, or it is closing */

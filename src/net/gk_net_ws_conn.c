@@ -14,10 +14,13 @@
  *
  * Reading: wslay_event_recv reads until the socket would block or the
  * wake-up's byte budget is spent (a fast sender cannot starve the other
- * connections of a loop turn). After wslay stopped reading (a protocol
- * error, or a close frame received) the rest is read and thrown away
- * until the peer's FIN or close_ms, so our close frame is not destroyed
- * by a reset for unread data.
+ * connections of a loop turn). A read that comes back shorter than asked
+ * ends the wake-up's reading without another recv that would only say
+ * EAGAIN (one system call per message, not two): the poll is level
+ * triggered, so bytes that came since wake it again. After wslay stopped
+ * reading (a protocol error, or a close frame received) the rest is read and
+ * thrown away until the peer's FIN or close_ms, so our close frame is not
+ * destroyed by a reset for unread data.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -62,13 +65,16 @@ static ssize_t on_wslay_recv(wslay_event_context_ptr ctx, uint8_t *buf,
     c->extra_off += n;
     return (ssize_t)n;
   }
-  if (c->read_budget == 0) {
+  if (c->read_budget == 0 || c->drained) {
     wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
     return -1;
   }
-  ssize_t n = recv(c->fd, buf, len < c->read_budget ? len : c->read_budget, 0);
+  size_t want = len < c->read_budget ? len : c->read_budget;
+  c->w->stats.reads++;
+  ssize_t n = recv(c->fd, buf, want, 0);
   if (n > 0) {
     c->read_budget -= (size_t)n;
+    c->drained = (size_t)n < want; /* no second recv only to hear EAGAIN */
     c->w->stats.wire_in += (uint64_t)n;
     c->last_in_ms = now_ms(c);
     return n;
@@ -549,6 +555,7 @@ static void discard(gk_net_ws_conn *c) {
 static void read_some(gk_net_ws_conn *c) {
   wslay_event_context_ptr ctx = ctx_of(c);
   c->read_budget = READ_BUDGET;
+  c->drained = 0;
   if (!wslay_event_get_read_enabled(ctx)) {
     discard(c);
     return;

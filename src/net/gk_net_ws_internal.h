@@ -77,6 +77,8 @@ struct gk_net_ws_conn {
   uint8_t *extra; /* bytes libmicrohttpd read past the request */
   size_t extra_len, extra_off;
   size_t read_budget; /* bytes left for this wake-up (fairness) */
+  int drained;        /* a read this wake-up came back short: the socket
+                         had no more then (what came since wakes the poll) */
   gk__ws_msg *q;      /* ring of qcap (<= opts.queue_len) */
   uint32_t qhead, qlen, qcap;
   size_t qbytes;        /* payload bytes in the ring */

@@ -581,6 +581,21 @@ Test(ws, a_raw_echo_round_trip_is_well_under_a_millisecond) {
   ws_srv_stop();
 }
 
+Test(ws, a_message_costs_one_read_not_a_second_to_hear_eagain) {
+  gk_net_ws_options o = ws_test_options();
+  ws_srv_start(&o);
+  raw_open(&R1);
+  uint64_t reads0 = S->w.stats.reads, in0 = S->w.stats.msgs_in;
+  enum { N = 200 };
+  for (int i = 0; i < N; i++) raw_echo_ok(&R1, (uint8_t)i); /* one by one */
+  uint64_t reads = S->w.stats.reads - reads0, in = S->w.stats.msgs_in - in0;
+  cr_expect_eq(in, N);
+  cr_expect_leq(reads, in + N / 20, "%llu reads for %llu messages",
+                (unsigned long long)reads, (unsigned long long)in);
+  raw_close(&R1);
+  ws_srv_stop();
+}
+
 Test(ws, clients_that_vanish_mid_handshake_leave_no_slot_taken) {
   gk_net_ws_options o = ws_test_options();
   o.max_conns = 1;
