@@ -18,6 +18,8 @@ stops the server with SIGTERM and reads:
   rooms late      rooms with any late step (a few rooms late at every
                   step is a schedule that moved; many rooms late at a few
                   steps is a server that paused)
+  memory          the server's peak resident set (wait4's ru_maxrss)
+                  and that over the rooms (rss_kib_per_room)
   room errors     why rooms did not complete: each failed room's error
                   from the bots' summaries, counted (room_errors)
 
@@ -257,7 +259,7 @@ def play(args, shares, d, redis):
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     srvs, bots = [], []
     out = {"logs": [], "summaries": [], "node_cpu": [], "node_sys": [],
-           "switches": 0,
+           "node_rss_kib": [], "switches": 0,
            "status": 0}
     try:
         for i, n in enumerate(shares):
@@ -288,6 +290,7 @@ def play(args, shares, d, redis):
             out["status"] = out["status"] or status
             out["node_cpu"].append(sru.ru_utime + sru.ru_stime)
             out["node_sys"].append(sru.ru_stime)
+            out["node_rss_kib"].append(sru.ru_maxrss)  # Linux: KiB
             out["switches"] += sru.ru_nvcsw + sru.ru_nivcsw
         out["wall"] = time.monotonic() - t0
     finally:
@@ -361,6 +364,11 @@ def run_one(args, rooms, tmp, keep_log=False):
         # each node's own (wait4), and Redis's (a fleet only)
         "node_cpu_s": [round(c, 3) for c in sru],
         "node_sys_s": [round(c, 3) for c in p["node_sys"]],
+        # each node's peak resident memory (wait4's ru_maxrss), and per
+        # room: the process's base is in it, so it reads high at few rooms
+        "node_rss_kib": p["node_rss_kib"],
+        "rss_kib_per_room": round(sum(p["node_rss_kib"]) / rooms, 1)
+        if p["node_rss_kib"] else None,
         "redis_cpu_s": redis_cpu,
         "bot_cpu_s": round(bot_cpu, 3),
         "wall_s": round(wall, 2),
@@ -498,22 +506,24 @@ def report(args, udp, results, best, echo=None):
     print("| rooms (2p) | done | desyncs bot/server | server CPU s | bot CPU s "
           "| CPU us/room-step | datagrams/room-step | CPU ns/packet "
           "| x bare UDP | x ENet echo | late % | late+stalled % | confirm p50/p99 ms | tick Hz "
-          "| tick ms mean/max | rooms late |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| tick ms mean/max | rooms late | RSS MiB (KiB/room) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in sorted(results, key=lambda x: x["rooms"]):
         ratio = (r["cpu_ns_per_packet"] / udp["cpu_ns_per_packet"]
                  if r["cpu_ns_per_packet"] else 0)
         eratio = ("%.2f" % (r["cpu_ns_per_packet"] / echo["cpu_ns_per_packet"])
                   if echo and r["cpu_ns_per_packet"] else "-")
         print("| %d | %d | %d/%d | %.2f | %.2f | %s | %s | %s | %.1f | %s "
-              "| %.2f | %.2f | %s/%s | %s | %s/%s | %s |" % (
+              "| %.2f | %.2f | %s/%s | %s | %s/%s | %s | %.1f (%s) |" % (
                   r["rooms"], r["completed"], r["desyncs"],
                   r["server_desyncs"], r["server_cpu_s"], r["bot_cpu_s"],
                   r["cpu_us_per_room_step"], r["datagrams_per_room_step"],
                   r["cpu_ns_per_packet"], ratio, eratio,
                   100 * r["late_share"], 100 * held_share(r),
                   r["confirm_p50_ms"], r["confirm_p99_ms"], r["tick_hz"],
-                  r["tick_ms_mean"], r["tick_ms_max"], r["rooms_late"]))
+                  r["tick_ms_mean"], r["tick_ms_max"], r["rooms_late"],
+                  sum(r.get("node_rss_kib") or [0]) / 1024.0,
+                  r.get("rss_kib_per_room")))
     print()
     print("largest room count with <= 1%% of steps late or stalled, every "
           "room done, ticks at %d Hz: %s%s" % (STEP_HZ,
