@@ -17,6 +17,7 @@
 
 #include <enet/enet.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -91,13 +92,15 @@ static void seed_rtt(ENetPeer *p) {
 
 /* Pings keep ENet's round-trip estimate fresh while data flows (ENet
  * pings only idle links): each connection about every ping_ms. A ping
- * falls due ping_ms after the connection's last one and rides in the next
- * datagram sent to it (gk_net_transport_send queues it first, so one
- * datagram carries both); a connection sent nothing for half a period
- * more gets it on its own from the sweep, run every half period. A ping
- * on its own is a datagram (and the sweep a walk of the peer table); one
- * that rides costs a few bytes. The time of a connection's last ping is
- * kept in its ENet peer's `data` (ms, uv_now, wrapping). */
+ * falls due ping_ms after the connection's last one. While packets flow
+ * to the connection it rides in the next one (gk_net_transport_send
+ * queues it first, so one datagram carries both); the sweep, run every
+ * quarter period, sends it alone to a connection that is due and was
+ * sent nothing for a quarter period (a lobby, a quiet link), so those are
+ * pinged every 1 to 1.25 periods. A ping alone is a datagram of its own;
+ * one that rides costs a few bytes. The time of a connection's last ping
+ * is kept in its ENet peer's `data`, of its last packet in t->sent_ms
+ * (ms, uv_now, wrapping). */
 static uint32_t now_ms(const gk_net_transport *t) {
   return (uint32_t)uv_now(t->loop);
 }
@@ -120,15 +123,16 @@ static void ping_if_due(gk_net_transport *t, ENetPeer *p) {
 }
 
 static void ping_sweep(gk_net_transport *t) {
-  uint32_t half = t->opts.ping_ms / 2u + 1u;
+  uint32_t quarter = t->opts.ping_ms / 4u + 1u;
   if (t->opts.ping_ms == 0 || uv_now(t->loop) < t->ping_due) return;
-  t->ping_due = uv_now(t->loop) + half;
+  t->ping_due = uv_now(t->loop) + quarter;
   ENetHost *h = host_of(t);
   uint32_t now = now_ms(t);
   for (size_t i = 0; i < h->peerCount; i++) {
     ENetPeer *p = &h->peers[i];
     if (p->state == ENET_PEER_STATE_CONNECTED &&
-        now - pinged_ms(p) >= t->opts.ping_ms + half) {
+        now - pinged_ms(p) >= t->opts.ping_ms &&
+        (t->sent_ms == NULL || now - t->sent_ms[i] >= quarter)) {
       ping(t, p, now);
       t->stats.pings_alone++;
     }
@@ -144,7 +148,10 @@ static void dispatch(gk_net_transport *t, ENetEvent *ev) {
     set_timeout(t, ev->peer);
     seed_rtt(ev->peer);
     no_throttle(ev->peer);
-    ev->peer->data = (void *)(uintptr_t)now_ms(t); /* the handshake's */
+    /* due at once: the first ping rides the first packet (a room's
+     * answer) or goes alone at the next sweep, so a new connection's
+     * estimate has samples before a match starts a moment later */
+    ev->peer->data = (void *)(uintptr_t)(now_ms(t) - t->opts.ping_ms);
     if (t->cb.connect != NULL) t->cb.connect(t->cb.ctx, t, id);
     break;
   case ENET_EVENT_TYPE_DISCONNECT:
@@ -258,6 +265,8 @@ int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
   }
   t->host = h;
   t->sendq = gk_net_sendq_new(h->socket); /* NULL: one call per datagram */
+  t->sent_ms = calloc(h->peerCount, sizeof *t->sent_ms); /* NULL: pings go
+                                                    alone when due */
   t->port = opts->bind_host != NULL ? h->address.port : 0;
   if (t->opts.socket_buffer != 0) { /* a burst of every room's datagrams
                                        must fit, or the kernel drops them */
@@ -271,6 +280,8 @@ int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
     t->sys_err = rc;
     gk_net_sendq_free(t->sendq);
     t->sendq = NULL;
+    free(t->sent_ms);
+    t->sent_ms = NULL;
     enet_host_destroy(h);
     t->host = NULL;
     return GK_EIO;
@@ -314,6 +325,7 @@ int gk_net_transport_send(gk_net_transport *t, uint32_t peer,
     return GK_ETOOBIG;
   }
   ping_if_due(t, p);
+  if (t->sent_ms != NULL) t->sent_ms[peer] = now_ms(t);
   ENetPacket *pkt = enet_packet_create(bytes, len,
                                        reliable ? ENET_PACKET_FLAG_RELIABLE
                                                 : ENET_PACKET_FLAG_UNSEQUENCED);
@@ -381,6 +393,8 @@ static void on_closed(uv_handle_t *h) {
   t->host = NULL;
   gk_net_sendq_free(t->sendq);
   t->sendq = NULL;
+  free(t->sent_ms);
+  t->sent_ms = NULL;
   if (t->close_cb != NULL) t->close_cb(t);
 }
 

@@ -58,7 +58,8 @@ typedef struct gk_net_transport_options {
                              ENet's round-trip estimate stays fresh while
                              data flows (ENet pings only idle links): in
                              the next datagram sent to it once due, or on
-                             its own after half a period more; 0 -> off */
+                             its own when nothing was sent to it for a
+                             quarter period; 0 -> off */
   uint32_t socket_buffer; /* the UDP socket's receive and send buffers,
                              bytes; 0 -> ENet's (256 KiB). The kernel caps
                              it (net.core.rmem_max / wmem_max): read back
@@ -74,8 +75,8 @@ typedef struct gk_net_transport_stats {
   uint64_t services;    /* enet_host_service calls (one per drain) */
   uint64_t flushes;     /* enet_host_flush calls (at most one per loop turn) */
   uint64_t pings;       /* pings queued (ping_ms) */
-  uint64_t pings_alone; /* of them, sent alone: nothing was sent to the
-                           connection for 1.5 ping_ms */
+  uint64_t pings_alone; /* of them, sent alone: due, and nothing sent to
+                           the connection for ping_ms / 4 */
   uint64_t datagrams_batched; /* datagrams ENet sent from a service or a
                                  flush, through the batch queue */
   uint64_t send_calls;        /* sendmmsg calls that sent them */
@@ -95,6 +96,7 @@ struct gk_net_transport {
   uv_loop_t *loop;
   void *host;                 /* ENetHost */
   struct gk_net_sendq *sendq; /* its sends, batched; may be NULL */
+  uint32_t *sent_ms; /* per peer id: uv_now of its last packet; may be NULL */
   gk_net_transport_callbacks cb;
   gk_net_transport_options opts;
   uv_poll_t poll;
