@@ -115,7 +115,10 @@ int enet_socket_send(ENetSocket fd, const ENetAddress *address,
   for (size_t i = 0; i < count; i++) len += buffers[i].dataLength;
   if (q == NULL || q->fd != fd || address == NULL || len > SENDQ_BYTES) {
     int rc = send_now(fd, address, buffers, count);
-    if (q != NULL && q->fd == fd) q->stats.datagrams++;
+    if (q != NULL && q->fd == fd) {
+      q->stats.datagrams++;
+      if (rc <= 0) q->stats.dropped++; /* as a refused batched one */
+    }
     return rc;
   }
   uint32_t i = q->n++;

@@ -52,6 +52,14 @@ static void batch_open(gk_net_transport *t) {
   gk_net_sendq_open(t->sendq);
 }
 
+/* The transport's own allocations beside the ENet host. */
+static void free_parts(gk_net_transport *t) {
+  gk_net_sendq_free(t->sendq);
+  t->sendq = NULL;
+  free(t->sent_ms);
+  t->sent_ms = NULL;
+}
+
 static void batch_close(gk_net_transport *t) {
   gk_net_sendq_close(t->sendq);
   const gk_net_sendq_stats *qs = gk_net_sendq_stats_of(t->sendq);
@@ -278,10 +286,7 @@ int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
   int rc = uv_poll_init_socket(loop, &t->poll, h->socket);
   if (rc != 0) {
     t->sys_err = rc;
-    gk_net_sendq_free(t->sendq);
-    t->sendq = NULL;
-    free(t->sent_ms);
-    t->sent_ms = NULL;
+    free_parts(t);
     enet_host_destroy(h);
     t->host = NULL;
     return GK_EIO;
@@ -391,10 +396,7 @@ static void on_closed(uv_handle_t *h) {
   if (--t->handles > 0) return;
   if (t->host != NULL) enet_host_destroy(host_of(t));
   t->host = NULL;
-  gk_net_sendq_free(t->sendq);
-  t->sendq = NULL;
-  free(t->sent_ms);
-  t->sent_ms = NULL;
+  free_parts(t);
   if (t->close_cb != NULL) t->close_cb(t);
 }
 
