@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 
 #include "gk_err.h"
+#include "gk_net_recvq.h"
 #include "gk_net_sendq.h"
 #include "gk_net_wire.h"
 
@@ -47,26 +48,38 @@ static void set_timeout(gk_net_transport *t, ENetPeer *p) {
 static void on_service(uv_timer_t *h);
 
 /* ENet's sends inside a service or a flush leave in batches
- * (gk_net_sendq.h); the queue's counts are copied to the stats after. */
+ * (gk_net_sendq.h), and its reads come in batches (gk_net_recvq.h); the
+ * queues' counts are copied to the stats after. */
 static void batch_open(gk_net_transport *t) {
   gk_net_sendq_open(t->sendq);
+  gk_net_recvq_open(t->recvq);
 }
 
 /* The transport's own allocations beside the ENet host. */
 static void free_parts(gk_net_transport *t) {
   gk_net_sendq_free(t->sendq);
   t->sendq = NULL;
+  gk_net_recvq_free(t->recvq);
+  t->recvq = NULL;
   free(t->sent_ms);
   t->sent_ms = NULL;
 }
 
 static void batch_close(gk_net_transport *t) {
+  gk_net_recvq_close(t->recvq);
   gk_net_sendq_close(t->sendq);
   const gk_net_sendq_stats *qs = gk_net_sendq_stats_of(t->sendq);
-  if (qs == NULL) return;
-  t->stats.datagrams_batched = qs->datagrams;
-  t->stats.send_calls = qs->calls;
-  t->stats.send_dropped = qs->dropped;
+  if (qs != NULL) {
+    t->stats.datagrams_batched = qs->datagrams;
+    t->stats.send_calls = qs->calls;
+    t->stats.send_dropped = qs->dropped;
+  }
+  const gk_net_recvq_stats *rs = gk_net_recvq_stats_of(t->recvq);
+  if (rs != NULL) {
+    t->stats.datagrams_read = rs->datagrams;
+    t->stats.read_calls = rs->calls;
+    t->stats.read_dropped = rs->dropped;
+  }
 }
 
 /* ENet's packet throttle drops unreliable packets at the sender, before
@@ -181,17 +194,10 @@ static void dispatch(gk_net_transport *t, ENetEvent *ev) {
   }
 }
 
-/* One ENet service: one pass over the socket (ENet reads up to 256
- * datagrams, stopping early at a connect or disconnect), then every event
- * that pass queued, taken with enet_host_check_events, which neither
- * sends nor reads nor walks the peer table. enet_host_service itself does
- * that walk twice per call, so it is called once per drain, not once per
- * event: what is left in the socket wakes the poll again. The service
- * timer is pushed back, so it fires only when nothing came for
- * service_ms. Stops early once close has begun. */
-static void drain(gk_net_transport *t) {
+/* One enet_host_service call (with the read and send queues open), then
+ * the events it queued. */
+static void service_pass(gk_net_transport *t) {
   ENetEvent ev;
-  uint64_t t0 = uv_hrtime();
   t->stats.services++;
   batch_open(t);
   int rc = enet_host_service(host_of(t), &ev, 0);
@@ -206,6 +212,23 @@ static void drain(gk_net_transport *t) {
     if (t->close_cb != NULL || t->host == NULL) break;
     rc = enet_host_check_events(host_of(t), &ev);
   }
+}
+
+/* One ENet service: one pass over the socket (ENet reads up to 256
+ * datagrams, stopping early at a connect or disconnect), then every event
+ * that pass queued, taken with enet_host_check_events, which neither
+ * sends nor reads nor walks the peer table. enet_host_service itself does
+ * that walk twice per call, so it is called once per drain, not once per
+ * event: what is left in the socket wakes the poll again, and what is left
+ * in the read queue (gk_net_recvq.h) takes another pass at once. The
+ * service timer is pushed back, so it fires only when nothing came for
+ * service_ms. Stops early once close has begun. */
+static void drain(gk_net_transport *t) {
+  uint64_t t0 = uv_hrtime();
+  do {
+    service_pass(t);
+  } while (t->close_cb == NULL && t->host != NULL &&
+           gk_net_recvq_pending(t->recvq));
   if (t->close_cb == NULL && t->host != NULL) ping_sweep(t);
   if (t->close_cb == NULL)
     uv_timer_start(&t->service, on_service, t->opts.service_ms, 0);
@@ -273,6 +296,7 @@ int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
   }
   t->host = h;
   t->sendq = gk_net_sendq_new(h->socket); /* NULL: one call per datagram */
+  t->recvq = gk_net_recvq_new(h->socket); /* NULL: the same for reads */
   t->sent_ms = calloc(h->peerCount, sizeof *t->sent_ms); /* NULL: pings go
                                                     alone when due */
   t->port = opts->bind_host != NULL ? h->address.port : 0;

@@ -81,6 +81,10 @@ typedef struct gk_net_transport_stats {
                                  flush, through the batch queue */
   uint64_t send_calls;        /* sendmmsg calls that sent them */
   uint64_t send_dropped;      /* of them, refused by the kernel */
+  uint64_t datagrams_read;    /* datagrams ENet read through the read queue */
+  uint64_t read_calls;        /* recvmmsg calls that read them */
+  uint64_t read_dropped;      /* datagrams larger than any peer sends (over
+                                 1,500 bytes): dropped unread by ENet */
   uint64_t drain_ns;          /* time in drains (service and the callbacks) */
   uint64_t drain_ns_max;      /* the longest drain */
 } gk_net_transport_stats;
@@ -96,6 +100,7 @@ struct gk_net_transport {
   uv_loop_t *loop;
   void *host;                 /* ENetHost */
   struct gk_net_sendq *sendq; /* its sends, batched; may be NULL */
+  struct gk_net_recvq *recvq; /* its reads, batched; may be NULL */
   uint32_t *sent_ms; /* per peer id: uv_now of its last packet; may be NULL */
   gk_net_transport_callbacks cb;
   gk_net_transport_options opts;

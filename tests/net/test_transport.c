@@ -338,3 +338,110 @@ Test(transport, a_datagram_the_kernel_refuses_is_counted_and_the_rest_go) {
   gk_net_transport_close(&c.t, on_closed);
   run_until(&c.closed, 1);
 }
+
+/* `n` raw datagrams of `len` bytes each to the server's port, from a plain
+ * UDP socket: on loopback they are in the server's socket on return. */
+static void spray(uint16_t port, int n, size_t len) {
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  cr_assert_geq(fd, 0);
+  struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port)};
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  static uint8_t junk[2048]; /* zeros: no ENet command ENet accepts */
+  cr_assert_leq(len, sizeof junk);
+  for (int i = 0; i < n; i++)
+    cr_assert_eq(sendto(fd, junk, len, 0, (struct sockaddr *)&to, sizeof to),
+                 (ssize_t)len);
+  close(fd);
+}
+
+Test(transport, datagrams_waiting_together_are_read_with_one_system_call) {
+  const gk_net_transport_stats *st = &w->server.t.stats;
+  gk_net_transport_stats before = *st;
+  spray(w->server.t.port, 10, 40);
+  for (int i = 0; i < 1000 && st->datagrams_read < before.datagrams_read + 10;
+       i++)
+    uv_run(&w->loop, UV_RUN_ONCE);
+  cr_expect_eq(
+      st->datagrams_read - before.datagrams_read, 10,
+      "%llu datagrams through the read queue",
+      (unsigned long long)(st->datagrams_read - before.datagrams_read));
+  /* one read for the ten, and no second one to hear EAGAIN */
+  cr_expect_eq(st->read_calls - before.read_calls, 1, "%llu reads",
+               (unsigned long long)(st->read_calls - before.read_calls));
+  cr_expect_eq(st->read_dropped, 0);
+}
+
+Test(transport, a_datagram_larger_than_any_peer_sends_is_dropped_not_fatal) {
+  const gk_net_transport_stats *st = &w->server.t.stats;
+  gk_net_transport_stats before = *st;
+  spray(w->server.t.port, 1, 1501);
+  spray(w->server.t.port, 2, 40);
+  const uint8_t ok[2] = {1, 20};
+  cr_assert_eq(gk_net_transport_send(&w->client.t, w->client.peer, ok, 2, 1),
+               0);
+  run_until(&w->server.received, 1);
+  cr_expect_eq(w->server.received, 1, "the connection goes on");
+  cr_expect_eq(st->read_dropped, 1);
+  cr_expect_geq(st->datagrams_read - before.datagrams_read, 3);
+}
+
+/* Runs each loop once, without waiting, `n` times. */
+static void turn(uv_loop_t *server, uv_loop_t *clients, int n) {
+  for (int i = 0; i < n; i++) {
+    if (server) uv_run(server, UV_RUN_NOWAIT);
+    if (clients) uv_run(clients, UV_RUN_NOWAIT);
+  }
+}
+
+Test(transport, datagrams_queued_behind_a_connect_are_read_in_the_same_drain) {
+  /* the server on a loop of its own, so the test chooses when it reads,
+   * and a service timer that never fires: only its poll reads */
+  uv_loop_t sl, cl;
+  cr_assert_eq(uv_loop_init(&sl), 0);
+  cr_assert_eq(uv_loop_init(&cl), 0);
+  side s, a, b;
+  memset(&s, 0, sizeof s);
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  gk_net_transport_options so = {
+      .bind_host = "127.0.0.1", .max_peers = 4, .service_ms = 600000};
+  gk_net_transport_callbacks cb = {
+      .ctx = &s, .receive = on_receive, .connect = on_connect};
+  cr_assert_eq(gk_net_transport_init(&s.t, &sl, &so, &cb), 0);
+  gk_net_transport_options co = {.service_ms = 5};
+  cb.ctx = &a;
+  cr_assert_eq(gk_net_transport_init(&a.t, &cl, &co, &cb), 0);
+  cb.ctx = &b;
+  cr_assert_eq(gk_net_transport_init(&b.t, &cl, &co, &cb), 0);
+  cr_assert_eq(gk_net_transport_connect(&a.t, "127.0.0.1", s.t.port, &a.peer),
+               0);
+  for (int i = 0; i < 2000 && (a.connects < 1 || s.connects < 1); i++)
+    turn(&sl, &cl, 1);
+  cr_assert_eq(s.connects, 1);
+  /* b's connect: the server answers; b's acknowledgement of that answer
+   * is what makes it a connect on the server's side */
+  cr_assert_eq(gk_net_transport_connect(&b.t, "127.0.0.1", s.t.port, &b.peer),
+               0);
+  for (int i = 0; i < 2000 && b.connects < 1; i++) turn(&sl, &cl, 1);
+  cr_assert_eq(b.connects, 1);
+  cr_assert_eq(s.connects, 1, "the server has not read b's acknowledgement");
+  turn(NULL, &cl, 3); /* b's acknowledgement leaves, then a's data */
+  const uint8_t d[2] = {1, 20};
+  cr_assert_eq(gk_net_transport_send(&a.t, a.peer, d, 2, 1), 0);
+  turn(NULL, &cl, 3);
+  /* one turn of the server's loop: ENet's pass ends at b's connect; a's
+   * data, read in the same batch, takes a second pass at once */
+  uint64_t services = s.t.stats.services;
+  turn(&sl, NULL, 1);
+  cr_expect_eq(s.connects, 2);
+  cr_expect_eq(s.received, 1, "a's data waited in the read queue");
+  cr_expect_geq(s.t.stats.services - services, 2);
+  gk_net_transport_close(&a.t, on_closed);
+  gk_net_transport_close(&b.t, on_closed);
+  gk_net_transport_close(&s.t, on_closed);
+  for (int i = 0; i < 2000 && !(a.closed && b.closed && s.closed); i++)
+    turn(&sl, &cl, 1);
+  cr_assert(a.closed && b.closed && s.closed);
+  cr_assert_eq(uv_loop_close(&sl), 0);
+  cr_assert_eq(uv_loop_close(&cl), 0);
+}
