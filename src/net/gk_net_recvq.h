@@ -21,8 +21,8 @@
  *
  * ENet may stop taking datagrams before the queue is empty (a service ends
  * at a connect or a disconnect event, or after 256 datagrams):
- * gk_net_recvq_pending says so, and the transport services again, since
- * the socket may be empty and its poll quiet.
+ * gk_net_recvq_pending says so, and the transport services again on the
+ * next loop turn, since the socket may be empty and its poll quiet.
  *
  * Ownership: the transport owns its queue (gk_net_recvq_new ..
  * gk_net_recvq_free). Open and close pair up on one thread, inside one

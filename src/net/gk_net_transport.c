@@ -7,10 +7,12 @@
  * one-shot service timer, pushed back by every drain, runs the same drain
  * so ENet's own timers (pings, reliable resends, timeouts) keep going when
  * nothing arrives, and a uv_prepare handle flushes whatever was queued
- * during the loop iteration right before the loop blocks again.
+ * during the loop iteration right before the loop blocks again. A
+ * uv_idle handle, started only while the read queue holds datagrams ENet
+ * did not take, runs one more drain per loop iteration.
  *
  * Closing is asynchronous like every uv handle: the ENet host is destroyed
- * only once the three handles are closed, so no callback can see a freed
+ * only once the four handles are closed, so no callback can see a freed
  * host.
  */
 #include "gk_net_transport.h"
@@ -46,6 +48,7 @@ static void set_timeout(gk_net_transport *t, ENetPeer *p) {
 }
 
 static void on_service(uv_timer_t *h);
+static void on_more(uv_idle_t *h);
 
 /* ENet's sends inside a service or a flush leave in batches
  * (gk_net_sendq.h), and its reads come in batches (gk_net_recvq.h); the
@@ -220,21 +223,31 @@ static void service_pass(gk_net_transport *t) {
  * sends nor reads nor walks the peer table. enet_host_service itself does
  * that walk twice per call, so it is called once per drain, not once per
  * event: what is left in the socket wakes the poll again, and what is left
- * in the read queue (gk_net_recvq.h) takes another pass at once. The
- * service timer is pushed back, so it fires only when nothing came for
- * service_ms. Stops early once close has begun. */
+ * in the read queue (gk_net_recvq.h) the idle handle, one pass per loop
+ * iteration: not in this drain, nor from a timer (libuv runs a timer
+ * re-armed at 0 again in the same timer phase), so that a storm of
+ * connects, each ending a pass, does not hold up the loop's timers (the
+ * step timer among them). The service timer is pushed back, so it fires
+ * only when nothing came for service_ms. Stops early once close has
+ * begun. */
 static void drain(gk_net_transport *t) {
   uint64_t t0 = uv_hrtime();
-  do {
-    service_pass(t);
-  } while (t->close_cb == NULL && t->host != NULL &&
-           gk_net_recvq_pending(t->recvq));
+  service_pass(t);
   if (t->close_cb == NULL && t->host != NULL) ping_sweep(t);
-  if (t->close_cb == NULL)
+  if (t->close_cb == NULL) {
     uv_timer_start(&t->service, on_service, t->opts.service_ms, 0);
+    if (gk_net_recvq_pending(t->recvq)) uv_idle_start(&t->more, on_more);
+  }
   uint64_t took = uv_hrtime() - t0;
   t->stats.drain_ns += took;
   if (took > t->stats.drain_ns_max) t->stats.drain_ns_max = took;
+}
+
+/* Datagrams wait in the read queue: one more pass (see drain). */
+static void on_more(uv_idle_t *h) {
+  gk_net_transport *t = h->data;
+  uv_idle_stop(h);
+  if (t->close_cb == NULL && t->host != NULL) drain(t);
 }
 
 static void on_poll(uv_poll_t *h, int status, int events) {
@@ -317,8 +330,9 @@ int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
   }
   uv_timer_init(loop, &t->service);
   uv_prepare_init(loop, &t->flush);
-  t->poll.data = t->service.data = t->flush.data = t;
-  t->handles = 3;
+  uv_idle_init(loop, &t->more);
+  t->poll.data = t->service.data = t->flush.data = t->more.data = t;
+  t->handles = 4;
   uv_poll_start(&t->poll, UV_READABLE, on_poll);
   uv_timer_start(&t->service, on_service, t->opts.service_ms, 0);
   uv_prepare_start(&t->flush, on_prepare);
@@ -439,4 +453,5 @@ void gk_net_transport_close(gk_net_transport *t,
   uv_close((uv_handle_t *)&t->poll, on_closed);
   uv_close((uv_handle_t *)&t->service, on_closed);
   uv_close((uv_handle_t *)&t->flush, on_closed);
+  uv_close((uv_handle_t *)&t->more, on_closed);
 }

@@ -107,6 +107,7 @@ struct gk_net_transport {
   uv_poll_t poll;
   uv_timer_t service;
   uv_prepare_t flush;
+  uv_idle_t more;    /* runs while the read queue holds datagrams */
   int dirty;         /* packets queued since the last flush */
   uint64_t ping_due; /* uv_now of the next ping sweep */
   int handles;       /* handles still open (close is asynchronous) */
