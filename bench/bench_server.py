@@ -156,9 +156,10 @@ def fleet_config(node, redis_sock):
             "max_rooms": MAX_ROOMS}
 
 
-def server_config(rooms, transport, d, fleet=None):
+def server_config(rooms, transport, d, fleet=None, socket_buffer=0):
     """The gk-server config of a run of `rooms` rooms, replays under d;
-    with `fleet` (fleet_config), one node of a fleet."""
+    with `fleet` (fleet_config), one node of a fleet; socket_buffer is
+    listen.socket_buffer (0: ENet's 256 KiB)."""
     cfg = {
         "listen": {"host": "127.0.0.1", "port": 0},
         "log_level": "info",
@@ -177,6 +178,8 @@ def server_config(rooms, transport, d, fleet=None):
                             "max_connections": peers_for(rooms)}
     if fleet:
         cfg["fleet"] = fleet
+    if socket_buffer:
+        cfg["listen"]["socket_buffer"] = socket_buffer
     return cfg
 
 
@@ -207,7 +210,8 @@ def start_node(args, i, rooms, d, redis):
     fleet = fleet_config("n%d" % i, redis.sock) if redis else None
     cpath = os.path.join(nd, "server.json")
     with open(cpath, "w") as f:
-        json.dump(server_config(rooms, args.transport, nd, fleet), f)
+        json.dump(server_config(rooms, args.transport, nd, fleet,
+                                getattr(args, "socket_buffer", 0)), f)
     log = os.path.join(nd, "server.log")
     with open(log, "w") as lf:
         srv = subprocess.Popen(pinned([args.server, "--config", cpath], 0,
@@ -598,6 +602,9 @@ def main():
                     "section, no Redis (the split's own cost)")
     ap.add_argument("--drift-steps", type=int, default=3600,
                     help="one long 2-room match for the step rate (0: skip)")
+    ap.add_argument("--socket-buffer", type=int, default=0,
+                    help="the server's listen.socket_buffer, bytes (0: "
+                    "ENet's 256 KiB; Linux caps it at net.core.rmem_max)")
     args = ap.parse_args()
     if args.rooms_per_bot is None:
         args.rooms_per_bot = 32 if args.full_bots else 1024
