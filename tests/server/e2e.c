@@ -1,6 +1,6 @@
 /* e2e.c: spawning, waiting, log reading and replay checks for the
  * end-to-end server tests (see e2e.h). */
-#define _XOPEN_SOURCE 700
+#define _GNU_SOURCE /* pipe2, O_CLOEXEC */
 #include "e2e.h"
 
 #include <criterion/criterion.h>
@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -58,21 +59,52 @@ void e2e_write(const e2e_dir *d, const char *name, const char *json, char *out,
   fclose(f);
 }
 
+/* argv run with stdout and stderr to the files `out` and `err`, tied to
+ * this process: PR_SET_PDEATHSIG kills it when the test process dies,
+ * so a test killed by meson's timeout (or by hand) leaves no gk-server
+ * or gk-bot running. Like posix_spawn, it returns once the child has
+ * exec'd (the files are truncated by then: a log read next is the new
+ * process's): the child reports a failed exec's errno through a
+ * close-on-exec pipe, and end of file means exec. Between fork and exec
+ * only async-signal-safe calls. The child's pid, or -1 with errno. */
+static pid_t spawn_tied(const char *out, const char *err, char *const argv[]) {
+  int o = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int e = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fds[2] = {-1, -1};
+  pid_t parent = getpid(), pid = -1;
+  if (o >= 0 && e >= 0 && pipe2(fds, O_CLOEXEC) == 0) pid = fork();
+  if (pid == 0) {
+    int why = 0;
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+      _exit(127); /* the test is gone already */
+    if (dup2(o, 1) >= 0 && dup2(e, 2) >= 0) execve(argv[0], argv, environ);
+    why = errno;
+    ssize_t w = write(fds[1], &why, sizeof why);
+    (void)w;
+    _exit(127);
+  }
+  int saved = errno, why = 0;
+  if (fds[1] >= 0) close(fds[1]);
+  if (pid > 0 && read(fds[0], &why, sizeof why) == (ssize_t)sizeof why) {
+    waitpid(pid, NULL, 0); /* exec failed: the child has exited */
+    pid = -1;
+    saved = why;
+  }
+  if (fds[0] >= 0) close(fds[0]);
+  if (o >= 0) close(o);
+  if (e >= 0) close(e);
+  errno = saved;
+  return pid;
+}
+
 void e2e_spawn(e2e_proc *p, const e2e_dir *d, const char *tag,
                char *const argv[]) {
   memset(p, 0, sizeof(*p));
   p->status = -1;
   snprintf(p->out, sizeof(p->out), "%s/%s.out", d->path, tag);
   snprintf(p->err, sizeof(p->err), "%s/%s.err", d->path, tag);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, p->out, O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_addopen(&fa, 2, p->err, O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  int rc = posix_spawn(&p->pid, argv[0], &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  cr_assert_eq(rc, 0, "spawn %s: %s", argv[0], strerror(rc));
+  p->pid = spawn_tied(p->out, p->err, argv);
+  cr_assert_gt(p->pid, 0, "spawn %s: %s", argv[0], strerror(errno));
   char pid[24];
   snprintf(pid, sizeof(pid), "%d", (int)p->pid);
   e2e_keep_note("pid", pid);
