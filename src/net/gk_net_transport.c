@@ -24,8 +24,7 @@
 #include <sys/socket.h>
 
 #include "gk_err.h"
-#include "gk_net_recvq.h"
-#include "gk_net_sendq.h"
+#include "gk_net_batch.h"
 #include "gk_net_wire.h"
 
 static ENetHost *host_of(const gk_net_transport *t) {
@@ -50,39 +49,30 @@ static void set_timeout(gk_net_transport *t, ENetPeer *p) {
 static void on_service(uv_timer_t *h);
 static void on_more(uv_idle_t *h);
 
-/* ENet's sends inside a service or a flush leave in batches
- * (gk_net_sendq.h), and its reads come in batches (gk_net_recvq.h); the
- * queues' counts are copied to the stats after. */
+/* ENet's socket calls inside a service or a flush go in batches
+ * (gk_net_batch.h); the batch's counts are copied to the stats after. */
 static void batch_open(gk_net_transport *t) {
-  gk_net_sendq_open(t->sendq);
-  gk_net_recvq_open(t->recvq);
+  gk_net_batch_open(t->batch);
 }
 
 /* The transport's own allocations beside the ENet host. */
 static void free_parts(gk_net_transport *t) {
-  gk_net_sendq_free(t->sendq);
-  t->sendq = NULL;
-  gk_net_recvq_free(t->recvq);
-  t->recvq = NULL;
+  gk_net_batch_free(t->batch);
+  t->batch = NULL;
   free(t->sent_ms);
   t->sent_ms = NULL;
 }
 
 static void batch_close(gk_net_transport *t) {
-  gk_net_recvq_close(t->recvq);
-  gk_net_sendq_close(t->sendq);
-  const gk_net_sendq_stats *qs = gk_net_sendq_stats_of(t->sendq);
-  if (qs != NULL) {
-    t->stats.datagrams_batched = qs->datagrams;
-    t->stats.send_calls = qs->calls;
-    t->stats.send_dropped = qs->dropped;
-  }
-  const gk_net_recvq_stats *rs = gk_net_recvq_stats_of(t->recvq);
-  if (rs != NULL) {
-    t->stats.datagrams_read = rs->datagrams;
-    t->stats.read_calls = rs->calls;
-    t->stats.read_dropped = rs->dropped;
-  }
+  gk_net_batch_close(t->batch);
+  const gk_net_batch_stats *bs = gk_net_batch_stats_of(t->batch);
+  if (bs == NULL) return;
+  t->stats.datagrams_batched = bs->sent;
+  t->stats.send_calls = bs->send_calls;
+  t->stats.send_dropped = bs->send_dropped;
+  t->stats.datagrams_read = bs->read;
+  t->stats.read_calls = bs->read_calls;
+  t->stats.read_dropped = bs->read_dropped;
 }
 
 /* ENet's packet throttle drops unreliable packets at the sender, before
@@ -223,7 +213,7 @@ static void service_pass(gk_net_transport *t) {
  * sends nor reads nor walks the peer table. enet_host_service itself does
  * that walk twice per call, so it is called once per drain, not once per
  * event: what is left in the socket wakes the poll again, and what is left
- * in the read queue (gk_net_recvq.h) the idle handle, one pass per loop
+ * in the batch's read queue (gk_net_batch.h) the idle handle, one pass per loop
  * iteration: not in this drain, nor from a timer (libuv runs a timer
  * re-armed at 0 again in the same timer phase), so that a storm of
  * connects, each ending a pass, does not hold up the loop's timers (the
@@ -236,7 +226,7 @@ static void drain(gk_net_transport *t) {
   if (t->close_cb == NULL && t->host != NULL) ping_sweep(t);
   if (t->close_cb == NULL) {
     uv_timer_start(&t->service, on_service, t->opts.service_ms, 0);
-    if (gk_net_recvq_pending(t->recvq)) uv_idle_start(&t->more, on_more);
+    if (gk_net_batch_pending(t->batch)) uv_idle_start(&t->more, on_more);
   }
   uint64_t took = uv_hrtime() - t0;
   t->stats.drain_ns += took;
@@ -308,8 +298,7 @@ int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
     return GK_EIO;
   }
   t->host = h;
-  t->sendq = gk_net_sendq_new(h->socket); /* NULL: one call per datagram */
-  t->recvq = gk_net_recvq_new(h->socket); /* NULL: the same for reads */
+  t->batch = gk_net_batch_new(h->socket); /* NULL: one call per datagram */
   t->sent_ms = calloc(h->peerCount, sizeof *t->sent_ms); /* NULL: pings go
                                                     alone when due */
   t->port = opts->bind_host != NULL ? h->address.port : 0;

@@ -9,7 +9,8 @@
  * without waiting for the service timer. ENet walks its whole peer table
  * on every service and flush; these are the only calls that do. The
  * datagrams a service or a flush sends leave in batches, one sendmmsg per
- * 64 (gk_net_sendq.h).
+ * 64, and a service reads them in batches, one recvmmsg per 32
+ * (gk_net_batch.h).
  *
  * The same transport serves a server (bind an address, many peers) and a
  * client (no bind, connect to one host). Peers are named by a small
@@ -78,7 +79,8 @@ typedef struct gk_net_transport_stats {
   uint64_t pings_alone; /* of them, sent alone: due, and nothing sent to
                            the connection for ping_ms / 4 */
   uint64_t datagrams_batched; /* datagrams ENet sent from a service or a
-                                 flush, through the batch queue */
+                                 flush (all through the batch's queue but
+                                 one larger than a slot, sent at once) */
   uint64_t send_calls;        /* sendmmsg calls that sent them */
   uint64_t send_dropped;      /* of them, refused by the kernel */
   uint64_t datagrams_read;    /* datagrams ENet read through the read queue */
@@ -99,8 +101,7 @@ struct gk_net_transport {
   /* private */
   uv_loop_t *loop;
   void *host;                 /* ENetHost */
-  struct gk_net_sendq *sendq; /* its sends, batched; may be NULL */
-  struct gk_net_recvq *recvq; /* its reads, batched; may be NULL */
+  struct gk_net_batch *batch; /* its socket calls, batched; may be NULL */
   uint32_t *sent_ms; /* per peer id: uv_now of its last packet; may be NULL */
   gk_net_transport_callbacks cb;
   gk_net_transport_options opts;
