@@ -93,7 +93,6 @@ def a_full_room_an_unknown_code_and_an_ended_room_read_as_sentences(b):
 # at once, so only bots can hold the world.
 WATCH_PICKS = """(() => {
   window.picks = { wait: [0, 0, 0, 0], made: [0, 0, 0, 0], level: [] };
-  const seen = [false, false, false, false];
   const st = () => play.client.state();
   (function frame() {
     const s = st();
@@ -104,9 +103,13 @@ WATCH_PICKS = """(() => {
         const on = g[`players[${k}].pick_pending`];
         if (on) picks.wait[k] = Math.max(picks.wait[k],
           TIMEOUT - g[`players[${k}].pick_timer`]);
-        if (seen[k] && !on) picks.made[k]++;
-        seen[k] = on;
-        picks.level[k] = g[`players[${k}].level`];
+        // from the state, not from frames that saw the pick open: a bot
+        // picks within a step or two, between two frames of a slow page
+        // (a level up opens a pick; every level but the first and the
+        // one still open was picked)
+        const level = g[`players[${k}].level`];
+        picks.made[k] = Math.max(0, level - 1 - (on ? 1 : 0));
+        picks.level[k] = level;
       }
     }
     if (!play.ended) requestAnimationFrame(frame);
@@ -254,11 +257,16 @@ def a_touch_drag_moves_the_player_in_survivors(b):
     touch(p, 'touchEnd', 275, 500)
     x1 = p.eval("play.client.state().state['players[0].x']")
     s1 = p.eval('play.step')
+    # the inputs already sent (the input delay: more steps on a busy
+    # machine) still move it; after those it stands
+    p.wait_for('play.step >= %d' % (s1 + 15), timeout=20)
+    xr = p.eval("play.client.state().state['players[0].x']")
     p.wait_for('play.step >= %d' % (s1 + 30), timeout=20)
     x2 = p.eval("play.client.state().state['players[0].x']")
-    if not x1 > x0 + 30 * 65536 or abs(x2 - x1) > 4 * 65536:
-        raise AssertionError('drag right: x %s -> %s, then released %s'
-                             % (x0 / 65536, x1 / 65536, x2 / 65536))
+    if not x1 > x0 + 30 * 65536 or xr < x1 or abs(x2 - xr) > 1 * 65536:
+        raise AssertionError('drag right: x %s -> %s, then released %s, '
+                             '%s' % (x0 / 65536, x1 / 65536, xr / 65536,
+                                     x2 / 65536))
     print('# x %.1f -> %.1f under the drag, %.1f after release'
           % (x0 / 65536, x1 / 65536, x2 / 65536))
 

@@ -71,10 +71,29 @@ def layer(kind):
     return LAYER.get(kind, 6)  # players last
 
 
-def sv_visible(ents, s, ox, oy, w, h, hud_rows):
-    """Entities whose centre pixel no later layer (or the HUD) can cover."""
+# A HUD row's text ("P2 Lv 2 999987/1000000") starts right of the bars
+# and runs past the panel when the numbers are long: at most this many
+# pixels a character (12px sans-serif).
+HUD_CHAR_PX = 8
+
+
+def hud_right(st):
+    """The right edge of the HUD: its panel, or its longest row's text."""
+    longest = 0
+    for i in range(st['players']):
+        p = 'players[%d].' % i
+        longest = max(longest, len('P%d Lv %d %d/%d' % (
+            i + 1, st.get(p + 'level', 0), st.get(p + 'health', 0),
+            st.get(p + 'max_health', 0))))
+    text_left = HUD['x'] + HUD['barX'] + HUD['barW'] + 6
+    return max(HUD['x'] + HUD['w'], text_left + HUD_CHAR_PX * longest)
+
+
+def sv_visible(ents, s, ox, oy, w, h, hud_rows, hud_x2=None):
+    """Entities whose centre pixel no later layer (or the HUD: its panel,
+    to hud_x2 with the text that overflows it) can cover."""
     scr = [(k, ox + x * s, oy + y * s, max(2, r * s)) for k, x, y, r in ents]
-    hud = (HUD['x'], HUD['y'], HUD['x'] + HUD['w'],
+    hud = (HUD['x'], HUD['y'], hud_x2 or HUD['x'] + HUD['w'],
            HUD['y'] + 2 * HUD['pad'] + HUD['row'] * hud_rows)
     out = []
     for i, (k, x, y, r) in enumerate(scr):
@@ -105,7 +124,7 @@ def sv_check_entities(img, st, page, opts, w, h, label):
     pal = page['colors']
     counts = {}
     for k, x, y, r in sv_visible(sv_entities(st), s, ox, oy, w, h,
-                                 st['players']):
+                                 st['players'], hud_right(st)):
         if k.startswith('enemy'):
             want = pal['enemy'][int(k[5:])]
         elif k.startswith('player'):
