@@ -21,8 +21,8 @@ rooms=$2
 transport=${3:-enet}
 wait_s=${4:-28}
 here=$(dirname "$0")
-log=$(mktemp /tmp/gk-steady.XXXXXX)
-stat=$(mktemp /tmp/gk-steady-perf.XXXXXX)
+log=$(mktemp)
+stat=$(mktemp)
 python3 "$here/bench_server.py" --server "$b/gk-server" --bot "$b/gk-bot" \
   --udp "$b/bench_udp" --rooms "$rooms" --steps 3000 --search-s 0 \
   --drift-steps 0 --transports "$transport" >"$log" 2>&1 &
