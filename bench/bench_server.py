@@ -28,11 +28,14 @@ latency (p50/p99 over every bot peer), and the largest R with at most 1%
 late steps. A bare UDP send + receive loop (bench_udp) is measured in the
 same run, for the CPU-per-packet comparison, and with --enet-echo an ENet
 echo server (bench_enet_echo: 8 connections, one packet in flight each),
-ENet's own floor, which the table divides by too.
+ENet's own floor, which the table divides ENet rows by ("x echo"), and
+with --tcp-echo a TCP echo server (bench_tcp_echo, the same shape over
+TCP with TCP_NODELAY), the floor WebSocket rows are divided by.
 
   bench_server.py --server build/src/server/gk-server \
       --bot build/tools/bot/gk-bot --udp build/bench/bench_udp \
       [--enet-echo build/bench/bench_enet_echo] \
+      [--tcp-echo build/bench/bench_tcp_echo] \
       [--rooms 8,16,32,64,128] [--steps 600] [--rooms-per-bot 32]
       [--full-bots] [--no-pin] [--search-s 240]
       [--transports enet,websocket] [--nodes 1,2]
@@ -489,7 +492,7 @@ def search(args, results, tmp):
     return good_n or None
 
 
-def report(args, udp, results, best, echo=None):
+def report(args, udp, results, best, echo=None, tcp_echo=None):
     print("bare UDP send+receive on loopback: %d ns CPU per datagram "
           "(%d datagrams of 40 bytes)" % (udp["cpu_ns_per_packet"],
                                           udp["datagrams"]))
@@ -497,6 +500,16 @@ def report(args, udp, results, best, echo=None):
         print("ENet echo server on loopback (bench_enet_echo, %d connections "
               "with one packet in flight each): %d ns CPU per datagram"
               % (echo["in_flight"], echo["cpu_ns_per_packet"]))
+    if tcp_echo:
+        print("TCP echo server on loopback (bench_tcp_echo, %d connections "
+              "with one message in flight each): %d ns CPU per message"
+              % (tcp_echo["in_flight"], tcp_echo["cpu_ns_per_message"]))
+    # the column "x echo": ENet's echo for ENet rows, TCP's for WebSocket
+    floor = None
+    if args.transport == "websocket" and tcp_echo:
+        floor = tcp_echo["cpu_ns_per_message"]
+    elif args.transport == "enet" and echo:
+        floor = echo["cpu_ns_per_packet"]
     print("transport: %s" % args.transport)
     print("gk-server processes: %d%s" % (
         args.nodes, "" if args.nodes == 1 else " (no fleet section, no Redis)"
@@ -509,14 +522,14 @@ def report(args, udp, results, best, echo=None):
     print()
     print("| rooms (2p) | done | desyncs bot/server | server CPU s | bot CPU s "
           "| CPU us/room-step | datagrams/room-step | CPU ns/packet "
-          "| x bare UDP | x ENet echo | late % | late+stalled % | confirm p50/p99 ms | tick Hz "
+          "| x bare UDP | x echo | late % | late+stalled % | confirm p50/p99 ms | tick Hz "
           "| tick ms mean/max | rooms late | RSS MiB (KiB/room) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in sorted(results, key=lambda x: x["rooms"]):
         ratio = (r["cpu_ns_per_packet"] / udp["cpu_ns_per_packet"]
                  if r["cpu_ns_per_packet"] else 0)
-        eratio = ("%.2f" % (r["cpu_ns_per_packet"] / echo["cpu_ns_per_packet"])
-                  if echo and r["cpu_ns_per_packet"] else "-")
+        eratio = ("%.2f" % (r["cpu_ns_per_packet"] / floor)
+                  if floor and r["cpu_ns_per_packet"] else "-")
         print("| %d | %d | %d/%d | %.2f | %.2f | %s | %s | %s | %.1f | %s "
               "| %.2f | %.2f | %s/%s | %s | %s/%s | %s | %.1f (%s) |" % (
                   r["rooms"], r["completed"], r["desyncs"],
@@ -579,6 +592,8 @@ def main():
     ap.add_argument("--udp", required=True)
     ap.add_argument("--enet-echo", help="bench_enet_echo: ENet's own floor "
                     "per datagram, and each row's ratio to it")
+    ap.add_argument("--tcp-echo", help="bench_tcp_echo: TCP's floor "
+                    "per message, what WebSocket rows are divided by")
     ap.add_argument("--rooms", default="8,16,32,64,128")
     ap.add_argument("--steps", type=int, default=600)
     ap.add_argument("--rooms-per-bot", type=int, default=None,
@@ -620,6 +635,12 @@ def main():
         echo = json.loads(subprocess.run(
             [args.enet_echo, "200000", "40", "8"] + cpus, check=True,
             capture_output=True, text=True, timeout=120).stdout)
+    tcp_echo = None
+    if args.tcp_echo:  # the same, over TCP: WebSocket's floor
+        cpus = ["0", "1"] if args.pin else ["-1", "-1"]
+        tcp_echo = json.loads(subprocess.run(
+            [args.tcp_echo, "200000", "40", "8"] + cpus, check=True,
+            capture_output=True, text=True, timeout=120).stdout)
     for tr in args.transports.split(","):
         if tr not in ("enet", "websocket"):
             ap.error("--transports: enet or websocket, not %r" % tr)
@@ -653,7 +674,7 @@ def main():
                 shutil.rmtree(tmp, ignore_errors=True)
         for n in node_counts:
             args.nodes = n
-            report(args, udp, results[n], best[n], echo)
+            report(args, udp, results[n], best[n], echo, tcp_echo)
             print()
         if len(node_counts) > 1:
             compare(node_counts, rooms, results, best)
