@@ -211,6 +211,8 @@ typedef struct gk_net_ws_stats {
   uint64_t queue_max; /* the longest send queue seen */
   uint64_t connects, disconnects;
   uint64_t pings, pongs; /* our pings sent; their pongs matched */
+  uint64_t pings_rode;   /* of the pings, those sent with a data message */
+  uint64_t writes;       /* sendmsg calls on upgraded connections */
   uint64_t mhd_runs;     /* MHD_run calls (handshakes, cleanup) */
   /* handshakes: answered 101, and refused by the reason (HTTP status) */
   uint64_t hs_ok;

@@ -88,12 +88,22 @@ static ssize_t on_wslay_recv(wslay_event_context_ptr ctx, uint8_t *buf,
   return -1;
 }
 
+/* Bytes wslay handed over, held for the next sendmsg. */
+static ssize_t hold_bytes(gk_net_ws_conn *c, const uint8_t *data, size_t len) {
+  memcpy(c->pend + c->pend_len, data, len);
+  c->pend_len = (uint8_t)(c->pend_len + len);
+  return (ssize_t)len;
+}
+
 /* wslay writes a frame's header, then its payload, in two calls: the
  * header is held here and goes out in one sendmsg with the payload, one
  * segment (two send()s cost a second segment, and with MSG_MORE a tail
- * of milliseconds now and then). wslay is told the header went; if the
- * socket then takes less than the header, the rest stays held and the
- * payload waits (wslay retries it), so the bytes keep their order. */
+ * of milliseconds now and then). A riding ping (hand_head) is held the
+ * same way, whole, ahead of the data frame queued behind it. wslay is told
+ * held bytes went; if the socket then takes less than what is held, the
+ * rest stays held and the payload waits (wslay retries it), so the bytes
+ * keep their order; what is held when wslay has nothing more to write
+ * goes alone (flush_held). */
 static ssize_t on_wslay_send(wslay_event_context_ptr ctx, const uint8_t *data,
                              size_t len, int flags, void *user) {
   gk_net_ws_conn *c = user;
@@ -101,16 +111,18 @@ static ssize_t on_wslay_send(wslay_event_context_ptr ctx, const uint8_t *data,
     wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
     return -1;
   }
-  if ((flags & WSLAY_MSG_MORE) && c->pend_len == 0 && len <= sizeof c->pend) {
-    memcpy(c->pend, data, len);
-    c->pend_len = (uint8_t)len;
-    return (ssize_t)len;
+  int room = c->pend_len + len <= sizeof c->pend;
+  if (room && c->hold > 0 && len <= c->hold) {
+    c->hold = (uint8_t)(c->hold - len);
+    return hold_bytes(c, data, len);
   }
+  if (room && (flags & WSLAY_MSG_MORE)) return hold_bytes(c, data, len);
   struct iovec iov[2] = {{.iov_base = c->pend, .iov_len = c->pend_len},
                          {.iov_base = (void *)data, .iov_len = len}};
   struct msghdr mh = {.msg_iov = c->pend_len > 0 ? iov : iov + 1,
                       .msg_iovlen = c->pend_len > 0 ? 2 : 1};
   ssize_t n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+  c->w->stats.writes++;
   if (n < 0) {
     wslay_event_set_error(ctx, errno == EAGAIN || errno == EWOULDBLOCK ||
                                        errno == EINTR
@@ -132,6 +144,21 @@ static ssize_t on_wslay_send(wslay_event_context_ptr ctx, const uint8_t *data,
     return -1;
   }
   return n;
+}
+
+/* What is held with nothing of wslay's behind it (a riding ping whose
+ * data frame was refused): alone, as much as the socket takes. */
+static void flush_held(gk_net_ws_conn *c) {
+  ssize_t n = send(c->fd, c->pend, c->pend_len, MSG_NOSIGNAL);
+  c->w->stats.writes++;
+  if (n < 0) {
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+      c->broken = 1;
+    return;
+  }
+  c->w->stats.wire_out += (uint64_t)n;
+  memmove(c->pend, c->pend + n, c->pend_len - (size_t)n);
+  c->pend_len = (uint8_t)(c->pend_len - (size_t)n);
 }
 
 static void rtt_sample(gk_net_ws_conn *c, uint64_t us) {
@@ -274,7 +301,7 @@ static void poll_update(gk_net_ws_conn *c) {
   wslay_event_context_ptr ctx = ctx_of(c);
   /* writable when blocked; also to come back at once and drop (never
    * while only waiting for the peer: that would spin) */
-  if (wslay_event_want_write(ctx) || c->broken || c->eof ||
+  if (wslay_event_want_write(ctx) || c->pend_len > 0 || c->broken || c->eof ||
       (wslay_event_get_close_sent(ctx) && wslay_event_get_close_received(ctx)))
     ev |= UV_WRITABLE;
   if (ev != c->events) {
@@ -297,10 +324,21 @@ static void queue_clear(gk_net_ws_conn *c) {
   c->qbytes = 0;
 }
 
-/* The queue's head into wslay (which copies it). */
+static int queue_ping(gk_net_ws_conn *c);
+
+/* The queue's head into wslay (which copies it), a waiting ping ahead of
+ * it: the two leave in one sendmsg (on_wslay_send holds the ping). */
 static void hand_head(gk_net_ws_conn *c) {
   gk_net_ws *w = c->w;
   gk__ws_msg *m = &c->q[c->qhead];
+  if (c->ping_ride) {
+    c->ping_ride = 0;
+    if (queue_ping(c) == 0) {
+      c->hold = 10; /* the ping frame: a 2-byte header and 8 bytes */
+      w->stats.pings_rode++;
+    }
+  }
+  c->data_ms = now_ms(c);
   struct wslay_event_msg msg = {
       .opcode = WSLAY_BINARY_FRAME, .msg = m->data, .msg_length = m->len};
   if (wslay_event_queue_msg(ctx_of(c), &msg) == 0) {
@@ -336,6 +374,9 @@ void gk__ws_conn_pump(gk_net_ws_conn *c) {
     }
     if (wslay_event_want_write(ctx)) break; /* the socket is full */
   }
+  c->hold = 0;
+  if (!c->broken && c->pend_len > 0 && !wslay_event_want_write(ctx))
+    flush_held(c);
   poll_update(c);
 }
 
@@ -590,19 +631,33 @@ static void on_conn_poll(uv_poll_t *h, int status, int events) {
 
 /* --- the tick ------------------------------------------------------------- */
 
-static void ping(gk_net_ws_conn *c, uint64_t now) {
-  wslay_event_context_ptr ctx = ctx_of(c);
-  c->ping_due_ms = now + c->w->opts.ping_ms;
-  if (wslay_event_want_write(ctx)) return; /* blocked: not one more frame */
+/* A ping into wslay's queue, its payload the time now: 0, or -1. */
+static int queue_ping(gk_net_ws_conn *c) {
   uint64_t ts = uv_hrtime();
   uint8_t p[8];
   for (int i = 0; i < 8; i++) p[i] = (uint8_t)(ts >> (56 - 8 * i));
   struct wslay_event_msg msg = {
       .opcode = WSLAY_PING, .msg = p, .msg_length = sizeof p};
-  if (wslay_event_queue_msg(ctx, &msg) != 0) return;
+  if (wslay_event_queue_msg(ctx_of(c), &msg) != 0) return -1;
   c->ping_ns = ts;
   c->w->stats.pings++;
-  gk__ws_conn_pump(c);
+  return 0;
+}
+
+/* A ping is due. While data messages flow (one went within ping_ms) it
+ * waits for the next and rides in its sendmsg (hand_head); it goes alone
+ * on a quiet link, or once it has waited ping_ms (gk__ws_conn_tick). */
+static void ping(gk_net_ws_conn *c, uint64_t now) {
+  uint32_t every = c->w->opts.ping_ms;
+  c->ping_due_ms = now + every;
+  if (c->data_ms != 0 && now - c->data_ms < every) {
+    if (!c->ping_ride) c->ride_due_ms = now + every;
+    c->ping_ride = 1;
+    return;
+  }
+  c->ping_ride = 0;
+  if (wslay_event_want_write(ctx_of(c))) return; /* blocked: not one more */
+  if (queue_ping(c) == 0) gk__ws_conn_pump(c);
 }
 
 void gk__ws_conn_tick(gk_net_ws_conn *c, uint64_t now) {
@@ -622,6 +677,10 @@ void gk__ws_conn_tick(gk_net_ws_conn *c, uint64_t now) {
     gk__ws_conn_drop(c, WSLAY_CODE_ABNORMAL_CLOSURE, GK__WK_TIMEOUT);
     return;
   }
-  if (o->ping_ms != 0 && c->due_ms == 0 && now >= c->ping_due_ms) ping(c, now);
+  if (o->ping_ms != 0 && c->due_ms == 0 &&
+      (now >= c->ping_due_ms || (c->ping_ride && now >= c->ride_due_ms))) {
+    if (c->ping_ride && now >= c->ride_due_ms) c->data_ms = 0; /* alone */
+    ping(c, now);
+  }
   settle(c);
 }

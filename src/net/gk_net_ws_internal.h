@@ -61,8 +61,11 @@ struct gk_net_ws_conn {
   uint8_t wr_shut;      /* shutdown(SHUT_WR) done after our close frame */
   uint8_t eof;          /* the peer ended its side of TCP */
   uint16_t code;        /* the close code we decided (0: none yet) */
-  uint8_t pend_len;     /* bytes of a frame header held for its payload */
-  uint8_t pend[16];     /* (wslay writes header and payload in two calls) */
+  uint8_t pend_len;     /* bytes held for the next sendmsg: a frame's */
+  uint8_t pend[32];     /* header for its payload (wslay writes the two in
+                           two calls), and a riding ping ahead of them */
+  uint8_t hold;         /* bytes of the riding ping frame still to hold */
+  uint8_t ping_ride;    /* a ping waits for the next data message */
   int fd;
   void *hs_conn; /* struct MHD_Connection, while GK__WS_HANDSHAKE */
   void *urh;     /* struct MHD_UpgradeResponseHandle */
@@ -85,6 +88,8 @@ struct gk_net_ws_conn {
   uint64_t due_ms;      /* handshake deadline, then close deadline */
   uint64_t last_in_ms;  /* last byte from the peer */
   uint64_t ping_due_ms; /* next ping */
+  uint64_t ride_due_ms; /* a waiting ping goes alone after this */
+  uint64_t data_ms;     /* the last data message handed to wslay */
   uint64_t ping_ns;     /* payload of the ping in flight (0: none) */
   uint64_t srtt_us, rttvar_us;
 };

@@ -391,6 +391,57 @@ Test(ws, pings_measure_round_trips) {
   ws_srv_stop();
 }
 
+/* Echoes one message after another for ms, answering pings on the way;
+ * returns how many pings came. */
+static int echo_answering_pings(raw *r, int ms) {
+  uint64_t end = uv_hrtime() / 1000000u + (uint64_t)ms;
+  int pings = 0;
+  for (uint8_t tag = 0; uv_hrtime() / 1000000u < end; tag++) {
+    const uint8_t msg[4] = {2, 23, tag, 0x5a};
+    raw_frame(r, 1, 2, msg, sizeof msg, 0);
+    uint8_t p[64];
+    size_t n = 0;
+    int op;
+    while ((op = raw_next(r, p, sizeof p, &n, 2000)) == 9) {
+      raw_frame(r, 1, 10, p, n, 0);
+      pings++;
+    }
+    cr_assert_eq(op, 2, "op %d instead of the echo", op);
+    cr_assert_arr_eq(p, msg, sizeof msg);
+  }
+  return pings;
+}
+
+Test(ws, pings_ride_with_the_messages_of_a_busy_link) {
+  gk_net_ws_options o = ws_test_options();
+  o.ping_ms = 20;
+  ws_srv_start(&o);
+  uint64_t pings0 = S->w.stats.pings, rode0 = S->w.stats.pings_rode;
+  raw_open(&R1); /* its first ping goes at once, alone */
+  uint32_t c = S->last_conn;
+  uint64_t writes0 = S->w.stats.writes, out0 = S->w.stats.msgs_out;
+  int pings = echo_answering_pings(&R1, 600);
+  uint64_t writes = S->w.stats.writes - writes0;
+  uint64_t out = S->w.stats.msgs_out - out0;
+  uint64_t rode = S->w.stats.pings_rode - rode0;
+  fprintf(stderr,
+          "ws busy link: %llu messages, %d pings (%llu rode), "
+          "%llu writes\n",
+          (unsigned long long)out, pings, (unsigned long long)rode,
+          (unsigned long long)writes);
+  uint64_t sent = S->w.stats.pings - pings0; /* the last may be unread */
+  cr_assert_geq(pings, 10);
+  cr_assert_geq(sent, (uint64_t)pings);
+  /* the first may go alone (the link was quiet when it fell due) */
+  cr_assert_geq(rode + 1, sent, "%llu of %llu pings rode",
+                (unsigned long long)rode, (unsigned long long)sent);
+  cr_assert_eq(writes, out, "a sendmsg per message, pings in them");
+  cr_assert_geq(S->w.stats.pongs, 10, "round trips still measured");
+  cr_assert_gt(gk_net_ws_rtt_us(&S->w, c), 0);
+  raw_close(&R1);
+  ws_srv_stop();
+}
+
 Test(ws, a_client_ping_gets_its_pong) {
   gk_net_ws_options o = ws_test_options();
   ws_srv_start(&o);
