@@ -273,9 +273,11 @@ def a_paused_watch_page_jumps_to_a_newer_snapshot_and_agrees(b, room):
     p.send('Debugger.disable')
     p.wait_for('watch.jumps.length >= 1 || watch.errors.length', timeout=20)
     expect_no_errors(p)
-    jumps = p.eval('watch.jumps')
-    j = jumps[-1]
-    text = p.wait_for("document.getElementById('jump').textContent", 5)
+    # the last jump and the page's line about it, read in one evaluation:
+    # a page that falls behind again jumps again (a busy machine)
+    j, text = p.wait_for("document.getElementById('jump').textContent && "
+                         "[watch.jumps[watch.jumps.length - 1], "
+                         "document.getElementById('jump').textContent]", 5)
     if 'jumped from step %d to %d' % (j['from'], j['to']) not in text:
         raise AssertionError('the page shows %r for %s' % (text, j))
     # it skipped steps, and it came back well past where it stopped
@@ -287,9 +289,11 @@ def a_paused_watch_page_jumps_to_a_newer_snapshot_and_agrees(b, room):
     last = max(bots)
     wait_end(p, last)
     chain = page_chain(p)
-    # every step the page ran agrees; after the last jump, every one to
-    # the end
-    agree({s: chain[s] for s in chain}, bots, j['to'], last, 'after the jump')
+    # every step the page ran agrees; after the last jump (a later one if
+    # the page fell behind again), every one to the end
+    jumps = p.eval('watch.jumps')
+    agree({s: chain[s] for s in chain}, bots, jumps[-1]['to'], last,
+          'after the jump')
     for s, h in chain.items():
         if bots.get(s) != h:
             raise AssertionError('step %d: page %s, players %s'
