@@ -286,10 +286,20 @@ export function createView(canvas, options = {}) {
 
   function drawHud(state, sample, players) {
     const h = HUD;
-    ctx.fillStyle = COLORS.panel;
-    ctx.fillRect(h.x, h.y, h.w, h.pad * 2 + h.row * players.length);
     ctx.font = '12px sans-serif';
     ctx.textBaseline = 'middle';
+    const texts = players.map((p, i) => {
+      const status = p.gone === 2 ? 'joining' : p.gone ? 'left'
+        : p.alive ? `${p.health}/${p.maxHealth}`
+        : 'dead';
+      return `${slotLabel(i, opts.names)} Lv ${p.level} ${status}`;
+    });
+    // the panel grows to its longest row (a CROWD room's 7-digit health)
+    const textX = h.barX + h.barW + 6;
+    const w = texts.reduce((m, t) =>
+      Math.max(m, Math.ceil(textX + ctx.measureText(t).width + h.pad)), h.w);
+    ctx.fillStyle = COLORS.panel;
+    ctx.fillRect(h.x, h.y, w, h.pad * 2 + h.row * players.length);
     players.forEach((p, i) => {
       const top = h.y + h.pad + i * h.row;
       const left = h.x + h.barX;
@@ -307,11 +317,7 @@ export function createView(canvas, options = {}) {
       ctx.fillStyle = COLORS.xp;
       ctx.fillRect(left, top + 12, h.barW * xp, h.xpH);
       ctx.fillStyle = COLORS.text;
-      const status = p.gone === 2 ? 'joining' : p.gone ? 'left'
-        : p.alive ? `${p.health}/${p.maxHealth}`
-        : 'dead';
-      ctx.fillText(`${slotLabel(i, opts.names)} Lv ${p.level} ${status}`,
-        left + h.barW + 6, top + 9);
+      ctx.fillText(texts[i], h.x + textX, top + 9);
     });
     const secs = Math.floor(int(state, 'play_steps') / 60);
     const clock = `${Math.floor(secs / 60)}:${String(secs % 60).padStart(2, '0')}`;

@@ -246,7 +246,38 @@ def test_survivors(tools, srv, chrome, work):
     img = pngread.read(os.path.join(work, 'arena.png'))
     check(close(img.px(400, 595), rgb(page_colors(chrome, srv, name)['outside'])),
           'survivors arena: outside the arena below it')
+    sv_check_long_hud(srv, chrome, work, name, base)
     test_survivors_pick(tools, srv, chrome, work, gkr, pick, base)
+
+
+def sv_check_long_hud(srv, chrome, work, name, base):
+    """A CROWD room's 7-digit health: the HUD panel grows to its longest
+    row's text (an empty arena under it, the players at its centre)."""
+    with open(os.path.join(work, name)) as f:
+        doc = json.load(f)
+    st = doc['state']
+    for k in ('enemy_count', 'projectile_count', 'gem_count'):
+        st[k] = 0
+    for i in range(st['players']):
+        p = 'players[%d].' % i
+        st[p + 'health'] = st[p + 'max_health'] = 9999999
+        st[p + 'x'] = SV_CFG['arena_width'] // 2 * FX
+        st[p + 'y'] = SV_CFG['arena_height'] // 2 * FX
+    with open(os.path.join(work, 'sv_long_hud.json'), 'w') as f:
+        json.dump(doc, f)
+    url = srv.url('view.html', genre='survivors', case='/case/sv_long_hud.json',
+                  w=800, h=600, opts=json.dumps(dict(base, camera='arena')))
+    page = chrome.report(url, 800, 600)
+    img = chrome.screenshot(url, 800, 600, os.path.join(work, 'long_hud.png'))
+    floor = rgb(page['colors']['floor'])
+    # the panel (black at 0.6) darkens the floor in its bottom padding, 20
+    # px past its narrowest width, where "P1 Lv 1 9999999/9999999" runs
+    y = HUD['y'] + HUD['pad'] + HUD['row'] * st['players'] + HUD['pad'] // 2
+    for x in (HUD['x'] + 10, HUD['x'] + HUD['w'] + 20):
+        got = img.px(x, y)
+        want = tuple(round(c * 0.4) for c in floor)
+        check(close(got, want), 'survivors long HUD: panel at (%d,%d): %s, '
+              'want %s (the floor %s darkened)' % (x, y, got, want, floor))
 
 
 def page_colors(chrome, srv, name):
