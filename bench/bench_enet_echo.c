@@ -18,6 +18,7 @@
  * getrusage) and CPU nanoseconds per datagram: what bench_server.py
  * divides gk-server's by. */
 #define _GNU_SOURCE
+#include "bench_floor.h"
 #include <enet/enet.h>
 #include <limits.h>
 #include <sched.h>
@@ -29,30 +30,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static double cpu_s(void) {
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-         (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
-/* argv[i] as a whole number, or `dflt` when absent; LONG_MIN if it is
- * not one (the usage check refuses it). */
-static long arg(int argc, char **argv, int i, long dflt) {
-  if (i >= argc) return dflt;
-  char *end = NULL;
-  long v = strtol(argv[i], &end, 10);
-  return end != argv[i] && *end == '\0' ? v : LONG_MIN;
-}
-
-static void pin(long cpu) {
-  if (cpu < 0) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET((int)cpu, &set);
-  if (sched_setaffinity(0, sizeof set, &set) != 0) perror("sched_setaffinity");
-}
 
 static void send_one(ENetPeer *peer, const unsigned char *buf, size_t n) {
   ENetPacket *p = enet_packet_create(buf, n, ENET_PACKET_FLAG_UNSEQUENCED);
@@ -93,15 +70,10 @@ static int client(const ENetAddress *to, long count, size_t bytes,
 }
 
 int main(int argc, char **argv) {
-  long count = arg(argc, argv, 1, 200000), bytes = arg(argc, argv, 2, 40);
-  long flight = arg(argc, argv, 3, 8), scpu = arg(argc, argv, 4, -1);
-  long ccpu = arg(argc, argv, 5, -1);
-  if (count <= 0 || bytes <= 0 || bytes > 1200 || flight <= 0 ||
-      flight > count || flight > 4000 || scpu < -1 || ccpu < -1) {
-    fprintf(stderr, "usage: bench_enet_echo [COUNT>0] [BYTES 1..1200] "
-                    "[IN_FLIGHT 1..COUNT] [SERVER_CPU] [CLIENT_CPU]\n");
-    return 2;
-  }
+  bench_floor_args a;
+  if (bench_floor_args_parse(argc, argv, "bench_enet_echo", &a) != 0) return 2;
+  long count = a.count, bytes = a.bytes, flight = a.flight;
+  long scpu = a.scpu, ccpu = a.ccpu;
   if (enet_initialize() != 0) return 1;
   ENetAddress at = {.host = ENET_HOST_ANY, .port = 0};
   enet_address_set_host(&at, "127.0.0.1");
@@ -113,10 +85,10 @@ int main(int argc, char **argv) {
   pid_t pid = fork();
   if (pid < 0) return 1;
   if (pid == 0) {
-    pin(ccpu);
+    bench_pin(ccpu);
     _exit(client(&h->address, count, (size_t)bytes, flight));
   }
-  pin(scpu);
+  bench_pin(scpu);
   long in = 0, out = 0;
   double t0 = 0;
   int status = -1;
@@ -125,7 +97,7 @@ int main(int argc, char **argv) {
     int rc = enet_host_service(h, &ev, 5);
     for (; rc > 0; rc = enet_host_check_events(h, &ev)) {
       if (ev.type == ENET_EVENT_TYPE_CONNECT) {
-        t0 = cpu_s(); /* from the last connection on */
+        t0 = bench_cpu_s(); /* from the last connection on */
         in = out = 0;
       } else if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
         in++;
@@ -137,7 +109,7 @@ int main(int argc, char **argv) {
     enet_host_flush(h);
     if (waitpid(pid, &status, WNOHANG) == pid) break;
   }
-  double cpu = cpu_s() - t0;
+  double cpu = bench_cpu_s() - t0;
   enet_host_destroy(h);
   enet_deinitialize();
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {

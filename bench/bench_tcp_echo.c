@@ -17,6 +17,7 @@
  * CPU seconds (user + system, getrusage) and CPU nanoseconds per message:
  * what a WebSocket message's cost in gk-server compares with. */
 #define _GNU_SOURCE
+#include "bench_floor.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
@@ -34,30 +35,6 @@
 #include <unistd.h>
 
 #define FLIGHT_MAX 4000
-
-static double cpu_s(void) {
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-         (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
-/* argv[i] as a whole number, or `dflt` when absent; LONG_MIN if it is
- * not one (the usage check refuses it). */
-static long arg(int argc, char **argv, int i, long dflt) {
-  if (i >= argc) return dflt;
-  char *end = NULL;
-  long v = strtol(argv[i], &end, 10);
-  return end != argv[i] && *end == '\0' ? v : LONG_MIN;
-}
-
-static void pin(long cpu) {
-  if (cpu < 0) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET((int)cpu, &set);
-  if (sched_setaffinity(0, sizeof set, &set) != 0) perror("sched_setaffinity");
-}
 
 static void nodelay(int fd) {
   int one = 1;
@@ -134,7 +111,7 @@ static int serve(int ls, pid_t pid, size_t bytes, long flight, long *msgs,
         struct epoll_event ce = {.events = EPOLLIN, .data.fd = c};
         epoll_ctl(ep, EPOLL_CTL_ADD, c, &ce);
         if (++conns == flight) {
-          t0 = cpu_s();
+          t0 = bench_cpu_s();
           in = out = 0;
         }
         continue;
@@ -153,23 +130,17 @@ static int serve(int ls, pid_t pid, size_t bytes, long flight, long *msgs,
     }
     if (waitpid(pid, &status, WNOHANG) == pid) break;
   }
-  *cpu = cpu_s() - t0;
+  *cpu = bench_cpu_s() - t0;
   *msgs = (long)((in + out) / bytes);
   close(ep);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 int main(int argc, char **argv) {
-  long count = arg(argc, argv, 1, 200000), bytes = arg(argc, argv, 2, 40);
-  long flight = arg(argc, argv, 3, 8), scpu = arg(argc, argv, 4, -1);
-  long ccpu = arg(argc, argv, 5, -1);
-  if (count <= 0 || bytes <= 0 || bytes > 1200 || flight <= 0 ||
-      flight > count || flight > FLIGHT_MAX || scpu < -1 || ccpu < -1) {
-    fprintf(stderr, "usage: bench_tcp_echo [COUNT>0] [BYTES 1..1200] "
-                    "[IN_FLIGHT 1..COUNT, <= 4000] [SERVER_CPU] "
-                    "[CLIENT_CPU]\n");
-    return 2;
-  }
+  bench_floor_args a;
+  if (bench_floor_args_parse(argc, argv, "bench_tcp_echo", &a) != 0) return 2;
+  long count = a.count, bytes = a.bytes, flight = a.flight;
+  long scpu = a.scpu, ccpu = a.ccpu;
   struct sockaddr_in at = {.sin_family = AF_INET, .sin_port = 0};
   inet_pton(AF_INET, "127.0.0.1", &at.sin_addr);
   socklen_t len = sizeof at;
@@ -184,10 +155,10 @@ int main(int argc, char **argv) {
   if (pid < 0) return 1;
   if (pid == 0) {
     close(ls);
-    pin(ccpu);
+    bench_pin(ccpu);
     _exit(client(&at, count, (size_t)bytes, flight));
   }
-  pin(scpu);
+  bench_pin(scpu);
   long msgs = 0;
   double cpu = 0;
   if (serve(ls, pid, (size_t)bytes, flight, &msgs, &cpu) != 0) {
