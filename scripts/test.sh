@@ -41,26 +41,14 @@ gk_build build
 gk_setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
   -Dc_args=-fno-sanitize-recover=all -Dweb_client=false
 (CC=clang && export CC &&
-  gk_setup build-clang -Dbuildtype=debug -Dweb_client=false)
+  gk_build build-clang -Dbuildtype=debug -Dweb_client=false)
 status=0
 GK_WEB_REQUIRED=1
 export GK_WEB_REQUIRED
-# The other two legs' trees build beside the gcc leg's tests, at nice 19
-# and one compile at a time: most of those tests wait on a match's clock
-# and leave the CPU idle (the builds were 3 minutes of wall time after
-# the gcc leg). A build that fails here fails again, in the foreground
-# and with its errors shown, in its leg's own `meson test` / meson
-# compile below.
-(nice -n 19 ninja -C build-asan -j 1 >build-asan/background-build.log 2>&1
-  nice -n 19 ninja -C build-clang -j 1 >build-clang/background-build.log \
-    2>&1) &
-builds=$!
 # three at a time on two cores: most end-to-end and browser tests wait on
 # a match's 60 steps/s clock, not on the CPU (the timing tests still run
 # alone: is_parallel false)
 meson test -C build --print-errorlogs --num-processes 3 || status=1
-wait $builds || true
-meson compile -C build-clang || status=1
 # three at a time here too: the end-to-end tests wait on the match clock
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs --timeout-multiplier 3 \
