@@ -294,6 +294,10 @@ def swipes_move_in_push_puzzle_and_a_tapped_undo_takes_one_back(b):
             done.append(name)
     if not done:
         raise AssertionError('no swipe moved the pusher (moves %d)' % moves())
+    # a swipe whose move had not landed within its 30 steps (a busy
+    # machine's longer input delay) lands before the count the undo is
+    # measured from
+    p.wait_for('play.step > %d' % (p.eval('play.step') + 60), timeout=20)
     before = moves()
     undo = p.eval("play.view.layout().buttons.find((k) => k.bits === 16)")
     r = p.eval("(() => { const r = document.getElementById('c')"
