@@ -146,8 +146,10 @@ static ssize_t on_wslay_send(wslay_event_context_ptr ctx, const uint8_t *data,
   return n;
 }
 
-/* What is held with nothing of wslay's behind it (a riding ping whose
- * data frame was refused): alone, as much as the socket takes. */
+/* What is held with nothing of wslay's behind it: alone, as much as the
+ * socket takes. A guard: hand_head queues a riding ping only with the
+ * data frame behind it (wslay refuses both once a close is queued), and a
+ * held header's payload is always wslay's next write. */
 static void flush_held(gk_net_ws_conn *c) {
   ssize_t n = send(c->fd, c->pend, c->pend_len, MSG_NOSIGNAL);
   c->w->stats.writes++;
@@ -646,11 +648,11 @@ static int queue_ping(gk_net_ws_conn *c) {
 
 /* A ping is due. While data messages flow (one went within ping_ms) it
  * waits for the next and rides in its sendmsg (hand_head); it goes alone
- * on a quiet link, or once it has waited ping_ms (gk__ws_conn_tick). */
-static void ping(gk_net_ws_conn *c, uint64_t now) {
+ * on a quiet link, or (`alone`) once it has waited ping_ms. */
+static void ping(gk_net_ws_conn *c, uint64_t now, int alone) {
   uint32_t every = c->w->opts.ping_ms;
   c->ping_due_ms = now + every;
-  if (c->data_ms != 0 && now - c->data_ms < every) {
+  if (!alone && c->data_ms != 0 && now - c->data_ms < every) {
     if (!c->ping_ride) c->ride_due_ms = now + every;
     c->ping_ride = 1;
     return;
@@ -677,10 +679,8 @@ void gk__ws_conn_tick(gk_net_ws_conn *c, uint64_t now) {
     gk__ws_conn_drop(c, WSLAY_CODE_ABNORMAL_CLOSURE, GK__WK_TIMEOUT);
     return;
   }
-  if (o->ping_ms != 0 && c->due_ms == 0 &&
-      (now >= c->ping_due_ms || (c->ping_ride && now >= c->ride_due_ms))) {
-    if (c->ping_ride && now >= c->ride_due_ms) c->data_ms = 0; /* alone */
-    ping(c, now);
-  }
+  int waited = c->ping_ride && now >= c->ride_due_ms;
+  if (o->ping_ms != 0 && c->due_ms == 0 && (now >= c->ping_due_ms || waited))
+    ping(c, now, waited);
   settle(c);
 }
