@@ -29,7 +29,7 @@ GK_TEST_PACKAGES="python3-prometheus-client python3-websockets emscripten
 GK_BROWSER_PACKAGES="chromium nginx openssl"
 # scripts/test.sh's clang leg (the whole project, -Werror, at -O0);
 # scripts/fuzz.sh adds the sanitizer runtimes (libclang-rt-14-dev).
-GK_CLANG_PACKAGES="clang"
+GK_CLANG_PACKAGES="clang clang-tidy"
 
 # gk_install PKG...: installs the packages that are not installed yet.
 gk_install() {

@@ -3,6 +3,8 @@
 #   gcc    build/: every test suite (gcc, -O2), then the SDK check
 #          (scripts/sdk_check.sh: install into a temporary prefix, build
 #          examples/rts out of tree, play it through the installed programs)
+#          and clang-tidy over the gcc tree (scripts/lint.sh --tidy, beside
+#          the tests, counted as one test).
 #          The browser suite "web" (tests/web: headless chromium over the
 #          DevTools protocol) is in it, with GK_WEB_REQUIRED=1: a missing
 #          chromium fails it instead of skipping.
@@ -17,9 +19,10 @@
 #          .ci/run under 30 minutes); three tests at a time
 #   clang  build-clang/: the whole project (tests, bench, fuzz corpus
 #          drivers, tools) with clang -O0 -Werror; every suite but the
-#          end-to-end ones (suites "server" and "roomplay"; the in-process
-#          "server config" and "server match options" do run; nor "web"),
-#          then
+#          end-to-end ones (suites "server", "roomplay" and "loopwork":
+#          processes that play matches on the clock, which the other two
+#          legs run; the in-process "server config" and "server match
+#          options" do run; nor "web"), then
 #          scripts/replay_xcc.sh: replays recorded by a gcc -O3 gk-replay
 #          (build-gcc-O3/) verify in the clang -O0 one and the other way
 #          round, byte-identical.
@@ -41,14 +44,32 @@ gk_build build
 gk_setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
   -Dc_args=-fno-sanitize-recover=all -Dweb_client=false
 (CC=clang && export CC &&
-  gk_build build-clang -Dbuildtype=debug -Dweb_client=false)
+  gk_setup build-clang -Dbuildtype=debug -Dweb_client=false)
 status=0
 GK_WEB_REQUIRED=1
 export GK_WEB_REQUIRED
+# The other two legs' trees build while the gcc leg's tests run, as
+# SCHED_IDLE tasks (chrt --idle): they take only CPU time no other task
+# wants, and a test's process that wakes preempts them at once. The gcc
+# leg's browser tests keep both cores busy, but its end-to-end tests wait
+# on a match's clock and leave 70-90% of the CPU idle (a clean-clone run:
+# 15-33% busy from its fifth minute on); the two builds were 3 minutes of
+# wall time between the legs. A build that fails here fails again, in the
+# foreground and with its errors shown, in its leg's own commands below.
+# clang-tidy (scripts/lint.sh --tidy, over the gcc tree) runs beside them
+# the same way; its verdict is counted with the tests (tidy.json).
+(chrt --idle 0 ninja -C build-asan >build-asan/background-build.log 2>&1
+  chrt --idle 0 ninja -C build-clang >build-clang/background-build.log \
+    2>&1) &
+builds=$!
+chrt --idle 0 sh scripts/lint.sh --tidy build >build/meson-logs/tidy.txt 2>&1 &
+tidy=$!
 # three at a time on two cores: most end-to-end and browser tests wait on
 # a match's 60 steps/s clock, not on the CPU (the timing tests still run
 # alone: is_parallel false)
 meson test -C build --print-errorlogs --num-processes 3 || status=1
+wait $builds || true
+meson compile -C build-clang || status=1
 # three at a time here too: the end-to-end tests wait on the match clock
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   meson test -C build-asan --print-errorlogs --timeout-multiplier 3 \
@@ -59,14 +80,16 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   "gk_web glue" "gk_web_replay glue" || status=1
 sh scripts/sdk_check.sh build || status=1
 meson test -C build-clang --print-errorlogs --no-suite server \
-  --no-suite web --no-suite roomplay || status=1
+  --no-suite web --no-suite roomplay --no-suite loopwork || status=1
 meson test -C build-clang --print-errorlogs --logbase server-in-process \
   "server config" "server match options" || status=1
 sh scripts/replay_xcc.sh build-clang build-gcc-O3 || status=1
+wait $tidy || cat build/meson-logs/tidy.txt
 # GK_EXTRA_TEST_LOGS: more meson-style logs to count with these (.ci/run
 # passes the ThreadSanitizer leg's, scripts/tsan.sh).
 # shellcheck disable=SC2086
 python3 scripts/count_tests.py build/meson-logs/testlog.json \
+  build/meson-logs/tidy.json \
   build-asan/meson-logs/testlog.json build-asan/meson-logs/web-glue.json \
   build/meson-logs/sdk-check.json \
   build-clang/meson-logs/testlog.json \
