@@ -298,6 +298,12 @@ int gk_net_transport_init(gk_net_transport *t, uv_loop_t *loop,
     return GK_EIO;
   }
   t->host = h;
+  /* libenet seeds its connect ids from the host's address in memory and
+   * time(NULL): a host made in the same second as one just freed (a
+   * rejoin, a reload) would repeat its ids, and a server still holding
+   * the old peer at the same port ignores the new CONNECT as a resend */
+  uint64_t now = uv_hrtime();
+  h->randomSeed += (enet_uint32)now ^ (enet_uint32)(now >> 32);
   t->batch = gk_net_batch_new(h->socket); /* NULL: one call per datagram */
   t->sent_ms = calloc(h->peerCount, sizeof *t->sent_ms); /* NULL: pings go
                                                     alone when due */

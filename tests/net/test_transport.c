@@ -2,7 +2,8 @@
  * on 127.0.0.1. Datagrams arrive both ways on both channels, oversized
  * packets are dropped and counted before anyone sees them, bad sends are
  * refused, closing runs its callback, and a port already taken is named
- * so. Every loop is bounded. */
+ * so; a client made after one closed connects with an id of its own.
+ * Every loop is bounded. */
 #include <criterion/criterion.h>
 #include <enet/enet.h>
 #include <stdio.h>
@@ -447,4 +448,37 @@ Test(transport, datagrams_queued_behind_a_connect_are_read_on_the_next_turn) {
   cr_assert(a.closed && b.closed && s.closed);
   cr_assert_eq(uv_loop_close(&sl), 0);
   cr_assert_eq(uv_loop_close(&cl), 0);
+}
+
+/* The connect id of a client made, connected and closed (no goodbye). */
+static enet_uint32 connect_id_of_a_fresh_client(void) {
+  side c;
+  memset(&c, 0, sizeof c);
+  gk_net_transport_options co = {.service_ms = 5};
+  gk_net_transport_callbacks cb = {
+      .ctx = &c, .receive = on_receive, .connect = on_connect};
+  cr_assert_eq(gk_net_transport_init(&c.t, &w->loop, &co, &cb), 0);
+  cr_assert_eq(
+      gk_net_transport_connect(&c.t, "127.0.0.1", w->server.t.port, &c.peer),
+      0);
+  enet_uint32 id = ((ENetHost *)c.t.host)->peers[c.peer].connectID;
+  gk_net_transport_close(&c.t, on_closed);
+  run_until(&c.closed, 1);
+  cr_assert(c.closed);
+  return id;
+}
+
+Test(transport, a_client_made_after_one_closed_connects_with_an_id_of_its_own) {
+  /* libenet 1.3.17 seeds a host's connect ids from the host's address in
+   * memory and time(NULL): a client made in the same second as one just
+   * freed often gets the same address, so the same id; a server that
+   * still holds the old peer at the same UDP port takes the new CONNECT
+   * for a resend of the old one and ignores it */
+  enet_uint32 ids[8];
+  for (int i = 0; i < 8; i++) {
+    ids[i] = connect_id_of_a_fresh_client();
+    for (int j = 0; j < i; j++)
+      cr_assert_neq(ids[i], ids[j], "clients %d and %d: connect id %u", j, i,
+                    (unsigned)ids[i]);
+  }
 }
