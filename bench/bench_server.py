@@ -38,7 +38,7 @@ TCP with TCP_NODELAY), the floor WebSocket rows are divided by.
       [--tcp-echo build/bench/bench_tcp_echo] \
       [--rooms 8,16,32,64,128] [--steps 600] [--rooms-per-bot 32]
       [--full-bots] [--no-pin] [--search-s 240]
-      [--transports enet,websocket] [--nodes 1,2]
+      [--transports enet,websocket] [--nodes 1,2] [--veth]
 
 Load: gk-bot --light (many players per ENet host, no simulation, no hash
 reports: it costs less than the server), one process per --rooms-per-bot
@@ -57,6 +57,12 @@ Rooms stop at 2,039 on either transport: limits.peers and
 websocket.max_connections are at most 4095 (ENet's 12-bit peer ids; every
 link takes a place in the one connection table), and a run of R rooms
 asks for 2 R + 16 places.
+
+Network: on loopback by default, where the sender's core does the
+receiver's kernel work too (the server's core pays for the bots' TCP
+receiving); --veth (root) puts the bots in a network namespace of their
+own behind a veth pair, each side's receiving steered to its own core
+(bench/netpair.py). The echo floors stay loopback's.
 
 Nodes: --nodes N runs the rooms on N gk-server processes instead of one,
 each a node of a fleet (its `fleet` section: fleet_config, heartbeat 1 s,
@@ -83,6 +89,7 @@ largest good count of the list until one fails, then bisection to within
 1/16, stopping when --search-s seconds are spent (0: no search).
 """
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -96,6 +103,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "tests", "web"))
 from gkfleet import Redis  # noqa: E402
+import netpair  # noqa: E402
 
 MAX_ROOMS = 4096
 # limits.peers (and websocket.max_connections) are at most 4095: ENet's peer
@@ -151,20 +159,21 @@ def ts(e):
     return time.mktime(t) + int(e["time"][20:23]) / 1000.0
 
 
-def fleet_config(node, redis_sock):
+def fleet_config(node, redis_sock, host="127.0.0.1"):
     """The `fleet` section of node `node` (an id) with Redis on a unix
     socket: its ENet port is its own (listen.port 0), heartbeat 1 s."""
     return {"enabled": True, "redis": "unix:" + redis_sock, "node": node,
-            "enet": "127.0.0.1:0", "heartbeat_ms": 1000, "ttl_ms": 5000,
+            "enet": host + ":0", "heartbeat_ms": 1000, "ttl_ms": 5000,
             "max_rooms": MAX_ROOMS}
 
 
-def server_config(rooms, transport, d, fleet=None, socket_buffer=0):
+def server_config(rooms, transport, d, fleet=None, socket_buffer=0,
+                  host="127.0.0.1"):
     """The gk-server config of a run of `rooms` rooms, replays under d;
     with `fleet` (fleet_config), one node of a fleet; socket_buffer is
-    listen.socket_buffer (0: ENet's 256 KiB)."""
+    listen.socket_buffer (0: ENet's 256 KiB); both listeners on host."""
     cfg = {
-        "listen": {"host": "127.0.0.1", "port": 0},
+        "listen": {"host": host, "port": 0},
         "log_level": "info",
         "step_hz": 60,
         # ENet scans its whole peer table on every service and flush: size
@@ -177,7 +186,7 @@ def server_config(rooms, transport, d, fleet=None, socket_buffer=0):
     }
     ws = transport == "websocket"
     if ws:
-        cfg["websocket"] = {"enabled": True, "host": "127.0.0.1", "port": 0,
+        cfg["websocket"] = {"enabled": True, "host": host, "port": 0,
                             "max_connections": peers_for(rooms)}
     if fleet:
         cfg["fleet"] = fleet
@@ -210,11 +219,12 @@ def start_node(args, i, rooms, d, redis):
     process and log. With redis (a fleet), node "n<i>" of it."""
     nd = os.path.join(d, "n%d" % i)
     os.mkdir(nd)
-    fleet = fleet_config("n%d" % i, redis.sock) if redis else None
+    host = getattr(args, "host", "127.0.0.1")
+    fleet = fleet_config("n%d" % i, redis.sock, host) if redis else None
     cpath = os.path.join(nd, "server.json")
     with open(cpath, "w") as f:
         json.dump(server_config(rooms, args.transport, nd, fleet,
-                                getattr(args, "socket_buffer", 0)), f)
+                                getattr(args, "socket_buffer", 0), host), f)
     log = os.path.join(nd, "server.log")
     with open(log, "w") as lf:
         srv = subprocess.Popen(pinned([args.server, "--config", cpath], 0,
@@ -227,19 +237,21 @@ def start_bots(args, rooms, lst):
     """gk-bot processes (core 1) playing `rooms` rooms on the node whose
     "listening" line is lst, at most --rooms-per-bot rooms each."""
     ws = args.transport == "websocket"
+    host = getattr(args, "host", "127.0.0.1")
     bots = []
     left = rooms
     while left > 0:
         n = min(left, args.rooms_per_bot)
         left -= n
-        cmd = [args.bot, "--server", "127.0.0.1:%d" % lst["port"], "--genre",
+        cmd = [args.bot, "--server", "%s:%d" % (host, lst["port"]), "--genre",
                "survivors", "--rooms", str(n), "--players", "2", "--steps",
                str(args.steps), "--timeout", str(60 + args.steps // 10)]
         if not args.full_bots:
             cmd.append("--light")
         if ws:
-            cmd += ["--ws", "ws://127.0.0.1:%d/play" % lst["ws_port"]]
-        bots.append(subprocess.Popen(pinned(cmd, 1, args),
+            cmd += ["--ws", "ws://%s:%d/play" % (host, lst["ws_port"])]
+        bots.append(subprocess.Popen(getattr(args, "bot_prefix", []) +
+                                     pinned(cmd, 1, args),
                                      stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL))
     return bots
@@ -515,10 +527,12 @@ def report(args, udp, results, best, echo=None, tcp_echo=None):
         args.nodes, "" if args.nodes == 1 else " (no fleet section, no Redis)"
         if args.no_fleet else " (a fleet: redis-server on a unix socket, on "
         "the bots' core)"))
-    print("load: %s; %s" % ("full gk-bot" if args.full_bots
-                            else "gk-bot --light",
-                            "server on core 0, bots on core 1" if args.pin
-                            else "not pinned"))
+    print("load: %s; %s; %s" % (
+        "full gk-bot" if args.full_bots else "gk-bot --light",
+        "server on core 0, bots on core 1" if args.pin else "not pinned",
+        "the bots in a network namespace of their own behind a veth pair, "
+        "each side's receiving on its own core (RPS; the floors above are "
+        "loopback's)" if getattr(args, "veth", False) else "loopback"))
     print()
     print("| rooms (2p) | done | desyncs bot/server | server CPU s | bot CPU s "
           "| CPU us/room-step | datagrams/room-step | CPU ns/packet "
@@ -617,6 +631,11 @@ def main():
                     "section, no Redis (the split's own cost)")
     ap.add_argument("--drift-steps", type=int, default=3600,
                     help="one long 2-room match for the step rate (0: skip)")
+    ap.add_argument("--veth", action="store_true",
+                    help="the bots in a network namespace of their own, "
+                    "behind a veth pair, each side's receiving steered to "
+                    "its own core (bench/netpair.py; root): on loopback "
+                    "the server's core also does the bots' receiving")
     ap.add_argument("--socket-buffer", type=int, default=0,
                     help="the server's listen.socket_buffer, bytes (0: "
                     "ENet's 256 KiB; Linux caps it at net.core.rmem_max)")
@@ -652,6 +671,16 @@ def main():
     if max(node_counts) > 1 and not args.no_fleet and \
             shutil.which("redis-server") is None:
         ap.error("--nodes above 1 needs redis-server on the PATH")
+    with contextlib.ExitStack() as stack:
+        if args.veth:
+            pair = stack.enter_context(netpair.NetPair(0, 1))
+            args.host, args.bot_prefix = netpair.SERVER_ADDR, pair.prefix()
+        measure_all(args, node_counts, udp, echo, tcp_echo)
+
+
+def measure_all(args, node_counts, udp, echo, tcp_echo):
+    """Every transport's fixed list and capacity search, their tables, and
+    the step rate's long match."""
     for tr in args.transports.split(","):
         args.transport = tr
         tmp = tempfile.mkdtemp(prefix="gk-bench-server-")
