@@ -27,9 +27,11 @@ GK_TEST_PACKAGES="python3-prometheus-client python3-websockets emscripten
 # gk-server, a throwaway certificate). Installing nginx starts no service
 # where policy-rc.d forbids it (containers); the test runs its own.
 GK_BROWSER_PACKAGES="chromium nginx openssl"
-# scripts/test.sh's clang leg (the whole project, -Werror, at -O0);
+# scripts/test.sh's clang leg (the whole project, -Werror, at -O0) and
+# its clang-tidy (scripts/lint.sh --tidy, which installs clang-format
+# too: installed here, so nothing installs in the background);
 # scripts/fuzz.sh adds the sanitizer runtimes (libclang-rt-14-dev).
-GK_CLANG_PACKAGES="clang clang-tidy"
+GK_CLANG_PACKAGES="clang clang-tidy clang-format"
 
 # gk_install PKG...: installs the packages that are not installed yet.
 gk_install() {
