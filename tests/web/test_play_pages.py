@@ -277,6 +277,17 @@ def swipes_move_in_push_puzzle_and_a_tapped_undo_takes_one_back(b):
     create(p, 'push-puzzle', 1, 0)
     start(p)
     p.wait_for('play.step >= 10', timeout=20)
+    top = "document.getElementById('c').getBoundingClientRect().top"
+    top0 = p.eval(top)
+    # the bar's text grows (a busy machine's predicted head, rollbacks,
+    # here a line's worth more): the game must not move under the finger
+    p.eval("play.rollbacks = 123456; play.desyncs = '77 '.repeat(20)")
+    p.wait_for("document.getElementById('bartext').textContent"
+               ".includes('desyncs 77 77')", timeout=10)
+    if p.eval(top) != top0:
+        raise AssertionError('the game moved from y %s to %s as the bar '
+                             'grew' % (top0, p.eval(top)))
+    p.eval('play.rollbacks = 0; play.desyncs = 0')
     st = "play.client.state().state"
     moves = lambda: p.eval(st + "['moves']")  # noqa: E731
     swipes = {'left': (-80, 0), 'right': (80, 0), 'up': (0, -80),
@@ -303,9 +314,21 @@ def swipes_move_in_push_puzzle_and_a_tapped_undo_takes_one_back(b):
     r = p.eval("(() => { const r = document.getElementById('c')"
                ".getBoundingClientRect(); return [r.left, r.top]; })()")
     tx, ty = r[0] + undo['x'] + undo['w'] / 2, r[1] + undo['y'] + undo['h'] / 2
+    # what is under the tap, for a failure's message
+    under = p.eval("(() => { const e = document.elementFromPoint(%f, %f); "
+                   "return e ? e.tagName + '#' + e.id : null; })()"
+                   % (tx, ty))
+    step = p.eval('play.step')
     touch(p, 'touchStart', tx, ty)
     touch(p, 'touchEnd', tx, ty)
-    p.wait_for("%s < %d" % (st + "['moves']", before), timeout=10)
+    try:
+        p.wait_for("%s < %d" % (st + "['moves']", before), timeout=10)
+    except cdp.Timeout:
+        raise AssertionError(
+            'undo tapped at (%.0f, %.0f) on %s at step %d (button %s): '
+            'moves %d -> %d by step %d; swipes that moved: %s' % (
+                tx, ty, under, step, undo, before, moves(),
+                p.eval('play.step'), done))
     print('# swipes that moved: %s; undo took moves %d -> %d'
           % (done, before, moves()))
 
