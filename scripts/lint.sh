@@ -52,7 +52,7 @@ build=${1:-build}
 # commands; prints its findings, returns 1 if there are any.
 lint_tidy() {
   tidy=$(git ls-files 'src/*.c' 'tools/*.c' 'genres/*.c' | grep -v '/tests/')
-  out=$(mktemp /tmp/gk-tidy.XXXXXX)
+  out=$(mktemp)
   rc=0
   # shellcheck disable=SC2086
   if ! printf '%s\n' $tidy | xargs -P "$(nproc)" -n 4 \

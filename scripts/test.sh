@@ -64,7 +64,9 @@ rm -f build-asan/background-build.done
 (chrt --idle 0 ninja -C build-asan >build-asan/background-build.log 2>&1
   touch build-asan/background-build.done) &
 asan_build=$!
-(while [ ! -e build-asan/background-build.done ]; do sleep 1; done
+# (or, should the ASan build be gone without it, at once: no orphan waits)
+(while [ ! -e build-asan/background-build.done ] &&
+  kill -0 "$asan_build" 2>/dev/null; do sleep 1; done
   chrt --idle 0 ninja -C build-clang >build-clang/background-build.log \
     2>&1) &
 clang_build=$!
