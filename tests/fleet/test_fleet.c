@@ -20,6 +20,7 @@ typedef struct answer {
 typedef struct node {
   gk_fleet *f;
   uint32_t made; /* candidates given to the pool */
+  int no_more;   /* make_code refuses: the pool stays as it is */
   int closed;
   int ups, downs, errors;
   char last_error[GK_FLEET_TEXT_MAX];
@@ -71,6 +72,7 @@ static void on_seat(void *user, void *ctx, int status, const gk_fleet_seat *s,
 
 static int make_code(void *user, char out[GK_FLEET_CODE_MAX + 1]) {
   node *n = user;
+  if (n->no_more) return GK_ENOTFOUND;
   snprintf(out, GK_FLEET_CODE_MAX + 1, "%s",
            candidates[n->made++ % NCANDIDATES]);
   return 0;
@@ -141,6 +143,19 @@ static void teardown(void) {
   redis_rig_stop(&R);
 }
 
+/* Runs the loop until Redis holds (present 1) or lacks (0) the code's
+ * entry: what one node sent has landed before another node asks. */
+static void wait_entry(const char *code, int present) {
+  char v[64];
+  for (int i = 0; i < 300; i++) {
+    cr_assert_eq(redis_rig_cmd(&R, v, sizeof(v), "EXISTS gk:room:%s", code), 0);
+    if (strcmp(v, present ? "1" : "0") == 0) return;
+    run_for(10);
+  }
+  cr_assert_fail("gk:room:%s still %s after 3 s", code,
+                 present ? "missing" : "there");
+}
+
 static answer lookup(node *n, const char *code) {
   answer a = {0};
   cr_assert_eq(gk_fleet_lookup(n->f, code, &a), 0, "lookup of %s refused",
@@ -157,7 +172,7 @@ Test(fleet, a_room_added_on_one_node_is_found_from_another_with_its_addresses) {
   node_start(&b, "b", NULL, 100, 1000);
   cr_assert(run_until(&a.ups, 3000) && run_until(&b.ups, 3000));
   cr_assert_eq(gk_fleet_room_add(a.f, "ABCDEFGHJKMN2345"), 0);
-  run_for(50);
+  wait_entry("ABCDEFGHJKMN2345", 1);
   answer got = lookup(&b, "ABCDEFGHJKMN2345");
   cr_assert_eq(got.status, 0, "%s: %s", gk_err_name(got.status), got.text);
   cr_assert_str_eq(got.w.node, "a");
@@ -169,7 +184,7 @@ Test(fleet, a_room_added_on_one_node_is_found_from_another_with_its_addresses) {
   got = lookup(&a, "ABCDEFGHJKMN2345");
   cr_assert_eq(got.status, GK_ENOTFOUND);
   cr_assert_eq(gk_fleet_room_remove(a.f, "ABCDEFGHJKMN2345"), 0);
-  run_for(50);
+  wait_entry("ABCDEFGHJKMN2345", 0);
   got = lookup(&b, "ABCDEFGHJKMN2345");
   cr_assert_eq(got.status, GK_ENOTFOUND, "a removed room is still listed");
   cr_assert_eq(gk_fleet_lookup(b.f, "bad code", &got), GK_EINVAL);
@@ -183,7 +198,7 @@ Test(fleet, a_code_another_node_holds_is_never_taken_twice) {
   node_start(&b, "b", NULL, 100, 1000);
   cr_assert(run_until(&a.ups, 3000) && run_until(&b.ups, 3000));
   cr_assert_eq(gk_fleet_room_add(a.f, "SAME"), 0);
-  run_for(50);
+  wait_entry("SAME", 1);
   cr_assert_eq(gk_fleet_room_add(b.f, "SAME"), 0);
   run_for(300); /* and a few heartbeats: b never takes it over */
   cr_assert_eq(gk_fleet_stats_of(b.f)->code_clashes, 1);
@@ -234,7 +249,7 @@ Test(fleet, bytes_in_redis_that_do_not_parse_give_an_error_and_a_count) {
   /* a hash where this node's own room key should be: the heartbeat says
    * so and keeps going */
   cr_assert_eq(gk_fleet_room_add(a.f, "OWN"), 0);
-  run_for(50);
+  wait_entry("OWN", 1);
   cr_assert_eq(redis_rig_cmd(&R, NULL, 0, "DEL gk:room:OWN"), 0);
   cr_assert_eq(redis_rig_cmd(&R, NULL, 0, "HSET gk:room:OWN x y"), 0);
   run_for(300);
@@ -250,7 +265,7 @@ Test(fleet, a_stopped_redis_drops_the_link_and_codes_are_back_after_restart) {
   node_start(&b, "b", NULL, 100, 1000);
   cr_assert(run_until(&a.ups, 3000) && run_until(&b.ups, 3000));
   cr_assert_eq(gk_fleet_room_add(a.f, "KEEP"), 0);
-  run_for(50);
+  wait_entry("KEEP", 1);
   redis_rig_signal(&R, SIGSTOP);
   answer pending = {0};
   cr_assert_eq(gk_fleet_lookup(b.f, "KEEP", &pending), 0);
@@ -351,9 +366,15 @@ Test(fleet, codes_reserved_ahead_are_never_given_to_two_nodes) {
   cr_assert_eq(got.status, 0, "%s: %s", gk_err_name(got.status), got.text);
   cr_assert_str_eq(got.w.node, "a");
   cr_assert_eq(gk_fleet_room_add(a.f, taken[0]), 0); /* held already */
+  /* A removed code is free again: with candidates from a list of six,
+   * the next heartbeat's refill would reserve it anew. No more. */
+  a.no_more = b.no_more = 1;
   cr_assert_eq(gk_fleet_room_remove(a.f, taken[0]), 0);
-  run_for(50);
+  wait_entry(taken[0], 0);
   cr_assert_eq(lookup(&b, taken[0]).status, GK_ENOTFOUND);
+  run_for(300); /* heartbeats refresh what a holds: not this code */
+  cr_assert_eq(lookup(&b, taken[0]).status, GK_ENOTFOUND);
+  cr_assert_eq(lookup(&b, taken[1]).status, 0, "the others stay");
   node_close(&a);
   node_close(&b);
 }
