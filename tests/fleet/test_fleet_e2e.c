@@ -86,6 +86,22 @@ static void fleet_stop(node *nodes, int n) {
   redis_rig_stop(&R);
 }
 
+/* Waits (5 s at most) until node `id`'s heartbeat has told Redis it
+ * holds `rooms` rooms (gk:node:<id> is "gk1 enet ws_url rooms max
+ * draining"): quick play places new rooms by those counts. */
+static void wait_node_rooms(const char *id, unsigned rooms) {
+  char v[256] = "";
+  unsigned got = 0;
+  for (int i = 0; i < 100; i++) {
+    if (redis_rig_cmd(&R, v, sizeof v, "GET gk:node:%s", id) == 0 &&
+        sscanf(v, "gk1 %*s %*s %u", &got) == 1 && got == rooms)
+      return;
+    e2e_sleep_ms(50);
+  }
+  cr_assert_fail("node %s's heartbeat never said %u rooms: \"%s\"", id, rooms,
+                 v);
+}
+
 static void fleet_remove(node *nodes, int n) {
   for (int i = 0; i < n; i++) e2e_dir_remove(&nodes[i].d);
 }
@@ -313,7 +329,9 @@ Test(fleet_e2e, redis_stopped_then_killed_mid_match_loses_nothing,
   e2e_sleep_ms(300);
   expect_redirect(n[1].port, GK_MSG_JOIN_ROOM, codes[0], &n[0]);
   raw lobby, away;
-  int home = quick_seat(&lobby, n, 2, 0); /* a quick-play lobby somewhere */
+  wait_node_rooms("a", 1); /* the match: a new lobby goes to b */
+  int home = quick_seat(&lobby, n, 2, 0);
+  cr_assert_eq(home, 1, "the lobby is not on the least loaded node");
   redis_rig_signal(&R, SIGSTOP);
   e2e_sleep_ms(3 * HEARTBEAT_MS);
   expect_error(n[1].port, codes[0], GK_EUNAVAILABLE);
@@ -377,7 +395,8 @@ Test(fleet_e2e, a_killed_node_leaves_the_directory_within_the_ttl,
   raw busy[2], lobby, after;
   char more[GK_WIRE_CODE_LEN + 1];
   for (int i = 0; i < 2; i++) create(&busy[i], n[1].port, 2, more);
-  e2e_sleep_ms(3 * HEARTBEAT_MS); /* b's heartbeat says so */
+  wait_node_rooms("b", 2);
+  wait_node_rooms("a", 1);
   cr_assert_eq(quick_seat(&lobby, n, 2, 1), 0, "the lobby is not on a");
   e2e_kill(&n[0].srv);
   raw_close(&c);
@@ -592,8 +611,11 @@ Test(fleet_e2e, the_public_list_has_listed_rooms_of_every_node_and_no_private,
   e2e_kill(&n[0].srv);
   raw_close(&pub);
   raw_close(&priv);
-  e2e_sleep_ms(TTL_MS + 3 * HEARTBEAT_MS);
-  e = public_entry(&n[1], code);
+  e2e_sleep_ms(TTL_MS); /* then b's next refreshes: 5 s at most */
+  for (int i = 0; i < 100 && (e = public_entry(&n[1], code)) != NULL; i++) {
+    cJSON_Delete(e);
+    e2e_sleep_ms(50);
+  }
   cr_assert_null(e, "a killed node's room stays in the list");
   fleet_stop(n, 2);
   fleet_remove(n, 2);
