@@ -70,6 +70,8 @@ void sv_log_stopped(gk_server *s) {
   gk_log_u64(s->log, "drains", ls.drains);
   gk_log_u64(s->log, "drain_us", ls.drain_ns / 1000u);
   gk_log_u64(s->log, "drain_us_max", ls.drain_ns_max / 1000u);
+  gk_log_u64(s->log, "send_calls", ls.send_calls);
+  gk_log_u64(s->log, "read_calls", ls.read_calls);
   gk_log_end(s->log);
 }
 

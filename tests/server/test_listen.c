@@ -139,6 +139,8 @@ Test(listen, the_stopped_record_has_every_documented_key_once) {
                                      "drains",
                                      "drain_us",
                                      "drain_us_max",
+                                     "send_calls",
+                                     "read_calls",
                                      "auth_admitted",
                                      "limit_handshake",
                                      "replies_cut",

@@ -160,6 +160,18 @@ static void check_admin(gk_server *s, const char *code) {
   cr_assert_not_null(
       strstr(body, "gk_connections_opened_total{transport=\"websocket\"} 1\n"),
       "%s", body);
+  /* both players' messages went through socket calls of their transport */
+  static const char *const calls[] = {"enet\",op=\"send", "enet\",op=\"read",
+                                      "websocket\",op=\"send",
+                                      "websocket\",op=\"read"};
+  for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+    char key[96];
+    snprintf(key, sizeof key, "gk_socket_calls_total{transport=\"%s\"} ",
+             calls[i]);
+    const char *at = strstr(body, key);
+    cr_assert_not_null(at, "no %s in %s", key, body);
+    cr_assert_gt(strtoull(at + strlen(key), NULL, 10), 0, "%s 0", key);
+  }
   free(body);
 }
 

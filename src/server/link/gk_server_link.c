@@ -163,6 +163,8 @@ void sv_links_totals(const gk_server *s, sv_link_host_stats *out) {
     out->drop_oversize += one.drop_oversize;
     out->drains += one.drains;
     out->drain_ns += one.drain_ns;
+    out->send_calls += one.send_calls;
+    out->read_calls += one.read_calls;
     if (one.drain_ns_max > out->drain_ns_max)
       out->drain_ns_max = one.drain_ns_max;
   }

@@ -102,6 +102,10 @@ typedef struct sv_link_host_stats {
   uint64_t drop_oversize;          /* over the size limit: no link saw them */
   uint64_t drains, drain_ns, drain_ns_max; /* service passes and their time
                                               (0 when it has none) */
+  /* Socket calls that sent and that read messages (ENet: sendmmsg and
+   * recvmmsg, 0 where the kernel has none; WebSocket: sendmsg and recv):
+   * messages per call is what batching saves. */
+  uint64_t send_calls, read_calls;
 } sv_link_host_stats;
 
 typedef struct sv_link_host_ops {

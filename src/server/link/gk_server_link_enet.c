@@ -126,6 +126,8 @@ static void host_stats(const sv_link_host *h, sv_link_host_stats *out) {
   out->drains = ts->services;
   out->drain_ns = ts->drain_ns;
   out->drain_ns_max = ts->drain_ns_max;
+  out->send_calls = ts->send_calls;
+  out->read_calls = ts->read_calls;
 }
 
 static void on_transport_closed(gk_net_transport *t) {

@@ -223,6 +223,8 @@ static void host_stats(const sv_link_host *h, sv_link_host_stats *out) {
   out->packets_out = ws->msgs_out;
   out->bytes_out = ws->bytes_out;
   out->drop_oversize = ws->close_too_big;
+  out->send_calls = ws->writes;
+  out->read_calls = ws->reads;
 }
 
 static void on_ws_closed(gk_net_ws *ws) {

@@ -284,6 +284,18 @@ static void links(out *o, const gk_server *s) {
   for (uint32_t i = 0; i < s->nhosts; i++)
     put(o, "gk_connections_opened_total{transport=\"%s\"} %" PRIu64 "\n",
         s->hosts[i]->ops->kind, s->hosts[i]->links_up);
+  head(o, "gk_socket_calls_total", "counter",
+       "Socket calls that sent or read messages, by transport (enet: "
+       "sendmmsg and recvmmsg; websocket: sendmsg and recv).");
+  for (uint32_t i = 0; i < s->nhosts; i++) {
+    sv_link_host_stats hs;
+    s->hosts[i]->ops->stats(s->hosts[i], &hs);
+    put(o,
+        "gk_socket_calls_total{transport=\"%s\",op=\"send\"} %" PRIu64 "\n"
+        "gk_socket_calls_total{transport=\"%s\",op=\"read\"} %" PRIu64 "\n",
+        s->hosts[i]->ops->kind, hs.send_calls, s->hosts[i]->ops->kind,
+        hs.read_calls);
+  }
 }
 
 typedef struct named {
