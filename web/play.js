@@ -544,6 +544,7 @@ function begin(c, match) {
   canvas.addEventListener('click', (e) => tap(e.offsetX, e.offsetY));
   requestAnimationFrame(function frame() {
     input.poll();
+    if (!c.closed) c.service(); // what is due now, even if the timer is late
     // the head (the confirmed state when not predicting); survivors'
     // thousands of entities as columns (no path per field)
     const s = play.hold ? null : c.predictedState({ columns: DRAW_COLUMNS[

@@ -255,6 +255,7 @@ function begin(c, match) {
   cameras(match);
   new ResizeObserver(() => view.resize()).observe($('c'));
   requestAnimationFrame(function frame() {
+    if (!c.closed) c.service(); // what is due now, even if the timer is late
     const s = c.closed ? null : c.state();
     if (s && !watch.hold) {
       const smp = c.sample();

@@ -167,6 +167,9 @@ export declare class Client {
   /** With `predict`: the predicted head's state (hash "0": never hashed);
    * else the same as state(). */
   predictedState(o?: { columns?: string[] }): StateMap | null;
+  /** Runs now the samples and steps whose time came, instead of at the
+   * timer (late on a busy thread): call it before drawing a frame. */
+  service(): void;
   stats(): Stats;
   /** Tests: change this peer's own state after `step` (a desync). */
   perturb(step: number, path: string, delta?: number): void;

@@ -363,21 +363,41 @@ export class Client {
     if (p) this.m._free(p);
   }
 
+  // The engine's next deadline in ns, or null (it waits for bytes).
+  deadline() {
+    this.m._gk_webx_deadline(this.w, this.out2);
+    const v = this.m.HEAPU32.subarray(this.out2 >> 2, (this.out2 >> 2) + 2);
+    if (v[0] === 0xffffffff && v[1] === 0xffffffff) return null;
+    return v[0] + v[1] * TWO32;
+  }
+
+  timeout() {
+    this.call((w, lo, hi) => this.m._gk_webx_timeout(w, lo, hi, this.out2));
+  }
+
   // One timer at the engine's deadline (none: the engine waits for bytes).
   arm() {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     if (this.closed) return;
-    this.m._gk_webx_deadline(this.w, this.out2);
-    const v = this.m.HEAPU32.subarray(this.out2 >> 2, (this.out2 >> 2) + 2);
-    if (v[0] === 0xffffffff && v[1] === 0xffffffff) return;
-    const d = v[0] + v[1] * TWO32;
+    const d = this.deadline();
+    if (d === null) return;
     const ms = Math.max(0, Math.ceil((d - this.now()) / 1e6));
     this.timer = setTimeout(() => {
       this.timer = null;
-      if (!this.closed)
-        this.call((w, lo, hi) => this.m._gk_webx_timeout(w, lo, hi, this.out2));
+      if (!this.closed) this.timeout();
     }, ms);
+  }
+
+  /** Runs now what is due (samples and steps whose time came) instead of
+   * at the timer, which a busy thread runs late. A page calls it before
+   * it draws a frame: the frame shows every step due by then, so a late
+   * timer costs no frame. Nothing else changes (the same calls, at most
+   * as early as the timer's). */
+  service() {
+    if (this.closed) return;
+    const d = this.deadline();
+    if (d !== null && d <= this.now()) this.timeout();
   }
 
   drain() {

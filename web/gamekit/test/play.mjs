@@ -17,6 +17,9 @@
 //            counted and printed at the end),
 //            --name NAME (set once in the room: NAME; every ROSTER is
 //            printed, {"event":"roster","names":[...]}),
+//            --service-at STEP (after STEP, the thread busy for 60 ms,
+//            then service(): {"event":"service"} with the samples before
+//            and after it, none of them run by the engine's timer),
 //            --timeout S (default 120)
 // Every event is one JSON line on stdout; exit 0 once the match ended.
 import fs from "node:fs";
@@ -52,6 +55,11 @@ function attach(c, state) {
       say({ event: "state", map: c.state() });
       if (opt.predict) say({ event: "predicted", map: c.predictedState() });
     }
+    if (opt["service-at"] !== undefined && step === Number(opt["service-at"]) &&
+        !state.serviced) {
+      state.serviced = true;
+      setTimeout(() => busyThenService(c), 0);
+    }
     if (mode === "create" && steps && step + 1 === steps && !state.endSent) {
       state.endSent = true;
       c.endMatch(2);
@@ -85,6 +93,16 @@ function attach(c, state) {
       process.exit(1);
     }
   });
+}
+
+// A busy thread (60 ms: the engine's timer is due and cannot run), then
+// service(): the samples due meanwhile run in that call.
+function busyThenService(c) {
+  const end = performance.now() + 60;
+  while (performance.now() < end);
+  const before = c.stats().samples;
+  c.service();
+  say({ event: "service", before, after: c.stats().samples });
 }
 
 // The socket closes at once (no goodbye); a fresh client takes the slot

@@ -9,7 +9,8 @@ the room's creator, slot 0) and two native peers (gk-web-native, which
 join by the room code). Every process plays the genre's bot.
 
   agree   3,000 steps: the server's match_end says every hash was compared
-          and 0 desyncs; the client's per-step hash chain equals both
+          and 0 desyncs (the client's thread once busy for 60 ms: its
+          service() runs the samples due meanwhile, 3 or more); the client's per-step hash chain equals both
           native peers' chains, step for step; gk-replay verify accepts
           the server's replay.
   desync  the client perturbs its own state after step K: the server logs
@@ -45,6 +46,7 @@ PERTURB_STEP = 600
 PERTURB_PATH = "players[0].kills"
 DROP_STEP = 1000
 STATE_STEP = 1500
+SERVICE_STEP = 1200  # the client's thread busy 60 ms, then service()
 OPTIONS = {"spawn_batch": 3, "spawn_interval_start": 20, "spawning": True}
 
 
@@ -177,7 +179,8 @@ def main():
             # and the client predicts (docs/PROTOCOL.md "Prediction"): its
             # confirmed chain and state must be what they are without
             args += ["--state-at", str(STATE_STEP), "--options",
-                     json.dumps(OPTIONS), "--predict", "1"]
+                     json.dumps(OPTIONS), "--predict", "1",
+                     "--service-at", str(SERVICE_STEP)]
         cli = Proc(args, "client", tmp, stdin=True)
         procs.append(cli)
         room = cli.wait_for(lambda o: o.get("event") == "room", 15, "room")
@@ -281,6 +284,14 @@ def check_agree(cli, end, chain, nat, last, tmp):
              (len(diff), sorted(diff)[:5]))
     if len(mine["state"]) < 20:
         fail("state map has only %d paths" % len(mine["state"]))
+    # service(): the samples due while the thread was busy ran in it (60 ms
+    # at 60 steps a second: 3 or more; not 0, left to the late timer)
+    svc = [o for o in cli.all if o.get("event") == "service"]
+    if not svc or svc[0]["after"] - svc[0]["before"] < 3:
+        fail("service() after 60 ms busy ran %s samples" %
+             (svc[0]["after"] - svc[0]["before"] if svc else "no"))
+    print("service() after 60 ms busy: %d samples" %
+          (svc[0]["after"] - svc[0]["before"]))
     # the head beside it: never hashed, at or past the confirmed step
     head = [o for o in cli.all if o.get("event") == "predicted"]
     if not head or head[0]["map"] is None:
