@@ -38,7 +38,8 @@ const play = { client: null, genre: null, code: null, slot: -1, step: -1,
   solved: [], fell: {}, results: null,
   publicRooms: null, publicReads: 0, // the list on screen; reads done
   rollbacks: 0, // the predicted head's restores (docs/PROTOCOL.md)
-  predict: true }; // false: draw confirmed steps only (set before create)
+  predict: true, // false: draw confirmed steps only (set before create)
+  inputDelay: 0 }; // steps asked of the room; 0: the server's choice
 window.play = play;
 const KEEP = 'gamekit.play.seat'; // sessionStorage: {code, slot, secret}
 const AGAIN = 'gamekit.play.again'; // sessionStorage: the last room's settings
@@ -149,7 +150,8 @@ async function create() {
     const options = { ...(play.options || {}) };
     if (bots || listed) options.room = { ...(bots ? { bots } : {}),
       ...(listed ? { listed } : {}) };
-    const r = await c.createRoom({ genre, maxPlayers: seats, options });
+    const r = await c.createRoom({ genre, maxPlayers: seats, options,
+      inputDelay: play.inputDelay | 0 });
     play.created = { genre, seats, bots, listed, options: play.options };
     play.genre = genre;
     play.slot = r.slot;
