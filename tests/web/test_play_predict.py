@@ -6,8 +6,9 @@ in headless Chromium, loaded through a TCP relay that holds every byte 50 ms
 each way (delayrelay.py: the page's HTTP and its WebSocket, a 100 ms round
 trip in the transport; lockstep.prediction.rtt_ms 250, so a predicting
 room needs no input delay for it: the page makes it with 1 step). The
-page hosts a 3-seat survivors room and one gk-bot --join --predict plays the other two seats over ENet behind gk-bot's
-own fault relay (--latency 50: the same round trip). Two cases: prediction
+page hosts a 3-seat survivors room and one gk-bot --join --predict
+plays the other two seats over ENet behind gk-bot's own fault relay
+(--latency 50: the same round trip). Two cases: prediction
 on (the room's `prediction` option and the page's head), and off (the
 room's option off, the page drawing confirmed steps only: play.predict
 false, as before prediction); in each, a real ArrowRight key press
