@@ -3,7 +3,8 @@
  * One hiredis async context at a time, attached to the loop with
  * adapters/libuv.h. One uv timer, every heartbeat_ms, does all the timing:
  *   - up: a command unanswered for two heartbeats drops the connection
- *     (a stopped Redis never answers, and hiredis 0.14 has no timeout),
+ *     (a stopped Redis never answers, and hiredis 0.14 has no timeout;
+ *     a time the loop was held up, and read nothing, does not count),
  *     else the heartbeat script runs;
  *   - down: a new connection once the backoff has passed (heartbeat_ms,
  *     doubling to 8 x heartbeat_ms, back to heartbeat_ms once up);
@@ -606,6 +607,15 @@ static void on_timer_closed(uv_handle_t *h) {
 static void on_tick(uv_timer_t *t) {
   gk_fleet *f = t->data;
   uint64_t now = uv_now(f->loop);
+  /* A tick later than a heartbeat: the loop was held up (a long step, a
+   * stopped process) and read nothing meanwhile; that time is not
+   * Redis's silence, and the wait starts that much later. */
+  uint64_t gap = now - f->tick_ms;
+  if (gap > f->heartbeat_ms) {
+    uint64_t held = gap - f->heartbeat_ms;
+    f->progress_ms = f->progress_ms + held < now ? f->progress_ms + held : now;
+  }
+  f->tick_ms = now;
   int stuck = f->ac && (f->pending || !f->up) &&
               now - f->progress_ms >= 2u * (uint64_t)f->heartbeat_ms;
   if (f->closing) { /* what is in flight gets a second at most */
@@ -679,6 +689,7 @@ int gk_fleet_start(uv_loop_t *loop, const gk_fleet_config *cfg,
   f->backoff_ms = cfg->heartbeat_ms;
   uv_timer_init(loop, &f->timer);
   f->timer.data = f;
+  f->tick_ms = uv_now(loop);
   uv_timer_start(&f->timer, on_tick, cfg->heartbeat_ms, cfg->heartbeat_ms);
   start_connect(f);
   *out = f;

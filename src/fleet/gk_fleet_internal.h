@@ -58,6 +58,7 @@ struct gk_fleet {
   int draining;
   uint32_t pending;     /* commands in flight on ac */
   uint64_t progress_ms; /* last reply, or the send that began a wait */
+  uint64_t tick_ms;     /* the timer's last run */
   uint64_t retry_ms;    /* down: the next connection not before this */
   uint32_t backoff_ms;
   uint64_t ever_up; /* connections that reached up */

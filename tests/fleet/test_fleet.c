@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "gk_err.h"
 #include "gk_fleet.h"
@@ -377,6 +378,28 @@ Test(fleet, codes_reserved_ahead_are_never_given_to_two_nodes) {
   cr_assert_eq(lookup(&b, taken[1]).status, 0, "the others stay");
   node_close(&a);
   node_close(&b);
+}
+
+/* A loop held up (a long step, a stopped process) reads nothing: its
+ * own stall is not Redis's silence, and the link stays. */
+Test(fleet, a_loop_held_up_for_heartbeats_does_not_drop_the_link) {
+  node a;
+  node_start(&a, "a", NULL, 50, 2000);
+  cr_assert(run_until(&a.ups, 3000));
+  answer got = {0};
+  cr_assert_eq(gk_fleet_lookup(a.f, "HELDUP", &got), 0);
+  struct timespec held = {0, 300 * 1000 * 1000}; /* six heartbeats */
+  nanosleep(&held, NULL);                        /* with a command waiting */
+  cr_assert(run_until(&got.n, 3000), "no answer");
+  cr_assert_eq(got.status, GK_ENOTFOUND, "%s: %s (timeouts %llu; %s)",
+               gk_err_name(got.status), got.text,
+               (unsigned long long)gk_fleet_stats_of(a.f)->timeouts,
+               a.last_error);
+  run_for(200);
+  cr_assert_eq(gk_fleet_stats_of(a.f)->timeouts, 0);
+  cr_assert_eq(a.downs, 0);
+  cr_assert(gk_fleet_up(a.f));
+  node_close(&a);
 }
 
 /* A new quick-play room goes to the least-loaded node, but a player on
