@@ -388,8 +388,8 @@ Test(fleet, a_loop_held_up_for_heartbeats_does_not_drop_the_link) {
   cr_assert(run_until(&a.ups, 3000));
   answer got = {0};
   cr_assert_eq(gk_fleet_lookup(a.f, "HELDUP", &got), 0);
-  struct timespec held = {0, 300 * 1000 * 1000}; /* six heartbeats */
-  nanosleep(&held, NULL);                        /* with a command waiting */
+  struct timespec held = {0, 300000000L}; /* 300 ms: six heartbeats */
+  nanosleep(&held, NULL);                 /* with a command waiting */
   cr_assert(run_until(&got.n, 3000), "no answer");
   cr_assert_eq(got.status, GK_ENOTFOUND, "%s: %s (timeouts %llu; %s)",
                gk_err_name(got.status), got.text,

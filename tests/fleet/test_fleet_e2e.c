@@ -91,11 +91,14 @@ static void fleet_stop(node *nodes, int n) {
  * draining"): quick play places new rooms by those counts. */
 static void wait_node_rooms(const char *id, unsigned rooms) {
   char v[256] = "";
-  unsigned got = 0;
   for (int i = 0; i < 100; i++) {
-    if (redis_rig_cmd(&R, v, sizeof v, "GET gk:node:%s", id) == 0 &&
-        sscanf(v, "gk1 %*s %*s %u", &got) == 1 && got == rooms)
-      return;
+    if (redis_rig_cmd(&R, v, sizeof v, "GET gk:node:%s", id) == 0) {
+      const char *p = v; /* past "gk1", enet and ws_url */
+      for (int w = 0; w < 3 && p; w++)
+        if ((p = strchr(p, ' ')) != NULL) p++;
+      char *end = NULL;
+      if (p && strtoul(p, &end, 10) == rooms && end != p && *end == ' ') return;
+    }
     e2e_sleep_ms(50);
   }
   cr_assert_fail("node %s's heartbeat never said %u rooms: \"%s\"", id, rooms,
